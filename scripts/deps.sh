@@ -1,0 +1,20 @@
+#!/bin/sh
+# Install what building and testing tracebuf needs (Debian 12 package names).
+# As root it runs apt-get itself; otherwise it prints the exact command.
+set -e
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in gcc make pkg-config libtraceevent-dev clang libclang-rt-14-dev spin perl; do
+	have_pkg "$p" || need="$need $p"
+done
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+	echo "deps: installing$need"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null 2>&1 || apt-get update
+	apt-get install -y -qq --no-install-recommends $need >/dev/null || apt-get install -y $need
+else
+	echo "deps: missing packages:$need" >&2
+	echo "deps: run:  sudo apt-get install -y$need" >&2
+	exit 1
+fi

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * page.c - encode and decode ftrace sub-buffers.
+ *
+ * The decoder trusts nothing: every record header is bounds-checked against
+ * the committed data length before it is read, and every record advances the
+ * cursor by at least four bytes, so a corrupt page can neither read outside
+ * itself nor loop.  Timestamps follow libtraceevent's kbuffer (padding deltas
+ * count), which reproduces the writer's clock exactly.
+ */
+#include "tracebuf/page.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "pagefmt.h"
+
+#define TS_MSB (0xf8ull << 56) /* top 5 bits an absolute stamp does not carry */
+
+int tb_page_size_valid(size_t page_size)
+{
+	for (size_t s = TB_PAGE_MIN_SIZE; s <= TB_PAGE_MAX_SIZE; s <<= 1)
+		if (s == page_size)
+			return 1;
+	return 0;
+}
+
+uint32_t tb_page_data_size(size_t page_size)
+{
+	return page_size > TB_PAGE_HDR_SIZE ? (uint32_t)(page_size - TB_PAGE_HDR_SIZE) : 0;
+}
+
+uint32_t tb_page_max_payload(size_t page_size)
+{
+	uint32_t d = tb_page_data_size(page_size);
+	return d > 8 ? d - 8 : 0;
+}
+
+uint32_t tb_record_size(uint32_t len, uint32_t ts_bytes)
+{
+	return tbf_record_size(len) + ts_bytes;
+}
+
+static int fail(struct tb_page_error *err, size_t offset, const char *reason)
+{
+	if (err) {
+		err->offset = offset;
+		err->reason = reason;
+	}
+	return -EINVAL;
+}
+
+int tb_page_read_header(const void *page, size_t page_size, struct tb_page_header *hdr,
+			struct tb_page_error *err)
+{
+	const uint8_t *p = page;
+	uint32_t d = tb_page_data_size(page_size);
+
+	if (page_size < TB_PAGE_HDR_SIZE + 8)
+		return fail(err, 0, "page smaller than its header");
+	hdr->timestamp = tbf_get64(p);
+	hdr->commit_raw = tbf_get64(p + 8);
+	/* Flags live in the low 32 bits; the kernel sign-extends them upward. */
+	hdr->data_len = (uint32_t)hdr->commit_raw & TB_COMMIT_LEN_MASK;
+	hdr->lost = (hdr->commit_raw & TB_COMMIT_LOST) != 0;
+	hdr->lost_stored = (hdr->commit_raw & TB_COMMIT_LOST_STORED) != 0;
+	hdr->lost_count = 0;
+	if (hdr->data_len > d)
+		return fail(err, 8, "commit length beyond the data area");
+	if (hdr->lost_stored) {
+		if ((size_t)hdr->data_len + 8 > d)
+			return fail(err, 8, "stored lost count does not fit after the data");
+		hdr->lost_count = tbf_get64(p + TB_PAGE_HDR_SIZE + hdr->data_len);
+	}
+	return 0;
+}
+
+int tb_page_cursor_init(struct tb_page_cursor *c, const void *page, size_t page_size)
+{
+	memset(c, 0, sizeof(*c));
+	c->page = page;
+	c->page_size = page_size;
+	if (tb_page_read_header(page, page_size, &c->hdr, &c->err) < 0) {
+		c->failed = 1;
+		return -EINVAL;
+	}
+	c->end = c->hdr.data_len;
+	c->time = c->hdr.timestamp;
+	return 0;
+}
+
+static int cursor_fail(struct tb_page_cursor *c, const char *reason)
+{
+	c->failed = 1;
+	c->err.offset = TB_PAGE_HDR_SIZE + c->pos;
+	c->err.reason = reason;
+	c->pos = c->end;
+	return -EINVAL;
+}
+
+/* Decode the record at c->pos into *rec without moving; 0 = end of data. */
+static int decode_one(struct tb_page_cursor *c, struct tb_record *rec)
+{
+	const uint8_t *r = c->page + TB_PAGE_HDR_SIZE + c->pos;
+	uint32_t avail = c->end - c->pos, w, array0 = 0;
+
+	if (avail < 4)
+		return cursor_fail(c, "record header crosses the end of data");
+	w = tbf_get32(r);
+	rec->type_len = w & 31u;
+	rec->time_delta = w >> 5;
+	rec->offset = TB_PAGE_HDR_SIZE + c->pos;
+	rec->data = NULL;
+	rec->len = 0;
+	if (rec->type_len == TB_TYPE_PADDING && rec->time_delta == 0)
+		return 0; /* null padding: nothing valid follows */
+	if (rec->type_len == 0 || rec->type_len > TB_TYPE_DATA_MAX) {
+		if (avail < 8)
+			return cursor_fail(c, "record crosses the end of data");
+		array0 = tbf_get32(r + 4);
+	}
+	switch (rec->type_len) {
+	case 0:
+		if (array0 < 4 || array0 % 4)
+			return cursor_fail(c, "bad length in long data record");
+		rec->kind = TB_REC_DATA;
+		rec->size = array0 + 4;
+		rec->len = array0 - 4;
+		rec->data = r + 8;
+		break;
+	case TB_TYPE_PADDING:
+		if (array0 % 4)
+			return cursor_fail(c, "bad length in padding record");
+		rec->kind = TB_REC_PADDING;
+		rec->size = array0 + 4;
+		break;
+	case TB_TYPE_TIME_EXTEND:
+		rec->kind = TB_REC_TIME_EXTEND;
+		rec->size = 8;
+		break;
+	case TB_TYPE_TIME_STAMP:
+		rec->kind = TB_REC_TIME_STAMP;
+		rec->size = 8;
+		break;
+	default:
+		rec->kind = TB_REC_DATA;
+		rec->size = 4 + 4 * rec->type_len;
+		rec->len = 4 * rec->type_len;
+		rec->data = r + 4;
+	}
+	if (rec->size > avail || rec->size < 4)
+		return cursor_fail(c, "record crosses the end of data");
+	if (rec->kind == TB_REC_TIME_EXTEND)
+		c->time += ((uint64_t)array0 << TB_DELTA_BITS) + rec->time_delta;
+	else if (rec->kind == TB_REC_TIME_STAMP) {
+		uint64_t t = ((uint64_t)array0 << TB_DELTA_BITS) + rec->time_delta;
+		t |= c->time & TS_MSB;
+		if (t < c->time && (c->time & TS_MSB) == (t & TS_MSB) && c->time - t > (1ull << 58))
+			t += 1ull << 59; /* the 59-bit stamp wrapped */
+		c->time = t;
+	} else
+		c->time += rec->time_delta;
+	rec->ts = c->time;
+	return 1;
+}
+
+int tb_page_next(struct tb_page_cursor *c, struct tb_record *rec)
+{
+	int rc;
+
+	if (c->failed || c->pos >= c->end)
+		return c->failed ? -EINVAL : 0;
+	rc = decode_one(c, rec);
+	if (rc <= 0) {
+		if (rc == 0)
+			c->pos = c->end;
+		return rc;
+	}
+	c->pos += rec->size;
+	return 1;
+}
+
+int tb_page_next_data(struct tb_page_cursor *c, struct tb_record *rec)
+{
+	int rc;
+
+	while ((rc = tb_page_next(c, rec)) == 1)
+		if (rec->kind == TB_REC_DATA)
+			return 1;
+	return rc;
+}
+
+int tb_page_writer_init(struct tb_page_writer *w, void *page, size_t page_size, uint64_t ts)
+{
+	if (!tb_page_size_valid(page_size))
+		return -EINVAL;
+	memset(page, 0, page_size);
+	w->page = page;
+	w->page_size = page_size;
+	w->pos = 0;
+	w->last_ts = ts;
+	w->entries = 0;
+	tbf_put64(w->page, ts);
+	return 0;
+}
+
+static int page_add(struct tb_page_writer *w, uint64_t ts, const void *data, uint32_t len, int abs)
+{
+	uint32_t d = tb_page_data_size(w->page_size), ts_bytes, size;
+	uint64_t delta;
+	uint8_t *r;
+
+	if (ts < w->last_ts)
+		return -EINVAL;
+	delta = ts - w->last_ts;
+	ts_bytes = (abs || delta > TB_DELTA_MAX) ? 8 : 0;
+	size = tbf_record_size(len) + ts_bytes;
+	if (len > tb_page_max_payload(w->page_size))
+		return -E2BIG;
+	if (size > d - w->pos)
+		return -ENOSPC;
+	r = w->page + TB_PAGE_HDR_SIZE + w->pos;
+	if (abs)
+		r += tbf_put_time_stamp(r, ts);
+	else if (ts_bytes)
+		r += tbf_put_time_extend(r, delta);
+	tbf_put_data(r, ts_bytes ? 0 : (uint32_t)delta, data, len);
+	w->pos += size;
+	w->last_ts = ts;
+	w->entries++;
+	return 0;
+}
+
+int tb_page_add(struct tb_page_writer *w, uint64_t ts, const void *data, uint32_t len)
+{
+	return page_add(w, ts, data, len, 0);
+}
+
+int tb_page_add_abs(struct tb_page_writer *w, uint64_t ts, const void *data, uint32_t len)
+{
+	return page_add(w, ts, data, len, 1);
+}
+
+int tb_page_add_padding(struct tb_page_writer *w, uint32_t delta, uint32_t size)
+{
+	uint32_t d = tb_page_data_size(w->page_size);
+
+	if (delta == 0 || delta > TB_DELTA_MAX || size < 8 || size % 4)
+		return -EINVAL;
+	if (size > d - w->pos)
+		return -ENOSPC;
+	tbf_put_padding(w->page + TB_PAGE_HDR_SIZE + w->pos, delta, size);
+	w->pos += size;
+	w->last_ts += delta;
+	return 0;
+}
+
+uint32_t tb_page_writer_used(const struct tb_page_writer *w)
+{
+	return w->pos;
+}
+
+uint32_t tb_page_writer_entries(const struct tb_page_writer *w)
+{
+	return w->entries;
+}
+
+int tb_page_finish(struct tb_page_writer *w, bool fill, int64_t lost)
+{
+	uint32_t d = tb_page_data_size(w->page_size), len = w->pos;
+
+	if (fill)
+		len = tbf_close_page(w->page + TB_PAGE_HDR_SIZE, w->pos, d);
+	tbf_set_commit(w->page, d, len, lost);
+	return 0;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pagefmt.h - the byte-level rules of the sub-buffer format, shared by the
+ * page codec (page.c) and the ring's write path (ring.c) so both produce the
+ * same bytes.  Internal: not installed.
+ */
+#ifndef TRACEBUF_PAGEFMT_H
+#define TRACEBUF_PAGEFMT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "tracebuf/page.h"
+
+#define TBF_MAX_SMALL_DATA (4u * TB_TYPE_DATA_MAX) /* 112: compact payload limit */
+
+static inline uint32_t tbf_get32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t tbf_get64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline void tbf_put32(void *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static inline void tbf_put64(void *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/*
+ * Bytes a data record of payload len occupies (kernel rb_calculate_event_length):
+ * long form above 112 bytes, 4-byte alignment, and never exactly 12 bytes so
+ * any record can later become padding or be preceded by an extend.
+ */
+static inline uint32_t tbf_record_size(uint32_t len)
+{
+	uint32_t size = len ? len : 1;
+
+	if (size > TBF_MAX_SMALL_DATA)
+		size += 4;
+	size = (size + 4 + 3) & ~3u;
+	return size == 12 ? 16 : size;
+}
+
+/* The 32-bit header (and array[0] for the long form) of a data record. */
+static inline uint64_t tbf_data_header(uint32_t delta, uint32_t len, uint32_t *hdr_bytes)
+{
+	uint32_t size = tbf_record_size(len);
+
+	if (len > TBF_MAX_SMALL_DATA) {
+		*hdr_bytes = 8;
+		return tb_rec_header(0, delta) | ((uint64_t)(size - 4) << 32);
+	}
+	*hdr_bytes = 4;
+	return tb_rec_header((size - 4) / 4, delta);
+}
+
+static inline uint64_t tbf_time_extend(uint64_t delta)
+{
+	return tb_rec_header(TB_TYPE_TIME_EXTEND, (uint32_t)(delta & TB_DELTA_MAX)) |
+	       ((delta >> TB_DELTA_BITS) << 32);
+}
+
+static inline uint64_t tbf_time_stamp(uint64_t ts)
+{
+	return tb_rec_header(TB_TYPE_TIME_STAMP, (uint32_t)(ts & TB_DELTA_MAX)) |
+	       (((ts >> TB_DELTA_BITS) & 0xffffffffu) << 32);
+}
+
+static inline uint32_t tbf_put_time_extend(uint8_t *r, uint64_t delta)
+{
+	tbf_put64(r, tbf_time_extend(delta));
+	return 8;
+}
+
+static inline uint32_t tbf_put_time_stamp(uint8_t *r, uint64_t ts)
+{
+	tbf_put64(r, tbf_time_stamp(ts));
+	return 8;
+}
+
+/* Write a data record; alignment bytes after the payload are zeroed. */
+static inline void tbf_put_data(uint8_t *r, uint32_t delta, const void *data, uint32_t len)
+{
+	uint32_t hb, size = tbf_record_size(len);
+	uint64_t h = tbf_data_header(delta, len, &hb);
+
+	if (hb == 8)
+		tbf_put64(r, h);
+	else
+		tbf_put32(r, (uint32_t)h);
+	memset(r + hb + len, 0, size - hb - len);
+	if (len)
+		memcpy(r + hb, data, len);
+}
+
+/* A padding record of size bytes (size >= 8), or a 4-byte null header. */
+static inline void tbf_put_padding(uint8_t *r, uint32_t delta, uint32_t size)
+{
+	if (size < 8) {
+		tbf_put32(r, tb_rec_header(TB_TYPE_PADDING, 0));
+		return;
+	}
+	tbf_put64(r, tb_rec_header(TB_TYPE_PADDING, delta) | ((uint64_t)(size - 4) << 32));
+}
+
+/*
+ * End a page whose records end at pos (kernel rb_reset_tail): padding covers
+ * the rest; with only 4 bytes left a null header is written and the data
+ * ends at pos.  Returns the data length including the filler.
+ */
+static inline uint32_t tbf_close_page(uint8_t *data, uint32_t pos, uint32_t d)
+{
+	if (pos >= d)
+		return d;
+	tbf_put_padding(data + pos, 1, d - pos);
+	return d - pos < 8 ? pos : d;
+}
+
+/*
+ * Store the commit word with the reader-side loss flags.  The kernel adds
+ * the int flags to a long, so bit 31 sign-extends into the upper half; we
+ * reproduce that so our pages are byte-identical.  lost < 0: count unknown.
+ */
+static inline void tbf_set_commit(uint8_t *page, uint32_t d, uint32_t len, int64_t lost)
+{
+	uint32_t flags = 0;
+
+	if (lost) {
+		flags = TB_COMMIT_LOST;
+		if (lost > 0 && d - len >= 8) {
+			flags |= TB_COMMIT_LOST_STORED;
+			tbf_put64(page + TB_PAGE_HDR_SIZE + len, (uint64_t)lost);
+		}
+	}
+	tbf_put64(page + 8, (uint64_t)(int64_t)(int32_t)(len | flags));
+}
+
+#endif

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tap.h - a tiny Test Anything Protocol emitter for tests run by prove.
+ *
+ *   ok(cond, "name %d", x);   is_int(got, want, "name");   is_str(got, want, "name");
+ *   diag("...");  skip_all("reason");  return done_testing();
+ */
+#ifndef TB_TAP_H
+#define TB_TAP_H
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_run, tap_failed;
+
+static inline void tap_vline(int pass, const char *fmt, va_list ap)
+{
+	printf("%sok %d - ", pass ? "" : "not ", ++tap_run);
+	vprintf(fmt, ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!pass)
+		tap_failed++;
+}
+
+static inline int ok_at(const char *file, int line, int pass, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	tap_vline(pass, fmt, ap);
+	va_end(ap);
+	if (!pass)
+		printf("#   failed at %s:%d\n", file, line);
+	return pass;
+}
+#define ok(cond, ...) ok_at(__FILE__, __LINE__, !!(cond), __VA_ARGS__)
+
+#define is_int(got, want, ...)                                                          \
+	do {                                                                            \
+		long long g_ = (long long)(got), w_ = (long long)(want);                \
+		if (!ok(g_ == w_, __VA_ARGS__))                                          \
+			printf("#   got %lld, want %lld\n", g_, w_);                   \
+	} while (0)
+
+#define is_str(got, want, ...)                                                          \
+	do {                                                                            \
+		const char *g_ = (got), *w_ = (want);                                   \
+		if (!ok(g_ && w_ && strcmp(g_, w_) == 0, __VA_ARGS__))                   \
+			printf("#   got  '%s'\n#   want '%s'\n", g_ ? g_ : "(null)",        \
+			       w_ ? w_ : "(null)");                                     \
+	} while (0)
+
+static inline void diag(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("# ");
+	vprintf(fmt, ap);
+	putchar('\n');
+	fflush(stdout);
+	va_end(ap);
+}
+
+static inline void skip_all(const char *reason)
+{
+	printf("1..0 # SKIP %s\n", reason);
+	exit(0);
+}
+
+static inline int done_testing(void)
+{
+	printf("1..%d\n", tap_run);
+	return tap_failed ? 1 : 0;
+}
+
+/* Read a whole file; caller frees.  NULL if it cannot be read. */
+static inline char *tap_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			if (!buf)
+				abort();
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+#endif
