@@ -102,9 +102,10 @@ $(B)/libtracebuf.so: $(CORE_OBJS) src/libtracebuf.map
 		-Wl,--version-script=src/libtracebuf.map -o $@ $(CORE_OBJS) -lpthread
 	$(Q)ln -sf libtracebuf.so $(B)/libtracebuf.so.$(SOMAJOR)
 
-$(B)/tracebuf: tools/tracebuf.c $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+TOOL_SRCS := $(wildcard tools/*.c)
+$(B)/tracebuf: $(TOOL_SRCS) tools/cmds.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $(TOOL_SRCS) \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
 $(B)/tests/%: tests/%.c tests/lib/tap.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* Subcommands of the tracebuf CLI: each returns the process exit status. */
+#ifndef TRACEBUF_CMDS_H
+#define TRACEBUF_CMDS_H
+
+int cmd_report(int argc, char **argv); /* tools/cmd_report.c */
+int cmd_size(int argc, char **argv);   /* tools/cmd_size.c */
+int cmd_demo(int argc, char **argv);   /* tools/cmd_demo.c */
+
+#endif

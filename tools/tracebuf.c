@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tracebuf - command-line front end.  Each subcommand lives in its own
+ * tools/cmd_*.c file and is listed here.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{"report", cmd_report, "print a capture directory or live tracefs instance as text"},
+	{"size", cmd_size, "kernel buffer sizing arithmetic for a per-CPU size"},
+	{"demo", cmd_demo, "fill a small ring far past its size and show every read path"},
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: tracebuf COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nSee tracebuf(1).\n");
+	return f == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+		return usage(stdout);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "tracebuf: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}
