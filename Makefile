@@ -55,7 +55,7 @@ CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
 LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := src/page.c src/sizing.c src/clock.c src/cpu.c src/ring.c src/reader.c src/stats.c
+CORE_SRCS := src/page.c src/sizing.c src/publish.c src/ring.c src/reader.c src/stats.c
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
 READ_SRCS := src/schema.c src/capture.c src/report.c
 

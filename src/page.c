@@ -15,8 +15,6 @@
 
 #include "pagefmt.h"
 
-#define TS_MSB (0xf8ull << 56) /* top 5 bits an absolute stamp does not carry */
-
 int tb_page_size_valid(size_t page_size)
 {
 	for (size_t s = TB_PAGE_MIN_SIZE; s <= TB_PAGE_MAX_SIZE; s <<= 1)
@@ -89,6 +87,26 @@ int tb_page_cursor_init(struct tb_page_cursor *c, const void *page, size_t page_
 	return 0;
 }
 
+int tb_page_cursor_init_range(struct tb_page_cursor *c, const void *page, size_t page_size,
+			      uint32_t pos, uint32_t end, uint64_t time)
+{
+	memset(c, 0, sizeof(*c));
+	c->page = page;
+	c->page_size = page_size;
+	if (end > tb_page_data_size(page_size) || pos > end) {
+		c->failed = 1;
+		c->err.offset = 8;
+		c->err.reason = "range beyond the data area";
+		return -EINVAL;
+	}
+	c->hdr.timestamp = tbf_get64(page);
+	c->hdr.data_len = end;
+	c->pos = pos;
+	c->end = end;
+	c->time = time;
+	return 0;
+}
+
 static int cursor_fail(struct tb_page_cursor *c, const char *reason)
 {
 	c->failed = 1;
@@ -152,13 +170,9 @@ static int decode_one(struct tb_page_cursor *c, struct tb_record *rec)
 		return cursor_fail(c, "record crosses the end of data");
 	if (rec->kind == TB_REC_TIME_EXTEND)
 		c->time += ((uint64_t)array0 << TB_DELTA_BITS) + rec->time_delta;
-	else if (rec->kind == TB_REC_TIME_STAMP) {
-		uint64_t t = ((uint64_t)array0 << TB_DELTA_BITS) + rec->time_delta;
-		t |= c->time & TS_MSB;
-		if (t < c->time && (c->time & TS_MSB) == (t & TS_MSB) && c->time - t > (1ull << 58))
-			t += 1ull << 59; /* the 59-bit stamp wrapped */
-		c->time = t;
-	} else
+	else if (rec->kind == TB_REC_TIME_STAMP)
+		c->time = tbf_abs_time(c->time, ((uint64_t)array0 << TB_DELTA_BITS) + rec->time_delta);
+	else
 		c->time += rec->time_delta;
 	rec->ts = c->time;
 	return 1;
@@ -213,6 +227,14 @@ static int page_add(struct tb_page_writer *w, uint64_t ts, const void *data, uin
 	if (ts < w->last_ts)
 		return -EINVAL;
 	delta = ts - w->last_ts;
+	/*
+	 * A time no reader could reconstruct is refused rather than truncated:
+	 * an extend holds 59 bits of delta, and an absolute stamp 59 bits of
+	 * time placed by the reader next to the previous time.
+	 */
+	if (abs ? tbf_abs_time(w->last_ts, ts & ((1ull << TBF_TS_BITS) - 1)) != ts
+		: delta >> TBF_TS_BITS != 0)
+		return -EINVAL;
 	ts_bytes = (abs || delta > TB_DELTA_MAX) ? 8 : 0;
 	size = tbf_record_size(len) + ts_bytes;
 	if (len > tb_page_max_payload(w->page_size))

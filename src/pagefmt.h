@@ -13,6 +13,8 @@
 #include "tracebuf/page.h"
 
 #define TBF_MAX_SMALL_DATA (4u * TB_TYPE_DATA_MAX) /* 112: compact payload limit */
+#define TBF_TS_BITS 59u                          /* extend / absolute stamp range */
+#define TBF_TS_MSB (0xf8ull << 56)                /* top 5 bits a stamp does not carry */
 
 static inline uint32_t tbf_get32(const void *p)
 {
@@ -76,6 +78,21 @@ static inline uint64_t tbf_time_stamp(uint64_t ts)
 {
 	return tb_rec_header(TB_TYPE_TIME_STAMP, (uint32_t)(ts & TB_DELTA_MAX)) |
 	       (((ts >> TB_DELTA_BITS) & 0xffffffffu) << 32);
+}
+
+/*
+ * The running time after an absolute TIME_STAMP record that carries the low
+ * 59 bits "low59", given the running time "prev" before it: the top 5 bits
+ * come from prev (kernel rb_fix_abs_ts, libtraceevent kbuffer); a result more
+ * than 2^58 behind prev means the 59-bit stamp wrapped, so add 2^59.
+ */
+static inline uint64_t tbf_abs_time(uint64_t prev, uint64_t low59)
+{
+	uint64_t t = low59 | (prev & TBF_TS_MSB);
+
+	if (t < prev && prev - t > (1ull << (TBF_TS_BITS - 1)))
+		t += 1ull << TBF_TS_BITS;
+	return t;
 }
 
 static inline uint32_t tbf_put_time_extend(uint8_t *r, uint64_t delta)

@@ -110,6 +110,15 @@ struct tb_page_cursor {
 int tb_page_cursor_init(struct tb_page_cursor *c, const void *page, size_t page_size);
 
 /*
+ * Walk only the records in data offsets [pos, end) of a page whose running
+ * time at pos is time (a reader resuming inside a page, or a page still
+ * being written whose committed end is known).  end is checked against the
+ * page size, never trusted.
+ */
+int tb_page_cursor_init_range(struct tb_page_cursor *c, const void *page, size_t page_size,
+			      uint32_t pos, uint32_t end, uint64_t time);
+
+/*
  * Next record of any kind.  Returns 1 with *rec filled, 0 at the end of the
  * page, -EINVAL on corruption (c->err says where; the cursor then stays at
  * the end).  Every offset and length is checked against the page first.

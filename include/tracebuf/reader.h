@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/reader.h - every way to read a ring, all safe beside running
+ * writers, all reporting losses with exact counts.
+ *
+ *   tb_consume()         consuming read of one CPU (the kernel's trace_pipe)
+ *   tb_consume_merged()  consuming read of all CPUs, merged by time
+ *   tb_read_page()       a whole sub-buffer in the kernel's page format, with
+ *                        the lost flag and stored count as trace_pipe_raw has
+ *   tb_iter_*()          non-consuming iterator; unlike the kernel's `trace`
+ *                        file it reports events lost before and during the
+ *                        iteration, with counts
+ *
+ * Every event committed on a CPU has a number (seqno), counted from 0 since
+ * the ring was created or reset.  A reader that skips numbers reports the
+ * skipped count as a TB_EVENT_LOST event before the next record, so the
+ * count is exactly the gap.
+ *
+ * Consuming readers of the same CPU are serialised internally (they may
+ * wait for each other; writers never wait for anyone).  The data pointer of
+ * an event stays valid until the next read call on the same ring (consuming)
+ * or iterator (tb_iter_next); copy what you keep.
+ */
+#ifndef TRACEBUF_READER_H
+#define TRACEBUF_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracebuf/ring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tb_event_kind {
+	TB_EVENT_RECORD = 0,
+	TB_EVENT_LOST, /* lost events: count in .lost, before the record at .seqno */
+};
+
+struct tb_event {
+	enum tb_event_kind kind;
+	unsigned cpu;
+	uint64_t ts;      /* raw clock value */
+	uint64_t ns;      /* ts in ns (tb_ring_to_ns) */
+	uint64_t seqno;   /* number of this event on its CPU */
+	const void *data; /* payload (RECORD) */
+	uint32_t len;     /* payload bytes, rounded up to 4 as the format stores them */
+	uint64_t lost;    /* LOST: how many */
+};
+
+/* 1 with *ev filled, 0 when the CPU has nothing more now, or -errno. */
+int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev);
+int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev);
+
+/*
+ * Hand over the next sub-buffer of cpu into buf (size >= the sub-buffer
+ * size): swapped out whole when the writers have left it (commit = the end
+ * of its data), otherwise the records committed so far, copied (page stamp =
+ * the reader's current time).  Returns the sub-buffer size, 0 when there is
+ * nothing to read, or -errno.  Events lost before it set bit 31 of commit
+ * and, when 8 bytes are left, store the count after the data (bit 30).
+ */
+long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size);
+
+struct tb_iter;
+/* Start a non-consuming walk over everything unread now.  Caller frees with tb_iter_close(). */
+int tb_iter_open(struct tb_ring *ring, struct tb_iter **it);
+/* 1 with *ev (records merged across CPUs by time, LOST events in place), 0 at the end. */
+int tb_iter_next(struct tb_iter *it, struct tb_event *ev);
+void tb_iter_close(struct tb_iter *it);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/ring.h - the per-CPU lockless trace ring buffer: creation,
+ * sizing, and the write path.
+ *
+ * A ring owns one buffer per CPU, each a circle of sub-buffers in the
+ * kernel's page format plus one reader page.  All of it lives in a single
+ * position-independent region, allocated by tb_ring_create() (heap) or
+ * supplied by the caller (opts.mem; the caller keeps ownership and must keep
+ * it mapped until tb_ring_destroy()).  tb_ring_destroy() frees the handle and,
+ * for heap rings, the region.
+ *
+ * After creation the write path (tb_write, tb_reserve/tb_commit) makes no
+ * allocation, takes no lock and makes no system call; it never blocks and
+ * never fails silently: every event it does not store is counted (see
+ * tracebuf/stats.h).  It is async-signal-safe.
+ *
+ * Errors are negative errno values.
+ */
+#ifndef TRACEBUF_RING_H
+#define TRACEBUF_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tb_ring;
+
+/* Clocks, named after the kernel's trace_clock choices. */
+enum tb_clock {
+	TB_CLOCK_TSC = 0, /* "x86-tsc": raw TSC, converted to ns when read (default) */
+	TB_CLOCK_MONO,    /* "mono": CLOCK_MONOTONIC ns */
+	TB_CLOCK_BOOT,    /* "boot": CLOCK_BOOTTIME ns */
+	TB_CLOCK_COUNTER, /* "counter": a shared counter, not time */
+};
+
+struct tb_ring_opts {
+	size_t size_kb;       /* per CPU, like buffer_size_kb (default 1408) */
+	size_t subbuf_size;   /* bytes: 4096 << 0..7 (default 4096) */
+	unsigned ncpus;       /* buffers (default: configured CPUs) */
+	int overwrite;        /* 1 (default): drop oldest; 0: refuse newest */
+	enum tb_clock clock;  /* default TB_CLOCK_TSC */
+	void *mem;            /* optional caller memory for the region */
+	size_t mem_size;      /* its size; see tb_ring_region_size() */
+};
+
+/* Fill opts with the defaults. */
+void tb_ring_opts_default(struct tb_ring_opts *opts);
+
+/* Bytes of region the options need (for caller-supplied memory). */
+size_t tb_ring_region_size(const struct tb_ring_opts *opts);
+
+int tb_ring_create(struct tb_ring **ring, const struct tb_ring_opts *opts);
+void tb_ring_destroy(struct tb_ring *ring);
+
+/* Discard all data and counters.  No writer may be active. */
+int tb_ring_reset(struct tb_ring *ring);
+/* Change the per-CPU size of a heap ring (data is discarded).  No writer may be active. */
+int tb_ring_resize(struct tb_ring *ring, size_t size_kb);
+
+/* Stop / restart recording (writes while stopped return -EAGAIN, uncounted). */
+void tb_ring_set_recording(struct tb_ring *ring, int on);
+
+unsigned tb_ring_ncpus(const struct tb_ring *ring);
+size_t tb_ring_subbuf_size(const struct tb_ring *ring);
+/* Largest payload tb_write accepts (sub-buffer data size - 8). */
+uint32_t tb_ring_max_payload(const struct tb_ring *ring);
+enum tb_clock tb_ring_clock(const struct tb_ring *ring);
+const char *tb_clock_name(enum tb_clock clock);
+/* Read the ring's clock now (raw units) and convert raw values to ns. */
+uint64_t tb_ring_clock_now(const struct tb_ring *ring);
+uint64_t tb_ring_to_ns(const struct tb_ring *ring, uint64_t raw);
+/* Whether writers use rseq sections (1) or the try-lock fallback (0). */
+int tb_ring_uses_rseq(const struct tb_ring *ring);
+
+/*
+ * Write one event of len bytes to the current CPU's buffer.
+ * 0, or -E2BIG (too big), -ENOSPC (ring full, producer/consumer mode),
+ * -EBUSY (fallback mode only: every buffer locked), -EAGAIN (not recording).
+ * Each refusal except -EAGAIN is counted.
+ */
+int tb_write(struct tb_ring *ring, const void *data, uint32_t len);
+
+/*
+ * Reserve len bytes, fill them, commit.  The space is per-thread scratch
+ * (TB_RESERVE_MAX bytes, TB_MAX_NEST levels, so signal handlers may nest
+ * reservations); tb_commit() time-stamps the event and publishes it into
+ * the buffer of the CPU the thread then runs on, in one indivisible step.
+ * Reservations are committed innermost first.  NULL (and counted) when the
+ * event is too big or nesting is too deep.
+ */
+#define TB_MAX_NEST 5
+#define TB_RESERVE_MAX 4072u
+void *tb_reserve(struct tb_ring *ring, uint32_t len);
+int tb_commit(struct tb_ring *ring, void *event);
+/* Drop the innermost reservation without writing it. */
+void tb_discard(struct tb_ring *ring, void *event);
+
+/* Touch this thread's reservation scratch (call before signal handlers may trace). */
+void tb_thread_init(void);
+
+/* The kernel's buffer_size_kb arithmetic (see docs/design.md). */
+struct tb_sizing {
+	uint64_t requested_kb;
+	uint32_t subbuf_bytes;
+	uint32_t data_bytes;      /* per sub-buffer: subbuf_bytes - 16 */
+	uint32_t subbufs_per_cpu; /* n = max(2, ceil(kb * 1024 / data_bytes)) */
+	uint64_t usable_bytes;    /* n * data_bytes */
+	uint64_t readback_kb;     /* what buffer_size_kb reads back */
+	uint64_t allocated_bytes_per_cpu; /* (n + 1) * subbuf_bytes, reader page included */
+};
+
+/* subbuf_kb follows buffer_subbuf_size_kb: 1..512, rounded up to 4 KiB << order. */
+int tb_sizing_compute(uint64_t size_kb, uint32_t subbuf_kb, struct tb_sizing *out);
+void tb_ring_sizing(const struct tb_ring *ring, struct tb_sizing *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

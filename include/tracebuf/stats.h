@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/stats.h - per-CPU counters with the kernel's meanings, plus the
+ * arithmetic the kernel's stats file leaves to the reader.
+ *
+ * Identities (per CPU, exact once writers are quiet):
+ *   written   = entries + overrun + read        (every committed event)
+ *   refused   = dropped + commit_overrun + too_big + nested + busy
+ *   lost      = overrun + refused                (never reached a reader)
+ *   attempted = written + refused
+ */
+#ifndef TRACEBUF_STATS_H
+#define TRACEBUF_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracebuf/ring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tb_cpu_stats {
+	/* the kernel's per_cpu/cpuN/stats lines */
+	uint64_t entries;        /* committed and not yet consumed */
+	uint64_t overrun;        /* overwritten, whole sub-buffers at a time */
+	uint64_t commit_overrun; /* refused: lapped an uncommitted sub-buffer (0 by design here) */
+	uint64_t bytes;          /* unconsumed bytes incl. record headers */
+	uint64_t oldest_ts;      /* raw clock: first event of the oldest sub-buffer held */
+	uint64_t now_ts;         /* raw clock now */
+	uint64_t dropped;        /* refused: full in producer/consumer mode */
+	uint64_t read;           /* consumed */
+	/* ours */
+	uint64_t too_big, nested, busy;
+	uint64_t written, refused, lost, attempted;
+	uint64_t newest_ts;      /* raw clock of the newest event held */
+	int has_events;          /* oldest/newest are meaningful */
+};
+
+int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st);
+
+/* Fill the derived fields from the raw ones (used for kernel stats files too). */
+void tb_stats_derive(struct tb_cpu_stats *st);
+
+/*
+ * Print in the kernel's stats-file format, then the derived lines:
+ *   written, lost (with its share of attempted), and the window of time the
+ *   buffer still holds.  ns_clock: timestamps are ns (print sec.usec).
+ * ts values are printed through tb_ring_to_ns when ring is not NULL.
+ */
+void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_stats *st, int ns_clock);
+
+/*
+ * Parse the text of a kernel per_cpu/cpuN/stats file (ts in ns).
+ * 0, or -EINVAL if a line the kernel always prints is missing.
+ */
+int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

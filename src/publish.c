@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * publish.c - the commit step of the write path: an rseq critical section
+ * on x86-64, a try-lock elsewhere.  See publish.h for the contract.
+ */
+#include "publish.h"
+
+#include <sched.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/rseq.h>
+
+#define RSEQ_SIG_X86 0x53053053
+
+static inline struct rseq *rseq_area(void)
+{
+	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+}
+
+int tb_rseq_available(void)
+{
+#if defined(__x86_64__)
+	/* cpu_id is (u32)-1 before registration, -2 when it failed. */
+	return __rseq_size >= 20 && rseq_area()->cpu_id < 0xfffffffeu;
+#else
+	return 0;
+#endif
+}
+
+unsigned tb_current_cpu(void)
+{
+	if (__rseq_size >= 20) {
+		/* relaxed: a hint; the section re-checks cpu_id before it commits */
+		unsigned cpu = __atomic_load_n(&rseq_area()->cpu_id_start, __ATOMIC_RELAXED);
+		if (cpu < 0xfffffffeu)
+			return cpu;
+	}
+	int cpu = sched_getcpu();
+	return cpu < 0 ? 0 : (unsigned)cpu;
+}
+
+#if defined(__x86_64__)
+int tb_publish_rseq(unsigned cpu, struct publish *p)
+{
+	struct rseq *rs = rseq_area();
+
+	/*
+	 * Labels: 1 start, 2 post-commit, 3 descriptor, 4 abort (preceded by
+	 * the signature the kernel checks).  Everything up to the final movq
+	 * into the tail word may be abandoned at any instruction.
+	 */
+	__asm__ goto(
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		".balign 32\n\t"
+		"3:\n\t"
+		".long 0x0, 0x0\n\t"
+		".quad 1f, (2f - 1f), 4f\n\t"
+		".popsection\n\t"
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %[rseq_cs]\n\t"
+		"1:\n\t"
+		"cmpl %[cpu], %[cpu_id]\n\t"
+		"jnz 4f\n\t"
+		"movq %c[o_word](%[p]), %%rsi\n\t"
+		"movq (%%rsi), %%rax\n\t"
+		"cmpq %c[o_expect](%[p]), %%rax\n\t"
+		"jnz %l[stale]\n\t"
+		/* 64-bit stores */
+		"movl %c[o_n64](%[p]), %%ecx\n\t"
+		"leaq %c[o_st64](%[p]), %%rdx\n\t"
+		"5:\n\t"
+		"testl %%ecx, %%ecx\n\t"
+		"jz 6f\n\t"
+		"movq (%%rdx), %%rdi\n\t"
+		"movq 8(%%rdx), %%rax\n\t"
+		"movq %%rax, (%%rdi)\n\t"
+		"addq $16, %%rdx\n\t"
+		"decl %%ecx\n\t"
+		"jmp 5b\n\t"
+		"6:\n\t"
+		/* 32-bit stores */
+		"movl %c[o_n32](%[p]), %%ecx\n\t"
+		"leaq %c[o_st32](%[p]), %%rdx\n\t"
+		"7:\n\t"
+		"testl %%ecx, %%ecx\n\t"
+		"jz 8f\n\t"
+		"movq (%%rdx), %%rdi\n\t"
+		"movl 8(%%rdx), %%eax\n\t"
+		"movl %%eax, (%%rdi)\n\t"
+		"addq $16, %%rdx\n\t"
+		"decl %%ecx\n\t"
+		"jmp 7b\n\t"
+		"8:\n\t"
+		/* payload: 8 bytes at a time, then a last 4 */
+		"movq %c[o_dst](%[p]), %%rdi\n\t"
+		"movq %c[o_src](%[p]), %%rdx\n\t"
+		"movq %c[o_len](%[p]), %%rcx\n\t"
+		"9:\n\t"
+		"cmpq $8, %%rcx\n\t"
+		"jb 10f\n\t"
+		"movq (%%rdx), %%rax\n\t"
+		"movq %%rax, (%%rdi)\n\t"
+		"addq $8, %%rdx\n\t"
+		"addq $8, %%rdi\n\t"
+		"subq $8, %%rcx\n\t"
+		"jmp 9b\n\t"
+		"10:\n\t"
+		"testq %%rcx, %%rcx\n\t"
+		"jz 11f\n\t"
+		"movl (%%rdx), %%eax\n\t"
+		"movl %%eax, (%%rdi)\n\t"
+		"11:\n\t"
+		/* the commit: one store makes the record and its bookkeeping visible */
+		"movq %c[o_update](%[p]), %%rax\n\t"
+		"movq %%rax, (%%rsi)\n\t"
+		"2:\n\t"
+		".pushsection __rseq_failure, \"ax\"\n\t"
+		".byte 0x0f, 0xb9, 0x3d\n\t"
+		".long 0x53053053\n\t"
+		"4:\n\t"
+		"jmp %l[aborted]\n\t"
+		".popsection\n\t"
+		:
+		: [p] "r"(p), [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
+		  [o_word] "i"(offsetof(struct publish, word)),
+		  [o_expect] "i"(offsetof(struct publish, expect)),
+		  [o_update] "i"(offsetof(struct publish, update)),
+		  [o_dst] "i"(offsetof(struct publish, dst)), [o_src] "i"(offsetof(struct publish, src)),
+		  [o_len] "i"(offsetof(struct publish, len)), [o_n64] "i"(offsetof(struct publish, n64)),
+		  [o_n32] "i"(offsetof(struct publish, n32)),
+		  [o_st64] "i"(offsetof(struct publish, st64)),
+		  [o_st32] "i"(offsetof(struct publish, st32))
+		: "rax", "rcx", "rdx", "rsi", "rdi", "memory", "cc"
+		: stale, aborted);
+	return PUB_OK;
+stale:
+	return PUB_STALE;
+aborted:
+	return PUB_ABORT;
+}
+#else
+int tb_publish_rseq(unsigned cpu, struct publish *p)
+{
+	(void)cpu;
+	(void)p;
+	return PUB_ABORT;
+}
+#endif
+
+static void do_stores(struct publish *p)
+{
+	for (uint32_t i = 0; i < p->n64; i++)
+		memcpy(p->st64[i].addr, &p->st64[i].val, 8);
+	for (uint32_t i = 0; i < p->n32; i++) {
+		uint32_t v = (uint32_t)p->st32[i].val;
+		memcpy(p->st32[i].addr, &v, 4);
+	}
+	if (p->len)
+		memcpy(p->dst, p->src, p->len);
+}
+
+int tb_publish_locked(_Atomic uint32_t *lock, struct publish *p)
+{
+	uint32_t free_ = 0;
+	int rc = PUB_STALE;
+
+	/* acquire: pairs with the release below, so the last holder's stores are seen */
+	if (!atomic_compare_exchange_strong_explicit(lock, &free_, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return PUB_BUSY;
+	if (atomic_load_explicit(p->word, memory_order_relaxed) == p->expect) {
+		do_stores(p);
+		/* release: readers' acquire of the tail word sees the record */
+		atomic_store_explicit(p->word, p->update, memory_order_release);
+		rc = PUB_OK;
+	}
+	/* release: pairs with the acquire above */
+	atomic_store_explicit(lock, 0, memory_order_release);
+	return rc;
+}

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reader.c - consuming reads (per CPU and merged), page reads, and the
+ * non-consuming iterator.
+ *
+ * The consuming reader owns exactly one page that is not in the ring (the
+ * reader page).  To read the oldest page it swaps that page into the slot
+ * with one compare-and-swap that also marks the slot "free"; a writer
+ * overwriting the same slot swaps the same word, so exactly one of them
+ * gets the old data: the reader (which then owns it outright, even if it is
+ * the page the writers are still filling) or the writer (which counts it
+ * as overrun).  Once held, a page is never written again except by writers
+ * still appending to it as the tail, strictly above t_off(tail).
+ *
+ * Losses are exact because every page carries the number of its first
+ * event (meta.cum_before): a reader that expected event n and finds a page
+ * starting at m reports m - n lost.  The iterator uses the same numbering.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pagefmt.h"
+#include "ring_internal.h"
+#include "tracebuf/reader.h"
+
+void tb_reader_lock(struct tb_cpu_ctl *c)
+{
+	for (;;) {
+		uint32_t free_ = 0;
+		/* acquire: pairs with tb_reader_unlock's release; the reader state is ours */
+		if (atomic_compare_exchange_weak_explicit(&c->reader_lock, &free_, 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return;
+		sched_yield();
+	}
+}
+
+void tb_reader_unlock(struct tb_cpu_ctl *c)
+{
+	/* release: pairs with tb_reader_lock's acquire */
+	atomic_store_explicit(&c->reader_lock, 0, memory_order_release);
+}
+
+static void tail_now(struct tb_cpu_ctl *c, struct tail_view *v)
+{
+	/* acquire: pairs with the publish's final store (tail_hist, meta, page bytes) */
+	while (!tail_resolve(c, atomic_load_explicit(&c->tail, memory_order_acquire), v))
+		sched_yield();
+}
+
+static uint64_t oldest_seq(const struct tb_region *r, uint64_t tail_seq)
+{
+	return tail_seq - (r->nr_pages - 1);
+}
+
+/* Readable end of a page, and whether writers are still appending to it. */
+static uint32_t page_limit(struct tb_region *r, struct tb_cpu_ctl *c, uint64_t seq, uint32_t phys,
+			   int *writer_on)
+{
+	struct tail_view v;
+
+	tail_now(c, &v);
+	*writer_on = v.seq == seq;
+	return *writer_on ? t_off(v.t) : cpu_meta(r, c)[phys].len;
+}
+
+/* ------------------------------------------------------------ taking pages */
+
+/* Take the oldest unread page into the reader's hands: 1, or 0 if none. */
+static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
+{
+	struct tb_reader_state *rd = &c->rd;
+	_Atomic uint64_t *slots = cpu_slots(r, c);
+	struct tail_view v;
+
+	tail_now(c, &v);
+	if (rd->next_seq < oldest_seq(r, v.seq))
+		rd->next_seq = oldest_seq(r, v.seq);
+	while (rd->next_seq <= v.seq) {
+		uint64_t seq = rd->next_seq;
+		_Atomic uint64_t *slot = &slots[seq % r->nr_pages];
+		/* acquire: pairs with the writer's claim, so a page we see is the one claimed */
+		uint64_t cur = atomic_load_explicit(slot, memory_order_acquire);
+		uint64_t cum;
+
+		if (s_seq(cur) != seq || s_free(cur)) {
+			rd->next_seq++; /* overwritten (the gap shows in cum_before) */
+			continue;
+		}
+		/* seq_cst: a writer overwriting this slot and this take are totally ordered */
+		if (!atomic_compare_exchange_strong(slot, &cur, s_make(rd->held_phys, seq, 1)))
+			continue;
+		rd->held = 1;
+		rd->held_phys = s_phys(cur);
+		rd->held_seq = seq;
+		rd->read_off = 0;
+		rd->read_idx = 0;
+		rd->next_seq = seq + 1;
+		cum = cpu_meta(r, c)[rd->held_phys].cum_before;
+		if (cum > rd->next_cum)
+			rd->pending_lost += cum - rd->next_cum;
+		rd->next_cum = cum;
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ consuming */
+
+struct item {
+	int lost;      /* 1: a LOST event precedes the record */
+	uint64_t ts;
+	const void *data;
+	uint32_t len;
+	uint32_t next_off; /* read_off after the record */
+	uint32_t bytes;    /* bytes the record (with its stamp records) took */
+};
+
+/* Next data record of the held page, without consuming it: 1, 0 (none yet), -EIO. */
+static int peek_held(struct tb_region *r, struct tb_cpu_ctl *c, struct item *it, int *writer_on)
+{
+	struct tb_reader_state *rd = &c->rd;
+	uint8_t *page = cpu_page(r, c, rd->held_phys);
+	uint32_t limit = page_limit(r, c, rd->held_seq, rd->held_phys, writer_on);
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	int rc;
+
+	if (rd->read_off >= limit)
+		return 0;
+	if (rd->read_off == 0)
+		rd->time = tbf_get64(page);
+	if (tb_page_cursor_init_range(&cur, page, r->subbuf_size, rd->read_off, limit, rd->time) < 0)
+		return -EIO;
+	while ((rc = tb_page_next(&cur, &rec)) == 1) {
+		if (rec.kind != TB_REC_DATA)
+			continue;
+		it->ts = rec.ts;
+		it->data = rec.data;
+		it->len = rec.len;
+		it->next_off = cur.pos;
+		it->bytes = cur.pos - rd->read_off;
+		return 1;
+	}
+	if (rc < 0)
+		return -EIO;
+	rd->read_off = cur.pos; /* only stamp records were left */
+	rd->time = cur.time;
+	return 0;
+}
+
+/* Next item of one CPU under its reader lock: 1, 0 (nothing now), -errno. */
+static int peek(struct tb_region *r, struct tb_cpu_ctl *c, struct item *it)
+{
+	struct tb_reader_state *rd = &c->rd;
+	int writer_on = 0, rc;
+
+	for (;;) {
+		if (rd->held) {
+			rc = peek_held(r, c, it, &writer_on);
+			if (rc) {
+				it->lost = rc == 1 && rd->pending_lost > 0;
+				return rc;
+			}
+			if (writer_on)
+				return 0;
+			/* The page is finished: it becomes the spare.  Its filler counts as read. */
+			atomic_fetch_add_explicit(&c->cnt.read_bytes, tb_page_data_size(r->subbuf_size) - rd->read_off,
+						  memory_order_relaxed);
+			rd->held = 0;
+		}
+		if (!take_next(r, c))
+			return 0;
+	}
+}
+
+static void advance(struct tb_cpu_ctl *c, const struct item *it)
+{
+	struct tb_reader_state *rd = &c->rd;
+
+	if (it->lost) {
+		rd->pending_lost = 0;
+		return;
+	}
+	rd->read_off = it->next_off;
+	rd->read_idx++;
+	rd->time = it->ts;
+	rd->next_cum++;
+	/* relaxed: statistics, read by stats snapshots */
+	atomic_fetch_add_explicit(&c->cnt.read, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->cnt.read_bytes, it->bytes, memory_order_relaxed);
+}
+
+static void to_event(const struct tb_ring *ring, unsigned cpu, const struct tb_cpu_ctl *c,
+		     const struct item *it, struct tb_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->cpu = cpu;
+	ev->ts = it->ts;
+	ev->ns = tb_ring_to_ns(ring, it->ts);
+	ev->seqno = c->rd.next_cum;
+	if (it->lost) {
+		ev->kind = TB_EVENT_LOST;
+		ev->lost = c->rd.pending_lost;
+		return;
+	}
+	ev->kind = TB_EVENT_RECORD;
+	ev->data = it->data;
+	ev->len = it->len;
+}
+
+int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
+{
+	struct tb_cpu_ctl *c;
+	struct item it;
+	int rc;
+
+	if (cpu >= ring->r->ncpus)
+		return -EINVAL;
+	c = region_cpu(ring->r, cpu);
+	tb_reader_lock(c);
+	rc = peek(ring->r, c, &it);
+	if (rc == 1) {
+		to_event(ring, cpu, c, &it, ev);
+		advance(c, &it);
+	}
+	tb_reader_unlock(c);
+	return rc;
+}
+
+int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
+{
+	struct tb_region *r = ring->r;
+	uint64_t best_ts = UINT64_MAX;
+	unsigned best = r->ncpus;
+
+	for (unsigned cpu = 0; cpu < r->ncpus; cpu++) {
+		struct tb_cpu_ctl *c = region_cpu(r, cpu);
+		struct item it;
+		int rc;
+
+		tb_reader_lock(c);
+		rc = peek(r, c, &it);
+		tb_reader_unlock(c);
+		if (rc < 0)
+			return rc;
+		if (rc == 1 && (best == r->ncpus || it.ts < best_ts)) {
+			best = cpu;
+			best_ts = it.ts;
+		}
+	}
+	if (best == r->ncpus)
+		return 0;
+	return tb_consume(ring, best, ev);
+}
+
+/* ------------------------------------------------------------ page reads */
+
+static void set_loss(uint8_t *buf, uint32_t d, uint32_t len, struct tb_reader_state *rd)
+{
+	tbf_set_commit(buf, d, len, (int64_t)rd->pending_lost);
+	rd->pending_lost = 0;
+}
+
+/* Hand over the whole held page: the writers have left it and nothing was read. */
+static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf)
+{
+	struct tb_reader_state *rd = &c->rd;
+	struct tb_page_meta *m = &cpu_meta(r, c)[rd->held_phys];
+	uint32_t d = tb_page_data_size(r->subbuf_size);
+
+	memcpy(buf, cpu_page(r, c, rd->held_phys), TB_PAGE_HDR_SIZE + m->len);
+	memset(buf + TB_PAGE_HDR_SIZE + m->len, 0, d - m->len);
+	set_loss(buf, d, m->len, rd);
+	rd->next_cum = m->cum_before + m->entries;
+	rd->held = 0;
+	/* relaxed: statistics */
+	atomic_fetch_add_explicit(&c->cnt.read, m->entries, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->cnt.read_bytes, d, memory_order_relaxed);
+}
+
+/* Copy the held page's unread committed records, stamped with the reader's time. */
+static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, uint32_t limit)
+{
+	struct tb_reader_state *rd = &c->rd;
+	uint8_t *page = cpu_page(r, c, rd->held_phys);
+	uint32_t d = tb_page_data_size(r->subbuf_size), n = limit - rd->read_off, events = 0;
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	int rc;
+
+	if (rd->read_off == 0)
+		rd->time = tbf_get64(page);
+	tbf_put64(buf, rd->time);
+	memcpy(buf + TB_PAGE_HDR_SIZE, page + TB_PAGE_HDR_SIZE + rd->read_off, n);
+	memset(buf + TB_PAGE_HDR_SIZE + n, 0, d - n);
+	if (tb_page_cursor_init_range(&cur, page, r->subbuf_size, rd->read_off, limit, rd->time) < 0)
+		return -EIO;
+	while ((rc = tb_page_next(&cur, &rec)) == 1)
+		events += rec.kind == TB_REC_DATA;
+	if (rc < 0)
+		return -EIO;
+	set_loss(buf, d, n, rd);
+	rd->read_off = limit;
+	rd->read_idx += events;
+	rd->time = cur.time;
+	rd->next_cum += events;
+	/* relaxed: statistics */
+	atomic_fetch_add_explicit(&c->cnt.read, events, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->cnt.read_bytes, n, memory_order_relaxed);
+	return 0;
+}
+
+long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
+{
+	struct tb_region *r = ring->r;
+	struct tb_cpu_ctl *c;
+	long rc = 0;
+
+	if (cpu >= r->ncpus || size < r->subbuf_size)
+		return -EINVAL;
+	c = region_cpu(r, cpu);
+	tb_reader_lock(c);
+	for (;;) {
+		int writer_on;
+		uint32_t limit;
+
+		if (!c->rd.held && !take_next(r, c))
+			break;
+		limit = page_limit(r, c, c->rd.held_seq, c->rd.held_phys, &writer_on);
+		if (!writer_on && c->rd.read_off == 0) {
+			give_whole(r, c, buf);
+			rc = (long)r->subbuf_size;
+			break;
+		}
+		if (c->rd.read_off < limit) {
+			rc = give_copy(r, c, buf, limit) < 0 ? -EIO : (long)r->subbuf_size;
+			break;
+		}
+		if (writer_on)
+			break;
+		c->rd.held = 0; /* finished; look at the next page */
+	}
+	tb_reader_unlock(c);
+	return rc;
+}
+
+/* ------------------------------------------------------------ iterator */
+
+struct iter_cpu {
+	uint8_t *copy;  /* private copy of the page being walked */
+	struct tb_page_cursor cur;
+	int active;     /* cur walks copy */
+	uint64_t next_seq, end_seq, end_cum;
+	uint32_t end_off;
+	uint64_t expect; /* number of the next event we have not accounted for */
+	uint64_t seqno;  /* number of the next record in copy */
+	int have;        /* ev holds the next item */
+	int held_back;   /* rec is decoded but a LOST item goes first */
+	struct tb_record rec;
+	struct tb_event ev;
+};
+
+struct tb_iter {
+	struct tb_ring *ring;
+	unsigned ncpus;
+	struct iter_cpu cpu[];
+};
+
+/* Start with what the consuming reader holds and has not consumed. */
+static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct iter_cpu *ic)
+{
+	struct tb_reader_state *rd = &c->rd;
+	struct tail_view v;
+
+	tb_reader_lock(c);
+	ic->expect = rd->next_cum - rd->pending_lost;
+	ic->next_seq = rd->next_seq;
+	if (rd->held) {
+		int writer_on;
+		uint32_t limit = page_limit(r, c, rd->held_seq, rd->held_phys, &writer_on);
+		uint8_t *page = cpu_page(r, c, rd->held_phys);
+		uint64_t time = rd->read_off ? rd->time : tbf_get64(page);
+
+		memcpy(ic->copy, page, TB_PAGE_HDR_SIZE + limit);
+		if (rd->read_off <= limit &&
+		    tb_page_cursor_init_range(&ic->cur, ic->copy, r->subbuf_size, rd->read_off, limit, time) == 0) {
+			ic->active = 1;
+			ic->seqno = rd->next_cum;
+		}
+	}
+	tb_reader_unlock(c);
+	tail_now(c, &v);
+	ic->end_seq = v.seq;
+	ic->end_off = t_off(v.t);
+	ic->end_cum = cpu_meta(r, c)[v.phys].cum_before + t_count(v.t);
+}
+
+/*
+ * Copy the next page still in the ring, seqlock-style: read the slot, copy,
+ * re-read the slot; a writer claims the slot before it writes a byte (I3),
+ * so an unchanged slot word means an intact copy.
+ */
+static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter_cpu *ic)
+{
+	_Atomic uint64_t *slots = cpu_slots(r, c);
+
+	while (ic->next_seq <= ic->end_seq) {
+		struct tail_view v;
+		uint64_t seq, before, after, cum;
+		uint32_t phys, limit;
+
+		tail_now(c, &v);
+		if (ic->next_seq < oldest_seq(r, v.seq))
+			ic->next_seq = oldest_seq(r, v.seq);
+		seq = ic->next_seq++;
+		if (seq > ic->end_seq)
+			break;
+		/* acquire: pairs with the claim CAS; the page's meta and bytes are that lap's */
+		before = atomic_load_explicit(&slots[seq % r->nr_pages], memory_order_acquire);
+		if (s_seq(before) != seq || s_free(before))
+			continue; /* overwritten, or taken by a consuming reader */
+		phys = s_phys(before);
+		limit = seq < v.seq ? cpu_meta(r, c)[phys].len : t_off(v.t);
+		if (seq == ic->end_seq && limit > ic->end_off)
+			limit = ic->end_off;
+		cum = cpu_meta(r, c)[phys].cum_before;
+		memcpy(ic->copy, cpu_page(r, c, phys), TB_PAGE_HDR_SIZE + limit);
+		/* acquire fence: the copy happens before the re-check (seqlock read side) */
+		atomic_thread_fence(memory_order_acquire);
+		after = atomic_load_explicit(&slots[seq % r->nr_pages], memory_order_relaxed);
+		if (after != before)
+			continue; /* overwritten or taken while we copied */
+		if (tb_page_cursor_init_range(&ic->cur, ic->copy, r->subbuf_size, 0, limit, tbf_get64(ic->copy)) < 0)
+			continue;
+		ic->seqno = cum;
+		ic->active = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static void iter_lost(struct iter_cpu *ic, unsigned cpu, uint64_t ts, uint64_t count)
+{
+	memset(&ic->ev, 0, sizeof(ic->ev));
+	ic->ev.kind = TB_EVENT_LOST;
+	ic->ev.cpu = cpu;
+	ic->ev.ts = ts;
+	ic->ev.seqno = ic->expect;
+	ic->ev.lost = count;
+	ic->expect += count;
+	ic->have = 1;
+}
+
+static void iter_record(struct tb_iter *it, struct iter_cpu *ic, unsigned cpu)
+{
+	memset(&ic->ev, 0, sizeof(ic->ev));
+	ic->ev.kind = TB_EVENT_RECORD;
+	ic->ev.cpu = cpu;
+	ic->ev.ts = ic->rec.ts;
+	ic->ev.ns = tb_ring_to_ns(it->ring, ic->rec.ts);
+	ic->ev.seqno = ic->seqno++;
+	ic->ev.data = ic->rec.data;
+	ic->ev.len = ic->rec.len;
+	ic->expect = ic->seqno;
+	ic->have = 1;
+}
+
+/* Make ic->ev the CPU's next item: 1, or 0 when the CPU is done. */
+static int iter_peek(struct tb_iter *it, unsigned cpu)
+{
+	struct tb_region *r = it->ring->r;
+	struct iter_cpu *ic = &it->cpu[cpu];
+	struct tb_cpu_ctl *c = region_cpu(r, cpu);
+
+	if (ic->have)
+		return 1;
+	if (ic->held_back) {
+		ic->held_back = 0;
+		iter_record(it, ic, cpu);
+		return 1;
+	}
+	for (;;) {
+		if (ic->active && tb_page_next_data(&ic->cur, &ic->rec) == 1) {
+			if (ic->seqno > ic->expect) {
+				iter_lost(ic, cpu, ic->rec.ts, ic->seqno - ic->expect);
+				ic->ev.ns = tb_ring_to_ns(it->ring, ic->rec.ts);
+				ic->held_back = 1;
+			} else
+				iter_record(it, ic, cpu);
+			return 1;
+		}
+		ic->active = 0;
+		if (!iter_load_page(r, c, ic))
+			break;
+	}
+	if (ic->expect < ic->end_cum) { /* the newest pages went while we walked */
+		iter_lost(ic, cpu, UINT64_MAX, ic->end_cum - ic->expect);
+		ic->ev.ns = UINT64_MAX;
+		return 1;
+	}
+	return 0;
+}
+
+int tb_iter_open(struct tb_ring *ring, struct tb_iter **out)
+{
+	struct tb_region *r = ring->r;
+	struct tb_iter *it = calloc(1, sizeof(*it) + r->ncpus * sizeof(struct iter_cpu));
+
+	if (!it)
+		return -ENOMEM;
+	it->ring = ring;
+	it->ncpus = r->ncpus;
+	for (unsigned cpu = 0; cpu < r->ncpus; cpu++) {
+		it->cpu[cpu].copy = malloc(r->subbuf_size);
+		if (!it->cpu[cpu].copy) {
+			tb_iter_close(it);
+			return -ENOMEM;
+		}
+		iter_start_cpu(r, region_cpu(r, cpu), &it->cpu[cpu]);
+	}
+	*out = it;
+	return 0;
+}
+
+int tb_iter_next(struct tb_iter *it, struct tb_event *ev)
+{
+	unsigned best = it->ncpus;
+
+	for (unsigned cpu = 0; cpu < it->ncpus; cpu++)
+		if (iter_peek(it, cpu) && (best == it->ncpus || it->cpu[cpu].ev.ts < it->cpu[best].ev.ts))
+			best = cpu;
+	if (best == it->ncpus)
+		return 0;
+	*ev = it->cpu[best].ev;
+	it->cpu[best].have = 0;
+	return 1;
+}
+
+void tb_iter_close(struct tb_iter *it)
+{
+	if (!it)
+		return;
+	for (unsigned cpu = 0; cpu < it->ncpus; cpu++)
+		free(it->cpu[cpu].copy);
+	free(it);
+}

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ring.c - creating a ring and the write path.
+ *
+ * A write computes, from one snapshot of its CPU's tail word, exactly the
+ * bytes the record needs (header, time delta or extend or absolute stamp,
+ * payload) and hands them to a publish section (publish.h) that stores them
+ * and the new tail word as one indivisible step on that CPU.  If anything
+ * changed since the snapshot -- another writer on the CPU, a migration, a
+ * signal handler that wrote in between -- the section fails before its
+ * final store and the write starts over from a fresh snapshot.  Invariants
+ * kept here (docs/design.md has the full list):
+ *
+ *   I1  The bytes of the tail page below t_off(tail) are complete records
+ *       and never change while the page is in the ring.
+ *   I2  A record's time is >= the time of the record before it on the CPU
+ *       (the clock is clamped to last_ts), so per-CPU time never goes back.
+ *   I3  Only a writer entering a page for a new lap changes what a slot
+ *       holds, by compare-and-swap, and before any byte of it is written;
+ *       the events it overwrites are added to overrun exactly once, by the
+ *       writer whose swap succeeded.
+ *   I4  meta[page].cum_before numbers the page's first event among all
+ *       events committed on the CPU; a closed page's entries is final.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "pagefmt.h"
+#include "publish.h"
+#include "ring_internal.h"
+
+/* ------------------------------------------------------------ layout */
+
+static size_t round_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+void tb_ring_opts_default(struct tb_ring_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->size_kb = 1408;
+	o->subbuf_size = 4096;
+	o->overwrite = 1;
+	o->clock = TB_CLOCK_TSC;
+}
+
+struct geometry {
+	struct tb_sizing sz;
+	unsigned ncpus;
+	size_t ctl, slot_off, meta_off, pages_off, stride, cpu_off, total;
+};
+
+static int geometry(const struct tb_ring_opts *o, struct geometry *g)
+{
+	size_t subbuf = o->subbuf_size ? o->subbuf_size : 4096;
+	int rc;
+
+	if (!tb_page_size_valid(subbuf))
+		return -EINVAL;
+	rc = tb_sizing_compute(o->size_kb ? o->size_kb : 1408, (uint32_t)(subbuf >> 10), &g->sz);
+	if (rc < 0)
+		return rc;
+	g->ncpus = o->ncpus ? o->ncpus : (unsigned)get_nprocs_conf();
+	if (g->ncpus == 0 || g->ncpus > 4096)
+		return -EINVAL;
+	uint32_t n = g->sz.subbufs_per_cpu;
+	g->ctl = round_up(sizeof(struct tb_cpu_ctl), TB_CACHELINE);
+	g->slot_off = g->ctl;
+	g->meta_off = round_up(g->slot_off + (size_t)n * 8, TB_CACHELINE);
+	g->pages_off = round_up(g->meta_off + (size_t)(n + 1) * sizeof(struct tb_page_meta), 4096);
+	g->stride = g->pages_off + (size_t)(n + 1) * subbuf;
+	g->cpu_off = round_up(sizeof(struct tb_region), 4096);
+	g->total = g->cpu_off + (size_t)g->ncpus * g->stride;
+	return 0;
+}
+
+size_t tb_ring_region_size(const struct tb_ring_opts *opts)
+{
+	struct tb_ring_opts d;
+	struct geometry g;
+
+	if (!opts) {
+		tb_ring_opts_default(&d);
+		opts = &d;
+	}
+	return geometry(opts, &g) < 0 ? 0 : g.total;
+}
+
+/* ------------------------------------------------------------ clock */
+
+static struct {
+	pthread_once_t once;
+	uint64_t raw0, ns0, raw1, ns1;
+} tsc_cal = {PTHREAD_ONCE_INIT, 0, 0, 0, 0};
+
+/* Measure the TSC against CLOCK_MONOTONIC once per process (10 ms). */
+static void calibrate_tsc(void)
+{
+	struct timespec pause = {0, 10 * 1000 * 1000};
+
+	tsc_cal.ns0 = clock_ns(CLOCK_MONOTONIC);
+	tsc_cal.raw0 = clock_read(TB_CLOCK_TSC, NULL);
+	nanosleep(&pause, NULL);
+	tsc_cal.ns1 = clock_ns(CLOCK_MONOTONIC);
+	tsc_cal.raw1 = clock_read(TB_CLOCK_TSC, NULL);
+}
+
+static void region_calibrate(struct tb_region *r)
+{
+	if (r->clock != TB_CLOCK_TSC)
+		return;
+	pthread_once(&tsc_cal.once, calibrate_tsc);
+	r->cal_raw0 = tsc_cal.raw0;
+	r->cal_ns0 = tsc_cal.ns0;
+	r->cal_raw1 = tsc_cal.raw1;
+	r->cal_ns1 = tsc_cal.ns1;
+}
+
+uint64_t tb_ring_to_ns(const struct tb_ring *ring, uint64_t raw)
+{
+	const struct tb_region *r = ring->r;
+	__int128 d;
+
+	if (r->clock != TB_CLOCK_TSC || r->cal_raw1 == r->cal_raw0)
+		return raw;
+	d = (__int128)((int64_t)(raw - r->cal_raw0)) * (int64_t)(r->cal_ns1 - r->cal_ns0) /
+	    (int64_t)(r->cal_raw1 - r->cal_raw0);
+	return (uint64_t)((__int128)r->cal_ns0 + d);
+}
+
+uint64_t tb_ring_clock_now(const struct tb_ring *ring)
+{
+	return clock_read(ring->r->clock, &ring->r->counter);
+}
+
+const char *tb_clock_name(enum tb_clock clock)
+{
+	static const char *const names[] = {"x86-tsc", "mono", "boot", "counter"};
+	return (unsigned)clock < 4 ? names[clock] : "unknown";
+}
+
+/* ------------------------------------------------------------ creation */
+
+static void cpu_init(struct tb_region *r, struct tb_cpu_ctl *c)
+{
+	uint32_t n = r->nr_pages;
+	_Atomic uint64_t *slot = cpu_slots(r, c);
+	struct tb_page_meta *meta = cpu_meta(r, c);
+
+	memset(c, 0, r->pages_offset);
+	/* Lap 0 of every slot counts as consumed; the tail starts at seq n. */
+	for (uint32_t i = 1; i < n; i++)
+		atomic_init(&slot[i], s_make(i, i, 1));
+	atomic_init(&slot[0], s_make(0, n, 0));
+	atomic_init(&c->tail_hist[n & 1], h_make(n, 0));
+	atomic_init(&c->tail_hist[(n + 1) & 1], h_make(n - 1, 0));
+	atomic_init(&c->tail, t_make(0, 0, n, 0));
+	atomic_init(&c->last_ts, 0);
+	for (uint32_t i = 0; i <= n; i++)
+		meta[i] = (struct tb_page_meta){0, 0, 0};
+	memset(cpu_page(r, c, 0), 0, r->subbuf_size);
+	c->rd.held_phys = n; /* the reader's spare */
+	c->rd.next_seq = n;
+}
+
+static void region_init(struct tb_region *r, const struct tb_ring_opts *o, const struct geometry *g)
+{
+	memset(r, 0, sizeof(*r));
+	r->magic = TB_MAGIC;
+	r->version = TB_LAYOUT_VERSION;
+	r->ncpus = g->ncpus;
+	r->subbuf_size = g->sz.subbuf_bytes;
+	r->nr_pages = g->sz.subbufs_per_cpu;
+	r->overwrite = o->overwrite ? 1 : 0;
+	r->clock = o->clock;
+	r->size = g->total;
+	r->cpu_stride = g->stride;
+	r->cpu_offset = g->cpu_off;
+	r->slot_offset = g->slot_off;
+	r->meta_offset = g->meta_off;
+	r->pages_offset = g->pages_off;
+	r->requested_kb = g->sz.requested_kb;
+	region_calibrate(r);
+	for (unsigned cpu = 0; cpu < r->ncpus; cpu++)
+		cpu_init(r, region_cpu(r, cpu));
+}
+
+static int choose_publish_mode(struct tb_ring *ring)
+{
+	/* rseq sections are exclusive per real CPU: every CPU needs its own buffer. */
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	return tb_rseq_available() && ncpu > 0 && ring->r->ncpus >= (unsigned)ncpu;
+}
+
+int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
+{
+	struct tb_ring_opts d;
+	struct geometry g;
+	struct tb_ring *ring;
+	void *mem;
+	int rc;
+
+	if (!opts) {
+		tb_ring_opts_default(&d);
+		opts = &d;
+	}
+	if ((unsigned)opts->clock > TB_CLOCK_COUNTER)
+		return -EINVAL;
+	rc = geometry(opts, &g);
+	if (rc < 0)
+		return rc;
+	if (opts->mem && (opts->mem_size < g.total || ((uintptr_t)opts->mem & 63)))
+		return -EINVAL;
+	ring = calloc(1, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	mem = opts->mem;
+	if (!mem && posix_memalign(&mem, 4096, g.total)) {
+		free(ring);
+		return -ENOMEM;
+	}
+	ring->owns_mem = !opts->mem;
+	ring->opts = *opts;
+	ring->r = mem;
+	region_init(ring->r, opts, &g);
+	ring->use_rseq = choose_publish_mode(ring);
+	*out = ring;
+	return 0;
+}
+
+void tb_ring_destroy(struct tb_ring *ring)
+{
+	if (!ring)
+		return;
+	if (ring->owns_mem)
+		free(ring->r);
+	free(ring);
+}
+
+int tb_ring_reset(struct tb_ring *ring)
+{
+	struct geometry g;
+	struct tb_ring_opts o = ring->opts;
+
+	o.size_kb = ring->r->requested_kb;
+	if (geometry(&o, &g) < 0)
+		return -EINVAL;
+	region_init(ring->r, &o, &g);
+	return 0;
+}
+
+int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
+{
+	struct tb_ring_opts o = ring->opts;
+	struct geometry g;
+	void *mem;
+
+	if (!ring->owns_mem)
+		return -EPERM;
+	o.size_kb = size_kb;
+	o.ncpus = ring->r->ncpus;
+	if (geometry(&o, &g) < 0)
+		return -EINVAL;
+	if (posix_memalign(&mem, 4096, g.total))
+		return -ENOMEM;
+	free(ring->r);
+	ring->r = mem;
+	ring->opts = o;
+	region_init(ring->r, &o, &g);
+	return 0;
+}
+
+void tb_ring_set_recording(struct tb_ring *ring, int on)
+{
+	/* relaxed: writers may see the change a little late, like the kernel's */
+	atomic_store_explicit(&ring->r->record_disabled, on ? 0 : 1, memory_order_relaxed);
+}
+
+unsigned tb_ring_ncpus(const struct tb_ring *ring) { return ring->r->ncpus; }
+size_t tb_ring_subbuf_size(const struct tb_ring *ring) { return ring->r->subbuf_size; }
+uint32_t tb_ring_max_payload(const struct tb_ring *ring) { return tb_page_max_payload(ring->r->subbuf_size); }
+enum tb_clock tb_ring_clock(const struct tb_ring *ring) { return (enum tb_clock)ring->r->clock; }
+int tb_ring_uses_rseq(const struct tb_ring *ring) { return ring->use_rseq; }
+
+void tb_ring_sizing(const struct tb_ring *ring, struct tb_sizing *out)
+{
+	tb_sizing_compute(ring->r->requested_kb, ring->r->subbuf_size >> 10, out);
+}
+
+/* ------------------------------------------------------------ write path */
+
+/* Count a refused event on the current CPU's buffer.  relaxed: a statistic. */
+#define COUNT_REFUSED(ring, field)                                                                 \
+	atomic_fetch_add_explicit(&region_cpu((ring)->r, tb_current_cpu() % (ring)->r->ncpus)->cnt.field, \
+				  1, memory_order_relaxed)
+
+/* Queue the stores of a data record at rec; the payload goes in the copy. */
+static void put_record(struct publish *p, uint8_t *rec, uint32_t delta, const void *data, uint32_t len)
+{
+	uint32_t hb, size = tbf_record_size(len), whole = len & ~3u;
+	uint64_t h = tbf_data_header(delta, len, &hb);
+	uint8_t *body = rec + hb;
+
+	pub32(p, rec, (uint32_t)h);
+	if (hb == 8)
+		pub32(p, rec + 4, (uint32_t)(h >> 32));
+	p->dst = body;
+	p->src = data;
+	p->len = whole;
+	/* The last partial word and the alignment fill: zero-padded, never stale. */
+	for (uint32_t o = whole; o < size - hb; o += 4) {
+		uint32_t w = 0;
+		if (o < len)
+			memcpy(&w, (const uint8_t *)data + o, len - o);
+		pub32(p, body + o, w);
+	}
+}
+
+struct snapshot {
+	unsigned cpu; /* the CPU the section must run on */
+	struct tb_cpu_ctl *c;
+	struct tail_view v;
+	uint64_t last;
+	uint64_t ts;
+};
+
+/* An event that fits on the tail page: delta, extend or absolute stamp. */
+static int build_append(struct tb_region *r, struct snapshot *s, const void *data, uint32_t len,
+			struct publish *p)
+{
+	uint32_t off = t_off(s->v.t), d = tb_page_data_size(r->subbuf_size);
+	uint8_t *page = cpu_page(r, s->c, s->v.phys), *rec = page + TB_PAGE_HDR_SIZE + off;
+	uint64_t delta = 0, ts = s->ts;
+	int stamp = 0; /* 1 extend, 2 absolute */
+
+	if (off && t_tag(s->v.t) != ts_tag(s->last)) {
+		stamp = 2; /* last_ts was left by an abandoned section: be explicit */
+	} else if (off) {
+		if (ts < s->last)
+			ts = s->last; /* the clock stepped back (I2) */
+		delta = ts - s->last;
+		if (delta > TB_DELTA_MAX)
+			stamp = 1;
+	}
+	if (off + tbf_record_size(len) + (stamp ? 8 : 0) > d)
+		return 0;
+	pub_init(p, &s->c->tail, s->v.t);
+	if (stamp) {
+		pub64(p, rec, stamp == 1 ? tbf_time_extend(delta) : tbf_time_stamp(ts));
+		rec += 8;
+		delta = 0;
+	}
+	put_record(p, rec, (uint32_t)delta, data, len);
+	pub64(p, &s->c->last_ts, ts);
+	if (off == 0) /* the first record of a fresh ring: it dates the page */
+		pub64(p, page, ts);
+	p->update = t_make(off + tbf_record_size(len) + (stamp ? 8 : 0), t_count(s->v.t) + 1, s->v.seq, ts);
+	return 1;
+}
+
+/*
+ * Claim the slot of the page after the tail for the next lap (I3).
+ * Returns its physical page, -ENOSPC when producer/consumer mode refuses,
+ * or -EAGAIN when the snapshot is stale and the write must start over.
+ */
+static int claim_next(struct tb_region *r, struct snapshot *s)
+{
+	uint64_t next = s->v.seq + 1, want;
+	_Atomic uint64_t *slot = &cpu_slots(r, s->c)[next % r->nr_pages];
+	/* acquire: pairs with the reader's and other writers' CAS on the slot */
+	uint64_t cur = atomic_load_explicit(slot, memory_order_acquire);
+	uint32_t phys = s_phys(cur), lost;
+
+	if (s_seq(cur) == next)
+		return (int)phys; /* another writer on this CPU claimed it already */
+	if (s_seq(cur) != next - r->nr_pages)
+		return -EAGAIN;
+	want = s_make(phys, next, 0);
+	if (s_free(cur)) {
+		/* seq_cst: one total order with the reader's take of the same slot */
+		return atomic_compare_exchange_strong(slot, &cur, want) ? (int)phys : -EAGAIN;
+	}
+	if (!r->overwrite) {
+		atomic_fetch_add_explicit(&s->c->cnt.dropped, 1, memory_order_relaxed);
+		return -ENOSPC;
+	}
+	lost = cpu_meta(r, s->c)[phys].entries; /* final: the page is closed (I4) */
+	/* seq_cst: the reader's take and this overwrite cannot both succeed */
+	if (!atomic_compare_exchange_strong(slot, &cur, want))
+		return -EAGAIN;
+	/* relaxed: statistics; the exact loss travels in cum_before (I4) */
+	atomic_fetch_add_explicit(&s->c->cnt.overrun, lost, memory_order_relaxed);
+	return (int)phys;
+}
+
+/* Close the tail page and put the event first on the next one. */
+static int build_switch(struct tb_region *r, struct snapshot *s, const void *data, uint32_t len,
+			struct publish *p)
+{
+	uint32_t d = tb_page_data_size(r->subbuf_size), off = t_off(s->v.t), cnt = t_count(s->v.t);
+	struct tb_page_meta *meta = cpu_meta(r, s->c);
+	uint8_t *old = cpu_page(r, s->c, s->v.phys), *page;
+	uint64_t next = s->v.seq + 1;
+	int phys = claim_next(r, s);
+
+	if (phys < 0)
+		return phys;
+	page = cpu_page(r, s->c, (uint32_t)phys);
+	pub_init(p, &s->c->tail, s->v.t);
+	if (d - off >= 8)
+		pub64(p, old + TB_PAGE_HDR_SIZE + off, tb_rec_header(TB_TYPE_PADDING, 1) |
+							  ((uint64_t)(d - off - 4) << 32));
+	else if (d - off == 4)
+		pub32(p, old + TB_PAGE_HDR_SIZE + off, tb_rec_header(TB_TYPE_PADDING, 0));
+	pub64(p, old + 8, off);
+	pub32(p, &meta[s->v.phys].entries, cnt);
+	pub32(p, &meta[s->v.phys].len, off);
+	pub64(p, &meta[phys].cum_before, meta[s->v.phys].cum_before + cnt);
+	pub64(p, page, s->ts);
+	pub64(p, page + 8, 0);
+	pub64(p, &s->c->tail_hist[next & 1], h_make(next, (uint32_t)phys));
+	pub64(p, &s->c->last_ts, s->ts);
+	put_record(p, page + TB_PAGE_HDR_SIZE, 0, data, len);
+	p->update = t_make(tbf_record_size(len), 1, next, s->ts);
+	return 1;
+}
+
+static int take_snapshot(struct tb_ring *ring, unsigned cpu, unsigned buf, struct snapshot *s)
+{
+	struct tb_region *r = ring->r;
+	uint64_t t;
+
+	s->cpu = cpu;
+	s->c = region_cpu(r, buf);
+	/* acquire: pairs with the publish's final store; tail_hist, last_ts, meta and page bytes it covered are visible */
+	t = atomic_load_explicit(&s->c->tail, memory_order_acquire);
+	if (!tail_resolve(s->c, t, &s->v))
+		return 0;
+	s->last = atomic_load_explicit(&s->c->last_ts, memory_order_relaxed);
+	s->ts = clock_read(r->clock, &r->counter);
+	return 1;
+}
+
+static int publish(struct tb_ring *ring, struct snapshot *s, struct publish *p)
+{
+	if (ring->use_rseq)
+		return tb_publish_rseq(s->cpu, p);
+	return tb_publish_locked(&s->c->fallback_lock, p);
+}
+
+/*
+ * One attempt on one buffer: 1 published, 0 retry, <0 refused.  A PUB_BUSY
+ * from the fallback lock becomes -EBUSY so the caller can try another buffer.
+ */
+static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const void *data, uint32_t len)
+{
+	struct snapshot s;
+	struct publish p;
+	int rc;
+
+	if (!take_snapshot(ring, cpu, buf, &s))
+		return 0;
+	rc = build_append(ring->r, &s, data, len, &p);
+	if (rc == 0)
+		rc = build_switch(ring->r, &s, data, len, &p);
+	if (rc == -EAGAIN)
+		return 0;
+	if (rc < 0)
+		return rc;
+	rc = publish(ring, &s, &p);
+	if (rc == PUB_BUSY)
+		return -EBUSY;
+	if (rc != PUB_OK)
+		return 0;
+	if (t_gen(p.update) != t_gen(p.expect))
+		/* relaxed: a statistic */
+		atomic_fetch_add_explicit(&s.c->cnt.pages_touched, 1, memory_order_relaxed);
+	return 1;
+}
+
+static int append(struct tb_ring *ring, const void *data, uint32_t len)
+{
+	struct tb_region *r = ring->r;
+	unsigned busy = 0;
+
+	if (atomic_load_explicit(&r->record_disabled, memory_order_relaxed))
+		return -EAGAIN;
+	if (len > tb_page_max_payload(r->subbuf_size)) {
+		COUNT_REFUSED(ring, too_big);
+		return -E2BIG;
+	}
+	for (;;) {
+		unsigned cpu = tb_current_cpu();
+		unsigned buf = (cpu + busy) % r->ncpus;
+		int rc = append_once(ring, cpu, buf, data, len);
+
+		if (rc == 1)
+			return 0;
+		if (rc == -EBUSY) {
+			/* fallback only: the holder may be preempted; never wait for it */
+			if (++busy < r->ncpus)
+				continue;
+			COUNT_REFUSED(ring, busy);
+			return -EBUSY;
+		}
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int tb_write(struct tb_ring *ring, const void *data, uint32_t len)
+{
+	return append(ring, data, len);
+}
+
+/* ------------------------------------------------------------ reserve/commit */
+
+struct tb_tls {
+	unsigned depth;
+	uint32_t len[TB_MAX_NEST];
+	_Alignas(8) uint8_t scratch[TB_MAX_NEST][TB_RESERVE_MAX];
+};
+
+static __thread struct tb_tls tls;
+
+void tb_thread_init(void)
+{
+	/* The first touch of TLS in a dlopen'ed library may allocate: do it here. */
+	__atomic_store_n(&tls.depth, tls.depth, __ATOMIC_RELAXED);
+}
+
+void *tb_reserve(struct tb_ring *ring, uint32_t len)
+{
+	unsigned depth = tls.depth;
+
+	if (depth >= TB_MAX_NEST) {
+		COUNT_REFUSED(ring, nested);
+		return NULL;
+	}
+	if (len > TB_RESERVE_MAX || len > tb_page_max_payload(ring->r->subbuf_size)) {
+		COUNT_REFUSED(ring, too_big);
+		return NULL;
+	}
+	tls.len[depth] = len;
+	/* A signal handler that reserves now sees depth + 1 and restores it. */
+	atomic_signal_fence(memory_order_seq_cst);
+	tls.depth = depth + 1;
+	return tls.scratch[depth];
+}
+
+int tb_commit(struct tb_ring *ring, void *event)
+{
+	unsigned depth = tls.depth;
+	int rc;
+
+	if (depth == 0 || event != tls.scratch[depth - 1])
+		return -EINVAL;
+	rc = append(ring, event, tls.len[depth - 1]);
+	/* The scratch stays ours until the copy is published. */
+	atomic_signal_fence(memory_order_seq_cst);
+	tls.depth = depth - 1;
+	return rc;
+}
+
+void tb_discard(struct tb_ring *ring, void *event)
+{
+	(void)ring;
+	if (tls.depth && event == tls.scratch[tls.depth - 1])
+		tls.depth--;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* ring_internal.h - the process-local ring handle.  Internal. */
+#ifndef TRACEBUF_RING_INTERNAL_H
+#define TRACEBUF_RING_INTERNAL_H
+
+#include "ring_layout.h"
+#include "tracebuf/ring.h"
+
+struct tb_ring {
+	struct tb_region *r; /* the shared, position-independent region */
+	int owns_mem;        /* heap region: freed with the handle */
+	int use_rseq;        /* publish with rseq sections (else try-lock) */
+	struct tb_ring_opts opts;
+};
+
+/* The reader side serialises per CPU; readers may wait, writers never do. */
+void tb_reader_lock(struct tb_cpu_ctl *c);
+void tb_reader_unlock(struct tb_cpu_ctl *c);
+
+#endif

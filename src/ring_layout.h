@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring_layout.h - the memory layout of a ring and the encodings of its
+ * control words.  Internal; docs/design.md explains the protocol.
+ *
+ * A ring is one contiguous, position-independent region: a header, then per
+ * CPU a control block, the slot table, per-page metadata and N + 1 pages
+ * (N in the ring, one held by the reader).  Everything is found by offset,
+ * never by pointer, so the region can live in shared memory.
+ *
+ * Who writes what (the rule every other comment relies on):
+ *
+ *   cpu->tail, cpu->tail_hist[], cpu->last_ts, meta[], page bytes of the
+ *   tail page and of the page being claimed:
+ *       only inside a publish section (publish.h) of a writer running on
+ *       that CPU.  A section either completes as a whole or its final store
+ *       never happens; a migrated or preempted writer is restarted.  These
+ *       words are never written by another CPU, so the section's plain
+ *       stores cannot race with anything.
+ *   cpu->slot[]:
+ *       compare-and-swap only, by writers (claiming a page for a new lap)
+ *       and by the consuming reader (taking a page out, putting its spare in).
+ *   counters:
+ *       atomic fetch-add, by anyone.
+ *   reader state:
+ *       the consuming reader, under cpu->reader_lock.
+ */
+#ifndef TRACEBUF_RING_LAYOUT_H
+#define TRACEBUF_RING_LAYOUT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "tracebuf/ring.h"
+
+#define TB_MAGIC 0x3152554254524254ull /* "TBRTBUR1" */
+#define TB_LAYOUT_VERSION 1u
+#define TB_CACHELINE 64
+
+/*
+ * The tail word: everything a writer must see atomically to append.
+ *   bits  0..16  off   data offset of the next record, in 4-byte units
+ *   bits 17..32  count data records on the tail page
+ *   bits 33..40  gen   low 8 bits of the tail page's sequence number
+ *   bits 41..63  tag   low 23 bits of last_ts, so a last_ts left by an
+ *                      abandoned section is recognised as stale
+ */
+#define T_OFF_BITS 17
+#define T_COUNT_BITS 16
+#define T_GEN_BITS 8
+#define T_TAG_BITS 23
+#define T_COUNT_SHIFT T_OFF_BITS
+#define T_GEN_SHIFT (T_COUNT_SHIFT + T_COUNT_BITS)
+#define T_TAG_SHIFT (T_GEN_SHIFT + T_GEN_BITS)
+#define T_MASK(bits) ((1ull << (bits)) - 1)
+
+static inline uint32_t t_off(uint64_t t) { return (uint32_t)(t & T_MASK(T_OFF_BITS)) * 4; }
+static inline uint32_t t_count(uint64_t t) { return (uint32_t)((t >> T_COUNT_SHIFT) & T_MASK(T_COUNT_BITS)); }
+static inline uint32_t t_gen(uint64_t t) { return (uint32_t)((t >> T_GEN_SHIFT) & T_MASK(T_GEN_BITS)); }
+static inline uint64_t t_tag(uint64_t t) { return t >> T_TAG_SHIFT; }
+static inline uint64_t ts_tag(uint64_t ts) { return ts & T_MASK(T_TAG_BITS); }
+
+static inline uint64_t t_make(uint32_t off_bytes, uint32_t count, uint64_t seq, uint64_t ts)
+{
+	return (uint64_t)(off_bytes / 4) | ((uint64_t)count << T_COUNT_SHIFT) |
+	       ((seq & T_MASK(T_GEN_BITS)) << T_GEN_SHIFT) | (ts_tag(ts) << T_TAG_SHIFT);
+}
+
+/*
+ * A slot word: which physical page sits in ring slot i and for which lap.
+ *   bits  0..15  phys     physical page index (0..N)
+ *   bit  16      free     the data of lap seq was consumed (or never existed):
+ *                         a writer may claim the slot without counting loss
+ *   bits 17..63  seq      sequence number of the page the slot holds
+ * Page sequence numbers grow by one per page entered; page seq lives in
+ * slot seq % N.
+ */
+#define S_PHYS_BITS 16
+#define S_FREE (1ull << 16)
+#define S_SEQ_SHIFT 17
+
+static inline uint32_t s_phys(uint64_t s) { return (uint32_t)(s & 0xffff); }
+static inline int s_free(uint64_t s) { return (s & S_FREE) != 0; }
+static inline uint64_t s_seq(uint64_t s) { return s >> S_SEQ_SHIFT; }
+static inline uint64_t s_make(uint32_t phys, uint64_t seq, int free_)
+{
+	return phys | (free_ ? S_FREE : 0) | (seq << S_SEQ_SHIFT);
+}
+
+/* tail_hist entry: {seq:48, phys:16} of the page the tail entered. */
+static inline uint64_t h_make(uint64_t seq, uint32_t phys) { return (seq << 16) | phys; }
+static inline uint64_t h_seq(uint64_t h) { return h >> 16; }
+static inline uint32_t h_phys(uint64_t h) { return (uint32_t)(h & 0xffff); }
+
+/*
+ * Per physical page metadata, written by the section that enters or closes
+ * the page.  cum_before numbers events: the first record on this page is
+ * event number cum_before of its CPU.  Because every page knows where it
+ * starts in that numbering, any reader computes exactly how many events a
+ * gap swallowed, without asking the writers.
+ */
+struct tb_page_meta {
+	uint64_t cum_before; /* events committed on this CPU before this page */
+	uint32_t entries;    /* data records, final once the page is closed */
+	uint32_t len;        /* real end of data, final once closed */
+};
+
+/* Counters: each refused or lost event lands in exactly one. */
+struct tb_counters {
+	_Atomic uint64_t overrun;        /* overwritten with their page */
+	_Atomic uint64_t dropped;        /* refused: ring full, producer/consumer */
+	_Atomic uint64_t commit_overrun; /* refused: lapped an uncommitted page */
+	_Atomic uint64_t too_big;        /* refused: larger than a record can be */
+	_Atomic uint64_t nested;         /* refused: reservations nested too deep */
+	_Atomic uint64_t busy;           /* refused: no rseq and every buffer locked */
+	_Atomic uint64_t read;           /* consumed by a reader */
+	_Atomic uint64_t read_bytes;     /* bytes consumed (records, filler) */
+	_Atomic uint64_t pages_touched;  /* pages entered by the tail */
+};
+
+struct tb_reader_state {
+	uint32_t held_phys; /* page the reader holds (its spare when !held) */
+	uint32_t held;      /* 1: held_phys holds page held_seq being read */
+	uint64_t held_seq;
+	uint32_t read_off;  /* bytes of the held page consumed */
+	uint32_t read_idx;  /* records of the held page consumed */
+	uint64_t time;      /* running time of the held page */
+	uint64_t next_seq;  /* next page to take */
+	uint64_t next_cum;  /* number of the next event the reader expects */
+	uint64_t pending_lost; /* gap found but not yet reported */
+	int pending_lost_valid;
+};
+
+struct tb_cpu_ctl {
+	/* Written only by publish sections on this CPU. */
+	_Alignas(TB_CACHELINE) _Atomic uint64_t tail;
+	_Atomic uint64_t tail_hist[2]; /* indexed by seq & 1 */
+	_Atomic uint64_t last_ts;
+	/* Writers' and the reader's compare-and-swap target lives in slot[]. */
+	_Alignas(TB_CACHELINE) struct tb_counters cnt;
+	_Alignas(TB_CACHELINE) _Atomic uint32_t reader_lock;
+	_Atomic uint32_t fallback_lock; /* only without rseq */
+	struct tb_reader_state rd;
+};
+
+struct tb_region {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t ncpus;
+	uint32_t subbuf_size;
+	uint32_t nr_pages; /* N: pages in the ring per CPU */
+	uint32_t overwrite;
+	uint32_t clock;
+	uint64_t size;       /* whole region */
+	uint64_t cpu_stride; /* bytes per CPU block */
+	uint64_t cpu_offset; /* offset of CPU 0's block */
+	uint64_t slot_offset;  /* inside a CPU block */
+	uint64_t meta_offset;  /* inside a CPU block */
+	uint64_t pages_offset; /* inside a CPU block, page aligned */
+	uint64_t requested_kb;
+	_Atomic uint32_t record_disabled;
+	uint32_t pad_;
+	_Atomic uint64_t counter; /* TB_CLOCK_COUNTER */
+	/* Clock calibration for the TSC clock, taken at creation. */
+	uint64_t cal_raw0, cal_ns0, cal_raw1, cal_ns1;
+};
+
+static inline struct tb_cpu_ctl *region_cpu(struct tb_region *r, unsigned cpu)
+{
+	return (struct tb_cpu_ctl *)((char *)r + r->cpu_offset + (uint64_t)cpu * r->cpu_stride);
+}
+
+static inline _Atomic uint64_t *cpu_slots(struct tb_region *r, struct tb_cpu_ctl *c)
+{
+	return (_Atomic uint64_t *)((char *)c + r->slot_offset);
+}
+
+static inline struct tb_page_meta *cpu_meta(struct tb_region *r, struct tb_cpu_ctl *c)
+{
+	return (struct tb_page_meta *)((char *)c + r->meta_offset);
+}
+
+static inline uint8_t *cpu_page(struct tb_region *r, struct tb_cpu_ctl *c, uint32_t phys)
+{
+	return (uint8_t *)c + r->pages_offset + (uint64_t)phys * r->subbuf_size;
+}
+
+/* The tail as seen through one tail word: its sequence number and page. */
+struct tail_view {
+	uint64_t t;
+	uint64_t seq;
+	uint32_t phys;
+};
+
+/*
+ * Resolve the tail word's 8-bit generation against tail_hist.  A section
+ * that was abandoned after writing tail_hist[(seq+1)&1] leaves the other
+ * entry intact, so one of the two always matches the published tail.
+ * Returns 0 if neither matches (the caller's snapshot raced; retry).
+ */
+static inline int tail_resolve(struct tb_cpu_ctl *c, uint64_t t, struct tail_view *v)
+{
+	for (int i = 0; i < 2; i++) {
+		/* acquire: pairs with the section's stores, which precede the tail store */
+		uint64_t h = atomic_load_explicit(&c->tail_hist[i], memory_order_acquire);
+		if ((h_seq(h) & T_MASK(T_GEN_BITS)) == t_gen(t) && (h_seq(h) & 1) == (uint64_t)i) {
+			v->t = t;
+			v->seq = h_seq(h);
+			v->phys = h_phys(h);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#endif

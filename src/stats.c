@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats.c - counters in the kernel's meanings, and the numbers the kernel
+ * leaves to the reader: events written, the share lost, and how much time
+ * the buffer still covers.
+ */
+#include "tracebuf/stats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring_internal.h"
+
+static uint64_t load(_Atomic uint64_t *v)
+{
+	/* relaxed: a statistics snapshot; exact when writers are quiet */
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Unconsumed bytes and the stamp of the oldest page still held. */
+static void scan_held(struct tb_region *r, struct tb_cpu_ctl *c, const struct tail_view *v,
+		      struct tb_cpu_stats *st)
+{
+	struct tb_reader_state *rd = &c->rd;
+	_Atomic uint64_t *slots = cpu_slots(r, c);
+	struct tb_page_meta *meta = cpu_meta(r, c);
+	uint64_t seq = rd->next_seq, oldest = v->seq - (r->nr_pages - 1);
+	int found = 0;
+
+	if (rd->held) {
+		uint32_t limit = rd->held_seq == v->seq ? t_off(v->t) : meta[rd->held_phys].len;
+		if (rd->read_off < limit) {
+			st->bytes += limit - rd->read_off;
+			st->oldest_ts = *(uint64_t *)cpu_page(r, c, rd->held_phys);
+			found = 1;
+		}
+	}
+	if (seq < oldest)
+		seq = oldest;
+	for (; seq <= v->seq; seq++) {
+		/* acquire: pairs with the claim CAS, so meta belongs to this lap */
+		uint64_t s = atomic_load_explicit(&slots[seq % r->nr_pages], memory_order_acquire);
+		if (s_seq(s) != seq || s_free(s))
+			continue;
+		st->bytes += seq == v->seq ? t_off(v->t) : meta[s_phys(s)].len;
+		if (!found && (seq < v->seq || t_off(v->t))) {
+			st->oldest_ts = *(uint64_t *)cpu_page(r, c, s_phys(s));
+			found = 1;
+		}
+	}
+	st->has_events = found;
+}
+
+int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
+{
+	struct tb_region *r = ring->r;
+	struct tb_cpu_ctl *c;
+	struct tail_view v;
+	uint64_t t;
+
+	if (cpu >= r->ncpus)
+		return -EINVAL;
+	c = region_cpu(r, cpu);
+	memset(st, 0, sizeof(*st));
+	tb_reader_lock(c);
+	/* acquire: pairs with the publish's final store */
+	while (!tail_resolve(c, t = atomic_load_explicit(&c->tail, memory_order_acquire), &v))
+		;
+	st->written = cpu_meta(r, c)[v.phys].cum_before + t_count(t);
+	st->overrun = load(&c->cnt.overrun);
+	st->commit_overrun = load(&c->cnt.commit_overrun);
+	st->dropped = load(&c->cnt.dropped);
+	st->read = load(&c->cnt.read);
+	st->too_big = load(&c->cnt.too_big);
+	st->nested = load(&c->cnt.nested);
+	st->busy = load(&c->cnt.busy);
+	st->newest_ts = atomic_load_explicit(&c->last_ts, memory_order_relaxed);
+	scan_held(r, c, &v, st);
+	tb_reader_unlock(c);
+	st->entries = st->written >= st->overrun + st->read ? st->written - st->overrun - st->read : 0;
+	st->now_ts = tb_ring_clock_now(ring);
+	tb_stats_derive(st);
+	return 0;
+}
+
+void tb_stats_derive(struct tb_cpu_stats *st)
+{
+	st->written = st->entries + st->overrun + st->read;
+	st->refused = st->dropped + st->commit_overrun + st->too_big + st->nested + st->busy;
+	st->lost = st->overrun + st->refused;
+	st->attempted = st->written + st->refused;
+}
+
+static void print_ts(FILE *out, const char *label, uint64_t ns, int ns_clock)
+{
+	if (ns_clock) {
+		uint64_t us = (ns + 500) / 1000;
+		fprintf(out, "%s: %5llu.%06llu\n", label, (unsigned long long)(us / 1000000),
+			(unsigned long long)(us % 1000000));
+	} else
+		fprintf(out, "%s: %llu\n", label, (unsigned long long)ns);
+}
+
+void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_stats *st, int ns_clock)
+{
+	uint64_t oldest = st->oldest_ts, now = st->now_ts, newest = st->newest_ts;
+
+	if (ring) {
+		oldest = tb_ring_to_ns(ring, oldest);
+		now = tb_ring_to_ns(ring, now);
+		newest = tb_ring_to_ns(ring, newest);
+	}
+	fprintf(out, "entries: %llu\n", (unsigned long long)st->entries);
+	fprintf(out, "overrun: %llu\n", (unsigned long long)st->overrun);
+	fprintf(out, "commit overrun: %llu\n", (unsigned long long)st->commit_overrun);
+	fprintf(out, "bytes: %llu\n", (unsigned long long)st->bytes);
+	print_ts(out, "oldest event ts", st->has_events || !ring ? oldest : 0, ns_clock);
+	print_ts(out, "now ts", now, ns_clock);
+	fprintf(out, "dropped events: %llu\n", (unsigned long long)st->dropped);
+	fprintf(out, "read events: %llu\n", (unsigned long long)st->read);
+	fprintf(out, "# derived by tracebuf\n");
+	fprintf(out, "written: %llu (entries + overrun + read)\n", (unsigned long long)st->written);
+	fprintf(out, "lost: %llu (%.2f%% of %llu attempted)\n", (unsigned long long)st->lost,
+		st->attempted ? 100.0 * (double)st->lost / (double)st->attempted : 0.0,
+		(unsigned long long)st->attempted);
+	if (ring)
+		fprintf(out, "refused: too big %llu, nested %llu, busy %llu\n",
+			(unsigned long long)st->too_big, (unsigned long long)st->nested,
+			(unsigned long long)st->busy);
+	if (ring && st->has_events && newest >= oldest)
+		fprintf(out, "window: %.6f s held (oldest sub-buffer start to newest event)\n",
+			(double)(newest - oldest) / (ns_clock ? 1e9 : 1.0));
+	else if (!ring && oldest && now >= oldest)
+		fprintf(out, "window: %.6f s at most (oldest sub-buffer start to now)\n",
+			(double)(now - oldest) / (ns_clock ? 1e9 : 1.0));
+	else
+		fprintf(out, "window: empty\n");
+}
+
+static int field(const char *text, const char *key, uint64_t *v)
+{
+	const char *p = text;
+	size_t n = strlen(key);
+
+	while (p && *p) {
+		if (!strncmp(p, key, n) && p[n] == ':') {
+			*v = strtoull(p + n + 1, NULL, 10);
+			return 1;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+static int field_ts(const char *text, const char *key, uint64_t *ns)
+{
+	const char *p = strstr(text, key);
+	unsigned long long sec = 0, usec = 0;
+
+	if (!p || sscanf(p + strlen(key), ": %llu.%llu", &sec, &usec) < 1)
+		return 0;
+	*ns = (uint64_t)sec * 1000000000ull + (uint64_t)usec * 1000ull;
+	return 1;
+}
+
+int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!field(text, "entries", &st->entries) || !field(text, "overrun", &st->overrun) ||
+	    !field(text, "commit overrun", &st->commit_overrun) || !field(text, "bytes", &st->bytes) ||
+	    !field_ts(text, "oldest event ts", &st->oldest_ts) || !field_ts(text, "now ts", &st->now_ts) ||
+	    !field(text, "dropped events", &st->dropped) || !field(text, "read events", &st->read))
+		return -EINVAL;
+	st->has_events = st->oldest_ts != 0;
+	tb_stats_derive(st);
+	return 0;
+}
