@@ -409,7 +409,7 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 
 	while (ic->next_seq <= ic->end_seq) {
 		struct tail_view v;
-		uint64_t seq, before, after, cum;
+		uint64_t seq, before, cum;
 		uint32_t phys, limit;
 
 		tail_now(c, &v);
@@ -428,10 +428,13 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 			limit = ic->end_off;
 		cum = cpu_meta(r, c)[phys].cum_before;
 		memcpy(ic->copy, cpu_page(r, c, phys), TB_PAGE_HDR_SIZE + limit);
-		/* acquire fence: the copy happens before the re-check (seqlock read side) */
-		atomic_thread_fence(memory_order_acquire);
-		after = atomic_load_explicit(&slots[seq % r->nr_pages], memory_order_relaxed);
-		if (after != before)
+		/*
+		 * The seqlock re-check, as a compare-and-swap of the word with
+		 * itself: acq_rel keeps the copy before it, and success means no
+		 * writer claimed the slot (nor the reader took it) while we copied.
+		 */
+		if (!atomic_compare_exchange_strong_explicit(&slots[seq % r->nr_pages], &before, before,
+							     memory_order_acq_rel, memory_order_relaxed))
 			continue; /* overwritten or taken while we copied */
 		if (tb_page_cursor_init_range(&ic->cur, ic->copy, r->subbuf_size, 0, limit, tbf_get64(ic->copy)) < 0)
 			continue;

@@ -195,7 +195,7 @@ static int choose_publish_mode(struct tb_ring *ring)
 {
 	/* rseq sections are exclusive per real CPU: every CPU needs its own buffer. */
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	return tb_rseq_available() && ncpu > 0 && ring->r->ncpus >= (unsigned)ncpu;
+	return !ring->opts.no_rseq && tb_rseq_available() && ncpu > 0 && ring->r->ncpus >= (unsigned)ncpu;
 }
 
 int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
@@ -547,10 +547,14 @@ void *tb_reserve(struct tb_ring *ring, uint32_t len)
 		COUNT_REFUSED(ring, too_big);
 		return NULL;
 	}
-	tls.len[depth] = len;
-	/* A signal handler that reserves now sees depth + 1 and restores it. */
-	atomic_signal_fence(memory_order_seq_cst);
+	/*
+	 * Claim the level before touching its slot: a signal handler that
+	 * reserves from here on takes depth + 1 (and restores the count), so
+	 * it can never overwrite this level's length or scratch.
+	 */
 	tls.depth = depth + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	tls.len[depth] = len;
 	return tls.scratch[depth];
 }
 

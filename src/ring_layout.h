@@ -41,14 +41,19 @@
  * The tail word: everything a writer must see atomically to append.
  *   bits  0..16  off   data offset of the next record, in 4-byte units
  *   bits 17..32  count data records on the tail page
- *   bits 33..40  gen   low 8 bits of the tail page's sequence number
- *   bits 41..63  tag   low 23 bits of last_ts, so a last_ts left by an
- *                      abandoned section is recognised as stale
+ *   bits 33..48  gen   low 16 bits of the tail page's sequence number
+ *   bits 49..63  tag   low 15 bits of last_ts, so a last_ts left by an
+ *                      abandoned section is (almost always) recognised as
+ *                      stale; a miss costs one wrong delta, never a wrong byte
+ *
+ * A writer's snapshot can only be mistaken for the current tail word after
+ * 65536 page switches that end at the same offset, count and tag (ABA);
+ * gen gets the wide field for that reason.
  */
 #define T_OFF_BITS 17
 #define T_COUNT_BITS 16
-#define T_GEN_BITS 8
-#define T_TAG_BITS 23
+#define T_GEN_BITS 16
+#define T_TAG_BITS 15
 #define T_COUNT_SHIFT T_OFF_BITS
 #define T_GEN_SHIFT (T_COUNT_SHIFT + T_COUNT_BITS)
 #define T_TAG_SHIFT (T_GEN_SHIFT + T_GEN_BITS)
@@ -193,24 +198,31 @@ struct tail_view {
 };
 
 /*
- * Resolve the tail word's 8-bit generation against tail_hist.  A section
- * that was abandoned after writing tail_hist[(seq+1)&1] leaves the other
- * entry intact, so one of the two always matches the published tail.
- * Returns 0 if neither matches (the caller's snapshot raced; retry).
+ * Resolve the tail word's generation against tail_hist.  A section that
+ * was abandoned after writing tail_hist[(seq+1)&1] leaves the other entry
+ * intact, so one of the two always matches the published tail.  The tail
+ * word is read again afterwards: if it did not change, no page switch
+ * completed in between, so the entry read belongs to it (a reader that
+ * slept through 65536 switches would otherwise pair an old offset with a
+ * new page).  Returns 0 if the snapshot raced; retry.
  */
 static inline int tail_resolve(struct tb_cpu_ctl *c, uint64_t t, struct tail_view *v)
 {
-	for (int i = 0; i < 2; i++) {
-		/* acquire: pairs with the section's stores, which precede the tail store */
-		uint64_t h = atomic_load_explicit(&c->tail_hist[i], memory_order_acquire);
-		if ((h_seq(h) & T_MASK(T_GEN_BITS)) == t_gen(t) && (h_seq(h) & 1) == (uint64_t)i) {
-			v->t = t;
-			v->seq = h_seq(h);
-			v->phys = h_phys(h);
-			return 1;
-		}
-	}
-	return 0;
+	/*
+	 * acquire: pairs with the section's stores, which precede the tail
+	 * store; it also keeps the re-check of the tail word below after it.
+	 */
+	uint64_t h = atomic_load_explicit(&c->tail_hist[t_gen(t) & 1], memory_order_acquire);
+
+	if ((h_seq(h) & T_MASK(T_GEN_BITS)) != t_gen(t))
+		return 0;
+	/* relaxed would do; acquire matches the first load of the tail word */
+	if (atomic_load_explicit(&c->tail, memory_order_acquire) != t)
+		return 0;
+	v->t = t;
+	v->seq = h_seq(h);
+	v->phys = h_phys(h);
+	return 1;
 }
 
 #endif

@@ -43,6 +43,7 @@ struct tb_ring_opts {
 	unsigned ncpus;       /* buffers (default: configured CPUs) */
 	int overwrite;        /* 1 (default): drop oldest; 0: refuse newest */
 	enum tb_clock clock;  /* default TB_CLOCK_TSC */
+	int no_rseq;          /* 1: publish under a per-buffer try-lock (valgrind, tests) */
 	void *mem;            /* optional caller memory for the region */
 	size_t mem_size;      /* its size; see tb_ring_region_size() */
 };
