@@ -230,6 +230,7 @@ int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 	ring->r = mem;
 	region_init(ring->r, opts, &g);
 	ring->use_rseq = choose_publish_mode(ring);
+	ring->data_size = tb_page_data_size(ring->r->subbuf_size);
 	*out = ring;
 	return 0;
 }
@@ -273,6 +274,7 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 	ring->r = mem;
 	ring->opts = o;
 	region_init(ring->r, &o, &g);
+	ring->data_size = tb_page_data_size(ring->r->subbuf_size);
 	return 0;
 }
 
@@ -484,6 +486,53 @@ static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const v
 	return 1;
 }
 
+#if defined(__x86_64__)
+/*
+ * The common case, kept short: a small record that goes on the tail page
+ * with a plain delta, published by the fast section.  1 published, 0 not
+ * this case (take the general path), -1 the snapshot went stale (retry).
+ */
+static inline int append_fast(struct tb_ring *ring, const void *data, uint32_t len)
+{
+	struct tb_region *r = ring->r;
+	unsigned cpu = tb_rseq_cpu();
+	struct publish_fast p;
+	struct tb_cpu_ctl *c;
+	uint64_t t, h, last, ts;
+	uint32_t off, size, whole = len & ~3u;
+
+	if (cpu >= r->ncpus || len > TBF_MAX_SMALL_DATA)
+		return 0;
+	c = region_cpu(r, cpu);
+	/* acquire: pairs with the section's final store (tail_hist, last_ts, page) */
+	t = atomic_load_explicit(&c->tail, memory_order_acquire);
+	/* acquire: same pairing; a torn pair fails the section's tail check */
+	h = atomic_load_explicit(&c->tail_hist[t_gen(t) & 1], memory_order_acquire);
+	last = atomic_load_explicit(&c->last_ts, memory_order_relaxed);
+	ts = r->clock == TB_CLOCK_TSC ? __rdtsc() : clock_read(r->clock, &r->counter);
+	off = t_off(t);
+	size = tbf_record_size(len);
+	if ((h_seq(h) & T_MASK(T_GEN_BITS)) != t_gen(t) || off == 0 || t_tag(t) != ts_tag(last) ||
+	    ts < last || ts - last > TB_DELTA_MAX || off + size > ring->data_size)
+		return 0;
+	p.word = &c->tail;
+	p.expect = t;
+	p.update = t_make(off + size, t_count(t) + 1, h_seq(h), ts);
+	p.dst = cpu_page(r, c, h_phys(h)) + TB_PAGE_HDR_SIZE + off;
+	p.hdr = tb_rec_header((size - 4) / 4, (uint32_t)(ts - last));
+	p.src = data;
+	p.whole = whole;
+	p.has_tail = len & 3;
+	p.tailword = 0;
+	for (uint32_t i = 0; i < (len & 3); i++)
+		p.tailword |= (uint32_t)((const uint8_t *)data)[whole + i] << (8 * i);
+	p.nzero = (size - 4 - whole) / 4 - (p.has_tail ? 1 : 0);
+	p.last_ts = (uint64_t *)&c->last_ts;
+	p.ts = ts;
+	return tb_publish_fast(cpu, &p) == PUB_OK ? 1 : -1;
+}
+#endif
+
 static int append(struct tb_ring *ring, const void *data, uint32_t len)
 {
 	struct tb_region *r = ring->r;
@@ -491,6 +540,15 @@ static int append(struct tb_ring *ring, const void *data, uint32_t len)
 
 	if (atomic_load_explicit(&r->record_disabled, memory_order_relaxed))
 		return -EAGAIN;
+#if defined(__x86_64__)
+	if (ring->use_rseq) {
+		int rc;
+		while ((rc = append_fast(ring, data, len)) < 0)
+			;
+		if (rc)
+			return 0;
+	}
+#endif
 	if (len > tb_page_max_payload(r->subbuf_size)) {
 		COUNT_REFUSED(ring, too_big);
 		return -E2BIG;

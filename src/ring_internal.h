@@ -10,6 +10,7 @@ struct tb_ring {
 	struct tb_region *r; /* the shared, position-independent region */
 	int owns_mem;        /* heap region: freed with the handle */
 	int use_rseq;        /* publish with rseq sections (else try-lock) */
+	uint32_t data_size;  /* record bytes per sub-buffer */
 	struct tb_ring_opts opts;
 };
 
