@@ -57,7 +57,7 @@ LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 # The core: what an application links to trace itself.  libc only.
 CORE_SRCS := src/page.c src/sizing.c src/publish.c src/ring.c src/reader.c src/stats.c
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := src/schema.c src/capture.c src/report.c
+READ_SRCS := src/schema.c src/capture.c src/report.c src/format.c src/render.c
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 READ_OBJS := $(READ_SRCS:src/%.c=$(B)/obj/%.o)
@@ -72,6 +72,8 @@ TEST_SCRIPTS := $(wildcard tests/t_*.sh)
 TSAN_TESTS := test_ring_torture
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
+BENCH_CFLAGS :=
+BENCH_LIBS :=
 BENCHES := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
@@ -144,7 +146,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-model
 	@echo "make test: all suites passed"
 
-test-normal: tests
+test-normal: tests check-symbols
 	@echo "== tests (normal build)"
 	$(Q)TB_BUILD=$(B) $(PROVE) $(TESTS) $(TEST_SCRIPTS)
 
@@ -174,7 +176,20 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -C fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
-bench: deps lib $(BENCHES)
+# The LTTng-UST peer is linked in when its headers are installed.
+HAVE_LTTNG := $(shell test -f /usr/include/x86_64-linux-gnu/lttng/tracepoint.h && echo 1)
+ifeq ($(HAVE_LTTNG),1)
+$(B)/bench/bench_write: BENCH_CFLAGS += -DHAVE_LTTNG -Ibench
+$(B)/bench/bench_write: BENCH_LIBS += $(B)/bench/lttng_peer.o -llttng-ust -ldl
+$(B)/bench/bench_write: $(B)/bench/lttng_peer.o
+$(B)/bench/lttng_peer.o: bench/lttng_peer.c bench/tb_lttng_tp.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
+endif
+
+bench: deps lib
+	$(Q)scripts/bench-deps.sh
+	$(Q)$(MAKE) --no-print-directory $(BENCHES)
 	$(Q)scripts/bench.sh $(B)
 
 # ---------------------------------------------------------------- install
@@ -193,7 +208,11 @@ install: all
 
 # Only tb_ symbols may leave the shared library.
 check-symbols: $(B)/libtracebuf.so
-	$(Q)! nm -D --defined-only $< | awk '$$2 ~ /[TDBR]/ {print $$3}' | grep -v '^tb_'
+	$(Q)if nm -D --defined-only $< | awk '$$2 ~ /[TDBRW]/ {print $$3}' | grep -v '^tb_'; then \
+		echo "check-symbols: the symbols above leak from libtracebuf.so"; exit 1; fi
+	$(Q)if ldd $< | grep '=>' | grep -v -E 'libc[.]so|ld-linux'; then \
+		echo "check-symbols: libtracebuf.so must depend on libc alone"; exit 1; fi
+	@echo "check-symbols: only tb_ symbols exported; libc is the only dependency"
 
 format:
 	clang-format -i src/*.c src/*.h include/tracebuf/*.h tools/*.c tests/*.c bench/*.c

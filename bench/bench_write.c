@@ -3,9 +3,11 @@
  *
  * Prints ns per event for an 8-byte payload written with tb_write and with
  * tb_reserve/tb_commit, one thread and two threads on two CPUs (each on its
- * own CPU buffer), next to a bare rdtsc loop and the kernel's trace_marker
- * (a write(2) into a private tracefs instance), all in the same run,
- * because absolute times on shared machines drift.  Best of BENCH_RUNS.
+ * own CPU buffer), next to a bare rdtsc loop, LTTng-UST (built with
+ * -DHAVE_LTTNG; scripts/bench.sh starts an overwrite-mode snapshot session
+ * so its events are really recorded) and the kernel's trace_marker (a
+ * write(2) into a private tracefs instance), all in the same run, because
+ * absolute times on shared machines drift.  Best of BENCH_RUNS.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +28,9 @@
 #define EVENTS (20 * 1000 * 1000)
 
 static struct tb_ring *ring;
+#ifdef HAVE_LTTNG
+void lttng_loop(long n); /* bench/lttng_peer.c */
+#endif
 static volatile uint64_t sink;
 
 static double now_ns(void)
@@ -159,6 +164,9 @@ int main(void)
 	w2 = measure(loop_write, 2, runs);
 	r1 = measure(loop_reserve, 1, runs);
 	marker = measure_trace_marker(runs);
+#ifdef HAVE_LTTNG
+	double l1 = measure(lttng_loop, 1, runs), l2 = measure(lttng_loop, 2, runs);
+#endif
 
 	printf("bench_write: 8-byte payload, %d M events per thread, best of %d, publish=%s\n", EVENTS / 1000000,
 	       runs, tb_ring_uses_rseq(ring) ? "rseq" : "try-lock");
@@ -166,6 +174,13 @@ int main(void)
 	printf("  tb_write, 1 thread          %6.2f ns/event\n", w1);
 	printf("  tb_write, 2 threads         %6.2f ns/event (aggregate), %.2fx the 1-thread rate\n", w2, w1 / w2);
 	printf("  tb_reserve+commit, 1 thread %6.2f ns/event\n", r1);
+#ifdef HAVE_LTTNG
+	printf("  LTTng-UST, 1 thread         %6.2f ns/event; tb_write takes %.2fx its time\n", l1, w1 / l1);
+	printf("  LTTng-UST, 2 threads        %6.2f ns/event (aggregate), %.2fx its 1-thread rate; tb_write %.2fx\n",
+	       l2, l1 / l2, w2 / l2);
+#else
+	printf("  LTTng-UST                   not built (liblttng-ust-dev missing)\n");
+#endif
 	if (marker > 0)
 		printf("  kernel trace_marker write   %6.2f ns/event; tb_write is %.0fx faster\n", marker,
 		       marker / w1);
