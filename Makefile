@@ -91,10 +91,12 @@ $(B)/obj/%.o: src/%.c $(HEADERS) Makefile
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) $(if $(filter $(READ_OBJS),$@),$(TEV_CFLAGS)) -c -o $@ $<
 
 $(B)/libtracebuf.a: $(CORE_OBJS)
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(B)/libtracebuf-read.a: $(READ_OBJS)
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
