@@ -79,26 +79,6 @@ static inline void pub32(struct publish *p, void *addr, uint32_t val)
 	p->st32[p->n32++].val = val;
 }
 
-/*
- * The fast form: one small record (header word, payload words, a last
- * partial word, zero words) plus last_ts, then the tail word.  Used for
- * records that need no stamp record and stay on the tail page.
- */
-struct publish_fast {
-	_Atomic uint64_t *word;
-	uint64_t expect;
-	uint64_t update;
-	uint8_t *dst;
-	const uint8_t *src;
-	uint64_t whole; /* payload bytes copied from src, a multiple of 4 */
-	uint32_t hdr;
-	uint32_t tailword;
-	uint32_t has_tail;
-	uint32_t nzero; /* zero words after the payload */
-	uint64_t *last_ts;
-	uint64_t ts;
-};
-
 #if defined(__x86_64__)
 #include <sys/rseq.h>
 
@@ -114,8 +94,19 @@ static inline unsigned tb_rseq_cpu(void)
 	return __atomic_load_n(&tb_rseq_area()->cpu_id_start, __ATOMIC_RELAXED);
 }
 
-/* PUB_OK, PUB_STALE or PUB_ABORT; see tb_publish_rseq for the labels. */
-static inline int tb_publish_fast(unsigned cpu, struct publish_fast *p)
+/*
+ * The fast form, all in registers: a compact record (header word with
+ * type_len 1..28, then len payload bytes, zero fill to its end) and
+ * last_ts, then the tail word.  last_ts[phase of the new tail word] sits
+ * 24 + 8 * phase bytes after the tail word (struct tb_cpu_ctl, bit 63).  The zero fill is one 8-byte store ending where the
+ * record ends (4 * type_len bytes after the header); the payload copy then
+ * overwrites what is payload.  PUB_OK, PUB_STALE or PUB_ABORT; the labels
+ * are those of tb_publish_rseq.
+ */
+static inline __attribute__((always_inline)) int tb_publish_small(unsigned cpu, _Atomic uint64_t *tail,
+								  uint64_t expect, uint64_t update,
+								  uint8_t *dst, uint32_t hdr, const void *src,
+								  uint64_t len, uint64_t ts)
 {
 	struct rseq *rs = tb_rseq_area();
 
@@ -127,57 +118,51 @@ static inline int tb_publish_fast(unsigned cpu, struct publish_fast *p)
 		".quad 1f, (2f - 1f), 4f\n\t"
 		".popsection\n\t"
 		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %[rseq_cs]\n\t"
+		"movq %%rax, 8(%[rs])\n\t"
 		"1:\n\t"
-		"cmpl %[cpu], %[cpu_id]\n\t"
+		"cmpl %[cpu], 4(%[rs])\n\t"
 		"jnz 4f\n\t"
-		"movq %c[o_word](%[p]), %%rsi\n\t"
-		"movq (%%rsi), %%rax\n\t"
-		"cmpq %c[o_expect](%[p]), %%rax\n\t"
+		"cmpq %[expect], (%[tail])\n\t"
 		"jnz %l[stale]\n\t"
-		"movq %c[o_dst](%[p]), %%rdi\n\t"
-		"movl %c[o_hdr](%[p]), %%eax\n\t"
-		"movl %%eax, (%%rdi)\n\t"
-		"addq $4, %%rdi\n\t"
-		"movq %c[o_src](%[p]), %%rdx\n\t"
-		"movq %c[o_whole](%[p]), %%rcx\n\t"
+		"movl %[hdr], %%eax\n\t"
+		"andl $31, %%eax\n\t"
+		"movq $0, -4(%[dst], %%rax, 4)\n\t"
+		"movl %[hdr], (%[dst])\n\t"
+		"leaq 4(%[dst]), %%rdi\n\t"
+		"movq %[src], %%rsi\n\t"
+		"movq %[len], %%rcx\n\t"
 		"5:\n\t"
 		"cmpq $8, %%rcx\n\t"
 		"jb 6f\n\t"
-		"movq (%%rdx), %%rax\n\t"
+		"movq (%%rsi), %%rax\n\t"
 		"movq %%rax, (%%rdi)\n\t"
-		"addq $8, %%rdx\n\t"
+		"addq $8, %%rsi\n\t"
 		"addq $8, %%rdi\n\t"
 		"subq $8, %%rcx\n\t"
 		"jmp 5b\n\t"
 		"6:\n\t"
-		"testq %%rcx, %%rcx\n\t"
-		"jz 7f\n\t"
-		"movl (%%rdx), %%eax\n\t"
+		"cmpq $4, %%rcx\n\t"
+		"jb 7f\n\t"
+		"movl (%%rsi), %%eax\n\t"
 		"movl %%eax, (%%rdi)\n\t"
+		"addq $4, %%rsi\n\t"
 		"addq $4, %%rdi\n\t"
+		"subq $4, %%rcx\n\t"
 		"7:\n\t"
-		"cmpl $0, %c[o_has_tail](%[p])\n\t"
-		"je 8f\n\t"
-		"movl %c[o_tailword](%[p]), %%eax\n\t"
-		"movl %%eax, (%%rdi)\n\t"
-		"addq $4, %%rdi\n\t"
+		"testq %%rcx, %%rcx\n\t"
+		"jz 8f\n\t"
+		"movb (%%rsi), %%al\n\t"
+		"movb %%al, (%%rdi)\n\t"
+		"incq %%rsi\n\t"
+		"incq %%rdi\n\t"
+		"decq %%rcx\n\t"
+		"jmp 7b\n\t"
 		"8:\n\t"
-		"movl %c[o_nzero](%[p]), %%ecx\n\t"
-		"9:\n\t"
-		"testl %%ecx, %%ecx\n\t"
-		"jz 10f\n\t"
-		"movl $0, (%%rdi)\n\t"
-		"addq $4, %%rdi\n\t"
-		"decl %%ecx\n\t"
-		"jmp 9b\n\t"
-		"10:\n\t"
-		"movq %c[o_last](%[p]), %%rdx\n\t"
-		"movq %c[o_ts](%[p]), %%rax\n\t"
-		"movq %%rax, (%%rdx)\n\t"
+		"movq %[update], %%rax\n\t"
+		"shrq $63, %%rax\n\t"
+		"movq %[ts], 24(%[tail], %%rax, 8)\n\t"
 		/* the commit */
-		"movq %c[o_update](%[p]), %%rax\n\t"
-		"movq %%rax, (%%rsi)\n\t"
+		"movq %[update], (%[tail])\n\t"
 		"2:\n\t"
 		".pushsection __rseq_failure, \"ax\"\n\t"
 		".byte 0x0f, 0xb9, 0x3d\n\t"
@@ -186,20 +171,9 @@ static inline int tb_publish_fast(unsigned cpu, struct publish_fast *p)
 		"jmp %l[aborted]\n\t"
 		".popsection\n\t"
 		:
-		: [p] "r"(p), [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
-		  [o_word] "i"(offsetof(struct publish_fast, word)),
-		  [o_expect] "i"(offsetof(struct publish_fast, expect)),
-		  [o_update] "i"(offsetof(struct publish_fast, update)),
-		  [o_dst] "i"(offsetof(struct publish_fast, dst)),
-		  [o_src] "i"(offsetof(struct publish_fast, src)),
-		  [o_whole] "i"(offsetof(struct publish_fast, whole)),
-		  [o_hdr] "i"(offsetof(struct publish_fast, hdr)),
-		  [o_tailword] "i"(offsetof(struct publish_fast, tailword)),
-		  [o_has_tail] "i"(offsetof(struct publish_fast, has_tail)),
-		  [o_nzero] "i"(offsetof(struct publish_fast, nzero)),
-		  [o_last] "i"(offsetof(struct publish_fast, last_ts)),
-		  [o_ts] "i"(offsetof(struct publish_fast, ts))
-		: "rax", "rcx", "rdx", "rsi", "rdi", "memory", "cc"
+		: [rs] "r"(rs), [cpu] "r"(cpu), [tail] "r"(tail), [expect] "r"(expect), [update] "r"(update),
+		  [dst] "r"(dst), [hdr] "r"(hdr), [src] "r"(src), [len] "r"(len), [ts] "r"(ts)
+		: "rax", "rcx", "rsi", "rdi", "memory", "cc"
 		: stale, aborted);
 	return PUB_OK;
 stale:

@@ -14,7 +14,8 @@
  *   I1  The bytes of the tail page below t_off(tail) are complete records
  *       and never change while the page is in the ring.
  *   I2  A record's time is >= the time of the record before it on the CPU
- *       (the clock is clamped to last_ts), so per-CPU time never goes back.
+ *       (the clock is clamped to last_ts[phase]), so per-CPU time never
+ *       goes back; the phase bit makes last_ts immune to abandoned sections.
  *   I3  Only a writer entering a page for a new lap changes what a slot
  *       holds, by compare-and-swap, and before any byte of it is written;
  *       the events it overwrites are added to overrun exactly once, by the
@@ -160,8 +161,9 @@ static void cpu_init(struct tb_region *r, struct tb_cpu_ctl *c)
 	atomic_init(&slot[0], s_make(0, n, 0));
 	atomic_init(&c->tail_hist[n & 1], h_make(n, 0));
 	atomic_init(&c->tail_hist[(n + 1) & 1], h_make(n - 1, 0));
-	atomic_init(&c->tail, t_make(0, 0, n, 0));
-	atomic_init(&c->last_ts, 0);
+	atomic_init(&c->tail, t_initial(n, 0));
+	atomic_init(&c->last_ts[0], 0);
+	atomic_init(&c->last_ts[1], 0);
 	for (uint32_t i = 0; i <= n; i++)
 		meta[i] = (struct tb_page_meta){0, 0, 0};
 	memset(cpu_page(r, c, 0), 0, r->subbuf_size);
@@ -198,6 +200,28 @@ static int choose_publish_mode(struct tb_ring *ring)
 	return !ring->opts.no_rseq && tb_rseq_available() && ncpu > 0 && ring->r->ncpus >= (unsigned)ncpu;
 }
 
+/* Per-CPU pointers for the write path: no multiply, no region header lookups. */
+static int handle_cache(struct tb_ring *ring)
+{
+	struct tb_region *r = ring->r;
+
+	free(ring->cpu);
+	free(ring->pages);
+	ring->cpu = calloc(r->ncpus, sizeof(*ring->cpu));
+	ring->pages = calloc(r->ncpus, sizeof(*ring->pages));
+	if (!ring->cpu || !ring->pages)
+		return -ENOMEM;
+	for (unsigned i = 0; i < r->ncpus; i++) {
+		ring->cpu[i] = region_cpu(r, i);
+		ring->pages[i] = cpu_page(r, ring->cpu[i], 0);
+	}
+	ring->data_size = tb_page_data_size(r->subbuf_size);
+	ring->subbuf_shift = (uint32_t)__builtin_ctz(r->subbuf_size);
+	ring->ncpus = r->ncpus;
+	ring->clock = r->clock;
+	return 0;
+}
+
 int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 {
 	struct tb_ring_opts d;
@@ -230,7 +254,11 @@ int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 	ring->r = mem;
 	region_init(ring->r, opts, &g);
 	ring->use_rseq = choose_publish_mode(ring);
-	ring->data_size = tb_page_data_size(ring->r->subbuf_size);
+	rc = handle_cache(ring);
+	if (rc < 0) {
+		tb_ring_destroy(ring);
+		return rc;
+	}
 	*out = ring;
 	return 0;
 }
@@ -241,6 +269,8 @@ void tb_ring_destroy(struct tb_ring *ring)
 		return;
 	if (ring->owns_mem)
 		free(ring->r);
+	free(ring->cpu);
+	free(ring->pages);
 	free(ring);
 }
 
@@ -274,8 +304,7 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 	ring->r = mem;
 	ring->opts = o;
 	region_init(ring->r, &o, &g);
-	ring->data_size = tb_page_data_size(ring->r->subbuf_size);
-	return 0;
+	return handle_cache(ring);
 }
 
 void tb_ring_set_recording(struct tb_ring *ring, int on)
@@ -332,37 +361,33 @@ struct snapshot {
 	uint64_t ts;
 };
 
-/* An event that fits on the tail page: delta, extend or absolute stamp. */
+/* An event that fits on the tail page: a delta, or a time extend before it. */
 static int build_append(struct tb_region *r, struct snapshot *s, const void *data, uint32_t len,
 			struct publish *p)
 {
-	uint32_t off = t_off(s->v.t), d = tb_page_data_size(r->subbuf_size);
+	uint32_t off = t_off(s->v.t), d = tb_page_data_size(r->subbuf_size), stamp = 0;
 	uint8_t *page = cpu_page(r, s->c, s->v.phys), *rec = page + TB_PAGE_HDR_SIZE + off;
 	uint64_t delta = 0, ts = s->ts;
-	int stamp = 0; /* 1 extend, 2 absolute */
 
-	if (off && t_tag(s->v.t) != ts_tag(s->last)) {
-		stamp = 2; /* last_ts was left by an abandoned section: be explicit */
-	} else if (off) {
+	if (off) {
 		if (ts < s->last)
 			ts = s->last; /* the clock stepped back (I2) */
 		delta = ts - s->last;
-		if (delta > TB_DELTA_MAX)
-			stamp = 1;
+		stamp = delta > TB_DELTA_MAX ? 8 : 0;
 	}
-	if (off + tbf_record_size(len) + (stamp ? 8 : 0) > d)
+	if (off + tbf_record_size(len) + stamp > d)
 		return 0;
 	pub_init(p, &s->c->tail, s->v.t);
 	if (stamp) {
-		pub64(p, rec, stamp == 1 ? tbf_time_extend(delta) : tbf_time_stamp(ts));
+		pub64(p, rec, tbf_time_extend(delta));
 		rec += 8;
 		delta = 0;
 	}
 	put_record(p, rec, (uint32_t)delta, data, len);
-	pub64(p, &s->c->last_ts, ts);
+	pub64(p, &s->c->last_ts[t_phase(s->v.t) ^ 1], ts);
 	if (off == 0) /* the first record of a fresh ring: it dates the page */
 		pub64(p, page, ts);
-	p->update = t_make(off + tbf_record_size(len) + (stamp ? 8 : 0), t_count(s->v.t) + 1, s->v.seq, ts);
+	p->update = t_append(s->v.t, tbf_record_size(len) + stamp);
 	return 1;
 }
 
@@ -427,9 +452,9 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const void *dat
 	pub64(p, page, s->ts);
 	pub64(p, page + 8, 0);
 	pub64(p, &s->c->tail_hist[next & 1], h_make(next, (uint32_t)phys));
-	pub64(p, &s->c->last_ts, s->ts);
+	pub64(p, &s->c->last_ts[t_phase(s->v.t) ^ 1], s->ts);
 	put_record(p, page + TB_PAGE_HDR_SIZE, 0, data, len);
-	p->update = t_make(tbf_record_size(len), 1, next, s->ts);
+	p->update = t_next(s->v.t, tbf_record_size(len), 1, next, (uint32_t)phys);
 	return 1;
 }
 
@@ -444,7 +469,7 @@ static int take_snapshot(struct tb_ring *ring, unsigned cpu, unsigned buf, struc
 	t = atomic_load_explicit(&s->c->tail, memory_order_acquire);
 	if (!tail_resolve(s->c, t, &s->v))
 		return 0;
-	s->last = atomic_load_explicit(&s->c->last_ts, memory_order_relaxed);
+	s->last = atomic_load_explicit(&s->c->last_ts[t_phase(t)], memory_order_relaxed);
 	s->ts = clock_read(r->clock, &r->counter);
 	return 1;
 }
@@ -487,68 +512,61 @@ static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const v
 }
 
 #if defined(__x86_64__)
-/*
- * The common case, kept short: a small record that goes on the tail page
- * with a plain delta, published by the fast section.  1 published, 0 not
- * this case (take the general path), -1 the snapshot went stale (retry).
- */
-static inline int append_fast(struct tb_ring *ring, const void *data, uint32_t len)
-{
-	struct tb_region *r = ring->r;
-	unsigned cpu = tb_rseq_cpu();
-	struct publish_fast p;
-	struct tb_cpu_ctl *c;
-	uint64_t t, h, last, ts;
-	uint32_t off, size, whole = len & ~3u;
+_Static_assert(offsetof(struct tb_cpu_ctl, last_ts) - offsetof(struct tb_cpu_ctl, tail) == 24,
+	       "tb_publish_small stores last_ts[phase] 24 + 8 * phase bytes after the tail word");
+_Static_assert(T_PHASE_SHIFT == 63, "tb_publish_small reads the phase from bit 63");
 
-	if (cpu >= r->ncpus || len > TBF_MAX_SMALL_DATA)
+/* tbf_record_size() of every compact payload length (0..112), for the fast path. */
+static const uint8_t small_record_size[TBF_MAX_SMALL_DATA + 1] = {
+	8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 16, 20, 20, 20,
+	20, 24, 24, 24, 24, 28, 28, 28, 28, 32, 32, 32, 32, 36, 36, 36,
+	36, 40, 40, 40, 40, 44, 44, 44, 44, 48, 48, 48, 48, 52, 52, 52,
+	52, 56, 56, 56, 56, 60, 60, 60, 60, 64, 64, 64, 64, 68, 68, 68,
+	68, 72, 72, 72, 72, 76, 76, 76, 76, 80, 80, 80, 80, 84, 84, 84,
+	84, 88, 88, 88, 88, 92, 92, 92, 92, 96, 96, 96, 96, 100, 100, 100,
+	100, 104, 104, 104, 104, 108, 108, 108, 108, 112, 112, 112, 112, 116, 116, 116,
+	116,
+};
+
+/*
+ * The common case, kept short: a compact record that goes on the tail page
+ * with a plain delta, published by the register-only section.  1 published,
+ * 0 not this case or the snapshot went stale: take the general path.
+ */
+static inline __attribute__((always_inline)) int append_fast(struct tb_ring *ring, const void *data,
+							     uint32_t len)
+{
+	unsigned cpu = tb_rseq_cpu();
+	struct tb_cpu_ctl *c;
+	uint64_t t, last, ts;
+	uint32_t off, size;
+
+	if ((cpu >= ring->ncpus) | (len > TBF_MAX_SMALL_DATA))
 		return 0;
-	c = region_cpu(r, cpu);
-	/* acquire: pairs with the section's final store (tail_hist, last_ts, page) */
+	c = ring->cpu[cpu];
+	/* acquire: pairs with the section's final store (last_ts, page bytes) */
 	t = atomic_load_explicit(&c->tail, memory_order_acquire);
-	/* acquire: same pairing; a torn pair fails the section's tail check */
-	h = atomic_load_explicit(&c->tail_hist[t_gen(t) & 1], memory_order_acquire);
-	last = atomic_load_explicit(&c->last_ts, memory_order_relaxed);
-	ts = r->clock == TB_CLOCK_TSC ? __rdtsc() : clock_read(r->clock, &r->counter);
+	last = atomic_load_explicit(&c->last_ts[t_phase(t)], memory_order_relaxed);
+	ts = ring->clock == TB_CLOCK_TSC ? __rdtsc() : clock_read(ring->clock, &ring->r->counter);
 	off = t_off(t);
-	size = tbf_record_size(len);
-	if ((h_seq(h) & T_MASK(T_GEN_BITS)) != t_gen(t) || off == 0 || t_tag(t) != ts_tag(last) ||
-	    ts < last || ts - last > TB_DELTA_MAX || off + size > ring->data_size)
+	size = small_record_size[len];
+	/* ts - last wraps to huge when the clock stepped back: one test covers both */
+	if ((off == 0) | (ts - last > TB_DELTA_MAX) | (off + size > ring->data_size))
 		return 0;
-	p.word = &c->tail;
-	p.expect = t;
-	p.update = t_make(off + size, t_count(t) + 1, h_seq(h), ts);
-	p.dst = cpu_page(r, c, h_phys(h)) + TB_PAGE_HDR_SIZE + off;
-	p.hdr = tb_rec_header((size - 4) / 4, (uint32_t)(ts - last));
-	p.src = data;
-	p.whole = whole;
-	p.has_tail = len & 3;
-	p.tailword = 0;
-	for (uint32_t i = 0; i < (len & 3); i++)
-		p.tailword |= (uint32_t)((const uint8_t *)data)[whole + i] << (8 * i);
-	p.nzero = (size - 4 - whole) / 4 - (p.has_tail ? 1 : 0);
-	p.last_ts = (uint64_t *)&c->last_ts;
-	p.ts = ts;
-	return tb_publish_fast(cpu, &p) == PUB_OK ? 1 : -1;
+	return tb_publish_small(cpu, &c->tail, t, t_append(t, size),
+				ring->pages[cpu] + ((uint64_t)t_phys(t) << ring->subbuf_shift) + TB_PAGE_HDR_SIZE + off,
+				tb_rec_header((size - 4) / 4, (uint32_t)(ts - last)), data, len, ts) == PUB_OK;
 }
 #endif
 
-static int append(struct tb_ring *ring, const void *data, uint32_t len)
+/* Everything but the fast case: stamps, page switches, refusals, the fallback. */
+static __attribute__((noinline)) int append_slow(struct tb_ring *ring, const void *data, uint32_t len)
 {
 	struct tb_region *r = ring->r;
 	unsigned busy = 0;
 
 	if (atomic_load_explicit(&r->record_disabled, memory_order_relaxed))
 		return -EAGAIN;
-#if defined(__x86_64__)
-	if (ring->use_rseq) {
-		int rc;
-		while ((rc = append_fast(ring, data, len)) < 0)
-			;
-		if (rc)
-			return 0;
-	}
-#endif
 	if (len > tb_page_max_payload(r->subbuf_size)) {
 		COUNT_REFUSED(ring, too_big);
 		return -E2BIG;
@@ -570,6 +588,17 @@ static int append(struct tb_ring *ring, const void *data, uint32_t len)
 		if (rc < 0)
 			return rc;
 	}
+}
+
+static inline int append(struct tb_ring *ring, const void *data, uint32_t len)
+{
+#if defined(__x86_64__)
+	/* relaxed: writers may see recording switched off a little late, like the kernel's */
+	if (ring->use_rseq && !atomic_load_explicit(&ring->r->record_disabled, memory_order_relaxed) &&
+	    append_fast(ring, data, len))
+		return 0;
+#endif
+	return append_slow(ring, data, len);
 }
 
 int tb_write(struct tb_ring *ring, const void *data, uint32_t len)

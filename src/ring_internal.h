@@ -7,10 +7,17 @@
 #include "tracebuf/ring.h"
 
 struct tb_ring {
-	struct tb_region *r; /* the shared, position-independent region */
-	int owns_mem;        /* heap region: freed with the handle */
-	int use_rseq;        /* publish with rseq sections (else try-lock) */
-	uint32_t data_size;  /* record bytes per sub-buffer */
+	/* What the write fast path reads, together. */
+	struct tb_region *r;     /* the shared, position-independent region */
+	struct tb_cpu_ctl **cpu; /* per CPU control blocks in r */
+	uint8_t **pages;         /* per CPU first page in r */
+	uint32_t ncpus;
+	uint32_t clock;
+	uint32_t data_size;    /* record bytes per sub-buffer */
+	uint32_t subbuf_shift; /* log2 of the sub-buffer size */
+	int use_rseq;          /* publish with rseq sections (else try-lock) */
+
+	int owns_mem; /* heap region: freed with the handle */
 	struct tb_ring_opts opts;
 };
 

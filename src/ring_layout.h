@@ -10,7 +10,7 @@
  *
  * Who writes what (the rule every other comment relies on):
  *
- *   cpu->tail, cpu->tail_hist[], cpu->last_ts, meta[], page bytes of the
+ *   cpu->tail, cpu->tail_hist[], cpu->last_ts[], meta[], page bytes of the
  *   tail page and of the page being claimed:
  *       only inside a publish section (publish.h) of a writer running on
  *       that CPU.  A section either completes as a whole or its final store
@@ -39,36 +39,56 @@
 
 /*
  * The tail word: everything a writer must see atomically to append.
- *   bits  0..16  off   data offset of the next record, in 4-byte units
- *   bits 17..32  count data records on the tail page
- *   bits 33..48  gen   low 16 bits of the tail page's sequence number
- *   bits 49..63  tag   low 15 bits of last_ts, so a last_ts left by an
- *                      abandoned section is (almost always) recognised as
- *                      stale; a miss costs one wrong delta, never a wrong byte
+ *   bits  0..16  off    data offset of the next record, in 4-byte units
+ *   bits 17..32  count  data records on the tail page
+ *   bits 33..48  phys   physical page the tail is on
+ *   bits 49..62  gen    low 14 bits of the tail page's sequence number
+ *   bit  63      phase  which last_ts[] holds the time of the last record
+ *
+ * Every publish flips the phase and writes the other last_ts[] entry, so a
+ * section abandoned after that store (but before the tail word) wrote an
+ * entry nobody reads: the published phase still names the right one.
  *
  * A writer's snapshot can only be mistaken for the current tail word after
- * 65536 page switches that end at the same offset, count and tag (ABA);
- * gen gets the wide field for that reason.
+ * 16384 page switches that end on the same page at the same offset, count
+ * and phase (ABA).
  */
 #define T_OFF_BITS 17
 #define T_COUNT_BITS 16
-#define T_GEN_BITS 16
-#define T_TAG_BITS 15
+#define T_PHYS_BITS 16
+#define T_GEN_BITS 14
 #define T_COUNT_SHIFT T_OFF_BITS
-#define T_GEN_SHIFT (T_COUNT_SHIFT + T_COUNT_BITS)
-#define T_TAG_SHIFT (T_GEN_SHIFT + T_GEN_BITS)
+#define T_PHYS_SHIFT (T_COUNT_SHIFT + T_COUNT_BITS)
+#define T_GEN_SHIFT (T_PHYS_SHIFT + T_PHYS_BITS)
+#define T_PHASE_SHIFT 63
 #define T_MASK(bits) ((1ull << (bits)) - 1)
 
 static inline uint32_t t_off(uint64_t t) { return (uint32_t)(t & T_MASK(T_OFF_BITS)) * 4; }
 static inline uint32_t t_count(uint64_t t) { return (uint32_t)((t >> T_COUNT_SHIFT) & T_MASK(T_COUNT_BITS)); }
+static inline uint32_t t_phys(uint64_t t) { return (uint32_t)((t >> T_PHYS_SHIFT) & T_MASK(T_PHYS_BITS)); }
 static inline uint32_t t_gen(uint64_t t) { return (uint32_t)((t >> T_GEN_SHIFT) & T_MASK(T_GEN_BITS)); }
-static inline uint64_t t_tag(uint64_t t) { return t >> T_TAG_SHIFT; }
-static inline uint64_t ts_tag(uint64_t ts) { return ts & T_MASK(T_TAG_BITS); }
+static inline unsigned t_phase(uint64_t t) { return (unsigned)(t >> T_PHASE_SHIFT); }
 
-static inline uint64_t t_make(uint32_t off_bytes, uint32_t count, uint64_t seq, uint64_t ts)
+/* The tail word after a publish from t onto page phys of sequence seq: the phase flips. */
+static inline uint64_t t_next(uint64_t t, uint32_t off_bytes, uint32_t count, uint64_t seq, uint32_t phys)
 {
 	return (uint64_t)(off_bytes / 4) | ((uint64_t)count << T_COUNT_SHIFT) |
-	       ((seq & T_MASK(T_GEN_BITS)) << T_GEN_SHIFT) | (ts_tag(ts) << T_TAG_SHIFT);
+	       ((uint64_t)phys << T_PHYS_SHIFT) | ((seq & T_MASK(T_GEN_BITS)) << T_GEN_SHIFT) |
+	       ((uint64_t)(t_phase(t) ^ 1) << T_PHASE_SHIFT);
+}
+
+/*
+ * The same tail word with one more record of size bytes on the same page:
+ * only off, count and phase change, so it is two additions and an xor.
+ */
+static inline uint64_t t_append(uint64_t t, uint32_t size)
+{
+	return (t + size / 4 + (1ull << T_COUNT_SHIFT)) ^ (1ull << T_PHASE_SHIFT);
+}
+
+static inline uint64_t t_initial(uint64_t seq, uint32_t phys)
+{
+	return ((seq & T_MASK(T_GEN_BITS)) << T_GEN_SHIFT) | ((uint64_t)phys << T_PHYS_SHIFT);
 }
 
 /*
@@ -140,7 +160,7 @@ struct tb_cpu_ctl {
 	/* Written only by publish sections on this CPU. */
 	_Alignas(TB_CACHELINE) _Atomic uint64_t tail;
 	_Atomic uint64_t tail_hist[2]; /* indexed by seq & 1 */
-	_Atomic uint64_t last_ts;
+	_Atomic uint64_t last_ts[2]; /* indexed by the tail word's phase */
 	/* Writers' and the reader's compare-and-swap target lives in slot[]. */
 	_Alignas(TB_CACHELINE) struct tb_counters cnt;
 	_Alignas(TB_CACHELINE) _Atomic uint32_t reader_lock;
