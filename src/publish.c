@@ -168,6 +168,7 @@ int tb_publish_locked(_Atomic uint32_t *lock, struct publish *p)
 	if (!atomic_compare_exchange_strong_explicit(lock, &free_, 1, memory_order_acquire,
 						     memory_order_relaxed))
 		return PUB_BUSY;
+	/* relaxed: the lock's acquire already orders it after the last holder's release */
 	if (atomic_load_explicit(p->word, memory_order_relaxed) == p->expect) {
 		do_stores(p);
 		/* release: readers' acquire of the tail word sees the record */

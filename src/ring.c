@@ -414,6 +414,7 @@ static int claim_next(struct tb_region *r, struct snapshot *s)
 		return atomic_compare_exchange_strong(slot, &cur, want) ? (int)phys : -EAGAIN;
 	}
 	if (!r->overwrite) {
+		/* relaxed: a statistic, read in stats snapshots */
 		atomic_fetch_add_explicit(&s->c->cnt.dropped, 1, memory_order_relaxed);
 		return -ENOSPC;
 	}
@@ -469,6 +470,7 @@ static int take_snapshot(struct tb_ring *ring, unsigned cpu, unsigned buf, struc
 	t = atomic_load_explicit(&s->c->tail, memory_order_acquire);
 	if (!tail_resolve(s->c, t, &s->v))
 		return 0;
+	/* relaxed: ordered after the tail word's acquire load above; the phase names the entry it published */
 	s->last = atomic_load_explicit(&s->c->last_ts[t_phase(t)], memory_order_relaxed);
 	s->ts = clock_read(r->clock, &r->counter);
 	return 1;
@@ -546,6 +548,7 @@ static inline __attribute__((always_inline)) int append_fast(struct tb_ring *rin
 	c = ring->cpu[cpu];
 	/* acquire: pairs with the section's final store (last_ts, page bytes) */
 	t = atomic_load_explicit(&c->tail, memory_order_acquire);
+	/* relaxed: after the acquire above; the phase names the entry that publish wrote */
 	last = atomic_load_explicit(&c->last_ts[t_phase(t)], memory_order_relaxed);
 	ts = ring->clock == TB_CLOCK_TSC ? __rdtsc() : clock_read(ring->clock, &ring->r->counter);
 	off = t_off(t);
@@ -565,6 +568,7 @@ static __attribute__((noinline)) int append_slow(struct tb_ring *ring, const voi
 	struct tb_region *r = ring->r;
 	unsigned busy = 0;
 
+	/* relaxed: writers may see recording switched off a little late, like the kernel's */
 	if (atomic_load_explicit(&r->record_disabled, memory_order_relaxed))
 		return -EAGAIN;
 	if (len > tb_page_max_payload(r->subbuf_size)) {

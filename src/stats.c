@@ -75,6 +75,7 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 	st->too_big = load(&c->cnt.too_big);
 	st->nested = load(&c->cnt.nested);
 	st->busy = load(&c->cnt.busy);
+	/* relaxed: after the tail word's acquire in tail_resolve; the phase names the entry */
 	st->newest_ts = atomic_load_explicit(&c->last_ts[t_phase(t)], memory_order_relaxed);
 	scan_held(r, c, &v, st);
 	tb_reader_unlock(c);

@@ -15,6 +15,7 @@ static const struct command {
 } commands[] = {
 	{"report", cmd_report, "print a capture directory or live tracefs instance as text"},
 	{"size", cmd_size, "kernel buffer sizing arithmetic for a per-CPU size"},
+	{"stats", cmd_stats, "a kernel's per-CPU stats with written, lost share and time window"},
 	{"demo", cmd_demo, "fill a small ring far past its size and show every read path"},
 };
 
