@@ -147,13 +147,26 @@ int tb_publish_rseq(unsigned cpu, struct publish *p)
 }
 #endif
 
+/*
+ * The section's stores, under the lock.  Aligned words may be read at the
+ * same time by readers holding an older snapshot (tail_hist, meta, page
+ * stamps), so they are stored as relaxed atomics; record bytes are only read
+ * after the tail word that publishes them (release below).
+ */
 static void do_stores(struct publish *p)
 {
-	for (uint32_t i = 0; i < p->n64; i++)
-		memcpy(p->st64[i].addr, &p->st64[i].val, 8);
+	for (uint32_t i = 0; i < p->n64; i++) {
+		if (((uintptr_t)p->st64[i].addr & 7) == 0)
+			__atomic_store_n(p->st64[i].addr, p->st64[i].val, __ATOMIC_RELAXED);
+		else
+			memcpy(p->st64[i].addr, &p->st64[i].val, 8);
+	}
 	for (uint32_t i = 0; i < p->n32; i++) {
 		uint32_t v = (uint32_t)p->st32[i].val;
-		memcpy(p->st32[i].addr, &v, 4);
+		if (((uintptr_t)p->st32[i].addr & 3) == 0)
+			__atomic_store_n(p->st32[i].addr, v, __ATOMIC_RELAXED);
+		else
+			memcpy(p->st32[i].addr, &v, 4);
 	}
 	if (p->len)
 		memcpy(p->dst, p->src, p->len);

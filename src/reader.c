@@ -63,7 +63,7 @@ static uint32_t page_limit(struct tb_region *r, struct tb_cpu_ctl *c, uint64_t s
 
 	tail_now(c, &v);
 	*writer_on = v.seq == seq;
-	return *writer_on ? t_off(v.t) : cpu_meta(r, c)[phys].len;
+	return *writer_on ? t_off(v.t) : meta_len(&cpu_meta(r, c)[phys]);
 }
 
 /* ------------------------------------------------------------ taking pages */
@@ -98,7 +98,7 @@ static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
 		rd->read_off = 0;
 		rd->read_idx = 0;
 		rd->next_seq = seq + 1;
-		cum = cpu_meta(r, c)[rd->held_phys].cum_before;
+		cum = meta_cum(&cpu_meta(r, c)[rd->held_phys]);
 		if (cum > rd->next_cum)
 			rd->pending_lost += cum - rd->next_cum;
 		rd->next_cum = cum;
@@ -131,7 +131,7 @@ static int peek_held(struct tb_region *r, struct tb_cpu_ctl *c, struct item *it,
 	if (rd->read_off >= limit)
 		return 0;
 	if (rd->read_off == 0)
-		rd->time = tbf_get64(page);
+		rd->time = page_ts(page);
 	if (tb_page_cursor_init_range(&cur, page, r->subbuf_size, rd->read_off, limit, rd->time) < 0)
 		return -EIO;
 	while ((rc = tb_page_next(&cur, &rec)) == 1) {
@@ -269,15 +269,17 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf)
 {
 	struct tb_reader_state *rd = &c->rd;
 	struct tb_page_meta *m = &cpu_meta(r, c)[rd->held_phys];
-	uint32_t d = tb_page_data_size(r->subbuf_size);
+	uint32_t d = tb_page_data_size(r->subbuf_size), len = meta_len(m), entries = meta_entries(m);
+	uint8_t *page = cpu_page(r, c, rd->held_phys);
 
-	memcpy(buf, cpu_page(r, c, rd->held_phys), TB_PAGE_HDR_SIZE + m->len);
-	memset(buf + TB_PAGE_HDR_SIZE + m->len, 0, d - m->len);
-	set_loss(buf, d, m->len, rd);
-	rd->next_cum = m->cum_before + m->entries;
+	tbf_put64(buf, page_ts(page));
+	memcpy(buf + TB_PAGE_HDR_SIZE, page + TB_PAGE_HDR_SIZE, len);
+	memset(buf + TB_PAGE_HDR_SIZE + len, 0, d - len);
+	set_loss(buf, d, len, rd);
+	rd->next_cum = meta_cum(m) + entries;
 	rd->held = 0;
 	/* relaxed: statistics */
-	atomic_fetch_add_explicit(&c->cnt.read, m->entries, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->cnt.read, entries, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->cnt.read_bytes, d, memory_order_relaxed);
 }
 
@@ -292,7 +294,7 @@ static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, ui
 	int rc;
 
 	if (rd->read_off == 0)
-		rd->time = tbf_get64(page);
+		rd->time = page_ts(page);
 	tbf_put64(buf, rd->time);
 	memcpy(buf + TB_PAGE_HDR_SIZE, page + TB_PAGE_HDR_SIZE + rd->read_off, n);
 	memset(buf + TB_PAGE_HDR_SIZE + n, 0, d - n);
@@ -382,9 +384,10 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 		int writer_on;
 		uint32_t limit = page_limit(r, c, rd->held_seq, rd->held_phys, &writer_on);
 		uint8_t *page = cpu_page(r, c, rd->held_phys);
-		uint64_t time = rd->read_off ? rd->time : tbf_get64(page);
+		uint64_t time = rd->read_off ? rd->time : page_ts(page);
 
-		memcpy(ic->copy, page, TB_PAGE_HDR_SIZE + limit);
+		tbf_put64(ic->copy, page_ts(page));
+		memcpy(ic->copy + TB_PAGE_HDR_SIZE, page + TB_PAGE_HDR_SIZE, limit);
 		if (rd->read_off <= limit &&
 		    tb_page_cursor_init_range(&ic->cur, ic->copy, r->subbuf_size, rd->read_off, limit, time) == 0) {
 			ic->active = 1;
@@ -395,7 +398,7 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 	tail_now(c, &v);
 	ic->end_seq = v.seq;
 	ic->end_off = t_off(v.t);
-	ic->end_cum = cpu_meta(r, c)[v.phys].cum_before + t_count(v.t);
+	ic->end_cum = meta_cum(&cpu_meta(r, c)[v.phys]) + t_count(v.t);
 }
 
 /*
@@ -423,11 +426,13 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 		if (s_seq(before) != seq || s_free(before))
 			continue; /* overwritten, or taken by a consuming reader */
 		phys = s_phys(before);
-		limit = seq < v.seq ? cpu_meta(r, c)[phys].len : t_off(v.t);
+		limit = seq < v.seq ? meta_len(&cpu_meta(r, c)[phys]) : t_off(v.t);
 		if (seq == ic->end_seq && limit > ic->end_off)
 			limit = ic->end_off;
-		cum = cpu_meta(r, c)[phys].cum_before;
-		memcpy(ic->copy, cpu_page(r, c, phys), TB_PAGE_HDR_SIZE + limit);
+		cum = meta_cum(&cpu_meta(r, c)[phys]);
+		/* the header's commit word may be changing: take the stamp alone */
+		tbf_put64(ic->copy, page_ts(cpu_page(r, c, phys)));
+		memcpy(ic->copy + TB_PAGE_HDR_SIZE, cpu_page(r, c, phys) + TB_PAGE_HDR_SIZE, limit);
 		/*
 		 * The seqlock re-check, as a compare-and-swap of the word with
 		 * itself: acq_rel keeps the copy before it, and success means no

@@ -418,7 +418,7 @@ static int claim_next(struct tb_region *r, struct snapshot *s)
 		atomic_fetch_add_explicit(&s->c->cnt.dropped, 1, memory_order_relaxed);
 		return -ENOSPC;
 	}
-	lost = cpu_meta(r, s->c)[phys].entries; /* final: the page is closed (I4) */
+	lost = meta_entries(&cpu_meta(r, s->c)[phys]); /* final: the page is closed (I4) */
 	/* seq_cst: the reader's take and this overwrite cannot both succeed */
 	if (!atomic_compare_exchange_strong(slot, &cur, want))
 		return -EAGAIN;
@@ -449,7 +449,7 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const void *dat
 	pub64(p, old + 8, off);
 	pub32(p, &meta[s->v.phys].entries, cnt);
 	pub32(p, &meta[s->v.phys].len, off);
-	pub64(p, &meta[phys].cum_before, meta[s->v.phys].cum_before + cnt);
+	pub64(p, &meta[phys].cum_before, meta_cum(&meta[s->v.phys]) + cnt);
 	pub64(p, page, s->ts);
 	pub64(p, page + 8, 0);
 	pub64(p, &s->c->tail_hist[next & 1], h_make(next, (uint32_t)phys));

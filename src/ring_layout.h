@@ -130,6 +130,17 @@ struct tb_page_meta {
 	uint32_t len;        /* real end of data, final once closed */
 };
 
+/*
+ * Readers' view of meta and of a page's time stamp.  relaxed: the writer's
+ * stores are ordered before the tail word that published them, which the
+ * reader loaded with acquire; for a page that may be re-entered meanwhile
+ * (the iterator) the slot re-check decides whether the value is used.
+ */
+static inline uint32_t meta_len(const struct tb_page_meta *m) { return __atomic_load_n(&m->len, __ATOMIC_RELAXED); }
+static inline uint32_t meta_entries(const struct tb_page_meta *m) { return __atomic_load_n(&m->entries, __ATOMIC_RELAXED); }
+static inline uint64_t meta_cum(const struct tb_page_meta *m) { return __atomic_load_n(&m->cum_before, __ATOMIC_RELAXED); }
+static inline uint64_t page_ts(const uint8_t *page) { return __atomic_load_n((const uint64_t *)page, __ATOMIC_RELAXED); }
+
 /* Counters: each refused or lost event lands in exactly one. */
 struct tb_counters {
 	_Atomic uint64_t overrun;        /* overwritten with their page */

@@ -29,10 +29,10 @@ static void scan_held(struct tb_region *r, struct tb_cpu_ctl *c, const struct ta
 	int found = 0;
 
 	if (rd->held) {
-		uint32_t limit = rd->held_seq == v->seq ? t_off(v->t) : meta[rd->held_phys].len;
+		uint32_t limit = rd->held_seq == v->seq ? t_off(v->t) : meta_len(&meta[rd->held_phys]);
 		if (rd->read_off < limit) {
 			st->bytes += limit - rd->read_off;
-			st->oldest_ts = *(uint64_t *)cpu_page(r, c, rd->held_phys);
+			st->oldest_ts = page_ts(cpu_page(r, c, rd->held_phys));
 			found = 1;
 		}
 	}
@@ -43,9 +43,9 @@ static void scan_held(struct tb_region *r, struct tb_cpu_ctl *c, const struct ta
 		uint64_t s = atomic_load_explicit(&slots[seq % r->nr_pages], memory_order_acquire);
 		if (s_seq(s) != seq || s_free(s))
 			continue;
-		st->bytes += seq == v->seq ? t_off(v->t) : meta[s_phys(s)].len;
+		st->bytes += seq == v->seq ? t_off(v->t) : meta_len(&meta[s_phys(s)]);
 		if (!found && (seq < v->seq || t_off(v->t))) {
-			st->oldest_ts = *(uint64_t *)cpu_page(r, c, s_phys(s));
+			st->oldest_ts = page_ts(cpu_page(r, c, s_phys(s)));
 			found = 1;
 		}
 	}
@@ -67,7 +67,7 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 	/* acquire: pairs with the publish's final store */
 	while (!tail_resolve(c, t = atomic_load_explicit(&c->tail, memory_order_acquire), &v))
 		;
-	st->written = cpu_meta(r, c)[v.phys].cum_before + t_count(t);
+	st->written = meta_cum(&cpu_meta(r, c)[v.phys]) + t_count(t);
 	st->overrun = load(&c->cnt.overrun);
 	st->commit_overrun = load(&c->cnt.commit_overrun);
 	st->dropped = load(&c->cnt.dropped);

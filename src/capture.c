@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: MIT
+/*
+ * capture.c - where raw sub-buffers come from: a capture directory copied
+ * from tracefs, or a live tracefs instance read through trace_pipe_raw.
+ *
+ * Both give the same thing: per CPU, a sequence of whole sub-buffers in the
+ * order the kernel handed them out, plus the schema (header_page, formats,
+ * comms, symbols) and the counters (stats) needed to print them.  A live
+ * instance is consumed as it is read, exactly like `trace_pipe_raw` readers
+ * do: pages come out oldest first and carry the kernel's lost flags.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tracebuf/capture.h"
+#include "tracebuf/page.h"
+
+#define MAX_CPUS 4096
+#define MAX_TEXT_FILE (256u << 20) /* kallsyms is ~5 MiB; anything near this is not ours */
+
+struct cpu_source {
+	char *path;      /* cpuN.raw or per_cpu/cpuN/trace_pipe_raw; NULL: no such CPU */
+	int fd;          /* -1 until first read */
+	uint64_t offset; /* of the next page */
+	uint64_t size;   /* capture file size */
+	bool done;
+	uint8_t *page;   /* one sub-buffer, lent out by next_page */
+	bool have_stats;
+	struct tb_cpu_stats stats;
+};
+
+/* Live: where the format of each event ID is, loaded when first needed. */
+struct event_file {
+	uint32_t id;
+	char *system;
+	char *path;
+};
+
+struct tb_capture {
+	char *dir;
+	char *root; /* live: the tracefs root holding saved_cmdlines etc. */
+	bool live;
+	struct tb_schema *schema;
+	size_t subbuf;
+	int slots;
+	struct cpu_source *cpus;
+	int online_cpus;
+	bool clock_ns;
+	char tracer[64];
+	char *prefix;
+	tb_diag_fn *diag;
+	void *diag_ctx;
+	bool quiet;
+	unsigned long problems;
+	struct event_file *index;
+	size_t nindex, index_cap;
+};
+
+/* ------------------------------------------------------------ problems */
+
+static void forward_diag(void *ctx, const struct tb_diag *d)
+{
+	struct tb_capture *c = ctx;
+
+	/* A quiet pass reads the same data again: its problems come later. */
+	if (c->quiet)
+		return;
+	c->problems++;
+	c->diag(c->diag_ctx, d);
+}
+
+void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset, const char *fmt,
+		       ...)
+{
+	struct tb_diag d = {.file = file, .offset = offset};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d.reason, sizeof(d.reason), fmt, ap);
+	va_end(ap);
+	forward_diag(c, &d);
+}
+
+void tb_capture_quiet(struct tb_capture *c, bool quiet)
+{
+	c->quiet = quiet;
+}
+
+unsigned long tb_capture_problems(const struct tb_capture *c)
+{
+	return c->problems;
+}
+
+/* ---------------------------------------------------------------- files */
+
+static char *path_join(const char *a, const char *b)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", a, b) < 0)
+		return NULL;
+	return p;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The whole file, NUL-terminated (tracefs files report size 0, so read to
+ * EOF).  NULL with errno set; ENOENT is the caller's business.
+ */
+static char *slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 0, n = 0;
+	char *buf = NULL, *grown;
+	ssize_t r;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? 2 * cap : 16384;
+			if (cap > MAX_TEXT_FILE || !(grown = realloc(buf, cap))) {
+				errno = cap > MAX_TEXT_FILE ? EFBIG : ENOMEM;
+				goto failed;
+			}
+			buf = grown;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto failed;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+failed:
+	r = errno;
+	close(fd);
+	free(buf);
+	errno = (int)r;
+	return NULL;
+}
+
+/* Read path and hand it to load(); a missing optional file is no problem. */
+static int load_file(struct tb_capture *c, const char *path, bool required,
+		     int (*load)(struct tb_schema *, const char *, const char *, size_t))
+{
+	size_t len;
+	char *text = slurp(path, &len);
+	int rc;
+
+	if (!text) {
+		if (errno == ENOENT && !required)
+			return 0;
+		tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+		return -errno;
+	}
+	rc = load(c->schema, path, text, len);
+	free(text);
+	return rc;
+}
+
+/* ------------------------------------------------------------- formats */
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int load_format_file(struct tb_capture *c, const char *path, const char *system)
+{
+	size_t len;
+	char *text = slurp(path, &len);
+	int rc;
+
+	if (!text) {
+		tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+		return 0; /* the event is just unknown; go on */
+	}
+	rc = tb_schema_load_format(c->schema, path, system, text, len);
+	free(text);
+	return rc == -ENOMEM ? rc : 0;
+}
+
+/* A capture dir holds SYSTEM/EVENT.format files. */
+static int load_system(struct tb_capture *c, const char *sysdir, const char *system)
+{
+	struct dirent **names;
+	int n = scandir(sysdir, &names, NULL, by_name), rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		size_t len = strlen(name);
+		char *path = NULL;
+		if (rc == 0 && name[0] != '.' && len > 7 && !strcmp(name + len - 7, ".format"))
+			path = path_join(sysdir, name);
+		if (path)
+			rc = load_format_file(c, path, system);
+		free(path);
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	return rc;
+}
+
+/* The number in a small tracefs file such as events/SYSTEM/EVENT/id. */
+static bool read_number_file(const char *path, uint32_t *out)
+{
+	char buf[32], *end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	unsigned long v;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path)
+{
+	struct event_file *e;
+
+	if (c->nindex == c->index_cap) {
+		size_t cap = c->index_cap ? 2 * c->index_cap : 256;
+		e = realloc(c->index, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		c->index = e;
+		c->index_cap = cap;
+	}
+	e = &c->index[c->nindex];
+	e->id = id;
+	e->system = strdup(system);
+	if (!e->system)
+		return -ENOMEM;
+	e->path = path;
+	c->nindex++;
+	return 0;
+}
+
+/*
+ * tracefs holds SYSTEM/EVENT/{id,format}.  A kernel has thousands of events
+ * and a trace uses a few, so only the IDs are read now; a format is loaded
+ * (and its problems reported) when a record of its ID shows up.
+ */
+static int index_system(struct tb_capture *c, const char *sysdir, const char *system)
+{
+	struct dirent **names;
+	int n = scandir(sysdir, &names, NULL, by_name), rc = 0;
+	char file[PATH_MAX];
+	uint32_t id;
+
+	for (int i = 0; i < n; i++) {
+		const char *event = names[i]->d_name;
+		snprintf(file, sizeof(file), "%s/%s/id", sysdir, event);
+		if (rc == 0 && event[0] != '.' && read_number_file(file, &id)) {
+			char *path = NULL;
+			snprintf(file, sizeof(file), "%s/%s/format", sysdir, event);
+			path = strdup(file);
+			rc = path ? add_to_index(c, id, system, path) : -ENOMEM;
+			if (rc < 0)
+				free(path);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	return rc;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct event_file *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* tb_format_loader_fn for a live instance. */
+static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
+{
+	struct tb_capture *c = ctx;
+	struct event_file key = {.id = id};
+	const struct event_file *e =
+		c->nindex ? bsearch(&key, c->index, c->nindex, sizeof(key), by_id) : NULL;
+
+	(void)s;
+	if (e)
+		load_format_file(c, e->path, e->system);
+}
+
+static int load_formats(struct tb_capture *c, const char *dir)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, by_name), rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *system = names[i]->d_name;
+		char *sysdir = system[0] == '.' ? NULL : path_join(dir, system);
+		if (sysdir && rc == 0 && is_dir(sysdir))
+			rc = c->live ? index_system(c, sysdir, system) : load_system(c, sysdir, system);
+		free(sysdir);
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	if (c->live && c->nindex) {
+		qsort(c->index, c->nindex, sizeof(*c->index), by_id);
+		tb_schema_set_loader(c->schema, load_by_id, c);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ metadata */
+
+/* "[local] global counter": the bracketed word, or "" if none. */
+static void clock_from_list(const char *text, char *out, size_t size)
+{
+	const char *open = strchr(text, '['), *close = open ? strchr(open, ']') : NULL;
+	size_t n = close ? (size_t)(close - open - 1) : 0;
+
+	if (n >= size)
+		n = 0;
+	memcpy(out, open ? open + 1 : "", n);
+	out[n] = '\0';
+}
+
+/* Clocks whose values are not nanoseconds (the kernel prints them raw). */
+static bool clock_counts_ns(const char *clock)
+{
+	return strcmp(clock, "counter") && strcmp(clock, "uptime") && strcmp(clock, "x86-tsc");
+}
+
+/* The value of "KEY: value" in text, copied to out; false if absent. */
+static bool meta_value(const char *text, const char *key, char *out, size_t size)
+{
+	size_t klen = strlen(key), n;
+	const char *p = text;
+
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ':') {
+			p += klen + 1;
+			p += strspn(p, " \t");
+			n = strcspn(p, "\n");
+			n = n < size ? n : size - 1;
+			memcpy(out, p, n);
+			out[n] = '\0';
+			return true;
+		}
+	return false;
+}
+
+static void read_tracer(struct tb_capture *c, const char *base)
+{
+	char *path = path_join(base, "current_tracer"), *text;
+	size_t len;
+
+	strcpy(c->tracer, "nop");
+	text = path ? slurp(path, &len) : NULL;
+	if (text && text[0] && strcspn(text, "\n") < sizeof(c->tracer)) {
+		memcpy(c->tracer, text, strcspn(text, "\n"));
+		c->tracer[strcspn(text, "\n")] = '\0';
+	}
+	free(text);
+	free(path);
+}
+
+/* Clock and #P: meta.txt of a capture, or the instance's own files. */
+static void read_meta(struct tb_capture *c)
+{
+	char *meta = c->live ? NULL : path_join(c->dir, "meta.txt");
+	char *clk = path_join(c->dir, "trace_clock");
+	char *text, value[256] = "", clock[64] = "";
+	size_t len;
+
+	if (meta && (text = slurp(meta, &len))) {
+		if (meta_value(text, "ncpus", value, sizeof(value)) && atoi(value) > 0)
+			c->online_cpus = atoi(value);
+		if (meta_value(text, "trace_clock", value, sizeof(value)))
+			clock_from_list(value, clock, sizeof(clock));
+		free(text);
+	}
+	if (!clock[0] && clk && (text = slurp(clk, &len))) {
+		clock_from_list(text, clock, sizeof(clock));
+		free(text);
+	}
+	c->clock_ns = clock_counts_ns(clock);
+	if (c->live)
+		c->online_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (c->online_cpus <= 0)
+		c->online_cpus = c->slots;
+	read_tracer(c, c->dir);
+	free(meta);
+	free(clk);
+}
+
+/* --------------------------------------------------------------- stats */
+
+/* "KEY: N" line of a stats file. */
+static bool stats_number(const char *text, const char *key, uint64_t *out)
+{
+	char value[64];
+	char *end;
+
+	if (!meta_value(text, key, value, sizeof(value)) || !value[0])
+		return false;
+	errno = 0;
+	*out = strtoull(value, &end, 10);
+	return errno == 0 && end != value && (*end == '\0' || *end == ' ');
+}
+
+static void read_stats(struct tb_capture *c, struct cpu_source *cpu, const char *path)
+{
+	size_t len;
+	char *text = slurp(path, &len);
+
+	if (!text) {
+		if (errno != ENOENT)
+			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+		return;
+	}
+	memset(&cpu->stats, 0, sizeof(cpu->stats));
+	cpu->have_stats = stats_number(text, "entries", &cpu->stats.entries) &&
+			  stats_number(text, "overrun", &cpu->stats.overrun);
+	if (!cpu->have_stats)
+		tb_capture_report(c, path, 0, "not a stats file: no 'entries:' and 'overrun:' lines");
+	stats_number(text, "commit overrun", &cpu->stats.commit_overrun);
+	stats_number(text, "dropped events", &cpu->stats.dropped);
+	stats_number(text, "read events", &cpu->stats.read);
+	free(text);
+}
+
+/* ---------------------------------------------------------------- CPUs */
+
+static int add_cpu(struct tb_capture *c, int cpu, char *path)
+{
+	if (cpu >= c->slots) {
+		struct cpu_source *grown = realloc(c->cpus, (size_t)(cpu + 1) * sizeof(*grown));
+		if (!grown) {
+			free(path);
+			return -ENOMEM;
+		}
+		memset(grown + c->slots, 0, (size_t)(cpu + 1 - c->slots) * sizeof(*grown));
+		for (int i = c->slots; i <= cpu; i++)
+			grown[i].fd = -1;
+		c->cpus = grown;
+		c->slots = cpu + 1;
+	}
+	c->cpus[cpu].path = path;
+	c->cpus[cpu].page = malloc(c->subbuf);
+	return c->cpus[cpu].page ? 0 : -ENOMEM;
+}
+
+/* "cpuN" + suffix exactly, N a plain decimal below MAX_CPUS; else -1. */
+static int cpu_number(const char *name, const char *suffix)
+{
+	char *end;
+	long n;
+
+	if (strncmp(name, "cpu", 3) || name[3] < '0' || name[3] > '9' ||
+	    (name[3] == '0' && name[4] >= '0' && name[4] <= '9'))
+		return -1;
+	n = strtol(name + 3, &end, 10);
+	return n < MAX_CPUS && !strcmp(end, suffix) ? (int)n : -1;
+}
+
+/* Capture dir: PREFIXcpuN.raw files, with PREFIXcpuN.stats next to them. */
+static int find_raw_files(struct tb_capture *c)
+{
+	struct dirent **names;
+	size_t plen = strlen(c->prefix);
+	int n = scandir(c->dir, &names, NULL, by_name), rc = 0;
+
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		int cpu = strncmp(name, c->prefix, plen) ? -1 : cpu_number(name + plen, ".raw");
+		char *path, stats[PATH_MAX];
+		if (cpu >= 0 && rc == 0) {
+			path = path_join(c->dir, name);
+			rc = path ? add_cpu(c, cpu, path) : -ENOMEM;
+			snprintf(stats, sizeof(stats), "%s/%scpu%d.stats", c->dir, c->prefix, cpu);
+			if (rc == 0)
+				read_stats(c, &c->cpus[cpu], stats);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+/* Live: per_cpu/cpuN/trace_pipe_raw; stats are read now, before consuming. */
+static int find_live_cpus(struct tb_capture *c)
+{
+	char *per_cpu = path_join(c->dir, "per_cpu"), dir[PATH_MAX];
+	struct dirent **names;
+	int n = per_cpu ? scandir(per_cpu, &names, NULL, by_name) : -1, rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		int cpu = cpu_number(names[i]->d_name, "");
+		if (cpu >= 0 && rc == 0) {
+			char *raw;
+			snprintf(dir, sizeof(dir), "%s/%s", per_cpu, names[i]->d_name);
+			raw = path_join(dir, "trace_pipe_raw");
+			rc = raw ? add_cpu(c, cpu, raw) : -ENOMEM;
+			strncat(dir, "/stats", sizeof(dir) - strlen(dir) - 1);
+			if (rc == 0)
+				read_stats(c, &c->cpus[cpu], dir);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	else
+		rc = -errno;
+	free(per_cpu);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- open */
+
+/* The tracefs root of an instance (…/instances/NAME → …), else dir itself. */
+static char *tracefs_root(const char *dir)
+{
+	char *root = realpath(dir, NULL), *slash;
+
+	if (!root)
+		return NULL;
+	slash = strrchr(root, '/');
+	if (slash && slash > root) {
+		*slash = '\0';
+		char *parent = strrchr(root, '/');
+		if (parent && !strcmp(parent + 1, "instances")) {
+			*parent = '\0';
+			return root;
+		}
+		*slash = '/';
+	}
+	return root;
+}
+
+static int load_live_schema(struct tb_capture *c)
+{
+	char *events = path_join(c->dir, "events");
+	char *root_events = path_join(c->root, "events");
+	char *hp = NULL, *he = NULL, *cmd = path_join(c->root, "saved_cmdlines");
+	char *printk = path_join(c->root, "printk_formats");
+	const char *evdir = events && is_dir(events) ? events : root_events;
+	int rc = -ENOMEM;
+
+	if (evdir && (hp = path_join(evdir, "header_page")) && (he = path_join(evdir, "header_event")) &&
+	    cmd && printk) {
+		rc = load_file(c, hp, true, tb_schema_load_header_page);
+		if (rc == 0) {
+			load_file(c, he, false, tb_schema_load_header_event);
+			rc = load_formats(c, evdir);
+		}
+		if (rc == 0) {
+			load_file(c, cmd, false, tb_schema_load_cmdlines);
+			load_file(c, printk, false, tb_schema_load_printk_formats);
+			load_file(c, "/proc/kallsyms", false, tb_schema_load_kallsyms);
+		}
+	}
+	free(events), free(root_events), free(hp), free(he), free(cmd), free(printk);
+	return rc;
+}
+
+static int load_capture_schema(struct tb_capture *c)
+{
+	static const struct {
+		const char *name;
+		int (*load)(struct tb_schema *, const char *, const char *, size_t);
+	} optional[] = {
+		{"header_event", tb_schema_load_header_event},
+		{"saved_cmdlines", tb_schema_load_cmdlines},
+		{"printk_formats", tb_schema_load_printk_formats},
+		{"kallsyms", tb_schema_load_kallsyms},
+	};
+	char *path = path_join(c->dir, "header_page");
+	int rc = path ? load_file(c, path, true, tb_schema_load_header_page) : -ENOMEM;
+
+	free(path);
+	for (size_t i = 0; rc == 0 && i < sizeof(optional) / sizeof(optional[0]); i++) {
+		path = path_join(c->dir, optional[i].name);
+		rc = path ? load_file(c, path, false, optional[i].load) : -ENOMEM;
+		rc = rc == -ENOMEM ? rc : 0;
+		free(path);
+	}
+	path = rc == 0 ? path_join(c->dir, "formats") : NULL;
+	if (path && is_dir(path))
+		rc = load_formats(c, path);
+	free(path);
+	return rc;
+}
+
+static int capture_init(struct tb_capture *c, const char *dir, const struct tb_capture_opts *o)
+{
+	char *per_cpu;
+
+	c->diag = o && o->diag ? o->diag : tb_diag_print;
+	c->diag_ctx = o && o->diag ? o->diag_ctx : NULL;
+	c->dir = strdup(dir);
+	/* "dir/" would make every message say "dir//file". */
+	for (size_t n = c->dir ? strlen(c->dir) : 0; n > 1 && c->dir[n - 1] == '/'; n--)
+		c->dir[n - 1] = '\0';
+	c->prefix = strdup(o && o->prefix ? o->prefix : "");
+	c->schema = tb_schema_new();
+	per_cpu = path_join(dir, "per_cpu");
+	if (!c->dir || !c->prefix || !c->schema || !per_cpu) {
+		free(per_cpu);
+		return -ENOMEM;
+	}
+	c->live = is_dir(per_cpu);
+	free(per_cpu);
+	tb_schema_set_diag(c->schema, forward_diag, c);
+	if (c->live && !(c->root = tracefs_root(dir)))
+		return -errno;
+	return 0;
+}
+
+int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
+{
+	struct tb_capture *c = calloc(1, sizeof(*c));
+	int rc;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	rc = capture_init(c, dir, opts);
+	if (rc == 0)
+		rc = c->live ? load_live_schema(c) : load_capture_schema(c);
+	if (rc == 0 && !(c->subbuf = tb_schema_subbuf_size(c->schema)))
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = c->live ? find_live_cpus(c) : find_raw_files(c);
+	if (rc < 0) {
+		tb_capture_close(c);
+		return rc;
+	}
+	read_meta(c);
+	*out = c;
+	return 0;
+}
+
+void tb_capture_close(struct tb_capture *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->slots; i++) {
+		if (c->cpus[i].fd >= 0)
+			close(c->cpus[i].fd);
+		free(c->cpus[i].path);
+		free(c->cpus[i].page);
+	}
+	free(c->cpus);
+	for (size_t i = 0; i < c->nindex; i++) {
+		free(c->index[i].system);
+		free(c->index[i].path);
+	}
+	free(c->index);
+	tb_schema_free(c->schema);
+	free(c->dir);
+	free(c->root);
+	free(c->prefix);
+	free(c);
+}
+
+/* ------------------------------------------------------------- queries */
+
+bool tb_capture_is_live(const struct tb_capture *c)
+{
+	return c->live;
+}
+
+int tb_capture_cpu_slots(const struct tb_capture *c)
+{
+	return c->slots;
+}
+
+bool tb_capture_has_cpu(const struct tb_capture *c, int cpu)
+{
+	return cpu >= 0 && cpu < c->slots && c->cpus[cpu].path;
+}
+
+int tb_capture_online_cpus(const struct tb_capture *c)
+{
+	return c->online_cpus;
+}
+
+size_t tb_capture_subbuf_size(const struct tb_capture *c)
+{
+	return c->subbuf;
+}
+
+const char *tb_capture_tracer(const struct tb_capture *c)
+{
+	return c->tracer;
+}
+
+bool tb_capture_clock_is_ns(const struct tb_capture *c)
+{
+	return c->clock_ns;
+}
+
+struct tb_schema *tb_capture_schema(struct tb_capture *c)
+{
+	return c->schema;
+}
+
+int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stats *out)
+{
+	if (!tb_capture_has_cpu(c, cpu) || !c->cpus[cpu].have_stats)
+		return -ENOENT;
+	*out = c->cpus[cpu].stats;
+	return 0;
+}
+
+/* --------------------------------------------------------------- pages */
+
+static int open_source(struct tb_capture *c, struct cpu_source *s)
+{
+	struct stat st;
+
+	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | (c->live ? O_NONBLOCK : 0));
+	if (s->fd < 0 || (!c->live && fstat(s->fd, &st) < 0)) {
+		int e = errno;
+		s->done = true;
+		if (c->live && e == ENODEV)
+			return 0; /* a possible but offline CPU has no buffer */
+		tb_capture_report(c, s->path, 0, "cannot open: %s", strerror(e));
+		return -e;
+	}
+	if (!c->live)
+		s->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* Capture file: pread the page at s->offset. */
+static int next_file_page(struct tb_capture *c, struct cpu_source *s)
+{
+	uint64_t left = s->size - s->offset;
+	ssize_t r;
+
+	if (left == 0)
+		return 0;
+	if (left < c->subbuf) {
+		tb_capture_report(c, s->path, s->offset, "file ends %llu bytes into a sub-buffer: its "
+				  "size %llu is not a multiple of the %zu-byte sub-buffer; the "
+				  "partial sub-buffer is skipped", (unsigned long long)left,
+				  (unsigned long long)s->size, c->subbuf);
+		return 0;
+	}
+	do
+		r = pread(s->fd, s->page, c->subbuf, (off_t)s->offset);
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)c->subbuf) {
+		int e = r < 0 ? errno : EIO;
+		tb_capture_report(c, s->path, s->offset, "read failed: %s", strerror(e));
+		return -e;
+	}
+	return 1;
+}
+
+/*
+ * trace_pipe_raw: one read() hands out one sub-buffer; a short read leaves
+ * the rest of that sub-buffer for the next read(), so keep reading until
+ * the page is whole.  EAGAIN means the buffer is empty.
+ */
+static int next_live_page(struct tb_capture *c, struct cpu_source *s)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < c->subbuf) {
+		r = read(s->fd, s->page + got, c->subbuf - got);
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0 || errno == EAGAIN || (errno == ENODEV && !got)) {
+			if (got)
+				tb_capture_report(c, s->path, s->offset, "sub-buffer cut short after "
+						  "%zu of %zu bytes", got, c->subbuf);
+			return 0;
+		}
+		tb_capture_report(c, s->path, s->offset + got, "read failed: %s", strerror(errno));
+		return -errno;
+	}
+	return 1;
+}
+
+int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page)
+{
+	struct cpu_source *s;
+	int rc;
+
+	if (!tb_capture_has_cpu(c, cpu))
+		return 0;
+	s = &c->cpus[cpu];
+	if (s->done)
+		return 0;
+	if (s->fd < 0 && (rc = open_source(c, s)) < 0)
+		return rc;
+	if (s->done)
+		return 0;
+	rc = c->live ? next_live_page(c, s) : next_file_page(c, s);
+	if (rc <= 0) {
+		s->done = true;
+		return rc;
+	}
+	page->data = s->page;
+	page->size = c->subbuf;
+	page->file = s->path;
+	page->file_offset = s->offset;
+	s->offset += c->subbuf;
+	return 1;
+}
+
+int tb_capture_rewind(struct tb_capture *c)
+{
+	if (c->live)
+		return -ESPIPE;
+	for (int i = 0; i < c->slots; i++) {
+		c->cpus[i].offset = 0;
+		c->cpus[i].done = false;
+	}
+	return 0;
+}
