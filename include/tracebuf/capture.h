@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/capture.h - raw sub-buffers per CPU, with what is needed to
+ * read them, from one of two sources:
+ *
+ *  - a capture directory: header_page, optional header_event,
+ *    formats/SYSTEM/EVENT.format, cpuN.raw (sub-buffers as read from
+ *    per_cpu/cpuN/trace_pipe_raw, back to back), and optionally cpuN.stats,
+ *    saved_cmdlines, kallsyms, printk_formats, meta.txt (ncpus,
+ *    trace_clock), trace_clock and current_tracer;
+ *  - a live tracefs instance (or the tracefs root): formats from its
+ *    events/ directory (or the top-level one), comms and printk formats
+ *    from the top level, symbols from /proc/kallsyms, per_cpu/cpuN/stats
+ *    read at open, and per_cpu/cpuN/trace_pipe_raw read with O_NONBLOCK,
+ *    one whole sub-buffer per read() until EAGAIN.  Reading CONSUMES the
+ *    instance's buffer.
+ *
+ * The sub-buffer size comes from header_page (data offset + data size).
+ *
+ * Ownership: tb_capture_open() returns a handle the caller closes with
+ * tb_capture_close(); it owns its schema, its open files and the page
+ * buffers that tb_capture_next_page() lends out.
+ */
+#ifndef TRACEBUF_CAPTURE_H
+#define TRACEBUF_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracebuf/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tb_capture;
+
+struct tb_capture_opts {
+	/* Raw and stats files are PREFIX "cpuN.raw" / PREFIX "cpuN.stats" (capture dirs). */
+	const char *prefix;
+	tb_diag_fn *diag; /* where problems go; NULL: tb_diag_print to stderr */
+	void *diag_ctx;
+};
+
+/*
+ * Open dir (a capture directory or a live instance; opts may be NULL).
+ * 0 with *out set, or negative errno: -ENOENT when dir has no header_page
+ * / per_cpu, -EINVAL when header_page is unusable (reported), -ENOMEM.
+ * Problems in optional files are reported and do not fail the open.
+ */
+int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out);
+void tb_capture_close(struct tb_capture *c);
+
+bool tb_capture_is_live(const struct tb_capture *c);
+/* CPU slots: the highest CPU number with data (raw file or per_cpu dir) + 1. */
+int tb_capture_cpu_slots(const struct tb_capture *c);
+/* Whether CPU cpu has a page source. */
+bool tb_capture_has_cpu(const struct tb_capture *c, int cpu);
+/* The #P of the trace header: online CPUs (meta.txt ncpus, or CPU slots). */
+int tb_capture_online_cpus(const struct tb_capture *c);
+size_t tb_capture_subbuf_size(const struct tb_capture *c);
+/* The instance's tracer ("nop" unless current_tracer says otherwise). */
+const char *tb_capture_tracer(const struct tb_capture *c);
+/* Whether the trace clock counts nanoseconds (all but counter, uptime, x86-tsc). */
+bool tb_capture_clock_is_ns(const struct tb_capture *c);
+/* The schema (borrowed; owned by the capture). */
+struct tb_schema *tb_capture_schema(struct tb_capture *c);
+
+/* per_cpu/cpuN/stats, as read before any page was consumed. */
+struct tb_cpu_stats {
+	uint64_t entries, overrun, commit_overrun, dropped, read;
+};
+/* 0, or -ENOENT when there is no (usable) stats file for cpu. */
+int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stats *out);
+
+/* One sub-buffer, lent until the next tb_capture_next_page() for that CPU. */
+struct tb_raw_page {
+	const uint8_t *data;
+	size_t size;          /* the sub-buffer size */
+	const char *file;     /* where it was read from */
+	uint64_t file_offset; /* byte offset of the page in that file or stream */
+};
+
+/*
+ * The CPU's next sub-buffer: 1 with *page filled, 0 when there are no more
+ * (a live buffer is empty, EAGAIN), negative errno on a read error (then
+ * reported; the CPU is finished).  A trailing partial sub-buffer in a raw
+ * file is reported and skipped.
+ */
+int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page);
+/* Start every CPU again from its first page (capture dirs only: -ESPIPE live). */
+int tb_capture_rewind(struct tb_capture *c);
+
+/* Report a problem through the capture's diag callback (and count it). */
+void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Mute (true) or restore the diag callback, e.g. for a counting pass. */
+void tb_capture_quiet(struct tb_capture *c, bool quiet);
+/* Problems reported so far (schema loading included). */
+unsigned long tb_capture_problems(const struct tb_capture *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/report.h - decoded events as the text of the kernel's `trace`
+ * file.
+ *
+ * tb_render_event() prints one event the way the kernel does: TASK-PID,
+ * [CPU], the five irqs-off / need-resched / hardirq-softirq / preempt-depth
+ * / migrate-disable columns, the time stamp, the event name and its fields
+ * (rendered by libtraceevent from the event's print fmt; the ftrace
+ * internal events print, bprint, bputs and raw_data are laid out the way
+ * the kernel's own output functions do).
+ *
+ * tb_report_write() prints a whole capture or live instance: the `trace`
+ * header, then the events of all CPUs merged by time stamp, with a
+ * "CPU:N [LOST M EVENTS]" line (or "CPU:N [LOST EVENTS]" when the count
+ * was not stored) before the first event of every sub-buffer that carries
+ * the lost flag.  Damaged input is reported through the capture's
+ * tb_diag_fn (file, byte offset, reason) and skipped; decoding goes on.
+ *
+ * Ownership: nothing here keeps a pointer past the call; the capture, the
+ * schema and the FILE * stay the caller's.
+ */
+#ifndef TRACEBUF_REPORT_H
+#define TRACEBUF_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracebuf/capture.h"
+#include "tracebuf/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One event record: where it was written, when, and its payload. */
+struct tb_event_ref {
+	int cpu;
+	uint64_t ts;      /* clock value; nanoseconds for nanosecond clocks */
+	const void *data; /* payload, common header first; borrowed */
+	uint32_t len;     /* payload bytes */
+};
+
+struct tb_render_opts {
+	bool ns_clock; /* print ts as seconds.microseconds (else the raw count) */
+};
+
+enum {
+	TB_RENDER_OK = 0,
+	TB_RENDER_UNKNOWN = 1, /* no format for the ID: "[UNKNOWN EVENT id=N]" printed */
+};
+
+/*
+ * Print ev as one `trace` line, newline included.  Returns TB_RENDER_OK,
+ * TB_RENDER_UNKNOWN, or -EINVAL when the record does not hold what its
+ * format describes: nothing is printed then and *err says why (err->offset
+ * relative to the payload start, err->file untouched).
+ */
+int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
+		    const struct tb_render_opts *opts, FILE *out, struct tb_diag *err);
+
+/*
+ * The comment lines the kernel's `trace` file starts with (default options:
+ * irq-info on, no tgid column): tracer, entries-in-buffer/entries-written
+ * and #P, and the column legend.
+ */
+void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t written,
+		      int cpus);
+
+struct tb_report_opts {
+	bool no_header; /* events only */
+};
+
+struct tb_report_totals {
+	uint64_t events;         /* event lines printed, unknown ones included */
+	uint64_t unknown_events; /* of which "[UNKNOWN EVENT id=N]" */
+	uint64_t bad_records;    /* records reported and left out */
+	uint64_t pages;          /* sub-buffers read */
+	uint64_t bad_pages;      /* sub-buffers that failed to decode (wholly or in part) */
+	uint64_t lost_lines;     /* "CPU:N [LOST ...]" lines printed */
+	uint64_t lost_events;    /* sum of their counts */
+	uint64_t entries, written; /* the header's E/W */
+	unsigned long problems;  /* all problems reported, loading included */
+};
+
+/*
+ * Print the whole report.  0 if no problem was reported, 1 if some input
+ * was damaged (all the rest is printed), negative errno if the report
+ * could not be written.  totals may be NULL.
+ */
+int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts *opts,
+		    struct tb_report_totals *totals);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

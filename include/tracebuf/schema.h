@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/schema.h - what the kernel says about its trace data, and the
+ * handle that turns records into text.
+ *
+ * The kernel describes its data in text files: events/header_page (the
+ * sub-buffer header), events/header_event (the record header) and one
+ * format file per event (name, ID, field layout, print fmt).  The parsers
+ * here read them strictly and report every problem with the byte offset in
+ * the file and the reason.  A schema collects the parsed events by ID
+ * together with a libtraceevent handle (which does the actual print-fmt
+ * rendering) and the lookup tables text output needs: saved_cmdlines,
+ * kallsyms and printk_formats.
+ *
+ * Ownership: tb_schema_new() returns a handle that the caller frees with
+ * tb_schema_free(); it owns its libtraceevent handle and everything loaded
+ * into it.  The load functions copy what they keep, so the caller's text
+ * buffers can be freed right after.  tb_format_parse() fills a struct
+ * tb_format whose field array the caller releases with tb_format_release().
+ * A schema is not thread-safe: use it from one thread at a time.
+ */
+#ifndef TRACEBUF_SCHEMA_H
+#define TRACEBUF_SCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ problems */
+
+#define TB_DIAG_REASON_MAX 200
+
+/* One problem in the input: which file, where in it, and what is wrong. */
+struct tb_diag {
+	const char *file;                 /* path of the input, "" if none */
+	uint64_t offset;                  /* byte offset inside that input */
+	char reason[TB_DIAG_REASON_MAX];  /* human-readable, no newline */
+};
+
+/* Receives each problem as it is found; d is only valid during the call. */
+typedef void tb_diag_fn(void *ctx, const struct tb_diag *d);
+
+/*
+ * A tb_diag_fn that prints "tracebuf: FILE: byte OFFSET: REASON" to the
+ * FILE * passed as ctx (stderr when ctx is NULL).
+ */
+void tb_diag_print(void *ctx, const struct tb_diag *d);
+
+/* ------------------------------------------------------- text parsers */
+
+#define TB_NAME_MAX 128 /* longest event, system or field name + 1 */
+
+/* Where each part of a sub-buffer lives, from events/header_page. */
+struct tb_header_page {
+	uint32_t timestamp_offset, timestamp_size;
+	uint32_t commit_offset, commit_size;
+	uint32_t data_offset, data_size; /* subbuf size = data_offset + data_size */
+};
+
+/*
+ * Parse header_page.  Only the layout the page codec decodes is accepted
+ * (64-bit commit word, data at byte 16, 4 KiB << 0..7 sub-buffers).
+ * 0 or -EINVAL with *err filled (err->file is left as it was).
+ */
+int tb_header_page_parse(const char *text, size_t len, struct tb_header_page *out,
+			 struct tb_diag *err);
+
+/*
+ * Check header_event: 5-bit type_len, 27-bit time_delta, padding 29, time
+ * extend 30, time stamp 31, data up to type_len 28.  0 or -EINVAL.
+ */
+int tb_header_event_parse(const char *text, size_t len, struct tb_diag *err);
+
+enum tb_field_kind {
+	TB_FIELD_STATIC = 0, /* bytes at offset..offset+size */
+	TB_FIELD_DATA_LOC,   /* u32: offset (low 16 bits) and length of the data */
+	TB_FIELD_REL_LOC,    /* like DATA_LOC, offset counted from the field's end */
+};
+
+struct tb_field {
+	char name[TB_NAME_MAX];
+	uint32_t offset;
+	uint32_t size; /* 0 for a trailing flexible array: the rest of the record */
+	enum tb_field_kind kind;
+	bool is_signed;
+	bool is_string; /* a char array or a dynamic char[] */
+};
+
+/* One event's format file. */
+struct tb_format {
+	char name[TB_NAME_MAX];
+	uint32_t id;               /* common_type of its records, 1..65535 */
+	size_t id_offset;          /* byte offset of the "ID:" line */
+	uint32_t min_size;         /* bytes a record needs to hold every field */
+	size_t nfields;            /* common fields included */
+	struct tb_field *fields;   /* owned; freed by tb_format_release() */
+	size_t print_fmt_offset;   /* byte offset of the "print fmt:" line */
+};
+
+/*
+ * Parse a format file: name, ID, the field lines and the print fmt line, in
+ * the kernel's order.  The common header must have the kernel's layout
+ * (common_type u16 @0, common_flags u8 @2, common_preempt_count u8 @3,
+ * common_pid s32 @4), fields must not overlap it or exceed a sub-buffer.
+ * 0, -EINVAL with *err filled, or -ENOMEM.
+ */
+int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct tb_diag *err);
+void tb_format_release(struct tb_format *f);
+/* The field called name, or NULL. */
+const struct tb_field *tb_format_field(const struct tb_format *f, const char *name);
+
+/* -------------------------------------------------------------- schema */
+
+struct tb_schema;
+struct tep_handle; /* libtraceevent */
+
+/* NULL when out of memory. */
+struct tb_schema *tb_schema_new(void);
+void tb_schema_free(struct tb_schema *s);
+
+/* Where problems go (default: tb_diag_print to stderr). */
+void tb_schema_set_diag(struct tb_schema *s, tb_diag_fn *fn, void *ctx);
+/* How many problems the schema has reported so far. */
+unsigned long tb_schema_problems(const struct tb_schema *s);
+
+/*
+ * Loaders.  file names the input in messages; text need not end in NUL.
+ * Each returns 0, -EINVAL (problem reported; for a format file the event
+ * is left out) or -ENOMEM.  saved_cmdlines lines that do not parse are
+ * reported and skipped.
+ */
+int tb_schema_load_header_page(struct tb_schema *s, const char *file, const char *text,
+			       size_t len);
+int tb_schema_load_header_event(struct tb_schema *s, const char *file, const char *text,
+				size_t len);
+int tb_schema_load_format(struct tb_schema *s, const char *file, const char *system,
+			  const char *text, size_t len);
+int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *text, size_t len);
+int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len);
+int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
+				  size_t len);
+
+/* Sub-buffer size from header_page; 0 until one was loaded. */
+size_t tb_schema_subbuf_size(const struct tb_schema *s);
+/* Number of events loaded. */
+size_t tb_schema_event_count(const struct tb_schema *s);
+/* Whether kernel symbols were loaded (so %ps and ip labels resolve). */
+bool tb_schema_has_symbols(const struct tb_schema *s);
+
+/* The format of event id and its system name, or NULL if not loaded. */
+const struct tb_format *tb_schema_event(const struct tb_schema *s, uint32_t id,
+					const char **system);
+
+/*
+ * Formats can be loaded on demand (a live kernel has thousands of events and
+ * a trace uses a few): the loader is called the first time a missing ID is
+ * looked up with tb_schema_find_event(), and may call tb_schema_load_format().
+ */
+typedef void tb_format_loader_fn(void *ctx, struct tb_schema *s, uint32_t id);
+void tb_schema_set_loader(struct tb_schema *s, tb_format_loader_fn *fn, void *ctx);
+/* tb_schema_event(), asking the loader (once per ID) for a missing ID. */
+const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
+					     const char **system);
+
+/*
+ * Check that a record of event f (len payload bytes) holds every field the
+ * format describes: fixed fields inside the record, dynamic fields pointing
+ * inside it, dynamic strings NUL-terminated.  0 or -EINVAL with err->offset
+ * relative to the payload start.
+ */
+int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t len,
+			   struct tb_diag *err);
+
+/* The libtraceevent handle; borrowed, owned by the schema. */
+struct tep_handle *tb_schema_tep(struct tb_schema *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

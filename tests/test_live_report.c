@@ -1,0 +1,286 @@
+/*
+ * `tracebuf report` on a live tracefs instance, against the kernel's own
+ * `trace` text of that instance.
+ *
+ * Creates instances/tb-test-PID with an 8 KiB, overwriting buffer, writes
+ * enough trace_marker lines from each CPU to overrun it several times,
+ * stops tracing, saves the instance's `trace` and per-CPU stats, then runs
+ * the real CLI on the instance (which consumes it).  The event lines and the
+ * header must equal `trace`, and every CPU's LOST count must equal the
+ * overrun of its stats.  The instance is removed afterwards, also when a
+ * check fails or the test is killed.  Needs root and tracefs; skips
+ * otherwise.  The top-level buffer is never written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/tap.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define MARKERS_PER_CPU 3000
+#define HEADER_LINES 12
+#define MAX_CPUS 2 /* writers; more CPUs only make the test slower */
+
+static char instance[256];
+
+/* Remove the instance; safe to call from a signal handler (rmdir only). */
+static void remove_instance(void)
+{
+	if (instance[0])
+		rmdir(instance);
+}
+
+static void on_signal(int sig)
+{
+	remove_instance();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void remove_on_exit(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGABRT, SIGSEGV, SIGBUS};
+
+	atexit(remove_instance);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], on_signal);
+}
+
+static int write_file(const char *name, const char *value)
+{
+	char path[512];
+	int fd, ok_;
+
+	snprintf(path, sizeof(path), "%s/%s", instance, name);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ok_ = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
+	close(fd);
+	return ok_ ? 0 : -EIO;
+}
+
+static char *read_file(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", instance, name);
+	return tap_slurp(path, NULL);
+}
+
+/* tracefs mounted at TRACEFS, mounting it if needed; false if impossible. */
+static bool have_tracefs(void)
+{
+	struct stat st;
+
+	if (stat(TRACEFS "/instances", &st) == 0)
+		return true;
+	mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	return stat(TRACEFS "/instances", &st) == 0;
+}
+
+/* A child pinned to cpu writes n markers, one write() each. */
+static pid_t spawn_writer(int cpu, int n)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		cpu_set_t set;
+		char path[512], line[64];
+		int fd;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		snprintf(path, sizeof(path), "%s/trace_marker", instance);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0 || (fd = open(path, O_WRONLY)) < 0)
+			_exit(1);
+		for (int i = 0; i < n; i++) {
+			int len = snprintf(line, sizeof(line), "tb-live c%d n%07d\n", cpu, i);
+			if (write(fd, line, (size_t)len) != len)
+				_exit(1);
+		}
+		close(fd);
+		_exit(0);
+	}
+	return pid;
+}
+
+static int online_writers(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
+}
+
+/* ------------------------------------------------------------ checking */
+
+struct lines {
+	char *text;
+	char **v;
+	size_t n;
+};
+
+static void split(char *text, struct lines *l)
+{
+	size_t cap = 0;
+
+	l->text = text;
+	l->v = NULL;
+	l->n = 0;
+	for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (l->n == cap)
+			l->v = realloc(l->v, (cap = cap ? 2 * cap : 1024) * sizeof(*l->v));
+		l->v[l->n++] = p;
+	}
+}
+
+static bool is_event(const char *s)
+{
+	return s[0] != '#' && strncmp(s, "CPU:", 4) != 0;
+}
+
+static long long stat_value(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+
+	return p ? atoll(p + strlen(key)) : -1;
+}
+
+static char *run_report(int *status)
+{
+	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
+	char cmd[600], buf[65536], *out = NULL;
+	size_t len = 0, n;
+	FILE *p, *m;
+
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s", b, instance);
+	p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	m = open_memstream(&out, &len);
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		fwrite(buf, 1, n, m);
+	fclose(m);
+	*status = pclose(p);
+	return out;
+}
+
+static void compare_events(const struct lines *ours, const struct lines *kernel)
+{
+	size_t i = 0, j = 0, same = 0, n_ours = 0, n_kernel = 0;
+
+	for (size_t k = 0; k < ours->n; k++)
+		n_ours += is_event(ours->v[k]);
+	for (size_t k = 0; k < kernel->n; k++)
+		n_kernel += is_event(kernel->v[k]);
+	is_int(n_ours, n_kernel, "as many event lines as the instance's trace");
+	while (i < ours->n && j < kernel->n) {
+		if (!is_event(ours->v[i])) {
+			i++;
+		} else if (!is_event(kernel->v[j])) {
+			j++;
+		} else {
+			if (!strcmp(ours->v[i], kernel->v[j]))
+				same++;
+			else if (same + 5 > i)
+				diag("ours:   %s\n# kernel: %s", ours->v[i], kernel->v[j]);
+			i++, j++;
+		}
+	}
+	is_int(same, n_kernel, "every event line equals the kernel's byte for byte");
+}
+
+static void check_lost(const struct lines *ours, int cpu, const char *stats)
+{
+	long long overrun = stat_value(stats, "overrun: ");
+	char want[64];
+	size_t found = 0;
+
+	snprintf(want, sizeof(want), "CPU:%d [LOST %lld EVENTS]", cpu, overrun);
+	for (size_t i = 0; i < ours->n; i++)
+		if (!strncmp(ours->v[i], "CPU:", 4) && atoi(ours->v[i] + 4) == cpu) {
+			found++;
+			is_str(ours->v[i], want, "cpu%d: the LOST line carries the stats overrun", cpu);
+		}
+	ok(overrun > 0, "cpu%d: the buffer was overrun (%lld events)", cpu, overrun);
+	is_int(found, 1, "cpu%d: exactly one LOST line", cpu);
+}
+
+int main(void)
+{
+	int writers = online_writers(), status;
+	char *stats[MAX_CPUS], *kernel_text, *report, name[64];
+	struct lines ours, kernel;
+
+	if (geteuid() != 0)
+		skip_all("needs root to create a tracefs instance");
+	if (!have_tracefs())
+		skip_all("tracefs is not available at " TRACEFS);
+	snprintf(instance, sizeof(instance), TRACEFS "/instances/tb-test-%d", (int)getpid());
+	remove_on_exit();
+	if (mkdir(instance, 0755) < 0) {
+		instance[0] = '\0';
+		skip_all("cannot create a tracefs instance");
+	}
+	alarm(120);
+	ok(write_file("buffer_size_kb", "8") == 0 && write_file("options/overwrite", "1") == 0 &&
+		   write_file("tracing_on", "1") == 0,
+	   "instance %s: 8 KiB per CPU, overwrite on", instance);
+	for (int cpu = 0; cpu < writers; cpu++) {
+		pid_t pid = spawn_writer(cpu, MARKERS_PER_CPU);
+		ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+			   WEXITSTATUS(status) == 0,
+		   "cpu%d: %d markers written", cpu, MARKERS_PER_CPU);
+	}
+	ok(write_file("tracing_on", "0") == 0, "tracing stopped");
+
+	kernel_text = read_file("trace");
+	for (int cpu = 0; cpu < writers; cpu++) {
+		snprintf(name, sizeof(name), "per_cpu/cpu%d/stats", cpu);
+		stats[cpu] = read_file(name);
+	}
+	report = run_report(&status);
+	ok(report && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "tracebuf report on the instance: exit status 0");
+	split(kernel_text, &kernel);
+	split(report, &ours);
+
+	ok(ours.n >= HEADER_LINES && kernel.n >= HEADER_LINES, "both have a header");
+	for (int i = 0; i < HEADER_LINES && i < (int)ours.n && i < (int)kernel.n; i++)
+		is_str(ours.v[i], kernel.v[i], "header line %d equals the kernel's", i + 1);
+	compare_events(&ours, &kernel);
+	for (int cpu = 0; cpu < writers; cpu++) {
+		char *after;
+		check_lost(&ours, cpu, stats[cpu]);
+		snprintf(name, sizeof(name), "per_cpu/cpu%d/stats", cpu);
+		after = read_file(name);
+		is_int(stat_value(after, "entries: "), 0,
+		       "cpu%d: the report consumed the buffer (entries 0)", cpu);
+		is_int(stat_value(after, "read events: "), stat_value(stats[cpu], "entries: "),
+		       "cpu%d: it read every entry the stats had", cpu);
+		free(after);
+		free(stats[cpu]);
+	}
+	free(ours.v);
+	free(kernel.v);
+	free(report);
+	free(kernel_text);
+
+	remove_instance();
+	ok(access(instance, F_OK) != 0, "instance removed");
+	instance[0] = '\0';
+	return done_testing();
+}
