@@ -103,10 +103,16 @@ static inline unsigned tb_rseq_cpu(void)
  * overwrites what is payload.  PUB_OK, PUB_STALE or PUB_ABORT; the labels
  * are those of tb_publish_rseq.
  */
+/* The record's source side, passed by pointer to keep the section within the registers. */
+struct publish_small {
+	const void *src;
+	uint64_t len;
+};
+
 static inline __attribute__((always_inline)) int tb_publish_small(unsigned cpu, _Atomic uint64_t *tail,
 								  uint64_t expect, uint64_t update,
-								  uint8_t *dst, uint32_t hdr, const void *src,
-								  uint64_t len, uint64_t ts)
+								  uint8_t *dst, uint32_t hdr, uint64_t ts,
+								  const struct publish_small *a)
 {
 	struct rseq *rs = tb_rseq_area();
 
@@ -129,8 +135,8 @@ static inline __attribute__((always_inline)) int tb_publish_small(unsigned cpu, 
 		"movq $0, -4(%[dst], %%rax, 4)\n\t"
 		"movl %[hdr], (%[dst])\n\t"
 		"leaq 4(%[dst]), %%rdi\n\t"
-		"movq %[src], %%rsi\n\t"
-		"movq %[len], %%rcx\n\t"
+		"movq %c[o_src](%[a]), %%rsi\n\t"
+		"movq %c[o_len](%[a]), %%rcx\n\t"
 		"5:\n\t"
 		"cmpq $8, %%rcx\n\t"
 		"jb 6f\n\t"
@@ -172,7 +178,8 @@ static inline __attribute__((always_inline)) int tb_publish_small(unsigned cpu, 
 		".popsection\n\t"
 		:
 		: [rs] "r"(rs), [cpu] "r"(cpu), [tail] "r"(tail), [expect] "r"(expect), [update] "r"(update),
-		  [dst] "r"(dst), [hdr] "r"(hdr), [src] "r"(src), [len] "r"(len), [ts] "r"(ts)
+		  [dst] "r"(dst), [hdr] "r"(hdr), [ts] "r"(ts), [a] "r"(a),
+		  [o_src] "i"(offsetof(struct publish_small, src)), [o_len] "i"(offsetof(struct publish_small, len))
 		: "rax", "rcx", "rsi", "rdi", "memory", "cc"
 		: stale, aborted);
 	return PUB_OK;

@@ -539,6 +539,7 @@ static inline __attribute__((always_inline)) int append_fast(struct tb_ring *rin
 							     uint32_t len)
 {
 	unsigned cpu = tb_rseq_cpu();
+	struct publish_small a;
 	struct tb_cpu_ctl *c;
 	uint64_t t, last, ts;
 	uint32_t off, size;
@@ -556,9 +557,11 @@ static inline __attribute__((always_inline)) int append_fast(struct tb_ring *rin
 	/* ts - last wraps to huge when the clock stepped back: one test covers both */
 	if ((off == 0) | (ts - last > TB_DELTA_MAX) | (off + size > ring->data_size))
 		return 0;
+	a.src = data;
+	a.len = len;
 	return tb_publish_small(cpu, &c->tail, t, t_append(t, size),
 				ring->pages[cpu] + ((uint64_t)t_phys(t) << ring->subbuf_shift) + TB_PAGE_HDR_SIZE + off,
-				tb_rec_header((size - 4) / 4, (uint32_t)(ts - last)), data, len, ts) == PUB_OK;
+				tb_rec_header((size - 4) / 4, (uint32_t)(ts - last)), ts, &a) == PUB_OK;
 }
 #endif
 

@@ -18,6 +18,11 @@
  * buffers can be freed right after.  tb_format_parse() fills a struct
  * tb_format whose field array the caller releases with tb_format_release().
  * A schema is not thread-safe: use it from one thread at a time.
+ *
+ * libtraceevent 1.7.1 crashes on some malformed print fmts, so
+ * tb_schema_load_format() first has it parse (and print one all-zero
+ * record of) the format in a short-lived child process (fork, no exec);
+ * a format that kills the child is refused with a message instead.
  */
 #ifndef TRACEBUF_SCHEMA_H
 #define TRACEBUF_SCHEMA_H
