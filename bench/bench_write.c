@@ -7,7 +7,13 @@
  * -DHAVE_LTTNG; scripts/bench.sh starts an overwrite-mode snapshot session
  * so its events are really recorded) and the kernel's trace_marker (a
  * write(2) into a private tracefs instance), all in the same run, because
- * absolute times on shared machines drift.  Best of BENCH_RUNS.
+ * absolute times on shared machines drift.
+ *
+ * Each thread times batches of 1000 events with the TSC and keeps the
+ * fastest batch: interference from other load only ever slows a batch down,
+ * so the minimum is the cost of the code itself (a contention that is always
+ * there, such as shared cache lines, slows every batch and still shows).
+ * Several threads run their batches at the same time; their rates add up.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +31,8 @@
 #include "tracebuf/ring.h"
 #include "tracebuf/stats.h"
 
-#define EVENTS (20 * 1000 * 1000)
+#define BATCH 1000
+#define BATCHES 20000
 
 static struct tb_ring *ring;
 #ifdef HAVE_LTTNG
@@ -76,72 +83,85 @@ static void loop_reserve(long n)
 
 struct job {
 	void (*fn)(long);
-	long n;
+	long batch;
 	int cpu;
-	double ns;
+	uint64_t best; /* TSC ticks of the fastest batch */
 };
+
+static double tsc_per_ns;
 
 static void *run_job(void *arg)
 {
 	struct job *j = arg;
 	pin(j->cpu);
-	double t0 = now_ns();
-	j->fn(j->n);
-	j->ns = now_ns() - t0;
+	j->best = UINT64_MAX;
+	for (int b = 0; b < BATCHES; b++) {
+		uint64_t t0 = __rdtsc();
+		j->fn(j->batch);
+		uint64_t t = __rdtsc() - t0;
+		if (t < j->best)
+			j->best = t;
+	}
 	return NULL;
 }
 
-/* ns per event on `threads` CPUs at once: elapsed / events per thread (best of runs). */
-static double measure(void (*fn)(long), int threads, int runs)
-{
-	double best = 1e30;
+/* ns per event with `threads` threads on their own CPUs at once (aggregate: rates add). */
+static int first_cpu; /* 1-thread runs go here */
 
-	for (int r = 0; r < runs; r++) {
-		pthread_t t[2];
-		struct job j[2];
-		double worst = 0;
-		for (int i = 0; i < threads; i++) {
-			j[i] = (struct job){fn, EVENTS, i, 0};
-			pthread_create(&t[i], NULL, run_job, &j[i]);
-		}
-		for (int i = 0; i < threads; i++) {
-			pthread_join(t[i], NULL);
-			if (j[i].ns > worst)
-				worst = j[i].ns;
-		}
-		/* aggregate: all threads' events over the slowest thread's time */
-		double per = worst / ((double)EVENTS * threads);
-		if (per < best)
-			best = per;
+static double measure_batch(void (*fn)(long), int threads, long batch)
+{
+	pthread_t t[2];
+	struct job j[2];
+	double rate = 0; /* events per ns */
+
+	for (int i = 0; i < threads; i++) {
+		j[i] = (struct job){fn, batch, threads == 1 ? first_cpu : i, 0};
+		pthread_create(&t[i], NULL, run_job, &j[i]);
 	}
-	return best;
+	for (int i = 0; i < threads; i++) {
+		pthread_join(t[i], NULL);
+		rate += (double)batch / ((double)j[i].best / tsc_per_ns);
+	}
+	return 1.0 / rate;
+}
+
+static double measure(void (*fn)(long), int threads)
+{
+	return measure_batch(fn, threads, BATCH);
+}
+
+static void calibrate(void)
+{
+	struct timespec pause = {0, 100 * 1000 * 1000};
+	double t0 = now_ns();
+	uint64_t c0 = __rdtsc();
+	nanosleep(&pause, NULL);
+	tsc_per_ns = (double)(__rdtsc() - c0) / (now_ns() - t0);
 }
 
 /* The kernel's trace_marker in our own instance: ns per 8-byte write, or <0 if unavailable. */
-static double measure_trace_marker(int runs)
+static int marker_fd = -1;
+
+static void loop_marker(long n)
+{
+	for (long i = 0; i < n; i++)
+		if (write(marker_fd, "bench123", 8) != 8)
+			break;
+}
+
+static double measure_trace_marker(void)
 {
 	const char *inst = "/sys/kernel/tracing/instances/tb-bench";
 	char path[256];
 	double best = -1;
-	int fd;
 
 	if (mkdir(inst, 0755) < 0 && errno != EEXIST)
 		return -1;
 	snprintf(path, sizeof(path), "%s/trace_marker", inst);
-	fd = open(path, O_WRONLY);
-	if (fd >= 0) {
-		pin(0);
-		for (int r = 0; r < runs; r++) {
-			const long n = 200000;
-			double t0 = now_ns();
-			for (long i = 0; i < n; i++)
-				if (write(fd, "bench123", 8) != 8)
-					break;
-			double per = (now_ns() - t0) / (double)n;
-			if (best < 0 || per < best)
-				best = per;
-		}
-		close(fd);
+	marker_fd = open(path, O_WRONLY);
+	if (marker_fd >= 0) {
+		best = measure_batch(loop_marker, 1, 20);
+		close(marker_fd);
 	}
 	rmdir(inst);
 	return best;
@@ -149,7 +169,6 @@ static double measure_trace_marker(int runs)
 
 int main(void)
 {
-	int runs = getenv("BENCH_RUNS") ? atoi(getenv("BENCH_RUNS")) : 5;
 	struct tb_ring_opts o;
 	double rdtsc, w1, w2, r1, marker;
 
@@ -159,19 +178,30 @@ int main(void)
 		fprintf(stderr, "bench_write: cannot create the ring\n");
 		return 1;
 	}
-	rdtsc = measure(loop_rdtsc, 1, runs);
-	w1 = measure(loop_write, 1, runs);
-	w2 = measure(loop_write, 2, runs);
-	r1 = measure(loop_reserve, 1, runs);
-	marker = measure_trace_marker(runs);
+	calibrate();
+	double rdtsc_cpu[2];
+	for (first_cpu = 0; first_cpu < 2; first_cpu++)
+		rdtsc_cpu[first_cpu] = measure(loop_rdtsc, 1);
+	rdtsc = 2.0 / (1.0 / rdtsc_cpu[0] + 1.0 / rdtsc_cpu[1]);
+	/* One thread on each CPU in turn: CPUs of a VM differ (interrupts, neighbours). */
+	double w1_cpu[2];
+	for (first_cpu = 0; first_cpu < 2; first_cpu++)
+		w1_cpu[first_cpu] = measure(loop_write, 1);
+	first_cpu = 0;
+	w1 = 2.0 / (1.0 / w1_cpu[0] + 1.0 / w1_cpu[1]); /* the mean single-CPU rate */
+	w2 = measure(loop_write, 2);
+	r1 = measure(loop_reserve, 1);
+	marker = measure_trace_marker();
 #ifdef HAVE_LTTNG
-	double l1 = measure(lttng_loop, 1, runs), l2 = measure(lttng_loop, 2, runs);
+	double l1 = measure(lttng_loop, 1), l2 = measure(lttng_loop, 2);
 #endif
 
-	printf("bench_write: 8-byte payload, %d M events per thread, best of %d, publish=%s\n", EVENTS / 1000000,
-	       runs, tb_ring_uses_rseq(ring) ? "rseq" : "try-lock");
-	printf("  rdtsc alone                 %6.2f ns\n", rdtsc);
-	printf("  tb_write, 1 thread          %6.2f ns/event\n", w1);
+	printf("bench_write: 8-byte payload, fastest of %d batches of %d events per thread, publish=%s\n", BATCHES,
+	       BATCH, tb_ring_uses_rseq(ring) ? "rseq" : "try-lock");
+	printf("  rdtsc alone                 %6.2f ns (CPU 0: %.2f, CPU 1: %.2f; %.1f TSC ticks at %.3f GHz)\n",
+	       rdtsc, rdtsc_cpu[0], rdtsc_cpu[1], rdtsc * tsc_per_ns, tsc_per_ns);
+	printf("  tb_write, 1 thread          %6.2f ns/event (CPU 0: %.2f, CPU 1: %.2f), %.2fx rdtsc\n", w1, w1_cpu[0],
+	       w1_cpu[1], w1 / rdtsc);
 	printf("  tb_write, 2 threads         %6.2f ns/event (aggregate), %.2fx the 1-thread rate\n", w2, w1 / w2);
 	printf("  tb_reserve+commit, 1 thread %6.2f ns/event\n", r1);
 #ifdef HAVE_LTTNG
