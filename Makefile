@@ -51,7 +51,7 @@ TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltracee
 
 CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
-CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fvisibility=hidden
+CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition
 LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
@@ -77,7 +77,7 @@ BENCH_LIBS :=
 BENCHES := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all lib cli tests run test test-normal test-asan test-tsan test-fuzz test-model \
+.PHONY: all lib cli tests run test test-normal test-asan test-tsan test-fuzz test-model test-install \
 	stress fuzz bench install clean deps format check-symbols
 
 all: lib cli
@@ -146,6 +146,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-tsan
 	$(Q)$(MAKE) --no-print-directory test-fuzz
 	$(Q)$(MAKE) --no-print-directory test-model
+	$(Q)$(MAKE) --no-print-directory test-install
 	@echo "make test: all suites passed"
 
 test-normal: tests check-symbols
@@ -169,6 +170,19 @@ test-fuzz:
 
 test-model:
 	$(Q)$(MAKE) --no-print-directory -C model check
+
+# Install into a scratch DESTDIR and build the quickstart against it with pkg-config.
+test-install: all
+	@echo "== install (DESTDIR, pkg-config, shared library)"
+	$(Q)rm -rf build/destdir && $(MAKE) --no-print-directory -s install DESTDIR=$(CURDIR)/build/destdir PREFIX=/usr >/dev/null
+	$(Q)d=$(CURDIR)/build/destdir; \
+	  PKG_CONFIG_SYSROOT_DIR=$$d PKG_CONFIG_LIBDIR=$$d/usr/lib/pkgconfig \
+	  $(CC) -std=c17 -Wall -Werror -o build/quickstart-installed examples/quickstart.c \
+	    $$(PKG_CONFIG_SYSROOT_DIR=$$d PKG_CONFIG_LIBDIR=$$d/usr/lib/pkgconfig pkg-config --cflags --libs tracebuf) -lpthread && \
+	  LD_LIBRARY_PATH=$$d/usr/lib build/quickstart-installed >/dev/null && \
+	  readelf -d $$d/usr/lib/libtracebuf.so.$(VERSION) | grep -q 'SONAME.*libtracebuf.so.0' && \
+	  test -f $$d/usr/share/man/man1/tracebuf.1 && test -x $$d/usr/bin/tracebuf && \
+	  echo "install: headers, libtracebuf.so.0 (soname ok), pkg-config, CLI and man page; quickstart linked and ran"
 
 SECONDS ?= 60
 stress: tests
@@ -205,8 +219,8 @@ install: all
 	ln -sf libtracebuf.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libtracebuf.so
 	install -m 755 $(B)/tracebuf $(DESTDIR)$(BINDIR)/
 	install -m 644 docs/tracebuf.1 $(DESTDIR)$(MANDIR)/man1/
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; \
-		s|@VERSION@|$(VERSION)|' tracebuf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tracebuf.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' tracebuf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tracebuf.pc
 
 # Only tb_ symbols may leave the shared library.
 check-symbols: $(B)/libtracebuf.so
@@ -214,7 +228,9 @@ check-symbols: $(B)/libtracebuf.so
 		echo "check-symbols: the symbols above leak from libtracebuf.so"; exit 1; fi
 	$(Q)if ldd $< | grep '=>' | grep -v -E 'libc[.]so|ld-linux'; then \
 		echo "check-symbols: libtracebuf.so must depend on libc alone"; exit 1; fi
-	@echo "check-symbols: only tb_ symbols exported; libc is the only dependency"
+	$(Q)for f in tb_write tb_reserve tb_commit tb_ring_create tb_consume tb_read_page tb_iter_next tb_page_next; do \
+		nm -D --defined-only $< | grep -q " T $$f@@" || { echo "check-symbols: $$f is not exported"; exit 1; }; done
+	@echo "check-symbols: the tb_ API is exported and nothing else; libc is the only dependency"
 
 format:
 	clang-format -i src/*.c src/*.h include/tracebuf/*.h tools/*.c tests/*.c bench/*.c

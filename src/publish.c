@@ -17,7 +17,7 @@ static inline struct rseq *rseq_area(void)
 	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 }
 
-int tb_rseq_available(void)
+int pub_rseq_available(void)
 {
 #if defined(__x86_64__)
 	/* cpu_id is (u32)-1 before registration, -2 when it failed. */
@@ -27,7 +27,7 @@ int tb_rseq_available(void)
 #endif
 }
 
-unsigned tb_current_cpu(void)
+unsigned pub_current_cpu(void)
 {
 	if (__rseq_size >= 20) {
 		/* relaxed: a hint; the section re-checks cpu_id before it commits */
@@ -40,7 +40,7 @@ unsigned tb_current_cpu(void)
 }
 
 #if defined(__x86_64__)
-int tb_publish_rseq(unsigned cpu, struct publish *p)
+int pub_section(unsigned cpu, struct publish *p)
 {
 	struct rseq *rs = rseq_area();
 
@@ -139,7 +139,7 @@ aborted:
 	return PUB_ABORT;
 }
 #else
-int tb_publish_rseq(unsigned cpu, struct publish *p)
+int pub_section(unsigned cpu, struct publish *p)
 {
 	(void)cpu;
 	(void)p;
@@ -172,7 +172,7 @@ static void do_stores(struct publish *p)
 		memcpy(p->dst, p->src, p->len);
 }
 
-int tb_publish_locked(_Atomic uint32_t *lock, struct publish *p)
+int pub_locked(_Atomic uint32_t *lock, struct publish *p)
 {
 	uint32_t free_ = 0;
 	int rc = PUB_STALE;

@@ -82,16 +82,16 @@ static inline void pub32(struct publish *p, void *addr, uint32_t val)
 #if defined(__x86_64__)
 #include <sys/rseq.h>
 
-static inline struct rseq *tb_rseq_area(void)
+static inline struct rseq *pub_rseq_area(void)
 {
 	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 }
 
-/* The CPU the kernel last saw us on; valid only where tb_rseq_available(). */
-static inline unsigned tb_rseq_cpu(void)
+/* The CPU the kernel last saw us on; valid only where pub_rseq_available(). */
+static inline unsigned pub_rseq_cpu(void)
 {
 	/* relaxed: a hint; the section re-checks cpu_id before it commits */
-	return __atomic_load_n(&tb_rseq_area()->cpu_id_start, __ATOMIC_RELAXED);
+	return __atomic_load_n(&pub_rseq_area()->cpu_id_start, __ATOMIC_RELAXED);
 }
 
 /*
@@ -101,7 +101,7 @@ static inline unsigned tb_rseq_cpu(void)
  * 24 + 8 * phase bytes after the tail word (struct tb_cpu_ctl, bit 63).  The zero fill is one 8-byte store ending where the
  * record ends (4 * type_len bytes after the header); the payload copy then
  * overwrites what is payload.  PUB_OK, PUB_STALE or PUB_ABORT; the labels
- * are those of tb_publish_rseq.
+ * are those of pub_section.
  */
 /* The record's source side, passed by pointer to keep the section within the registers. */
 struct publish_small {
@@ -109,12 +109,12 @@ struct publish_small {
 	uint64_t len;
 };
 
-static inline __attribute__((always_inline)) int tb_publish_small(unsigned cpu, _Atomic uint64_t *tail,
+static inline __attribute__((always_inline)) int pub_small(unsigned cpu, _Atomic uint64_t *tail,
 								  uint64_t expect, uint64_t update,
 								  uint8_t *dst, uint32_t hdr, uint64_t ts,
 								  const struct publish_small *a)
 {
-	struct rseq *rs = tb_rseq_area();
+	struct rseq *rs = pub_rseq_area();
 
 	__asm__ goto(
 		".pushsection __rseq_cs, \"aw\"\n\t"
@@ -191,13 +191,13 @@ aborted:
 #endif
 
 /* Whether this thread has a usable rseq area (probed once per thread). */
-int tb_rseq_available(void);
+int pub_rseq_available(void);
 /* The CPU the kernel last saw this thread on, and the rseq area's copy. */
-unsigned tb_current_cpu(void);
+unsigned pub_current_cpu(void);
 
 /* Publish under rseq on cpu; PUB_OK, PUB_STALE or PUB_ABORT. */
-int tb_publish_rseq(unsigned cpu, struct publish *p);
+int pub_section(unsigned cpu, struct publish *p);
 /* Publish under a try-lock; PUB_OK, PUB_STALE or PUB_BUSY. */
-int tb_publish_locked(_Atomic uint32_t *lock, struct publish *p);
+int pub_locked(_Atomic uint32_t *lock, struct publish *p);
 
 #endif

@@ -25,11 +25,11 @@
 #include "ring_internal.h"
 #include "tracebuf/reader.h"
 
-void tb_reader_lock(struct tb_cpu_ctl *c)
+void reader_lock(struct tb_cpu_ctl *c)
 {
 	for (;;) {
 		uint32_t free_ = 0;
-		/* acquire: pairs with tb_reader_unlock's release; the reader state is ours */
+		/* acquire: pairs with reader_unlock's release; the reader state is ours */
 		if (atomic_compare_exchange_weak_explicit(&c->reader_lock, &free_, 1, memory_order_acquire,
 							  memory_order_relaxed))
 			return;
@@ -37,9 +37,9 @@ void tb_reader_lock(struct tb_cpu_ctl *c)
 	}
 }
 
-void tb_reader_unlock(struct tb_cpu_ctl *c)
+void reader_unlock(struct tb_cpu_ctl *c)
 {
-	/* release: pairs with tb_reader_lock's acquire */
+	/* release: pairs with reader_lock's acquire */
 	atomic_store_explicit(&c->reader_lock, 0, memory_order_release);
 }
 
@@ -220,13 +220,13 @@ int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
 	if (cpu >= ring->r->ncpus)
 		return -EINVAL;
 	c = region_cpu(ring->r, cpu);
-	tb_reader_lock(c);
+	reader_lock(c);
 	rc = peek(ring->r, c, &it);
 	if (rc == 1) {
 		to_event(ring, cpu, c, &it, ev);
 		advance(c, &it);
 	}
-	tb_reader_unlock(c);
+	reader_unlock(c);
 	return rc;
 }
 
@@ -241,9 +241,9 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
 		struct item it;
 		int rc;
 
-		tb_reader_lock(c);
+		reader_lock(c);
 		rc = peek(r, c, &it);
-		tb_reader_unlock(c);
+		reader_unlock(c);
 		if (rc < 0)
 			return rc;
 		if (rc == 1 && (best == r->ncpus || it.ts < best_ts)) {
@@ -324,7 +324,7 @@ long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
 	if (cpu >= r->ncpus || size < r->subbuf_size)
 		return -EINVAL;
 	c = region_cpu(r, cpu);
-	tb_reader_lock(c);
+	reader_lock(c);
 	for (;;) {
 		int writer_on;
 		uint32_t limit;
@@ -345,7 +345,7 @@ long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
 			break;
 		c->rd.held = 0; /* finished; look at the next page */
 	}
-	tb_reader_unlock(c);
+	reader_unlock(c);
 	return rc;
 }
 
@@ -377,7 +377,7 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 	struct tb_reader_state *rd = &c->rd;
 	struct tail_view v;
 
-	tb_reader_lock(c);
+	reader_lock(c);
 	ic->expect = rd->next_cum - rd->pending_lost;
 	ic->next_seq = rd->next_seq;
 	if (rd->held) {
@@ -394,7 +394,7 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 			ic->seqno = rd->next_cum;
 		}
 	}
-	tb_reader_unlock(c);
+	reader_unlock(c);
 	tail_now(c, &v);
 	ic->end_seq = v.seq;
 	ic->end_off = t_off(v.t);

@@ -197,7 +197,7 @@ static int choose_publish_mode(struct tb_ring *ring)
 {
 	/* rseq sections are exclusive per real CPU: every CPU needs its own buffer. */
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	return !ring->opts.no_rseq && tb_rseq_available() && ncpu > 0 && ring->r->ncpus >= (unsigned)ncpu;
+	return !ring->opts.no_rseq && pub_rseq_available() && ncpu > 0 && ring->r->ncpus >= (unsigned)ncpu;
 }
 
 /* Per-CPU pointers for the write path: no multiply, no region header lookups. */
@@ -328,7 +328,7 @@ void tb_ring_sizing(const struct tb_ring *ring, struct tb_sizing *out)
 
 /* Count a refused event on the current CPU's buffer.  relaxed: a statistic. */
 #define COUNT_REFUSED(ring, field)                                                                 \
-	atomic_fetch_add_explicit(&region_cpu((ring)->r, tb_current_cpu() % (ring)->r->ncpus)->cnt.field, \
+	atomic_fetch_add_explicit(&region_cpu((ring)->r, pub_current_cpu() % (ring)->r->ncpus)->cnt.field, \
 				  1, memory_order_relaxed)
 
 /* Queue the stores of a data record at rec; the payload goes in the copy. */
@@ -479,8 +479,8 @@ static int take_snapshot(struct tb_ring *ring, unsigned cpu, unsigned buf, struc
 static int publish(struct tb_ring *ring, struct snapshot *s, struct publish *p)
 {
 	if (ring->use_rseq)
-		return tb_publish_rseq(s->cpu, p);
-	return tb_publish_locked(&s->c->fallback_lock, p);
+		return pub_section(s->cpu, p);
+	return pub_locked(&s->c->fallback_lock, p);
 }
 
 /*
@@ -515,8 +515,8 @@ static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const v
 
 #if defined(__x86_64__)
 _Static_assert(offsetof(struct tb_cpu_ctl, last_ts) - offsetof(struct tb_cpu_ctl, tail) == 24,
-	       "tb_publish_small stores last_ts[phase] 24 + 8 * phase bytes after the tail word");
-_Static_assert(T_PHASE_SHIFT == 63, "tb_publish_small reads the phase from bit 63");
+	       "pub_small stores last_ts[phase] 24 + 8 * phase bytes after the tail word");
+_Static_assert(T_PHASE_SHIFT == 63, "pub_small reads the phase from bit 63");
 
 /* tbf_record_size() of every compact payload length (0..112), for the fast path. */
 static const uint8_t small_record_size[TBF_MAX_SMALL_DATA + 1] = {
@@ -538,7 +538,7 @@ static const uint8_t small_record_size[TBF_MAX_SMALL_DATA + 1] = {
 static inline __attribute__((always_inline)) int append_fast(struct tb_ring *ring, const void *data,
 							     uint32_t len)
 {
-	unsigned cpu = tb_rseq_cpu();
+	unsigned cpu = pub_rseq_cpu();
 	struct publish_small a;
 	struct tb_cpu_ctl *c;
 	uint64_t t, last, ts;
@@ -559,7 +559,7 @@ static inline __attribute__((always_inline)) int append_fast(struct tb_ring *rin
 		return 0;
 	a.src = data;
 	a.len = len;
-	return tb_publish_small(cpu, &c->tail, t, t_append(t, size),
+	return pub_small(cpu, &c->tail, t, t_append(t, size),
 				ring->pages[cpu] + ((uint64_t)t_phys(t) << ring->subbuf_shift) + TB_PAGE_HDR_SIZE + off,
 				tb_rec_header((size - 4) / 4, (uint32_t)(ts - last)), ts, &a) == PUB_OK;
 }
@@ -579,7 +579,7 @@ static __attribute__((noinline)) int append_slow(struct tb_ring *ring, const voi
 		return -E2BIG;
 	}
 	for (;;) {
-		unsigned cpu = tb_current_cpu();
+		unsigned cpu = pub_current_cpu();
 		unsigned buf = (cpu + busy) % r->ncpus;
 		int rc = append_once(ring, cpu, buf, data, len);
 

@@ -22,7 +22,7 @@ struct tb_ring {
 };
 
 /* The reader side serialises per CPU; readers may wait, writers never do. */
-void tb_reader_lock(struct tb_cpu_ctl *c);
-void tb_reader_unlock(struct tb_cpu_ctl *c);
+void reader_lock(struct tb_cpu_ctl *c);
+void reader_unlock(struct tb_cpu_ctl *c);
 
 #endif

@@ -63,7 +63,7 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 		return -EINVAL;
 	c = region_cpu(r, cpu);
 	memset(st, 0, sizeof(*st));
-	tb_reader_lock(c);
+	reader_lock(c);
 	/* acquire: pairs with the publish's final store */
 	while (!tail_resolve(c, t = atomic_load_explicit(&c->tail, memory_order_acquire), &v))
 		;
@@ -78,7 +78,7 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 	/* relaxed: after the tail word's acquire in tail_resolve; the phase names the entry */
 	st->newest_ts = atomic_load_explicit(&c->last_ts[t_phase(t)], memory_order_relaxed);
 	scan_held(r, c, &v, st);
-	tb_reader_unlock(c);
+	reader_unlock(c);
 	st->entries = st->written >= st->overrun + st->read ? st->written - st->overrun - st->read : 0;
 	st->now_ts = tb_ring_clock_now(ring);
 	tb_stats_derive(st);
