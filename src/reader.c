@@ -50,6 +50,26 @@ static void tail_now(struct tb_cpu_ctl *c, struct tail_view *v)
 		sched_yield();
 }
 
+/*
+ * Events committed on the CPU so far, and the tail they were counted at.
+ * The tail page's cum_before is read between two loads of the same tail
+ * word (a seqlock read): a writer rewrites it only when it enters that page
+ * again, which moves the tail word first.
+ */
+uint64_t tail_events(struct tb_region *r, struct tb_cpu_ctl *c, struct tail_view *v)
+{
+	for (;;) {
+		uint64_t cum;
+
+		tail_now(c, v);
+		/* acquire: keeps the re-load of the tail word below after this load */
+		cum = __atomic_load_n(&cpu_meta(r, c)[v->phys].cum_before, __ATOMIC_ACQUIRE);
+		/* acquire: pairs with the section's final store, like every tail load */
+		if (atomic_load_explicit(&c->tail, memory_order_acquire) == v->t)
+			return cum + t_count(v->t);
+	}
+}
+
 static uint64_t oldest_seq(const struct tb_region *r, uint64_t tail_seq)
 {
 	return tail_seq - (r->nr_pages - 1);
@@ -395,10 +415,9 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 		}
 	}
 	reader_unlock(c);
-	tail_now(c, &v);
+	ic->end_cum = tail_events(r, c, &v);
 	ic->end_seq = v.seq;
 	ic->end_off = t_off(v.t);
-	ic->end_cum = meta_cum(&cpu_meta(r, c)[v.phys]) + t_count(v.t);
 }
 
 /*

@@ -23,6 +23,8 @@ struct tb_ring {
 
 /* The reader side serialises per CPU; readers may wait, writers never do. */
 void reader_lock(struct tb_cpu_ctl *c);
+/* Events committed on c so far, read consistently with the tail it returns in *v. */
+uint64_t tail_events(struct tb_region *r, struct tb_cpu_ctl *c, struct tail_view *v);
 void reader_unlock(struct tb_cpu_ctl *c);
 
 #endif

@@ -64,10 +64,8 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 	c = region_cpu(r, cpu);
 	memset(st, 0, sizeof(*st));
 	reader_lock(c);
-	/* acquire: pairs with the publish's final store */
-	while (!tail_resolve(c, t = atomic_load_explicit(&c->tail, memory_order_acquire), &v))
-		;
-	st->written = meta_cum(&cpu_meta(r, c)[v.phys]) + t_count(t);
+	st->written = tail_events(r, c, &v);
+	t = v.t;
 	st->overrun = load(&c->cnt.overrun);
 	st->commit_overrun = load(&c->cnt.commit_overrun);
 	st->dropped = load(&c->cnt.dropped);
