@@ -102,7 +102,7 @@ $(B)/libtracebuf-read.a: $(READ_OBJS)
 
 $(B)/libtracebuf.so: $(CORE_OBJS) src/libtracebuf.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SANFLAGS) -Wl,-soname,libtracebuf.so.$(SOMAJOR) \
+	$(Q)$(CC) -shared $(SANFLAGS) -Wl,-soname,libtracebuf.so.$(SOMAJOR) -Wl,-z,nodelete \
 		-Wl,--version-script=src/libtracebuf.map -o $@ $(CORE_OBJS) -lpthread
 	$(Q)ln -sf libtracebuf.so $(B)/libtracebuf.so.$(SOMAJOR)
 

@@ -65,6 +65,10 @@ int pub_section(unsigned cpu, struct publish *p)
 		"movq (%%rsi), %%rax\n\t"
 		"cmpq %c[o_expect](%[p]), %%rax\n\t"
 		"jnz %l[stale]\n\t"
+		"movq %c[o_word2](%[p]), %%rdi\n\t"
+		"movq (%%rdi), %%rax\n\t"
+		"cmpq %c[o_expect2](%[p]), %%rax\n\t"
+		"jnz %l[stale]\n\t"
 		/* 64-bit stores */
 		"movl %c[o_n64](%[p]), %%ecx\n\t"
 		"leaq %c[o_st64](%[p]), %%rdx\n\t"
@@ -124,6 +128,8 @@ int pub_section(unsigned cpu, struct publish *p)
 		: [p] "r"(p), [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
 		  [o_word] "i"(offsetof(struct publish, word)),
 		  [o_expect] "i"(offsetof(struct publish, expect)),
+		  [o_word2] "i"(offsetof(struct publish, word2)),
+		  [o_expect2] "i"(offsetof(struct publish, expect2)),
 		  [o_update] "i"(offsetof(struct publish, update)),
 		  [o_dst] "i"(offsetof(struct publish, dst)), [o_src] "i"(offsetof(struct publish, src)),
 		  [o_len] "i"(offsetof(struct publish, len)), [o_n64] "i"(offsetof(struct publish, n64)),
@@ -181,8 +187,9 @@ int pub_locked(_Atomic uint32_t *lock, struct publish *p)
 	if (!atomic_compare_exchange_strong_explicit(lock, &free_, 1, memory_order_acquire,
 						     memory_order_relaxed))
 		return PUB_BUSY;
-	/* relaxed: the lock's acquire already orders it after the last holder's release */
-	if (atomic_load_explicit(p->word, memory_order_relaxed) == p->expect) {
+	/* relaxed: the lock's acquire already orders them after the last holder's release */
+	if (atomic_load_explicit(p->word, memory_order_relaxed) == p->expect &&
+	    atomic_load_explicit(p->word2, memory_order_relaxed) == p->expect2) {
 		do_stores(p);
 		/* release: readers' acquire of the tail word sees the record */
 		atomic_store_explicit(p->word, p->update, memory_order_release);

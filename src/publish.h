@@ -47,6 +47,14 @@ struct publish {
 	_Atomic uint64_t *word;
 	uint64_t expect;
 	uint64_t update;
+	/*
+	 * A second word that must still hold what the writer saw: last_ts of
+	 * the snapshot's phase.  Time moves on, so the pair (tail word, last
+	 * time) never comes back: no ABA even after the tail word's 14-bit
+	 * generation has wrapped while this writer was preempted.
+	 */
+	_Atomic uint64_t *word2;
+	uint64_t expect2;
 	uint8_t *dst;
 	const uint8_t *src;
 	uint64_t len; /* multiple of 4 */
@@ -57,10 +65,13 @@ struct publish {
 
 enum { PUB_OK = 0, PUB_STALE = 1, PUB_ABORT = -1, PUB_BUSY = -2 };
 
-static inline void pub_init(struct publish *p, _Atomic uint64_t *word, uint64_t expect)
+static inline void pub_init(struct publish *p, _Atomic uint64_t *word, uint64_t expect,
+			    _Atomic uint64_t *word2, uint64_t expect2)
 {
 	p->word = word;
 	p->expect = expect;
+	p->word2 = word2;
+	p->expect2 = expect2;
 	p->n64 = p->n32 = 0;
 	p->dst = NULL;
 	p->src = NULL;
@@ -103,10 +114,15 @@ static inline unsigned pub_rseq_cpu(void)
  * overwrites what is payload.  PUB_OK, PUB_STALE or PUB_ABORT; the labels
  * are those of pub_section.
  */
-/* The record's source side, passed by pointer to keep the section within the registers. */
+/*
+ * The record's source side, passed by pointer to keep the section within the
+ * registers, and the last_ts[phase] the writer saw (checked like
+ * publish.expect2, against ABA).
+ */
 struct publish_small {
 	const void *src;
 	uint64_t len;
+	uint64_t last;
 };
 
 static inline __attribute__((always_inline)) int pub_small(unsigned cpu, _Atomic uint64_t *tail,
@@ -129,6 +145,11 @@ static inline __attribute__((always_inline)) int pub_small(unsigned cpu, _Atomic
 		"cmpl %[cpu], 4(%[rs])\n\t"
 		"jnz 4f\n\t"
 		"cmpq %[expect], (%[tail])\n\t"
+		"jnz %l[stale]\n\t"
+		"movq %[expect], %%rax\n\t"
+		"shrq $63, %%rax\n\t"
+		"movq 24(%[tail], %%rax, 8), %%rax\n\t"
+		"cmpq %c[o_last](%[a]), %%rax\n\t"
 		"jnz %l[stale]\n\t"
 		"movl %[hdr], %%eax\n\t"
 		"andl $31, %%eax\n\t"
@@ -179,7 +200,8 @@ static inline __attribute__((always_inline)) int pub_small(unsigned cpu, _Atomic
 		:
 		: [rs] "r"(rs), [cpu] "r"(cpu), [tail] "r"(tail), [expect] "r"(expect), [update] "r"(update),
 		  [dst] "r"(dst), [hdr] "r"(hdr), [ts] "r"(ts), [a] "r"(a),
-		  [o_src] "i"(offsetof(struct publish_small, src)), [o_len] "i"(offsetof(struct publish_small, len))
+		  [o_src] "i"(offsetof(struct publish_small, src)), [o_len] "i"(offsetof(struct publish_small, len)),
+		  [o_last] "i"(offsetof(struct publish_small, last))
 		: "rax", "rcx", "rsi", "rdi", "memory", "cc"
 		: stale, aborted);
 	return PUB_OK;

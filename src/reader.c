@@ -300,7 +300,7 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf)
 	rd->held = 0;
 	/* relaxed: statistics */
 	atomic_fetch_add_explicit(&c->cnt.read, entries, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->cnt.read_bytes, d, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->cnt.read_bytes, len, memory_order_relaxed);
 }
 
 /* Copy the held page's unread committed records, stamped with the reader's time. */
@@ -358,6 +358,10 @@ long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
 			break;
 		}
 		if (c->rd.read_off < limit) {
+			/* like the kernel's copy path: a closed page's end filler travels along */
+			uint32_t d = tb_page_data_size(r->subbuf_size);
+			if (!writer_on && d - limit >= 8)
+				limit = d;
 			rc = give_copy(r, c, buf, limit) < 0 ? -EIO : (long)r->subbuf_size;
 			break;
 		}
@@ -391,18 +395,24 @@ struct tb_iter {
 	struct iter_cpu cpu[];
 };
 
-/* Start with what the consuming reader holds and has not consumed. */
+/*
+ * Start with what the consuming reader holds and has not consumed.  One view
+ * of the tail, taken under the reader lock, fixes both the end point and how
+ * much of the held page is copied, so nothing between the two goes missing.
+ */
 static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct iter_cpu *ic)
 {
 	struct tb_reader_state *rd = &c->rd;
 	struct tail_view v;
 
 	reader_lock(c);
+	ic->end_cum = tail_events(r, c, &v);
+	ic->end_seq = v.seq;
+	ic->end_off = t_off(v.t);
 	ic->expect = rd->next_cum - rd->pending_lost;
 	ic->next_seq = rd->next_seq;
 	if (rd->held) {
-		int writer_on;
-		uint32_t limit = page_limit(r, c, rd->held_seq, rd->held_phys, &writer_on);
+		uint32_t limit = rd->held_seq == v.seq ? t_off(v.t) : meta_len(&cpu_meta(r, c)[rd->held_phys]);
 		uint8_t *page = cpu_page(r, c, rd->held_phys);
 		uint64_t time = rd->read_off ? rd->time : page_ts(page);
 
@@ -415,9 +425,6 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 		}
 	}
 	reader_unlock(c);
-	ic->end_cum = tail_events(r, c, &v);
-	ic->end_seq = v.seq;
-	ic->end_off = t_off(v.t);
 }
 
 /*

@@ -27,7 +27,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysinfo.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -51,6 +51,39 @@ void tb_ring_opts_default(struct tb_ring_opts *o)
 	o->clock = TB_CLOCK_TSC;
 }
 
+/*
+ * Buffers needed so that every CPU id has its own: the highest possible id
+ * plus one (ids can be sparse, "0-3,8-11"), from sysfs, else the count.
+ */
+static unsigned possible_cpus(void)
+{
+	char text[256], *p = text;
+	unsigned max = 0;
+	int found = 0;
+	ssize_t n = -1;
+	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+	}
+	text[n > 0 ? n : 0] = 0;
+	while (*p >= '0' && *p <= '9') {
+		unsigned long v = strtoul(p, &p, 10);
+		if (*p == '-')
+			v = strtoul(p + 1, &p, 10);
+		max = v > max ? (unsigned)v : max;
+		found = 1;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	if (found)
+		return max + 1;
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	return conf > 0 ? (unsigned)conf : 1;
+}
+
 struct geometry {
 	struct tb_sizing sz;
 	unsigned ncpus;
@@ -67,7 +100,7 @@ static int geometry(const struct tb_ring_opts *o, struct geometry *g)
 	rc = tb_sizing_compute(o->size_kb ? o->size_kb : 1408, (uint32_t)(subbuf >> 10), &g->sz);
 	if (rc < 0)
 		return rc;
-	g->ncpus = o->ncpus ? o->ncpus : (unsigned)get_nprocs_conf();
+	g->ncpus = o->ncpus ? o->ncpus : possible_cpus();
 	if (g->ncpus == 0 || g->ncpus > 4096)
 		return -EINVAL;
 	uint32_t n = g->sz.subbufs_per_cpu;
@@ -195,9 +228,8 @@ static void region_init(struct tb_region *r, const struct tb_ring_opts *o, const
 
 static int choose_publish_mode(struct tb_ring *ring)
 {
-	/* rseq sections are exclusive per real CPU: every CPU needs its own buffer. */
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	return !ring->opts.no_rseq && pub_rseq_available() && ncpu > 0 && ring->r->ncpus >= (unsigned)ncpu;
+	/* rseq sections are exclusive per real CPU: every CPU id needs its own buffer. */
+	return !ring->opts.no_rseq && pub_rseq_available() && ring->r->ncpus >= possible_cpus();
 }
 
 /* Per-CPU pointers for the write path: no multiply, no region header lookups. */
@@ -377,7 +409,7 @@ static int build_append(struct tb_region *r, struct snapshot *s, const void *dat
 	}
 	if (off + tbf_record_size(len) + stamp > d)
 		return 0;
-	pub_init(p, &s->c->tail, s->v.t);
+	pub_init(p, &s->c->tail, s->v.t, &s->c->last_ts[t_phase(s->v.t)], s->last);
 	if (stamp) {
 		pub64(p, rec, tbf_time_extend(delta));
 		rec += 8;
@@ -434,13 +466,13 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const void *dat
 	uint32_t d = tb_page_data_size(r->subbuf_size), off = t_off(s->v.t), cnt = t_count(s->v.t);
 	struct tb_page_meta *meta = cpu_meta(r, s->c);
 	uint8_t *old = cpu_page(r, s->c, s->v.phys), *page;
-	uint64_t next = s->v.seq + 1;
+	uint64_t next = s->v.seq + 1, ts = s->ts > s->last ? s->ts : s->last; /* I2 */
 	int phys = claim_next(r, s);
 
 	if (phys < 0)
 		return phys;
 	page = cpu_page(r, s->c, (uint32_t)phys);
-	pub_init(p, &s->c->tail, s->v.t);
+	pub_init(p, &s->c->tail, s->v.t, &s->c->last_ts[t_phase(s->v.t)], s->last);
 	if (d - off >= 8)
 		pub64(p, old + TB_PAGE_HDR_SIZE + off, tb_rec_header(TB_TYPE_PADDING, 1) |
 							  ((uint64_t)(d - off - 4) << 32));
@@ -450,10 +482,10 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const void *dat
 	pub32(p, &meta[s->v.phys].entries, cnt);
 	pub32(p, &meta[s->v.phys].len, off);
 	pub64(p, &meta[phys].cum_before, meta_cum(&meta[s->v.phys]) + cnt);
-	pub64(p, page, s->ts);
+	pub64(p, page, ts);
 	pub64(p, page + 8, 0);
 	pub64(p, &s->c->tail_hist[next & 1], h_make(next, (uint32_t)phys));
-	pub64(p, &s->c->last_ts[t_phase(s->v.t) ^ 1], s->ts);
+	pub64(p, &s->c->last_ts[t_phase(s->v.t) ^ 1], ts);
 	put_record(p, page + TB_PAGE_HDR_SIZE, 0, data, len);
 	p->update = t_next(s->v.t, tbf_record_size(len), 1, next, (uint32_t)phys);
 	return 1;
@@ -559,6 +591,7 @@ static inline __attribute__((always_inline)) int append_fast(struct tb_ring *rin
 		return 0;
 	a.src = data;
 	a.len = len;
+	a.last = last;
 	return pub_small(cpu, &c->tail, t, t_append(t, size),
 				ring->pages[cpu] + ((uint64_t)t_phys(t) << ring->subbuf_shift) + TB_PAGE_HDR_SIZE + off,
 				tb_rec_header((size - 4) / 4, (uint32_t)(ts - last)), ts, &a) == PUB_OK;
@@ -581,7 +614,14 @@ static __attribute__((noinline)) int append_slow(struct tb_ring *ring, const voi
 	for (;;) {
 		unsigned cpu = pub_current_cpu();
 		unsigned buf = (cpu + busy) % r->ncpus;
-		int rc = append_once(ring, cpu, buf, data, len);
+		int rc;
+
+		if (ring->use_rseq && cpu >= r->ncpus) {
+			/* a CPU that was not possible at creation: no buffer of its own */
+			COUNT_REFUSED(ring, busy);
+			return -EBUSY;
+		}
+		rc = append_once(ring, cpu, buf, data, len);
 
 		if (rc == 1)
 			return 0;

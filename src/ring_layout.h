@@ -49,9 +49,10 @@
  * section abandoned after that store (but before the tail word) wrote an
  * entry nobody reads: the published phase still names the right one.
  *
- * A writer's snapshot can only be mistaken for the current tail word after
+ * A writer's snapshot could be mistaken for the current tail word after
  * 16384 page switches that end on the same page at the same offset, count
- * and phase (ABA).
+ * and phase (ABA); so every publish also checks that last_ts[phase] still
+ * holds the time the writer saw, and time does not come back.
  */
 #define T_OFF_BITS 17
 #define T_COUNT_BITS 16
@@ -234,7 +235,7 @@ struct tail_view {
  * intact, so one of the two always matches the published tail.  The tail
  * word is read again afterwards: if it did not change, no page switch
  * completed in between, so the entry read belongs to it (a reader that
- * slept through 65536 switches would otherwise pair an old offset with a
+ * slept through 16384 switches would otherwise pair an old offset with a
  * new page).  Returns 0 if the snapshot raced; retry.
  */
 static inline int tail_resolve(struct tb_cpu_ctl *c, uint64_t t, struct tail_view *v)

@@ -64,7 +64,13 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev);
 long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size);
 
 struct tb_iter;
-/* Start a non-consuming walk over everything unread now.  Caller frees with tb_iter_close(). */
+/*
+ * Start a non-consuming walk over everything unread now (up to the tail as
+ * it is when the walk starts).  Events it cannot show are reported as
+ * TB_EVENT_LOST with their count: overwritten before or during the walk, or
+ * taken meanwhile by a consuming reader of the same ring.  Caller frees with
+ * tb_iter_close().
+ */
 int tb_iter_open(struct tb_ring *ring, struct tb_iter **it);
 /* 1 with *ev (records merged across CPUs by time, LOST events in place), 0 at the end. */
 int tb_iter_next(struct tb_iter *it, struct tb_event *ev);
