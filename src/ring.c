@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -232,6 +233,27 @@ static int choose_publish_mode(struct tb_ring *ring)
 	return !ring->opts.no_rseq && pub_rseq_available() && ring->r->ncpus >= possible_cpus();
 }
 
+/*
+ * Heap memory for a region, faulted in now: the write path must not take a
+ * page fault (a kernel allocation) the first time it reaches a page.  Large
+ * regions are aligned for, and asked to get, transparent huge pages, so the
+ * page switches of the write path do not walk the TLB.
+ */
+static void *region_alloc(size_t size)
+{
+	size_t align = size >= (2u << 20) ? (2u << 20) : 4096;
+	void *mem;
+
+	if (posix_memalign(&mem, align, size))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (align > 4096)
+		madvise(mem, size, MADV_HUGEPAGE); /* a hint; failure changes nothing */
+#endif
+	memset(mem, 0, size);
+	return mem;
+}
+
 /* Per-CPU pointers for the write path: no multiply, no region header lookups. */
 static int handle_cache(struct tb_ring *ring)
 {
@@ -277,7 +299,7 @@ int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 	if (!ring)
 		return -ENOMEM;
 	mem = opts->mem;
-	if (!mem && posix_memalign(&mem, 4096, g.total)) {
+	if (!mem && !(mem = region_alloc(g.total))) {
 		free(ring);
 		return -ENOMEM;
 	}
@@ -330,7 +352,7 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 	o.ncpus = ring->r->ncpus;
 	if (geometry(&o, &g) < 0)
 		return -EINVAL;
-	if (posix_memalign(&mem, 4096, g.total))
+	if (!(mem = region_alloc(g.total)))
 		return -ENOMEM;
 	free(ring->r);
 	ring->r = mem;
