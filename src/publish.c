@@ -44,21 +44,9 @@ int pub_section(unsigned cpu, struct publish *p)
 {
 	struct rseq *rs = rseq_area();
 
-	/*
-	 * Labels: 1 start, 2 post-commit, 3 descriptor, 4 abort (preceded by
-	 * the signature the kernel checks).  Everything up to the final movq
-	 * into the tail word may be abandoned at any instruction.
-	 */
+	/* The frame is PUB_ASM_BEGIN/END (publish.h); the final movq commits. */
 	__asm__ goto(
-		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign 32\n\t"
-		"3:\n\t"
-		".long 0x0, 0x0\n\t"
-		".quad 1f, (2f - 1f), 4f\n\t"
-		".popsection\n\t"
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %[rseq_cs]\n\t"
-		"1:\n\t"
+		PUB_ASM_BEGIN("%[rseq_cs]")
 		"cmpl %[cpu], %[cpu_id]\n\t"
 		"jnz 4f\n\t"
 		"movq %c[o_word](%[p]), %%rsi\n\t"
@@ -72,58 +60,39 @@ int pub_section(unsigned cpu, struct publish *p)
 		/* 64-bit stores */
 		"movl %c[o_n64](%[p]), %%ecx\n\t"
 		"leaq %c[o_st64](%[p]), %%rdx\n\t"
-		"5:\n\t"
+		"10:\n\t"
 		"testl %%ecx, %%ecx\n\t"
-		"jz 6f\n\t"
+		"jz 11f\n\t"
 		"movq (%%rdx), %%rdi\n\t"
 		"movq 8(%%rdx), %%rax\n\t"
 		"movq %%rax, (%%rdi)\n\t"
 		"addq $16, %%rdx\n\t"
 		"decl %%ecx\n\t"
-		"jmp 5b\n\t"
-		"6:\n\t"
+		"jmp 10b\n\t"
+		"11:\n\t"
 		/* 32-bit stores */
 		"movl %c[o_n32](%[p]), %%ecx\n\t"
 		"leaq %c[o_st32](%[p]), %%rdx\n\t"
-		"7:\n\t"
+		"12:\n\t"
 		"testl %%ecx, %%ecx\n\t"
-		"jz 8f\n\t"
+		"jz 13f\n\t"
 		"movq (%%rdx), %%rdi\n\t"
 		"movl 8(%%rdx), %%eax\n\t"
 		"movl %%eax, (%%rdi)\n\t"
 		"addq $16, %%rdx\n\t"
 		"decl %%ecx\n\t"
-		"jmp 7b\n\t"
-		"8:\n\t"
-		/* payload: 8 bytes at a time, then a last 4 */
+		"jmp 12b\n\t"
+		"13:\n\t"
+		/* the payload */
 		"movq %c[o_dst](%[p]), %%rdi\n\t"
-		"movq %c[o_src](%[p]), %%rdx\n\t"
+		"movq %c[o_src](%[p]), %%rsi\n\t"
 		"movq %c[o_len](%[p]), %%rcx\n\t"
-		"9:\n\t"
-		"cmpq $8, %%rcx\n\t"
-		"jb 10f\n\t"
-		"movq (%%rdx), %%rax\n\t"
-		"movq %%rax, (%%rdi)\n\t"
-		"addq $8, %%rdx\n\t"
-		"addq $8, %%rdi\n\t"
-		"subq $8, %%rcx\n\t"
-		"jmp 9b\n\t"
-		"10:\n\t"
-		"testq %%rcx, %%rcx\n\t"
-		"jz 11f\n\t"
-		"movl (%%rdx), %%eax\n\t"
-		"movl %%eax, (%%rdi)\n\t"
-		"11:\n\t"
+		PUB_ASM_COPY
 		/* the commit: one store makes the record and its bookkeeping visible */
+		"movq %c[o_word](%[p]), %%rdx\n\t"
 		"movq %c[o_update](%[p]), %%rax\n\t"
-		"movq %%rax, (%%rsi)\n\t"
-		"2:\n\t"
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t"
-		".long 0x53053053\n\t"
-		"4:\n\t"
-		"jmp %l[aborted]\n\t"
-		".popsection\n\t"
+		"movq %%rax, (%%rdx)\n\t"
+		PUB_ASM_END
 		:
 		: [p] "r"(p), [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
 		  [o_word] "i"(offsetof(struct publish, word)),

@@ -65,6 +65,63 @@ struct publish {
 
 enum { PUB_OK = 0, PUB_STALE = 1, PUB_ABORT = -1, PUB_BUSY = -2 };
 
+/*
+ * The frame of an x86-64 rseq critical section.  Labels: 1 start, 2 just
+ * after the commit store, 3 the descriptor, 4 the abort handler, preceded
+ * by the signature the kernel checks (written as "ud1 sig(%rip), %edi" so
+ * it disassembles).  Everything between 1 and 2 may be abandoned at any
+ * instruction; the asm using the frame names the goto label "aborted".
+ */
+#define PUB_ASM_BEGIN(rseq_cs)                                                                     \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                                          \
+	".balign 32\n\t"                                                                           \
+	"3:\n\t"                                                                                    \
+	".long 0x0, 0x0\n\t"                                                                        \
+	".quad 1f, (2f - 1f), 4f\n\t"                                                               \
+	".popsection\n\t"                                                                           \
+	"leaq 3b(%%rip), %%rax\n\t"                                                                 \
+	"movq %%rax, " rseq_cs "\n\t"                                                               \
+	"1:\n\t"
+
+#define PUB_ASM_END                                                                                \
+	"2:\n\t"                                                                                    \
+	".pushsection __rseq_failure, \"ax\"\n\t"                                                    \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                                                \
+	".long 0x53053053\n\t"                                                                      \
+	"4:\n\t"                                                                                    \
+	"jmp %l[aborted]\n\t"                                                                       \
+	".popsection\n\t"
+
+/* Copy %rcx bytes from (%rsi) to (%rdi): 8 at a time, then 4, then bytes; %rax is scratch. */
+#define PUB_ASM_COPY                                                                               \
+	"5:\n\t"                                                                                    \
+	"cmpq $8, %%rcx\n\t"                                                                        \
+	"jb 6f\n\t"                                                                                 \
+	"movq (%%rsi), %%rax\n\t"                                                                   \
+	"movq %%rax, (%%rdi)\n\t"                                                                   \
+	"addq $8, %%rsi\n\t"                                                                        \
+	"addq $8, %%rdi\n\t"                                                                        \
+	"subq $8, %%rcx\n\t"                                                                        \
+	"jmp 5b\n\t"                                                                                \
+	"6:\n\t"                                                                                    \
+	"cmpq $4, %%rcx\n\t"                                                                        \
+	"jb 7f\n\t"                                                                                 \
+	"movl (%%rsi), %%eax\n\t"                                                                   \
+	"movl %%eax, (%%rdi)\n\t"                                                                   \
+	"addq $4, %%rsi\n\t"                                                                        \
+	"addq $4, %%rdi\n\t"                                                                        \
+	"subq $4, %%rcx\n\t"                                                                        \
+	"7:\n\t"                                                                                    \
+	"testq %%rcx, %%rcx\n\t"                                                                    \
+	"jz 8f\n\t"                                                                                 \
+	"movb (%%rsi), %%al\n\t"                                                                    \
+	"movb %%al, (%%rdi)\n\t"                                                                    \
+	"incq %%rsi\n\t"                                                                            \
+	"incq %%rdi\n\t"                                                                            \
+	"decq %%rcx\n\t"                                                                            \
+	"jmp 7b\n\t"                                                                                \
+	"8:\n\t"
+
 static inline void pub_init(struct publish *p, _Atomic uint64_t *word, uint64_t expect,
 			    _Atomic uint64_t *word2, uint64_t expect2)
 {
@@ -109,10 +166,10 @@ static inline unsigned pub_rseq_cpu(void)
  * The fast form, all in registers: a compact record (header word with
  * type_len 1..28, then len payload bytes, zero fill to its end) and
  * last_ts, then the tail word.  last_ts[phase of the new tail word] sits
- * 24 + 8 * phase bytes after the tail word (struct tb_cpu_ctl, bit 63).  The zero fill is one 8-byte store ending where the
- * record ends (4 * type_len bytes after the header); the payload copy then
- * overwrites what is payload.  PUB_OK, PUB_STALE or PUB_ABORT; the labels
- * are those of pub_section.
+ * 24 + 8 * phase bytes after the tail word (struct tb_cpu_ctl, bit 63).  The
+ * zero fill is one 8-byte store ending where the record ends (4 * type_len
+ * bytes after the header); the payload copy then overwrites what is payload.
+ * PUB_OK, PUB_STALE or PUB_ABORT.
  */
 /*
  * The record's source side, passed by pointer to keep the section within the
@@ -133,15 +190,7 @@ static inline __attribute__((always_inline)) int pub_small(unsigned cpu, _Atomic
 	struct rseq *rs = pub_rseq_area();
 
 	__asm__ goto(
-		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign 32\n\t"
-		"3:\n\t"
-		".long 0x0, 0x0\n\t"
-		".quad 1f, (2f - 1f), 4f\n\t"
-		".popsection\n\t"
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, 8(%[rs])\n\t"
-		"1:\n\t"
+		PUB_ASM_BEGIN("8(%[rs])")
 		"cmpl %[cpu], 4(%[rs])\n\t"
 		"jnz 4f\n\t"
 		"cmpq %[expect], (%[tail])\n\t"
@@ -158,45 +207,13 @@ static inline __attribute__((always_inline)) int pub_small(unsigned cpu, _Atomic
 		"leaq 4(%[dst]), %%rdi\n\t"
 		"movq %c[o_src](%[a]), %%rsi\n\t"
 		"movq %c[o_len](%[a]), %%rcx\n\t"
-		"5:\n\t"
-		"cmpq $8, %%rcx\n\t"
-		"jb 6f\n\t"
-		"movq (%%rsi), %%rax\n\t"
-		"movq %%rax, (%%rdi)\n\t"
-		"addq $8, %%rsi\n\t"
-		"addq $8, %%rdi\n\t"
-		"subq $8, %%rcx\n\t"
-		"jmp 5b\n\t"
-		"6:\n\t"
-		"cmpq $4, %%rcx\n\t"
-		"jb 7f\n\t"
-		"movl (%%rsi), %%eax\n\t"
-		"movl %%eax, (%%rdi)\n\t"
-		"addq $4, %%rsi\n\t"
-		"addq $4, %%rdi\n\t"
-		"subq $4, %%rcx\n\t"
-		"7:\n\t"
-		"testq %%rcx, %%rcx\n\t"
-		"jz 8f\n\t"
-		"movb (%%rsi), %%al\n\t"
-		"movb %%al, (%%rdi)\n\t"
-		"incq %%rsi\n\t"
-		"incq %%rdi\n\t"
-		"decq %%rcx\n\t"
-		"jmp 7b\n\t"
-		"8:\n\t"
+		PUB_ASM_COPY
 		"movq %[update], %%rax\n\t"
 		"shrq $63, %%rax\n\t"
 		"movq %[ts], 24(%[tail], %%rax, 8)\n\t"
 		/* the commit */
 		"movq %[update], (%[tail])\n\t"
-		"2:\n\t"
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t"
-		".long 0x53053053\n\t"
-		"4:\n\t"
-		"jmp %l[aborted]\n\t"
-		".popsection\n\t"
+		PUB_ASM_END
 		:
 		: [rs] "r"(rs), [cpu] "r"(cpu), [tail] "r"(tail), [expect] "r"(expect), [update] "r"(update),
 		  [dst] "r"(dst), [hdr] "r"(hdr), [ts] "r"(ts), [a] "r"(a),

@@ -39,6 +39,7 @@ static void print_event(const struct tb_event *ev, int pid)
 struct listing {
 	uint64_t events, lost, lost_lines;
 	struct tb_event tail[SHOW];
+	char tail_text[SHOW][64]; /* the held-back events' text: their data goes away */
 	int pid;
 };
 
@@ -52,19 +53,23 @@ static void listing_add(struct listing *l, const struct tb_event *ev)
 	}
 	if (l->events < SHOW)
 		print_event(ev, l->pid);
-	else
+	else {
+		size_t n = ev->len < 63 ? ev->len : 63;
 		l->tail[l->events % SHOW] = *ev;
+		memcpy(l->tail_text[l->events % SHOW], ev->data, n);
+		l->tail_text[l->events % SHOW][n] = 0;
+	}
 	l->events++;
 }
 
-static void listing_end(struct listing *l, char tail_text[SHOW][64])
+static void listing_end(struct listing *l)
 {
 	uint64_t shown = l->events < SHOW ? l->events : SHOW;
 	if (l->events > 2 * SHOW)
 		printf("  ... %llu more events ...\n", (unsigned long long)(l->events - 2 * SHOW));
 	for (uint64_t i = l->events > 2 * SHOW ? l->events - SHOW : shown; i < l->events; i++) {
 		struct tb_event ev = l->tail[i % SHOW];
-		ev.data = tail_text[i % SHOW];
+		ev.data = l->tail_text[i % SHOW];
 		print_event(&ev, l->pid);
 	}
 }
@@ -80,23 +85,16 @@ static int pin_cpu0(void)
 static void show_iterator(struct tb_ring *ring, int pid)
 {
 	struct listing l = {.pid = pid};
-	char tail_text[SHOW][64];
 	struct tb_iter *it;
 	struct tb_event ev;
 
 	printf("\n== non-consuming iterator (the kernel's `trace` file prints no LOST line here)\n");
 	if (tb_iter_open(ring, &it) < 0)
 		return;
-	while (tb_iter_next(it, &ev) == 1) {
-		if (ev.kind == TB_EVENT_RECORD && l.events >= SHOW) {
-			size_t n = ev.len < 63 ? ev.len : 63;
-			memcpy(tail_text[l.events % SHOW], ev.data, n);
-			tail_text[l.events % SHOW][n] = 0;
-		}
+	while (tb_iter_next(it, &ev) == 1)
 		listing_add(&l, &ev);
-	}
 	tb_iter_close(it);
-	listing_end(&l, tail_text);
+	listing_end(&l);
 	printf("iterator: %llu events shown, %llu reported lost in %llu LOST line(s)\n",
 	       (unsigned long long)l.events, (unsigned long long)l.lost, (unsigned long long)l.lost_lines);
 }
@@ -130,19 +128,12 @@ static void show_pages(struct tb_ring *ring)
 static void show_consume(struct tb_ring *ring, int pid)
 {
 	struct listing l = {.pid = pid};
-	char tail_text[SHOW][64];
 	struct tb_event ev;
 
 	printf("\n== consuming read (the kernel's trace_pipe)\n");
-	while (tb_consume_merged(ring, &ev) == 1) {
-		if (ev.kind == TB_EVENT_RECORD && l.events >= SHOW) {
-			size_t n = ev.len < 63 ? ev.len : 63;
-			memcpy(tail_text[l.events % SHOW], ev.data, n);
-			tail_text[l.events % SHOW][n] = 0;
-		}
+	while (tb_consume_merged(ring, &ev) == 1)
 		listing_add(&l, &ev);
-	}
-	listing_end(&l, tail_text);
+	listing_end(&l);
 	printf("consume: %llu events read, %llu reported lost\n", (unsigned long long)l.events,
 	       (unsigned long long)l.lost);
 }
