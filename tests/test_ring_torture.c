@@ -471,11 +471,14 @@ int main(void)
 		if (!only || strstr(scenarios[i].name, only))
 			run(&scenarios[i]);
 	int rc = done_testing();
-	printf("accounting: committed=%llu read=%llu lost=%llu refused=%llu unaccounted=%llu "
-	       "duplicates=%llu corrupt=%llu\n",
-	       (unsigned long long)total_committed, (unsigned long long)total_read,
-	       (unsigned long long)total_lost, (unsigned long long)total_refused,
-	       (unsigned long long)total_unaccounted, (unsigned long long)total_duplicates,
-	       (unsigned long long)total_corrupt);
+	/* the closing line, on stderr too so that prove shows it in make test */
+	for (int i = 0; i < 2; i++)
+		fprintf(i ? stderr : stdout,
+			"accounting: committed=%llu read=%llu lost=%llu refused=%llu unaccounted=%llu "
+			"duplicates=%llu corrupt=%llu\n",
+			(unsigned long long)total_committed, (unsigned long long)total_read,
+			(unsigned long long)total_lost, (unsigned long long)total_refused,
+			(unsigned long long)total_unaccounted, (unsigned long long)total_duplicates,
+			(unsigned long long)total_corrupt);
 	return rc;
 }
