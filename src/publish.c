@@ -8,20 +8,12 @@
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/rseq.h>
-
-#define RSEQ_SIG_X86 0x53053053
-
-static inline struct rseq *rseq_area(void)
-{
-	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
-}
 
 int pub_rseq_available(void)
 {
 #if defined(__x86_64__)
 	/* cpu_id is (u32)-1 before registration, -2 when it failed. */
-	return __rseq_size >= 20 && rseq_area()->cpu_id < 0xfffffffeu;
+	return __rseq_size >= 20 && pub_rseq_area()->cpu_id < 0xfffffffeu;
 #else
 	return 0;
 #endif
@@ -31,7 +23,7 @@ unsigned pub_current_cpu(void)
 {
 	if (__rseq_size >= 20) {
 		/* relaxed: a hint; the section re-checks cpu_id before it commits */
-		unsigned cpu = __atomic_load_n(&rseq_area()->cpu_id_start, __ATOMIC_RELAXED);
+		unsigned cpu = __atomic_load_n(&pub_rseq_area()->cpu_id_start, __ATOMIC_RELAXED);
 		if (cpu < 0xfffffffeu)
 			return cpu;
 	}
@@ -42,7 +34,7 @@ unsigned pub_current_cpu(void)
 #if defined(__x86_64__)
 int pub_section(unsigned cpu, struct publish *p)
 {
-	struct rseq *rs = rseq_area();
+	struct rseq *rs = pub_rseq_area();
 
 	/* The frame is PUB_ASM_BEGIN/END (publish.h); the final movq commits. */
 	__asm__ goto(

@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/rseq.h>
 
 #define PUB_MAX_ST64 8
 #define PUB_MAX_ST32 8
@@ -147,14 +148,13 @@ static inline void pub32(struct publish *p, void *addr, uint32_t val)
 	p->st32[p->n32++].val = val;
 }
 
-#if defined(__x86_64__)
-#include <sys/rseq.h>
-
+/* This thread's rseq area, registered by glibc (its fields are valid when __rseq_size > 0). */
 static inline struct rseq *pub_rseq_area(void)
 {
 	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 }
 
+#if defined(__x86_64__)
 /* The CPU the kernel last saw us on; valid only where pub_rseq_available(). */
 static inline unsigned pub_rseq_cpu(void)
 {

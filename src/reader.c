@@ -70,11 +70,6 @@ uint64_t tail_events(struct tb_region *r, struct tb_cpu_ctl *c, struct tail_view
 	}
 }
 
-static uint64_t oldest_seq(const struct tb_region *r, uint64_t tail_seq)
-{
-	return tail_seq - (r->nr_pages - 1);
-}
-
 /* Readable end of a page, and whether writers are still appending to it. */
 static uint32_t page_limit(struct tb_region *r, struct tb_cpu_ctl *c, uint64_t seq, uint32_t phys,
 			   int *writer_on)
@@ -83,7 +78,7 @@ static uint32_t page_limit(struct tb_region *r, struct tb_cpu_ctl *c, uint64_t s
 
 	tail_now(c, &v);
 	*writer_on = v.seq == seq;
-	return *writer_on ? t_off(v.t) : meta_len(&cpu_meta(r, c)[phys]);
+	return page_end(r, c, &v, seq, phys);
 }
 
 /* ------------------------------------------------------------ taking pages */
@@ -412,7 +407,7 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 	ic->expect = rd->next_cum - rd->pending_lost;
 	ic->next_seq = rd->next_seq;
 	if (rd->held) {
-		uint32_t limit = rd->held_seq == v.seq ? t_off(v.t) : meta_len(&cpu_meta(r, c)[rd->held_phys]);
+		uint32_t limit = page_end(r, c, &v, rd->held_seq, rd->held_phys);
 		uint8_t *page = cpu_page(r, c, rd->held_phys);
 		uint64_t time = rd->read_off ? rd->time : page_ts(page);
 
@@ -452,7 +447,7 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 		if (s_seq(before) != seq || s_free(before))
 			continue; /* overwritten, or taken by a consuming reader */
 		phys = s_phys(before);
-		limit = seq < v.seq ? meta_len(&cpu_meta(r, c)[phys]) : t_off(v.t);
+		limit = page_end(r, c, &v, seq, phys);
 		if (seq == ic->end_seq && limit > ic->end_off)
 			limit = ic->end_off;
 		cum = meta_cum(&cpu_meta(r, c)[phys]);

@@ -257,4 +257,21 @@ static inline int tail_resolve(struct tb_cpu_ctl *c, uint64_t t, struct tail_vie
 	return 1;
 }
 
+/* The oldest page the ring can still hold while the tail is on tail_seq. */
+static inline uint64_t oldest_seq(const struct tb_region *r, uint64_t tail_seq)
+{
+	return tail_seq - (r->nr_pages - 1);
+}
+
+/*
+ * Where the readable records of page seq (on physical page phys) end, as
+ * seen from the tail view v: the tail's offset while it is the tail page,
+ * the page's final length once the tail has left it (I1, I4).
+ */
+static inline uint32_t page_end(struct tb_region *r, struct tb_cpu_ctl *c, const struct tail_view *v,
+				uint64_t seq, uint32_t phys)
+{
+	return seq == v->seq ? t_off(v->t) : meta_len(&cpu_meta(r, c)[phys]);
+}
+
 #endif

@@ -24,12 +24,11 @@ static void scan_held(struct tb_region *r, struct tb_cpu_ctl *c, const struct ta
 {
 	struct tb_reader_state *rd = &c->rd;
 	_Atomic uint64_t *slots = cpu_slots(r, c);
-	struct tb_page_meta *meta = cpu_meta(r, c);
-	uint64_t seq = rd->next_seq, oldest = v->seq - (r->nr_pages - 1);
+	uint64_t seq = rd->next_seq, oldest = oldest_seq(r, v->seq);
 	int found = 0;
 
 	if (rd->held) {
-		uint32_t limit = rd->held_seq == v->seq ? t_off(v->t) : meta_len(&meta[rd->held_phys]);
+		uint32_t limit = page_end(r, c, v, rd->held_seq, rd->held_phys);
 		if (rd->read_off < limit) {
 			st->bytes += limit - rd->read_off;
 			st->oldest_ts = page_ts(cpu_page(r, c, rd->held_phys));
@@ -43,7 +42,7 @@ static void scan_held(struct tb_region *r, struct tb_cpu_ctl *c, const struct ta
 		uint64_t s = atomic_load_explicit(&slots[seq % r->nr_pages], memory_order_acquire);
 		if (s_seq(s) != seq || s_free(s))
 			continue;
-		st->bytes += seq == v->seq ? t_off(v->t) : meta_len(&meta[s_phys(s)]);
+		st->bytes += page_end(r, c, v, seq, s_phys(s));
 		if (!found && (seq < v->seq || t_off(v->t))) {
 			st->oldest_ts = page_ts(cpu_page(r, c, s_phys(s)));
 			found = 1;
