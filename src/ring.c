@@ -254,26 +254,23 @@ static void *region_alloc(size_t size)
 	return mem;
 }
 
-/* Per-CPU pointers for the write path: no multiply, no region header lookups. */
-static int handle_cache(struct tb_ring *ring)
+/* What the write path needs of the region, in the handle. */
+static void handle_cache(struct tb_ring *ring)
 {
 	struct tb_region *r = ring->r;
 
-	free(ring->cpu);
-	free(ring->pages);
-	ring->cpu = calloc(r->ncpus, sizeof(*ring->cpu));
-	ring->pages = calloc(r->ncpus, sizeof(*ring->pages));
-	if (!ring->cpu || !ring->pages)
-		return -ENOMEM;
-	for (unsigned i = 0; i < r->ncpus; i++) {
-		ring->cpu[i] = region_cpu(r, i);
-		ring->pages[i] = cpu_page(r, ring->cpu[i], 0);
-	}
-	ring->data_size = tb_page_data_size(r->subbuf_size);
-	ring->subbuf_shift = (uint32_t)__builtin_ctz(r->subbuf_size);
+	ring->ctl0 = (uint8_t *)region_cpu(r, 0);
+	ring->cpu_stride = r->cpu_stride;
+	ring->data_offset = r->pages_offset + TB_PAGE_HDR_SIZE;
+	ring->subbuf_size = r->subbuf_size;
+	ring->data_words = tb_page_data_size(r->subbuf_size) / 4;
 	ring->ncpus = r->ncpus;
 	ring->clock = r->clock;
-	return 0;
+	ring->fast_ncpus = ring->use_rseq && r->clock == TB_CLOCK_TSC ? r->ncpus : 0;
+#if defined(__x86_64__)
+	/* Valid with or without a registered area: the fast path stores to it before it checks. */
+	ring->rseq_offset = __rseq_offset;
+#endif
 }
 
 int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
@@ -308,11 +305,7 @@ int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 	ring->r = mem;
 	region_init(ring->r, opts, &g);
 	ring->use_rseq = choose_publish_mode(ring);
-	rc = handle_cache(ring);
-	if (rc < 0) {
-		tb_ring_destroy(ring);
-		return rc;
-	}
+	handle_cache(ring);
 	*out = ring;
 	return 0;
 }
@@ -323,8 +316,6 @@ void tb_ring_destroy(struct tb_ring *ring)
 		return;
 	if (ring->owns_mem)
 		free(ring->r);
-	free(ring->cpu);
-	free(ring->pages);
 	free(ring);
 }
 
@@ -358,7 +349,8 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 	ring->r = mem;
 	ring->opts = o;
 	region_init(ring->r, &o, &g);
-	return handle_cache(ring);
+	handle_cache(ring);
+	return 0;
 }
 
 void tb_ring_set_recording(struct tb_ring *ring, int on)
@@ -568,60 +560,46 @@ static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const v
 }
 
 #if defined(__x86_64__)
-_Static_assert(offsetof(struct tb_cpu_ctl, last_ts) - offsetof(struct tb_cpu_ctl, tail) == 24,
-	       "pub_small stores last_ts[phase] 24 + 8 * phase bytes after the tail word");
-_Static_assert(T_PHASE_SHIFT == 63, "pub_small reads the phase from bit 63");
-
-/* tbf_record_size() of every compact payload length (0..112), for the fast path. */
-static const uint8_t small_record_size[TBF_MAX_SMALL_DATA + 1] = {
-	8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 16, 20, 20, 20,
-	20, 24, 24, 24, 24, 28, 28, 28, 28, 32, 32, 32, 32, 36, 36, 36,
-	36, 40, 40, 40, 40, 44, 44, 44, 44, 48, 48, 48, 48, 52, 52, 52,
-	52, 56, 56, 56, 56, 60, 60, 60, 60, 64, 64, 64, 64, 68, 68, 68,
-	68, 72, 72, 72, 72, 76, 76, 76, 76, 80, 80, 80, 80, 84, 84, 84,
-	84, 88, 88, 88, 88, 92, 92, 92, 92, 96, 96, 96, 96, 100, 100, 100,
-	100, 104, 104, 104, 104, 108, 108, 108, 108, 112, 112, 112, 112, 116, 116, 116,
-	116,
-};
-
 /*
- * The common case, kept short: a compact record that goes on the tail page
- * with a plain delta, published by the register-only section.  1 published,
- * 0 not this case or the snapshot went stale: take the general path.
+ * tb_write is write_x86_64.S: the common case by hand, the rest here.  The
+ * assembler sees the handle through write_fast.h; these keep the two in step.
  */
-static inline __attribute__((always_inline)) int append_fast(struct tb_ring *ring, const void *data,
-							     uint32_t len)
-{
-	unsigned cpu = pub_rseq_cpu();
-	struct publish_small a;
-	struct tb_cpu_ctl *c;
-	uint64_t t, last, ts;
-	uint32_t off, size;
+#include "write_fast.h"
+_Static_assert(offsetof(struct tb_ring, r) == WF_RING_REGION, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, ctl0) == WF_RING_CTL0, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, cpu_stride) == WF_RING_CPU_STRIDE, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, data_offset) == WF_RING_DATA_OFFSET, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, fast_ncpus) == WF_RING_FAST_NCPUS, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, data_words) == WF_RING_DATA_WORDS, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, subbuf_size) == WF_RING_SUBBUF_SIZE, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, rseq_offset) == WF_RING_RSEQ_OFFSET, "write_fast.h");
+_Static_assert(offsetof(struct tb_cpu_ctl, tail) == WF_CTL_TAIL, "write_fast.h");
+_Static_assert(offsetof(struct tb_cpu_ctl, last_ts) == WF_CTL_LAST_TS, "write_fast.h");
+_Static_assert(offsetof(struct tb_region, record_disabled) == WF_REGION_RECORD_DISABLED, "write_fast.h");
+_Static_assert(T_MASK(T_OFF_BITS) == WF_T_OFF_MASK && (1ull << T_COUNT_SHIFT) == WF_T_COUNT_ONE &&
+		       T_PHYS_SHIFT == WF_T_PHYS_SHIFT && T_PHYS_BITS == 16 && T_PHASE_SHIFT == WF_T_PHASE_BIT,
+	       "write_fast.h: the tail word");
+_Static_assert(offsetof(struct rseq, cpu_id) == WF_RSEQ_CPU_ID && offsetof(struct rseq, rseq_cs) == WF_RSEQ_CS &&
+		       RSEQ_SIG == WF_RSEQ_SIG,
+	       "write_fast.h: struct rseq");
+_Static_assert(TBF_MAX_SMALL_DATA == WF_MAX_SMALL_DATA && TB_DELTA_MAX == WF_DELTA_MAX,
+	       "write_fast.h: the page format");
 
-	if ((cpu >= ring->ncpus) | (len > TBF_MAX_SMALL_DATA))
-		return 0;
-	c = ring->cpu[cpu];
-	/* acquire: pairs with the section's final store (last_ts, page bytes) */
-	t = atomic_load_explicit(&c->tail, memory_order_acquire);
-	/* relaxed: after the acquire above; the phase names the entry that publish wrote */
-	last = atomic_load_explicit(&c->last_ts[t_phase(t)], memory_order_relaxed);
-	ts = ring->clock == TB_CLOCK_TSC ? __rdtsc() : clock_read(ring->clock, &ring->r->counter);
-	off = t_off(t);
-	size = small_record_size[len];
-	/* ts - last wraps to huge when the clock stepped back: one test covers both */
-	if ((off == 0) | (ts - last > TB_DELTA_MAX) | (off + size > ring->data_size))
-		return 0;
-	a.src = data;
-	a.len = len;
-	a.last = last;
-	return pub_small(cpu, &c->tail, t, t_append(t, size),
-				ring->pages[cpu] + ((uint64_t)t_phys(t) << ring->subbuf_shift) + TB_PAGE_HDR_SIZE + off,
-				tb_rec_header((size - 4) / 4, (uint32_t)(ts - last)), ts, &a) == PUB_OK;
-}
+/* tbf_record_size() / 4 of every compact payload length (0..112), for the fast path. */
+const uint8_t tb__small_record_words[TBF_MAX_SMALL_DATA + 1] = {
+	2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5,
+	5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 9, 9, 9,
+	9, 10, 10, 10, 10, 11, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13,
+	13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17,
+	17, 18, 18, 18, 18, 19, 19, 19, 19, 20, 20, 20, 20, 21, 21, 21,
+	21, 22, 22, 22, 22, 23, 23, 23, 23, 24, 24, 24, 24, 25, 25, 25,
+	25, 26, 26, 26, 26, 27, 27, 27, 27, 28, 28, 28, 28, 29, 29, 29,
+	29,
+};
 #endif
 
 /* Everything but the fast case: stamps, page switches, refusals, the fallback. */
-static __attribute__((noinline)) int append_slow(struct tb_ring *ring, const void *data, uint32_t len)
+int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
 {
 	struct tb_region *r = ring->r;
 	unsigned busy = 0;
@@ -659,21 +637,12 @@ static __attribute__((noinline)) int append_slow(struct tb_ring *ring, const voi
 	}
 }
 
-static inline int append(struct tb_ring *ring, const void *data, uint32_t len)
-{
-#if defined(__x86_64__)
-	/* relaxed: writers may see recording switched off a little late, like the kernel's */
-	if (ring->use_rseq && !atomic_load_explicit(&ring->r->record_disabled, memory_order_relaxed) &&
-	    append_fast(ring, data, len))
-		return 0;
-#endif
-	return append_slow(ring, data, len);
-}
-
+#if !defined(__x86_64__)
 int tb_write(struct tb_ring *ring, const void *data, uint32_t len)
 {
-	return append(ring, data, len);
+	return tb__append_slow(ring, data, len);
 }
+#endif
 
 /* ------------------------------------------------------------ reserve/commit */
 
@@ -721,7 +690,7 @@ int tb_commit(struct tb_ring *ring, void *event)
 
 	if (depth == 0 || event != tls.scratch[depth - 1])
 		return -EINVAL;
-	rc = append(ring, event, tls.len[depth - 1]);
+	rc = tb__write(ring, event, tls.len[depth - 1]);
 	/* The scratch stays ours until the copy is published. */
 	atomic_signal_fence(memory_order_seq_cst);
 	tls.depth = depth - 1;

@@ -3,23 +3,46 @@
 #ifndef TRACEBUF_RING_INTERNAL_H
 #define TRACEBUF_RING_INTERNAL_H
 
+#include <stddef.h>
+
 #include "ring_layout.h"
 #include "tracebuf/ring.h"
 
+/*
+ * The first fields are what the write fast path reads, together; their
+ * offsets are a contract with write_x86_64.S (write_fast.h, checked in
+ * ring.c).  A CPU's control block is found by arithmetic, not through a
+ * table: a load saved on the write path's longest chain.
+ */
 struct tb_ring {
-	/* What the write fast path reads, together. */
-	struct tb_region *r;     /* the shared, position-independent region */
-	struct tb_cpu_ctl **cpu; /* per CPU control blocks in r */
-	uint8_t **pages;         /* per CPU first page in r */
+	struct tb_region *r;   /* the shared, position-independent region */
+	uint8_t *ctl0;         /* CPU 0's control block in r */
+	uint64_t cpu_stride;   /* bytes from one CPU's block to the next */
+	uint64_t data_offset;  /* from a control block to its page 0's records */
+	uint64_t subbuf_size;
+	uint32_t fast_ncpus;   /* CPUs the asm path appends on: ncpus, or 0 without rseq or the TSC clock */
+	uint32_t data_words;   /* record bytes per sub-buffer / 4 */
+	ptrdiff_t rseq_offset; /* glibc's __rseq_offset, read once */
+
 	uint32_t ncpus;
 	uint32_t clock;
-	uint32_t data_size;    /* record bytes per sub-buffer */
-	uint32_t subbuf_shift; /* log2 of the sub-buffer size */
-	int use_rseq;          /* publish with rseq sections (else try-lock) */
-
+	int use_rseq; /* publish with rseq sections (else try-lock) */
 	int owns_mem; /* heap region: freed with the handle */
 	struct tb_ring_opts opts;
 };
+
+/*
+ * The write path: the common case in write_x86_64.S, everything else in
+ * tb__append_slow (ring.c).  Hidden: internal to the library.
+ */
+#define TB_HIDDEN __attribute__((visibility("hidden")))
+#if defined(__x86_64__)
+TB_HIDDEN int tb__write(struct tb_ring *ring, const void *data, uint32_t len); /* tb_write, no PLT */
+TB_HIDDEN extern const uint8_t tb__small_record_words[];
+#else
+#define tb__write tb_write
+#endif
+TB_HIDDEN int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len);
 
 /* The reader side serialises per CPU; readers may wait, writers never do. */
 void reader_lock(struct tb_cpu_ctl *c);

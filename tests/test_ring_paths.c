@@ -10,7 +10,9 @@
  *   - a writer stopped between its snapshot and its section while 16384
  *     pages go by (the tail word's generation wraps) neither corrupts the
  *     ring nor leaves the CPU's writers stuck;
- *   - an iterator walking beside a writer that loses nothing reports no loss.
+ *   - an iterator walking beside a writer that loses nothing reports no loss;
+ *   - every payload length around the compact limit, written on pages that
+ *     still hold an earlier lap's bytes, reads back exact, fill zeroed.
  */
 #include <errno.h>
 #include <signal.h>
@@ -454,6 +456,62 @@ static void test_iterator_no_false_loss(void)
 	tb_ring_destroy(ring);
 }
 
+
+/*
+ * Every payload length 0..120 (compact records up to 112 bytes, then long
+ * ones), three times each, written where an earlier lap left 0xff bytes:
+ * each record reads back with its own length class, its bytes, and zeros
+ * (never the old lap's bytes) in the fill up to the next 4-byte boundary.
+ */
+#define EXACT_MAXLEN 120
+
+static uint8_t exact_byte(uint32_t i, uint32_t j) { return (uint8_t)((i * 31 + j) | 1); }
+
+static void test_every_length_exact(void)
+{
+	struct tb_ring *ring = make(64, TB_CLOCK_TSC, NULL, 0);
+	uint8_t junk[112], buf[EXACT_MAXLEN], page[4096];
+	uint32_t n = 0, good = 0, bad_fill = 0, bad_class = 0;
+	struct tb_event ev;
+
+	memset(junk, 0xff, sizeof(junk));
+	for (int i = 0; i < 2000; i++) /* 2000 x 116 bytes: over three laps of 64 KiB */
+		tb_write(ring, junk, sizeof(junk));
+	while (tb_consume(ring, 0, &ev) == 1)
+		;
+	for (uint32_t i = 0; i < 3 * (EXACT_MAXLEN + 1); i++) {
+		uint32_t len = i % (EXACT_MAXLEN + 1);
+		for (uint32_t j = 0; j < len; j++)
+			buf[j] = exact_byte(i, j);
+		tb_write(ring, buf, len);
+	}
+	while (tb_read_page(ring, 0, page, sizeof(page)) > 0) {
+		struct tb_page_cursor c;
+		struct tb_record r;
+
+		tb_page_cursor_init(&c, page, sizeof(page));
+		while (tb_page_next_data(&c, &r) == 1) {
+			uint32_t len = n % (EXACT_MAXLEN + 1), ok_bytes = 1, zero = 1;
+			const uint8_t *d = r.data;
+			uint32_t want = len <= 112 ? tb_record_size(len, 0) - 4 : (len + 3) & ~3u;
+
+			for (uint32_t j = 0; j < len && j < r.len; j++)
+				ok_bytes &= d[j] == exact_byte(n, j);
+			for (uint32_t j = len; j < r.len; j++)
+				zero &= d[j] == 0;
+			bad_class += r.len != want;
+			bad_fill += !zero;
+			good += ok_bytes && zero && r.len == want;
+			n++;
+		}
+	}
+	is_int(n, 3 * (EXACT_MAXLEN + 1), "every record of lengths 0..%d read back", EXACT_MAXLEN);
+	is_int(bad_class, 0, "each record has the size its length calls for");
+	is_int(bad_fill, 0, "no fill byte holds an earlier lap's data");
+	is_int(good, n, "every payload reads back exact");
+	tb_ring_destroy(ring);
+}
+
 int main(void)
 {
 	pin(0);
@@ -465,5 +523,6 @@ int main(void)
 	test_copy_path_like_e1();
 	test_generation_wrap();
 	test_iterator_no_false_loss();
+	test_every_length_exact();
 	return done_testing();
 }

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * write_fast.h - the layout contract between the C ring handle and the
+ * hand-written write fast path (write_x86_64.S).  Plain #defines so the
+ * assembler can include it; ring.c proves every offset with _Static_assert.
+ * Internal.
+ */
+#ifndef TRACEBUF_WRITE_FAST_H
+#define TRACEBUF_WRITE_FAST_H
+
+/* struct tb_ring (ring_internal.h) */
+#define WF_RING_REGION 0       /* struct tb_region *r */
+#define WF_RING_CTL0 8         /* CPU 0's control block */
+#define WF_RING_CPU_STRIDE 16  /* bytes per CPU block */
+#define WF_RING_DATA_OFFSET 24 /* control block to page 0's records */
+#define WF_RING_SUBBUF_SIZE 32 /* uint64_t */
+#define WF_RING_FAST_NCPUS 40  /* uint32_t: CPUs the fast path may append on, 0 for none */
+#define WF_RING_DATA_WORDS 44  /* uint32_t: record bytes per sub-buffer / 4 */
+#define WF_RING_RSEQ_OFFSET 48 /* ptrdiff_t: glibc's __rseq_offset */
+
+/* struct tb_cpu_ctl (ring_layout.h) */
+#define WF_CTL_TAIL 0
+#define WF_CTL_LAST_TS 24 /* last_ts[2], indexed by the tail word's phase */
+
+/* struct tb_region (ring_layout.h) */
+#define WF_REGION_RECORD_DISABLED 88
+
+/* The tail word (ring_layout.h) */
+#define WF_T_OFF_MASK 0x1ffff /* off, in 4-byte units */
+#define WF_T_COUNT_ONE 0x20000 /* 1 << T_COUNT_SHIFT */
+#define WF_T_PHYS_SHIFT 33
+#define WF_T_PHASE_BIT 63
+
+/* struct rseq (linux/rseq.h) */
+#define WF_RSEQ_CPU_ID 4
+#define WF_RSEQ_CS 8
+#define WF_RSEQ_SIG 0x53053053 /* glibc's RSEQ_SIG on x86 */
+
+/* page format (tracebuf/page.h, pagefmt.h) */
+#define WF_MAX_SMALL_DATA 112 /* longest payload of a compact record */
+#define WF_DELTA_MAX 0x7ffffff /* 27 bits */
+
+#endif

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * write_x86_64.S - tb_write's fast path, by hand.
+ *
+ * int tb_write(struct tb_ring *ring, const void *data, uint32_t len)
+ *
+ * The common case: an rseq ring on the TSC clock, a payload of at most 112
+ * bytes (a compact record) that fits on the tail page after at least one
+ * record and within a 27-bit delta of the last one.  Anything else
+ * tail-calls tb__append_slow() in ring.c with the arguments as given, and
+ * so does a section the kernel aborted (preempted, migrated, signalled):
+ * the slow path retries.
+ *
+ * Unlike the general path (snapshot first, then a section that re-checks
+ * it, publish.h), everything here is read inside the rseq section: the CPU,
+ * its tail word, last_ts[phase] and the clock.  Only sections running on
+ * that CPU write those words (ring_layout.h), and a section runs whole or
+ * is restarted, so what it reads cannot change under it: there is nothing
+ * to re-check and no ABA.  The section, in order (docs/design.md, I1-I3):
+ *   - read the CPU (rseq cpu_id; valid until the section ends) and find
+ *     its control block; read the TSC; read the tail word and last_ts of
+ *     its phase;
+ *   - zero the record's last 8 bytes (its fill), store the header, copy
+ *     the payload: all beyond the published tail, seen by nobody yet;
+ *   - store last_ts[new phase], then the new tail word: the commit.  x86
+ *     keeps stores in order, so the commit publishes everything before it
+ *     to a reader's acquire load of the tail word.
+ *
+ * Why the clock is read in the middle: rdtsc waits for the instructions
+ * before it and holds back those after it, so the cost of a write is
+ * rdtsc plus the longer of the two dependency chains around it.  The chain
+ * before (rseq offset -> CPU -> control block) and the one after (tail
+ * word -> record address -> stores) are about equal; see bench/.
+ *
+ * Registers: rdi ring (also in the red zone at -8(%rsp) for .Lout, as rdi
+ * is reused for last_ts), rsi data, r9 len, r8 record words, then type_len,
+ * then the copy index; r10 control block, r11 tail word, then the new one;
+ * rax the time stamp, rcx the record, rdx scratch.  No stack frame: the
+ * red zone is ours in a leaf, and signal frames skip it.
+ */
+#include "write_fast.h"
+
+	.text
+	.globl	tb_write
+	.type	tb_write, @function
+	.globl	tb__write
+	.hidden	tb__write
+	.type	tb__write, @function
+	.hidden	tb__append_slow
+	.hidden	tb__small_record_words
+	.p2align 5
+tb_write:
+tb__write:
+	.cfi_startproc
+	cmpl	$WF_MAX_SMALL_DATA, %edx
+	ja	.Lslow
+	movq	WF_RING_REGION(%rdi), %rax
+	/* plain load: writers may see recording switched off a little late, like the kernel's */
+	cmpl	$0, WF_REGION_RECORD_DISABLED(%rax)
+	jne	.Lslow
+	movq	%rdi, -8(%rsp)			/* the ring, in the red zone, for .Lout */
+	movl	%edx, %r9d			/* len: rdtsc takes %edx */
+	leaq	tb__small_record_words(%rip), %rax
+	movzbl	(%rax,%r9), %r8d		/* record size / 4 */
+
+	movq	WF_RING_RSEQ_OFFSET(%rdi), %rdx
+	leaq	.Lcs(%rip), %rax
+	movq	%rax, %fs:WF_RSEQ_CS(%rdx)
+.Lstart:
+	/*
+	 * From here to the commit the kernel restarts us (at .Labort) if we
+	 * are preempted, migrated or signalled: the CPU read here stays ours,
+	 * and so does its tail, which only sections on this CPU write.
+	 */
+	movl	%fs:WF_RSEQ_CPU_ID(%rdx), %r10d
+	cmpl	WF_RING_FAST_NCPUS(%rdi), %r10d
+	jae	.Lout				/* not a fast ring, a CPU born after it, or no rseq */
+	imulq	WF_RING_CPU_STRIDE(%rdi), %r10
+	addq	WF_RING_CTL0(%rdi), %r10	/* the CPU's control block */
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax			/* ts */
+	/* acquire (an x86 load is one): pairs with the commit store below, of an earlier section */
+	movq	WF_CTL_TAIL(%r10), %r11
+	movl	%r11d, %ecx
+	andl	$WF_T_OFF_MASK, %ecx		/* off / 4 */
+	jz	.Lout				/* the page's first record carries its stamp */
+	leal	(%r8,%rcx), %edx
+	cmpl	WF_RING_DATA_WORDS(%rdi), %edx
+	ja	.Lout				/* does not fit: a page switch */
+	/* the record: control block + data offset + phys * subbuf_size + off */
+	movq	%r11, %rdx
+	shrq	$WF_T_PHYS_SHIFT, %rdx
+	movzwl	%dx, %edx
+	imulq	WF_RING_SUBBUF_SIZE(%rdi), %rdx
+	addq	%r10, %rdx
+	addq	WF_RING_DATA_OFFSET(%rdi), %rdx
+	leaq	(%rdx,%rcx,4), %rcx
+	/* last_ts[phase]: both entries loaded beside the tail word, one picked; ordered after the tail load */
+	movq	WF_CTL_LAST_TS(%r10), %rdi
+	movq	WF_CTL_LAST_TS+8(%r10), %rdx
+	btq	$WF_T_PHASE_BIT, %r11
+	cmovcq	%rdx, %rdi
+	movq	%rax, %rdx
+	subq	%rdi, %rdx
+	/* a delta over 27 bits needs a time extend; a clock that stepped back wraps to huge */
+	cmpq	$WF_DELTA_MAX, %rdx
+	ja	.Lout
+	/* the new tail word: off += size / 4, count += 1, the phase flips */
+	leaq	WF_T_COUNT_ONE(%r11,%r8), %r11
+	btcq	$WF_T_PHASE_BIT, %r11
+	movq	$0, -8(%rcx,%r8,4)		/* the record's last 8 bytes: its fill */
+	decl	%r8d				/* type_len = size / 4 - 1 */
+	shll	$5, %edx
+	orl	%r8d, %edx			/* the header */
+	movl	%edx, (%rcx)
+	/* the payload, len bytes to 4(%rcx); every branch stays inside the section */
+	cmpl	$8, %r9d
+	jae	.Llong
+	cmpl	$4, %r9d
+	jb	.Ltiny
+	movl	(%rsi), %edx			/* 4..7 bytes: two 4-byte moves, overlapping */
+	movl	%edx, 4(%rcx)
+	movl	-4(%rsi,%r9), %edx
+	movl	%edx, (%rcx,%r9)
+	jmp	.Lcopied
+.Ltiny:
+	testl	%r9d, %r9d			/* 0..3 bytes: a byte, then the last two */
+	jz	.Lcopied
+	movzbl	(%rsi), %edx
+	movb	%dl, 4(%rcx)
+	cmpl	$2, %r9d
+	jb	.Lcopied
+	movzwl	-2(%rsi,%r9), %edx
+	movw	%dx, 2(%rcx,%r9)
+	jmp	.Lcopied
+.Llong:
+	movq	(%rsi), %rdx			/* 8..112 bytes: 8-byte moves, the last one overlapping */
+	movq	%rdx, 4(%rcx)
+	cmpl	$16, %r9d
+	jbe	.Llast8
+	movl	$8, %r8d
+.Lloop8:
+	movq	(%rsi,%r8), %rdx
+	movq	%rdx, 4(%rcx,%r8)
+	addq	$8, %r8
+	leaq	8(%r8), %rdx
+	cmpq	%r9, %rdx
+	jb	.Lloop8
+.Llast8:
+	movq	-8(%rsi,%r9), %rdx
+	movq	%rdx, -4(%rcx,%r9)
+.Lcopied:
+	movq	%r11, %rdx
+	shrq	$WF_T_PHASE_BIT, %rdx
+	movq	%rax, WF_CTL_LAST_TS(%r10,%rdx,8)
+	movq	%r11, WF_CTL_TAIL(%r10)		/* the commit */
+.Lend:
+	xorl	%eax, %eax
+	ret
+
+	/* Not the fast case, or aborted: the general path, arguments as given. */
+.Lout:
+	movq	-8(%rsp), %rdi
+	movl	%r9d, %edx
+.Lslow:
+	jmp	tb__append_slow
+	.cfi_endproc
+
+	/* The abort handler, preceded by the signature the kernel checks. */
+	.pushsection __rseq_failure, "ax"
+	.byte	0x0f, 0xb9, 0x3d		/* ud1 <sig>(%rip), %edi: disassembles */
+	.long	WF_RSEQ_SIG
+.Labort:
+	jmp	.Lout
+	.popsection
+
+	.pushsection __rseq_cs, "aw"
+	.balign	32
+.Lcs:
+	.long	0, 0				/* version, flags */
+	.quad	.Lstart, .Lend - .Lstart, .Labort
+	.popsection
+
+	.size	tb_write, . - tb_write
+	.size	tb__write, . - tb__write
+
+	.section .note.GNU-stack, "", @progbits
