@@ -33,10 +33,11 @@
  * word -> record address -> stores) are about equal; see bench/.
  *
  * Registers: rdi ring (also in the red zone at -8(%rsp) for .Lout, as rdi
- * is reused for last_ts), rsi data, r9 len, r8 record words, then type_len,
- * then the copy index; r10 control block, r11 tail word, then the new one;
- * rax the time stamp, rcx the record, rdx scratch.  No stack frame: the
- * red zone is ours in a leaf, and signal frames skip it.
+ * is reused), rsi data, r9 len, r8 record words, then type_len, then the
+ * copy index; r10 control block, r11 tail word, then the new one; rax the
+ * time stamp, rcx the record, rdx scratch; xmm0 and xmm1 the payload's
+ * first and last 8 bytes.  No stack frame: the red zone is ours in a leaf,
+ * and signal frames skip it.
  */
 #include "write_fast.h"
 
@@ -60,6 +61,15 @@ tb__write:
 	jne	.Lslow
 	movq	%rdi, -8(%rsp)			/* the ring, in the red zone, for .Lout */
 	movl	%edx, %r9d			/* len: rdtsc takes %edx */
+	/*
+	 * 8 bytes or more: the first and the last 8 now, into registers, so
+	 * the caller's fresh stores reach us off the chain after the clock.
+	 */
+	cmpl	$8, %edx
+	jb	1f
+	movq	(%rsi), %xmm0
+	movq	-8(%rsi,%r9), %xmm1
+1:
 	leaq	tb__small_record_words(%rip), %rax
 	movzbl	(%rax,%r9), %r8d		/* record size / 4 */
 
@@ -135,10 +145,10 @@ tb__write:
 	movw	%dx, 2(%rcx,%r9)
 	jmp	.Lcopied
 .Llong:
-	movq	(%rsi), %rdx			/* 8..112 bytes: 8-byte moves, the last one overlapping */
-	movq	%rdx, 4(%rcx)
+	movq	%xmm0, 4(%rcx)			/* 8..112 bytes: the first and last 8 from registers, */
+	movq	%xmm1, -4(%rcx,%r9)		/* overlapping; the middle 8 at a time */
 	cmpl	$16, %r9d
-	jbe	.Llast8
+	jbe	.Lcopied
 	movl	$8, %r8d
 .Lloop8:
 	movq	(%rsi,%r8), %rdx
@@ -147,9 +157,6 @@ tb__write:
 	leaq	8(%r8), %rdx
 	cmpq	%r9, %rdx
 	jb	.Lloop8
-.Llast8:
-	movq	-8(%rsi,%r9), %rdx
-	movq	%rdx, -4(%rcx,%r9)
 .Lcopied:
 	movq	%r11, %rdx
 	shrq	$WF_T_PHASE_BIT, %rdx
