@@ -97,7 +97,7 @@ $(B)/obj/%.o: src/%.c $(HEADERS) Makefile
 $(B)/obj/%.o: src/%.S src/write_fast.h Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS      $@")
-	$(Q)$(CC) $(CPPFLAGS) -Isrc -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -c -o $@ $<
 
 $(B)/libtracebuf.a: $(CORE_OBJS)
 	@mkdir -p $(@D)

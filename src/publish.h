@@ -154,7 +154,7 @@ static inline struct rseq *pub_rseq_area(void)
 	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 }
 
-/* Whether this thread has a usable rseq area (probed once per thread). */
+/* Whether this thread has a registered rseq area now (it may unregister). */
 int pub_rseq_available(void);
 /* The CPU the kernel last saw this thread on, and the rseq area's copy. */
 unsigned pub_current_cpu(void);

@@ -616,8 +616,14 @@ int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
 		unsigned buf = (cpu + busy) % r->ncpus;
 		int rc;
 
-		if (ring->use_rseq && cpu >= r->ncpus) {
-			/* a CPU that was not possible at creation: no buffer of its own */
+		if (ring->use_rseq && (cpu >= r->ncpus || !pub_rseq_available())) {
+			/*
+			 * A CPU that was not possible at creation has no buffer of
+			 * its own; a thread without an rseq registration (it
+			 * unregistered) could never complete a section.  Neither
+			 * may take the try-lock: its stores would race with the
+			 * sections of the writers on that CPU.
+			 */
 			COUNT_REFUSED(ring, busy);
 			return -EBUSY;
 		}

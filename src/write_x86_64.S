@@ -26,9 +26,11 @@
  *     keeps stores in order, so the commit publishes everything before it
  *     to a reader's acquire load of the tail word.
  *
- * Why the clock is read in the middle: rdtsc waits for the instructions
- * before it and holds back those after it, so the cost of a write is
- * rdtsc plus the longer of the two dependency chains around it.  The chain
+ * Why the clock is read in the middle: on the machines we measured, rdtsc
+ * behaved as if it waited for the instructions before it and held back
+ * those after it (no architectural promise; correctness does not depend
+ * on it), so the cost of a write is rdtsc plus the longer of the two
+ * dependency chains around it.  The chain
  * before (rseq offset -> CPU -> control block) and the one after (tail
  * word -> record address -> stores) are about equal; see bench/.
  *
@@ -40,6 +42,11 @@
  * and signal frames skip it.
  */
 #include "write_fast.h"
+#ifdef __CET__
+#include <cet.h> /* the IBT/SHSTK note, so the library keeps the C objects' marking */
+#else
+#define _CET_ENDBR
+#endif
 
 	.text
 	.globl	tb_write
@@ -53,6 +60,7 @@
 tb_write:
 tb__write:
 	.cfi_startproc
+	_CET_ENDBR
 	cmpl	$WF_MAX_SMALL_DATA, %edx
 	ja	.Lslow
 	movq	WF_RING_REGION(%rdi), %rax
@@ -179,7 +187,9 @@ tb__write:
 	.byte	0x0f, 0xb9, 0x3d		/* ud1 <sig>(%rip), %edi: disassembles */
 	.long	WF_RSEQ_SIG
 .Labort:
+	.cfi_startproc
 	jmp	.Lout
+	.cfi_endproc
 	.popsection
 
 	.pushsection __rseq_cs, "aw"

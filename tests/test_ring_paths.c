@@ -12,7 +12,8 @@
  *     ring nor leaves the CPU's writers stuck;
  *   - an iterator walking beside a writer that loses nothing reports no loss;
  *   - every payload length around the compact limit, written on pages that
- *     still hold an earlier lap's bytes, reads back exact, fill zeroed.
+ *     still hold an earlier lap's bytes, reads back exact, fill zeroed;
+ *   - a thread that unregistered its rseq area gets a refusal, not a hang.
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <traceevent/kbuffer.h>
 
@@ -512,6 +515,64 @@ static void test_every_length_exact(void)
 	tb_ring_destroy(ring);
 }
 
+/* ---- a writer whose thread gave up its rseq registration */
+
+static struct tb_ring *unreg_ring;
+
+static void unreg_watchdog(int sig)
+{
+	static const char msg[] = "not ok - tb_write still spinning 5 s after rseq was unregistered\n";
+	(void)sig;
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+static void *unreg_writer(void *arg)
+{
+	struct rseq *rs = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+	long rc = syscall(SYS_rseq, rs, __rseq_size > 32 ? __rseq_size : 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
+	int *out = arg;
+
+	if (rc != 0) {
+		out[0] = 1; /* could not unregister: nothing to test */
+		return NULL;
+	}
+	out[1] = tb_write(unreg_ring, "abcdefgh", 8);
+	out[2] = tb_write(unreg_ring, "a longer payload, over 112 bytes: a longer payload, over 112 bytes: "
+				      "a longer payload, over 112 bytes", 120);
+	return NULL;
+}
+
+static void test_unregistered_thread(void)
+{
+	struct tb_cpu_stats st[2] = {0};
+	int res[3] = {0, 1, 1};
+	pthread_t t;
+
+	unreg_ring = make(64, TB_CLOCK_TSC, NULL, 0);
+	if (!tb_ring_uses_rseq(unreg_ring)) {
+		skip(2, "the ring does not use rseq here");
+		tb_ring_destroy(unreg_ring);
+		return;
+	}
+	signal(SIGALRM, unreg_watchdog);
+	alarm(5);
+	pthread_create(&t, NULL, unreg_writer, res);
+	pthread_join(t, NULL);
+	alarm(0);
+	if (res[0]) {
+		skip(2, "rseq could not be unregistered");
+	} else {
+		for (unsigned cpu = 0; cpu < tb_ring_ncpus(unreg_ring) && cpu < 2; cpu++)
+			tb_ring_stats(unreg_ring, cpu, &st[cpu]);
+		ok(res[1] == -EBUSY && res[2] == -EBUSY, "without its rseq area a thread's writes are refused (%d, %d)",
+		   res[1], res[2]);
+		is_int(st[0].busy + st[1].busy, 2, "... and counted in busy");
+	}
+	tb_ring_destroy(unreg_ring);
+}
+
 int main(void)
 {
 	pin(0);
@@ -524,5 +585,6 @@ int main(void)
 	test_generation_wrap();
 	test_iterator_no_false_loss();
 	test_every_length_exact();
+	test_unregistered_thread();
 	return done_testing();
 }
