@@ -32,11 +32,68 @@ unsigned pub_current_cpu(void)
 }
 
 #if defined(__x86_64__)
+/*
+ * The frame of an x86-64 rseq critical section.  Labels: 1 start, 2 just
+ * after the commit store, 3 the descriptor, 4 the abort handler, preceded
+ * by the signature the kernel checks (written as "ud1 sig(%rip), %edi" so
+ * it disassembles).  Everything between 1 and 2 may be abandoned at any
+ * instruction; the asm using the frame names the goto label "aborted".
+ */
+#define PUB_ASM_BEGIN(rseq_cs)                                                                     \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                                          \
+	".balign 32\n\t"                                                                           \
+	"3:\n\t"                                                                                    \
+	".long 0x0, 0x0\n\t"                                                                        \
+	".quad 1f, (2f - 1f), 4f\n\t"                                                               \
+	".popsection\n\t"                                                                           \
+	"leaq 3b(%%rip), %%rax\n\t"                                                                 \
+	"movq %%rax, " rseq_cs "\n\t"                                                               \
+	"1:\n\t"
+
+#define PUB_ASM_END                                                                                \
+	"2:\n\t"                                                                                    \
+	".pushsection __rseq_failure, \"ax\"\n\t"                                                    \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                                                \
+	".long 0x53053053\n\t"                                                                      \
+	"4:\n\t"                                                                                    \
+	"jmp %l[aborted]\n\t"                                                                       \
+	".popsection\n\t"
+
+/* Copy %rcx bytes from (%rsi) to (%rdi): 8 at a time, then 4, then bytes; %rax is scratch. */
+#define PUB_ASM_COPY                                                                               \
+	"5:\n\t"                                                                                    \
+	"cmpq $8, %%rcx\n\t"                                                                        \
+	"jb 6f\n\t"                                                                                 \
+	"movq (%%rsi), %%rax\n\t"                                                                   \
+	"movq %%rax, (%%rdi)\n\t"                                                                   \
+	"addq $8, %%rsi\n\t"                                                                        \
+	"addq $8, %%rdi\n\t"                                                                        \
+	"subq $8, %%rcx\n\t"                                                                        \
+	"jmp 5b\n\t"                                                                                \
+	"6:\n\t"                                                                                    \
+	"cmpq $4, %%rcx\n\t"                                                                        \
+	"jb 7f\n\t"                                                                                 \
+	"movl (%%rsi), %%eax\n\t"                                                                   \
+	"movl %%eax, (%%rdi)\n\t"                                                                   \
+	"addq $4, %%rsi\n\t"                                                                        \
+	"addq $4, %%rdi\n\t"                                                                        \
+	"subq $4, %%rcx\n\t"                                                                        \
+	"7:\n\t"                                                                                    \
+	"testq %%rcx, %%rcx\n\t"                                                                    \
+	"jz 8f\n\t"                                                                                 \
+	"movb (%%rsi), %%al\n\t"                                                                    \
+	"movb %%al, (%%rdi)\n\t"                                                                    \
+	"incq %%rsi\n\t"                                                                            \
+	"incq %%rdi\n\t"                                                                            \
+	"decq %%rcx\n\t"                                                                            \
+	"jmp 7b\n\t"                                                                                \
+	"8:\n\t"
+
 int pub_section(unsigned cpu, struct publish *p)
 {
 	struct rseq *rs = pub_rseq_area();
 
-	/* The frame is PUB_ASM_BEGIN/END (publish.h); the final movq commits. */
+	/* The frame is PUB_ASM_BEGIN/END above; the final movq commits. */
 	__asm__ goto(
 		PUB_ASM_BEGIN("%[rseq_cs]")
 		"cmpl %[cpu], %[cpu_id]\n\t"

@@ -264,8 +264,6 @@ static void handle_cache(struct tb_ring *ring)
 	ring->data_offset = r->pages_offset + TB_PAGE_HDR_SIZE;
 	ring->subbuf_size = r->subbuf_size;
 	ring->data_words = tb_page_data_size(r->subbuf_size) / 4;
-	ring->ncpus = r->ncpus;
-	ring->clock = r->clock;
 	ring->fast_ncpus = ring->use_rseq && r->clock == TB_CLOCK_TSC ? r->ncpus : 0;
 #if defined(__x86_64__)
 	/* Valid with or without a registered area: the fast path stores to it before it checks. */

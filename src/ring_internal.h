@@ -24,8 +24,6 @@ struct tb_ring {
 	uint32_t data_words;   /* record bytes per sub-buffer / 4 */
 	ptrdiff_t rseq_offset; /* glibc's __rseq_offset, read once */
 
-	uint32_t ncpus;
-	uint32_t clock;
 	int use_rseq; /* publish with rseq sections (else try-lock) */
 	int owns_mem; /* heap region: freed with the handle */
 	struct tb_ring_opts opts;

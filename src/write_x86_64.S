@@ -15,8 +15,8 @@
  * it, publish.h), everything here is read inside the rseq section: the CPU,
  * its tail word, last_ts[phase] and the clock.  Only sections running on
  * that CPU write those words (ring_layout.h), and a section runs whole or
- * is restarted, so what it reads cannot change under it: there is nothing
- * to re-check and no ABA.  The section, in order (docs/design.md, I1-I3):
+ * is abandoned at .Labort, so what it reads cannot change under it: there
+ * is nothing to re-check and no ABA.  The section, in order (docs/design.md, I1-I3):
  *   - read the CPU (rseq cpu_id; valid until the section ends) and find
  *     its control block; read the TSC; read the tail word and last_ts of
  *     its phase;
@@ -30,9 +30,9 @@
  * behaved as if it waited for the instructions before it and held back
  * those after it (no architectural promise; correctness does not depend
  * on it), so the cost of a write is rdtsc plus the longer of the two
- * dependency chains around it.  The chain
- * before (rseq offset -> CPU -> control block) and the one after (tail
- * word -> record address -> stores) are about equal; see bench/.
+ * dependency chains around it.  The chain before (rseq offset -> CPU ->
+ * control block) and the one after (tail word -> record address ->
+ * stores) are about equal; see bench/.
  *
  * Registers: rdi ring (also in the red zone at -8(%rsp) for .Lout, as rdi
  * is reused), rsi data, r9 len, r8 record words, then type_len, then the
@@ -86,8 +86,8 @@ tb__write:
 	movq	%rax, %fs:WF_RSEQ_CS(%rdx)
 .Lstart:
 	/*
-	 * From here to the commit the kernel restarts us (at .Labort) if we
-	 * are preempted, migrated or signalled: the CPU read here stays ours,
+	 * From here to the commit the kernel sends us to .Labort if we are
+	 * preempted, migrated or signalled: the CPU read here stays ours,
 	 * and so does its tail, which only sections on this CPU write.
 	 */
 	movl	%fs:WF_RSEQ_CPU_ID(%rdx), %r10d
