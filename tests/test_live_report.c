@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/lines.h"
 #include "lib/tap.h"
 
 #define TRACEFS "/sys/kernel/tracing"
@@ -131,34 +132,6 @@ static int pick_cpus(int cpus[MAX_CPUS])
 
 /* ------------------------------------------------------------ checking */
 
-struct lines {
-	char *text;
-	char **v;
-	size_t n;
-};
-
-static void split(char *text, struct lines *l)
-{
-	size_t cap = 0;
-
-	l->text = text;
-	l->v = NULL;
-	l->n = 0;
-	for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
-		nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		if (l->n == cap)
-			l->v = realloc(l->v, (cap = cap ? 2 * cap : 1024) * sizeof(*l->v));
-		l->v[l->n++] = p;
-	}
-}
-
-static bool is_event(const char *s)
-{
-	return s[0] != '#' && strncmp(s, "CPU:", 4) != 0;
-}
-
 static long long stat_value(const char *text, const char *key)
 {
 	const char *p = text ? strstr(text, key) : NULL;
@@ -190,14 +163,14 @@ static void compare_events(const struct lines *ours, const struct lines *kernel)
 	size_t i = 0, j = 0, same = 0, n_ours = 0, n_kernel = 0;
 
 	for (size_t k = 0; k < ours->n; k++)
-		n_ours += is_event(ours->v[k]);
+		n_ours += is_event_line(ours->v[k]);
 	for (size_t k = 0; k < kernel->n; k++)
-		n_kernel += is_event(kernel->v[k]);
+		n_kernel += is_event_line(kernel->v[k]);
 	is_int(n_ours, n_kernel, "as many event lines as the instance's trace");
 	while (i < ours->n && j < kernel->n) {
-		if (!is_event(ours->v[i])) {
+		if (!is_event_line(ours->v[i])) {
 			i++;
-		} else if (!is_event(kernel->v[j])) {
+		} else if (!is_event_line(kernel->v[j])) {
 			j++;
 		} else {
 			if (!strcmp(ours->v[i], kernel->v[j]))
@@ -264,8 +237,8 @@ int main(void)
 	report = run_report(&status);
 	ok(report && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "tracebuf report on the instance: exit status 0");
-	split(kernel_text, &kernel);
-	split(report, &ours);
+	split_lines(kernel_text, &kernel);
+	split_lines(report, &ours);
 
 	ok(ours.n >= HEADER_LINES && kernel.n >= HEADER_LINES, "both have a header");
 	for (int i = 0; i < HEADER_LINES && i < (int)ours.n && i < (int)kernel.n; i++)
@@ -284,10 +257,8 @@ int main(void)
 		free(after);
 		free(stats[w]);
 	}
-	free(ours.v);
-	free(kernel.v);
-	free(report);
-	free(kernel_text);
+	free_lines(&ours);
+	free_lines(&kernel);
 
 	remove_instance();
 	ok(access(instance, F_OK) != 0, "instance removed");

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/lines.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
@@ -25,42 +26,6 @@
 #define HEADER_LINES 12
 
 /* ------------------------------------------------------------ helpers */
-
-struct lines {
-	char *text;
-	char **v;
-	size_t n;
-};
-
-/* Split text (taken over) into lines without their newline. */
-static void split_lines(char *text, struct lines *l)
-{
-	size_t cap = 0;
-	char *p = text;
-
-	memset(l, 0, sizeof(*l));
-	l->text = text;
-	while (p && *p) {
-		char *nl = strchr(p, '\n');
-		if (l->n == cap)
-			l->v = realloc(l->v, (cap = cap ? 2 * cap : 1024) * sizeof(*l->v));
-		l->v[l->n++] = p;
-		if (nl)
-			*nl = '\0';
-		p = nl ? nl + 1 : NULL;
-	}
-}
-
-static void free_lines(struct lines *l)
-{
-	free(l->v);
-	free(l->text);
-}
-
-static bool is_event_line(const char *s)
-{
-	return s[0] != '#' && strncmp(s, "CPU:", 4) != 0;
-}
 
 /* The event lines of a text, in order. */
 static size_t event_lines(const struct lines *l, const char ***out)

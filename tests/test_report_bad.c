@@ -15,6 +15,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "lib/lines.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
@@ -78,31 +79,13 @@ static void expect_problem(const char *name, const char *file, unsigned long lon
 	ok(p && strstr(p->reason, why), "%s: reason says '%s'", name, why);
 }
 
-struct lines {
-	char *text;
-	char *v[4096];
-	size_t n;
-};
-
-static void split(char *text, struct lines *l, bool events_only)
-{
-	l->text = text;
-	l->n = 0;
-	for (char *p = text, *nl; p && *p && l->n < 4096; p = nl ? nl + 1 : NULL) {
-		nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		if (!events_only || (p[0] != '#' && strncmp(p, "CPU:", 4)))
-			l->v[l->n++] = p;
-	}
-}
-
 /* The kernel's lines for the 149 events in e1.cpu0.raw (one was consumed first). */
 static struct lines kernel;
 
 static void load_kernel_lines(void)
 {
-	split(tap_slurp(E1 "e1.cpu0.trace.txt", NULL), &kernel, true);
+	split_lines(tap_slurp(E1 "e1.cpu0.trace.txt", NULL), &kernel);
+	keep_event_lines(&kernel);
 	memmove(kernel.v, kernel.v + 1, (kernel.n - 1) * sizeof(kernel.v[0]));
 	kernel.n--;
 }
@@ -124,7 +107,8 @@ static int report(const char *dir, struct lines *out)
 		tb_capture_close(c);
 	}
 	fclose(f);
-	split(text, out, true);
+	split_lines(text, out);
+	keep_event_lines(out);
 	return rc;
 }
 
@@ -151,7 +135,7 @@ static void check_raw_partial(void)
 	is_int(report(BAD "raw-partial", &l), 1, "raw-partial: report says input was damaged");
 	expect_problem("raw-partial", "raw-partial/cpu0.raw", 8192, "not a multiple");
 	expect_kernel_lines("raw-partial", &l, 0, kernel.n, 0, 0);
-	free(l.text);
+	free_lines(&l);
 }
 
 static void check_commit_beyond(void)
@@ -161,7 +145,7 @@ static void check_commit_beyond(void)
 	is_int(report(BAD "commit-beyond", &l), 1, "commit-beyond: damaged");
 	expect_problem("commit-beyond", "commit-beyond/cpu0.raw", 8, "commit length beyond");
 	expect_kernel_lines("commit-beyond", &l, PAGE0_EVENTS, kernel.n, 0, 0);
-	free(l.text);
+	free_lines(&l);
 }
 
 static void check_record_crossing(void)
@@ -172,7 +156,7 @@ static void check_record_crossing(void)
 	expect_problem("record-crossing", "record-crossing/cpu0.raw", payload_at(111) - 4,
 		       "crosses the end");
 	expect_kernel_lines("record-crossing", &l, 0, 111, PAGE0_EVENTS, kernel.n);
-	free(l.text);
+	free_lines(&l);
 }
 
 static void check_zero_length(void)
@@ -184,7 +168,7 @@ static void check_zero_length(void)
 	alarm(0);
 	expect_problem("zero-length", "zero-length/cpu0.raw", payload_at(50) - 4, "bad length");
 	expect_kernel_lines("zero-length", &l, 0, 50, PAGE0_EVENTS, kernel.n);
-	free(l.text);
+	free_lines(&l);
 }
 
 /* Our line i is the kernel's context columns followed by "[UNKNOWN EVENT id=N]". */
@@ -212,7 +196,7 @@ static void check_unknown_id(void)
 	is_int(same, kernel.n - 1, "unknown-id: the other lines equal the kernel's");
 	ok(l.n > 10 && unknown_line_ok(l.v[10], kernel.v[10], 999),
 	   "unknown-id: record 10 prints its context and [UNKNOWN EVENT id=999]");
-	free(l.text);
+	free_lines(&l);
 }
 
 static void check_record_short(void)
@@ -230,7 +214,7 @@ static void check_record_short(void)
 	expect_kernel_lines("record-short", &l, 0, 20, 21, kernel.n);
 	tb_format_release(&f);
 	free(text);
-	free(l.text);
+	free_lines(&l);
 }
 
 static void check_dataloc_outside(void)
@@ -241,7 +225,7 @@ static void check_dataloc_outside(void)
 	expect_problem("dataloc-outside", "dataloc-outside/cpu0.raw", payload_at(30) + 12,
 		       "field name points to bytes 28..44 of a 32-byte record");
 	expect_kernel_lines("dataloc-outside", &l, 0, 30, 31, kernel.n);
-	free(l.text);
+	free_lines(&l);
 }
 
 /* ------------------------------------------------------- text files */
@@ -265,7 +249,7 @@ static void check_bad_format_dir(void)
 	for (size_t i = 0; i < l.n && i < kernel.n; i++)
 		unknown += unknown_line_ok(l.v[i], kernel.v[i], 5);
 	is_int(unknown, kernel.n, "bad-format: every record prints [UNKNOWN EVENT id=5] in context");
-	free(l.text);
+	free_lines(&l);
 	free(text);
 }
 
@@ -285,7 +269,7 @@ static void check_tep_crash_dir(void)
 	for (size_t i = 0; i < l.n && i < kernel.n; i++)
 		unknown += unknown_line_ok(l.v[i], kernel.v[i], 5);
 	is_int(unknown, kernel.n, "tep-crash: every record prints [UNKNOWN EVENT id=5] in context");
-	free(l.text);
+	free_lines(&l);
 	free(text);
 }
 
@@ -301,7 +285,7 @@ static void check_header_page_dir(void)
 	expect_problem("header-page-32bit", "header-page-32bit/header_page",
 		       line ? (unsigned long long)(line - text) : 0, "only 64-bit kernels");
 	is_int(l.n, 0, "header-page-32bit: nothing printed");
-	free(l.text);
+	free_lines(&l);
 	free(text);
 }
 
@@ -517,6 +501,6 @@ int main(void)
 	check_cmdlines();
 	check_records();
 	check_cli();
-	free(kernel.text);
+	free_lines(&kernel);
 	return done_testing();
 }
