@@ -515,41 +515,45 @@ static bool addresses_hidden(const char *text, size_t len)
 	return true;
 }
 
-int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)
-{
-	char *copy;
-	int rc;
-
-	if (addresses_hidden(text, len))
-		return 0;
-	copy = terminated_copy(text, len);
-	if (!copy)
-		return -ENOMEM;
-	rc = tep_parse_kallsyms(s->tep, copy);
-	free(copy);
-	if (rc < 0) {
-		report(s, file, 0, "libtraceevent could not read this kallsyms file");
-		return -EINVAL;
-	}
-	s->have_symbols = true;
-	return 0;
-}
-
-int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
-				  size_t len)
+/*
+ * Hand a NUL-terminated copy of a text file to a libtraceevent parser that
+ * wants a C string; a refusal is reported against the file as "what".
+ */
+static int parse_text_file(struct tb_schema *s, const char *file, const char *text, size_t len,
+			   int (*parse)(struct tep_handle *, const char *), const char *what)
 {
 	char *copy = terminated_copy(text, len);
 	int rc;
 
 	if (!copy)
 		return -ENOMEM;
-	rc = tep_parse_printk_formats(s->tep, copy);
+	rc = parse(s->tep, copy);
 	free(copy);
 	if (rc < 0) {
-		report(s, file, 0, "libtraceevent could not read this printk_formats file");
+		report(s, file, 0, what);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)
+{
+	int rc;
+
+	if (addresses_hidden(text, len))
+		return 0;
+	rc = parse_text_file(s, file, text, len, tep_parse_kallsyms,
+			     "libtraceevent could not read this kallsyms file");
+	if (rc == 0)
+		s->have_symbols = true;
+	return rc;
+}
+
+int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
+				  size_t len)
+{
+	return parse_text_file(s, file, text, len, tep_parse_printk_formats,
+			       "libtraceevent could not read this printk_formats file");
 }
 
 /* ------------------------------------------------------------- queries */

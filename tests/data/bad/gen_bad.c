@@ -94,6 +94,29 @@ static void new_case(const char *name)
 	copy(E1 "formats/ftrace/print.format", name, "formats/ftrace/print.format");
 }
 
+/*
+ * Copy e1's file name into case_dir with one byte changed: the byte skip
+ * bytes into the first occurrence of needle becomes c.
+ */
+static void copy_patched(const char *name, const char *case_dir, const char *needle, size_t skip, char c)
+{
+	char from[512], to[512];
+	size_t len;
+	char *text, *at;
+
+	snprintf(from, sizeof(from), E1 "%s", name);
+	snprintf(to, sizeof(to), OUT "%s/%s", case_dir, name);
+	text = (char *)slurp(from, &len);
+	at = strstr(text, needle);
+	if (!at) {
+		fprintf(stderr, "gen_bad: %s has no '%s'\n", from, needle);
+		exit(1);
+	}
+	at[skip] = c;
+	spill(to, text, len);
+	free(text);
+}
+
 static void write_raw(const char *name, const uint8_t *raw, size_t len)
 {
 	char path[512];
@@ -160,17 +183,7 @@ int main(void)
 	/* 6. print.format: the ip field's offset is not a number. */
 	new_case("bad-format");
 	write_raw("bad-format", e1, len);
-	{
-		uint8_t *text = slurp(E1 "formats/ftrace/print.format", &n);
-		char *at = strstr((char *)text, "offset:8;");
-		if (!at) {
-			fprintf(stderr, "gen_bad: print.format has no 'offset:8;'\n");
-			return 1;
-		}
-		at[7] = 'x'; /* "offset:x;" */
-		spill(OUT "bad-format/formats/ftrace/print.format", text, n);
-		free(text);
-	}
+	copy_patched("formats/ftrace/print.format", "bad-format", "offset:8;", 7, 'x'); /* "offset:x;" */
 
 	/* 7. Record 20 of page 0 claims to be sched_switch: 32 bytes, the format needs 64. */
 	new_case("record-short");
@@ -196,17 +209,8 @@ int main(void)
 	/* 9. header_page of a 32-bit kernel: a 4-byte commit word. */
 	new_case("header-page-32bit");
 	write_raw("header-page-32bit", e1, len);
-	{
-		uint8_t *text = slurp(E1 "header_page", &n);
-		char *at = strstr((char *)text, "local_t commit;\toffset:8;\tsize:8;");
-		if (!at) {
-			fprintf(stderr, "gen_bad: header_page has no commit line\n");
-			return 1;
-		}
-		at[strlen("local_t commit;\toffset:8;\tsize:")] = '4';
-		spill(OUT "header-page-32bit/header_page", text, n);
-		free(text);
-	}
+	copy_patched("header_page", "header-page-32bit", "local_t commit;\toffset:8;\tsize:8;",
+		     strlen("local_t commit;\toffset:8;\tsize:"), '4');
 
 	/*
 	 * 10. print.format whose print fmt crashes libtraceevent 1.7.1's parser
