@@ -530,7 +530,7 @@ static int parse_text_file(struct tb_schema *s, const char *file, const char *te
 	rc = parse(s->tep, copy);
 	free(copy);
 	if (rc < 0) {
-		report(s, file, 0, what);
+		report(s, file, 0, "%s", what);
 		return -EINVAL;
 	}
 	return 0;
