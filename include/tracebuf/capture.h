@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "tracebuf/schema.h"
+#include "tracebuf/stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,11 +68,12 @@ bool tb_capture_clock_is_ns(const struct tb_capture *c);
 /* The schema (borrowed; owned by the capture). */
 struct tb_schema *tb_capture_schema(struct tb_capture *c);
 
-/* per_cpu/cpuN/stats, as read before any page was consumed. */
-struct tb_cpu_stats {
-	uint64_t entries, overrun, commit_overrun, dropped, read;
-};
-/* 0, or -ENOENT when there is no (usable) stats file for cpu. */
+/*
+ * per_cpu/cpuN/stats, as read before any page was consumed: the kernel's
+ * entries, overrun, commit_overrun, dropped and read fields of struct
+ * tb_cpu_stats (stats.h); the others are 0.  0, or -ENOENT when there is
+ * no (usable) stats file for cpu.
+ */
 int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stats *out);
 
 /* One sub-buffer, lent until the next tb_capture_next_page() for that CPU. */

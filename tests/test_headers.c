@@ -1,0 +1,23 @@
+/*
+ * Every public header, included together in one translation unit (an
+ * application that both traces and reads captures does this): no type is
+ * defined twice, and the stats a capture hands out are the ring's stats type.
+ */
+#include "tracebuf/capture.h"
+#include "tracebuf/page.h"
+#include "tracebuf/reader.h"
+#include "tracebuf/report.h"
+#include "tracebuf/ring.h"
+#include "tracebuf/schema.h"
+#include "tracebuf/stats.h"
+
+#include "lib/tap.h"
+
+int main(void)
+{
+	int (*capture_stats)(const struct tb_capture *, int, struct tb_cpu_stats *) = tb_capture_cpu_stats;
+	int (*ring_stats)(struct tb_ring *, unsigned, struct tb_cpu_stats *) = tb_ring_stats;
+
+	ok(capture_stats && ring_stats, "all public headers compile together; one struct tb_cpu_stats");
+	return done_testing();
+}
