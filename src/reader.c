@@ -111,7 +111,6 @@ static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
 		rd->held_phys = s_phys(cur);
 		rd->held_seq = seq;
 		rd->read_off = 0;
-		rd->read_idx = 0;
 		rd->next_seq = seq + 1;
 		cum = meta_cum(&cpu_meta(r, c)[rd->held_phys]);
 		if (cum > rd->next_cum)
@@ -130,7 +129,6 @@ struct item {
 	const void *data;
 	uint32_t len;
 	uint32_t next_off; /* read_off after the record */
-	uint32_t bytes;    /* bytes the record (with its stamp records) took */
 };
 
 /* Next data record of the held page, without consuming it: 1, 0 (none yet), -EIO. */
@@ -156,7 +154,6 @@ static int peek_held(struct tb_region *r, struct tb_cpu_ctl *c, struct item *it,
 		it->data = rec.data;
 		it->len = rec.len;
 		it->next_off = cur.pos;
-		it->bytes = cur.pos - rd->read_off;
 		return 1;
 	}
 	if (rc < 0)
@@ -181,9 +178,7 @@ static int peek(struct tb_region *r, struct tb_cpu_ctl *c, struct item *it)
 			}
 			if (writer_on)
 				return 0;
-			/* The page is finished: it becomes the spare.  Its filler counts as read. */
-			atomic_fetch_add_explicit(&c->cnt.read_bytes, tb_page_data_size(r->subbuf_size) - rd->read_off,
-						  memory_order_relaxed);
+			/* The page is finished: it becomes the spare. */
 			rd->held = 0;
 		}
 		if (!take_next(r, c))
@@ -200,12 +195,10 @@ static void advance(struct tb_cpu_ctl *c, const struct item *it)
 		return;
 	}
 	rd->read_off = it->next_off;
-	rd->read_idx++;
 	rd->time = it->ts;
 	rd->next_cum++;
 	/* relaxed: statistics, read by stats snapshots */
 	atomic_fetch_add_explicit(&c->cnt.read, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->cnt.read_bytes, it->bytes, memory_order_relaxed);
 }
 
 static void to_event(const struct tb_ring *ring, unsigned cpu, const struct tb_cpu_ctl *c,
@@ -295,7 +288,6 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf)
 	rd->held = 0;
 	/* relaxed: statistics */
 	atomic_fetch_add_explicit(&c->cnt.read, entries, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->cnt.read_bytes, len, memory_order_relaxed);
 }
 
 /* Copy the held page's unread committed records, stamped with the reader's time. */
@@ -321,12 +313,10 @@ static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, ui
 		return -EIO;
 	set_loss(buf, d, n, rd);
 	rd->read_off = limit;
-	rd->read_idx += events;
 	rd->time = cur.time;
 	rd->next_cum += events;
 	/* relaxed: statistics */
 	atomic_fetch_add_explicit(&c->cnt.read, events, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->cnt.read_bytes, n, memory_order_relaxed);
 	return 0;
 }
 

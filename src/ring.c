@@ -549,12 +549,7 @@ static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const v
 	rc = publish(ring, &s, &p);
 	if (rc == PUB_BUSY)
 		return -EBUSY;
-	if (rc != PUB_OK)
-		return 0;
-	if (t_gen(p.update) != t_gen(p.expect))
-		/* relaxed: a statistic */
-		atomic_fetch_add_explicit(&s.c->cnt.pages_touched, 1, memory_order_relaxed);
-	return 1;
+	return rc == PUB_OK;
 }
 
 #if defined(__x86_64__)

@@ -105,7 +105,7 @@ static inline uint64_t t_initial(uint64_t seq, uint32_t phys)
 #define S_FREE (1ull << 16)
 #define S_SEQ_SHIFT 17
 
-static inline uint32_t s_phys(uint64_t s) { return (uint32_t)(s & 0xffff); }
+static inline uint32_t s_phys(uint64_t s) { return (uint32_t)(s & T_MASK(S_PHYS_BITS)); }
 static inline int s_free(uint64_t s) { return (s & S_FREE) != 0; }
 static inline uint64_t s_seq(uint64_t s) { return s >> S_SEQ_SHIFT; }
 static inline uint64_t s_make(uint32_t phys, uint64_t seq, int free_)
@@ -151,8 +151,6 @@ struct tb_counters {
 	_Atomic uint64_t nested;         /* refused: reservations nested too deep */
 	_Atomic uint64_t busy;           /* refused: no rseq and every buffer locked */
 	_Atomic uint64_t read;           /* consumed by a reader */
-	_Atomic uint64_t read_bytes;     /* bytes consumed (records, filler) */
-	_Atomic uint64_t pages_touched;  /* pages entered by the tail */
 };
 
 struct tb_reader_state {
@@ -160,12 +158,10 @@ struct tb_reader_state {
 	uint32_t held;      /* 1: held_phys holds page held_seq being read */
 	uint64_t held_seq;
 	uint32_t read_off;  /* bytes of the held page consumed */
-	uint32_t read_idx;  /* records of the held page consumed */
 	uint64_t time;      /* running time of the held page */
 	uint64_t next_seq;  /* next page to take */
 	uint64_t next_cum;  /* number of the next event the reader expects */
 	uint64_t pending_lost; /* gap found but not yet reported */
-	int pending_lost_valid;
 };
 
 struct tb_cpu_ctl {
