@@ -122,14 +122,23 @@ static inline void tbf_put_data(uint8_t *r, uint32_t delta, const void *data, ui
 		memcpy(r + hb, data, len);
 }
 
-/* A padding record of size bytes (size >= 8), or a 4-byte null header. */
+/*
+ * A padding record of size bytes (size >= 8) as one 8-byte word; below 8
+ * bytes, the 4-byte null header (the low half).
+ */
+static inline uint64_t tbf_padding(uint32_t delta, uint32_t size)
+{
+	if (size < 8)
+		return tb_rec_header(TB_TYPE_PADDING, 0);
+	return tb_rec_header(TB_TYPE_PADDING, delta) | ((uint64_t)(size - 4) << 32);
+}
+
 static inline void tbf_put_padding(uint8_t *r, uint32_t delta, uint32_t size)
 {
-	if (size < 8) {
-		tbf_put32(r, tb_rec_header(TB_TYPE_PADDING, 0));
-		return;
-	}
-	tbf_put64(r, tb_rec_header(TB_TYPE_PADDING, delta) | ((uint64_t)(size - 4) << 32));
+	if (size < 8)
+		tbf_put32(r, (uint32_t)tbf_padding(delta, size));
+	else
+		tbf_put64(r, tbf_padding(delta, size));
 }
 
 /*

@@ -486,10 +486,9 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const void *dat
 	page = cpu_page(r, s->c, (uint32_t)phys);
 	pub_init(p, &s->c->tail, s->v.t, &s->c->last_ts[t_phase(s->v.t)], s->last);
 	if (d - off >= 8)
-		pub64(p, old + TB_PAGE_HDR_SIZE + off, tb_rec_header(TB_TYPE_PADDING, 1) |
-							  ((uint64_t)(d - off - 4) << 32));
+		pub64(p, old + TB_PAGE_HDR_SIZE + off, tbf_padding(1, d - off));
 	else if (d - off == 4)
-		pub32(p, old + TB_PAGE_HDR_SIZE + off, tb_rec_header(TB_TYPE_PADDING, 0));
+		pub32(p, old + TB_PAGE_HDR_SIZE + off, (uint32_t)tbf_padding(1, d - off));
 	pub64(p, old + 8, off);
 	pub32(p, &meta[s->v.phys].entries, cnt);
 	pub32(p, &meta[s->v.phys].len, off);
