@@ -103,15 +103,14 @@ static void show_pages(struct tb_ring *ring)
 {
 	size_t size = tb_ring_subbuf_size(ring);
 	uint8_t *page = malloc(size);
-	struct tb_page_header h;
+	struct tb_page_cursor c;
 	unsigned index = 0;
 
 	printf("\n== raw page reads (trace_pipe_raw's format), after the same writes again\n");
-	while (page && tb_read_page(ring, 0, page, size) > 0 && tb_page_read_header(page, size, &h, NULL) == 0) {
-		struct tb_page_cursor c;
+	while (page && tb_read_page(ring, 0, page, size) > 0 && tb_page_cursor_init(&c, page, size) == 0) {
+		const struct tb_page_header h = c.hdr;
 		struct tb_record r;
 		unsigned n = 0;
-		tb_page_cursor_init(&c, page, size);
 		while (tb_page_next_data(&c, &r) == 1)
 			n++;
 		printf("sub-buffer %u: commit word 0x%016llx: %4u data bytes, %3u events", index++,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "tracebuf/page.h"
 #include "tracebuf/ring.h"
 
 static int usage(void)
@@ -72,7 +73,7 @@ int cmd_size(int argc, char **argv)
 	}
 	printf("requested:          %llu KiB per CPU (buffer_size_kb)\n", (unsigned long long)s.requested_kb);
 	printf("sub-buffer:         %u bytes (%u for records, max payload %u)\n", s.subbuf_bytes, s.data_bytes,
-	       s.data_bytes - 8);
+	       tb_page_max_payload(s.subbuf_bytes));
 	printf("sub-buffers/CPU:    %u  = max(2, ceil(%llu * 1024 / %u))\n", s.subbufs_per_cpu,
 	       (unsigned long long)s.requested_kb, s.data_bytes);
 	printf("usable bytes/CPU:   %llu\n", (unsigned long long)s.usable_bytes);
