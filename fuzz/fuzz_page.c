@@ -91,7 +91,7 @@ static void verify_written(const uint8_t *q, size_t psize, const struct sent_lis
 		uint32_t want_len;
 
 		CHECK(k < sent->n);
-		want_len = tb_record_size(sent->v[k].len, 0) - (sent->v[k].len > 112 ? 8 : 4);
+		want_len = tb_record_size(sent->v[k].len, 0) - (sent->v[k].len > TBF_MAX_SMALL_DATA ? 8 : 4);
 		CHECK(r.ts == sent->v[k].ts);
 		CHECK(r.len == want_len);
 		CHECK(memcmp(r.data, sent->v[k].data, sent->v[k].len) == 0);

@@ -496,7 +496,7 @@ static void test_every_length_exact(void)
 		while (tb_page_next_data(&c, &r) == 1) {
 			uint32_t len = n % (EXACT_MAXLEN + 1), ok_bytes = 1, zero = 1;
 			const uint8_t *d = r.data;
-			uint32_t want = len <= 112 ? tb_record_size(len, 0) - 4 : (len + 3) & ~3u;
+			uint32_t want = len <= 4 * TB_TYPE_DATA_MAX ? tb_record_size(len, 0) - 4 : (len + 3) & ~3u;
 
 			for (uint32_t j = 0; j < len && j < r.len; j++)
 				ok_bytes &= d[j] == exact_byte(n, j);
