@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
 
@@ -80,11 +81,11 @@ static void forward_diag(void *ctx, const struct tb_diag *d)
 void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset, const char *fmt,
 		       ...)
 {
-	struct tb_diag d = {.file = file, .offset = offset};
+	struct tb_diag d = {.file = file};
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(d.reason, sizeof(d.reason), fmt, ap);
+	diag_vset(&d, offset, fmt, ap);
 	va_end(ap);
 	forward_diag(c, &d);
 }

@@ -17,26 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
 
 #define MAX_FIELDS 1024 /* far more than any kernel event has */
 
-static int fail(struct tb_diag *err, size_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct tb_diag *err, size_t offset, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->offset = offset;
-		va_start(ap, fmt);
-		vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 /* ------------------------------------------------------------- lines */
 
@@ -66,7 +52,7 @@ static int next_line(struct lines *ls, struct line *l, struct tb_diag *err)
 	l->len = nl ? (size_t)(nl - l->p) : ls->len - ls->pos;
 	nul = memchr(l->p, '\0', l->len);
 	if (nul)
-		return fail(err, l->off + (size_t)(nul - l->p), "NUL byte in a text file");
+		return diag_fail(err, l->off + (size_t)(nul - l->p), "NUL byte in a text file");
 	ls->pos += l->len + (nl ? 1 : 0);
 	return 1;
 }
@@ -104,9 +90,9 @@ static int parse_u32(const struct line *l, size_t *i, uint32_t *out, const char 
 	while (*i < l->len && isdigit((unsigned char)l->p[*i]) && *i - start < 11)
 		v = v * 10 + (uint64_t)(l->p[(*i)++] - '0');
 	if (*i == start)
-		return fail(err, l->off + start, "%s: expected a decimal number", what);
+		return diag_fail(err, l->off + start, "%s: expected a decimal number", what);
 	if (*i - start > 10 || v > UINT32_MAX)
-		return fail(err, l->off + start, "%s: number too large", what);
+		return diag_fail(err, l->off + start, "%s: number too large", what);
 	*out = (uint32_t)v;
 	return 0;
 }
@@ -127,13 +113,13 @@ static int parse_key_number(const struct line *l, size_t *i, const char *key, ui
 
 	*i = skip_blanks(l, *i);
 	if (l->len - *i < n + 1 || memcmp(l->p + *i, key, n) != 0 || l->p[*i + n] != ':')
-		return fail(err, l->off + *i, "field line: expected '%s:'", key);
+		return diag_fail(err, l->off + *i, "field line: expected '%s:'", key);
 	*i += n + 1;
 	*i = skip_blanks(l, *i);
 	if (parse_u32(l, i, out, key, err) < 0)
 		return -EINVAL;
 	if (*i >= l->len || l->p[*i] != ';')
-		return fail(err, l->off + *i, "field line: expected ';' after %s", key);
+		return diag_fail(err, l->off + *i, "field line: expected ';' after %s", key);
 	(*i)++;
 	return 0;
 }
@@ -143,12 +129,12 @@ static int parse_field_line(const struct line *l, struct field_line *fl, struct 
 	size_t i, semi;
 
 	if (!starts_with(l, "field:", &i))
-		return fail(err, l->off, "expected a 'field:' line");
+		return diag_fail(err, l->off, "expected a 'field:' line");
 	fl->decl_start = i;
 	for (semi = i; semi < l->len && l->p[semi] != ';'; semi++)
 		;
 	if (semi == l->len)
-		return fail(err, l->off + i, "field line: declaration has no ';'");
+		return diag_fail(err, l->off + i, "field line: declaration has no ';'");
 	fl->decl_len = semi - i;
 	i = semi + 1;
 	if (parse_key_number(l, &i, "offset", &fl->offset, err) < 0 ||
@@ -159,10 +145,10 @@ static int parse_field_line(const struct line *l, struct field_line *fl, struct 
 		if (parse_key_number(l, &i, "signed", &fl->is_signed, err) < 0)
 			return -EINVAL;
 		if (fl->is_signed > 1)
-			return fail(err, l->off + i - 2, "field line: signed must be 0 or 1");
+			return diag_fail(err, l->off + i - 2, "field line: signed must be 0 or 1");
 	}
 	if (skip_blanks(l, i) != l->len)
-		return fail(err, l->off + i, "field line: unexpected text after the last key");
+		return diag_fail(err, l->off + i, "field line: unexpected text after the last key");
 	return 0;
 }
 
@@ -221,25 +207,25 @@ static int parse_decl(const struct line *l, const struct field_line *fl, struct 
 
 	/* C declarations only: libtraceevent's own parser is not safe with the rest. */
 	if (odd < fl->decl_len)
-		return fail(err, at + odd, "unexpected character in field declaration");
+		return diag_fail(err, at + odd, "unexpected character in field declaration");
 	if ((odd = bad_bracket(d, fl->decl_len)) < fl->decl_len)
-		return fail(err, at + odd, "misplaced bracket in field declaration");
+		return diag_fail(err, at + odd, "misplaced bracket in field declaration");
 	*is_array = end > 0 && d[end - 1] == ']';
 	if (*is_array) {
 		const char *open = memrchr(d, '[', end);
 		if (!open)
-			return fail(err, at + end - 1, "field declaration: ']' without '['");
+			return diag_fail(err, at + end - 1, "field declaration: ']' without '['");
 		end = trim_end(d, (size_t)(open - d));
 	}
 	for (start = end; start > 0 && is_ident_char(d[start - 1]);)
 		start--;
 	if (start == end || isdigit((unsigned char)d[start]))
-		return fail(err, at + end, "field declaration: no field name");
+		return diag_fail(err, at + end, "field declaration: no field name");
 	if (end - start >= TB_NAME_MAX)
-		return fail(err, at + start, "field name longer than %d bytes", TB_NAME_MAX - 1);
+		return diag_fail(err, at + start, "field name longer than %d bytes", TB_NAME_MAX - 1);
 	type_len = trim_end(d, start);
 	if (type_len == 0)
-		return fail(err, at, "field declaration: no type before the name");
+		return diag_fail(err, at, "field declaration: no type before the name");
 	memcpy(f->name, d + start, end - start);
 	f->name[end - start] = '\0';
 	lead = 0; /* the type has a non-blank byte, so this stops inside it */
@@ -263,13 +249,13 @@ static int check_field_extent(const struct line *l, const struct tb_field *f, bo
 	uint64_t end = (uint64_t)f->offset + f->size;
 
 	if (end > TB_PAGE_MAX_SIZE)
-		return fail(err, l->off, "field %s: offset %u + size %u exceeds any sub-buffer", f->name,
+		return diag_fail(err, l->off, "field %s: offset %u + size %u exceeds any sub-buffer", f->name,
 			    f->offset, f->size);
 	if (f->kind != TB_FIELD_STATIC && f->size != 4 && !(f->kind == TB_FIELD_DATA_LOC && f->size == 2))
-		return fail(err, l->off, "field %s: a dynamic field must be 4 bytes, not %u", f->name,
+		return diag_fail(err, l->off, "field %s: a dynamic field must be 4 bytes, not %u", f->name,
 			    f->size);
 	if (f->size == 0 && !is_array)
-		return fail(err, l->off, "field %s: size 0 for a field that is not an array", f->name);
+		return diag_fail(err, l->off, "field %s: size 0 for a field that is not an array", f->name);
 	return 0;
 }
 
@@ -298,18 +284,18 @@ static int check_header_page(const struct tb_header_page *hp, const size_t at[HP
 {
 	for (int i = 0; i < HP_FIELDS; i++)
 		if (at[i] == SIZE_MAX)
-			return fail(err, len, "header_page lacks the %s field", hp_names[i]);
+			return diag_fail(err, len, "header_page lacks the %s field", hp_names[i]);
 	if (hp->timestamp_offset != 0 || hp->timestamp_size != 8)
-		return fail(err, at[HP_TIMESTAMP], "timestamp must be 8 bytes at offset 0");
+		return diag_fail(err, at[HP_TIMESTAMP], "timestamp must be 8 bytes at offset 0");
 	if (hp->commit_offset != 8 || hp->commit_size != 8)
-		return fail(err, at[HP_COMMIT], "commit word of %u bytes at offset %u: only 64-bit "
+		return diag_fail(err, at[HP_COMMIT], "commit word of %u bytes at offset %u: only 64-bit "
 			    "kernels (8 bytes at offset 8) are supported", hp->commit_size,
 			    hp->commit_offset);
 	if (hp->data_offset != TB_PAGE_HDR_SIZE)
-		return fail(err, at[HP_DATA], "data at offset %u, expected %u", hp->data_offset,
+		return diag_fail(err, at[HP_DATA], "data at offset %u, expected %u", hp->data_offset,
 			    TB_PAGE_HDR_SIZE);
 	if (!tb_page_size_valid((size_t)hp->data_offset + hp->data_size))
-		return fail(err, at[HP_DATA], "data offset %u + size %u is not a sub-buffer size "
+		return diag_fail(err, at[HP_DATA], "data offset %u + size %u is not a sub-buffer size "
 			    "(4 KiB << 0..7)", hp->data_offset, hp->data_size);
 	return 0;
 }
@@ -345,7 +331,7 @@ int tb_header_page_parse(const char *text, size_t len, struct tb_header_page *ou
 		for (int i = 0; i < HP_FIELDS; i++)
 			if (!strcmp(f.name, hp_names[i])) {
 				if (at[i] != SIZE_MAX)
-					return fail(err, l.off, "%s appears twice", f.name);
+					return diag_fail(err, l.off, "%s appears twice", f.name);
 				header_page_take(out, &f, i);
 				at[i] = l.off;
 			}
@@ -390,7 +376,7 @@ static int parse_header_event_line(const struct line *l, size_t *key_index, uint
 			if (l->len - i >= 4 && memcmp(l->p + i, "bits", 4) == 0)
 				i = skip_blanks(l, i + 4);
 			if (i != l->len)
-				return fail(err, l->off + i, "header_event: unexpected text");
+				return diag_fail(err, l->off + i, "header_event: unexpected text");
 			return 1;
 		}
 	}
@@ -415,7 +401,7 @@ int tb_header_event_parse(const char *text, size_t len, struct tb_diag *err)
 		if (rc == 0)
 			continue;
 		if (v != header_event_keys[k].want)
-			return fail(err, l.off, "header_event: %s is %u, the page codec decodes %u",
+			return diag_fail(err, l.off, "header_event: %s is %u, the page codec decodes %u",
 				    header_event_keys[k].key, v, header_event_keys[k].want);
 		seen[k] = true;
 	}
@@ -423,7 +409,7 @@ int tb_header_event_parse(const char *text, size_t len, struct tb_diag *err)
 		return rc;
 	for (k = 0; k < N_HEADER_EVENT_KEYS; k++)
 		if (!seen[k])
-			return fail(err, len, "header_event lacks the %s line", header_event_keys[k].key);
+			return diag_fail(err, len, "header_event lacks the %s line", header_event_keys[k].key);
 	return 0;
 }
 
@@ -438,9 +424,9 @@ static int expect_key_line(struct lines *ls, const char *key, struct line *l, si
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
-		return fail(err, ls->len, "format file ends before the '%s' line", key);
+		return diag_fail(err, ls->len, "format file ends before the '%s' line", key);
 	if (l->len < strlen(key) || memcmp(l->p, key, strlen(key)) != 0)
-		return fail(err, l->off, "expected a line starting with '%s'", key);
+		return diag_fail(err, l->off, "expected a line starting with '%s'", key);
 	*value = skip_blanks(l, strlen(key));
 	return 0;
 }
@@ -454,13 +440,13 @@ static int parse_name_line(struct lines *ls, struct tb_format *f, struct tb_diag
 		return -EINVAL;
 	for (end = i; end < l.len && !isspace((unsigned char)l.p[end]); end++)
 		if (!isgraph((unsigned char)l.p[end]))
-			return fail(err, l.off + end, "event name has a non-printable byte");
+			return diag_fail(err, l.off + end, "event name has a non-printable byte");
 	if (end == i)
-		return fail(err, l.off + i, "empty event name");
+		return diag_fail(err, l.off + i, "empty event name");
 	if (skip_blanks(&l, end) != l.len)
-		return fail(err, l.off + end, "event name contains a blank");
+		return diag_fail(err, l.off + end, "event name contains a blank");
 	if (end - i >= TB_NAME_MAX)
-		return fail(err, l.off + i, "event name longer than %d bytes", TB_NAME_MAX - 1);
+		return diag_fail(err, l.off + i, "event name longer than %d bytes", TB_NAME_MAX - 1);
 	memcpy(f->name, l.p + i, end - i);
 	f->name[end - i] = '\0';
 	return 0;
@@ -475,9 +461,9 @@ static int parse_id_line(struct lines *ls, struct tb_format *f, struct tb_diag *
 		return -EINVAL;
 	f->id_offset = l.off;
 	if (skip_blanks(&l, i) != l.len)
-		return fail(err, l.off + i, "ID: unexpected text after the number");
+		return diag_fail(err, l.off + i, "ID: unexpected text after the number");
 	if (f->id == 0 || f->id > UINT16_MAX)
-		return fail(err, l.off, "ID %u does not fit the 16-bit common_type", f->id);
+		return diag_fail(err, l.off, "ID %u does not fit the 16-bit common_type", f->id);
 	return 0;
 }
 
@@ -512,13 +498,13 @@ static int parse_fields(struct lines *ls, struct tb_format *f, struct line *l,
 		if (parse_field(l, &nf, err) < 0)
 			return -EINVAL;
 		if (tb_format_field(f, nf.name))
-			return fail(err, l->off, "field %s appears twice", nf.name);
+			return diag_fail(err, l->off, "field %s appears twice", nf.name);
 		if (f->nfields == MAX_FIELDS)
-			return fail(err, l->off, "more than %d fields", MAX_FIELDS);
+			return diag_fail(err, l->off, "more than %d fields", MAX_FIELDS);
 		if (add_field(f, &nf, &cap) < 0)
 			return -ENOMEM;
 	}
-	return rc < 0 ? rc : fail(err, ls->len, "format file has no 'print fmt:' line");
+	return rc < 0 ? rc : diag_fail(err, ls->len, "format file has no 'print fmt:' line");
 }
 
 /*
@@ -531,9 +517,9 @@ static int check_print_fmt(const struct lines *ls, const struct line *l, struct 
 	const char *nul = memchr(ls->text + l->off, '\0', ls->len - l->off);
 
 	if (i >= l->len || l->p[i] != '"')
-		return fail(err, l->off + i, "print fmt does not start with a quoted string");
+		return diag_fail(err, l->off + i, "print fmt does not start with a quoted string");
 	if (nul)
-		return fail(err, (size_t)(nul - ls->text), "NUL byte in a text file");
+		return diag_fail(err, (size_t)(nul - ls->text), "NUL byte in a text file");
 	return 0;
 }
 
@@ -553,14 +539,14 @@ static int check_common_header(const struct tb_format *f, size_t at, struct tb_d
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++) {
 		const struct tb_field *cf = tb_format_field(f, common[i].name);
 		if (!cf)
-			return fail(err, at, "common field %s is missing", common[i].name);
+			return diag_fail(err, at, "common field %s is missing", common[i].name);
 		if (cf->offset != common[i].offset || cf->size != common[i].size)
-			return fail(err, at, "%s is %u bytes at %u, not %u bytes at %u", cf->name,
+			return diag_fail(err, at, "%s is %u bytes at %u, not %u bytes at %u", cf->name,
 				    cf->size, cf->offset, common[i].size, common[i].offset);
 	}
 	for (size_t i = 0; i < f->nfields; i++)
 		if (strncmp(f->fields[i].name, "common_", 7) && f->fields[i].offset < 8)
-			return fail(err, at, "field %s at offset %u overlaps the common header",
+			return diag_fail(err, at, "field %s at offset %u overlaps the common header",
 				    f->fields[i].name, f->fields[i].offset);
 	return 0;
 }
@@ -590,7 +576,7 @@ int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct 
 	    (rc = expect_key_line(&ls, "format:", &l, &i, err)) < 0)
 		goto failed;
 	if (i != l.len) {
-		rc = fail(err, l.off + i, "unexpected text after 'format:'");
+		rc = diag_fail(err, l.off + i, "unexpected text after 'format:'");
 		goto failed;
 	}
 	if ((rc = parse_fields(&ls, out, &l, err)) < 0)

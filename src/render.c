@@ -16,6 +16,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "diag.h"
 #include "tracebuf/report.h"
 
 /* Zero bytes after the copied payload, so a string read past it still ends. */
@@ -252,12 +253,9 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 	struct common_header h;
 	int rc;
 
-	if (ev->len < COMMON_HEADER_SIZE) {
-		err->offset = 0;
-		snprintf(err->reason, sizeof(err->reason), "record of %u bytes is shorter than the "
-			 "%u-byte common event header", ev->len, COMMON_HEADER_SIZE);
-		return -EINVAL;
-	}
+	if (ev->len < COMMON_HEADER_SIZE)
+		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
+				 ev->len, COMMON_HEADER_SIZE);
 	h = read_common(ev->data);
 	f = tb_schema_find_event(s, h.type, &system);
 	if (f && tb_schema_check_record(f, ev->data, ev->len, err) < 0)

@@ -23,6 +23,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "diag.h"
 #include "tracebuf/schema.h"
 
 #define MAX_EVENT_ID 65535u /* common_type is 16 bits */
@@ -60,11 +61,11 @@ static void report(struct tb_schema *s, const char *file, uint64_t offset, const
 
 static void report(struct tb_schema *s, const char *file, uint64_t offset, const char *fmt, ...)
 {
-	struct tb_diag d = {.file = file, .offset = offset};
+	struct tb_diag d = {.file = file};
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(d.reason, sizeof(d.reason), fmt, ap);
+	diag_vset(&d, offset, fmt, ap);
 	va_end(ap);
 	s->problems++;
 	s->diag(s->diag_ctx, &d);
@@ -610,19 +611,6 @@ struct tep_handle *tb_schema_tep(struct tb_schema *s)
 
 /* ------------------------------------------------------ record checks */
 
-static int record_fail(struct tb_diag *err, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int record_fail(struct tb_diag *err, uint64_t offset, const char *fmt, ...)
-{
-	va_list ap;
-
-	err->offset = offset;
-	va_start(ap, fmt);
-	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* A __data_loc / __rel_loc field must point inside the record. */
 static int check_dynamic_field(const struct tb_field *f, const uint8_t *data, uint32_t len,
@@ -636,10 +624,10 @@ static int check_dynamic_field(const struct tb_field *f, const uint8_t *data, ui
 	if (f->kind == TB_FIELD_REL_LOC)
 		start += f->offset + f->size;
 	if ((uint64_t)start + size > len)
-		return record_fail(err, f->offset, "field %s points to bytes %u..%u of a %u-byte "
+		return diag_fail(err, f->offset, "field %s points to bytes %u..%u of a %u-byte "
 				   "record", f->name, start, start + size, len);
 	if (f->is_string && size > 0 && !memchr(data + start, '\0', size))
-		return record_fail(err, start, "string field %s is not NUL-terminated", f->name);
+		return diag_fail(err, start, "string field %s is not NUL-terminated", f->name);
 	return 0;
 }
 
@@ -647,7 +635,7 @@ int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t
 			   struct tb_diag *err)
 {
 	if (len < f->min_size)
-		return record_fail(err, len, "record of %u bytes is shorter than the %u bytes "
+		return diag_fail(err, len, "record of %u bytes is shorter than the %u bytes "
 				   "event %s needs", len, f->min_size, f->name);
 	for (size_t i = 0; i < f->nfields; i++)
 		if (f->fields[i].kind != TB_FIELD_STATIC &&
