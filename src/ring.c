@@ -401,8 +401,8 @@ struct snapshot {
 	unsigned cpu; /* the CPU the section must run on */
 	struct tb_cpu_ctl *c;
 	struct tail_view v;
-	uint64_t last;
-	uint64_t ts;
+	uint64_t last; /* last_ts[phase]: the time of the last record */
+	uint64_t ts;   /* the event's time: the clock, never below last (I2) */
 };
 
 /* An event that fits on the tail page: a delta, or a time extend before it. */
@@ -414,8 +414,6 @@ static int build_append(struct tb_region *r, struct snapshot *s, const void *dat
 	uint64_t delta = 0, ts = s->ts;
 
 	if (off) {
-		if (ts < s->last)
-			ts = s->last; /* the clock stepped back (I2) */
 		delta = ts - s->last;
 		stamp = delta > TB_DELTA_MAX ? 8 : 0;
 	}
@@ -478,7 +476,7 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const void *dat
 	uint32_t d = tb_page_data_size(r->subbuf_size), off = t_off(s->v.t), cnt = t_count(s->v.t);
 	struct tb_page_meta *meta = cpu_meta(r, s->c);
 	uint8_t *old = cpu_page(r, s->c, s->v.phys), *page;
-	uint64_t next = s->v.seq + 1, ts = s->ts > s->last ? s->ts : s->last; /* I2 */
+	uint64_t next = s->v.seq + 1, ts = s->ts;
 	int phys = claim_next(r, s);
 
 	if (phys < 0)
@@ -516,6 +514,8 @@ static int take_snapshot(struct tb_ring *ring, unsigned cpu, unsigned buf, struc
 	/* relaxed: ordered after the tail word's acquire load above; the phase names the entry it published */
 	s->last = atomic_load_explicit(&s->c->last_ts[t_phase(t)], memory_order_relaxed);
 	s->ts = clock_read(r->clock, &r->counter);
+	if (s->ts < s->last)
+		s->ts = s->last; /* the clock stepped back: time never does in the buffer (I2) */
 	return 1;
 }
 
