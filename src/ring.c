@@ -317,12 +317,21 @@ void tb_ring_destroy(struct tb_ring *ring)
 	free(ring);
 }
 
-int tb_ring_reset(struct tb_ring *ring)
+/* The ring's options for rebuilding its region with size_kb per CPU: the same CPUs, the rest as created. */
+static struct tb_ring_opts rebuild_opts(const struct tb_ring *ring, size_t size_kb)
 {
-	struct geometry g;
 	struct tb_ring_opts o = ring->opts;
 
-	o.size_kb = ring->r->requested_kb;
+	o.size_kb = size_kb;
+	o.ncpus = ring->r->ncpus;
+	return o;
+}
+
+int tb_ring_reset(struct tb_ring *ring)
+{
+	struct tb_ring_opts o = rebuild_opts(ring, ring->r->requested_kb);
+	struct geometry g;
+
 	if (geometry(&o, &g) < 0)
 		return -EINVAL;
 	region_init(ring->r, &o, &g);
@@ -331,14 +340,12 @@ int tb_ring_reset(struct tb_ring *ring)
 
 int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 {
-	struct tb_ring_opts o = ring->opts;
+	struct tb_ring_opts o = rebuild_opts(ring, size_kb);
 	struct geometry g;
 	void *mem;
 
 	if (!ring->owns_mem)
 		return -EPERM;
-	o.size_kb = size_kb;
-	o.ncpus = ring->r->ncpus;
 	if (geometry(&o, &g) < 0)
 		return -EINVAL;
 	if (!(mem = region_alloc(g.total)))
