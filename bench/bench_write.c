@@ -1,9 +1,10 @@
 /*
  * bench_write - cost of the write path, side by side with its peers.
  *
- * Prints ns per event for an 8-byte payload written with tb_write and with
- * tb_reserve/tb_commit, one thread and two threads on two CPUs (each on its
- * own CPU buffer), next to a bare rdtsc loop, LTTng-UST (built with
+ * Prints ns per event for an 8-byte payload written with tb_write (fresh
+ * values each event, as a tracepoint writes them; and, apart, one payload
+ * bumped in place) and with tb_reserve/tb_commit, one thread and two
+ * threads on two CPUs (each on its own CPU buffer), next to a bare rdtsc loop, LTTng-UST (built with
  * -DHAVE_LTTNG; scripts/bench.sh starts an overwrite-mode snapshot session
  * so its events are really recorded) and the kernel's trace_marker (a
  * write(2) into a private tracefs instance), all in the same run, because
@@ -63,7 +64,21 @@ static void loop_rdtsc(long n)
 	sink = acc;
 }
 
+/*
+ * Two callers.  A tracepoint stores fresh values into its payload and
+ * calls: loop_write.  loop_write_inplace bumps one payload in memory each
+ * time (load, add, store, then our load of it: a chain through memory from
+ * one event to the next that the caller adds).  Both are printed.
+ */
 static void loop_write(long n)
+{
+	for (long i = 0; i < n; i++) {
+		uint64_t payload = 0x1122334455667788ull + (uint64_t)i;
+		tb_write(ring, &payload, sizeof(payload));
+	}
+}
+
+static void loop_write_inplace(long n)
 {
 	uint64_t payload = 0x1122334455667788ull;
 	for (long i = 0; i < n; i++) {
@@ -192,13 +207,16 @@ int main(void)
 		rdtsc_cpu[first_cpu] = measure(loop_rdtsc, 1);
 	rdtsc = 2.0 / (1.0 / rdtsc_cpu[0] + 1.0 / rdtsc_cpu[1]);
 	/* One thread on each CPU in turn: CPUs of a VM differ (interrupts, neighbours). */
-	double w1_cpu[2], ratio = 0;
+	double w1_cpu[2], ratio = 0, wi_cpu[2], ratio_i = 0, wi;
 	for (first_cpu = 0; first_cpu < 2; first_cpu++) {
 		w1_cpu[first_cpu] = measure(loop_write, 1);
 		ratio += last_ratio / 2;
+		wi_cpu[first_cpu] = measure(loop_write_inplace, 1);
+		ratio_i += last_ratio / 2;
 	}
 	first_cpu = 0;
 	w1 = 2.0 / (1.0 / w1_cpu[0] + 1.0 / w1_cpu[1]); /* the mean single-CPU rate */
+	wi = 2.0 / (1.0 / wi_cpu[0] + 1.0 / wi_cpu[1]);
 	w2 = measure(loop_write, 2);
 	r1 = measure(loop_reserve, 1);
 	marker = measure_trace_marker();
@@ -213,6 +231,8 @@ int main(void)
 	printf("  tb_write, 1 thread          %6.2f ns/event (CPU 0: %.2f, CPU 1: %.2f), %.2fx an rdtsc\n"
 	       "                              (each write batch next to an rdtsc batch on the same CPU)\n",
 	       w1, w1_cpu[0], w1_cpu[1], ratio);
+	printf("    payload bumped in place   %6.2f ns/event (CPU 0: %.2f, CPU 1: %.2f), %.2fx an rdtsc\n", wi,
+	       wi_cpu[0], wi_cpu[1], ratio_i);
 	printf("  tb_write, 2 threads         %6.2f ns/event (aggregate), %.2fx the 1-thread rate\n", w2, w1 / w2);
 	printf("  tb_reserve+commit, 1 thread %6.2f ns/event\n", r1);
 #ifdef HAVE_LTTNG

@@ -30,6 +30,9 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "clock.h"
 #include "pagefmt.h"
@@ -198,6 +201,7 @@ static void cpu_init(struct tb_region *r, struct tb_cpu_ctl *c)
 	atomic_init(&c->tail, t_initial(n, 0));
 	atomic_init(&c->last_ts[0], 0);
 	atomic_init(&c->last_ts[1], 0);
+	atomic_init(&c->fast_words, tb_page_data_size(r->subbuf_size) / 4); /* recording */
 	for (uint32_t i = 0; i <= n; i++)
 		meta[i] = (struct tb_page_meta){0, 0, 0};
 	memset(cpu_page(r, c, 0), 0, r->subbuf_size);
@@ -254,6 +258,18 @@ static void *region_alloc(size_t size)
 	return mem;
 }
 
+/* The fast path shifts with shrx (BMI2: every x86-64 since 2013); without it, the general path. */
+static int fast_path_cpu(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_BMI2);
+#else
+	return 0;
+#endif
+}
+
 /* What the write path needs of the region, in the handle. */
 static void handle_cache(struct tb_ring *ring)
 {
@@ -262,9 +278,11 @@ static void handle_cache(struct tb_ring *ring)
 	ring->ctl0 = (uint8_t *)region_cpu(r, 0);
 	ring->cpu_stride = r->cpu_stride;
 	ring->data_offset = r->pages_offset + TB_PAGE_HDR_SIZE;
-	ring->subbuf_size = r->subbuf_size;
-	ring->data_words = tb_page_data_size(r->subbuf_size) / 4;
-	ring->fast_ncpus = ring->use_rseq && r->clock == TB_CLOCK_TSC ? r->ncpus : 0;
+	/* Sub-buffers are 4 KiB << order (sizing.c), so phys * subbuf_size is a shift. */
+	unsigned log2_subbuf = (unsigned)__builtin_ctz(r->subbuf_size);
+	ring->page_mask = T_MASK(T_PHYS_BITS) << log2_subbuf;
+	ring->phys_shift = T_PHYS_SHIFT - log2_subbuf;
+	ring->fast_ncpus = ring->use_rseq && r->clock == TB_CLOCK_TSC && fast_path_cpu() ? r->ncpus : 0;
 #if defined(__x86_64__)
 	/* Valid with or without a registered area: the fast path stores to it before it checks. */
 	ring->rseq_offset = __rseq_offset;
@@ -358,10 +376,25 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 	return 0;
 }
 
+/*
+ * The flag is the truth; each CPU's fast_words mirrors it for the fast path.
+ * A pass copies the flag to every CPU and is repeated if the flag changed
+ * meanwhile.  All seq_cst, one total order: a pass that read a stale flag is
+ * followed by its own re-check failing, and the caller that changed the flag
+ * makes a pass after it, so once calls stop every CPU agrees with the flag.
+ * Writers may see a change a little late, like the kernel's.
+ */
 void tb_ring_set_recording(struct tb_ring *ring, int on)
 {
-	/* relaxed: writers may see the change a little late, like the kernel's */
-	atomic_store_explicit(&ring->r->record_disabled, on ? 0 : 1, memory_order_relaxed);
+	struct tb_region *r = ring->r;
+	uint32_t words = tb_page_data_size(r->subbuf_size) / 4, off;
+
+	atomic_store(&r->record_disabled, on ? 0 : 1);
+	do {
+		off = atomic_load(&r->record_disabled);
+		for (unsigned cpu = 0; cpu < r->ncpus; cpu++)
+			atomic_store(&region_cpu(r, cpu)->fast_words, off ? 0 : words);
+	} while (atomic_load(&r->record_disabled) != off);
 }
 
 unsigned tb_ring_ncpus(const struct tb_ring *ring) { return ring->r->ncpus; }
@@ -569,12 +602,12 @@ _Static_assert(offsetof(struct tb_ring, ctl0) == WF_RING_CTL0, "write_fast.h");
 _Static_assert(offsetof(struct tb_ring, cpu_stride) == WF_RING_CPU_STRIDE, "write_fast.h");
 _Static_assert(offsetof(struct tb_ring, data_offset) == WF_RING_DATA_OFFSET, "write_fast.h");
 _Static_assert(offsetof(struct tb_ring, fast_ncpus) == WF_RING_FAST_NCPUS, "write_fast.h");
-_Static_assert(offsetof(struct tb_ring, data_words) == WF_RING_DATA_WORDS, "write_fast.h");
-_Static_assert(offsetof(struct tb_ring, subbuf_size) == WF_RING_SUBBUF_SIZE, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, phys_shift) == WF_RING_PHYS_SHIFT, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, page_mask) == WF_RING_PAGE_MASK, "write_fast.h");
 _Static_assert(offsetof(struct tb_ring, rseq_offset) == WF_RING_RSEQ_OFFSET, "write_fast.h");
 _Static_assert(offsetof(struct tb_cpu_ctl, tail) == WF_CTL_TAIL, "write_fast.h");
 _Static_assert(offsetof(struct tb_cpu_ctl, last_ts) == WF_CTL_LAST_TS, "write_fast.h");
-_Static_assert(offsetof(struct tb_region, record_disabled) == WF_REGION_RECORD_DISABLED, "write_fast.h");
+_Static_assert(offsetof(struct tb_cpu_ctl, fast_words) == WF_CTL_FAST_WORDS, "write_fast.h");
 _Static_assert(T_MASK(T_OFF_BITS) == WF_T_OFF_MASK && (1ull << T_COUNT_SHIFT) == WF_T_COUNT_ONE &&
 		       T_PHYS_SHIFT == WF_T_PHYS_SHIFT && T_PHYS_BITS == 16 && T_PHASE_SHIFT == WF_T_PHASE_BIT,
 	       "write_fast.h: the tail word");
@@ -584,17 +617,19 @@ _Static_assert(offsetof(struct rseq, cpu_id) == WF_RSEQ_CPU_ID && offsetof(struc
 _Static_assert(TBF_MAX_SMALL_DATA == WF_MAX_SMALL_DATA && TB_DELTA_MAX == WF_DELTA_MAX,
 	       "write_fast.h: the page format");
 
-/* tbf_record_size() / 4 of every compact payload length (0..112), for the fast path. */
-const uint8_t tb__small_record_words[TBF_MAX_SMALL_DATA + 1] = {
-	2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5,
-	5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 8, 8, 9, 9, 9,
-	9, 10, 10, 10, 10, 11, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13,
-	13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17,
-	17, 18, 18, 18, 18, 19, 19, 19, 19, 20, 20, 20, 20, 21, 21, 21,
-	21, 22, 22, 22, 22, 23, 23, 23, 23, 24, 24, 24, 24, 25, 25, 25,
-	25, 26, 26, 26, 26, 27, 27, 27, 27, 28, 28, 28, 28, 29, 29, 29,
-	29,
+/*
+ * The header's type_len (record size / 4 - 1) of every compact payload
+ * length, 0..112, for the fast path: tbf_record_size() as a constant
+ * expression (test_ring_paths checks every length against the C encoder).
+ */
+#define SMALL_WORDS_(n) ((((n) ? (n) : 1) + 7) / 4)
+#define SMALL_TYPE_LEN(n) (SMALL_WORDS_(n) == 3 ? 3 : SMALL_WORDS_(n) - 1)
+#define TL4(n) SMALL_TYPE_LEN(n), SMALL_TYPE_LEN((n) + 1), SMALL_TYPE_LEN((n) + 2), SMALL_TYPE_LEN((n) + 3)
+#define TL16(n) TL4(n), TL4((n) + 4), TL4((n) + 8), TL4((n) + 12)
+const uint8_t tb__small_type_len[TBF_MAX_SMALL_DATA + 1] = {
+	TL16(0), TL16(16), TL16(32), TL16(48), TL16(64), TL16(80), TL16(96), SMALL_TYPE_LEN(112),
 };
+_Static_assert(TBF_MAX_SMALL_DATA == 112, "the table above has 113 entries");
 #endif
 
 /* Everything but the fast case: stamps, page switches, refusals, the fallback. */

@@ -19,9 +19,9 @@ struct tb_ring {
 	uint8_t *ctl0;         /* CPU 0's control block in r */
 	uint64_t cpu_stride;   /* bytes from one CPU's block to the next */
 	uint64_t data_offset;  /* from a control block to its page 0's records */
-	uint64_t subbuf_size;
-	uint32_t fast_ncpus;   /* CPUs the asm path appends on: ncpus, or 0 without rseq or the TSC clock */
-	uint32_t data_words;   /* record bytes per sub-buffer / 4 */
+	uint64_t page_mask;    /* with phys_shift: (tail >> phys_shift) & page_mask = phys * subbuf_size */
+	uint32_t fast_ncpus;   /* CPUs the asm path appends on: ncpus, or 0 (no rseq, not the TSC clock, no BMI2) */
+	uint32_t phys_shift;   /* T_PHYS_SHIFT - log2(subbuf_size): sub-buffers are powers of two */
 	ptrdiff_t rseq_offset; /* glibc's __rseq_offset, read once */
 
 	int use_rseq; /* publish with rseq sections (else try-lock) */
@@ -36,7 +36,7 @@ struct tb_ring {
 #define TB_HIDDEN __attribute__((visibility("hidden")))
 #if defined(__x86_64__)
 TB_HIDDEN int tb__write(struct tb_ring *ring, const void *data, uint32_t len); /* tb_write, no PLT */
-TB_HIDDEN extern const uint8_t tb__small_record_words[];
+TB_HIDDEN extern const uint8_t tb__small_type_len[];
 #else
 #define tb__write tb_write
 #endif

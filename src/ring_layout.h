@@ -17,6 +17,8 @@
  *       never happens; a migrated or preempted writer is restarted.  These
  *       words are never written by another CPU, so the section's plain
  *       stores cannot race with anything.
+ *   cpu->fast_words:
+ *       tb_ring_set_recording (and creation, reset).
  *   cpu->slot[]:
  *       compare-and-swap only, by writers (claiming a page for a new lap)
  *       and by the consuming reader (taking a page out, putting its spare in).
@@ -34,7 +36,7 @@
 #include "tracebuf/ring.h"
 
 #define TB_MAGIC 0x3152554254524254ull /* "TBRTBUR1" */
-#define TB_LAYOUT_VERSION 1u
+#define TB_LAYOUT_VERSION 2u
 #define TB_CACHELINE 64
 
 /*
@@ -169,6 +171,13 @@ struct tb_cpu_ctl {
 	_Alignas(TB_CACHELINE) _Atomic uint64_t tail;
 	_Atomic uint64_t tail_hist[2]; /* indexed by seq & 1 */
 	_Atomic uint64_t last_ts[2]; /* indexed by the tail word's phase */
+	/*
+	 * Words of a page the fast path may fill: the page's data words while
+	 * recording, 0 while not, so a stopped ring sends every write to the
+	 * general path, which refuses it.  Written by tb_ring_set_recording
+	 * (not a section: it is no part of the tail); read beside the tail word.
+	 */
+	_Atomic uint32_t fast_words;
 	/* Writers' and the reader's compare-and-swap target lives in slot[]. */
 	_Alignas(TB_CACHELINE) struct tb_counters cnt;
 	_Alignas(TB_CACHELINE) _Atomic uint32_t reader_lock;

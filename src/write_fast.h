@@ -13,17 +13,15 @@
 #define WF_RING_CTL0 8         /* CPU 0's control block */
 #define WF_RING_CPU_STRIDE 16  /* bytes per CPU block */
 #define WF_RING_DATA_OFFSET 24 /* control block to page 0's records */
-#define WF_RING_SUBBUF_SIZE 32 /* uint64_t */
+#define WF_RING_PAGE_MASK 32   /* uint64_t: 0xffff << log2(subbuf_size) */
 #define WF_RING_FAST_NCPUS 40  /* uint32_t: CPUs the fast path may append on, 0 for none */
-#define WF_RING_DATA_WORDS 44  /* uint32_t: record bytes per sub-buffer / 4 */
+#define WF_RING_PHYS_SHIFT 44  /* uint32_t: WF_T_PHYS_SHIFT - log2(subbuf_size) */
 #define WF_RING_RSEQ_OFFSET 48 /* ptrdiff_t: glibc's __rseq_offset */
 
 /* struct tb_cpu_ctl (ring_layout.h) */
 #define WF_CTL_TAIL 0
 #define WF_CTL_LAST_TS 24 /* last_ts[2], indexed by the tail word's phase */
-
-/* struct tb_region (ring_layout.h) */
-#define WF_REGION_RECORD_DISABLED 88
+#define WF_CTL_FAST_WORDS 40 /* uint32_t: data words per page, 0 while recording is off */
 
 /* The tail word (ring_layout.h) */
 #define WF_T_OFF_MASK 0x1ffff /* off, in 4-byte units */

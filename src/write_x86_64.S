@@ -6,10 +6,12 @@
  *
  * The common case: an rseq ring on the TSC clock, a payload of at most 112
  * bytes (a compact record) that fits on the tail page after at least one
- * record and within a 27-bit delta of the last one.  Anything else
- * tail-calls tb__append_slow() in ring.c with the arguments as given, and
- * so does a section the kernel aborted (preempted, migrated, signalled):
- * the slow path retries.
+ * record and within a 27-bit delta of the last one, while recording is on.
+ * Anything else tail-calls tb__append_slow() in ring.c with the arguments
+ * as given, and so does a section the kernel aborted (preempted, migrated,
+ * signalled): the slow path retries.  Recording off is seen as a page with
+ * no room (the control block's fast_words is 0), so it costs no test of
+ * its own here; the general path then refuses the write.
  *
  * Unlike the general path (snapshot first, then a section that re-checks
  * it, publish.h), everything here is read inside the rseq section: the CPU,
@@ -29,17 +31,19 @@
  * Why the clock is read in the middle: on the machines we measured, rdtsc
  * behaved as if it waited for the instructions before it and held back
  * those after it (no architectural promise; correctness does not depend
- * on it), so the cost of a write is rdtsc plus the longer of the two
- * dependency chains around it.  The chain before (rseq offset -> CPU ->
- * control block) and the one after (tail word -> record address ->
- * stores) are about equal; see bench/.
+ * on it), so the cost of a write is rdtsc plus the dependency chains and
+ * the instructions around it.  Moving work to either side of the clock,
+ * adding one load-and-branch, or a multiply on the chain after it, each
+ * showed up in bench/; what is here is what measured best: the chain
+ * before (rseq offset -> CPU -> control block), the one after (tail word ->
+ * record address -> stores, with a shift where a multiply was).
  *
- * Registers: rdi ring (also in the red zone at -8(%rsp) for .Lout, as rdi
- * is reused), rsi data, r9 len, r8 record words, then type_len, then the
- * copy index; r10 control block, r11 tail word, then the new one; rax the
- * time stamp, rcx the record, rdx scratch; xmm0 and xmm1 the payload's
- * first and last 8 bytes.  No stack frame: the red zone is ours in a leaf,
- * and signal frames skip it.
+ * Registers: rdi ring, then the phase (the ring waits in the red zone at
+ * -8(%rsp) for .Lout); rsi data, r9 len, r8 type_len, then the copy index;
+ * r10 control block, r11 tail word, then the new one; rax the time stamp,
+ * rcx the record, rdx scratch; xmm0 and xmm1 the payload's first and last
+ * 8 bytes.  No stack frame: the red zone is ours in a leaf, and signal
+ * frames skip it.  shrx is BMI2: ring.c turns the fast path off without it.
  */
 #include "write_fast.h"
 #ifdef __CET__
@@ -55,7 +59,7 @@
 	.hidden	tb__write
 	.type	tb__write, @function
 	.hidden	tb__append_slow
-	.hidden	tb__small_record_words
+	.hidden	tb__small_type_len
 	.p2align 5
 tb_write:
 tb__write:
@@ -63,10 +67,6 @@ tb__write:
 	_CET_ENDBR
 	cmpl	$WF_MAX_SMALL_DATA, %edx
 	ja	.Lslow
-	movq	WF_RING_REGION(%rdi), %rax
-	/* plain load: writers may see recording switched off a little late, like the kernel's */
-	cmpl	$0, WF_REGION_RECORD_DISABLED(%rax)
-	jne	.Lslow
 	movq	%rdi, -8(%rsp)			/* the ring, in the red zone, for .Lout */
 	movl	%edx, %r9d			/* len: rdtsc takes %edx */
 	/*
@@ -78,8 +78,8 @@ tb__write:
 	movq	(%rsi), %xmm0
 	movq	-8(%rsi,%r9), %xmm1
 1:
-	leaq	tb__small_record_words(%rip), %rax
-	movzbl	(%rax,%r9), %r8d		/* record size / 4 */
+	leaq	tb__small_type_len(%rip), %rax
+	movzbl	(%rax,%r9), %r8d		/* type_len: record size / 4 - 1 */
 
 	movq	WF_RING_RSEQ_OFFSET(%rdi), %rdx
 	leaq	.Lcs(%rip), %rax
@@ -103,38 +103,56 @@ tb__write:
 	movl	%r11d, %ecx
 	andl	$WF_T_OFF_MASK, %ecx		/* off / 4 */
 	jz	.Lout				/* the page's first record carries its stamp */
-	leal	(%r8,%rcx), %edx
-	cmpl	WF_RING_DATA_WORDS(%rdi), %edx
-	ja	.Lout				/* does not fit: a page switch */
-	/* the record: control block + data offset + phys * subbuf_size + off */
-	movq	%r11, %rdx
-	shrq	$WF_T_PHYS_SHIFT, %rdx
-	movzwl	%dx, %edx
-	imulq	WF_RING_SUBBUF_SIZE(%rdi), %rdx
-	addq	%r10, %rdx
+	/*
+	 * Does it fit?  fast_words is 0 while recording is off, so this is
+	 * also where a stopped ring turns the write over to the general path.
+	 */
+	leal	1(%r8,%rcx), %edx
+	cmpl	WF_CTL_FAST_WORDS(%r10), %edx
+	ja	.Lout
+	/* the record: control block + off * 4 + data offset + phys * subbuf_size (a shift and a mask) */
+	movl	WF_RING_PHYS_SHIFT(%rdi), %edx
+	shrxq	%rdx, %r11, %rdx
+	andq	WF_RING_PAGE_MASK(%rdi), %rdx
 	addq	WF_RING_DATA_OFFSET(%rdi), %rdx
-	leaq	(%rdx,%rcx,4), %rcx
-	/* last_ts[phase]: both entries loaded beside the tail word, one picked; ordered after the tail load */
-	movq	WF_CTL_LAST_TS(%r10), %rdi
-	movq	WF_CTL_LAST_TS+8(%r10), %rdx
-	btq	$WF_T_PHASE_BIT, %r11
-	cmovcq	%rdx, %rdi
+	leaq	(%r10,%rcx,4), %rcx
+	addq	%rdx, %rcx
+	/* the delta from last_ts[phase]: loaded after the tail word, whose phase names it */
+	movq	%r11, %rdi
+	shrq	$WF_T_PHASE_BIT, %rdi		/* phase */
 	movq	%rax, %rdx
-	subq	%rdi, %rdx
+	subq	WF_CTL_LAST_TS(%r10,%rdi,8), %rdx
 	/* a delta over 27 bits needs a time extend; a clock that stepped back wraps to huge */
 	cmpq	$WF_DELTA_MAX, %rdx
 	ja	.Lout
 	/* the new tail word: off += size / 4, count += 1, the phase flips */
-	leaq	WF_T_COUNT_ONE(%r11,%r8), %r11
+	leaq	WF_T_COUNT_ONE+1(%r11,%r8), %r11
 	btcq	$WF_T_PHASE_BIT, %r11
-	movq	$0, -8(%rcx,%r8,4)		/* the record's last 8 bytes: its fill */
-	decl	%r8d				/* type_len = size / 4 - 1 */
+	movq	$0, -4(%rcx,%r8,4)		/* the record's last 8 bytes: its fill */
 	shll	$5, %edx
 	orl	%r8d, %edx			/* the header */
 	movl	%edx, (%rcx)
-	/* the payload, len bytes to 4(%rcx); every branch stays inside the section */
+	/*
+	 * The payload, len bytes to 4(%rcx).  Every branch stays inside the
+	 * section: the commit must be its last instruction, so the other
+	 * lengths sit before .Lcopied, after 8..16 bytes' one taken branch.
+	 */
 	cmpl	$8, %r9d
-	jae	.Llong
+	jb	.Lshort
+	movq	%xmm0, 4(%rcx)			/* 8..112 bytes: the first and last 8 from registers, */
+	movq	%xmm1, -4(%rcx,%r9)		/* overlapping; the middle 8 at a time */
+	cmpl	$16, %r9d
+	jbe	.Lcopied
+	movl	$8, %r8d
+.Lloop8:
+	movq	(%rsi,%r8), %rdx
+	movq	%rdx, 4(%rcx,%r8)
+	addq	$8, %r8
+	leaq	8(%r8), %rdx
+	cmpq	%r9, %rdx
+	jb	.Lloop8
+	jmp	.Lcopied
+.Lshort:
 	cmpl	$4, %r9d
 	jb	.Ltiny
 	movl	(%rsi), %edx			/* 4..7 bytes: two 4-byte moves, overlapping */
@@ -151,25 +169,10 @@ tb__write:
 	jb	.Lcopied
 	movzwl	-2(%rsi,%r9), %edx
 	movw	%dx, 2(%rcx,%r9)
-	jmp	.Lcopied
-.Llong:
-	movq	%xmm0, 4(%rcx)			/* 8..112 bytes: the first and last 8 from registers, */
-	movq	%xmm1, -4(%rcx,%r9)		/* overlapping; the middle 8 at a time */
-	cmpl	$16, %r9d
-	jbe	.Lcopied
-	movl	$8, %r8d
-.Lloop8:
-	movq	(%rsi,%r8), %rdx
-	movq	%rdx, 4(%rcx,%r8)
-	addq	$8, %r8
-	leaq	8(%r8), %rdx
-	cmpq	%r9, %rdx
-	jb	.Lloop8
 .Lcopied:
-	movq	%r11, %rdx
-	shrq	$WF_T_PHASE_BIT, %rdx
-	movq	%rax, WF_CTL_LAST_TS(%r10,%rdx,8)
-	movq	%r11, WF_CTL_TAIL(%r10)		/* the commit */
+	xorl	$1, %edi			/* the new phase */
+	movq	%rax, WF_CTL_LAST_TS(%r10,%rdi,8)
+	movq	%r11, WF_CTL_TAIL(%r10)		/* the commit: the section's last instruction */
 .Lend:
 	xorl	%eax, %eax
 	ret

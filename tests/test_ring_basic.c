@@ -1,7 +1,7 @@
 /*
  * The ring, single-threaded: what goes in comes out, in order, with the
  * kernel's bytes; and when it does not, every read path says how much.
- * The first four specifications run twice: on the TSC clock, where most
+ * The first five specifications run twice: on the TSC clock, where most
  * writes take the hand-written fast path, and on CLOCK_MONOTONIC, where
  * every write takes the general one.
  */
@@ -22,13 +22,15 @@ struct ev {
 	char text[24];
 };
 
-static void pin_cpu0(void)
+static int pin_to(unsigned cpu)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
 }
+
+static void pin_cpu0(void) { pin_to(0); }
 
 static struct tb_ring *ring_new(size_t kb, size_t subbuf, int overwrite, enum tb_clock clock)
 {
@@ -203,6 +205,44 @@ static void test_read_page(void)
 	tb_ring_destroy(ring);
 }
 
+/*
+ * Recording off: every CPU refuses every write with -EAGAIN and counts
+ * nothing (the kernel's tracing_on), however far the tail page is from
+ * full; on again, every CPU takes writes.  Each CPU has written before,
+ * so on the TSC clock the fast path is the one being stopped.
+ */
+static void test_recording_switch(void)
+{
+	struct tb_ring *ring = ring_new(64, 4096, 1, spec_clock);
+	unsigned ncpu = tb_ring_ncpus(ring), refused = 0, taken = 0, cpus = 0;
+	uint64_t written_before = 0, written_after = 0, attempted = 0;
+	struct tb_cpu_stats st;
+	uint64_t x = 42;
+
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		if (!pin_to(cpu))
+			continue;
+		cpus++;
+		write_n(ring, 0, 3);
+		tb_ring_set_recording(ring, 0);
+		for (int i = 0; i < 100; i++)
+			refused += tb_write(ring, &x, sizeof(x)) == -EAGAIN;
+		tb_ring_set_recording(ring, 1);
+		for (int i = 0; i < 100; i++)
+			taken += tb_write(ring, &x, sizeof(x)) == 0;
+		tb_ring_stats(ring, cpu, &st);
+		written_before += 3;
+		written_after += st.written;
+		attempted += st.attempted;
+	}
+	pin_cpu0();
+	is_int(refused, 100 * cpus, "recording off: %u CPUs refuse all 100 writes with -EAGAIN", cpus);
+	is_int(taken, 100 * cpus, "recording on again: all taken");
+	is_int(written_after, written_before + 100 * cpus, "every write while on is written");
+	is_int(attempted, written_after, "writes while off are counted nowhere");
+	tb_ring_destroy(ring);
+}
+
 static void test_refusals(void)
 {
 	struct tb_ring *ring = ring_new(64, 4096, 1, TB_CLOCK_COUNTER);
@@ -300,6 +340,7 @@ int main(void)
 		test_overwrite_reports();
 		test_producer_consumer();
 		test_read_page();
+		test_recording_switch();
 	}
 	test_refusals();
 	test_sizing();

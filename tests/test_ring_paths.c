@@ -13,7 +13,9 @@
  *   - an iterator walking beside a writer that loses nothing reports no loss;
  *   - every payload length around the compact limit, written on pages that
  *     still hold an earlier lap's bytes, reads back exact, fill zeroed;
- *   - a thread that unregistered its rseq area gets a refusal, not a hang.
+ *   - a thread that unregistered its rseq area gets a refusal, not a hang;
+ *   - recording switched on and off by two threads at once ends, every
+ *     time, with every CPU's fast path agreeing with the last switch.
  */
 #include <errno.h>
 #include <signal.h>
@@ -30,6 +32,7 @@
 #include <traceevent/kbuffer.h>
 
 #include "lib/tap.h"
+#include "ring_internal.h"
 #include "tracebuf/page.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/ring.h"
@@ -575,6 +578,68 @@ static void test_unregistered_thread(void)
 	tb_ring_destroy(unreg_ring);
 }
 
+/*
+ * Two threads on two CPUs switch recording to opposite values at the same
+ * moment, 20000 times.  After each round the flag is whatever won, and each
+ * CPU's fast_words (what the fast path tests) must say the same.  The ring
+ * has 256 CPU buffers so a pass over them is long enough to interleave.
+ */
+#define SWITCH_ROUNDS 20000
+static struct tb_ring *sw_ring;
+static atomic_uint sw_go, sw_done;
+
+static void *switcher(void *arg)
+{
+	(void)arg;
+	pin(1);
+	for (unsigned round = 1; round <= SWITCH_ROUNDS; round++) {
+		while (atomic_load(&sw_go) != round)
+			;
+		tb_ring_set_recording(sw_ring, round & 1);
+		atomic_store(&sw_done, round);
+	}
+	return NULL;
+}
+
+static unsigned recording_disagreements(struct tb_ring *ring)
+{
+	struct tb_region *r = ring->r;
+	uint32_t want = atomic_load(&r->record_disabled) ? 0 : tb_page_data_size(r->subbuf_size) / 4;
+	unsigned bad = 0;
+
+	for (unsigned cpu = 0; cpu < r->ncpus; cpu++)
+		bad += atomic_load(&region_cpu(r, cpu)->fast_words) != want;
+	return bad;
+}
+
+static void test_recording_switch_race(void)
+{
+	struct tb_ring_opts o;
+	pthread_t t;
+	unsigned bad_rounds = 0, off_rounds = 0;
+
+	tb_ring_opts_default(&o);
+	o.size_kb = 8;
+	o.ncpus = 256;
+	if (!ok(tb_ring_create(&sw_ring, &o) == 0, "a ring of 256 CPU buffers")) {
+		skip(1, "no ring");
+		return;
+	}
+	pthread_create(&t, NULL, switcher, NULL);
+	for (unsigned round = 1; round <= SWITCH_ROUNDS; round++) {
+		atomic_store(&sw_go, round);
+		tb_ring_set_recording(sw_ring, !(round & 1));
+		while (atomic_load(&sw_done) != round)
+			;
+		bad_rounds += recording_disagreements(sw_ring) != 0;
+		off_rounds += atomic_load(&sw_ring->r->record_disabled) != 0;
+	}
+	pthread_join(t, NULL);
+	diag("recording ended off in %u of %d rounds", off_rounds, SWITCH_ROUNDS);
+	is_int(bad_rounds, 0, "after every concurrent switch, all 256 CPUs agree with the flag");
+	tb_ring_destroy(sw_ring);
+}
+
 int main(void)
 {
 	pin(0);
@@ -588,5 +653,6 @@ int main(void)
 	test_iterator_no_false_loss();
 	test_every_length_exact();
 	test_unregistered_thread();
+	test_recording_switch_race();
 	return done_testing();
 }

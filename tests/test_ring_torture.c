@@ -321,6 +321,23 @@ static double env_seconds(void)
 	return s ? atof(s) : 0;
 }
 
+/*
+ * A watchdog: a scenario that overruns its time many times over has a
+ * writer or the reader stuck (a livelock is how a broken section shows),
+ * and must fail with a message rather than hang make test.
+ */
+static const char *running_scenario = "";
+
+static void watchdog(int sig)
+{
+	static const char msg[] = "Bail out! a scenario is stuck: ";
+	(void)sig;
+	if (write(1, msg, sizeof(msg) - 1) < 0 ||
+	    write(1, running_scenario, strlen(running_scenario)) < 0 || write(1, "\n", 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
 static void run(const struct scenario *sc)
 {
 	pthread_t threads[MAX_THREADS], reader, kicker;
@@ -328,6 +345,10 @@ static void run(const struct scenario *sc)
 	struct kicker_arg kick = {threads, sc->threads};
 	struct tb_ring_opts o;
 	double secs = env_seconds() > 0 ? env_seconds() : sc->seconds;
+
+	running_scenario = sc->name;
+	signal(SIGALRM, watchdog);
+	alarm((unsigned)(secs * 10) + 120);
 	int nwriters = sc->threads * (1 + SIG_DEPTH);
 	uint64_t committed = 0, unaccounted = 0, refused_counters = 0, overrun = 0, written = 0;
 	uint64_t per_cpu_mismatch = 0, refused_rc;
@@ -448,6 +469,7 @@ static void run(const struct scenario *sc)
 		free(tl.seen[w]);
 	}
 	tb_ring_destroy(ring);
+	alarm(0);
 }
 
 int main(void)
