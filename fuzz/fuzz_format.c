@@ -13,6 +13,7 @@
  *   tb_format_parse, then tb_schema_load_format (our checks, the print-fmt
  *     constant folding, libtraceevent's parser)
  *   tb_schema_load_cmdlines
+ *   tb_stats_parse_kernel (a per_cpu/cpuN/stats file)
  *
  * Checked beyond "no crash, no leak, no overread": what each parser promises
  * about what it accepts (see include/tracebuf/schema.h), and that a refusal
@@ -26,6 +27,7 @@
 
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
+#include "tracebuf/stats.h"
 
 #define CHECK(cond)                                                                           \
 	do {                                                                                  \
@@ -165,6 +167,39 @@ static void check_schema_files(const char *text, size_t len)
 	tb_schema_free(s);
 }
 
+/* A stats file: refused with an offset inside it, or parsed with the identities of stats.h. */
+static void check_stats(const char *text, size_t len)
+{
+	char *z = malloc(len + 1); /* the parser takes a string */
+	struct tb_cpu_stats st;
+	struct tb_diag err = {0};
+	int rc;
+
+	CHECK(z);
+	memcpy(z, text, len);
+	z[len] = '\0';
+	rc = tb_stats_parse_kernel(z, &st, &err);
+	if (rc < 0)
+		check_refusal(rc, &err, len);
+	else {
+		/* What we print of it (the kernel's lines, then ours) parses back to the same counts. */
+		struct tb_cpu_stats again;
+		char *out = NULL;
+		size_t out_len = 0;
+		FILE *f = open_memstream(&out, &out_len);
+
+		CHECK(f);
+		tb_stats_print(f, NULL, &st, 1);
+		fclose(f);
+		CHECK(tb_stats_parse_kernel(out, &again, NULL) == 0);
+		CHECK(again.entries == st.entries && again.overrun == st.overrun && again.bytes == st.bytes &&
+		      again.commit_overrun == st.commit_overrun && again.dropped == st.dropped &&
+		      again.read == st.read && again.oldest_ts == st.oldest_ts && again.now_ts == st.now_ts);
+		free(out);
+	}
+	free(z);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* An exact-size copy, not NUL-terminated: any read past it is caught. */
@@ -177,6 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_header_event(text, size);
 	check_format(text, size);
 	check_schema_files(text, size);
+	check_stats(text, size);
 	free(text);
 	return 0;
 }

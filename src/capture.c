@@ -424,21 +424,10 @@ static void read_meta(struct tb_capture *c)
 
 /* --------------------------------------------------------------- stats */
 
-/* "KEY: N" line of a stats file. */
-static bool stats_number(const char *text, const char *key, uint64_t *out)
-{
-	char value[64];
-	char *end;
-
-	if (!meta_value(text, key, value, sizeof(value)) || !value[0])
-		return false;
-	errno = 0;
-	*out = strtoull(value, &end, 10);
-	return errno == 0 && end != value && (*end == '\0' || *end == ' ');
-}
-
+/* A kernel per_cpu/cpuN/stats file, or its copy in a capture directory. */
 static void read_stats(struct tb_capture *c, struct cpu_source *cpu, const char *path)
 {
+	struct tb_diag d = {path, 0, ""};
 	size_t len;
 	char *text = slurp(path, &len);
 
@@ -447,14 +436,9 @@ static void read_stats(struct tb_capture *c, struct cpu_source *cpu, const char 
 			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
 		return;
 	}
-	memset(&cpu->stats, 0, sizeof(cpu->stats));
-	cpu->have_stats = stats_number(text, "entries", &cpu->stats.entries) &&
-			  stats_number(text, "overrun", &cpu->stats.overrun);
+	cpu->have_stats = tb_stats_parse_kernel(text, &cpu->stats, &d) == 0;
 	if (!cpu->have_stats)
-		tb_capture_report(c, path, 0, "not a stats file: no 'entries:' and 'overrun:' lines");
-	stats_number(text, "commit overrun", &cpu->stats.commit_overrun);
-	stats_number(text, "dropped events", &cpu->stats.dropped);
-	stats_number(text, "read events", &cpu->stats.read);
+		tb_capture_report(c, path, d.offset, "%s", d.reason);
 	free(text);
 }
 

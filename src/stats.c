@@ -7,9 +7,12 @@
 #include "tracebuf/stats.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "ring_internal.h"
 
 static uint64_t load(_Atomic uint64_t *v)
@@ -136,42 +139,72 @@ void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_s
 		fprintf(out, "window: empty\n");
 }
 
-static int field(const char *text, const char *key, uint64_t *v)
+/* The text after "KEY:" on the line that starts with it, or NULL. */
+static const char *line_value(const char *text, const char *key)
 {
-	const char *p = text;
 	size_t n = strlen(key);
 
-	while (p && *p) {
-		if (!strncmp(p, key, n) && p[n] == ':') {
-			*v = strtoull(p + n + 1, NULL, 10);
-			return 1;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return 0;
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, n) && p[n] == ':')
+			return p + n + 1;
+	return NULL;
 }
 
-static int field_ts(const char *text, const char *key, uint64_t *ns)
+/*
+ * A count, or a time: "sec.usec" on a clock in ns (to ns), a plain count on
+ * the others.  Nothing but a space or the end of the line may follow.
+ */
+static bool parse_value(const char *v, bool is_time, uint64_t *out)
 {
-	const char *p = strstr(text, key);
-	unsigned long long sec = 0, usec = 0;
+	unsigned long long whole, frac = 0;
+	char *end;
 
-	if (!p || sscanf(p + strlen(key), ": %llu.%llu", &sec, &usec) < 1)
-		return 0;
-	*ns = (uint64_t)sec * 1000000000ull + (uint64_t)usec * 1000ull;
-	return 1;
+	if (*v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	whole = strtoull(v, &end, 10);
+	if (is_time && *end == '.') {
+		const char *f = end + 1;
+		frac = strtoull(f, &end, 10);
+		if (end - f != 6 || whole > (UINT64_MAX - frac * 1000ull) / 1000000000ull)
+			return false; /* usec as the kernel prints them, and a time that fits in ns */
+		whole = whole * 1000000000ull + frac * 1000ull;
+	}
+	*out = whole;
+	return errno == 0 && (*end == '\n' || *end == '\0' || *end == ' ');
 }
 
-int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st)
+/* The lines the kernel always prints, in its order. */
+static const struct kernel_line {
+	const char *key;
+	size_t field; /* in struct tb_cpu_stats */
+	bool is_time;
+} kernel_lines[] = {
+	{"entries", offsetof(struct tb_cpu_stats, entries), false},
+	{"overrun", offsetof(struct tb_cpu_stats, overrun), false},
+	{"commit overrun", offsetof(struct tb_cpu_stats, commit_overrun), false},
+	{"bytes", offsetof(struct tb_cpu_stats, bytes), false},
+	{"oldest event ts", offsetof(struct tb_cpu_stats, oldest_ts), true},
+	{"now ts", offsetof(struct tb_cpu_stats, now_ts), true},
+	{"dropped events", offsetof(struct tb_cpu_stats, dropped), false},
+	{"read events", offsetof(struct tb_cpu_stats, read), false},
+};
+
+int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_diag *err)
 {
 	memset(st, 0, sizeof(*st));
-	if (!field(text, "entries", &st->entries) || !field(text, "overrun", &st->overrun) ||
-	    !field(text, "commit overrun", &st->commit_overrun) || !field(text, "bytes", &st->bytes) ||
-	    !field_ts(text, "oldest event ts", &st->oldest_ts) || !field_ts(text, "now ts", &st->now_ts) ||
-	    !field(text, "dropped events", &st->dropped) || !field(text, "read events", &st->read))
-		return -EINVAL;
+	for (size_t i = 0; i < sizeof(kernel_lines) / sizeof(kernel_lines[0]); i++) {
+		const struct kernel_line *k = &kernel_lines[i];
+		const char *v = line_value(text, k->key);
+
+		if (!v)
+			return diag_fail(err, 0, "not a kernel stats file: no '%s:' line", k->key);
+		while (*v == ' ')
+			v++;
+		if (!parse_value(v, k->is_time, (uint64_t *)((char *)st + k->field)))
+			return diag_fail(err, (uint64_t)(v - text), "not a kernel stats file: '%s:' is not followed by %s",
+					 k->key, k->is_time ? "a time" : "a count");
+	}
 	st->has_events = st->oldest_ts != 0;
 	tb_stats_derive(st);
 	return 0;

@@ -25,7 +25,7 @@ out=$("$B/tracebuf" stats tests/data/kernel/cap-e-partial-and-padding 2>&1)
 check $((! $?)) "a directory without cpuN.stats is an error, not silence"
 echo garbage > /tmp/tb-stats-$$.stats; mkdir -p /tmp/tb-stats-$$; mv /tmp/tb-stats-$$.stats /tmp/tb-stats-$$/cpu0.stats
 err=$("$B/tracebuf" stats /tmp/tb-stats-$$ 2>&1 >/dev/null); rc=$?
-[ $rc -ne 0 ] && echo "$err" | grep -q "cpu0.stats: offset 0: not a kernel stats file"
+[ $rc -ne 0 ] && echo "$err" | grep -q "cpu0.stats: offset 0: not a kernel stats file: no .entries:. line"
 check $? "a malformed stats file is named in the error"
 rm -rf /tmp/tb-stats-$$
 echo "1..$n"

@@ -6,6 +6,7 @@
  * come out exactly as the kernel printed it (e1.cpu0.trace.txt).
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,6 +460,65 @@ static void check_records(void)
 
 /* --------------------------------------------------------------- CLI */
 
+/*
+ * A stats file that is not the kernel's (a line missing, a count that is
+ * not a number) is reported with its name and the offset of the value at
+ * fault (0 for a missing line), and the records still print.
+ * The capture is e1's raw data and formats with an edited cpu0.stats.
+ */
+static void check_stats_text(const char *name, const char *from, const char *to, const char *mark,
+			     const char *why)
+{
+	char dir[] = "/tmp/tb-bad-stats-XXXXXX", path[PATH_MAX], real[PATH_MAX];
+	size_t len;
+	char *good = tap_slurp(E1 "e1.cpu0.stats", &len), *bad = good ? edited(good, from, to, &len) : NULL;
+	static const char *const links[][2] = {{"e1.cpu0.raw", "cpu0.raw"}, {"formats", "formats"},
+					       {"header_page", "header_page"}};
+	struct lines l = {0};
+	FILE *f;
+
+	if (!bad || !mkdtemp(dir)) {
+		ok(0, "%s: set up", name);
+		free(good);
+		return;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, links[i][1]);
+		if (!realpath(E1, real) || strlen(real) + strlen(links[i][0]) + 2 > sizeof(real))
+			break;
+		strcat(strcat(real, "/"), links[i][0]);
+		if (symlink(real, path) < 0)
+			diag("%s: symlink %s: %s", name, path, strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/cpu0.stats", dir);
+	if ((f = fopen(path, "w"))) {
+		fwrite(bad, 1, len, f);
+		fclose(f);
+	}
+	is_int(report(dir, &l), 1, "%s: reported as damaged", name);
+	/* at the value that is not a number, or at 0 for a missing line */
+	expect_problem(name, "/cpu0.stats", mark ? (unsigned long long)(strstr(bad, mark) - bad) : 0, why);
+	expect_kernel_lines(name, &l, 0, kernel.n, 0, 0);
+	free_lines(&l);
+	for (const char *const *n = (const char *const[]){"cpu0.raw", "formats", "header_page", "cpu0.stats", NULL};
+	     *n; n++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *n);
+		unlink(path);
+	}
+	rmdir(dir);
+	free(bad);
+	free(good);
+}
+
+static void check_stats_texts(void)
+{
+	check_stats_text("stats without bytes", "bytes:", "bites:", NULL, "no 'bytes:' line");
+	check_stats_text("stats with a word for a count", "overrun: 0", "overrun: none", "none",
+			 "'overrun:' is not followed by a count");
+	check_stats_text("stats with a time cut short", "now ts:  1741.112319", "now ts:  1741.11", "1741.11",
+			 "'now ts:' is not followed by a time");
+}
+
 static void check_cli(void)
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
@@ -500,6 +560,7 @@ int main(void)
 	check_header_texts();
 	check_cmdlines();
 	check_records();
+	check_stats_texts();
 	check_cli();
 	free_lines(&kernel);
 	return done_testing();

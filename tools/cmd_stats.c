@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
 
 static char *read_text(const char *path)
@@ -38,10 +39,11 @@ static int print_cpu(const char *path, int cpu)
 	int rc = -ENOENT;
 
 	if (text) {
-		rc = tb_stats_parse_kernel(text, &st);
+		struct tb_diag d = {path, 0, ""};
+		rc = tb_stats_parse_kernel(text, &st, &d);
 		if (rc < 0)
-			fprintf(stderr, "tracebuf stats: %s: offset 0: not a kernel stats file "
-					"(a line the kernel always prints is missing)\n", path);
+			fprintf(stderr, "tracebuf stats: %s: offset %llu: %s\n", path, (unsigned long long)d.offset,
+				d.reason);
 		else {
 			printf("== cpu%d (%s)\n", cpu, path);
 			tb_stats_print(stdout, NULL, &st, 1);

@@ -52,10 +52,14 @@ void tb_stats_derive(struct tb_cpu_stats *st);
 void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_stats *st, int ns_clock);
 
 /*
- * Parse the text of a kernel per_cpu/cpuN/stats file (ts in ns).
- * 0, or -EINVAL if a line the kernel always prints is missing.
+ * Parse the text of a kernel per_cpu/cpuN/stats file (times "sec.usec"
+ * become ns; on other clocks they stay counts).  0, or -EINVAL when a line
+ * the kernel always prints is missing or its value is not a number; then
+ * *err (if not NULL) gets the byte offset and the reason (its file is left
+ * to the caller).
  */
-int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st);
+struct tb_diag; /* tracebuf/schema.h */
+int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_diag *err);
 
 #ifdef __cplusplus
 }
