@@ -187,6 +187,28 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
+typedef int entry_fn(struct tb_capture *c, const char *dir, const char *name, const char *arg);
+
+/*
+ * Call fn on each entry of dir but the dot files, in name order, until one
+ * returns an error.  That error, 0, or -errno when dir cannot be listed.
+ */
+static int each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const char *arg)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, by_name), rc = 0;
+
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		if (rc == 0 && names[i]->d_name[0] != '.')
+			rc = fn(c, dir, names[i]->d_name, arg);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
 static int load_format_file(struct tb_capture *c, const char *path, const char *system)
 {
 	size_t len;
@@ -203,24 +225,18 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 }
 
 /* A capture dir holds SYSTEM/EVENT.format files. */
-static int load_system(struct tb_capture *c, const char *sysdir, const char *system)
+static int load_format_entry(struct tb_capture *c, const char *sysdir, const char *name, const char *system)
 {
-	struct dirent **names;
-	int n = scandir(sysdir, &names, NULL, by_name), rc = 0;
+	size_t len = strlen(name);
+	char *path;
+	int rc;
 
-	for (int i = 0; i < n; i++) {
-		const char *name = names[i]->d_name;
-		size_t len = strlen(name);
-		char *path = NULL;
-		if (rc == 0 && name[0] != '.' && len > 7 && !strcmp(name + len - 7, ".format"))
-			path = path_join(sysdir, name);
-		if (path)
-			rc = load_format_file(c, path, system);
-		free(path);
-		free(names[i]);
-	}
-	if (n >= 0)
-		free(names);
+	if (len <= 7 || strcmp(name + len - 7, ".format"))
+		return 0;
+	if (!(path = path_join(sysdir, name)))
+		return -ENOMEM;
+	rc = load_format_file(c, path, system);
+	free(path);
 	return rc;
 }
 
@@ -272,28 +288,21 @@ static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, c
  * and a trace uses a few, so only the IDs are read now; a format is loaded
  * (and its problems reported) when a record of its ID shows up.
  */
-static int index_system(struct tb_capture *c, const char *sysdir, const char *system)
+static int index_entry(struct tb_capture *c, const char *sysdir, const char *event, const char *system)
 {
-	struct dirent **names;
-	int n = scandir(sysdir, &names, NULL, by_name), rc = 0;
-	char file[PATH_MAX];
+	char file[PATH_MAX], *path;
 	uint32_t id;
+	int rc;
 
-	for (int i = 0; i < n; i++) {
-		const char *event = names[i]->d_name;
-		snprintf(file, sizeof(file), "%s/%s/id", sysdir, event);
-		if (rc == 0 && event[0] != '.' && read_number_file(file, &id)) {
-			char *path = NULL;
-			snprintf(file, sizeof(file), "%s/%s/format", sysdir, event);
-			path = strdup(file);
-			rc = path ? add_to_index(c, id, system, path) : -ENOMEM;
-			if (rc < 0)
-				free(path);
-		}
-		free(names[i]);
-	}
-	if (n >= 0)
-		free(names);
+	snprintf(file, sizeof(file), "%s/%s/id", sysdir, event);
+	if (!read_number_file(file, &id))
+		return 0;
+	snprintf(file, sizeof(file), "%s/%s/format", sysdir, event);
+	if (!(path = strdup(file)))
+		return -ENOMEM;
+	rc = add_to_index(c, id, system, path);
+	if (rc < 0)
+		free(path);
 	return rc;
 }
 
@@ -317,21 +326,25 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 		load_format_file(c, e->path, e->system);
 }
 
+/* Only running out of memory stops the loading; an unreadable file or directory is an unknown event. */
+static int load_system_entry(struct tb_capture *c, const char *dir, const char *system, const char *unused)
+{
+	char *sysdir = path_join(dir, system);
+	int rc = sysdir ? 0 : -ENOMEM;
+
+	(void)unused;
+	if (sysdir && is_dir(sysdir))
+		rc = each_entry(c, sysdir, c->live ? index_entry : load_format_entry, system);
+	free(sysdir);
+	return rc == -ENOMEM ? rc : 0;
+}
+
 static int load_formats(struct tb_capture *c, const char *dir)
 {
-	struct dirent **names;
-	int n = scandir(dir, &names, NULL, by_name), rc = 0;
+	int rc = each_entry(c, dir, load_system_entry, NULL);
 
-	for (int i = 0; i < n; i++) {
-		const char *system = names[i]->d_name;
-		char *sysdir = system[0] == '.' ? NULL : path_join(dir, system);
-		if (sysdir && rc == 0 && is_dir(sysdir))
-			rc = c->live ? index_system(c, sysdir, system) : load_system(c, sysdir, system);
-		free(sysdir);
-		free(names[i]);
-	}
-	if (n >= 0)
-		free(names);
+	if (rc != -ENOMEM)
+		rc = 0;
 	if (c->live && c->nindex) {
 		qsort(c->index, c->nindex, sizeof(*c->index), by_id);
 		tb_schema_set_loader(c->schema, load_by_id, c);
@@ -477,55 +490,51 @@ static int cpu_number(const char *name, const char *suffix)
 }
 
 /* Capture dir: PREFIXcpuN.raw files, with PREFIXcpuN.stats next to them. */
-static int find_raw_files(struct tb_capture *c)
+static int raw_file_entry(struct tb_capture *c, const char *dir, const char *name, const char *unused)
 {
-	struct dirent **names;
 	size_t plen = strlen(c->prefix);
-	int n = scandir(c->dir, &names, NULL, by_name), rc = 0;
+	int cpu = strncmp(name, c->prefix, plen) ? -1 : cpu_number(name + plen, ".raw"), rc;
+	char *path, stats[PATH_MAX];
 
-	if (n < 0)
-		return -errno;
-	for (int i = 0; i < n; i++) {
-		const char *name = names[i]->d_name;
-		int cpu = strncmp(name, c->prefix, plen) ? -1 : cpu_number(name + plen, ".raw");
-		char *path, stats[PATH_MAX];
-		if (cpu >= 0 && rc == 0) {
-			path = path_join(c->dir, name);
-			rc = path ? add_cpu(c, cpu, path) : -ENOMEM;
-			snprintf(stats, sizeof(stats), "%s/%scpu%d.stats", c->dir, c->prefix, cpu);
-			if (rc == 0)
-				read_stats(c, &c->cpus[cpu], stats);
-		}
-		free(names[i]);
-	}
-	free(names);
+	(void)unused;
+	if (cpu < 0)
+		return 0;
+	path = path_join(dir, name);
+	rc = path ? add_cpu(c, cpu, path) : -ENOMEM;
+	snprintf(stats, sizeof(stats), "%s/%scpu%d.stats", dir, c->prefix, cpu);
+	if (rc == 0)
+		read_stats(c, &c->cpus[cpu], stats);
 	return rc;
 }
 
 /* Live: per_cpu/cpuN/trace_pipe_raw; stats are read now, before consuming. */
-static int find_live_cpus(struct tb_capture *c)
+static int live_cpu_entry(struct tb_capture *c, const char *per_cpu, const char *name, const char *unused)
 {
-	char *per_cpu = path_join(c->dir, "per_cpu"), dir[PATH_MAX];
-	struct dirent **names;
-	int n = per_cpu ? scandir(per_cpu, &names, NULL, by_name) : -1, rc = 0;
+	int cpu = cpu_number(name, ""), rc;
+	char dir[PATH_MAX], *raw;
 
-	for (int i = 0; i < n; i++) {
-		int cpu = cpu_number(names[i]->d_name, "");
-		if (cpu >= 0 && rc == 0) {
-			char *raw;
-			snprintf(dir, sizeof(dir), "%s/%s", per_cpu, names[i]->d_name);
-			raw = path_join(dir, "trace_pipe_raw");
-			rc = raw ? add_cpu(c, cpu, raw) : -ENOMEM;
-			strncat(dir, "/stats", sizeof(dir) - strlen(dir) - 1);
-			if (rc == 0)
-				read_stats(c, &c->cpus[cpu], dir);
-		}
-		free(names[i]);
-	}
-	if (n >= 0)
-		free(names);
-	else
-		rc = -errno;
+	(void)unused;
+	if (cpu < 0)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/%s", per_cpu, name);
+	raw = path_join(dir, "trace_pipe_raw");
+	rc = raw ? add_cpu(c, cpu, raw) : -ENOMEM;
+	strncat(dir, "/stats", sizeof(dir) - strlen(dir) - 1);
+	if (rc == 0)
+		read_stats(c, &c->cpus[cpu], dir);
+	return rc;
+}
+
+static int find_cpus(struct tb_capture *c)
+{
+	char *per_cpu;
+	int rc;
+
+	if (!c->live)
+		return each_entry(c, c->dir, raw_file_entry, NULL);
+	if (!(per_cpu = path_join(c->dir, "per_cpu")))
+		return -ENOMEM;
+	rc = each_entry(c, per_cpu, live_cpu_entry, NULL);
 	free(per_cpu);
 	return rc;
 }
@@ -645,7 +654,7 @@ int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct 
 	if (rc == 0 && !(c->subbuf = tb_schema_subbuf_size(c->schema)))
 		rc = -EINVAL;
 	if (rc == 0)
-		rc = c->live ? find_live_cpus(c) : find_raw_files(c);
+		rc = find_cpus(c);
 	if (rc < 0) {
 		tb_capture_close(c);
 		return rc;
