@@ -345,14 +345,41 @@ static struct tb_ring_opts rebuild_opts(const struct tb_ring *ring, size_t size_
 	return o;
 }
 
+/*
+ * The flag is the truth; each CPU's fast_words mirrors it for the fast path.
+ * A pass copies the flag to every CPU and is repeated if the flag changed
+ * meanwhile.  All seq_cst, one total order: a pass that read a stale flag is
+ * followed by its own re-check failing, and the caller that changed the flag
+ * makes a pass after it, so once calls stop every CPU agrees with the flag.
+ */
+static void mirror_recording(struct tb_region *r)
+{
+	uint32_t words = tb_page_data_size(r->subbuf_size) / 4, off;
+
+	do {
+		off = atomic_load(&r->record_disabled);
+		for (unsigned cpu = 0; cpu < r->ncpus; cpu++)
+			atomic_store(&region_cpu(r, cpu)->fast_words, off ? 0 : words);
+	} while (atomic_load(&r->record_disabled) != off);
+}
+
+/* A rebuilt region records, or not, as the old one did (the kernel's tracing_on survives a reset too). */
+static void keep_recording(struct tb_region *r, uint32_t off)
+{
+	atomic_store(&r->record_disabled, off);
+	mirror_recording(r);
+}
+
 int tb_ring_reset(struct tb_ring *ring)
 {
 	struct tb_ring_opts o = rebuild_opts(ring, ring->r->requested_kb);
+	uint32_t off = atomic_load(&ring->r->record_disabled);
 	struct geometry g;
 
 	if (geometry(&o, &g) < 0)
 		return -EINVAL;
 	region_init(ring->r, &o, &g);
+	keep_recording(ring->r, off);
 	return 0;
 }
 
@@ -360,6 +387,7 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 {
 	struct tb_ring_opts o = rebuild_opts(ring, size_kb);
 	struct geometry g;
+	uint32_t off;
 	void *mem;
 
 	if (!ring->owns_mem)
@@ -368,33 +396,20 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 		return -EINVAL;
 	if (!(mem = region_alloc(g.total)))
 		return -ENOMEM;
+	off = atomic_load(&ring->r->record_disabled);
 	free(ring->r);
 	ring->r = mem;
 	ring->opts = o;
 	region_init(ring->r, &o, &g);
+	keep_recording(ring->r, off);
 	handle_cache(ring);
 	return 0;
 }
 
-/*
- * The flag is the truth; each CPU's fast_words mirrors it for the fast path.
- * A pass copies the flag to every CPU and is repeated if the flag changed
- * meanwhile.  All seq_cst, one total order: a pass that read a stale flag is
- * followed by its own re-check failing, and the caller that changed the flag
- * makes a pass after it, so once calls stop every CPU agrees with the flag.
- * Writers may see a change a little late, like the kernel's.
- */
 void tb_ring_set_recording(struct tb_ring *ring, int on)
 {
-	struct tb_region *r = ring->r;
-	uint32_t words = tb_page_data_size(r->subbuf_size) / 4, off;
-
-	atomic_store(&r->record_disabled, on ? 0 : 1);
-	do {
-		off = atomic_load(&r->record_disabled);
-		for (unsigned cpu = 0; cpu < r->ncpus; cpu++)
-			atomic_store(&region_cpu(r, cpu)->fast_words, off ? 0 : words);
-	} while (atomic_load(&r->record_disabled) != off);
+	atomic_store(&ring->r->record_disabled, on ? 0 : 1);
+	mirror_recording(ring->r);
 }
 
 unsigned tb_ring_ncpus(const struct tb_ring *ring) { return ring->r->ncpus; }

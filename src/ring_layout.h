@@ -167,15 +167,16 @@ struct tb_reader_state {
 };
 
 struct tb_cpu_ctl {
-	/* Written only by publish sections on this CPU. */
+	/* tail, tail_hist, last_ts: written only by publish sections on this CPU. */
 	_Alignas(TB_CACHELINE) _Atomic uint64_t tail;
 	_Atomic uint64_t tail_hist[2]; /* indexed by seq & 1 */
 	_Atomic uint64_t last_ts[2]; /* indexed by the tail word's phase */
 	/*
-	 * Words of a page the fast path may fill: the page's data words while
-	 * recording, 0 while not, so a stopped ring sends every write to the
-	 * general path, which refuses it.  Written by tb_ring_set_recording
-	 * (not a section: it is no part of the tail); read beside the tail word.
+	 * Not a section's word: the words of a page the fast path may fill,
+	 * the page's data words while recording and 0 while not, so a stopped
+	 * ring sends every write to the general path, which refuses it.
+	 * Written by tb_ring_set_recording from any CPU (and at creation and
+	 * reset); read by the fast path beside the tail word, in its line.
 	 */
 	_Atomic uint32_t fast_words;
 	/* Writers' and the reader's compare-and-swap target lives in slot[]. */

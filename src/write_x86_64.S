@@ -18,7 +18,10 @@
  * its tail word, last_ts[phase] and the clock.  Only sections running on
  * that CPU write those words (ring_layout.h), and a section runs whole or
  * is abandoned at .Labort, so what it reads cannot change under it: there
- * is nothing to re-check and no ABA.  The section, in order (docs/design.md, I1-I3):
+ * is nothing to re-check and no ABA.  (fast_words, also read in the
+ * section, is written from anywhere by tb_ring_set_recording; it only ever
+ * holds 0 or the page's size, so a stale read is a switch seen a little
+ * late, which recording allows.)  The section, in order (docs/design.md, I1-I3):
  *   - read the CPU (rseq cpu_id; valid until the section ends) and find
  *     its control block; read the TSC; read the tail word and last_ts of
  *     its phase;

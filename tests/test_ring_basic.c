@@ -325,6 +325,17 @@ static void test_reset(void)
 	write_n(ring, 0, 2000);
 	tb_ring_stats(ring, 0, &st);
 	ok(st.overrun == 0 && st.entries == 2000, "2000 events fit after the resize");
+
+	uint64_t x = 1;
+	tb_ring_set_recording(ring, 0);
+	tb_ring_reset(ring);
+	is_int(tb_write(ring, &x, sizeof(x)), -EAGAIN, "recording off stays off through a reset");
+	tb_ring_resize(ring, 64);
+	is_int(tb_write(ring, &x, sizeof(x)), -EAGAIN, "and through a resize");
+	tb_ring_set_recording(ring, 1);
+	write_n(ring, 0, 10);
+	tb_ring_stats(ring, 0, &st);
+	is_int(st.entries, 10, "on again: writes land");
 	tb_ring_destroy(ring);
 }
 

@@ -30,6 +30,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <traceevent/kbuffer.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "lib/tap.h"
 #include "ring_internal.h"
@@ -465,7 +468,9 @@ static void test_iterator_no_false_loss(void)
 
 /*
  * Every payload length 0..120 (compact records up to 112 bytes, then long
- * ones), three times each, written where an earlier lap left 0xff bytes:
+ * ones), written where an earlier lap left 0xff bytes, on every sub-buffer
+ * size (4 KiB .. 512 KiB: the fast path finds the page by a shift and a
+ * mask that depend on it), over at least two pages past the first lap:
  * each record reads back with its own length class, its bytes, and zeros
  * (never the old lap's bytes) in the fill up to the next 4-byte boundary.
  */
@@ -473,52 +478,107 @@ static void test_iterator_no_false_loss(void)
 
 static uint8_t exact_byte(uint32_t i, uint32_t j) { return (uint8_t)((i * 31 + j) | 1); }
 
-static void test_every_length_exact(void)
+struct exact_result {
+	uint32_t written, n, good, bad_fill, bad_class;
+	int fast; /* the ring took the hand-written path */
+};
+
+static struct tb_ring *make_subbuf(size_t subbuf, size_t kb)
 {
-	struct tb_ring *ring = make(64, TB_CLOCK_TSC, NULL, 0);
-	uint8_t junk[112], buf[EXACT_MAXLEN], page[4096];
-	uint32_t n = 0, good = 0, bad_fill = 0, bad_class = 0;
+	struct tb_ring_opts o;
+	struct tb_ring *ring = NULL;
+
+	tb_ring_opts_default(&o);
+	o.size_kb = kb;
+	o.subbuf_size = subbuf;
+	o.clock = TB_CLOCK_TSC;
+	return tb_ring_create(&ring, &o) == 0 ? ring : NULL;
+}
+
+static void exact_lengths_on(size_t subbuf, struct exact_result *res)
+{
+	/* records of 0..120 bytes average 66 bytes: enough rounds to fill two pages and more */
+	uint32_t rounds = 3 + (uint32_t)(2 * subbuf / (64 * (EXACT_MAXLEN + 1)));
+	/* room for twice that, and at least 6 sub-buffers, so nothing is lost */
+	size_t bytes = 6 * subbuf + 2 * (size_t)rounds * (EXACT_MAXLEN + 1) * 72;
+	struct tb_ring *ring = make_subbuf(subbuf, bytes / 1024);
+	uint8_t junk[112], buf[EXACT_MAXLEN], *page = malloc(subbuf);
 	struct tb_event ev;
 
+	memset(res, 0, sizeof(*res));
+	if (!ring || !page) {
+		free(page);
+		tb_ring_destroy(ring);
+		return;
+	}
+	res->fast = ring->fast_ncpus > 0;
 	memset(junk, 0xff, sizeof(junk));
-	for (int i = 0; i < 2000; i++) /* 2000 x 116 bytes: over three laps of 64 KiB */
+	for (size_t i = 0; i < 3 * bytes / 116; i++) /* three laps of 116-byte records */
 		tb_write(ring, junk, sizeof(junk));
 	while (tb_consume(ring, 0, &ev) == 1)
 		;
-	for (uint32_t i = 0; i < 3 * (EXACT_MAXLEN + 1); i++) {
+	for (uint32_t i = 0; i < rounds * (EXACT_MAXLEN + 1); i++) {
 		uint32_t len = i % (EXACT_MAXLEN + 1);
 		for (uint32_t j = 0; j < len; j++)
 			buf[j] = exact_byte(i, j);
-		tb_write(ring, buf, len);
+		res->written += tb_write(ring, buf, len) == 0;
 	}
-	while (tb_read_page(ring, 0, page, sizeof(page)) > 0) {
+	while (tb_read_page(ring, 0, page, subbuf) > 0) {
 		struct tb_page_cursor c;
 		struct tb_record r;
 
-		tb_page_cursor_init(&c, page, sizeof(page));
+		tb_page_cursor_init(&c, page, subbuf);
 		while (tb_page_next_data(&c, &r) == 1) {
-			uint32_t len = n % (EXACT_MAXLEN + 1), ok_bytes = 1, zero = 1;
+			uint32_t len = res->n % (EXACT_MAXLEN + 1), ok_bytes = 1, zero = 1;
 			const uint8_t *d = r.data;
 			uint32_t want = len <= 4 * TB_TYPE_DATA_MAX ? tb_record_size(len, 0) - 4 : (len + 3) & ~3u;
 
 			for (uint32_t j = 0; j < len && j < r.len; j++)
-				ok_bytes &= d[j] == exact_byte(n, j);
+				ok_bytes &= d[j] == exact_byte(res->n, j);
 			for (uint32_t j = len; j < r.len; j++)
 				zero &= d[j] == 0;
-			bad_class += r.len != want;
-			bad_fill += !zero;
-			good += ok_bytes && zero && r.len == want;
-			n++;
+			res->bad_class += r.len != want;
+			res->bad_fill += !zero;
+			res->good += ok_bytes && zero && r.len == want;
+			res->n++;
 		}
 	}
-	is_int(n, 3 * (EXACT_MAXLEN + 1), "every record of lengths 0..%d read back", EXACT_MAXLEN);
-	is_int(bad_class, 0, "each record has the size its length calls for");
-	is_int(bad_fill, 0, "no fill byte holds an earlier lap's data");
-	is_int(good, n, "every payload reads back exact");
+	free(page);
 	tb_ring_destroy(ring);
 }
 
-/* ---- a writer whose thread gave up its rseq registration */
+static void test_every_length_exact(void)
+{
+	for (size_t subbuf = 4096; subbuf <= 512 * 1024; subbuf *= 2) {
+		struct exact_result res;
+
+		exact_lengths_on(subbuf, &res);
+		if (res.bad_class || res.bad_fill || res.good != res.n)
+			diag("%zu KiB: %u records, %u wrong size, %u with stale fill, %u exact", subbuf >> 10, res.n,
+			     res.bad_class, res.bad_fill, res.good);
+		ok(res.written > 2 * subbuf / 64 && res.n == res.written && res.good == res.n,
+		   "%zu KiB sub-buffers: all %u records of lengths 0..%d read back exact, fill zeroed%s",
+		   subbuf >> 10, res.n, EXACT_MAXLEN, res.fast ? " (fast path)" : "");
+	}
+}
+
+/*
+ * On a CPU with BMI2 and a glibc that registered rseq, a ring on the TSC
+ * clock takes the hand-written path: the tests above that say so are
+ * testing it, not the C path in its place.
+ */
+static void test_fast_path_is_on(void)
+{
+	struct tb_ring *ring = make(64, TB_CLOCK_TSC, NULL, 0);
+	unsigned a, b, c, d;
+	int bmi2 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_BMI2);
+
+	if (!bmi2 || !tb_ring_uses_rseq(ring))
+		skip(1, bmi2 ? "no rseq registration: the try-lock fallback" : "no BMI2: the C path");
+	else
+		is_int(ring->fast_ncpus, tb_ring_ncpus(ring), "the TSC ring takes the fast path on every CPU");
+	tb_ring_destroy(ring);
+}
 
 static struct tb_ring *unreg_ring;
 
@@ -651,6 +711,7 @@ int main(void)
 	test_copy_path_like_e1();
 	test_generation_wrap();
 	test_iterator_no_false_loss();
+	test_fast_path_is_on();
 	test_every_length_exact();
 	test_unregistered_thread();
 	test_recording_switch_race();

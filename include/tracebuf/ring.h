@@ -57,12 +57,19 @@ size_t tb_ring_region_size(const struct tb_ring_opts *opts);
 int tb_ring_create(struct tb_ring **ring, const struct tb_ring_opts *opts);
 void tb_ring_destroy(struct tb_ring *ring);
 
-/* Discard all data and counters.  No writer may be active. */
+/*
+ * Discard all data and counters; recording stays on or off as it was.  No
+ * writer may be active, nor any other call on the ring.
+ */
 int tb_ring_reset(struct tb_ring *ring);
-/* Change the per-CPU size of a heap ring (data is discarded).  No writer may be active. */
+/* Change the per-CPU size of a heap ring (data is discarded), like reset otherwise. */
 int tb_ring_resize(struct tb_ring *ring, size_t size_kb);
 
-/* Stop / restart recording (writes while stopped return -EAGAIN, uncounted). */
+/*
+ * Stop / restart recording (writes while stopped return -EAGAIN, uncounted).
+ * Safe beside writers and other calls of itself; writers may see the
+ * change a little late, like the kernel's tracing_on.
+ */
 void tb_ring_set_recording(struct tb_ring *ring, int on);
 
 unsigned tb_ring_ncpus(const struct tb_ring *ring);
