@@ -56,17 +56,23 @@ static void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static struct tb_ring *make(size_t kb, enum tb_clock clock, void *mem, size_t mem_size)
+static struct tb_ring *make_sized(size_t kb, size_t subbuf, enum tb_clock clock, void *mem, size_t mem_size)
 {
 	struct tb_ring_opts o;
 	struct tb_ring *ring = NULL;
 
 	tb_ring_opts_default(&o);
 	o.size_kb = kb;
+	o.subbuf_size = subbuf;
 	o.clock = clock;
 	o.mem = mem;
 	o.mem_size = mem_size;
 	return tb_ring_create(&ring, &o) == 0 ? ring : NULL;
+}
+
+static struct tb_ring *make(size_t kb, enum tb_clock clock, void *mem, size_t mem_size)
+{
+	return make_sized(kb, 4096, clock, mem, mem_size);
 }
 
 static void test_clocks(void)
@@ -483,25 +489,13 @@ struct exact_result {
 	int fast; /* the ring took the hand-written path */
 };
 
-static struct tb_ring *make_subbuf(size_t subbuf, size_t kb)
-{
-	struct tb_ring_opts o;
-	struct tb_ring *ring = NULL;
-
-	tb_ring_opts_default(&o);
-	o.size_kb = kb;
-	o.subbuf_size = subbuf;
-	o.clock = TB_CLOCK_TSC;
-	return tb_ring_create(&ring, &o) == 0 ? ring : NULL;
-}
-
 static void exact_lengths_on(size_t subbuf, struct exact_result *res)
 {
 	/* records of 0..120 bytes average 66 bytes: enough rounds to fill two pages and more */
 	uint32_t rounds = 3 + (uint32_t)(2 * subbuf / (64 * (EXACT_MAXLEN + 1)));
 	/* room for twice that, and at least 6 sub-buffers, so nothing is lost */
 	size_t bytes = 6 * subbuf + 2 * (size_t)rounds * (EXACT_MAXLEN + 1) * 72;
-	struct tb_ring *ring = make_subbuf(subbuf, bytes / 1024);
+	struct tb_ring *ring = make_sized(bytes / 1024, subbuf, TB_CLOCK_TSC, NULL, 0);
 	uint8_t junk[112], buf[EXACT_MAXLEN], *page = malloc(subbuf);
 	struct tb_event ev;
 
