@@ -212,7 +212,7 @@ $(B)/bench/lttng_peer.o: bench/lttng_peer.c bench/tb_lttng_tp.h
 	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
 endif
 
-bench: deps lib
+bench: deps lib cli
 	$(Q)scripts/bench-deps.sh
 	$(Q)$(MAKE) --no-print-directory $(BENCHES)
 	$(Q)scripts/bench.sh $(B)

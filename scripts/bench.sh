@@ -18,6 +18,9 @@ fi
 for b in "$B"/bench/bench_*; do
 	[ -x "$b" ] && "$b"
 done
+for s in "$(dirname "$0")"/../bench/bench_*.sh; do
+	[ -f "$s" ] && sh "$s" "$B"
+done
 if [ $lttng_up = 1 ]; then
 	lttng stop "$session" >/dev/null 2>&1
 	lttng destroy "$session" >/dev/null 2>&1
