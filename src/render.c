@@ -98,20 +98,77 @@ static char depth_column(unsigned depth)
 	return depth ? "0123456789abcdef"[depth & 15] : '.';
 }
 
-/* "      bash-23861   [000] d..2.  1721.124010: " */
+/* Decimal digits of v, right-aligned in a field of width, zero- or space-padded; returns the end. */
+static char *put_decimal(char *p, unsigned long long v, int width, char pad)
+{
+	char digits[24];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	for (int i = n; i < width; i++)
+		*p++ = pad;
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/*
+ * "      bash-23861   [000] d..2.  1721.124010: ", the kernel's printf
+ * layout ("%16s-%-7d [%03d] %c%c%c%c%c %5llu.%06llu: ") built by hand:
+ * it is on every line, and printf's format parsing was a tenth of a report.
+ */
 static void print_context(struct tep_handle *tep, const struct common_header *h,
 			  const struct tb_event_ref *ev, bool ns_clock, FILE *out)
 {
-	fprintf(out, "%16s-%-7d [%03d] %c%c%c%c%c ", tep_data_comm_from_pid(tep, h->pid), h->pid,
-		ev->cpu, irqs_column(h->flags), resched_column(h->flags),
-		irq_context_column(h->flags), depth_column(h->preempt & 15u),
-		depth_column(h->preempt >> 4));
+	const char *comm = tep_data_comm_from_pid(tep, h->pid);
+	size_t comm_len = strlen(comm);
+	char line[128], *p = line, *pid_start;
+
+	if (comm_len > 64)
+		comm_len = 64; /* a comm is 16 bytes; keep a hostile one from overflowing the line */
+	for (size_t i = comm_len; i < 16; i++)
+		*p++ = ' ';
+	memcpy(p, comm, comm_len);
+	p += comm_len;
+	*p++ = '-';
+	pid_start = p;
+	if (h->pid < 0) {
+		*p++ = '-';
+		p = put_decimal(p, (unsigned long long)-(long long)h->pid, 0, ' ');
+	} else {
+		p = put_decimal(p, (unsigned long long)h->pid, 0, ' ');
+	}
+	while (p - pid_start < 7)
+		*p++ = ' ';
+	*p++ = ' ';
+	*p++ = '[';
+	if (ev->cpu < 0) { /* as %03d would: the sign, then zeros */
+		*p++ = '-';
+		p = put_decimal(p, (unsigned long long)-(long long)ev->cpu, 2, '0');
+	} else {
+		p = put_decimal(p, (unsigned long long)ev->cpu, 3, '0');
+	}
+	*p++ = ']';
+	*p++ = ' ';
+	*p++ = irqs_column(h->flags);
+	*p++ = resched_column(h->flags);
+	*p++ = irq_context_column(h->flags);
+	*p++ = depth_column(h->preempt & 15u);
+	*p++ = depth_column(h->preempt >> 4);
+	*p++ = ' ';
 	if (ns_clock) {
 		unsigned long long us = ((unsigned long long)ev->ts + 500) / 1000;
-		fprintf(out, "%5llu.%06llu: ", us / 1000000, us % 1000000);
+		p = put_decimal(p, us / 1000000, 5, ' ');
+		*p++ = '.';
+		p = put_decimal(p, us % 1000000, 6, '0');
 	} else {
-		fprintf(out, "%12llu: ", (unsigned long long)ev->ts);
+		p = put_decimal(p, (unsigned long long)ev->ts, 12, ' ');
 	}
+	*p++ = ':';
+	*p++ = ' ';
+	fwrite(line, 1, (size_t)(p - line), out);
 }
 
 /* ------------------------------------------------------- ftrace events */
@@ -237,8 +294,10 @@ static int print_body(struct tb_schema *s, const struct tb_event_ref *ev, const 
 	copy = padded_copy(ev->data, ev->len, stack, sizeof(stack));
 	if (!copy)
 		return -ENOMEM;
-	if (kind == FTRACE_NONE)
-		fprintf(out, "%s: ", f->name);
+	if (kind == FTRACE_NONE) {
+		fputs(f->name, out);
+		fputs(": ", out);
+	}
 	print_info(tep, ev, copy, kind != FTRACE_NONE, out);
 	if (copy != stack)
 		free(copy);
