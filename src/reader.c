@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,15 +71,28 @@ uint64_t tail_events(struct tb_region *r, struct tb_cpu_ctl *c, struct tail_view
 	}
 }
 
-/* Readable end of a page, and whether writers are still appending to it. */
-static uint32_t page_limit(struct tb_region *r, struct tb_cpu_ctl *c, uint64_t seq, uint32_t phys,
-			   int *writer_on)
+/*
+ * Readable end of the held page, and whether writers are still appending
+ * to it.  Once they have left it, the end is remembered: it cannot move.
+ */
+static uint32_t held_limit(struct tb_region *r, struct tb_cpu_ctl *c, int *writer_on)
 {
+	struct tb_reader_state *rd = &c->rd;
 	struct tail_view v;
+	uint32_t end;
 
+	if (rd->held_closed) {
+		*writer_on = 0;
+		return rd->held_end;
+	}
 	tail_now(c, &v);
-	*writer_on = v.seq == seq;
-	return page_end(r, c, &v, seq, phys);
+	*writer_on = v.seq == rd->held_seq;
+	end = page_end(r, c, &v, rd->held_seq, rd->held_phys);
+	if (!*writer_on) {
+		rd->held_closed = 1;
+		rd->held_end = end;
+	}
+	return end;
 }
 
 /* ------------------------------------------------------------ taking pages */
@@ -110,6 +124,7 @@ static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
 		rd->held = 1;
 		rd->held_phys = s_phys(cur);
 		rd->held_seq = seq;
+		rd->held_closed = 0;
 		rd->read_off = 0;
 		rd->next_seq = seq + 1;
 		cum = meta_cum(&cpu_meta(r, c)[rd->held_phys]);
@@ -136,7 +151,7 @@ static int peek_held(struct tb_region *r, struct tb_cpu_ctl *c, struct item *it,
 {
 	struct tb_reader_state *rd = &c->rd;
 	uint8_t *page = cpu_page(r, c, rd->held_phys);
-	uint32_t limit = page_limit(r, c, rd->held_seq, rd->held_phys, writer_on);
+	uint32_t limit = held_limit(r, c, writer_on);
 	struct tb_page_cursor cur;
 	struct tb_record rec;
 	int rc;
@@ -238,30 +253,69 @@ int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
 	return rc;
 }
 
+/* What identifies the reader's position: every change of it under the lock changes one of these. */
+struct reader_pos {
+	uint64_t held_seq, next_cum, pending_lost;
+	uint32_t held, read_off;
+};
+
+static struct reader_pos reader_pos(const struct tb_reader_state *rd)
+{
+	return (struct reader_pos){rd->held_seq, rd->next_cum, rd->pending_lost, rd->held, rd->read_off};
+}
+
+static bool same_pos(struct reader_pos a, struct reader_pos b)
+{
+	return a.held_seq == b.held_seq && a.next_cum == b.next_cum && a.pending_lost == b.pending_lost &&
+	       a.held == b.held && a.read_off == b.read_off;
+}
+
+/*
+ * Peek every CPU, take the oldest.  The item peeked is consumed as it is
+ * when nobody moved that CPU's reader in between (held records below the
+ * limit never change); otherwise another consumer took something, and the
+ * choice starts over.  So 0 means every CPU was empty when it was peeked.
+ */
 int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
 {
 	struct tb_region *r = ring->r;
-	uint64_t best_ts = UINT64_MAX;
-	unsigned best = r->ncpus;
 
-	for (unsigned cpu = 0; cpu < r->ncpus; cpu++) {
-		struct tb_cpu_ctl *c = region_cpu(r, cpu);
-		struct item it;
-		int rc;
+	for (;;) {
+		unsigned best = r->ncpus;
+		struct item best_it = {0};
+		struct reader_pos best_pos = {0};
+		struct tb_cpu_ctl *c;
 
-		reader_lock(c);
-		rc = peek(r, c, &it);
-		reader_unlock(c);
-		if (rc < 0)
-			return rc;
-		if (rc == 1 && (best == r->ncpus || it.ts < best_ts)) {
-			best = cpu;
-			best_ts = it.ts;
+		for (unsigned cpu = 0; cpu < r->ncpus; cpu++) {
+			struct item it;
+			struct reader_pos pos;
+			int rc;
+
+			c = region_cpu(r, cpu);
+			reader_lock(c);
+			rc = peek(r, c, &it);
+			pos = reader_pos(&c->rd);
+			reader_unlock(c);
+			if (rc < 0)
+				return rc;
+			if (rc == 1 && (best == r->ncpus || it.ts < best_it.ts)) {
+				best = cpu;
+				best_it = it;
+				best_pos = pos;
+			}
 		}
+		if (best == r->ncpus)
+			return 0;
+		c = region_cpu(r, best);
+		reader_lock(c);
+		if (same_pos(reader_pos(&c->rd), best_pos)) {
+			to_event(ring, best, c, &best_it, ev);
+			advance(c, &best_it);
+			reader_unlock(c);
+			return 1;
+		}
+		reader_unlock(c);
 	}
-	if (best == r->ncpus)
-		return 0;
-	return tb_consume(ring, best, ev);
 }
 
 /* ------------------------------------------------------------ page reads */
@@ -336,7 +390,7 @@ long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
 
 		if (!c->rd.held && !take_next(r, c))
 			break;
-		limit = page_limit(r, c, c->rd.held_seq, c->rd.held_phys, &writer_on);
+		limit = held_limit(r, c, &writer_on);
 		if (!writer_on && c->rd.read_off == 0) {
 			give_whole(r, c, buf);
 			rc = (long)r->subbuf_size;

@@ -160,6 +160,13 @@ struct tb_reader_state {
 	uint32_t held;      /* 1: held_phys holds page held_seq being read */
 	uint64_t held_seq;
 	uint32_t read_off;  /* bytes of the held page consumed */
+	/*
+	 * 1 once the tail has left the held page: its end (held_end) is then
+	 * final (I4) and the reader stops asking the tail, whose cache line
+	 * the writers of this CPU keep hot.
+	 */
+	uint32_t held_closed;
+	uint32_t held_end;
 	uint64_t time;      /* running time of the held page */
 	uint64_t next_seq;  /* next page to take */
 	uint64_t next_cum;  /* number of the next event the reader expects */

@@ -51,6 +51,11 @@ struct tb_event {
 
 /* 1 with *ev filled, 0 when the CPU has nothing more now, or -errno. */
 int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev);
+/*
+ * The oldest next event of all CPUs: 1, 0 when every CPU had nothing when
+ * it was looked at, or -errno.  Several threads may consume at once; each
+ * event reaches one of them.
+ */
 int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev);
 
 /*
