@@ -190,7 +190,7 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 typedef int entry_fn(struct tb_capture *c, const char *dir, const char *name, const char *arg);
 
 /*
- * Call fn on each entry of dir but the dot files, in name order, until one
+ * Call fn on each entry of dir but "." and "..", in name order, until one
  * returns an error.  That error, 0, or -errno when dir cannot be listed.
  */
 static int each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const char *arg)
@@ -201,8 +201,9 @@ static int each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const
 	if (n < 0)
 		return -errno;
 	for (int i = 0; i < n; i++) {
-		if (rc == 0 && names[i]->d_name[0] != '.')
-			rc = fn(c, dir, names[i]->d_name, arg);
+		const char *name = names[i]->d_name;
+		if (rc == 0 && strcmp(name, ".") && strcmp(name, ".."))
+			rc = fn(c, dir, name, arg);
 		free(names[i]);
 	}
 	free(names);
@@ -231,7 +232,7 @@ static int load_format_entry(struct tb_capture *c, const char *sysdir, const cha
 	char *path;
 	int rc;
 
-	if (len <= 7 || strcmp(name + len - 7, ".format"))
+	if (name[0] == '.' || len <= 7 || strcmp(name + len - 7, ".format"))
 		return 0;
 	if (!(path = path_join(sysdir, name)))
 		return -ENOMEM;
@@ -294,6 +295,8 @@ static int index_entry(struct tb_capture *c, const char *sysdir, const char *eve
 	uint32_t id;
 	int rc;
 
+	if (event[0] == '.')
+		return 0;
 	snprintf(file, sizeof(file), "%s/%s/id", sysdir, event);
 	if (!read_number_file(file, &id))
 		return 0;
@@ -329,8 +332,8 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 /* Only running out of memory stops the loading; an unreadable file or directory is an unknown event. */
 static int load_system_entry(struct tb_capture *c, const char *dir, const char *system, const char *unused)
 {
-	char *sysdir = path_join(dir, system);
-	int rc = sysdir ? 0 : -ENOMEM;
+	char *sysdir = system[0] == '.' ? NULL : path_join(dir, system);
+	int rc = sysdir || system[0] == '.' ? 0 : -ENOMEM;
 
 	(void)unused;
 	if (sysdir && is_dir(sysdir))

@@ -126,12 +126,14 @@ static void print_context(struct tep_handle *tep, const struct common_header *h,
 	size_t comm_len = strlen(comm);
 	char line[128], *p = line, *pid_start;
 
-	if (comm_len > 64)
-		comm_len = 64; /* a comm is 16 bytes; keep a hostile one from overflowing the line */
-	for (size_t i = comm_len; i < 16; i++)
-		*p++ = ' ';
-	memcpy(p, comm, comm_len);
-	p += comm_len;
+	if (comm_len > 16) {
+		fwrite(comm, 1, comm_len, out); /* longer than a kernel comm: printed whole, as %16s would */
+	} else {
+		for (size_t i = comm_len; i < 16; i++)
+			*p++ = ' ';
+		memcpy(p, comm, comm_len);
+		p += comm_len;
+	}
 	*p++ = '-';
 	pid_start = p;
 	if (h->pid < 0) {

@@ -36,7 +36,7 @@
 #include "tracebuf/ring.h"
 
 #define TB_MAGIC 0x3152554254524254ull /* "TBRTBUR1" */
-#define TB_LAYOUT_VERSION 2u
+#define TB_LAYOUT_VERSION 3u
 #define TB_CACHELINE 64
 
 /*

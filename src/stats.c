@@ -150,28 +150,45 @@ static const char *line_value(const char *text, const char *key)
 	return NULL;
 }
 
+/* Decimal digits at *p into *v (no sign, no blanks), at most max of them (0: any); the count read. */
+static int digits(const char **p, int max, uint64_t *v, bool *overflow)
+{
+	int n = 0;
+
+	*v = 0;
+	while (**p >= '0' && **p <= '9' && (max == 0 || n < max)) {
+		unsigned d = (unsigned)(**p - '0');
+		if (*v > (UINT64_MAX - d) / 10)
+			*overflow = true;
+		*v = *v * 10 + d;
+		(*p)++;
+		n++;
+	}
+	return n;
+}
+
 /*
- * A count, or a time: "sec.usec" on a clock in ns (to ns), a plain count on
- * the others.  Nothing but a space or the end of the line may follow.
+ * A count, or a time: "sec.usec" (exactly 6 digits) on a clock in ns, to
+ * ns; a plain count on the other clocks.  Only blanks may follow it on its
+ * line.
  */
 static bool parse_value(const char *v, bool is_time, uint64_t *out)
 {
-	unsigned long long whole, frac = 0;
-	char *end;
+	bool overflow = false;
+	uint64_t whole, usec;
 
-	if (*v < '0' || *v > '9')
+	if (digits(&v, 0, &whole, &overflow) == 0)
 		return false;
-	errno = 0;
-	whole = strtoull(v, &end, 10);
-	if (is_time && *end == '.') {
-		const char *f = end + 1;
-		frac = strtoull(f, &end, 10);
-		if (end - f != 6 || whole > (UINT64_MAX - frac * 1000ull) / 1000000000ull)
+	if (is_time && *v == '.') {
+		v++;
+		if (digits(&v, 6, &usec, &overflow) != 6 || whole > (UINT64_MAX - usec * 1000ull) / 1000000000ull)
 			return false; /* usec as the kernel prints them, and a time that fits in ns */
-		whole = whole * 1000000000ull + frac * 1000ull;
+		whole = whole * 1000000000ull + usec * 1000ull;
 	}
+	while (*v == ' ' || *v == '\t')
+		v++;
 	*out = whole;
-	return errno == 0 && (*end == '\n' || *end == '\0' || *end == ' ');
+	return !overflow && (*v == '\n' || *v == '\0');
 }
 
 /* The lines the kernel always prints, in its order. */

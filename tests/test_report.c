@@ -419,6 +419,44 @@ static char *run(const char *cmd, int *status)
 	return out;
 }
 
+/* Raw files whose prefix starts with a dot are found like any other (--prefix .x-). */
+static void check_dot_prefix(void)
+{
+	static const char *const files[][2] = {{"header_page", "header_page"}, {"header_event", "header_event"},
+					       {"formats", "formats"}, {"cpu0.raw", ".x-cpu0.raw"},
+					       {"cpu1.raw", ".x-cpu1.raw"}, {"saved_cmdlines", "saved_cmdlines"}};
+	char tmp[] = "/tmp/tb-test-report-XXXXXX", from[512], to[512], *cwd = getcwd(NULL, 0);
+	struct lines dotted, plain;
+	struct tb_report_totals t;
+	const char **dv, **pv;
+
+	if (!mkdtemp(tmp) || !cwd) {
+		ok(0, "temporary directory");
+		free(cwd);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(from, sizeof(from), "%s/" DATA "cap-b-overrun/%s", cwd, files[i][0]);
+		snprintf(to, sizeof(to), "%s/%s", tmp, files[i][1]);
+		if (symlink(from, to) < 0)
+			diag("symlink %s: %s", to, strerror(errno));
+	}
+	library_report(tmp, ".x-", &dotted, &t);
+	library_report(DATA "cap-b-overrun", NULL, &plain, &t);
+	size_t nd = event_lines(&dotted, &dv), np = event_lines(&plain, &pv);
+	ok(nd > 0 && nd == np, "a '.x-' prefix: the same %zu event lines as the plain names (%zu)", np, nd);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(to, sizeof(to), "%s/%s", tmp, files[i][1]);
+		unlink(to);
+	}
+	rmdir(tmp);
+	free(cwd);
+	free(dv);
+	free(pv);
+	free_lines(&dotted);
+	free_lines(&plain);
+}
+
 static void check_cli(void)
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
@@ -570,6 +608,7 @@ int main(void)
 	check_cap_e("e2", 226, NULL);     /* all 226 consumed by trace_pipe first */
 	check_cap_e("e3", 0, "CPU:0 [LOST EVENTS]"); /* lost flag, no room for the count */
 	check_header_without_stats();
+	check_dot_prefix();
 	check_formats();
 	check_cli();
 	return done_testing();

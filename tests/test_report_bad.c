@@ -21,6 +21,7 @@
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
 #include "tracebuf/schema.h"
+#include "tracebuf/stats.h"
 
 #define BAD "tests/data/bad/"
 #define E1 "tests/data/kernel/cap-e-partial-and-padding/"
@@ -510,6 +511,38 @@ static void check_stats_text(const char *name, const char *from, const char *to,
 	free(good);
 }
 
+/* One edit of the real stats file, parsed directly: accepted with *want_now as now ts, or refused. */
+static void stats_edge(const char *name, const char *from, const char *to, int accept, uint64_t want_now)
+{
+	size_t len;
+	char *good = tap_slurp(E1 "e1.cpu0.stats", &len), *text = good ? edited(good, from, to, &len) : NULL;
+	struct tb_cpu_stats st;
+	struct tb_diag d = {"", 0, ""};
+	int rc = text ? tb_stats_parse_kernel(text, &st, &d) : -1;
+
+	if (accept)
+		ok(rc == 0 && st.now_ts == want_now, "stats %s: accepted, now ts %llu ns", name,
+		   (unsigned long long)(rc == 0 ? st.now_ts : 0));
+	else
+		ok(rc == -EINVAL && text && d.offset == (uint64_t)(strstr(text, to) - text) + strcspn(to, "0123456789"),
+		   "stats %s: refused at the value (%s)", name, d.reason);
+	free(text);
+	free(good);
+}
+
+static void check_stats_parser_edges(void)
+{
+	const char *now = "now ts:  1741.112319";
+
+	stats_edge("a plain count for a time (not a clock in ns)", now, "now ts: 1234", 1, 1234);
+	stats_edge("blanks after a value", now, "now ts:  1741.112319 \t", 1, 1741112319000ull);
+	stats_edge("the largest time in ns", now, "now ts: 18446744073.709551", 1, 18446744073709551000ull);
+	stats_edge("a time one microsecond too large", now, "now ts: 18446744073.709552", 0, 0);
+	stats_edge("a sign in the microseconds", now, "now ts: 1741.-12319", 0, 0);
+	stats_edge("a count past 64 bits", "entries: 150", "entries: 18446744073709551616", 0, 0);
+	stats_edge("words after a count", "overrun: 0", "overrun: 0 or so", 0, 0);
+}
+
 static void check_stats_texts(void)
 {
 	check_stats_text("stats without bytes", "bytes:", "bites:", NULL, "no 'bytes:' line");
@@ -561,6 +594,7 @@ int main(void)
 	check_cmdlines();
 	check_records();
 	check_stats_texts();
+	check_stats_parser_edges();
 	check_cli();
 	free_lines(&kernel);
 	return done_testing();

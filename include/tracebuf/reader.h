@@ -19,7 +19,11 @@
  * Consuming readers of the same CPU are serialised internally (they may
  * wait for each other; writers never wait for anyone).  The data pointer of
  * an event stays valid until the next read call on the same ring (consuming)
- * or iterator (tb_iter_next); copy what you keep.
+ * or iterator (tb_iter_next); copy what you keep.  With several threads
+ * consuming one ring, that next call may be another thread's: the ring's
+ * state, the numbering and the loss counts stay exact, but a payload can be
+ * overwritten before you read it, so such threads must serialise each call
+ * together with their use of data (or give each CPU one consumer).
  */
 #ifndef TRACEBUF_READER_H
 #define TRACEBUF_READER_H
@@ -53,8 +57,9 @@ struct tb_event {
 int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev);
 /*
  * The oldest next event of all CPUs: 1, 0 when every CPU had nothing when
- * it was looked at, or -errno.  Several threads may consume at once; each
- * event reaches one of them.
+ * it was looked at, or -errno.  Several threads may call it at once: each
+ * event number reaches exactly one of them, as a record or inside a LOST
+ * count (but see above for the data pointer).
  */
 int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev);
 
