@@ -185,6 +185,12 @@ const char *tb_clock_name(enum tb_clock clock)
 
 /* ------------------------------------------------------------ creation */
 
+/* Record words a page holds: what fast_words is while recording. */
+static uint32_t page_words(const struct tb_region *r)
+{
+	return tb_page_data_size(r->subbuf_size) / 4;
+}
+
 static void cpu_init(struct tb_region *r, struct tb_cpu_ctl *c)
 {
 	uint32_t n = r->nr_pages;
@@ -201,7 +207,7 @@ static void cpu_init(struct tb_region *r, struct tb_cpu_ctl *c)
 	atomic_init(&c->tail, t_initial(n, 0));
 	atomic_init(&c->last_ts[0], 0);
 	atomic_init(&c->last_ts[1], 0);
-	atomic_init(&c->fast_words, tb_page_data_size(r->subbuf_size) / 4); /* recording */
+	atomic_init(&c->fast_words, page_words(r)); /* recording */
 	for (uint32_t i = 0; i <= n; i++)
 		meta[i] = (struct tb_page_meta){0, 0, 0};
 	memset(cpu_page(r, c, 0), 0, r->subbuf_size);
@@ -347,27 +353,23 @@ static struct tb_ring_opts rebuild_opts(const struct tb_ring *ring, size_t size_
 
 /*
  * The flag is the truth; each CPU's fast_words mirrors it for the fast path.
- * A pass copies the flag to every CPU and is repeated if the flag changed
- * meanwhile.  All seq_cst, one total order: a pass that read a stale flag is
- * followed by its own re-check failing, and the caller that changed the flag
- * makes a pass after it, so once calls stop every CPU agrees with the flag.
+ * A rebuilt region (reset, resize) gets the flag of the old one: the
+ * kernel's tracing_on survives a reset too.  A pass copies the flag to
+ * every CPU and is repeated if the flag changed meanwhile.  All seq_cst, one
+ * total order: a pass that read a stale flag is followed by its own
+ * re-check failing, and the caller that changed the flag makes a pass after
+ * it, so once calls stop every CPU agrees with the flag.
  */
-static void mirror_recording(struct tb_region *r)
+static void set_recording(struct tb_region *r, uint32_t off)
 {
-	uint32_t words = tb_page_data_size(r->subbuf_size) / 4, off;
+	uint32_t words = page_words(r);
 
+	atomic_store(&r->record_disabled, off);
 	do {
 		off = atomic_load(&r->record_disabled);
 		for (unsigned cpu = 0; cpu < r->ncpus; cpu++)
 			atomic_store(&region_cpu(r, cpu)->fast_words, off ? 0 : words);
 	} while (atomic_load(&r->record_disabled) != off);
-}
-
-/* A rebuilt region records, or not, as the old one did (the kernel's tracing_on survives a reset too). */
-static void keep_recording(struct tb_region *r, uint32_t off)
-{
-	atomic_store(&r->record_disabled, off);
-	mirror_recording(r);
 }
 
 int tb_ring_reset(struct tb_ring *ring)
@@ -379,7 +381,7 @@ int tb_ring_reset(struct tb_ring *ring)
 	if (geometry(&o, &g) < 0)
 		return -EINVAL;
 	region_init(ring->r, &o, &g);
-	keep_recording(ring->r, off);
+	set_recording(ring->r, off);
 	return 0;
 }
 
@@ -401,15 +403,14 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 	ring->r = mem;
 	ring->opts = o;
 	region_init(ring->r, &o, &g);
-	keep_recording(ring->r, off);
+	set_recording(ring->r, off);
 	handle_cache(ring);
 	return 0;
 }
 
 void tb_ring_set_recording(struct tb_ring *ring, int on)
 {
-	atomic_store(&ring->r->record_disabled, on ? 0 : 1);
-	mirror_recording(ring->r);
+	set_recording(ring->r, on ? 0 : 1);
 }
 
 unsigned tb_ring_ncpus(const struct tb_ring *ring) { return ring->r->ncpus; }
