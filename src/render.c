@@ -114,6 +114,15 @@ static char *put_decimal(char *p, unsigned long long v, int width, char pad)
 	return p;
 }
 
+/* As put_decimal, for a signed v: the sign first, then the zeros, as %0*d writes them (or no padding). */
+static char *put_signed(char *p, long long v, int width)
+{
+	if (v >= 0)
+		return put_decimal(p, (unsigned long long)v, width, '0');
+	*p++ = '-';
+	return put_decimal(p, 0ull - (unsigned long long)v, width - 1, '0');
+}
+
 /*
  * "      bash-23861   [000] d..2.  1721.124010: ", the kernel's printf
  * layout ("%16s-%-7d [%03d] %c%c%c%c%c %5llu.%06llu: ") built by hand:
@@ -136,22 +145,12 @@ static void print_context(struct tep_handle *tep, const struct common_header *h,
 	}
 	*p++ = '-';
 	pid_start = p;
-	if (h->pid < 0) {
-		*p++ = '-';
-		p = put_decimal(p, (unsigned long long)-(long long)h->pid, 0, ' ');
-	} else {
-		p = put_decimal(p, (unsigned long long)h->pid, 0, ' ');
-	}
+	p = put_signed(p, h->pid, 0);
 	while (p - pid_start < 7)
 		*p++ = ' ';
 	*p++ = ' ';
 	*p++ = '[';
-	if (ev->cpu < 0) { /* as %03d would: the sign, then zeros */
-		*p++ = '-';
-		p = put_decimal(p, (unsigned long long)-(long long)ev->cpu, 2, '0');
-	} else {
-		p = put_decimal(p, (unsigned long long)ev->cpu, 3, '0');
-	}
+	p = put_signed(p, ev->cpu, 3);
 	*p++ = ']';
 	*p++ = ' ';
 	*p++ = irqs_column(h->flags);
