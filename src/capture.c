@@ -332,11 +332,15 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 /* Only running out of memory stops the loading; an unreadable file or directory is an unknown event. */
 static int load_system_entry(struct tb_capture *c, const char *dir, const char *system, const char *unused)
 {
-	char *sysdir = system[0] == '.' ? NULL : path_join(dir, system);
-	int rc = sysdir || system[0] == '.' ? 0 : -ENOMEM;
+	char *sysdir;
+	int rc = 0;
 
 	(void)unused;
-	if (sysdir && is_dir(sysdir))
+	if (system[0] == '.')
+		return 0;
+	if (!(sysdir = path_join(dir, system)))
+		return -ENOMEM;
+	if (is_dir(sysdir))
 		rc = each_entry(c, sysdir, c->live ? index_entry : load_format_entry, system);
 	free(sysdir);
 	return rc == -ENOMEM ? rc : 0;
