@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/cpu.h"
 #include "lib/tap.h"
 #include "tracebuf/page.h"
 #include "tracebuf/reader.h"
@@ -21,16 +22,6 @@ struct ev {
 	uint32_t n;
 	char text[24];
 };
-
-static int pin_to(unsigned cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) == 0;
-}
-
-static void pin_cpu0(void) { pin_to(0); }
 
 static struct tb_ring *ring_new(size_t kb, size_t subbuf, int overwrite, enum tb_clock clock)
 {
@@ -220,7 +211,7 @@ static void test_recording_switch(void)
 	uint64_t x = 42;
 
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
-		if (!pin_to(cpu))
+		if (!pin_cpu((int)cpu))
 			continue;
 		cpus++;
 		write_n(ring, 0, 3);
@@ -235,7 +226,7 @@ static void test_recording_switch(void)
 		written_after += st.written;
 		attempted += st.attempted;
 	}
-	pin_cpu0();
+	pin_cpu(0);
 	is_int(refused, 100 * cpus, "recording off: %u CPUs refuse all 100 writes with -EAGAIN", cpus);
 	is_int(taken, 100 * cpus, "recording on again: all taken");
 	is_int(written_after, written_before + 100 * cpus, "every write while on is written");
@@ -343,7 +334,7 @@ int main(void)
 {
 	static const enum tb_clock clocks[] = {TB_CLOCK_TSC, TB_CLOCK_MONO};
 
-	pin_cpu0();
+	pin_cpu(0);
 	for (int i = 0; i < 2; i++) {
 		spec_clock = clocks[i];
 		diag("write path: %s", i == 0 ? "TSC clock (the fast path)" : "CLOCK_MONOTONIC (the general path)");

@@ -36,6 +36,7 @@
 #include <cpuid.h>
 #endif
 
+#include "lib/cpu.h"
 #include "lib/tap.h"
 #include "ring_internal.h"
 #include "tracebuf/page.h"
@@ -50,13 +51,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 static struct tb_ring *make_sized(size_t kb, size_t subbuf, enum tb_clock clock, void *mem, size_t mem_size)
 {
@@ -197,7 +191,7 @@ static void *lapper(void *arg)
 {
 	uint32_t n = 0;
 	(void)arg;
-	pin(0);
+	pin_cpu(0);
 	while (!atomic_load(&lap_stop)) {
 		uint32_t rec[6] = {n, n * 7u, n ^ 0x5a5a5a5au, n + 1, n + 2, n + 3};
 		tb_write(lap_ring, rec, sizeof(rec));
@@ -214,7 +208,7 @@ static void test_iterator_during_writes(void)
 	lap_ring = make(16, TB_CLOCK_TSC, NULL, 0);
 	atomic_store(&lap_stop, 0);
 	atomic_store(&lap_written, 0);
-	pin(1); /* the writer owns CPU 0 */
+	pin_cpu(1); /* the writer owns CPU 0 */
 	pthread_create(&t, NULL, lapper, NULL);
 	while (atomic_load(&lap_written) < 20000)
 		sched_yield();
@@ -256,7 +250,7 @@ static void test_iterator_during_writes(void)
 	is_int(torn, 0, "no torn or stale record");
 	is_int(wrong_gap, 0, "every LOST count is exactly the gap in the numbering");
 	tb_ring_destroy(lap_ring);
-	pin(0);
+	pin_cpu(0);
 }
 
 static void test_caller_memory(void)
@@ -428,7 +422,7 @@ static void *calm_writer(void *arg)
 {
 	struct timespec nap = {0, 20000};
 	uint64_t x = 0;
-	pin(0);
+	pin_cpu(0);
 	while (!atomic_load(&calm_stop)) {
 		tb_write(arg, &x, sizeof(x));
 		atomic_store(&calm_written, ++x);
@@ -445,7 +439,7 @@ static void test_iterator_no_false_loss(void)
 	pthread_t w;
 
 	atomic_store(&calm_stop, 0);
-	pin(1);
+	pin_cpu(1);
 	pthread_create(&w, NULL, calm_writer, ring);
 	while (atomic_load(&calm_written) < 1000)
 		sched_yield();
@@ -466,7 +460,7 @@ static void test_iterator_no_false_loss(void)
 	}
 	atomic_store(&calm_stop, 1);
 	pthread_join(w, NULL);
-	pin(0);
+	pin_cpu(0);
 	is_int(consumed_lost, 0, "a 64 MiB ring loses nothing to its consumer");
 	is_int(lost, 0, "%llu iterator walks beside the writer and the consumer: none reports a loss (%llu records seen)",
 	       (unsigned long long)walks, (unsigned long long)seen);
@@ -647,7 +641,7 @@ static atomic_uint sw_go, sw_done;
 static void *switcher(void *arg)
 {
 	(void)arg;
-	pin(1);
+	pin_cpu(1);
 	for (unsigned round = 1; round <= SWITCH_ROUNDS; round++) {
 		while (atomic_load(&sw_go) != round)
 			;
@@ -712,21 +706,12 @@ static atomic_uint two_writers_done;
 static atomic_uchar two_cover[2][TWO_EVENTS]; /* per CPU, per event number */
 static atomic_ulong two_records, two_zero_lost, two_bad;
 
-static void unpin(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 static void *two_writer(void *arg)
 {
 	uint32_t w = (uint32_t)(uintptr_t)arg;
 
-	pin((int)w);
+	pin_cpu((int)w);
 	for (uint32_t i = 0; i < TWO_EVENTS; i++) {
 		uint32_t ev[2] = {w, i};
 		while (tb_write(two_ring, ev, sizeof(ev)) != 0)
@@ -750,7 +735,7 @@ static void *two_reader(void *arg)
 	struct tb_event ev;
 	(void)arg;
 
-	unpin();
+	unpin_cpu();
 	for (;;) {
 		/* writers done before an empty answer: then it is empty for good */
 		int done = atomic_load(&two_writers_done) == 2;
@@ -818,12 +803,12 @@ static void test_two_merged_readers(void)
 	is_int(atomic_load(&two_records), 2 * TWO_EVENTS, "room for all: every record arrived");
 	/* the smallest ring: a gap, and so a LOST event, every few records */
 	two_readers_on("overwrite, 8 KiB", 8);
-	pin(0);
+	pin_cpu(0);
 }
 
 int main(void)
 {
-	pin(0);
+	pin_cpu(0);
 	test_clocks();
 	test_time_extend();
 	test_pages_with_kbuffer();

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/cpu.h"
 #include "lib/tap.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/ring.h"
@@ -192,12 +193,10 @@ static void setup_signals(void)
 
 /* ------------------------------------------------------------ writer threads */
 
+/* CPU cpu, counted round the online ones. */
 static void pin_to(int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pin_cpu(cpu % (int)sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 struct writer_arg {
