@@ -757,13 +757,11 @@ static void *two_reader(void *arg)
 
 static void two_readers_on(const char *name, size_t kb)
 {
-	struct tb_ring_opts o;
 	pthread_t w[2], rd[2];
 	unsigned once = 0, more = 0, never = 0;
 
-	tb_ring_opts_default(&o);
-	o.size_kb = kb;
-	if (tb_ring_create(&two_ring, &o) < 0 || tb_ring_ncpus(two_ring) < 2) {
+	two_ring = make(kb, TB_CLOCK_TSC, NULL, 0);
+	if (!two_ring || tb_ring_ncpus(two_ring) < 2) {
 		skip(1, "needs a ring of 2 CPUs or more");
 		tb_ring_destroy(two_ring);
 		return;
