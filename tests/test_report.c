@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/capdir.h"
 #include "lib/lines.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
@@ -368,34 +369,25 @@ static void check_cap_e(const char *which, size_t skip, const char *lost)
  */
 static void check_header_without_stats(void)
 {
-	static const char *const files[] = {"header_page", "header_event", "formats", "cpu0.raw",
-					    "cpu1.raw", "saved_cmdlines", "meta.txt"};
-	char tmp[] = "/tmp/tb-test-report-XXXXXX", from[512], to[512], *cwd = getcwd(NULL, 0);
+	static const char *const links[][2] = {{"header_page", "header_page"}, {"header_event", "header_event"},
+					       {"formats", "formats"}, {"cpu0.raw", "cpu0.raw"},
+					       {"cpu1.raw", "cpu1.raw"}, {"saved_cmdlines", "saved_cmdlines"},
+					       {"meta.txt", "meta.txt"}};
+	const size_t n = sizeof(links) / sizeof(links[0]);
+	char tmp[] = "/tmp/tb-test-report-XXXXXX";
 	struct lines ours, theirs;
 	struct tb_report_totals t;
 
-	if (!mkdtemp(tmp) || !cwd) {
+	if (capdir_make(tmp, DATA "cap-b-overrun", links, n) < 0) {
 		ok(0, "temporary directory");
-		free(cwd);
 		return;
-	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(from, sizeof(from), "%s/" DATA "cap-b-overrun/%s", cwd, files[i]);
-		snprintf(to, sizeof(to), "%s/%s", tmp, files[i]);
-		if (symlink(from, to) < 0)
-			diag("symlink %s: %s", to, strerror(errno));
 	}
 	is_int(library_report(tmp, NULL, &ours, &t), 0, "cap-b without stats: report written");
 	split_lines(tap_slurp(DATA "cap-b-overrun/trace.txt", NULL), &theirs);
 	ok(ours.n > 3 && theirs.n > 3, "cap-b without stats: both have a header");
 	if (ours.n > 3 && theirs.n > 3)
 		is_str(ours.v[2], theirs.v[2], "cap-b without stats: E/W from the data equal the kernel's");
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(to, sizeof(to), "%s/%s", tmp, files[i]);
-		unlink(to);
-	}
-	rmdir(tmp);
-	free(cwd);
+	capdir_remove(tmp, links, n);
 	free_lines(&ours);
 	free_lines(&theirs);
 }
@@ -422,35 +414,24 @@ static char *run(const char *cmd, int *status)
 /* Raw files whose prefix starts with a dot are found like any other (--prefix .x-). */
 static void check_dot_prefix(void)
 {
-	static const char *const files[][2] = {{"header_page", "header_page"}, {"header_event", "header_event"},
+	static const char *const links[][2] = {{"header_page", "header_page"}, {"header_event", "header_event"},
 					       {"formats", "formats"}, {"cpu0.raw", ".x-cpu0.raw"},
 					       {"cpu1.raw", ".x-cpu1.raw"}, {"saved_cmdlines", "saved_cmdlines"}};
-	char tmp[] = "/tmp/tb-test-report-XXXXXX", from[512], to[512], *cwd = getcwd(NULL, 0);
+	const size_t n = sizeof(links) / sizeof(links[0]);
+	char tmp[] = "/tmp/tb-test-report-XXXXXX";
 	struct lines dotted, plain;
 	struct tb_report_totals t;
 	const char **dv, **pv;
 
-	if (!mkdtemp(tmp) || !cwd) {
+	if (capdir_make(tmp, DATA "cap-b-overrun", links, n) < 0) {
 		ok(0, "temporary directory");
-		free(cwd);
 		return;
-	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(from, sizeof(from), "%s/" DATA "cap-b-overrun/%s", cwd, files[i][0]);
-		snprintf(to, sizeof(to), "%s/%s", tmp, files[i][1]);
-		if (symlink(from, to) < 0)
-			diag("symlink %s: %s", to, strerror(errno));
 	}
 	library_report(tmp, ".x-", &dotted, &t);
 	library_report(DATA "cap-b-overrun", NULL, &plain, &t);
 	size_t nd = event_lines(&dotted, &dv), np = event_lines(&plain, &pv);
 	ok(nd > 0 && nd == np, "a '.x-' prefix: the same %zu event lines as the plain names (%zu)", np, nd);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(to, sizeof(to), "%s/%s", tmp, files[i][1]);
-		unlink(to);
-	}
-	rmdir(tmp);
-	free(cwd);
+	capdir_remove(tmp, links, n);
 	free(dv);
 	free(pv);
 	free_lines(&dotted);

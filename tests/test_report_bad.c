@@ -16,6 +16,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "lib/capdir.h"
 #include "lib/lines.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
@@ -470,26 +471,20 @@ static void check_records(void)
 static void check_stats_text(const char *name, const char *from, const char *to, const char *mark,
 			     const char *why)
 {
-	char dir[] = "/tmp/tb-bad-stats-XXXXXX", path[PATH_MAX], real[PATH_MAX];
-	size_t len;
-	char *good = tap_slurp(E1 "e1.cpu0.stats", &len), *bad = good ? edited(good, from, to, &len) : NULL;
 	static const char *const links[][2] = {{"e1.cpu0.raw", "cpu0.raw"}, {"formats", "formats"},
 					       {"header_page", "header_page"}};
+	const size_t n = sizeof(links) / sizeof(links[0]);
+	char dir[] = "/tmp/tb-bad-stats-XXXXXX", path[PATH_MAX];
+	size_t len;
+	char *good = tap_slurp(E1 "e1.cpu0.stats", &len), *bad = good ? edited(good, from, to, &len) : NULL;
 	struct lines l = {0};
 	FILE *f;
 
-	if (!bad || !mkdtemp(dir)) {
+	if (!bad || capdir_make(dir, E1, links, n) < 0) {
 		ok(0, "%s: set up", name);
+		free(bad);
 		free(good);
 		return;
-	}
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, links[i][1]);
-		if (!realpath(E1, real) || strlen(real) + strlen(links[i][0]) + 2 > sizeof(real))
-			break;
-		strcat(strcat(real, "/"), links[i][0]);
-		if (symlink(real, path) < 0)
-			diag("%s: symlink %s: %s", name, path, strerror(errno));
 	}
 	snprintf(path, sizeof(path), "%s/cpu0.stats", dir);
 	if ((f = fopen(path, "w"))) {
@@ -501,12 +496,8 @@ static void check_stats_text(const char *name, const char *from, const char *to,
 	expect_problem(name, "/cpu0.stats", mark ? (unsigned long long)(strstr(bad, mark) - bad) : 0, why);
 	expect_kernel_lines(name, &l, 0, kernel.n, 0, 0);
 	free_lines(&l);
-	for (const char *const *n = (const char *const[]){"cpu0.raw", "formats", "header_page", "cpu0.stats", NULL};
-	     *n; n++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, *n);
-		unlink(path);
-	}
-	rmdir(dir);
+	unlink(path);
+	capdir_remove(dir, links, n);
 	free(bad);
 	free(good);
 }
