@@ -49,26 +49,28 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc
+SRC_DIRS := src src/ring src/decode src/print
+CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition
 LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := src/page.c src/sizing.c src/publish.c src/ring.c src/reader.c src/stats.c
+CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := src/schema.c src/capture.c src/report.c src/format.c src/render.c
+READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c) \
+	$(addprefix src/print/,report.c render.c)
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 # tb_write's fast path, by hand where there is one (write_x86_64.S).
 ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
-CORE_ASM := $(wildcard src/write_$(ARCH).S)
+CORE_ASM := $(wildcard src/ring/write_$(ARCH).S)
 READ_OBJS := $(READ_SRCS:src/%.c=$(B)/obj/%.o)
 # Objects whose source is missing are skipped (issues land piece by piece).
 CORE_OBJS := $(filter $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard $(CORE_SRCS))),$(CORE_OBJS))
 READ_OBJS := $(filter $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard $(READ_SRCS))),$(READ_OBJS))
 CORE_OBJS += $(CORE_ASM:src/%.S=$(B)/obj/%.o)
-HEADERS := $(wildcard include/tracebuf/*.h) $(wildcard src/*.h)
+HEADERS := $(wildcard include/tracebuf/*.h) $(wildcard src/*.h src/*/*.h)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
@@ -94,7 +96,7 @@ $(B)/obj/%.o: src/%.c $(HEADERS) Makefile
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) $(if $(filter $(READ_OBJS),$@),$(TEV_CFLAGS)) -c -o $@ $<
 
-$(B)/obj/%.o: src/%.S src/write_fast.h Makefile
+$(B)/obj/%.o: src/%.S src/ring/write_fast.h Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -c -o $@ $<
@@ -109,10 +111,10 @@ $(B)/libtracebuf-read.a: $(READ_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/libtracebuf.so: $(CORE_OBJS) src/libtracebuf.map
+$(B)/libtracebuf.so: $(CORE_OBJS) src/ring/libtracebuf.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared $(SANFLAGS) -Wl,-soname,libtracebuf.so.$(SOMAJOR) -Wl,-z,nodelete \
-		-Wl,--version-script=src/libtracebuf.map -o $@ $(CORE_OBJS) -lpthread
+		-Wl,--version-script=src/ring/libtracebuf.map -o $@ $(CORE_OBJS) -lpthread
 	$(Q)ln -sf libtracebuf.so $(B)/libtracebuf.so.$(SOMAJOR)
 
 TOOL_SRCS := $(wildcard tools/*.c)
@@ -242,7 +244,7 @@ check-symbols: $(B)/libtracebuf.so
 	@echo "check-symbols: the tb_ API is exported and nothing else; libc is the only dependency"
 
 format:
-	clang-format -i src/*.c src/*.h include/tracebuf/*.h tools/*.c tests/*.c bench/*.c
+	clang-format -i src/*/*.c src/*.h src/*/*.h include/tracebuf/*.h tools/*.c tests/*.c bench/*.c
 
 clean:
 	rm -rf build

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_format.c - libFuzzer target for the parsers of the kernel's text
- * descriptions (src/format.c) and the schema that loads them into
- * libtraceevent (src/schema.c).
+ * descriptions (src/decode/format.c) and the schema that loads them into
+ * libtraceevent (src/decode/schema.c).
  *
  * Every input goes through every parser, so the seeds are real files as the
  * kernel wrote them (format files, header_page, header_event, a piece of

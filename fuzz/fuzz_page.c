@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_page.c - libFuzzer target for the page codec (src/page.c).
+ * fuzz_page.c - libFuzzer target for the page codec (src/ring/page.c).
  *
  * Byte 0 of the input picks the mode and the sub-buffer size:
  *   bits 0-2  order k: pages are 4 KiB << k

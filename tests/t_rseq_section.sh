@@ -6,7 +6,7 @@
 # A block moved past the end would run unprotected and fail only under
 # preemption, rarely; this finds it at once.
 B=${TB_BUILD:-build}
-obj="$B/obj/write_x86_64.o"
+obj="$B/obj/ring/write_x86_64.o"
 
 case "$(${CC:-cc} -dumpmachine 2>/dev/null)" in
 x86_64-*) ;;
