@@ -88,11 +88,13 @@ enum tb_field_kind {
 
 struct tb_field {
 	char name[TB_NAME_MAX];
+	char type[TB_NAME_MAX]; /* the declaration's type, "unsigned long", "__data_loc char[]" */
 	uint32_t offset;
 	uint32_t size; /* 0 for a trailing flexible array: the rest of the record */
 	enum tb_field_kind kind;
 	bool is_signed;
 	bool is_string; /* a char array or a dynamic char[] */
+	bool is_array;  /* declared NAME[N] or NAME[] */
 };
 
 /* One event's format file. */
@@ -104,6 +106,9 @@ struct tb_format {
 	size_t nfields;            /* common fields included */
 	struct tb_field *fields;   /* owned; freed by tb_format_release() */
 	size_t print_fmt_offset;   /* byte offset of the "print fmt:" line */
+	char *print_fmt;           /* owned: the text after "print fmt: ", from its quote on */
+	size_t print_fmt_len;
+	size_t print_fmt_text_offset; /* byte offset of print_fmt[0] in the file */
 };
 
 /*

@@ -233,6 +233,11 @@ static int parse_decl(const struct line *l, const struct field_line *fl, struct 
 		lead++;
 	type = d + lead;
 	type_len -= lead;
+	if (type_len >= TB_NAME_MAX)
+		return diag_fail(err, at + lead, "field type longer than %d bytes", TB_NAME_MAX - 1);
+	memcpy(f->type, type, type_len);
+	f->type[type_len] = '\0';
+	f->is_array = *is_array;
 	f->kind = TB_FIELD_STATIC;
 	if (type_len >= 10 && memcmp(type, "__data_loc", 10) == 0)
 		f->kind = TB_FIELD_DATA_LOC;
@@ -523,6 +528,21 @@ static int check_print_fmt(const struct lines *ls, const struct line *l, struct 
 	return 0;
 }
 
+/* A copy of the print fmt: from its opening quote to the end, trailing newlines cut. */
+static int keep_print_fmt(const struct lines *ls, const struct line *l, struct tb_format *f)
+{
+	size_t start = l->off + skip_blanks(l, 10), end = ls->len;
+
+	while (end > start && (ls->text[end - 1] == '\n' || ls->text[end - 1] == '\r'))
+		end--;
+	f->print_fmt = strndup(ls->text + start, end - start);
+	if (!f->print_fmt)
+		return -ENOMEM;
+	f->print_fmt_len = end - start;
+	f->print_fmt_text_offset = start;
+	return 0;
+}
+
 /* The four common fields at the kernel's fixed places (reference §10.1). */
 static int check_common_header(const struct tb_format *f, size_t at, struct tb_diag *err)
 {
@@ -583,7 +603,7 @@ int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct 
 		goto failed;
 	out->print_fmt_offset = l.off;
 	if ((rc = check_print_fmt(&ls, &l, err)) < 0 ||
-	    (rc = check_common_header(out, l.off, err)) < 0)
+	    (rc = check_common_header(out, l.off, err)) < 0 || (rc = keep_print_fmt(&ls, &l, out)) < 0)
 		goto failed;
 	out->min_size = format_min_size(out);
 	return 0;
@@ -595,8 +615,11 @@ failed:
 void tb_format_release(struct tb_format *f)
 {
 	free(f->fields);
+	free(f->print_fmt);
 	f->fields = NULL;
 	f->nfields = 0;
+	f->print_fmt = NULL;
+	f->print_fmt_len = 0;
 }
 
 const struct tb_field *tb_format_field(const struct tb_format *f, const char *name)
