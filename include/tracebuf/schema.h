@@ -185,6 +185,13 @@ const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
 int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t len,
 			   struct tb_diag *err);
 
+/*
+ * The command name of pid from saved_cmdlines and its length: "<idle>" for
+ * pid 0 and "<...>" for a pid the table does not know, as the kernel prints
+ * them.  Never NULL; owned by the schema.
+ */
+const char *tb_schema_comm(const struct tb_schema *s, int pid, size_t *len);
+
 /* The libtraceevent handle; borrowed, owned by the schema. */
 struct tep_handle *tb_schema_tep(struct tb_schema *s);
 

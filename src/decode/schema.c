@@ -23,15 +23,36 @@
 
 #include <traceevent/event-parse.h>
 
+#include "comms.h"
 #include "diag.h"
+#include "schema_internal.h"
 #include "tracebuf/schema.h"
 
 #define MAX_EVENT_ID 65535u /* common_type is 16 bits */
 
+/*
+ * libtraceevent learns an event only when a record of it is first printed:
+ * handing it every format of a kernel (thousands, each tried in a child
+ * first) would cost seconds at start-up for a trace that uses a few.
+ */
+enum tep_state { TEP_UNTRIED, TEP_KNOWN, TEP_REFUSED };
+
 struct schema_event {
 	struct tb_format format;
 	char system[TB_NAME_MAX];
+	char *file;   /* where the format came from, for messages */
+	char *text;   /* the format file, kept until libtraceevent has seen it */
+	size_t text_len;
+	enum tep_state tep;
 };
+
+static void free_event(struct schema_event *ev)
+{
+	tb_format_release(&ev->format);
+	free(ev->file);
+	free(ev->text);
+	free(ev);
+}
 
 struct tb_schema {
 	struct tep_handle *tep;
@@ -46,6 +67,9 @@ struct tb_schema {
 	tb_format_loader_fn *loader;
 	void *loader_ctx;
 	uint8_t asked[(MAX_EVENT_ID + 1) / 8]; /* IDs the loader was asked for */
+	struct comms comms;
+	void *print_state; /* the printer's per-schema state (compiled print fmts) */
+	void (*print_state_free)(void *);
 };
 
 void tb_diag_print(void *ctx, const struct tb_diag *d)
@@ -102,12 +126,12 @@ void tb_schema_free(struct tb_schema *s)
 {
 	if (!s)
 		return;
+	schema_set_print_state(s, NULL, NULL); /* compiled programs point into the formats */
+	comms_free(&s->comms);
 	if (s->by_id)
 		for (size_t id = 0; id <= MAX_EVENT_ID; id++)
-			if (s->by_id[id]) {
-				tb_format_release(&s->by_id[id]->format);
-				free(s->by_id[id]);
-			}
+			if (s->by_id[id])
+				free_event(s->by_id[id]);
 	free(s->by_id);
 	if (s->tep)
 		tep_free(s->tep);
@@ -434,17 +458,30 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 		       old->system, old->format.name);
 		rc = -EINVAL;
 	}
-	if (rc == 0)
-		rc = register_with_tep(s, file, system, text, len, &ev->format);
+	if (rc == 0 && (!(ev->file = strdup(file ? file : "")) || !(ev->text = malloc(len ? len : 1))))
+		rc = -ENOMEM;
 	if (rc < 0) {
-		tb_format_release(&ev->format);
-		free(ev);
+		free_event(ev);
 		return rc;
 	}
+	memcpy(ev->text, text, len);
+	ev->text_len = len;
 	strcpy(ev->system, system);
 	s->by_id[ev->format.id] = ev;
 	s->nevents++;
 	return 0;
+}
+
+/* Make sure libtraceevent knows ev (once); false if it refused it. */
+static bool tep_knows(struct tb_schema *s, struct schema_event *ev)
+{
+	if (ev->tep == TEP_UNTRIED) {
+		int rc = register_with_tep(s, ev->file, ev->system, ev->text, ev->text_len, &ev->format);
+		ev->tep = rc == 0 ? TEP_KNOWN : TEP_REFUSED;
+		free(ev->text);
+		ev->text = NULL;
+	}
+	return ev->tep == TEP_KNOWN;
 }
 
 /* ------------------------------------------------------ lookup tables */
@@ -487,6 +524,8 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 			report(s, file, pos + bad, "saved_cmdlines line is not 'PID COMM'");
 			rc = -EINVAL;
 		} else if (n > 0) {
+			if (comms_add(&s->comms, pid, comm, strlen(comm)) < 0)
+				return -ENOMEM;
 			errno = 0; /* a pid listed twice fails with EEXIST: first one wins */
 			if (tep_register_comm(s->tep, comm, pid) < 0 && errno == ENOMEM)
 				return -ENOMEM;
@@ -594,14 +633,37 @@ void tb_schema_set_loader(struct tb_schema *s, tb_format_loader_fn *fn, void *ct
 const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
 					     const char **system)
 {
-	const struct tb_format *f = tb_schema_event(s, id, system);
+	struct schema_event *ev = id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
 	uint8_t bit = (uint8_t)(1u << (id % 8));
 
-	if (f || !s->loader || id > MAX_EVENT_ID || (s->asked[id / 8] & bit))
-		return f;
-	s->asked[id / 8] |= bit;
-	s->loader(s->loader_ctx, s, id);
-	return tb_schema_event(s, id, system);
+	if (!ev && s->loader && id <= MAX_EVENT_ID && !(s->asked[id / 8] & bit)) {
+		s->asked[id / 8] |= bit;
+		s->loader(s->loader_ctx, s, id);
+		ev = s->by_id[id];
+	}
+	if (!ev || (ev->tep != TEP_KNOWN && !tep_knows(s, ev)))
+		return NULL;
+	if (system)
+		*system = ev->system;
+	return &ev->format;
+}
+
+const char *tb_schema_comm(const struct tb_schema *s, int pid, size_t *len)
+{
+	return comms_lookup(&s->comms, pid, len);
+}
+
+void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(void *))
+{
+	if (s->print_state_free)
+		s->print_state_free(s->print_state);
+	s->print_state = state;
+	s->print_state_free = free_fn;
+}
+
+void *schema_print_state(const struct tb_schema *s)
+{
+	return s->print_state;
 }
 
 struct tep_handle *tb_schema_tep(struct tb_schema *s)

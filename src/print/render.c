@@ -17,6 +17,8 @@
 #include <traceevent/event-parse.h>
 
 #include "diag.h"
+#include "render.h"
+#include "strbuf.h"
 #include "tracebuf/report.h"
 
 /* Zero bytes after the copied payload, so a string read past it still ends. */
@@ -123,26 +125,28 @@ static char *put_signed(char *p, long long v, int width)
 	return put_decimal(p, 0ull - (unsigned long long)v, width - 1, '0');
 }
 
+/* Longest context prefix apart from the comm: "-PID" (11) " [CPU] " (16) flags (6) time (26) ": ". */
+#define CONTEXT_MAX_BEYOND_COMM 64
+
 /*
  * "      bash-23861   [000] d..2.  1721.124010: ", the kernel's printf
  * layout ("%16s-%-7d [%03d] %c%c%c%c%c %5llu.%06llu: ") built by hand:
  * it is on every line, and printf's format parsing was a tenth of a report.
  */
-static void print_context(struct tep_handle *tep, const struct common_header *h,
-			  const struct tb_event_ref *ev, bool ns_clock, FILE *out)
+static void print_context(const struct tb_schema *s, const struct common_header *h,
+			  const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out)
 {
-	const char *comm = tep_data_comm_from_pid(tep, h->pid);
-	size_t comm_len = strlen(comm);
-	char line[128], *p = line, *pid_start;
+	size_t comm_len;
+	const char *comm = tb_schema_comm(s, h->pid, &comm_len);
+	char *line = sb_room(out, comm_len + 16 + CONTEXT_MAX_BEYOND_COMM), *p = line, *pid_start;
 
-	if (comm_len > 16) {
-		fwrite(comm, 1, comm_len, out); /* longer than a kernel comm: printed whole, as %16s would */
-	} else {
-		for (size_t i = comm_len; i < 16; i++)
-			*p++ = ' ';
-		memcpy(p, comm, comm_len);
-		p += comm_len;
-	}
+	if (!line)
+		return;
+	/* A comm longer than a kernel comm is printed whole, as %16s would. */
+	for (size_t i = comm_len; i < 16; i++)
+		*p++ = ' ';
+	memcpy(p, comm, comm_len);
+	p += comm_len;
 	*p++ = '-';
 	pid_start = p;
 	p = put_signed(p, h->pid, 0);
@@ -169,7 +173,7 @@ static void print_context(struct tep_handle *tep, const struct common_header *h,
 	}
 	*p++ = ':';
 	*p++ = ' ';
-	fwrite(line, 1, (size_t)(p - line), out);
+	sb_added(out, (size_t)(p - line));
 }
 
 /* ------------------------------------------------------- ftrace events */
@@ -204,7 +208,7 @@ static bool unsigned_field(const struct tb_format *f, const char *name, const ui
 
 /* trace_marker text: "SYMBOL: text", the text keeping its own newline. */
 static bool print_marker(struct tep_handle *tep, const struct tb_format *f, const uint8_t *data,
-			 uint32_t len, FILE *out)
+			 uint32_t len, struct tb_strbuf *out)
 {
 	const struct tb_field *buf = tb_format_field(f, "buf");
 	const char *label, *text;
@@ -216,25 +220,36 @@ static bool print_marker(struct tep_handle *tep, const struct tb_format *f, cons
 	label = tep_find_function(tep, ip);
 	text = (const char *)data + buf->offset;
 	n = strnlen(text, len - buf->offset);
-	fprintf(out, "%s: %.*s", label ? label : MARKER_WRITER, (int)n, text);
+	sb_puts(out, label ? label : MARKER_WRITER);
+	sb_put(out, ": ", 2);
+	sb_put(out, text, n);
 	if (n == 0 || text[n - 1] != '\n')
-		fputc('\n', out);
+		sb_putc(out, '\n');
 	return true;
 }
 
 /* trace_marker_raw: "# ID buf: xx xx ..." over the whole (4-byte rounded) payload. */
 static bool print_raw_data(const struct tb_format *f, const uint8_t *data, uint32_t len,
-			   FILE *out)
+			   struct tb_strbuf *out)
 {
+	static const char hex[] = "0123456789abcdef";
 	const struct tb_field *buf = tb_format_field(f, "buf");
+	char *p;
 	uint64_t id;
 
 	if (!buf || buf->kind != TB_FIELD_STATIC || !unsigned_field(f, "id", data, &id))
 		return false;
-	fprintf(out, "# %llx buf:", (unsigned long long)id);
-	for (uint32_t i = buf->offset; i < len; i++)
-		fprintf(out, " %02x", data[i]);
-	fputc('\n', out);
+	p = sb_room(out, 32 + 3 * (size_t)len);
+	if (!p)
+		return true;
+	p += sprintf(p, "# %llx buf:", (unsigned long long)id);
+	for (uint32_t i = buf->offset; i < len; i++) {
+		*p++ = ' ';
+		*p++ = hex[data[i] >> 4];
+		*p++ = hex[data[i] & 15];
+	}
+	*p++ = '\n';
+	sb_added(out, (size_t)(p - (out->buf + out->len)));
 	return true;
 }
 
@@ -242,7 +257,7 @@ static bool print_raw_data(const struct tb_format *f, const uint8_t *data, uint3
 
 /* The print fmt rendering of the record, as libtraceevent does it. */
 static void print_info(struct tep_handle *tep, const struct tb_event_ref *ev, uint8_t *copy,
-		       bool strip_newline, FILE *out)
+		       bool strip_newline, struct tb_strbuf *out)
 {
 	struct tep_record rec = {
 		.ts = ev->ts,
@@ -261,8 +276,8 @@ static void print_info(struct tep_handle *tep, const struct tb_event_ref *ev, ui
 	/* trace_printk text brings its own newline, as it does in the kernel. */
 	if (strip_newline && n > 0 && seq.buffer[n - 1] == '\n')
 		n--;
-	fwrite(seq.buffer, 1, n, out);
-	fputc('\n', out);
+	sb_put(out, seq.buffer, n);
+	sb_putc(out, '\n');
 	trace_seq_destroy(&seq);
 }
 
@@ -282,7 +297,7 @@ static uint8_t *padded_copy(const void *data, uint32_t len, uint8_t *stack, size
 }
 
 static int print_body(struct tb_schema *s, const struct tb_event_ref *ev, const char *system,
-		      const struct tb_format *f, FILE *out)
+		      const struct tb_format *f, struct tb_strbuf *out)
 {
 	struct tep_handle *tep = tb_schema_tep(s);
 	enum ftrace_kind kind = ftrace_kind(system, f);
@@ -296,8 +311,8 @@ static int print_body(struct tb_schema *s, const struct tb_event_ref *ev, const 
 	if (!copy)
 		return -ENOMEM;
 	if (kind == FTRACE_NONE) {
-		fputs(f->name, out);
-		fputs(": ", out);
+		sb_puts(out, f->name);
+		sb_put(out, ": ", 2);
 	}
 	print_info(tep, ev, copy, kind != FTRACE_NONE, out);
 	if (copy != stack)
@@ -305,12 +320,13 @@ static int print_body(struct tb_schema *s, const struct tb_event_ref *ev, const 
 	return 0;
 }
 
-int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
-		    const struct tb_render_opts *opts, FILE *out, struct tb_diag *err)
+int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
+		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err)
 {
 	const struct tb_format *f;
 	const char *system = "";
 	struct common_header h;
+	char unknown[48];
 	int rc;
 
 	if (ev->len < COMMON_HEADER_SIZE)
@@ -320,13 +336,27 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 	f = tb_schema_find_event(s, h.type, &system);
 	if (f && tb_schema_check_record(f, ev->data, ev->len, err) < 0)
 		return -EINVAL;
-	print_context(tb_schema_tep(s), &h, ev, opts && opts->ns_clock, out);
+	print_context(s, &h, ev, opts && opts->ns_clock, out);
 	if (!f) {
-		fprintf(out, "[UNKNOWN EVENT id=%u]\n", h.type);
-		return TB_RENDER_UNKNOWN;
+		sb_put(out, unknown, (size_t)snprintf(unknown, sizeof(unknown), "[UNKNOWN EVENT id=%u]\n", h.type));
+		return out->oom ? -ENOMEM : TB_RENDER_UNKNOWN;
 	}
 	rc = print_body(s, ev, system, f, out);
+	if (rc == 0 && out->oom)
+		rc = -ENOMEM;
 	return rc < 0 ? rc : TB_RENDER_OK;
+}
+
+int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
+		    const struct tb_render_opts *opts, FILE *out, struct tb_diag *err)
+{
+	struct tb_strbuf line = {0};
+	int rc = render_event(s, ev, opts, &line, err);
+
+	if (rc >= 0 && fwrite(line.buf, 1, line.len, out) != line.len)
+		rc = -EIO;
+	sb_free(&line);
+	return rc;
 }
 
 void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t written,

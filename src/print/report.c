@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render.h"
+#include "strbuf.h"
 #include "tracebuf/page.h"
 #include "tracebuf/report.h"
 
@@ -39,6 +41,7 @@ struct report {
 	struct tb_capture *capture;
 	struct tb_schema *schema;
 	FILE *out;
+	struct tb_strbuf text; /* lines not yet written to out */
 	struct tb_render_opts render;
 	struct tb_report_totals t;
 	struct cpu_stream *cpus;
@@ -120,6 +123,18 @@ static struct cpu_stream *earliest(struct report *r)
 
 /* ------------------------------------------------------------- output */
 
+/* Lines reach out in writes of this size or more: one stdio call per many events. */
+#define FLUSH_AT (256 * 1024)
+
+static void flush_text(struct report *r)
+{
+	if (r->text.oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	if (r->text.len && fwrite(r->text.buf, 1, r->text.len, r->out) != r->text.len && !r->fatal)
+		r->fatal = -EIO;
+	sb_reset(&r->text);
+}
+
 static void print_loss(struct report *r, struct cpu_stream *s)
 {
 	if (!s->loss.any)
@@ -127,11 +142,12 @@ static void print_loss(struct report *r, struct cpu_stream *s)
 	r->t.lost_lines++;
 	r->t.lost_events += s->loss.count;
 	if (!r->counting) {
-		if (s->loss.count_unknown)
-			fprintf(r->out, "CPU:%d [LOST EVENTS]\n", s->cpu);
-		else
-			fprintf(r->out, "CPU:%d [LOST %llu EVENTS]\n", s->cpu,
-				(unsigned long long)s->loss.count);
+		char line[64];
+		int n = s->loss.count_unknown
+				? snprintf(line, sizeof(line), "CPU:%d [LOST EVENTS]\n", s->cpu)
+				: snprintf(line, sizeof(line), "CPU:%d [LOST %llu EVENTS]\n", s->cpu,
+					   (unsigned long long)s->loss.count);
+		sb_put(&r->text, line, (size_t)n);
 	}
 	memset(&s->loss, 0, sizeof(s->loss));
 }
@@ -146,6 +162,7 @@ static void emit(struct report *r, struct cpu_stream *s)
 {
 	struct tb_event_ref ev = {s->cpu, s->next.ts, s->next.data, s->next.len};
 	struct tb_diag err = {0};
+	size_t line_start;
 	uint16_t id = 0;
 	int rc;
 
@@ -154,8 +171,12 @@ static void emit(struct report *r, struct cpu_stream *s)
 		r->t.events++;
 		return;
 	}
-	rc = tb_render_event(r->schema, &ev, &r->render, r->out, &err);
+	line_start = r->text.len;
+	rc = render_event(r->schema, &ev, &r->render, &r->text, &err);
+	if (rc != -EINVAL && r->text.len >= FLUSH_AT)
+		flush_text(r);
 	if (rc == -EINVAL) {
+		r->text.len = line_start;
 		r->t.bad_records++;
 		tb_capture_report(r->capture, s->page.file, payload_offset(s) + err.offset,
 				  "%s; record skipped", err.reason);
@@ -197,6 +218,7 @@ static void merge(struct report *r)
 	/* Loss announced by sub-buffers that held no events still gets its line. */
 	for (int i = 0; i < r->ncpus && !r->fatal; i++)
 		print_loss(r, &r->cpus[i]);
+	flush_text(r);
 }
 
 /* ------------------------------------------------------------- header */
@@ -259,6 +281,7 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 		rc = r.fatal;
 	}
 	free(r.cpus);
+	sb_free(&r.text);
 	r.t.entries = entries;
 	r.t.written = written;
 	r.t.problems = tb_capture_problems(c);

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/*
+ * comms.c - pid -> comm, for the first column of every `trace` line.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comms.h"
+
+static size_t slot_of(int32_t pid, size_t mask)
+{
+	/* Fibonacci hashing: pids are dense and sequential, the multiply spreads them. */
+	return (size_t)(((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+static struct comm_entry *find_slot(struct comm_entry *slots, size_t mask, int32_t pid)
+{
+	size_t i = slot_of(pid, mask);
+
+	while (slots[i].pid != 0 && slots[i].pid != pid)
+		i = (i + 1) & mask;
+	return &slots[i];
+}
+
+/* Twice the slots, every entry moved; the table is at most half full after. */
+static int grow(struct comms *t)
+{
+	size_t n = t->mask ? 2 * (t->mask + 1) : 256;
+	struct comm_entry *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; t->mask && i <= t->mask; i++)
+		if (t->slots[i].pid != 0)
+			*find_slot(slots, n - 1, t->slots[i].pid) = t->slots[i];
+	free(t->slots);
+	t->slots = slots;
+	t->mask = n - 1;
+	return 0;
+}
+
+int comms_add(struct comms *t, int32_t pid, const char *name, size_t len)
+{
+	struct comm_entry *e;
+
+	if (pid == 0)
+		return 0; /* always "<idle>" */
+	if ((t->used + 1) * 2 > t->mask + 1 && grow(t) < 0)
+		return -ENOMEM;
+	e = find_slot(t->slots, t->mask, pid);
+	if (e->pid == pid)
+		return 0;
+	if (len > UINT16_MAX)
+		len = UINT16_MAX;
+	e->name = strndup(name, len);
+	if (!e->name)
+		return -ENOMEM;
+	e->pid = pid;
+	e->len = (uint16_t)strlen(e->name);
+	t->used++;
+	return 0;
+}
+
+const char *comms_lookup(const struct comms *t, int32_t pid, size_t *len)
+{
+	const struct comm_entry *e;
+
+	if (pid == 0) {
+		*len = 6;
+		return "<idle>";
+	}
+	if (t->mask) {
+		e = find_slot(t->slots, t->mask, pid);
+		if (e->pid == pid) {
+			*len = e->len;
+			return e->name;
+		}
+	}
+	*len = 5;
+	return "<...>";
+}
+
+void comms_free(struct comms *t)
+{
+	for (size_t i = 0; t->mask && i <= t->mask; i++)
+		free(t->slots[i].name);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * schema_internal.h - what the printing stage keeps inside a schema.
+ *
+ * The printer compiles each event's print fmt once and keeps the programs
+ * for as long as the schema lives (they point into its formats).  The
+ * schema owns that state and frees it, through free_fn, before anything it
+ * points into.
+ */
+#ifndef TRACEBUF_SCHEMA_INTERNAL_H
+#define TRACEBUF_SCHEMA_INTERNAL_H
+
+#include "tracebuf/schema.h"
+
+/* Replace the printer's state (the old one is freed with its own free_fn). */
+void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(void *));
+void *schema_print_state(const struct tb_schema *s);
+
+#endif

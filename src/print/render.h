@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render.h - one record as one line of `trace` text, into the printer's
+ * output buffer (the public tb_render_event() is this plus a fwrite).
+ */
+#ifndef TRACEBUF_RENDER_H
+#define TRACEBUF_RENDER_H
+
+#include "strbuf.h"
+#include "tracebuf/report.h"
+
+/*
+ * Append ev's line, newline included, to out.  Returns as
+ * tb_render_event(); -EINVAL leaves nothing worth keeping after the length
+ * out had on entry (the caller truncates), -ENOMEM when out could not grow.
+ */
+int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
+		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err);
+
+#endif
