@@ -118,7 +118,7 @@ $(B)/libtracebuf.so: $(CORE_OBJS) src/ring/libtracebuf.map
 	$(Q)ln -sf libtracebuf.so $(B)/libtracebuf.so.$(SOMAJOR)
 
 TOOL_SRCS := $(wildcard tools/*.c)
-$(B)/tracebuf: $(TOOL_SRCS) tools/cmds.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+$(B)/tracebuf: $(TOOL_SRCS) $(wildcard tools/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $(TOOL_SRCS) \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
