@@ -123,7 +123,7 @@ $(B)/tracebuf: $(TOOL_SRCS) $(wildcard tools/*.h) $(B)/libtracebuf-read.a $(B)/l
 	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $(TOOL_SRCS) \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
-$(B)/tests/%: tests/%.c tests/lib/tap.h tests/lib/lines.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+$(B)/tests/%: tests/%.c $(wildcard tests/lib/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< \

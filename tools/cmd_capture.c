@@ -15,6 +15,9 @@
  *
  * The second form saves an instance someone else set up, with its tracing
  * switched off while it is saved and then restored; it is not removed.
+ *
+ * CMD runs with TRACEBUF_INSTANCE set to the instance's directory, so it
+ * can write markers (trace_marker, trace_marker_raw) into the capture.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -315,6 +318,8 @@ static pid_t start_command(char **command, const char *inst, struct timespec *st
 		close(failed[0]);
 		while (read(go[0], &c, 1) < 0 && errno == EINTR)
 			;
+		/* So CMD can write markers into the capture: $TRACEBUF_INSTANCE/trace_marker. */
+		setenv("TRACEBUF_INSTANCE", inst, 1);
 		execvp(command[0], command);
 		e = errno;
 		(void)!write(failed[1], &e, sizeof(e));
