@@ -196,7 +196,7 @@ static char *fs_system(const char *dir)
 
 static char *meta_value(const char *dir, const char *key)
 {
-	char path[PATH_MAX], *text, *p, *v = NULL;
+	char path[PATH_MAX + 64], *text, *p, *v = NULL;
 
 	snprintf(path, sizeof(path), "%s/meta.txt", dir);
 	text = tap_slurp(path, NULL);
@@ -224,8 +224,8 @@ static const char *const fired[] = {"syscalls", "sched", "irq", "timer", "kmem",
 int main(int argc, char **argv)
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build", *keep = getenv("TB_KEEP");
-	char work[PATH_MAX] = "/tmp/tb-live-identical-XXXXXX", cap[PATH_MAX + 8], self[PATH_MAX];
-	char cmd[8192], inst[PATH_MAX], *fs, *name, *options;
+	char work[64] = "/tmp/tb-live-identical-XXXXXX", cap[PATH_MAX + 8], self[PATH_MAX];
+	char cmd[4 * PATH_MAX], inst[PATH_MAX + 64], *fs, *name, *options;
 	struct identical id;
 	int status;
 
@@ -237,9 +237,7 @@ int main(int argc, char **argv)
 		skip_all("tracefs is not available at " TRACEFS);
 	if (!realpath("/proc/self/exe", self) || !mkdtemp(work))
 		skip_all("no temporary directory");
-	snprintf(cap, sizeof(cap), "%s", keep ? keep : work);
-	if (!keep)
-		strcat(cap, "/cap");
+	snprintf(cap, sizeof(cap), "%s%s", keep ? keep : work, keep ? "" : "/cap");
 	fs = fs_system(work);
 	alarm(300);
 

@@ -43,6 +43,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -328,7 +329,7 @@ static inline void count(struct identical *id, const struct ev_line *e, bool sam
 /* Event names and their systems from dir/formats/SYSTEM/NAME.format. */
 static inline void load_event_names(struct identical *id, const char *dir)
 {
-	char path[4096];
+	char path[PATH_MAX + 300];
 	DIR *top, *sys;
 	struct dirent *s, *e;
 
@@ -357,7 +358,7 @@ static inline void load_event_names(struct identical *id, const char *dir)
 
 static inline void identical_init(struct identical *id, const char *capture_dir)
 {
-	char path[4096], *options;
+	char path[PATH_MAX + 300], *options;
 
 	memset(id, 0, sizeof(*id));
 	load_event_names(id, capture_dir);
@@ -521,7 +522,7 @@ static inline void identical_check_capture(const char *dir, double min_percent, 
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
 	const char *limit = getenv("TB_DIFF_LIMIT");
-	char cmd[4200], path[4096], *kernel, *ours, *kh, *oh;
+	char cmd[PATH_MAX + 300], path[PATH_MAX + 300], *kernel, *ours, *kh, *oh;
 	int status = -1;
 
 	identical_init(id, dir);
