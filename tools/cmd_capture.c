@@ -86,19 +86,30 @@ static void on_stop(int sig, siginfo_t *si, void *unused)
 		kill(child, SIGKILL);
 }
 
-/* A crash of our own: the instance must not outlive us. */
-static void on_crash(int sig)
+static const int crashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static struct sigaction before_us[sizeof(crashes) / sizeof(crashes[0])];
+
+/*
+ * A crash of our own: the instance must not outlive us.  Then the handler
+ * that was there before (the default, or a sanitizer's) gets the signal
+ * again: a faulting instruction faults again when we return; a signal some
+ * process sent (kill, abort) is raised again.
+ */
+static void on_crash(int sig, siginfo_t *si, void *unused)
 {
+	(void)unused;
 	remove_own_instance();
-	signal(sig, SIG_DFL);
-	raise(sig);
+	for (size_t i = 0; i < sizeof(crashes) / sizeof(crashes[0]); i++)
+		if (crashes[i] == sig)
+			sigaction(sig, &before_us[i], NULL);
+	if (si->si_code <= 0)
+		raise(sig);
 }
 
 static void install_handlers(void)
 {
 	static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	static const int crashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-	struct sigaction sa;
+	struct sigaction sa, crash;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_stop;
@@ -106,8 +117,12 @@ static void install_handlers(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		sigaction(stops[i], &sa, NULL);
+	memset(&crash, 0, sizeof(crash));
+	crash.sa_sigaction = on_crash;
+	crash.sa_flags = SA_SIGINFO;
+	sigemptyset(&crash.sa_mask);
 	for (size_t i = 0; i < sizeof(crashes) / sizeof(crashes[0]); i++)
-		signal(crashes[i], on_crash);
+		sigaction(crashes[i], &crash, &before_us[i]);
 	atexit(remove_own_instance);
 }
 
