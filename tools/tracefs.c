@@ -152,16 +152,31 @@ int write_file(const char *path, const void *data, size_t len)
 	return rc;
 }
 
+/* Streamed, not slurped: a trace text of big buffers runs to hundreds of MiB. */
 int copy_file(const char *dir, const char *name, const char *path)
 {
-	size_t len;
-	char *text = tracefs_read(dir, name, &len);
-	int rc;
+	char *from = path_of(dir, name), buf[65536];
+	int in = from ? open(from, O_RDONLY | O_CLOEXEC) : -1, out = -1;
+	int rc = !from ? -ENOMEM : in < 0 ? -errno : 0;
+	ssize_t r;
 
-	if (!text)
-		return -errno;
-	rc = write_file(path, text, len);
-	free(text);
+	free(from);
+	if (rc < 0)
+		return rc;
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		rc = -errno;
+		close(in);
+		return rc;
+	}
+	while (rc == 0 && (r = read(in, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		rc = r < 0 ? -errno : write_all(out, buf, (size_t)r);
+	}
+	close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = -errno;
 	return rc;
 }
 
