@@ -251,6 +251,13 @@ static void check_unknown_clock(void)
 	ok(rc == -EINVAL && problems.n == 1 && strstr(problems.p[0].reason, "'bogus'"),
 	   "a clock named by the caller is checked the same way");
 	free_lines(&l);
+	put_in(dir, "meta.txt", "ncpus: 2\n");
+	put_in(dir, "trace_clock", "local [jiffies64]\n");
+	rc = report(dir, NULL, &l, NULL);
+	ok(rc == -EINVAL && problems.n == 1 && ends_with(problems.p[0].file, "/trace_clock") &&
+		   strstr(problems.p[0].reason, "'jiffies64'"),
+	   "so is one from a trace_clock file, which is named");
+	free_lines(&l);
 	remove_copy(dir);
 }
 

@@ -585,6 +585,7 @@ static int read_clock(struct tb_capture *c, const char *meta_text, const char *m
 	char *path = path_join(c->dir, "trace_clock"), *text = NULL, value[256];
 	const char *from = c->clock_given ? c->dir : meta_path;
 	size_t len, at = 0;
+	int rc = 0;
 
 	if (!path)
 		return -ENOMEM;
@@ -597,23 +598,21 @@ static int read_clock(struct tb_capture *c, const char *meta_text, const char *m
 		from = path;
 		at = 0;
 	}
-	free(text);
 	if (!c->clock[0]) {
 		tb_capture_report(c, c->dir, 0, "no trace clock: neither a trace_clock line in meta.txt "
 				  "nor a trace_clock file says which clock stamped the events, so their "
 				  "times cannot be printed (name it, e.g. report --clock local)");
-		free(path);
-		return -EINVAL;
-	}
-	free(path);
-	if (clock_unit(c->clock) == CLOCK_UNKNOWN) {
+		rc = -EINVAL;
+	} else if (clock_unit(c->clock) == CLOCK_UNKNOWN) {
 		tb_capture_report(c, from, at, "trace clock '%s' is not one tracebuf knows: whether its "
 				  "values are nanoseconds or counts is unknown, so times cannot be printed",
 				  c->clock);
-		return -EINVAL;
+		rc = -EINVAL;
 	}
 	c->clock_ns = clock_unit(c->clock) == CLOCK_NS;
-	return 0;
+	free(text);
+	free(path);
+	return rc;
 }
 
 /* Clock and #P: meta.txt of a capture, or the instance's own files. */
