@@ -218,7 +218,7 @@ static void remove_tree(const char *dir)
 	(void)!system(cmd);
 }
 
-static const char *const fired[] = {"syscalls", "sched", "irq", "timer", "kmem", "block",
+static const char *const fired[] = {"syscalls", "sched", "irq", "timer", "workqueue", "kmem", "block",
 				    "writeback", "net", "skb", "sock", "tcp", "signal", "ftrace"};
 
 int main(int argc, char **argv)
