@@ -92,10 +92,10 @@ static void put(const char *path, const char *text)
  */
 static bool make_copy(char *dir)
 {
-	static const char *const files[] = {"header_page", "header_event", "cpu0.raw", "cpu1.raw",
-					    "cpu0.stats", "cpu1.stats", "saved_cmdlines",
-					    "formats/ftrace", "formats/irq", "formats/signal",
-					    "formats/timer", "formats/raw_syscalls"};
+	static const char *const files[] = {"header_page",    "header_event",	"cpu0.raw",
+					    "cpu1.raw",	      "cpu0.stats",	"cpu1.stats",
+					    "saved_cmdlines", "formats/ftrace", "formats/irq",
+					    "formats/signal", "formats/timer",	"formats/raw_syscalls"};
 	char from[PATH_MAX], to[PATH_MAX + 300];
 	FILE *ls;
 
@@ -211,7 +211,7 @@ static void check_no_clock(void)
 	rc = report(dir, NULL, &l, NULL);
 	is_int(rc, -EINVAL, "no meta.txt, no trace_clock: the capture cannot be opened");
 	ok(problems.n == 1 && !strcmp(problems.p[0].file, dir) &&
-		   strstr(problems.p[0].reason, "no trace clock") && !problems.p[0].warning,
+	       strstr(problems.p[0].reason, "no trace clock") && !problems.p[0].warning,
 	   "one problem, naming the directory: no trace clock");
 	is_int(l.n, 0, "nothing printed");
 	free_lines(&l);
@@ -243,8 +243,8 @@ static void check_unknown_clock(void)
 	rc = report(dir, NULL, &l, NULL);
 	is_int(rc, -EINVAL, "a clock tracebuf does not know: the capture cannot be opened");
 	ok(problems.n == 1 && ends_with(problems.p[0].file, "/meta.txt") &&
-		   problems.p[0].offset == (unsigned long long)(strstr(meta, "local [frob]") - meta) &&
-		   strstr(problems.p[0].reason, "'frob' is not one tracebuf knows"),
+	       problems.p[0].offset == (unsigned long long)(strstr(meta, "local [frob]") - meta) &&
+	       strstr(problems.p[0].reason, "'frob' is not one tracebuf knows"),
 	   "one problem, naming meta.txt at the value's offset and the clock");
 	free_lines(&l);
 	rc = report(dir, "bogus", &l, NULL);
@@ -255,7 +255,7 @@ static void check_unknown_clock(void)
 	put_in(dir, "trace_clock", "local [jiffies64]\n");
 	rc = report(dir, NULL, &l, NULL);
 	ok(rc == -EINVAL && problems.n == 1 && ends_with(problems.p[0].file, "/trace_clock") &&
-		   strstr(problems.p[0].reason, "'jiffies64'"),
+	       strstr(problems.p[0].reason, "'jiffies64'"),
 	   "so is one from a trace_clock file, which is named");
 	free_lines(&l);
 	remove_copy(dir);
@@ -291,8 +291,10 @@ static void check_counting_clock(void)
 		    sscanf(strchr(reference.v[k], ']') + 8, "%llu.%llu:", &sec, &usec) == 2)
 			agree += (raw + 500) / 1000 == sec * 1000000 + usec;
 	}
-	ok(lines > 900 && agree == lines, "every time stamp printed raw (%zu of %zu lines agree with "
-	   "the microseconds of the nanosecond print)", agree, lines);
+	ok(lines > 900 && agree == lines,
+	   "every time stamp printed raw (%zu of %zu lines agree with "
+	   "the microseconds of the nanosecond print)",
+	   agree, lines);
 	free_lines(&l);
 	remove_copy(dir);
 }
@@ -319,7 +321,7 @@ static void check_unused_bad_format(void)
 	rc = report(dir, NULL, &l, NULL);
 	is_int(rc, 0, "a broken format of an event (ID 65000) the data never uses: exit status 0");
 	ok(problems.n == 1 && problems.p[0].warning && ends_with(problems.p[0].file, "zzz/broken.format") &&
-		   strstr(problems.p[0].reason, "no record of this event was printed"),
+	       strstr(problems.p[0].reason, "no record of this event was printed"),
 	   "one warning, naming the file");
 	free_lines(&l);
 
@@ -331,8 +333,9 @@ static void check_unused_bad_format(void)
 	put(path, bad);
 	rc = report(dir, NULL, &l, NULL);
 	is_int(rc, 1, "the same damage in a format the data uses: exit status 1");
-	ok(problems.n == 2 && !problems.p[0].warning && ends_with(problems.p[0].file, "sched_switch.format") &&
-		   strstr(problems.p[1].reason, "has no format"),
+	ok(problems.n == 2 && !problems.p[0].warning &&
+	       ends_with(problems.p[0].file, "sched_switch.format") &&
+	       strstr(problems.p[1].reason, "has no format"),
 	   "its problem is told (and counted) before its first record, which is unknown");
 	free_lines(&l);
 
@@ -343,8 +346,9 @@ static void check_unused_bad_format(void)
 	put(path, bad);
 	rc = report(dir, NULL, &l, NULL);
 	is_int(rc, 1, "a format without an ID line, and records of an unknown ID: exit status 1");
-	ok(problems.n == 2 && !problems.p[0].warning && ends_with(problems.p[0].file, "sched_switch.format") &&
-		   strstr(problems.p[1].reason, "has no format"),
+	ok(problems.n == 2 && !problems.p[0].warning &&
+	       ends_with(problems.p[0].file, "sched_switch.format") &&
+	       strstr(problems.p[1].reason, "has no format"),
 	   "the file that may have been the unknown event's is told as a problem");
 	free_lines(&l);
 	free(bad);
@@ -381,7 +385,7 @@ static void check_cli(void)
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1 >/dev/null", b, dir);
 	out = run(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 2 && out && strstr(out, "no trace clock") &&
-		   strstr(out, "--clock local"),
+	       strstr(out, "--clock local"),
 	   "CLI: no clock: exit status 2, and the message says how to name one");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --clock local %s", b, dir);
@@ -401,7 +405,7 @@ static void check_cli(void)
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1 >/dev/null", b, dir);
 	out = run(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && out && strstr(out, "tracebuf: warning: ") &&
-		   strstr(out, "zzz/broken.format"),
+	       strstr(out, "zzz/broken.format"),
 	   "CLI: a broken format nothing uses: exit status 0, a warning naming it");
 	free(out);
 	remove_copy(dir);

@@ -16,7 +16,7 @@
 #include "lib/identical.h"
 #include "lib/tap.h"
 
-#define BUNDLED "tests/data/kernel/cap-f-many-systems"
+#define BUNDLED	    "tests/data/kernel/cap-f-many-systems"
 #define MIN_PERCENT 99.5
 
 int main(void)

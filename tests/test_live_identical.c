@@ -38,10 +38,10 @@
 #include "lib/identical.h"
 #include "lib/tap.h"
 
-#define TRACEFS "/sys/kernel/tracing"
+#define TRACEFS	    "/sys/kernel/tracing"
 #define MIN_PERCENT 99.5
-#define BUFFER_KB "16384" /* per CPU: the whole machine's syscalls and kmem land in it too */
-#define SYSTEMS "syscalls,sched,irq,timer,workqueue,block,writeback,kmem,net,sock,skb,tcp,signal"
+#define BUFFER_KB   "16384" /* per CPU: the whole machine's syscalls and kmem land in it too */
+#define SYSTEMS	    "syscalls,sched,irq,timer,workqueue,block,writeback,kmem,net,sock,skb,tcp,signal"
 
 /* ------------------------------------------------------------ workload */
 
@@ -183,8 +183,8 @@ static char *fs_system(const char *dir)
 			continue;
 		n = strlen(where);
 		snprintf(path, sizeof(path), TRACEFS "/events/%s", type);
-		if (!strncmp(dir, where, n) && (dir[n] == '/' || dir[n] == '\0' || n == 1) &&
-		    n >= best_len && access(path, F_OK) == 0) {
+		if (!strncmp(dir, where, n) && (dir[n] == '/' || dir[n] == '\0' || n == 1) && n >= best_len &&
+		    access(path, F_OK) == 0) {
 			free(best);
 			best = strdup(type);
 			best_len = n;
@@ -218,8 +218,8 @@ static void remove_tree(const char *dir)
 	(void)!system(cmd);
 }
 
-static const char *const fired[] = {"syscalls", "sched", "irq", "timer", "workqueue", "kmem", "block",
-				    "writeback", "net", "skb", "sock", "tcp", "signal", "ftrace"};
+static const char *const fired[] = {"syscalls",	 "sched", "irq", "timer", "workqueue", "kmem",	 "block",
+				    "writeback", "net",	  "skb", "sock",  "tcp",       "signal", "ftrace"};
 
 int main(int argc, char **argv)
 {

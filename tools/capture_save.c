@@ -36,11 +36,11 @@ static const char *const ftrace_events[] = {"print", "bprint", "bputs", "raw_dat
 struct saver {
 	const struct save_request *rq;
 	struct save_result *res;
-	char *events;           /* rq->inst/events */
+	char *events;		      /* rq->inst/events */
 	uint8_t saved_ids[65536 / 8]; /* IDs whose format file was saved */
 	size_t subbuf;
 	uint64_t subbufs_read[MAX_CPUS];
-	int max_cpu;            /* highest CPU with a per_cpu directory, -1 none */
+	int max_cpu; /* highest CPU with a per_cpu directory, -1 none */
 	struct raw_refs refs;
 	size_t kallsyms_lines;
 };
@@ -83,14 +83,15 @@ static int prepare_out(const char *out)
 		found += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(d);
 	if (found)
-		return say(-EEXIST, "%s is not empty: a capture directory must be new or empty, so that "
-			   "no file of another capture is mixed into this one", out);
+		return say(-EEXIST,
+			   "%s is not empty: a capture directory must be new or empty, so that "
+			   "no file of another capture is mixed into this one",
+			   out);
 	return 0;
 }
 
 /* Copy dir/name to out/as; a missing optional file is skipped. */
-static int save_copy(struct saver *s, const char *dir, const char *name, const char *as,
-		     bool required)
+static int save_copy(struct saver *s, const char *dir, const char *name, const char *as, bool required)
 {
 	char *to = out_path(s, as);
 	int rc = to ? copy_file(dir, name, to) : -ENOMEM;
@@ -126,7 +127,9 @@ static int save_format(struct saver *s, const char *system, const char *event)
 	snprintf(rel, sizeof(rel), "%s/%s/format", system, event);
 	text = tracefs_read(s->events, rel, &len);
 	if (!text)
-		return errno == ENOENT || errno == ENOTDIR ? 0 : say(-errno, "%s/%s: %s", s->events, rel, strerror(errno));
+		return errno == ENOENT || errno == ENOTDIR
+			   ? 0
+			   : say(-errno, "%s/%s: %s", s->events, rel, strerror(errno));
 	snprintf(dest, sizeof(dest), "formats/%s", system);
 	to = out_path(s, dest);
 	rc = to ? make_dirs(to) : -ENOMEM;
@@ -245,7 +248,8 @@ static int save_missing_formats(struct saver *s)
 		const char *sys = systems[i]->d_name;
 		int n = sys[0] == '.' ? -1 : list_events(s, sys, &evs);
 		for (int k = 0; k < n; k++) {
-			unsigned id = rc < 0 || evs[k]->d_name[0] == '.' ? 0 : event_id(s, sys, evs[k]->d_name);
+			unsigned id =
+			    rc < 0 || evs[k]->d_name[0] == '.' ? 0 : event_id(s, sys, evs[k]->d_name);
 			if (id && raw_refs_has_id(&s->refs, id) && !(s->saved_ids[id / 8] >> (id % 8) & 1))
 				rc = save_format(s, sys, evs[k]->d_name);
 			free(evs[k]);
@@ -428,8 +432,8 @@ static int save_kallsyms(struct saver *s)
 	}
 	to = out_path(s, "kallsyms");
 	rc = to ? write_file(to, cut ? cut : text, cut ? cut_len : len) : -ENOMEM;
-	s->res->kallsyms_note = cut ? "the symbols the raw pages refer to, each with the next one"
-				    : "a copy of /proc/kallsyms";
+	s->res->kallsyms_note =
+	    cut ? "the symbols the raw pages refer to, each with the next one" : "a copy of /proc/kallsyms";
 	free(to);
 	free(cut);
 	free(text);
@@ -566,10 +570,10 @@ static int save_descriptions(struct saver *s)
 		const char *dir, *name;
 		bool required;
 	} files[] = {
-		{s->events, "header_page", true},      {s->events, "header_event", true},
-		{rq->inst, "trace_clock", true},       {rq->inst, "trace_options", false},
-		{rq->inst, "current_tracer", false},   {rq->inst, "set_event", false},
-		{rq->root, "printk_formats", false},
+	    {s->events, "header_page", true},	 {s->events, "header_event", true},
+	    {rq->inst, "trace_clock", true},	 {rq->inst, "trace_options", false},
+	    {rq->inst, "current_tracer", false}, {rq->inst, "set_event", false},
+	    {rq->root, "printk_formats", false},
 	};
 	int rc = 0;
 

@@ -29,19 +29,19 @@ struct save_request {
 	bool with_trace;  /* also trace.txt, the kernel's own text */
 	enum kallsyms_mode kallsyms;
 	/* For meta.txt only: */
-	const char *events;    /* the -e spec; NULL: an instance someone else set up */
-	char *const *command;  /* CMD and its arguments; NULL: none */
-	const char *command_result; /* "exit status 0", "killed by signal 2", ... */
-	bool interrupted;      /* a signal stopped the capture */
+	const char *events;		  /* the -e spec; NULL: an instance someone else set up */
+	char *const *command;		  /* CMD and its arguments; NULL: none */
+	const char *command_result;	  /* "exit status 0", "killed by signal 2", ... */
+	bool interrupted;		  /* a signal stopped the capture */
 	struct timespec started, stopped; /* tracing on and off (CLOCK_REALTIME); 0: unknown */
 };
 
 struct save_result {
-	int cpus;                  /* CPUs whose pages were read */
-	uint64_t subbufs, bytes;   /* sub-buffers saved, and their bytes */
+	int cpus;			    /* CPUs whose pages were read */
+	uint64_t subbufs, bytes;	    /* sub-buffers saved, and their bytes */
 	uint64_t entries, overrun, dropped; /* summed over the stats read before the pages */
-	unsigned formats;          /* format files saved */
-	const char *kallsyms_note; /* what was done about kallsyms (static text) */
+	unsigned formats;		    /* format files saved */
+	const char *kallsyms_note;	    /* what was done about kallsyms (static text) */
 };
 
 /* 0 when the capture was saved, -errno otherwise (said on stderr). */

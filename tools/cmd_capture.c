@@ -48,7 +48,7 @@ struct options {
 	bool with_trace;
 	enum kallsyms_mode kallsyms;
 	const char *out;
-	char **command;       /* after "--" */
+	char **command;	      /* after "--" */
 	const char *instance; /* someone else's */
 };
 
@@ -169,8 +169,8 @@ static int add_events(struct options *o, const char *spec)
 
 static int parse_kallsyms(const char *mode, enum kallsyms_mode *out)
 {
-	static const char *const names[] = {[KALLSYMS_ALL] = "all", [KALLSYMS_USED] = "used",
-					    [KALLSYMS_NONE] = "none"};
+	static const char *const names[] = {
+	    [KALLSYMS_ALL] = "all", [KALLSYMS_USED] = "used", [KALLSYMS_NONE] = "none"};
 
 	for (int i = 0; i < 3; i++)
 		if (!strcmp(mode, names[i])) {
@@ -184,11 +184,15 @@ static int parse_kallsyms(const char *mode, enum kallsyms_mode *out)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
-		{"events", required_argument, NULL, 'e'},   {"buffer-kb", required_argument, NULL, 'b'},
-		{"clock", required_argument, NULL, 'c'},    {"no-hash-ptr", no_argument, NULL, 'H'},
-		{"with-trace", no_argument, NULL, 't'},     {"kallsyms", required_argument, NULL, 'k'},
-		{"output", required_argument, NULL, 'o'},   {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"events", required_argument, NULL, 'e'},
+	    {"buffer-kb", required_argument, NULL, 'b'},
+	    {"clock", required_argument, NULL, 'c'},
+	    {"no-hash-ptr", no_argument, NULL, 'H'},
+	    {"with-trace", no_argument, NULL, 't'},
+	    {"kallsyms", required_argument, NULL, 'k'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	bool setup = false;
 	int opt;
@@ -200,19 +204,32 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (add_events(o, optarg) < 0)
 				return 1;
 			break;
-		case 'b': o->buffer_kb = optarg; break;
-		case 'c': o->clock = optarg; break;
-		case 'H': o->no_hash_ptr = true; break;
-		case 't': o->with_trace = true; break;
-		case 'o': o->out = optarg; break;
+		case 'b':
+			o->buffer_kb = optarg;
+			break;
+		case 'c':
+			o->clock = optarg;
+			break;
+		case 'H':
+			o->no_hash_ptr = true;
+			break;
+		case 't':
+			o->with_trace = true;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
 		case 'k':
 			if (parse_kallsyms(optarg, &o->kallsyms) < 0) {
 				fprintf(stderr, "tracebuf capture: --kallsyms takes all, used or none\n");
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return -1;
-		default: return usage(stderr);
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			return usage(stderr);
 		}
 		setup |= opt == 'e' || opt == 'b' || opt == 'c' || opt == 'H';
 	}
@@ -223,8 +240,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (!o->out || (!o->command && !o->instance))
 		return usage(stderr);
 	if (o->instance && setup) {
-		fprintf(stderr, "tracebuf capture: -e, -b, --clock and --no-hash-ptr set up the instance "
-				"tracebuf creates; %s is saved as it is\n", o->instance);
+		fprintf(stderr,
+			"tracebuf capture: -e, -b, --clock and --no-hash-ptr set up the instance "
+			"tracebuf creates; %s is saved as it is\n",
+			o->instance);
 		return 2;
 	}
 	if (o->buffer_kb && (strspn(o->buffer_kb, "0123456789") != strlen(o->buffer_kb) ||
@@ -394,8 +413,10 @@ static void summarize(const char *out, const struct save_result *r)
 		out, r->cpus, (unsigned long long)r->subbufs, (unsigned long long)(r->bytes >> 10),
 		(unsigned long long)r->entries, r->formats, r->kallsyms_note ? r->kallsyms_note : "-");
 	if (r->overrun)
-		fprintf(stderr, "tracebuf capture: the buffer overflowed: %llu events were overwritten "
-				"(a larger -b keeps them)\n", (unsigned long long)r->overrun);
+		fprintf(stderr,
+			"tracebuf capture: the buffer overflowed: %llu events were overwritten "
+			"(a larger -b keeps them)\n",
+			(unsigned long long)r->overrun);
 	if (r->dropped)
 		fprintf(stderr, "tracebuf capture: %llu events were dropped (buffer full, overwrite off)\n",
 			(unsigned long long)r->dropped);
@@ -405,17 +426,19 @@ static int save(const char *root, const char *inst, const struct options *o, con
 		const struct timespec *started, const struct timespec *stopped)
 {
 	struct save_request rq = {
-		.inst = inst,
-		.root = root,
-		.out = o->out,
-		.with_trace = o->with_trace,
-		.kallsyms = o->kallsyms,
-		.events = o->instance ? NULL : o->events ? o->events : DEFAULT_EVENTS,
-		.command = o->command,
-		.command_result = result,
-		.interrupted = stop_count > 0,
-		.started = *started,
-		.stopped = *stopped,
+	    .inst = inst,
+	    .root = root,
+	    .out = o->out,
+	    .with_trace = o->with_trace,
+	    .kallsyms = o->kallsyms,
+	    .events = o->instance ? NULL
+		      : o->events ? o->events
+				  : DEFAULT_EVENTS,
+	    .command = o->command,
+	    .command_result = result,
+	    .interrupted = stop_count > 0,
+	    .started = *started,
+	    .stopped = *stopped,
 	};
 	struct save_result res;
 
@@ -440,8 +463,8 @@ static int capture_command(const struct options *o)
 	if (mkdir(own_instance, 0755) < 0) {
 		int e = errno;
 		own_instance[0] = '\0';
-		return fail("cannot create the instance %s/instances/tracebuf-%d: %s%s", root,
-			    (int)getpid(), strerror(e), e == EACCES || e == EPERM ? " (needs root)" : "");
+		return fail("cannot create the instance %s/instances/tracebuf-%d: %s%s", root, (int)getpid(),
+			    strerror(e), e == EACCES || e == EPERM ? " (needs root)" : "");
 	}
 	if (set_up(own_instance, o) < 0 || stop_count) {
 		remove_instance(own_instance);

@@ -63,8 +63,7 @@ static int count_events(const char *events, const char *system)
  * events enabled (0 when there is no enable file: ftrace's own events have
  * none), or -errno.
  */
-static int enable_one(const char *events, const char *system, const char *event, char *err,
-		      size_t err_size)
+static int enable_one(const char *events, const char *system, const char *event, char *err, size_t err_size)
 {
 	char rel[512], *path;
 	bool writable;
@@ -112,8 +111,8 @@ static int enable_matching(const char *events, char **systems, int nsys, const c
 		free(dir);
 		for (int k = 0; k < n; k++) {
 			rc = fnmatch(event_glob, evs[k], 0) == 0
-				     ? enable_one(events, systems[i], evs[k], err, err_size)
-				     : 0;
+				 ? enable_one(events, systems[i], evs[k], err, err_size)
+				 : 0;
 			if (rc < 0) {
 				free_list(evs, n);
 				return rc;
@@ -126,8 +125,7 @@ static int enable_matching(const char *events, char **systems, int nsys, const c
 	return total;
 }
 
-static int enable_item(const char *events, char **systems, int nsys, char *item, char *err,
-		       size_t err_size)
+static int enable_item(const char *events, char **systems, int nsys, char *item, char *err, size_t err_size)
 {
 	char *colon = strchr(item, ':');
 	int rc;
@@ -163,8 +161,7 @@ int enable_events(const char *inst, const char *spec, char *err, size_t err_size
 			 strerror(nsys < 0 ? -nsys : ENOMEM));
 		rc = nsys < 0 ? nsys : -ENOMEM;
 	}
-	for (char *item = rc ? NULL : strtok_r(copy, ",", &save); item;
-	     item = strtok_r(NULL, ",", &save)) {
+	for (char *item = rc ? NULL : strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		rc = enable_item(events, systems, nsys, item, err, err_size);
 		if (rc < 0)
 			break;

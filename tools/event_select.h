@@ -18,9 +18,9 @@
 #include <stddef.h>
 
 /* What `tracebuf capture` enables without -e: scheduling, process life, interrupts, signals. */
-#define DEFAULT_EVENTS                                                                           \
-	"sched:sched_switch,sched:sched_waking,sched:sched_wakeup,sched:sched_wakeup_new,"         \
-	"sched:sched_migrate_task,sched:sched_process_fork,sched:sched_process_exec,"              \
+#define DEFAULT_EVENTS                                                                                       \
+	"sched:sched_switch,sched:sched_waking,sched:sched_wakeup,sched:sched_wakeup_new,"                   \
+	"sched:sched_migrate_task,sched:sched_process_fork,sched:sched_process_exec,"                        \
 	"sched:sched_process_exit,irq,signal"
 
 /*

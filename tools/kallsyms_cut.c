@@ -13,7 +13,7 @@
 struct sym_line {
 	uint64_t addr;
 	size_t start, len; /* the line in the text, newline included */
-	size_t order;      /* its index in the file */
+	size_t order;	   /* its index in the file */
 	bool keep;
 };
 
@@ -25,9 +25,9 @@ static bool line_address(const char *p, size_t len, uint64_t *addr)
 	*addr = 0;
 	for (; i < len && i < 16; i++) {
 		char c = p[i];
-		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-			   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-						  : 16;
+		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+						    : 16;
 		if (d == 16)
 			break;
 		*addr = *addr << 4 | d;

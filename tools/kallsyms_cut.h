@@ -28,7 +28,6 @@ bool kallsyms_range(const char *text, size_t len, uint64_t *lo, uint64_t *hi);
  * The lines of text that the n sorted addresses need, NUL-terminated in
  * *out (its length in *out_len).  0 or -ENOMEM.
  */
-int kallsyms_cut(const char *text, size_t len, const uint64_t *addrs, size_t n, char **out,
-		 size_t *out_len);
+int kallsyms_cut(const char *text, size_t len, const uint64_t *addrs, size_t n, char **out, size_t *out_len);
 
 #endif

@@ -17,8 +17,8 @@
 
 struct raw_refs {
 	uint8_t ids[65536 / 8]; /* bit set: the event ID has a record */
-	uint64_t lo, hi;        /* the address range collected ([lo, hi]; lo > hi: none) */
-	uint64_t *addrs;        /* values found in [lo, hi], sorted and unique after raw_refs_finish() */
+	uint64_t lo, hi;	/* the address range collected ([lo, hi]; lo > hi: none) */
+	uint64_t *addrs;	/* values found in [lo, hi], sorted and unique after raw_refs_finish() */
 	size_t naddrs, cap;
 	uint64_t pages, records, bad_pages;
 };

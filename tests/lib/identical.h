@@ -57,11 +57,11 @@
 
 /* One event line of either text. */
 struct ev_line {
-	char *text;       /* the line (continuation lines joined with '\n'); owned */
-	uint64_t ts;      /* the time stamp's digits, the dot dropped */
+	char *text;  /* the line (continuation lines joined with '\n'); owned */
+	uint64_t ts; /* the time stamp's digits, the dot dropped */
 	int cpu;
-	size_t body;      /* offset of what follows "TIMESTAMP: " */
-	long partner;     /* index of the paired line on the other side, -1 none */
+	size_t body;  /* offset of what follows "TIMESTAMP: " */
+	long partner; /* index of the paired line on the other side, -1 none */
 };
 
 struct ev_lines {
@@ -77,7 +77,7 @@ struct tally {
 };
 
 struct identical {
-	bool hash_ptr;           /* the capture's trace_options has hash-ptr on */
+	bool hash_ptr;		 /* the capture's trace_options has hash-ptr on */
 	char **names, **systems; /* event name -> system, from formats/ */
 	size_t nnames;
 	struct ev_lines kernel, ours;
@@ -121,7 +121,7 @@ static inline bool parse_context(const char *s, int *cpu, uint64_t *ts, size_t *
 		*ts = t;
 		*body = (size_t)(q - s) + (q[1] ? 2 : 1);
 		return true;
-next:;
+	next:;
 	}
 	return false;
 }
@@ -203,8 +203,8 @@ static inline void mask_hashed_ptr(char *s)
 /* jiffies-age: " age=N" of the writeback events that compute it when printed. */
 static inline void mask_jiffies_age(char *s, size_t body)
 {
-	static const char *const events[] = {"writeback_single_inode: ", "writeback_single_inode_start: ",
-					     "writeback_sb_inodes_requeue: "};
+	static const char *const events[] = {
+	    "writeback_single_inode: ", "writeback_single_inode_start: ", "writeback_sb_inodes_requeue: "};
 	bool applies = false;
 
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
@@ -234,8 +234,8 @@ static inline char *masked(const struct identical *id, const struct ev_line *e)
 /* --------------------------------------------------------------- pairing */
 
 /* Pair lines of one time stamp group: the kernel's in order with ours of the same CPU. */
-static inline void pair_group(struct ev_lines *k, size_t k0, size_t k1, struct ev_lines *o,
-			      size_t o0, size_t o1)
+static inline void pair_group(struct ev_lines *k, size_t k0, size_t k1, struct ev_lines *o, size_t o0,
+			      size_t o1)
 {
 	for (size_t i = k0; i < k1; i++)
 		for (size_t j = o0; j < o1; j++)
@@ -369,8 +369,7 @@ static inline void identical_init(struct identical *id, const char *capture_dir)
 	free(options);
 }
 
-static inline void identical_compare(struct identical *id, const char *kernel_text,
-				     const char *our_text)
+static inline void identical_compare(struct identical *id, const char *kernel_text, const char *our_text)
 {
 	ev_parse(&id->kernel, kernel_text);
 	ev_parse(&id->ours, our_text);
@@ -451,10 +450,11 @@ static inline void identical_print(struct identical *id, long limit)
 	diag("%-24s %9s %9s %8s", "system", "identical", "total", "share");
 	for (size_t i = 0; i < id->nsystems; i++) {
 		const struct tally *t = &id->systems_tally[i];
-		diag("%-24s %9zu %9zu %7.1f%%", t->name, t->identical, t->total, percent(t->identical, t->total));
+		diag("%-24s %9zu %9zu %7.1f%%", t->name, t->identical, t->total,
+		     percent(t->identical, t->total));
 	}
-	diag("%-24s %9zu %9zu %7.1f%%  (kernel only %zu, tracebuf only %zu)", "all", id->identical,
-	     id->total, percent(id->identical, id->total), id->kernel_only, id->ours_only);
+	diag("%-24s %9zu %9zu %7.1f%%  (kernel only %zu, tracebuf only %zu)", "all", id->identical, id->total,
+	     percent(id->identical, id->total), id->kernel_only, id->ours_only);
 
 	qsort(id->kinds, id->nkinds, sizeof(id->kinds[0]), by_total);
 	diag("kinds of line that differ, most first (differing/total), with the first example:");
