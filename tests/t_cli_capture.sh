@@ -34,8 +34,14 @@ D=$W/basic
 check $? "capture of a command: exit status 0"
 grep -q "^tracebuf capture: saved $D: " "$W/err"; check $? "it says what it saved"
 missing=
+# Every CPU has its stats and a raw file; a CPU that switched no task in those milliseconds has an empty one.
+for c in $(seq 0 $(( $(getconf _NPROCESSORS_ONLN) - 1 ))); do
+	[ -e "$D/cpu$c.raw" ] || missing="$missing cpu$c.raw"
+	[ -s "$D/cpu$c.stats" ] || missing="$missing cpu$c.stats"
+done
+[ -n "$(find "$D" -name 'cpu*.raw' -size +0)" ] || missing="$missing (every cpuN.raw is empty)"
 for f in header_page header_event trace_clock trace_options printk_formats saved_cmdlines kallsyms \
-	meta.txt trace.txt cpu0.raw cpu0.stats set_event formats/sched/sched_switch.format \
+	meta.txt trace.txt set_event formats/sched/sched_switch.format \
 	formats/sched/sched_waking.format formats/ftrace/print.format formats/ftrace/bprint.format \
 	formats/ftrace/bputs.format formats/ftrace/raw_data.format formats/ftrace/function.format; do
 	[ -s "$D/$f" ] || missing="$missing $f"

@@ -371,6 +371,8 @@ static pid_t start_command(char **command, const char *inst, struct timespec *st
 	}
 	clock_gettime(CLOCK_REALTIME, started);
 	child_pid = pid;
+	if (stop_count) /* a signal came before the handler knew the child */
+		kill(pid, SIGTERM);
 	close(go[1]); /* EOF: go */
 	do
 		r = read(failed[0], &e, sizeof(e));
