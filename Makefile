@@ -118,12 +118,12 @@ $(B)/libtracebuf.so: $(CORE_OBJS) src/ring/libtracebuf.map
 	$(Q)ln -sf libtracebuf.so $(B)/libtracebuf.so.$(SOMAJOR)
 
 TOOL_SRCS := $(wildcard tools/*.c)
-$(B)/tracebuf: $(TOOL_SRCS) tools/cmds.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+$(B)/tracebuf: $(TOOL_SRCS) $(wildcard tools/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $(TOOL_SRCS) \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
-$(B)/tests/%: tests/%.c tests/lib/tap.h tests/lib/lines.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+$(B)/tests/%: tests/%.c $(wildcard tests/lib/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< \

@@ -1,5 +1,6 @@
 #!/bin/sh
-# bench_report - `tracebuf report` beside `trace-cmd report`, on the same pages.
+# bench_report - `tracebuf report` beside `trace-cmd report` and the kernel's
+# own `cat trace`, on the same events.
 #
 # Records a few seconds of sched, irq, timer and raw_syscalls events in a
 # private tracefs instance (never the top-level buffer), saves its raw pages
@@ -7,7 +8,11 @@
 # same pages with `trace-cmd restore`.  Then both tools turn them into text
 # (to /dev/null), five times each, alternating; the fastest run of each
 # counts, because other load only ever slows a run down.  Both must print
-# the same number of event lines, or the comparison means nothing.
+# the same number of event lines, or the comparison means nothing.  The
+# kernel's `trace` file of the instance (its own text of the same events,
+# read before the pages are consumed) is timed too, and so is tracebuf's
+# start-up with every format file of this kernel in the capture, and the
+# peak resident memory of each report.
 # trace-cmd runs with -l, so that it prints the latency columns tracebuf
 # prints as the kernel does; its start-up (a trace.dat of the same headers
 # and no events) is measured too and shown apart.  It still does a little
@@ -48,21 +53,30 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# -- record: 16 MiB a CPU, nothing overwritten, a workload of processes and syscalls
+# -- record: 40 MiB a CPU, nothing overwritten, a workload of processes and syscalls
 echo 0 > "$T/tracing_on"
 echo 0 > "$T/options/overwrite"
-echo 16384 > "$T/buffer_size_kb"
+echo 40960 > "$T/buffer_size_kb"
 echo > "$T/trace"
 for s in sched irq timer raw_syscalls; do
 	[ -d "$T/events/$s" ] && echo 1 > "$T/events/$s/enable"
 done
 echo 1 > "$T/tracing_on"
-end=$(($(date +%s) + 3))
+end=$(($(date +%s) + ${TB_BENCH_SECONDS:-5}))
 while [ "$(date +%s)" -lt $end ]; do
 	ls -la /usr/lib > /dev/null
 	sleep 0.001
 done
 echo 0 > "$T/tracing_on"
+
+# -- the kernel's own text of the same events, before they are consumed
+now_ns() { date +%s%N; }
+best_kt=0
+for i in 1 2 3; do
+	t0=$(now_ns); cat "$T/trace" > /dev/null; t1=$(now_ns)
+	d=$((t1 - t0)); [ $best_kt = 0 ] || [ $d -lt $best_kt ] && best_kt=$d
+done
+events_kt=$(grep -c -v '^#' "$T/trace")
 
 # -- the capture directory: schema, clock, comms, then the raw pages (consumed)
 C="$W/capture"
@@ -106,31 +120,68 @@ bytes=$(cat $raws | wc -c)
 : > "$W/empty.raw"
 (cd "$W" && trace-cmd restore -i head.dat -o empty.dat empty.raw >/dev/null 2>&1) || : > "$W/empty.dat"
 
+# tracebuf's fixed cost: every format file of this kernel, no events
+S="$W/startup"
+mkdir -p "$S/formats"
+cp "$C/header_page" "$C/header_event" "$C/saved_cmdlines" "$C/meta.txt" "$S/"
+for d in "$T"/events/*/; do
+	s=$(basename "$d")
+	mkdir -p "$S/formats/$s"
+	for f in "$d"*/format; do
+		[ -f "$f" ] && cat "$f" > "$S/formats/$s/$(basename "$(dirname "$f")").format"
+	done
+done
+nformats=$(find "$S/formats" -name '*.format' | wc -l)
+: > "$S/cpu0.raw"
+
+# peak resident memory of each report (GNU time), in KiB
+rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
+if [ -x /usr/bin/time ]; then
+	rss_tb=$(rss "$TB" report "$C")
+	rss_tc=$(rss trace-cmd report -l -i "$W/trace.dat")
+else
+	rss_tb=0 rss_tc=0
+fi
+
 # -- time: the fastest of five runs each, alternating
-now_ns() { date +%s%N; }
 best_tb=0
+best_ts=0
 best_tc=0
 best_st=0
 for i in 1 2 3 4 5; do
 	t0=$(now_ns); "$TB" report "$C" > /dev/null 2>&1; t1=$(now_ns)
 	trace-cmd report -l -i "$W/trace.dat" > /dev/null 2>&1; t2=$(now_ns)
 	t3=$(now_ns); trace-cmd report -l -i "$W/empty.dat" > /dev/null 2>&1; t4=$(now_ns)
-	d_tb=$((t1 - t0)); d_tc=$((t2 - t1)); d_st=$((t4 - t3))
+	t5=$(now_ns); "$TB" report "$S" > /dev/null 2>&1; t6=$(now_ns)
+	d_tb=$((t1 - t0)); d_tc=$((t2 - t1)); d_st=$((t4 - t3)); d_ts=$((t6 - t5))
+	[ $best_ts = 0 ] || [ $d_ts -lt $best_ts ] && best_ts=$d_ts
 	[ $best_tb = 0 ] || [ $d_tb -lt $best_tb ] && best_tb=$d_tb
 	[ $best_tc = 0 ] || [ $d_tc -lt $best_tc ] && best_tc=$d_tc
 	[ $best_st = 0 ] || [ $d_st -lt $best_st ] && best_st=$d_st
 done
 
-awk -v tb=$best_tb -v tc=$best_tc -v st=$best_st -v ntb=$events_tb -v ntc=$events_tc -v bytes=$bytes 'BEGIN {
+awk -v tb=$best_tb -v tc=$best_tc -v st=$best_st -v kt=$best_kt -v ts=$best_ts \
+	-v ntb=$events_tb -v ntc=$events_tc -v nkt=$events_kt -v bytes=$bytes -v nf=$nformats \
+	-v rtb=$rss_tb -v rtc=$rss_tc -v json="$B/bench/results-report.json" 'BEGIN {
 	printf "bench_report: %d events in %.1f MiB of raw pages from this kernel, fastest of 5 runs each\n",
 		ntb, bytes / 1048576
-	printf "  tracebuf report            %8.1f ms (%.0f ns/event)\n", tb / 1e6, tb / ntb
-	printf "  trace-cmd report -l        %8.1f ms (%.0f ns/event); tracebuf takes %.2fx its time\n",
-		tc / 1e6, tc / ntc, tb / tc
+	printf "  tracebuf report            %8.1f ms (%.0f ns/event, %.1f M events/s), %.1f MiB resident\n",
+		tb / 1e6, tb / ntb, ntb / tb * 1e3, rtb / 1024
+	printf "  trace-cmd report -l        %8.1f ms (%.0f ns/event), %.1f MiB resident; tracebuf is %.1fx as fast\n",
+		tc / 1e6, tc / ntc, rtc / 1024, tc / tb
 	printf "    of which its start-up    %8.1f ms (no events: loading every format of the kernel, kallsyms)\n",
 		st / 1e6
-	printf "    events alone             %8.1f ms (%.0f ns/event); tracebuf takes %.2fx that\n",
-		(tc - st) / 1e6, (tc - st) / ntc, tb / (tc - st)
-	if (ntb != ntc)
-		printf "  WARNING: event lines differ (%d here, %d from trace-cmd): the comparison is off\n", ntb, ntc
+	printf "    events alone             %8.1f ms (%.0f ns/event); tracebuf is %.1fx as fast\n",
+		(tc - st) / 1e6, (tc - st) / ntc, (tc - st) / tb
+	printf "  kernel cat trace           %8.1f ms (%.0f ns/event, fastest of 3); tracebuf is %.1fx as fast\n",
+		kt / 1e6, kt / nkt, kt / tb
+	printf "  tracebuf start-up          %8.1f ms (all %d format files of this kernel, no events)\n",
+		ts / 1e6, nf
+	if (ntb != ntc || ntb != nkt)
+		printf "  WARNING: event lines differ (%d here, %d from trace-cmd, %d from the kernel): the comparison is off\n", ntb, ntc, nkt
+	printf "[\n" > json
+	printf "  {\"case\": \"report\", \"threads\": 1, \"tracebuf_ns\": %.1f, \"peer\": \"trace-cmd report -l\", \"peer_ns\": %.1f, \"ratio\": %.2f},\n", tb / ntb, tc / ntc, (tc / ntc) / (tb / ntb) > json
+	printf "  {\"case\": \"report\", \"threads\": 1, \"tracebuf_ns\": %.1f, \"peer\": \"kernel cat trace\", \"peer_ns\": %.1f, \"ratio\": %.2f},\n", tb / ntb, kt / nkt, (kt / nkt) / (tb / ntb) > json
+	printf "  {\"case\": \"report start-up\", \"threads\": 1, \"tracebuf_ns\": %.0f, \"peer\": \"trace-cmd report -l start-up\", \"peer_ns\": %.0f, \"ratio\": %.2f}\n", ts, st, st / ts > json
+	printf "]\n" > json
 }'

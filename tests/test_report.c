@@ -416,7 +416,8 @@ static void check_dot_prefix(void)
 {
 	static const char *const links[][2] = {{"header_page", "header_page"}, {"header_event", "header_event"},
 					       {"formats", "formats"}, {"cpu0.raw", ".x-cpu0.raw"},
-					       {"cpu1.raw", ".x-cpu1.raw"}, {"saved_cmdlines", "saved_cmdlines"}};
+					       {"cpu1.raw", ".x-cpu1.raw"}, {"saved_cmdlines", "saved_cmdlines"},
+					       {"meta.txt", "meta.txt"}};
 	const size_t n = sizeof(links) / sizeof(links[0]);
 	char tmp[] = "/tmp/tb-test-report-XXXXXX";
 	struct lines dotted, plain;

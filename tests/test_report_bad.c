@@ -472,7 +472,7 @@ static void check_stats_text(const char *name, const char *from, const char *to,
 			     const char *why)
 {
 	static const char *const links[][2] = {{"e1.cpu0.raw", "cpu0.raw"}, {"formats", "formats"},
-					       {"header_page", "header_page"}};
+					       {"header_page", "header_page"}, {"trace_clock", "trace_clock"}};
 	const size_t n = sizeof(links) / sizeof(links[0]);
 	char dir[] = "/tmp/tb-bad-stats-XXXXXX", path[PATH_MAX];
 	size_t len;
@@ -508,7 +508,7 @@ static void stats_edge(const char *name, const char *from, const char *to, int a
 	size_t len;
 	char *good = tap_slurp(E1 "e1.cpu0.stats", &len), *text = good ? edited(good, from, to, &len) : NULL;
 	struct tb_cpu_stats st;
-	struct tb_diag d = {"", 0, ""};
+	struct tb_diag d = {.file = ""};
 	int rc = text ? tb_stats_parse_kernel(text, &st, &d) : -1;
 
 	if (accept)

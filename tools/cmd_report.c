@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracebuf report [--prefix P] [--no-header] DIR
+ * tracebuf report [--prefix P] [--no-header] [--clock CLOCK] DIR
  *
  * Print a capture directory or a live tracefs instance as the kernel's
  * `trace` text.  A live instance is consumed (its trace_pipe_raw is read).
@@ -18,14 +18,16 @@
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: tracebuf report [--prefix P] [--no-header] DIR\n"
+	fprintf(f, "usage: tracebuf report [--prefix P] [--no-header] [--clock CLOCK] DIR\n"
 		   "\n"
 		   "DIR is a capture directory (header_page, formats/, cpuN.raw, ...) or a\n"
 		   "live tracefs instance such as /sys/kernel/tracing/instances/NAME, whose\n"
 		   "buffer is consumed.\n"
 		   "\n"
 		   "  --prefix P    raw and stats files are named PcpuN.raw, PcpuN.stats\n"
-		   "  --no-header   print the events only\n");
+		   "  --no-header   print the events only\n"
+		   "  --clock CLOCK the trace clock (local, x86-tsc, ...), for a capture\n"
+		   "                that does not say which it is\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -34,6 +36,7 @@ int cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"prefix", required_argument, NULL, 'p'},
 		{"no-header", no_argument, NULL, 'n'},
+		{"clock", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -48,6 +51,8 @@ int cmd_report(int argc, char **argv)
 			copts.prefix = optarg;
 		else if (opt == 'n')
 			ropts.no_header = true;
+		else if (opt == 'c')
+			copts.clock = optarg;
 		else
 			return usage(opt == 'h' ? stdout : stderr);
 	}

@@ -13,6 +13,7 @@ static const struct command {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
+	{"capture", cmd_capture, "trace a command in a private tracefs instance and save it"},
 	{"report", cmd_report, "print a capture directory or live tracefs instance as text"},
 	{"size", cmd_size, "kernel buffer sizing arithmetic for a per-CPU size"},
 	{"stats", cmd_stats, "a kernel's per-CPU stats with written, lost share and time window"},

@@ -7,7 +7,9 @@
  *    formats/SYSTEM/EVENT.format, cpuN.raw (sub-buffers as read from
  *    per_cpu/cpuN/trace_pipe_raw, back to back), and optionally cpuN.stats,
  *    saved_cmdlines, kallsyms, printk_formats, meta.txt (ncpus,
- *    trace_clock), trace_clock and current_tracer;
+ *    trace_clock), trace_clock and current_tracer;  the clock is required
+ *    (meta.txt or trace_clock), since the time stamps mean nothing without
+ *    it; `tracebuf capture` makes such directories;
  *  - a live tracefs instance (or the tracefs root): formats from its
  *    events/ directory (or the top-level one), comms and printk formats
  *    from the top level, symbols from /proc/kallsyms, per_cpu/cpuN/stats
@@ -16,6 +18,12 @@
  *    instance's buffer.
  *
  * The sub-buffer size comes from header_page (data offset + data size).
+ *
+ * A capture directory's format files are all loaded at open, but a problem
+ * in one of them counts only when a record of its event is printed: the
+ * report calls tb_capture_event_seen() for each event it meets, which tells
+ * (and counts) the problems held for that event, and at its end
+ * tb_capture_warn_unused(), which tells the rest as warnings.
  *
  * Ownership: tb_capture_open() returns a handle the caller closes with
  * tb_capture_close(); it owns its schema, its open files and the page
@@ -42,12 +50,15 @@ struct tb_capture_opts {
 	const char *prefix;
 	tb_diag_fn *diag; /* where problems go; NULL: tb_diag_print to stderr */
 	void *diag_ctx;
+	/* The trace clock's name, for a capture that does not say (or says wrongly); NULL: its own. */
+	const char *clock;
 };
 
 /*
  * Open dir (a capture directory or a live instance; opts may be NULL).
  * 0 with *out set, or negative errno: -ENOENT when dir has no header_page
- * / per_cpu, -EINVAL when header_page is unusable (reported), -ENOMEM.
+ * / per_cpu, -EINVAL when header_page is unusable or the trace clock is
+ * missing or not one whose unit tracebuf knows (reported), -ENOMEM.
  * Problems in optional files are reported and do not fail the open.
  */
 int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out);
@@ -63,7 +74,12 @@ int tb_capture_online_cpus(const struct tb_capture *c);
 size_t tb_capture_subbuf_size(const struct tb_capture *c);
 /* The instance's tracer ("nop" unless current_tracer says otherwise). */
 const char *tb_capture_tracer(const struct tb_capture *c);
-/* Whether the trace clock counts nanoseconds (all but counter, uptime, x86-tsc). */
+/* The trace clock's name ("local", "x86-tsc", ...). */
+const char *tb_capture_clock(const struct tb_capture *c);
+/*
+ * Whether it counts nanoseconds: local, global, perf, mono, mono_raw, boot
+ * and tai do; counter, uptime, x86-tsc and ppc-tb count, and print raw.
+ */
 bool tb_capture_clock_is_ns(const struct tb_capture *c);
 /* The schema (borrowed; owned by the capture). */
 struct tb_schema *tb_capture_schema(struct tb_capture *c);
@@ -99,8 +115,16 @@ void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset,
 		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Mute (true) or restore the diag callback, e.g. for a counting pass. */
 void tb_capture_quiet(struct tb_capture *c, bool quiet);
-/* Problems reported so far (schema loading included). */
+/* Problems reported so far (schema loading included; warnings are not counted). */
 unsigned long tb_capture_problems(const struct tb_capture *c);
+/*
+ * A record of event id is about to be printed: report (and count) the
+ * problems held back for its format file - and, if id has no format, those
+ * of the files whose ID could not be read.  Cheap; call it once per ID.
+ */
+void tb_capture_event_seen(struct tb_capture *c, uint32_t id);
+/* Tell the problems no printed event needed, as warnings (not counted). */
+void tb_capture_warn_unused(struct tb_capture *c);
 
 #ifdef __cplusplus
 }

@@ -39,19 +39,25 @@ extern "C" {
 
 #define TB_DIAG_REASON_MAX 200
 
-/* One problem in the input: which file, where in it, and what is wrong. */
+/*
+ * One problem in the input: which file, where in it, and what is wrong.  A
+ * warning is a problem in input the output turned out not to need (a format
+ * file of an event no record uses): it is said, but not counted.
+ */
 struct tb_diag {
 	const char *file;                 /* path of the input, "" if none */
 	uint64_t offset;                  /* byte offset inside that input */
 	char reason[TB_DIAG_REASON_MAX];  /* human-readable, no newline */
+	bool warning;                     /* not counted as a problem */
 };
 
 /* Receives each problem as it is found; d is only valid during the call. */
 typedef void tb_diag_fn(void *ctx, const struct tb_diag *d);
 
 /*
- * A tb_diag_fn that prints "tracebuf: FILE: byte OFFSET: REASON" to the
- * FILE * passed as ctx (stderr when ctx is NULL).
+ * A tb_diag_fn that prints "tracebuf: FILE: byte OFFSET: REASON" (after
+ * "tracebuf: warning: " for a warning) to the FILE * passed as ctx (stderr
+ * when ctx is NULL).
  */
 void tb_diag_print(void *ctx, const struct tb_diag *d);
 

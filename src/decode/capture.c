@@ -45,6 +45,21 @@ struct event_file {
 	char *path;
 };
 
+/*
+ * A capture directory holds the format files of whole systems, and most of
+ * their events never occur in the data.  A problem in one of them matters
+ * only if a record of that event is printed, so it is held here until the
+ * report says which events it met (tb_capture_event_seen), and what is left
+ * at the end is only a warning (tb_capture_warn_unused).
+ */
+struct held_problem {
+	uint32_t id; /* the event ID of the file's "ID:" line; 0 if it has none */
+	char *file;
+	uint64_t offset;
+	char reason[TB_DIAG_REASON_MAX];
+	bool told;
+};
+
 struct tb_capture {
 	char *dir;
 	char *root; /* live: the tracefs root holding saved_cmdlines etc. */
@@ -55,6 +70,8 @@ struct tb_capture {
 	struct cpu_source *cpus;
 	int online_cpus;
 	bool clock_ns;
+	char clock[64];
+	char *clock_given; /* tb_capture_opts.clock */
 	char tracer[64];
 	char *prefix;
 	tb_diag_fn *diag;
@@ -63,19 +80,95 @@ struct tb_capture {
 	unsigned long problems;
 	struct event_file *index;
 	size_t nindex, index_cap;
+	struct held_problem *held;
+	size_t nheld, held_cap;
+	bool holding;        /* loading a capture's format file: hold its problems */
+	uint32_t holding_id; /* the ID that file declares */
 };
 
 /* ------------------------------------------------------------ problems */
+
+static void tell(struct tb_capture *c, const struct tb_diag *d)
+{
+	if (!d->warning)
+		c->problems++;
+	c->diag(c->diag_ctx, d);
+}
+
+/* Keep d for later; told at once (and counted) if there is no memory to keep it. */
+static void hold_problem(struct tb_capture *c, const struct tb_diag *d)
+{
+	struct held_problem *h;
+
+	if (c->nheld == c->held_cap) {
+		size_t cap = c->held_cap ? 2 * c->held_cap : 16;
+		h = realloc(c->held, cap * sizeof(*h));
+		if (!h) {
+			tell(c, d);
+			return;
+		}
+		c->held = h;
+		c->held_cap = cap;
+	}
+	h = &c->held[c->nheld];
+	memset(h, 0, sizeof(*h));
+	h->file = strdup(d->file ? d->file : "");
+	if (!h->file) {
+		tell(c, d);
+		return;
+	}
+	h->id = c->holding_id;
+	h->offset = d->offset;
+	memcpy(h->reason, d->reason, sizeof(h->reason));
+	c->nheld++;
+}
 
 static void forward_diag(void *ctx, const struct tb_diag *d)
 {
 	struct tb_capture *c = ctx;
 
+	if (c->holding) {
+		hold_problem(c, d);
+		return;
+	}
 	/* A quiet pass reads the same data again: its problems come later. */
 	if (c->quiet)
 		return;
-	c->problems++;
-	c->diag(c->diag_ctx, d);
+	tell(c, d);
+}
+
+static void tell_held(struct tb_capture *c, struct held_problem *h, bool warning)
+{
+	struct tb_diag d = {.file = h->file, .offset = h->offset, .warning = warning};
+
+	h->told = true;
+	if (warning)
+		snprintf(d.reason, sizeof(d.reason), "%.120s (no record of this event was printed, "
+			 "so the report does not need it)", h->reason);
+	else
+		memcpy(d.reason, h->reason, sizeof(d.reason));
+	tell(c, &d);
+}
+
+void tb_capture_event_seen(struct tb_capture *c, uint32_t id)
+{
+	/* A file whose ID could not be read may be the one an unknown event needed. */
+	bool unknown = !tb_schema_event(c->schema, id, NULL);
+
+	if (c->quiet)
+		return;
+	for (size_t i = 0; i < c->nheld; i++)
+		if (!c->held[i].told && (c->held[i].id == id || (unknown && c->held[i].id == 0)))
+			tell_held(c, &c->held[i], false);
+}
+
+void tb_capture_warn_unused(struct tb_capture *c)
+{
+	if (c->quiet)
+		return;
+	for (size_t i = 0; i < c->nheld; i++)
+		if (!c->held[i].told)
+			tell_held(c, &c->held[i], true);
 }
 
 void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset, const char *fmt,
@@ -210,17 +303,48 @@ static int each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const
 	return rc;
 }
 
+/*
+ * The number on the "ID:" line of a format file, 0 if there is none.  Only
+ * to know which event a file is about before (or without) parsing it.
+ */
+static uint32_t format_file_id(const char *text, size_t len)
+{
+	for (size_t pos = 0; pos + 3 < len;) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		uint32_t id = 0;
+
+		if (!strncmp(text + pos, "ID:", 3)) {
+			size_t i = pos + 3;
+			while (i < end && text[i] == ' ')
+				i++;
+			for (; i < end && text[i] >= '0' && text[i] <= '9' && id <= 65535; i++)
+				id = id * 10 + (uint32_t)(text[i] - '0');
+			return i == end && id <= 65535 ? id : 0;
+		}
+		pos = end + 1;
+	}
+	return 0;
+}
+
 static int load_format_file(struct tb_capture *c, const char *path, const char *system)
 {
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text;
 	int rc;
 
+	/* A live format is loaded because a record needs it: its problems count at once. */
+	c->holding = !c->live;
+	c->holding_id = 0;
+	text = slurp(path, &len);
 	if (!text) {
 		tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+		c->holding = false;
 		return 0; /* the event is just unknown; go on */
 	}
+	c->holding_id = format_file_id(text, len);
 	rc = tb_schema_load_format(c->schema, path, system, text, len);
+	c->holding = false;
 	free(text);
 	return rc == -ENOMEM ? rc : 0;
 }
@@ -285,22 +409,37 @@ static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, c
 }
 
 /*
+ * The ID in a format file itself, for the events that have no id file:
+ * ftrace's bprint, bputs and raw_data (the ones trace_printk and
+ * trace_marker_raw write) among them.
+ */
+static bool read_format_id(const char *path, uint32_t *out)
+{
+	size_t len;
+	char *text = slurp(path, &len);
+
+	*out = text ? format_file_id(text, len) : 0;
+	free(text);
+	return *out != 0;
+}
+
+/*
  * tracefs holds SYSTEM/EVENT/{id,format}.  A kernel has thousands of events
  * and a trace uses a few, so only the IDs are read now; a format is loaded
  * (and its problems reported) when a record of its ID shows up.
  */
 static int index_entry(struct tb_capture *c, const char *sysdir, const char *event, const char *system)
 {
-	char file[PATH_MAX], *path;
+	char id_file[PATH_MAX], file[PATH_MAX], *path;
 	uint32_t id;
 	int rc;
 
 	if (event[0] == '.')
 		return 0;
-	snprintf(file, sizeof(file), "%s/%s/id", sysdir, event);
-	if (!read_number_file(file, &id))
-		return 0;
+	snprintf(id_file, sizeof(id_file), "%s/%s/id", sysdir, event);
 	snprintf(file, sizeof(file), "%s/%s/format", sysdir, event);
+	if (!read_number_file(id_file, &id) && !read_format_id(file, &id))
+		return 0;
 	if (!(path = strdup(file)))
 		return -ENOMEM;
 	rc = add_to_index(c, id, system, path);
@@ -361,26 +500,46 @@ static int load_formats(struct tb_capture *c, const char *dir)
 
 /* ------------------------------------------------------------ metadata */
 
-/* "[local] global counter": the bracketed word, or "" if none. */
+/*
+ * "[local] global counter": the bracketed word; a bare "local" names
+ * itself.  "" if there is neither.
+ */
 static void clock_from_list(const char *text, char *out, size_t size)
 {
 	const char *open = strchr(text, '['), *close = open ? strchr(open, ']') : NULL;
-	size_t n = close ? (size_t)(close - open - 1) : 0;
+	const char *word = open ? open + 1 : text + strspn(text, " \t");
+	size_t n = close ? (size_t)(close - word) : open ? 0 : strcspn(word, " \t\n");
 
 	if (n >= size)
 		n = 0;
-	memcpy(out, open ? open + 1 : "", n);
+	memcpy(out, word, n);
 	out[n] = '\0';
 }
 
-/* Clocks whose values are not nanoseconds (the kernel prints them raw). */
-static bool clock_counts_ns(const char *clock)
+/*
+ * What the kernel prints a clock's values as (trace_clocks[].in_ns): most
+ * count nanoseconds and print as seconds.microseconds; counter, uptime
+ * (jiffies) and the CPU cycle counters print as plain numbers.  A clock not
+ * listed could be either, and a wrong guess prints every time stamp wrong.
+ */
+enum clock_unit { CLOCK_UNKNOWN, CLOCK_NS, CLOCK_COUNT };
+
+static enum clock_unit clock_unit(const char *clock)
 {
-	return strcmp(clock, "counter") && strcmp(clock, "uptime") && strcmp(clock, "x86-tsc");
+	static const char *const ns[] = {"local", "global", "perf", "mono", "mono_raw", "boot", "tai"};
+	static const char *const counts[] = {"counter", "uptime", "x86-tsc", "ppc-tb"};
+
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+		if (!strcmp(clock, ns[i]))
+			return CLOCK_NS;
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		if (!strcmp(clock, counts[i]))
+			return CLOCK_COUNT;
+	return CLOCK_UNKNOWN;
 }
 
-/* The value of "KEY: value" in text, copied to out; false if absent. */
-static bool meta_value(const char *text, const char *key, char *out, size_t size)
+/* The value of "KEY: value" in text, copied to out, *at its offset; false if absent. */
+static bool meta_value(const char *text, const char *key, char *out, size_t size, size_t *at)
 {
 	size_t klen = strlen(key), n;
 	const char *p = text;
@@ -393,6 +552,8 @@ static bool meta_value(const char *text, const char *key, char *out, size_t size
 			n = n < size ? n : size - 1;
 			memcpy(out, p, n);
 			out[n] = '\0';
+			if (at)
+				*at = (size_t)(p - text);
 			return true;
 		}
 	return false;
@@ -413,33 +574,65 @@ static void read_tracer(struct tb_capture *c, const char *base)
 	free(path);
 }
 
+/*
+ * The trace clock: the caller's (tb_capture_opts.clock), else meta.txt's
+ * trace_clock line, else the trace_clock file (a live instance has one).
+ * Without a clock whose unit is known the time stamps cannot be printed,
+ * so that is an error rather than a guess.
+ */
+static int read_clock(struct tb_capture *c, const char *meta_text, const char *meta_path)
+{
+	char *path = path_join(c->dir, "trace_clock"), *text = NULL, value[256];
+	const char *from = c->clock_given ? c->dir : meta_path;
+	size_t len, at = 0;
+	int rc = 0;
+
+	if (!path)
+		return -ENOMEM;
+	if (c->clock_given)
+		snprintf(c->clock, sizeof(c->clock), "%s", c->clock_given);
+	else if (meta_text && meta_value(meta_text, "trace_clock", value, sizeof(value), &at))
+		clock_from_list(value, c->clock, sizeof(c->clock));
+	if (!c->clock[0] && !c->clock_given && (text = slurp(path, &len))) {
+		clock_from_list(text, c->clock, sizeof(c->clock));
+		from = path;
+		at = 0;
+	}
+	if (!c->clock[0]) {
+		tb_capture_report(c, c->dir, 0, "no trace clock: neither a trace_clock line in meta.txt "
+				  "nor a trace_clock file says which clock stamped the events, so their "
+				  "times cannot be printed (name it, e.g. report --clock local)");
+		rc = -EINVAL;
+	} else if (clock_unit(c->clock) == CLOCK_UNKNOWN) {
+		tb_capture_report(c, from, at, "trace clock '%s' is not one tracebuf knows: whether its "
+				  "values are nanoseconds or counts is unknown, so times cannot be printed",
+				  c->clock);
+		rc = -EINVAL;
+	}
+	c->clock_ns = clock_unit(c->clock) == CLOCK_NS;
+	free(text);
+	free(path);
+	return rc;
+}
+
 /* Clock and #P: meta.txt of a capture, or the instance's own files. */
-static void read_meta(struct tb_capture *c)
+static int read_meta(struct tb_capture *c)
 {
 	char *meta = c->live ? NULL : path_join(c->dir, "meta.txt");
-	char *clk = path_join(c->dir, "trace_clock");
-	char *text, value[256] = "", clock[64] = "";
-	size_t len;
+	char *text = meta ? slurp(meta, &(size_t){0}) : NULL, value[256] = "";
+	int rc;
 
-	if (meta && (text = slurp(meta, &len))) {
-		if (meta_value(text, "ncpus", value, sizeof(value)) && atoi(value) > 0)
-			c->online_cpus = atoi(value);
-		if (meta_value(text, "trace_clock", value, sizeof(value)))
-			clock_from_list(value, clock, sizeof(clock));
-		free(text);
-	}
-	if (!clock[0] && clk && (text = slurp(clk, &len))) {
-		clock_from_list(text, clock, sizeof(clock));
-		free(text);
-	}
-	c->clock_ns = clock_counts_ns(clock);
+	if (text && meta_value(text, "ncpus", value, sizeof(value), NULL) && atoi(value) > 0)
+		c->online_cpus = atoi(value);
+	rc = read_clock(c, text, meta);
+	free(text);
+	free(meta);
 	if (c->live)
 		c->online_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (c->online_cpus <= 0)
 		c->online_cpus = c->slots;
 	read_tracer(c, c->dir);
-	free(meta);
-	free(clk);
+	return rc;
 }
 
 /* --------------------------------------------------------------- stats */
@@ -447,7 +640,7 @@ static void read_meta(struct tb_capture *c)
 /* A kernel per_cpu/cpuN/stats file, or its copy in a capture directory. */
 static void read_stats(struct tb_capture *c, struct cpu_source *cpu, const char *path)
 {
-	struct tb_diag d = {path, 0, ""};
+	struct tb_diag d = {.file = path};
 	size_t len;
 	char *text = slurp(path, &len);
 
@@ -633,9 +826,10 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct tb_c
 	for (size_t n = c->dir ? strlen(c->dir) : 0; n > 1 && c->dir[n - 1] == '/'; n--)
 		c->dir[n - 1] = '\0';
 	c->prefix = strdup(o && o->prefix ? o->prefix : "");
+	c->clock_given = o && o->clock ? strdup(o->clock) : NULL;
 	c->schema = tb_schema_new();
 	per_cpu = path_join(dir, "per_cpu");
-	if (!c->dir || !c->prefix || !c->schema || !per_cpu) {
+	if (!c->dir || !c->prefix || !c->schema || !per_cpu || (o && o->clock && !c->clock_given)) {
 		free(per_cpu);
 		return -ENOMEM;
 	}
@@ -662,11 +856,12 @@ int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct 
 		rc = -EINVAL;
 	if (rc == 0)
 		rc = find_cpus(c);
+	if (rc == 0)
+		rc = read_meta(c);
 	if (rc < 0) {
 		tb_capture_close(c);
 		return rc;
 	}
-	read_meta(c);
 	*out = c;
 	return 0;
 }
@@ -687,6 +882,10 @@ void tb_capture_close(struct tb_capture *c)
 		free(c->index[i].path);
 	}
 	free(c->index);
+	for (size_t i = 0; i < c->nheld; i++)
+		free(c->held[i].file);
+	free(c->held);
+	free(c->clock_given);
 	tb_schema_free(c->schema);
 	free(c->dir);
 	free(c->root);
@@ -729,6 +928,11 @@ const char *tb_capture_tracer(const struct tb_capture *c)
 bool tb_capture_clock_is_ns(const struct tb_capture *c)
 {
 	return c->clock_ns;
+}
+
+const char *tb_capture_clock(const struct tb_capture *c)
+{
+	return c->clock;
 }
 
 struct tb_schema *tb_capture_schema(struct tb_capture *c)

@@ -76,8 +76,8 @@ void tb_diag_print(void *ctx, const struct tb_diag *d)
 {
 	FILE *f = ctx ? ctx : stderr;
 
-	fprintf(f, "tracebuf: %s: byte %llu: %s\n", d->file && *d->file ? d->file : "(input)",
-		(unsigned long long)d->offset, d->reason);
+	fprintf(f, "tracebuf: %s%s: byte %llu: %s\n", d->warning ? "warning: " : "",
+		d->file && *d->file ? d->file : "(input)", (unsigned long long)d->offset, d->reason);
 }
 
 static void report(struct tb_schema *s, const char *file, uint64_t offset, const char *fmt, ...)

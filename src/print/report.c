@@ -48,6 +48,7 @@ struct report {
 	int ncpus;
 	bool counting; /* first pass: count events, print nothing */
 	int fatal;     /* negative errno that stopped the report */
+	uint8_t id_seen[65536 / 8];      /* IDs whose first record was printed */
 	uint8_t unknown_seen[65536 / 8]; /* IDs already reported as unknown */
 };
 
@@ -158,6 +159,20 @@ static uint64_t payload_offset(const struct cpu_stream *s)
 	return s->page.file_offset + (uint64_t)((const uint8_t *)s->next.data - s->page.data);
 }
 
+/* The first record of each ID lets the capture tell what its format file had wrong, if anything. */
+static void note_first_record(struct report *r, const struct cpu_stream *s)
+{
+	uint16_t id;
+
+	if (s->next.len < sizeof(id))
+		return;
+	memcpy(&id, s->next.data, sizeof(id));
+	if (!(r->id_seen[id / 8] & (1u << (id % 8)))) {
+		r->id_seen[id / 8] |= (uint8_t)(1u << (id % 8));
+		tb_capture_event_seen(r->capture, id);
+	}
+}
+
 static void emit(struct report *r, struct cpu_stream *s)
 {
 	struct tb_event_ref ev = {s->cpu, s->next.ts, s->next.data, s->next.len};
@@ -171,6 +186,7 @@ static void emit(struct report *r, struct cpu_stream *s)
 		r->t.events++;
 		return;
 	}
+	note_first_record(r, s);
 	line_start = r->text.len;
 	rc = render_event(r->schema, &ev, &r->render, &r->text, &err);
 	if (rc != -EINVAL && r->text.len >= FLUSH_AT)
@@ -280,6 +296,8 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 		merge(&r);
 		rc = r.fatal;
 	}
+	if (rc == 0)
+		tb_capture_warn_unused(c);
 	free(r.cpus);
 	sb_free(&r.text);
 	r.t.entries = entries;

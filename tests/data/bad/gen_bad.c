@@ -4,8 +4,8 @@
  * kernel capture cap-e e1 (149 trace_marker events of 36 bytes in two 4 KiB
  * sub-buffers: 112 + padding in the first, 37 in the second).
  *
- * Every case is a small capture directory: header_page, formats/ and
- * cpu0.raw, each damaged in exactly one way (see README.md).  Run from the
+ * Every case is a small capture directory: header_page, trace_clock,
+ * formats/ and cpu0.raw, each damaged in exactly one way (see README.md).  Run from the
  * repository root:
  *
  *   cc -o /tmp/gen_bad tests/data/bad/gen_bad.c && /tmp/gen_bad
@@ -83,7 +83,7 @@ static void copy(const char *from, const char *case_dir, const char *name)
 	free(data);
 }
 
-/* A case directory with e1's header_page and print format. */
+/* A case directory with e1's header_page, trace clock and print format. */
 static void new_case(const char *name)
 {
 	char dir[512];
@@ -91,6 +91,7 @@ static void new_case(const char *name)
 	snprintf(dir, sizeof(dir), OUT "%s/formats/ftrace", name);
 	mkdirs(dir);
 	copy(E1 "header_page", name, "header_page");
+	copy(E1 "trace_clock", name, "trace_clock");
 	copy(E1 "formats/ftrace/print.format", name, "formats/ftrace/print.format");
 }
 

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capture_save.h - save a tracefs instance as a capture directory: every
+ * file `tracebuf report` reads, in the layout of docs/tracebuf.1 (CAPTURE
+ * DIRECTORY) and tests/data/kernel/README.md.
+ *
+ * The instance's tracing should be off: the text files, the stats and the
+ * raw pages must describe the same events.  Saving CONSUMES the instance's
+ * buffer (the raw pages are read through trace_pipe_raw), so everything
+ * that does not consume is saved first.  Messages go to stderr.
+ */
+#ifndef TRACEBUF_TOOLS_CAPTURE_SAVE_H
+#define TRACEBUF_TOOLS_CAPTURE_SAVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+enum kallsyms_mode {
+	KALLSYMS_ALL,  /* a copy of /proc/kallsyms */
+	KALLSYMS_USED, /* only the symbols the raw pages refer to, with their neighbours */
+	KALLSYMS_NONE,
+};
+
+struct save_request {
+	const char *inst; /* the instance directory */
+	const char *root; /* the tracefs mount (saved_cmdlines, printk_formats) */
+	const char *out;  /* the capture directory: created, or empty */
+	bool with_trace;  /* also trace.txt, the kernel's own text */
+	enum kallsyms_mode kallsyms;
+	/* For meta.txt only: */
+	const char *events;		  /* the -e spec; NULL: an instance someone else set up */
+	char *const *command;		  /* CMD and its arguments; NULL: none */
+	const char *command_result;	  /* "exit status 0", "killed by signal 2", ... */
+	bool interrupted;		  /* a signal stopped the capture */
+	struct timespec started, stopped; /* tracing on and off (CLOCK_REALTIME); 0: unknown */
+};
+
+struct save_result {
+	int cpus;			    /* CPUs whose pages were read */
+	uint64_t subbufs, bytes;	    /* sub-buffers saved, and their bytes */
+	uint64_t entries, overrun, dropped; /* summed over the stats read before the pages */
+	unsigned formats;		    /* format files saved */
+	const char *kallsyms_note;	    /* what was done about kallsyms (static text) */
+};
+
+/* 0 when the capture was saved, -errno otherwise (said on stderr). */
+int capture_save(const struct save_request *rq, struct save_result *res);
+
+#endif

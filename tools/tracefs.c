@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tracefs.c - reading and writing tracefs files and capture files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tracefs.h"
+
+#define MAX_TEXT (64u << 20) /* kallsyms is ~5 MiB; far more is not a tracefs text */
+
+bool is_directory(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *tracefs_mount(void)
+{
+	static const char *const places[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		char probe[64];
+		snprintf(probe, sizeof(probe), "%s/instances", places[i]);
+		if (is_directory(probe))
+			return places[i];
+	}
+	return NULL;
+}
+
+char *path_of(const char *dir, const char *name)
+{
+	char *p = NULL;
+
+	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+static char *read_fd(int fd, size_t *len)
+{
+	size_t cap = 0, n = 0;
+	char *buf = NULL, *grown;
+	ssize_t r;
+
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? 2 * cap : 16384;
+			if (cap > MAX_TEXT || !(grown = realloc(buf, cap))) {
+				free(buf);
+				errno = cap > MAX_TEXT ? EFBIG : ENOMEM;
+				return NULL;
+			}
+			buf = grown;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *tracefs_read(const char *dir, const char *name, size_t *len)
+{
+	char *path = path_of(dir, name), *text;
+	int fd, e;
+
+	if (!path)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return NULL;
+	text = read_fd(fd, len);
+	e = errno;
+	close(fd);
+	errno = e;
+	return text;
+}
+
+char *tracefs_read_line(const char *dir, const char *name)
+{
+	char *text = tracefs_read(dir, name, NULL);
+
+	if (text)
+		text[strcspn(text, "\n")] = '\0';
+	return text;
+}
+
+int tracefs_write(const char *dir, const char *name, const char *value)
+{
+	char *path = path_of(dir, name);
+	size_t len = strlen(value);
+	ssize_t w;
+	int fd, e;
+
+	if (!path)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return -errno;
+	do
+		w = write(fd, value, len);
+	while (w < 0 && errno == EINTR);
+	e = w < 0 ? errno : (size_t)w != len ? EIO : 0;
+	close(fd);
+	return -e;
+}
+
+int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, data, len);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+/* Streamed, not slurped: a trace text of big buffers runs to hundreds of MiB. */
+int copy_file(const char *dir, const char *name, const char *path)
+{
+	char *from = path_of(dir, name), buf[65536];
+	int in = from ? open(from, O_RDONLY | O_CLOEXEC) : -1, out = -1;
+	int rc = !from ? -ENOMEM : in < 0 ? -errno : 0;
+	ssize_t r;
+
+	free(from);
+	if (rc < 0)
+		return rc;
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		rc = -errno;
+		close(in);
+		return rc;
+	}
+	while (rc == 0 && (r = read(in, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		rc = r < 0 ? -errno : write_all(out, buf, (size_t)r);
+	}
+	close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int make_dirs(const char *path)
+{
+	char *copy = strdup(path);
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy + 1; rc == 0; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+			rc = -errno;
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	free(copy);
+	return rc;
+}
