@@ -270,8 +270,10 @@ void kv_number(struct tb_strbuf *out, uint64_t num, const struct kv_spec *spec)
 	if (n > precision)
 		precision = n;
 	width -= precision;
-	if (!(flags & (KV_ZEROPAD | KV_LEFT)))
+	if (!(flags & (KV_ZEROPAD | KV_LEFT))) {
 		put_fill(out, ' ', width);
+		width = 0; /* the padding is spent */
+	}
 	if (sign)
 		sb_putc(out, sign);
 	if (prefix && (base == 16 || !zero))

@@ -886,7 +886,16 @@ static int symbol_table(struct cc *c, uint32_t *table, uint32_t delim, uint32_t 
 			return c->rc;
 		if (is_punct(&c->tok, ')'))
 			break; /* a trailing comma */
-		if (expect(c, '{', "'{' of a table entry") < 0 || parse_assign(c, &v) < 0)
+		if (expect(c, '{', "'{' of a table entry") < 0)
+			return c->rc;
+		if (is_punct(&c->tok, '}')) {
+			/* { }: all zero, an unnamed entry that ends the table */
+			ended = true;
+			if (advance(c) < 0)
+				return c->rc;
+			continue;
+		}
+		if (parse_assign(c, &v) < 0)
 			return c->rc;
 		if (!v.is_const || v.is_str) {
 			if (!c->rc)
@@ -1330,6 +1339,16 @@ static int parse_primary(struct cc *c, struct ex *e)
 				return c->rc;
 			if (is_punct(&c->tok, '{'))
 				return statement_expr(c, e);
+			if (tok_is(c, &c->tok, "REC") && lex(c, c->next, &after) == 0 && is_punct(&after, ')')) {
+				/* (REC)->field, as some macros write it */
+				if (advance(c) < 0 || advance(c) < 0)
+					return c->rc;
+				if (!is_punct(&c->tok, P2('-', '>')))
+					return fail(c, -ENOTSUP, c->tok.off, "REC used other than as REC->field");
+				if (advance(c) < 0)
+					return c->rc;
+				return field_access(c, e);
+			}
 			if (parse_expr(c, e) < 0)
 				return c->rc;
 			e->off = e->off; /* keep the opening parenthesis */
