@@ -226,6 +226,8 @@ static int lex_number(struct cc *c, size_t i, struct token *t)
 	if (s[i] == '0' && i + 1 < c->len && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
 		base = 16;
 		i += 2;
+		if (i >= c->len || hex_value(s[i]) < 0)
+			return fail(c, -EINVAL, i, "hexadecimal constant without digits");
 	} else if (s[i] == '0') {
 		base = 8;
 	}
@@ -1658,10 +1660,8 @@ static int parse_binary(struct cc *c, struct ex *e, int min_prec)
 	unsigned op;
 	int prec;
 
-	if (enter(c) < 0 || parse_unary(c, e) < 0) {
-		leave(c);
+	if (parse_unary(c, e) < 0)
 		return c->rc;
-	}
 	while ((prec = precedence(&c->tok, &op)) >= min_prec && prec > 0) {
 		size_t at = c->tok.off;
 		struct ex r = {0};
@@ -1676,7 +1676,6 @@ static int parse_binary(struct cc *c, struct ex *e, int min_prec)
 		if (parse_binary(c, &r, prec + 1) < 0 || combine(c, e, &r, op, at) < 0)
 			break;
 	}
-	leave(c);
 	return c->rc;
 }
 
@@ -1723,7 +1722,9 @@ static int parse_ternary(struct cc *c, struct ex *e)
 	size_t at;
 	uint32_t x_start, y_start;
 
-	if (enter(c) < 0 || parse_binary(c, e, 1) < 0 || !is_punct(&c->tok, '?')) {
+	if (parse_binary(c, e, 1) < 0 || !is_punct(&c->tok, '?'))
+		return c->rc;
+	if (enter(c) < 0) {
 		leave(c);
 		return c->rc;
 	}
@@ -1803,11 +1804,8 @@ static int parse_assign(struct cc *c, struct ex *e)
 /* A full expression: the comma operator keeps its right side (nothing has side effects). */
 static int parse_expr(struct cc *c, struct ex *e)
 {
-	int depth;
+	int depth = c->depth;
 
-	if (enter(c) < 0)
-		return c->rc;
-	depth = c->depth;
 	if (parse_assign(c, e) == 0) {
 		while (is_punct(&c->tok, ',')) {
 			drop_code(c, e, depth);
@@ -1816,7 +1814,6 @@ static int parse_expr(struct cc *c, struct ex *e)
 				break;
 		}
 	}
-	leave(c);
 	return c->rc;
 }
 
