@@ -372,7 +372,7 @@ void kv_string_in_place(struct tb_strbuf *out, size_t start, const struct kv_spe
 	if (out->oom || start > out->len)
 		return;
 	len = out->len - start;
-	nul = memchr(out->buf + start, '\0', len);
+	nul = len ? memchr(out->buf + start, '\0', len) : NULL;
 	if (nul)
 		len = (size_t)(nul - (out->buf + start));
 	if (spec->precision >= 0 && (size_t)spec->precision < len)
