@@ -659,6 +659,395 @@ static void test_limits(void)
 	free(s);
 }
 
+
+/* ================================================== 5. libtraceevent */
+
+/*
+ * Where libtraceevent's text is known to differ from the kernel's.  Both
+ * texts are cut into values (at blanks and the punctuation print fmts put
+ * between values); each value that differs must be explained by a rule:
+ * what the kernel prints there (ours) against what libtraceevent prints.
+ */
+struct rule {
+	const char *name;
+	bool (*explains)(const char *ours, const char *theirs, const char *fmt);
+};
+
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return n > 0;
+}
+
+static bool all_char(const char *s, char c)
+{
+	for (; *s; s++)
+		if (*s != c)
+			return false;
+	return true;
+}
+
+static bool is_number(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (s[0] == '0' && s[1] == 'x')
+		return all_hex(s + 2, strlen(s + 2));
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+static bool r_pointer(const char *o, const char *t, const char *fmt)
+{
+	char want[24];
+	unsigned long long v;
+
+	if (!strstr(fmt, "%p") || strlen(o) != 16 || !all_hex(o, 16))
+		return false;
+	v = strtoull(o, NULL, 16);
+	if (v)
+		snprintf(want, sizeof(want), "0x%llx", v);
+	else
+		strcpy(want, "(nil)");
+	return !strcmp(want, t);
+}
+
+static bool r_sharp_zero(const char *o, const char *t, const char *fmt)
+{
+	size_t n = strlen(o);
+
+	return strstr(fmt, "%#") && n >= 3 && o[0] == '0' && o[1] == 'x' && all_char(o + 2, '0') &&
+	       all_char(t, '0') && (strlen(t) == n || strlen(t) == 1);
+}
+
+static bool r_null(const char *o, const char *t, const char *fmt)
+{
+	(void)fmt;
+	return !strcmp(o, "(null)") && (!strcmp(t, "0") || !strcmp(t, "(nil)"));
+}
+
+static bool r_efault(const char *o, const char *t, const char *fmt)
+{
+	(void)fmt;
+	return !strcmp(o, "(efault)") && is_number(t[0] == '0' && t[1] == 'x' ? t : t) &&
+	       (all_hex(t, strlen(t)) || is_number(t));
+}
+
+static bool r_kernel_string(const char *o, const char *t, const char *fmt)
+{
+	(void)fmt;
+	return o[0] == '0' && o[1] == 'x' && all_hex(o + 2, strlen(o + 2)) && !strcmp(o + 2, t);
+}
+
+static bool r_ulong(const char *o, const char *t, const char *fmt)
+{
+	return strstr(fmt, "__print_") && strlen(o) == 18 && !strncmp(o, "0xffffffff", 10) &&
+	       !strncmp(t, "0x", 2) && !strcmp(o + 10, t + 2);
+}
+
+static bool r_einval(const char *o, const char *t, const char *fmt)
+{
+	return strstr(fmt, "%pIS") && !strcmp(o, "(einval)") && !*t;
+}
+
+static bool r_symbol_table(const char *o, const char *t, const char *fmt)
+{
+	/* a negative or 64-bit table value the kernel matches: libtraceevent prints the hex */
+	return (strstr(fmt, "__print_symbolic") || strstr(fmt, "__print_flags")) && !is_number(o) &&
+	       t[0] == '0' && t[1] == 'x';
+}
+
+static const struct rule rules[] = {
+	{"%p: libtraceevent prints glibc's (nil) / 0x<hex>, the kernel 16 hex digits", r_pointer},
+	{"%#x of 0: the kernel prints 0x0, glibc 0", r_sharp_zero},
+	{"%s of NULL: the kernel prints (null)", r_null},
+	{"%s of an address below 4096 or in the error range: the kernel prints (efault)", r_efault},
+	{"%s of a kernel string the trace does not carry: 0x<address> (libtraceevent: bare hex)", r_kernel_string},
+	{"__print_flags/__print_symbolic take an unsigned long: a negative int sign-extends", r_ulong},
+	{"%pIS of a sockaddr of another family: the kernel prints (einval)", r_einval},
+	{"negative or 64-bit table values in __print_symbolic/flags: libtraceevent misses them", r_symbol_table},
+};
+#define NRULES (sizeof(rules) / sizeof(rules[0]))
+
+/*
+ * Differences of value libtraceevent makes on these constructs, each
+ * checked by hand against the print fmt and C's rules (the kernel is C).
+ */
+static const struct known_event {
+	const char *trigger; /* in the print fmt */
+	const char *rule;
+} known[] = {
+	{"(bool)", "(bool)x is x != 0: libtraceevent keeps the low byte"},
+	{"<< REC->", "a shift count past the width: x86 (the kernel) masks it, libtraceevent shifts in 64 bits"},
+	{"<< (REC->", "a shift count past the width: x86 (the kernel) masks it, libtraceevent shifts in 64 bits"},
+	{"ULL, \"", "negative ULL constants in a table: libtraceevent matches them wrongly"},
+	{"%*pbl", "%*pbl: libtraceevent does not know it"},
+	{"%.*s", "%.*s: libtraceevent does not know it"},
+	{"/ 1000L", "signed division: libtraceevent divides as unsigned"},
+	{"< 0", "a signed field compared: libtraceevent reads it as unsigned"},
+	{"== -1", "a signed field compared: libtraceevent reads it as unsigned"},
+	{"!REC->", "!x ? a : b ? c : d: libtraceevent binds the ! and ?: differently"},
+	{"__get_cpumask", "bitmasks: the kernel prints %*pb hex chunks, libtraceevent a CPU list"},
+	{"__get_bitmask", "bitmasks: the kernel prints %*pb hex chunks, libtraceevent a CPU list"},
+	{"__print_hex", "__print_hex over bytes the record lacks: libtraceevent reads past them"},
+	{"s8 ", "a signed char printed with %d: libtraceevent reads it as unsigned"},
+};
+
+/* Cut s (modified) into values; returns their count. */
+static size_t cut_values(char *s, char **v, size_t max)
+{
+	size_t n = 0;
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(s, " ,=[]{}:|\t", &save); tok && n < max; tok = strtok_r(NULL, " ,=[]{}:|\t", &save))
+		v[n++] = tok;
+	return n;
+}
+
+/* Which rules explain ours != theirs (bits in *mask), "" if they do, else a known rule or NULL. */
+static const char *classify(const char *fmt, const char *ours, const char *theirs, int our_rc, unsigned *mask_out)
+{
+	static char a[16384], b[16384];
+	char *va[1024], *vb[1024];
+	size_t na, nb;
+	unsigned mask = 0;
+	bool explained = true;
+
+	*mask_out = 0;
+	if (!strncmp(theirs, "[FAILED TO PARSE]", 17))
+		return "libtraceevent cannot parse the print fmt";
+	if (our_rc < 0)
+		return "the record lacks bytes the kernel would read past a field (we refuse: -EINVAL)";
+	snprintf(a, sizeof(a), "%s", ours);
+	snprintf(b, sizeof(b), "%s", theirs);
+	na = cut_values(a, va, 1024);
+	nb = cut_values(b, vb, 1024);
+	if (na == nb) {
+		for (size_t i = 0; i < na && explained; i++) {
+			bool found = false;
+			if (!strcmp(va[i], vb[i]))
+				continue;
+			for (unsigned r = 0; r < NRULES && !found; r++)
+				if (rules[r].explains(va[i], vb[i], fmt)) {
+					mask |= 1u << r;
+					found = true;
+				}
+			explained = found;
+		}
+		if (explained) {
+			*mask_out = mask;
+			return "";
+		}
+	} else if (na + 1 == nb && strstr(fmt, "%pIS")) {
+		/* (einval) where libtraceevent prints nothing: one value fewer on its side */
+		*mask_out = 1u << 6;
+		return "";
+	}
+	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+		if (strstr(fmt, known[k].trigger))
+			return known[k].rule;
+	return NULL;
+}
+
+struct oracle_totals {
+	int formats, compiled, notsup, invalid, tep_failed, crashed, records, same;
+	int rule_count[NRULES + 32];
+	const char *extra_rule[32];
+	int nextra, unclassified;
+};
+
+static int extra_index(struct oracle_totals *t, const char *rule)
+{
+	for (int i = 0; i < t->nextra; i++)
+		if (!strcmp(t->extra_rule[i], rule))
+			return i;
+	if (t->nextra == 32)
+		return 31;
+	t->extra_rule[t->nextra] = strdup(rule);
+	return t->nextra++;
+}
+
+/* In a child: one format against libtraceevent; lines to fd describe each record. */
+static void oracle_child(const char *path, int fd)
+{
+	size_t len;
+	char *text = tap_slurp(path, &len);
+	struct tb_format f;
+	struct tb_diag d = {0};
+	struct tb_printfmt *p;
+	struct tep_handle *tep;
+	FILE *out = fdopen(fd, "w");
+	int rc;
+
+	alarm(20);
+	if (!text || tb_format_parse(text, len, &f, &d) < 0) {
+		fprintf(out, "PARSE\t%s\n", d.reason);
+		fflush(out);
+		_exit(0);
+	}
+	rc = tb_printfmt_compile(&f, NULL, &p, &d);
+	if (rc < 0) {
+		fprintf(out, "%s\t%s\t%s\n", rc == -ENOTSUP ? "NOTSUP" : "INVALID", f.name, d.reason);
+		fflush(out);
+		_exit(0);
+	}
+	fprintf(out, "COMPILED\n");
+	fflush(out);
+	tep = tep_alloc();
+	tep_set_long_size(tep, 8);
+	tep_set_page_size(tep, 4096);
+	if (tep_parse_event(tep, text, len, "sys") != 0) {
+		fprintf(out, "TEPFAIL\n");
+		fflush(out);
+		_exit(0);
+	}
+	for (int v = 0; v < 6; v++) {
+		static uint8_t rec[65536];
+		uint32_t n = make_record(&f, v < 2 ? v : REC_RANDOM, (uint64_t)v, rec, sizeof(rec));
+		struct tb_strbuf sb = {0};
+		struct tep_record tr = {.data = rec, .size = (int)n, .record_size = (int)n};
+		struct trace_seq s;
+		unsigned mask;
+		const char *rule;
+		if (!n)
+			continue;
+		rc = tb_printfmt_run(p, rec, n, &sb);
+		sb_putc(&sb, '\0');
+		trace_seq_init(&s);
+		tep_print_event(tep, &s, &tr, "%s", TEP_PRINT_INFO);
+		trace_seq_terminate(&s);
+		if (rc == 0 && !strcmp(sb.buf, s.buffer)) {
+			fprintf(out, "SAME\n");
+		} else if ((rule = classify(f.print_fmt, rc == 0 ? sb.buf : "", s.buffer, rc, &mask)) != NULL) {
+			if (*rule)
+				fprintf(out, "RULE\t%s\n", rule);
+			else
+				fprintf(out, "MASK\t%u\n", mask);
+		} else {
+			fprintf(out, "UNCLASSIFIED\t%s\t%d\t%s\t%s\n", f.name, rc, sb.buf, s.buffer);
+		}
+		trace_seq_destroy(&s);
+		sb_free(&sb);
+		fflush(out);
+	}
+	_exit(0);
+}
+
+static void oracle_line(struct oracle_totals *t, char *line, const char *path, FILE *report)
+{
+	char *tab = strchr(line, '\t');
+
+	if (tab)
+		*tab++ = '\0';
+	if (!strcmp(line, "COMPILED")) {
+		t->compiled++;
+	} else if (!strcmp(line, "NOTSUP")) {
+		t->notsup++;
+		fprintf(report, "# ENOTSUP %s\n", tab ? tab : "");
+	} else if (!strcmp(line, "INVALID") || !strcmp(line, "PARSE")) {
+		t->invalid++;
+		diag("refused as malformed: %s: %s", path, tab ? tab : "");
+	} else if (!strcmp(line, "TEPFAIL")) {
+		t->tep_failed++;
+	} else if (!strcmp(line, "SAME")) {
+		t->records++, t->same++;
+	} else if (!strcmp(line, "MASK")) {
+		unsigned m = (unsigned)atoi(tab);
+		t->records++;
+		for (unsigned r = 0; r < NRULES; r++)
+			if (m & (1u << r))
+				t->rule_count[r]++;
+	} else if (!strcmp(line, "RULE")) {
+		t->records++;
+		t->rule_count[NRULES + extra_index(t, tab)]++;
+	} else if (!strcmp(line, "UNCLASSIFIED")) {
+		t->records++;
+		t->unclassified++;
+		fprintf(report, "# UNCLASSIFIED %s\n", tab);
+		if (t->unclassified <= 10)
+			diag("unclassified difference: %s", tab);
+	}
+}
+
+static void oracle_glob(const char *pattern, struct oracle_totals *t, FILE *report)
+{
+	glob_t g;
+
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		int fds[2], status;
+		pid_t pid;
+		FILE *in;
+		char line[16384];
+		if (pipe(fds) < 0)
+			break;
+		fflush(stdout);
+		fflush(report);
+		pid = fork();
+		if (pid == 0) {
+			close(fds[0]);
+			oracle_child(g.gl_pathv[i], fds[1]);
+		}
+		close(fds[1]);
+		t->formats++;
+		in = fdopen(fds[0], "r");
+		while (fgets(line, sizeof(line), in)) {
+			line[strcspn(line, "\n")] = '\0';
+			oracle_line(t, line, g.gl_pathv[i], report);
+		}
+		fclose(in);
+		waitpid(pid, &status, 0);
+		if (!WIFEXITED(status)) {
+			t->crashed++;
+			fprintf(report, "# libtraceevent crashed (signal %d) on %s\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+				g.gl_pathv[i]);
+		}
+	}
+	globfree(&g);
+}
+
+static void report_oracle(const char *what, struct oracle_totals *t)
+{
+	diag("%s: %d formats, %d compile, %d need the environment or are not supported (ENOTSUP), %d refused as "
+	     "malformed; libtraceevent failed to parse %d and crashed on %d", what, t->formats, t->compiled, t->notsup,
+	     t->invalid, t->tep_failed, t->crashed);
+	diag("%s: %d records compared, %d identical; differences by rule:", what, t->records, t->same);
+	for (unsigned r = 0; r < NRULES; r++)
+		if (t->rule_count[r])
+			diag("  %6d  %s", t->rule_count[r], rules[r].name);
+	for (int i = 0; i < t->nextra; i++)
+		diag("  %6d  %s", t->rule_count[NRULES + i], t->extra_rule[i]);
+	diag("  %6d  unclassified", t->unclassified);
+}
+
+static void test_oracle(void)
+{
+	struct oracle_totals bundled = {0}, live = {0};
+	FILE *report = fopen(getenv("TB_PRINTFMT_REPORT") ? getenv("TB_PRINTFMT_REPORT") : "/dev/null", "w");
+
+	oracle_glob(DATA "formats/*/*.format", &bundled, report);
+	oracle_glob(DATA "cap-*/formats/*/*.format", &bundled, report);
+	report_oracle("bundled formats", &bundled);
+	ok(bundled.formats > 100 && bundled.invalid == 0, "every bundled format parses and none is refused as malformed");
+	ok(bundled.compiled == bundled.formats, "every bundled format compiles (%d of %d)", bundled.compiled,
+	   bundled.formats);
+	ok(bundled.unclassified == 0, "bundled formats: no unclassified difference from libtraceevent");
+	if (access("/sys/kernel/tracing/events/sched/sched_switch/format", R_OK) != 0) {
+		skip(3, "the running kernel's formats are not readable (no tracefs or not root)");
+	} else {
+		oracle_glob("/sys/kernel/tracing/events/*/*/format", &live, report);
+		report_oracle("running kernel", &live);
+		ok(live.invalid == 0, "no format of the running kernel is refused as malformed");
+		ok(live.compiled + live.notsup == live.formats && live.compiled * 10 >= live.formats * 9,
+		   "%d of the running kernel's %d formats compile with no environment (the rest need enum names, "
+		   "HZ or vmemmap_base, or do what no printer can: see TB_PRINTFMT_REPORT)", live.compiled, live.formats);
+		ok(live.unclassified == 0, "running kernel: no unclassified difference from libtraceevent");
+	}
+	fclose(report);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -668,5 +1057,6 @@ int main(int argc, char **argv)
 	test_constructs();
 	test_bprint();
 	test_limits();
+	test_oracle();
 	return done_testing();
 }
