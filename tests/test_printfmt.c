@@ -1066,6 +1066,272 @@ static void test_oracle(void)
 	fclose(report);
 }
 
+/* ====================================================== 6. captures */
+
+#define MAX_IDS 65536
+
+struct capture_formats {
+	struct tb_format *f[MAX_IDS];
+	struct tb_printfmt *p[MAX_IDS];
+	bool compare[MAX_IDS]; /* a system whose text is compared */
+};
+
+static void load_capture_formats(const char *dir, struct capture_formats *cf)
+{
+	char pattern[512];
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/formats/*/*.format", dir);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		size_t len;
+		char *text = tap_slurp(g.gl_pathv[i], &len);
+		struct tb_format *f = calloc(1, sizeof(*f));
+		struct tb_diag d = {0};
+		if (text && tb_format_parse(text, len, f, &d) == 0 && !cf->f[f->id]) {
+			cf->f[f->id] = f;
+			tb_printfmt_compile(f, NULL, &cf->p[f->id], &d);
+			cf->compare[f->id] = strstr(g.gl_pathv[i], "/sched/") || strstr(g.gl_pathv[i], "/irq/") ||
+					     strstr(g.gl_pathv[i], "/timer/") || strstr(g.gl_pathv[i], "/signal/");
+		} else {
+			free(f);
+		}
+		free(text);
+	}
+	globfree(&g);
+}
+
+static void free_capture_formats(struct capture_formats *cf)
+{
+	for (size_t i = 0; i < MAX_IDS; i++) {
+		tb_printfmt_free(cf->p[i]);
+		if (cf->f[i]) {
+			tb_format_release(cf->f[i]);
+			free(cf->f[i]);
+		}
+	}
+}
+
+/* Every run of 16 hex digits becomes "<ptr>": the kernel hashed %p in these captures. */
+static void mask_pointers(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r;) {
+		size_t n = 0;
+		while (all_hex(r + n, 1))
+			n++;
+		if (n == 16 && (r == s || !is_word(r[-1])) && !is_word(r[16])) {
+			memcpy(w, "<ptr>", 5);
+			w += 5;
+			r += 16;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+}
+
+/*
+ * Equal but where we print 0x<kernel text address> and the kernel a symbol:
+ * the captures carry no kallsyms, so %ps cannot be resolved here.
+ */
+static bool same_but_symbols(const char *ours, const char *theirs)
+{
+	static char a[8192], b[8192];
+	char *va[512], *vb[512];
+	size_t na, nb;
+
+	snprintf(a, sizeof(a), "%s", ours);
+	snprintf(b, sizeof(b), "%s", theirs);
+	na = cut_values(a, va, 512);
+	nb = cut_values(b, vb, 512);
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (strcmp(va[i], vb[i]) &&
+		    !(!strncmp(va[i], "0xffffffff", 10) && strlen(va[i]) == 18 &&
+		      (vb[i][0] == '_' || (vb[i][0] >= 'a' && vb[i][0] <= 'z'))))
+			return false;
+	return true;
+}
+
+struct capture_stats {
+	long compared, equal, skipped;
+	double ns;
+	long timed;
+};
+
+/* The event lines of a per-CPU trace file: the text after "TIMESTAMP: ". */
+static char *event_text(char *line)
+{
+	char *p;
+
+	if (line[0] == '#' || !(p = strstr(line, ": ")))
+		return NULL;
+	return p + 2;
+}
+
+static void compare_cpu(const char *dir, int cpu, struct capture_formats *cf, size_t page_size,
+			struct capture_stats *st)
+{
+	char path[512], *raw, *text, *save = NULL, *line;
+	size_t raw_len = 0, text_len = 0;
+	struct tb_strbuf sb = {0};
+
+	snprintf(path, sizeof(path), "%s/cpu%d.raw", dir, cpu);
+	raw = tap_slurp(path, &raw_len);
+	snprintf(path, sizeof(path), "%s/cpu%d.trace.txt", dir, cpu);
+	text = tap_slurp(path, &text_len);
+	if (!raw || !text) {
+		free(raw);
+		free(text);
+		return;
+	}
+	line = strtok_r(text, "\n", &save);
+	for (size_t off = 0; off + page_size <= raw_len; off += page_size) {
+		struct tb_page_cursor c;
+		struct tb_record r;
+		if (tb_page_cursor_init(&c, raw + off, page_size) < 0)
+			continue;
+		while (tb_page_next_data(&c, &r) == 1) {
+			const uint8_t *d = r.data;
+			uint16_t id;
+			char *body = NULL, want[8192], got[8192];
+			while (line && !(body = event_text(line)))
+				line = strtok_r(NULL, "\n", &save);
+			if (!line)
+				break;
+			line = strtok_r(NULL, "\n", &save);
+			memcpy(&id, d, 2);
+			if (!cf->compare[id] || !cf->p[id]) {
+				st->skipped++;
+				continue;
+			}
+			sb_reset(&sb);
+			sb_puts(&sb, cf->f[id]->name);
+			sb_put(&sb, ": ", 2);
+			double t0 = now_ns();
+			int rc = tb_printfmt_run(cf->p[id], d, r.len, &sb);
+			st->ns += now_ns() - t0;
+			st->timed++;
+			snprintf(got, sizeof(got), "%.*s", rc == 0 ? (int)sb.len : 0, sb.buf);
+			snprintf(want, sizeof(want), "%s", body);
+			mask_pointers(got);
+			mask_pointers(want);
+			st->compared++;
+			if (!strcmp(got, want) || same_but_symbols(got, want))
+				st->equal++;
+			else if (st->compared - st->equal <= 5)
+				diag("%s cpu%d: ours '%s'\n#   kernel '%s'", dir, cpu, got, want);
+		}
+	}
+	sb_free(&sb);
+	free(raw);
+	free(text);
+}
+
+static size_t header_page_size(const char *dir)
+{
+	char path[512], *text, *p;
+	size_t len;
+	unsigned off = 0, size = 0;
+
+	snprintf(path, sizeof(path), "%s/header_page", dir);
+	text = tap_slurp(path, &len);
+	if (!text)
+		return 0;
+	p = strstr(text, "char data;");
+	if (p)
+		sscanf(p, "char data;\toffset:%u;\tsize:%u;", &off, &size);
+	free(text);
+	return off + size;
+}
+
+static void test_captures(void)
+{
+	static const char *const caps[] = {"cap-a-small-noloss", "cap-b-overrun", "cap-c-subbuf8k", "cap-d-abs-timestamp"};
+	struct capture_stats total = {0};
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		char dir[256];
+		struct capture_formats *cf = calloc(1, sizeof(*cf));
+		struct capture_stats st = {0};
+		size_t page_size;
+		snprintf(dir, sizeof(dir), DATA "%s", caps[i]);
+		page_size = header_page_size(dir);
+		load_capture_formats(dir, cf);
+		for (int cpu = 0; cpu < 2; cpu++)
+			compare_cpu(dir, cpu, cf, page_size, &st);
+		ok(st.compared > 0 && st.equal == st.compared,
+		   "%s: %ld of %ld sched/irq/timer/signal records print as the kernel's trace.txt (hashed %%p masked, "
+		   "%%ps unresolved without kallsyms; %ld others skipped)",
+		   caps[i], st.equal, st.compared, st.skipped);
+		total.compared += st.compared;
+		total.ns += st.ns;
+		total.timed += st.timed;
+		free_capture_formats(cf);
+		free(cf);
+	}
+	diag("captures: %ld records compared, %.0f ns per record (one pass, cold)", total.compared,
+	     total.timed ? total.ns / (double)total.timed : 0);
+}
+
+/* ========================================================= 8. speed */
+
+static void test_speed(void)
+{
+	static const char dir[] = DATA "cap-d-abs-timestamp";
+	struct capture_formats *cf = calloc(1, sizeof(*cf));
+	size_t raw_len = 0, page_size = header_page_size(dir);
+	char *raw = tap_slurp(DATA "cap-d-abs-timestamp/cpu0.raw", &raw_len);
+	struct {
+		const uint8_t *d;
+		uint32_t len;
+		uint16_t id;
+	} *recs = malloc(100000 * sizeof(*recs));
+	size_t n = 0;
+	struct tb_strbuf sb = {0};
+	double best = 1e30;
+
+	load_capture_formats(dir, cf);
+	for (size_t off = 0; raw && off + page_size <= raw_len && n < 100000; off += page_size) {
+		struct tb_page_cursor c;
+		struct tb_record r;
+		if (tb_page_cursor_init(&c, raw + off, page_size) < 0)
+			continue;
+		while (tb_page_next_data(&c, &r) == 1 && n < 100000) {
+			uint16_t id;
+			memcpy(&id, r.data, 2);
+			if (cf->p[id]) {
+				recs[n].d = r.data;
+				recs[n].len = r.len;
+				recs[n++].id = id;
+			}
+		}
+	}
+	for (int round = 0; round < 5 && n; round++) {
+		double t0 = now_ns();
+		for (int rep = 0; rep < 20; rep++)
+			for (size_t i = 0; i < n; i++) {
+				sb_reset(&sb);
+				tb_printfmt_run(cf->p[recs[i].id], recs[i].d, recs[i].len, &sb);
+			}
+		double per = (now_ns() - t0) / (20.0 * (double)n);
+		if (per < best)
+			best = per;
+	}
+	diag("speed: %zu records of cap-d (sys_enter/exit, sched, irq, timer), best of 5 rounds: %.1f ns per record", n,
+	     best);
+	ok(n > 1000 && best < 1000, "running a compiled print fmt costs %.1f ns per record (loose bound: 1000)", best);
+	sb_free(&sb);
+	free(recs);
+	free(raw);
+	free_capture_formats(cf);
+	free(cf);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -1076,5 +1342,7 @@ int main(int argc, char **argv)
 	test_bprint();
 	test_limits();
 	test_oracle();
+	test_captures();
+	test_speed();
 	return done_testing();
 }
