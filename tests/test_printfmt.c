@@ -1037,6 +1037,8 @@ static void report_oracle(const char *what, struct oracle_totals *t)
 	for (int i = 0; i < t->nextra; i++)
 		diag("  %6d  %s", t->rule_count[NRULES + i], t->extra_rule[i]);
 	diag("  %6d  unclassified", t->unclassified);
+	for (int i = 0; i < t->nextra; i++)
+		free((char *)t->extra_rule[i]);
 }
 
 static void test_oracle(void)
