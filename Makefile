@@ -58,8 +58,7 @@ LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 # The core: what an application links to trace itself.  libc only.
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c comms.c) \
-	$(addprefix src/print/,report.c render.c)
+READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c))
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 # tb_write's fast path, by hand where there is one (write_x86_64.S).
