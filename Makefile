@@ -58,7 +58,7 @@ LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 # The core: what an application links to trace itself.  libc only.
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c) \
+READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c ksyms.c btf.c kvars.c constants.c kstrings.c) \
 	$(addprefix src/print/,report.c render.c)
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
