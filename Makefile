@@ -59,7 +59,7 @@ LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
 READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c ksyms.c btf.c kvars.c constants.c kstrings.c) \
-	$(addprefix src/print/,report.c render.c)
+	$(addprefix src/print/,report.c render.c kernel_events.c)
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 # tb_write's fast path, by hand where there is one (write_x86_64.S).

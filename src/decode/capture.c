@@ -262,6 +262,33 @@ static bool read_number_file(const char *path, uint32_t *out)
 	return true;
 }
 
+/*
+ * The ID line of a format file, for the events tracefs lists without an id
+ * file (ftrace's kernel_stack, user_stack, raw_data, func_repeats...).
+ */
+static bool read_format_id(const char *path, uint32_t *out)
+{
+	char buf[512], *p, *end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	unsigned long v;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strstr(buf, "\nID: ");
+	if (!p)
+		return false;
+	errno = 0;
+	v = strtoul(p + 5, &end, 10);
+	if (errno || end == p + 5 || *end != '\n' || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
 static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path)
 {
 	struct event_file *e;
@@ -298,8 +325,11 @@ static int index_entry(struct tb_capture *c, const char *sysdir, const char *eve
 	if (event[0] == '.')
 		return 0;
 	snprintf(file, sizeof(file), "%s/%s/id", sysdir, event);
-	if (!read_number_file(file, &id))
-		return 0;
+	if (!read_number_file(file, &id)) {
+		snprintf(file, sizeof(file), "%s/%s/format", sysdir, event);
+		if (!read_format_id(file, &id))
+			return 0;
+	}
 	snprintf(file, sizeof(file), "%s/%s/format", sysdir, event);
 	if (!(path = strdup(file)))
 		return -ENOMEM;

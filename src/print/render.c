@@ -5,10 +5,9 @@
  * The context columns (comm-pid, CPU, flags, time) are the kernel's fixed
  * layout and come from the common header every record starts with.  The
  * rest is the event's print fmt, which libtraceevent renders - except for
- * the ftrace internal events print, bprint, bputs and raw_data, which the
- * kernel does not print through their format file either: their lines
- * start with the symbol of the writer's ip (print, bprint, bputs) or with
- * "# ID buf:" (raw_data), not with the event name.
+ * the events the kernel prints with its own code (syscalls, ftrace's
+ * print, raw_data, function, stacks...: kernel_events.c), whose text is
+ * not their print fmt.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include <traceevent/event-parse.h>
 
 #include "diag.h"
+#include "kernel_events.h"
 #include "tracebuf/report.h"
 
 /* Zero bytes after the copied payload, so a string read past it still ends. */
@@ -32,14 +32,6 @@
 #define F_PREEMPT_RESCHED 0x20
 #define F_NMI 0x40
 #define F_BH_OFF 0x80
-
-/*
- * Without kernel symbols the ip of a print record cannot be named.  In an
- * instance only trace_marker writes print records (trace_printk goes to the
- * top level unless the instance is its trace_printk_dest), and the kernel
- * names those after the function that wrote them.
- */
-#define MARKER_WRITER "tracing_mark_write"
 
 struct common_header {
 	uint16_t type;
@@ -172,72 +164,6 @@ static void print_context(struct tep_handle *tep, const struct common_header *h,
 	fwrite(line, 1, (size_t)(p - line), out);
 }
 
-/* ------------------------------------------------------- ftrace events */
-
-enum ftrace_kind { FTRACE_NONE, FTRACE_PRINT, FTRACE_BPRINT, FTRACE_BPUTS, FTRACE_RAW_DATA };
-
-static enum ftrace_kind ftrace_kind(const char *system, const struct tb_format *f)
-{
-	if (strcmp(system, "ftrace"))
-		return FTRACE_NONE;
-	if (!strcmp(f->name, "print"))
-		return FTRACE_PRINT;
-	if (!strcmp(f->name, "bprint"))
-		return FTRACE_BPRINT;
-	if (!strcmp(f->name, "bputs"))
-		return FTRACE_BPUTS;
-	return strcmp(f->name, "raw_data") ? FTRACE_NONE : FTRACE_RAW_DATA;
-}
-
-/* A fixed unsigned field of 1..8 bytes, if the format has it. */
-static bool unsigned_field(const struct tb_format *f, const char *name, const uint8_t *data,
-			   uint64_t *value)
-{
-	const struct tb_field *fl = tb_format_field(f, name);
-
-	if (!fl || fl->kind != TB_FIELD_STATIC || fl->size == 0 || fl->size > 8)
-		return false;
-	*value = 0;
-	memcpy(value, data + fl->offset, fl->size); /* little endian, like the host */
-	return true;
-}
-
-/* trace_marker text: "SYMBOL: text", the text keeping its own newline. */
-static bool print_marker(struct tep_handle *tep, const struct tb_format *f, const uint8_t *data,
-			 uint32_t len, FILE *out)
-{
-	const struct tb_field *buf = tb_format_field(f, "buf");
-	const char *label, *text;
-	uint64_t ip;
-	size_t n;
-
-	if (!buf || buf->kind != TB_FIELD_STATIC || !unsigned_field(f, "ip", data, &ip))
-		return false;
-	label = tep_find_function(tep, ip);
-	text = (const char *)data + buf->offset;
-	n = strnlen(text, len - buf->offset);
-	fprintf(out, "%s: %.*s", label ? label : MARKER_WRITER, (int)n, text);
-	if (n == 0 || text[n - 1] != '\n')
-		fputc('\n', out);
-	return true;
-}
-
-/* trace_marker_raw: "# ID buf: xx xx ..." over the whole (4-byte rounded) payload. */
-static bool print_raw_data(const struct tb_format *f, const uint8_t *data, uint32_t len,
-			   FILE *out)
-{
-	const struct tb_field *buf = tb_format_field(f, "buf");
-	uint64_t id;
-
-	if (!buf || buf->kind != TB_FIELD_STATIC || !unsigned_field(f, "id", data, &id))
-		return false;
-	fprintf(out, "# %llx buf:", (unsigned long long)id);
-	for (uint32_t i = buf->offset; i < len; i++)
-		fprintf(out, " %02x", data[i]);
-	fputc('\n', out);
-	return true;
-}
-
 /* ------------------------------------------------------- libtraceevent */
 
 /* The print fmt rendering of the record, as libtraceevent does it. */
@@ -281,25 +207,38 @@ static uint8_t *padded_copy(const void *data, uint32_t len, uint8_t *stack, size
 	return copy;
 }
 
-static int print_body(struct tb_schema *s, const struct tb_event_ref *ev, const char *system,
+/*
+ * The kernel's own text of the record into body; -ENOTSUP when the printer
+ * cannot do this record and the print fmt path must.
+ */
+static int kernel_body(struct tb_schema *s, tb_kernel_printer_fn *printer,
+		       const struct tb_format *f, const struct tb_event_ref *ev, bool ns_clock,
+		       struct tb_strbuf *body, struct tb_diag *err)
+{
+	struct tb_kernel_record r = {ev->data, ev->len, ev->ts, ns_clock};
+	struct tb_print_env print;
+	struct tb_kernel_env env;
+	int rc;
+
+	tb_kernel_env_for_schema(s, &print, &env);
+	rc = printer(f, &r, &env, body, err);
+	return rc == 0 && body->oom ? -ENOMEM : rc;
+}
+
+static int print_body(struct tb_schema *s, const struct tb_event_ref *ev, bool ftrace_own,
 		      const struct tb_format *f, FILE *out)
 {
 	struct tep_handle *tep = tb_schema_tep(s);
-	enum ftrace_kind kind = ftrace_kind(system, f);
 	uint8_t stack[4096], *copy;
 
-	if (kind == FTRACE_PRINT && print_marker(tep, f, ev->data, ev->len, out))
-		return 0;
-	if (kind == FTRACE_RAW_DATA && print_raw_data(f, ev->data, ev->len, out))
-		return 0;
 	copy = padded_copy(ev->data, ev->len, stack, sizeof(stack));
 	if (!copy)
 		return -ENOMEM;
-	if (kind == FTRACE_NONE) {
+	if (!ftrace_own) {
 		fputs(f->name, out);
 		fputs(": ", out);
 	}
-	print_info(tep, ev, copy, kind != FTRACE_NONE, out);
+	print_info(tep, ev, copy, ftrace_own, out);
 	if (copy != stack)
 		free(copy);
 	return 0;
@@ -311,21 +250,37 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 	const struct tb_format *f;
 	const char *system = "";
 	struct common_header h;
-	int rc;
+	tb_kernel_printer_fn *printer;
+	struct tb_strbuf body = {0};
+	bool ns_clock = opts && opts->ns_clock;
+	int rc = -ENOTSUP;
 
 	if (ev->len < COMMON_HEADER_SIZE)
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
 	h = read_common(ev->data);
 	f = tb_schema_find_event(s, h.type, &system);
-	if (f && tb_schema_check_record(f, ev->data, ev->len, err) < 0)
-		return -EINVAL;
-	print_context(tb_schema_tep(s), &h, ev, opts && opts->ns_clock, out);
+	printer = f ? tb_kernel_printer_find(system, f) : NULL;
+	if (printer) /* it checks the record itself: some are shorter than their format */
+		rc = kernel_body(s, printer, f, ev, ns_clock, &body, err);
+	if (rc == -ENOTSUP && f && tb_schema_check_record(f, ev->data, ev->len, err) < 0)
+		rc = -EINVAL;
+	if (rc < 0 && rc != -ENOTSUP) {
+		sb_free(&body);
+		return rc;
+	}
+	print_context(tb_schema_tep(s), &h, ev, ns_clock, out);
+	if (rc == 0)
+		fwrite(body.buf, 1, body.len, out);
+	sb_free(&body);
 	if (!f) {
 		fprintf(out, "[UNKNOWN EVENT id=%u]\n", h.type);
 		return TB_RENDER_UNKNOWN;
 	}
-	rc = print_body(s, ev, system, f, out);
+	if (rc == 0)
+		return TB_RENDER_OK;
+	/* ftrace's own events fall back to libtraceevent without the "NAME: " prefix. */
+	rc = print_body(s, ev, printer && !strcmp(system, "ftrace"), f, out);
 	return rc < 0 ? rc : TB_RENDER_OK;
 }
 
