@@ -380,7 +380,8 @@ int tb_constants_write(FILE *out, const struct tb_format *const *formats, size_t
 						 collect_name, &c);
 	rc = c.rc;
 	if (rc == 0) {
-		qsort(c.found->v, c.found->n, sizeof(*c.found->v), by_kind_and_name);
+		if (c.found->n > 1)
+			qsort(c.found->v, c.found->n, sizeof(*c.found->v), by_kind_and_name);
 		if (fputs("# tracebuf kernel constants: NAME VALUE, sizeof(TYPE) VALUE\n", out) < 0)
 			rc = -EIO;
 		for (size_t i = 0; i < c.found->n && rc == 0; i++)

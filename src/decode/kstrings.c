@@ -128,7 +128,8 @@ int tb_kstrings_parse(const char *file, const char *text, size_t len, tb_diag_fn
 		}
 		pos += n + 1;
 	}
-	qsort(k->v, k->n, sizeof(*k->v), by_address);
+	if (k->n > 1)
+		qsort(k->v, k->n, sizeof(*k->v), by_address);
 	*out = k;
 	return rc;
 }
