@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include "btf.h"
 #include "constants.h"
 #include "kvars.h"
+#include "lib/capdir.h"
 #include "lib/tap.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -572,6 +574,36 @@ static void constants_by_hand(void)
 	tb_constants_free(c);
 }
 
+/* A capture directory's "constants" file reaches its schema; a bad line names the file. */
+static void constants_in_capture(void)
+{
+	static const char *const links[][2] = {{"header_page", "header_page"}, {"cpu0.raw", "cpu0.raw"}};
+	static const char text[] = "HRTIMER_MODE_REL 1\nsizeof(struct page) 64\nbad line\n";
+	char dir[] = "/tmp/tb-test-btf-XXXXXX", path[PATH_MAX];
+	struct diags ds = {0};
+	struct tb_capture_opts o = {.diag = collect, .diag_ctx = &ds};
+	struct tb_capture *c = NULL;
+	int64_t v;
+	uint64_t size;
+	FILE *f;
+
+	if (!ok(capdir_make(dir, "tests/data/kernel/cap-g-kernel-printers", links, 2) == 0,
+		"a capture directory with a constants file"))
+		return;
+	snprintf(path, sizeof(path), "%s/constants", dir);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	ok(tb_capture_open(dir, &o, &c) == 0, "it opens");
+	ok(c && tb_schema_constant(tb_capture_schema(c), "HRTIMER_MODE_REL", &v) && v == 1 &&
+		   tb_schema_type_size(tb_capture_schema(c), "struct page", &size) && size == 64,
+	   "its schema has the file's constants");
+	ok(ds.n == 1 && ds.offset[0] == 46, "the bad line is reported at byte 46 of the file (its value)");
+	tb_capture_close(c);
+	unlink(path);
+	capdir_remove(dir, links, 2);
+}
+
 static void identifiers_cb(void *ctx, const char *name)
 {
 	char *out = ctx;
@@ -605,6 +637,7 @@ int main(void)
 	hand_made();
 	broken_blobs();
 	constants_by_hand();
+	constants_in_capture();
 	identifiers();
 	b = real_btf();
 	live_kernel(b);

@@ -6,11 +6,13 @@
  *  - a capture directory: header_page, optional header_event,
  *    formats/SYSTEM/EVENT.format, cpuN.raw (sub-buffers as read from
  *    per_cpu/cpuN/trace_pipe_raw, back to back), and optionally cpuN.stats,
- *    saved_cmdlines, kallsyms, printk_formats, meta.txt (ncpus,
- *    trace_clock), trace_clock and current_tracer;
+ *    saved_cmdlines, kallsyms, printk_formats, constants (kernel constants,
+ *    see tb_schema_load_constants), meta.txt (ncpus, trace_clock),
+ *    trace_clock and current_tracer;
  *  - a live tracefs instance (or the tracefs root): formats from its
  *    events/ directory (or the top-level one), comms and printk formats
- *    from the top level, symbols from /proc/kallsyms, per_cpu/cpuN/stats
+ *    from the top level, symbols from /proc/kallsyms, kernel constants
+ *    from /sys/kernel/btf/vmlinux (when first needed), per_cpu/cpuN/stats
  *    read at open, and per_cpu/cpuN/trace_pipe_raw read with O_NONBLOCK,
  *    one whole sub-buffer per read() until EAGAIN.  Reading CONSUMES the
  *    instance's buffer.

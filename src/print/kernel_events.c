@@ -442,33 +442,35 @@ static int print_user_stack(const struct tb_format *f, const struct tb_kernel_re
 
 /* ---------------------------------------------------------------- lookup */
 
-static const struct kernel_printer {
-	const char *system;
-	const char *name; /* the event name, or its prefix when prefix is set */
-	bool prefix;
+/* ftrace's own events, by name. */
+static const struct ftrace_printer {
+	const char *name;
 	tb_kernel_printer_fn *fn;
-} printers[] = {
-	{"syscalls", SYSCALL_ENTER_PREFIX, true, print_syscall_enter},
-	{"syscalls", SYSCALL_EXIT_PREFIX, true, print_syscall_exit},
-	{"ftrace", "print", false, print_marker},
-	{"ftrace", "bputs", false, print_bputs},
-	{"ftrace", "bprint", false, print_bprint},
-	{"ftrace", "raw_data", false, print_raw_data},
-	{"ftrace", "function", false, print_function},
-	{"ftrace", "func_repeats", false, print_func_repeats},
-	{"ftrace", "kernel_stack", false, print_kernel_stack},
-	{"ftrace", "user_stack", false, print_user_stack},
+} ftrace_printers[] = {
+	{"print", print_marker},
+	{"bputs", print_bputs},
+	{"bprint", print_bprint},
+	{"raw_data", print_raw_data},
+	{"function", print_function},
+	{"func_repeats", print_func_repeats},
+	{"kernel_stack", print_kernel_stack},
+	{"user_stack", print_user_stack},
 };
 
 tb_kernel_printer_fn *tb_kernel_printer_find(const char *system, const struct tb_format *f)
 {
-	for (size_t i = 0; i < sizeof(printers) / sizeof(printers[0]); i++) {
-		const struct kernel_printer *p = &printers[i];
-		bool name_matches = p->prefix ? !strncmp(f->name, p->name, strlen(p->name))
-					      : !strcmp(f->name, p->name);
-		if (name_matches && !strcmp(system, p->system))
-			return p->fn;
+	if (!strcmp(system, "syscalls")) {
+		if (!strncmp(f->name, SYSCALL_ENTER_PREFIX, strlen(SYSCALL_ENTER_PREFIX)))
+			return print_syscall_enter;
+		if (!strncmp(f->name, SYSCALL_EXIT_PREFIX, strlen(SYSCALL_EXIT_PREFIX)))
+			return print_syscall_exit;
+		return NULL;
 	}
+	if (strcmp(system, "ftrace"))
+		return NULL;
+	for (size_t i = 0; i < sizeof(ftrace_printers) / sizeof(ftrace_printers[0]); i++)
+		if (!strcmp(f->name, ftrace_printers[i].name))
+			return ftrace_printers[i].fn;
 	return NULL;
 }
 
