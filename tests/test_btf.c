@@ -491,6 +491,9 @@ static void constants_file(struct tb_schema *live)
 		   "%s is the same read back", names[i]);
 	ok(tb_schema_type_size(back, "struct page", &sb) && tb_schema_type_size(live, "struct page", &sa) &&
 		   sa == sb, "sizeof(struct page) is the same read back");
+	ok(tb_schema_constant(live, "phys_base", &a) && (a & 0x1fffff) == 0,
+	   "phys_base of the running kernel (0x%llx) is found and 2 MiB aligned (CONFIG_PHYSICAL_ALIGN)",
+	   (unsigned long long)a);
 	free(text);
 	tb_schema_free(back);
 }
@@ -604,6 +607,29 @@ static void constants_in_capture(void)
 	capdir_remove(dir, links, 2);
 }
 
+/* phys_base = __pa(_text) - (_text - __START_KERNEL_map), from /proc/iomem and kallsyms. */
+static void phys_base(void)
+{
+	static const char syms[] = "ffffffff81000000 T _stext\nffffffff81200000 T _text\n";
+	static const char iomem[] = "00001000-0009fbff : System RAM\n"
+				    "00100000-bfffffff : System RAM\n"
+				    "  05200000-062099ff : Kernel code\n"
+				    "  06400000-06e09fff : Kernel rodata\n";
+	static const char hidden[] = "00000000-00000000 : System RAM\n"
+				     "  00000000-00000000 : Kernel code\n";
+	struct tb_ksyms *k = NULL;
+	struct tb_kvars vars = {0};
+	uint64_t v;
+
+	tb_ksyms_parse("k", syms, sizeof(syms) - 1, NULL, NULL, &k);
+	ok(tb_kvars_phys_base(iomem, sizeof(iomem) - 1, k, &vars) == 0 &&
+		   tb_kvars_get(&vars, "phys_base", &v) && v == 0x5200000 - 0x1200000,
+	   "phys_base: Kernel code at 0x5200000, _text 0xffffffff81200000: 0x4000000");
+	ok(tb_kvars_phys_base(hidden, sizeof(hidden) - 1, k, &vars) == -ENOENT,
+	   "addresses hidden in /proc/iomem: not found");
+	tb_ksyms_free(k);
+}
+
 static void identifiers_cb(void *ctx, const char *name)
 {
 	char *out = ctx;
@@ -638,6 +664,7 @@ int main(void)
 	broken_blobs();
 	constants_by_hand();
 	constants_in_capture();
+	phys_base();
 	identifiers();
 	b = real_btf();
 	live_kernel(b);
