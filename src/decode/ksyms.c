@@ -172,13 +172,14 @@ static const char *parse_line(char *s, const char *end, const char *text, struct
 	uint64_t addr = 0;
 	int d;
 
-	if (end - p > 16 && sixteen_hex_digits(p, &addr))
+	if (end - p > 16 && sixteen_hex_digits(p, &addr)) {
 		p += 16;
-	else while ((d = hex_digit(*p)) >= 0 && p < end) {
-		if (p - s == 16)
-			return *eol = p, "address longer than 16 hex digits";
-		addr = addr << 4 | (uint64_t)d;
-		p++;
+	} else {
+		for (; p < end && (d = hex_digit(*p)) >= 0; p++) {
+			if (p - s == 16)
+				return *eol = p, "address longer than 16 hex digits";
+			addr = addr << 4 | (uint64_t)d;
+		}
 	}
 	if (p == s)
 		return *eol = p, bad_byte(p, end, "no hex address at the start");

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,17 @@ static bool parse_hex(const char **p, const char *end, uint64_t *v)
 
 /* ------------------------------------------------------------ phys_base */
 
+/* Whether p..stop is "LO-HI : NAME", with LO and HI. */
+static bool is_range_named(const char *p, const char *stop, const char *name, uint64_t *lo,
+			   uint64_t *hi)
+{
+	size_t n = strlen(name);
+
+	if (!parse_hex(&p, stop, lo) || p >= stop || *p++ != '-' || !parse_hex(&p, stop, hi))
+		return false;
+	return stop - p == (ptrdiff_t)(3 + n) && !memcmp(p, " : ", 3) && !memcmp(p + 3, name, n);
+}
+
 /* The start of the "Kernel code" range of /proc/iomem; false if absent or hidden. */
 static bool kernel_code_start(const char *text, size_t len, uint64_t *start)
 {
@@ -83,15 +95,12 @@ static bool kernel_code_start(const char *text, size_t len, uint64_t *start)
 
 	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		const char *stop = nl ? nl : end, *p = line, *name;
+		const char *stop = nl ? nl : end, *p = line;
 		uint64_t lo, hi;
 
 		while (p < stop && *p == ' ')
 			p++;
-		if (parse_hex(&p, stop, &lo) && p < stop && *p == '-' && (p++, parse_hex(&p, stop, &hi)) &&
-		    (name = memmem(p, (size_t)(stop - p), " : ", 3)) != NULL &&
-		    (size_t)(stop - name) == 3 + strlen("Kernel code") &&
-		    !memcmp(name + 3, "Kernel code", strlen("Kernel code"))) {
+		if (is_range_named(p, stop, "Kernel code", &lo, &hi)) {
 			if (lo == 0 && hi == 0)
 				return false; /* addresses hidden from this reader */
 			*start = lo;
