@@ -139,6 +139,7 @@ print(n)
 PY
 )
     echo "cpu${c}_subbufs_read: $n" >> "$OUT/meta.txt"
+    [ -s "$OUT/cpu$c.raw" ] || rm -f "$OUT/cpu$c.raw"   # a CPU without events has no raw file
 done
 
 # A kallsyms subset: the symbols the text names, every alias at their
