@@ -256,22 +256,25 @@ static void check_bad_format_dir(void)
 	free(text);
 }
 
-/* A print fmt that crashes libtraceevent's parser must not crash us. */
+/*
+ * A print fmt that crashes libtraceevent's parser (REC->ve^): our compiler
+ * refuses it, naming the byte, and libtraceevent never sees it.  The event
+ * is ftrace's print, which the kernel prints with its own code, not with
+ * the print fmt: every record still prints exactly as the kernel's line.
+ */
 static void check_tep_crash_dir(void)
 {
-	size_t len, unknown = 0;
+	size_t len;
 	char *text = tap_slurp(BAD "tep-crash/formats/ftrace/print.format", &len);
-	long at = text && strstr(text, "print fmt:") ? strstr(text, "print fmt:") - text : -1;
+	const char *bad = text ? strstr(text, "REC->ve^") : NULL;
+	long at = bad ? bad - text + 5 : -1; /* the "ve" that names no field */
 	struct lines l;
 
 	is_int(report(BAD "tep-crash", &l), 1, "tep-crash: damaged, and we are still alive");
-	ok(problems.n >= 1 && ends_with(problems.p[0].file, "tep-crash/formats/ftrace/print.format") &&
-		   (long)problems.p[0].offset == at &&
-		   strstr(problems.p[0].reason, "libtraceevent crashes on this print fmt"),
-	   "tep-crash: names print.format, the print fmt line (byte %ld), the crash", at);
-	for (size_t i = 0; i < l.n && i < kernel.n; i++)
-		unknown += unknown_line_ok(l.v[i], kernel.v[i], 5);
-	is_int(unknown, kernel.n, "tep-crash: every record prints [UNKNOWN EVENT id=5] in context");
+	ok(problems.n == 1 && ends_with(problems.p[0].file, "tep-crash/formats/ftrace/print.format") &&
+		   (long)problems.p[0].offset == at && strstr(problems.p[0].reason, "ve"),
+	   "tep-crash: names print.format, the byte of the unknown field 've' (%ld), and says so", at);
+	expect_kernel_lines("tep-crash", &l, 0, kernel.n, 0, 0);
 	free_lines(&l);
 	free(text);
 }

@@ -6,13 +6,15 @@
  *  - a capture directory: header_page, optional header_event,
  *    formats/SYSTEM/EVENT.format, cpuN.raw (sub-buffers as read from
  *    per_cpu/cpuN/trace_pipe_raw, back to back), and optionally cpuN.stats,
- *    saved_cmdlines, kallsyms, printk_formats, meta.txt (ncpus,
- *    trace_clock), trace_clock and current_tracer;  the clock is required
- *    (meta.txt or trace_clock), since the time stamps mean nothing without
- *    it; `tracebuf capture` makes such directories;
+ *    saved_cmdlines, kallsyms, printk_formats, constants (kernel constants,
+ *    see tb_schema_load_constants), meta.txt (ncpus, trace_clock),
+ *    trace_clock and current_tracer;  the clock is required (meta.txt or
+ *    trace_clock), since the time stamps mean nothing without it;
+ *    `tracebuf capture` makes such directories;
  *  - a live tracefs instance (or the tracefs root): formats from its
  *    events/ directory (or the top-level one), comms and printk formats
- *    from the top level, symbols from /proc/kallsyms, per_cpu/cpuN/stats
+ *    from the top level, symbols from /proc/kallsyms, kernel constants
+ *    from /sys/kernel/btf/vmlinux (when first needed), per_cpu/cpuN/stats
  *    read at open, and per_cpu/cpuN/trace_pipe_raw read with O_NONBLOCK,
  *    one whole sub-buffer per read() until EAGAIN.  Reading CONSUMES the
  *    instance's buffer.

@@ -10,7 +10,7 @@
  * the file and the reason.  A schema collects the parsed events by ID
  * together with a libtraceevent handle (which does the actual print-fmt
  * rendering) and the lookup tables text output needs: saved_cmdlines,
- * kallsyms and printk_formats.
+ * kallsyms, printk_formats and kernel constants.
  *
  * Ownership: tb_schema_new() returns a handle that the caller frees with
  * tb_schema_free(); it owns its libtraceevent handle and everything loaded
@@ -159,6 +159,13 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len);
 int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
 				  size_t len);
+/*
+ * A capture's kernel constants file ("NAME VALUE" and "sizeof(TYPE) VALUE"
+ * lines: enum constants, kernel variables and type sizes its print fmts
+ * use, saved instead of the kernel's BTF).  Bad lines are reported and
+ * skipped; a later file adds to the earlier ones.
+ */
+int tb_schema_load_constants(struct tb_schema *s, const char *file, const char *text, size_t len);
 
 /* Sub-buffer size from header_page; 0 until one was loaded. */
 size_t tb_schema_subbuf_size(const struct tb_schema *s);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "schema_kernel.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
 
@@ -781,6 +782,7 @@ static int load_live_schema(struct tb_capture *c)
 			load_file(c, cmd, false, tb_schema_load_cmdlines);
 			load_file(c, printk, false, tb_schema_load_printk_formats);
 			load_file(c, "/proc/kallsyms", false, tb_schema_load_kallsyms);
+			tb_schema_use_running_kernel(c->schema, c->root); /* BTF, kernel variables */
 		}
 	}
 	free(events), free(root_events), free(hp), free(he), free(cmd), free(printk);
@@ -797,6 +799,7 @@ static int load_capture_schema(struct tb_capture *c)
 		{"saved_cmdlines", tb_schema_load_cmdlines},
 		{"printk_formats", tb_schema_load_printk_formats},
 		{"kallsyms", tb_schema_load_kallsyms},
+		{"constants", tb_schema_load_constants},
 	};
 	char *path = path_join(c->dir, "header_page");
 	int rc = path ? load_file(c, path, true, tb_schema_load_header_page) : -ENOMEM;

@@ -26,6 +26,12 @@
 #include "comms.h"
 #include "diag.h"
 #include "schema_internal.h"
+#include "btf.h"
+#include "constants.h"
+#include "ksyms.h"
+#include "kstrings.h"
+#include "kvars.h"
+#include "schema_kernel.h"
 #include "tracebuf/schema.h"
 
 #define MAX_EVENT_ID 65535u /* common_type is 16 bits */
@@ -70,6 +76,15 @@ struct tb_schema {
 	struct comms comms;
 	void *print_state; /* the printer's per-schema state (compiled print fmts) */
 	void (*print_state_free)(void *);
+	/* What print fmts need beyond the format files (schema_kernel.h). */
+	struct tb_ksyms *ksyms;
+	struct tb_kstrings *kstrings;
+	struct tb_constants *constants;
+	char *tracefs;       /* the running kernel's tracefs; NULL when reading a capture */
+	struct tb_btf *btf;  /* the running kernel's, loaded on first need */
+	bool btf_tried;
+	struct tb_kvars kvars;
+	bool kvars_tried;
 };
 
 void tb_diag_print(void *ctx, const struct tb_diag *d)
@@ -100,6 +115,15 @@ static int report_diag(struct tb_schema *s, const char *file, const struct tb_di
 {
 	report(s, file, d->offset, "%s", d->reason);
 	return -EINVAL;
+}
+
+/* A tb_diag_fn for the parsers that report each problem themselves. */
+static void forward_diag(void *ctx, const struct tb_diag *d)
+{
+	struct tb_schema *s = ctx;
+
+	s->problems++;
+	s->diag(s->diag_ctx, d);
 }
 
 struct tb_schema *tb_schema_new(void)
@@ -135,6 +159,11 @@ void tb_schema_free(struct tb_schema *s)
 	free(s->by_id);
 	if (s->tep)
 		tep_free(s->tep);
+	tb_ksyms_free(s->ksyms);
+	tb_kstrings_free(s->kstrings);
+	tb_constants_free(s->constants);
+	tb_btf_free(s->btf);
+	free(s->tracefs);
 	free(s);
 }
 
@@ -536,26 +565,6 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 }
 
 /*
- * Without privileges (kptr_restrict) every address in kallsyms reads 0 and
- * there is nothing to resolve with.  Real files start with a few per-CPU
- * symbols at 0 too, so look for any line whose address is not 0.
- */
-static bool addresses_hidden(const char *text, size_t len)
-{
-	size_t pos = 0;
-
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		for (size_t i = 0; i < n && isxdigit((unsigned char)text[pos + i]); i++)
-			if (text[pos + i] != '0')
-				return false;
-		pos += n + 1;
-	}
-	return true;
-}
-
-/*
  * Hand a NUL-terminated copy of a text file to a libtraceevent parser that
  * wants a C string; a refusal is reported against the file as "what".
  */
@@ -576,24 +585,161 @@ static int parse_text_file(struct tb_schema *s, const char *file, const char *te
 	return 0;
 }
 
+/*
+ * Our own table answers lookups (ksyms.c); libtraceevent gets the text too,
+ * for the print fmts it still prints.  Without privileges (kptr_restrict)
+ * every address reads 0 and there is nothing to resolve with: not an error.
+ */
 int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)
 {
-	int rc;
+	struct tb_ksyms *k;
+	int rc = tb_ksyms_parse(file, text, len, forward_diag, s, &k), tep_rc;
 
-	if (addresses_hidden(text, len))
+	if (rc == -ENOENT)
 		return 0;
-	rc = parse_text_file(s, file, text, len, tep_parse_kallsyms,
-			     "libtraceevent could not read this kallsyms file");
-	if (rc == 0)
-		s->have_symbols = true;
-	return rc;
+	if (!k)
+		return rc;
+	tb_ksyms_free(s->ksyms);
+	s->ksyms = k;
+	s->have_symbols = true;
+	tep_rc = parse_text_file(s, file, text, len, tep_parse_kallsyms,
+				 "libtraceevent could not read this kallsyms file");
+	return rc < 0 ? rc : tep_rc;
 }
 
 int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
 				  size_t len)
 {
-	return parse_text_file(s, file, text, len, tep_parse_printk_formats,
-			       "libtraceevent could not read this printk_formats file");
+	struct tb_kstrings *k;
+	int rc = tb_kstrings_parse(file, text, len, forward_diag, s, &k), tep_rc;
+
+	if (!k)
+		return rc;
+	tb_kstrings_free(s->kstrings);
+	s->kstrings = k;
+	tep_rc = parse_text_file(s, file, text, len, tep_parse_printk_formats,
+				 "libtraceevent could not read this printk_formats file");
+	return rc < 0 ? rc : tep_rc;
+}
+
+int tb_schema_load_constants(struct tb_schema *s, const char *file, const char *text, size_t len)
+{
+	if (!s->constants && !(s->constants = tb_constants_new()))
+		return -ENOMEM;
+	return tb_constants_parse(s->constants, file, text, len, forward_diag, s);
+}
+
+/* ----------------------------------------------- the kernel beyond formats */
+
+const struct tb_ksyms *tb_schema_ksyms(const struct tb_schema *s)
+{
+	return s->ksyms;
+}
+
+void tb_schema_use_running_kernel(struct tb_schema *s, const char *tracefs)
+{
+	free(s->tracefs);
+	s->tracefs = tracefs ? strdup(tracefs) : NULL;
+}
+
+const char *tb_schema_symbol(void *schema, uint64_t addr, uint64_t *start, uint64_t *size,
+			     const char **module)
+{
+	struct tb_schema *s = schema;
+	struct tb_ksym k;
+
+	if (!tb_ksyms_lookup(s->ksyms, addr, &k))
+		return NULL;
+	if (start)
+		*start = k.start;
+	if (size)
+		*size = k.size;
+	if (module)
+		*module = k.module;
+	return k.name;
+}
+
+const char *tb_schema_kernel_string(void *schema, uint64_t addr)
+{
+	struct tb_schema *s = schema;
+
+	return tb_kstrings_find(s->kstrings, addr);
+}
+
+/* The running kernel's BTF, read the first time it is asked for; NULL for captures. */
+static const struct tb_btf *running_btf(struct tb_schema *s)
+{
+	struct tb_diag d = {0};
+	int rc;
+
+	if (s->btf || !s->tracefs || s->btf_tried)
+		return s->btf;
+	s->btf_tried = true;
+	rc = tb_btf_load(TB_BTF_VMLINUX, &s->btf, &d);
+	if (rc < 0 && rc != -ENOENT)
+		report(s, TB_BTF_VMLINUX, d.offset, "%s; kernel constants will not resolve", d.reason);
+	return s->btf;
+}
+
+/* The running kernel's layout variables, probed the first time one is asked for. */
+static const struct tb_kvars *running_kvars(struct tb_schema *s)
+{
+	if (!s->tracefs || s->kvars_tried)
+		return &s->kvars;
+	s->kvars_tried = true;
+	tb_kvars_probe(s->tracefs, running_btf(s), s->ksyms, &s->kvars, NULL, NULL);
+	return &s->kvars;
+}
+
+bool tb_schema_constant(void *schema, const char *name, int64_t *value)
+{
+	struct tb_schema *s = schema;
+	const struct tb_btf *btf;
+	uint64_t u;
+
+	if (tb_constants_value(s->constants, name, value))
+		return true;
+	btf = running_btf(s);
+	if (btf && tb_btf_enum_value(btf, name, value))
+		return true;
+	if (tb_kvars_known(name) && tb_kvars_get(running_kvars(s), name, &u)) {
+		*value = (int64_t)u;
+		return true;
+	}
+	return false;
+}
+
+bool tb_schema_type_size(void *schema, const char *type, uint64_t *size)
+{
+	struct tb_schema *s = schema;
+	const struct tb_btf *btf;
+
+	if (tb_constants_type_size(s->constants, type, size))
+		return true;
+	btf = running_btf(s);
+	return btf && tb_btf_type_size(btf, type, size);
+}
+
+int tb_schema_write_constants(struct tb_schema *s, const struct tb_format *const *formats,
+			      size_t n, FILE *out)
+{
+	struct tb_constants_source src = {s, tb_schema_constant, tb_schema_type_size};
+	const struct tb_format **all = NULL;
+	int rc;
+
+	if (!formats) {
+		all = malloc((s->nevents + 1) * sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		n = 0;
+		for (size_t id = 0; id <= MAX_EVENT_ID; id++)
+			if (s->by_id[id])
+				all[n++] = &s->by_id[id]->format;
+		formats = all;
+	}
+	rc = tb_constants_write(out, formats, n, &src);
+	free(all);
+	return rc;
 }
 
 /* ------------------------------------------------------------- queries */
@@ -641,11 +787,25 @@ const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
 		s->loader(s->loader_ctx, s, id);
 		ev = s->by_id[id];
 	}
-	if (!ev || (ev->tep != TEP_KNOWN && !tep_knows(s, ev)))
+	if (!ev)
 		return NULL;
 	if (system)
 		*system = ev->system;
 	return &ev->format;
+}
+
+bool schema_tep_ready(struct tb_schema *s, uint32_t id)
+{
+	struct schema_event *ev = id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+
+	return ev && tep_knows(s, ev);
+}
+
+void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, const char *reason)
+{
+	struct schema_event *ev = id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+
+	report(s, ev ? ev->file : "", offset, "%s", reason);
 }
 
 const char *tb_schema_comm(const struct tb_schema *s, int pid, size_t *len)

@@ -10,10 +10,22 @@
 #ifndef TRACEBUF_SCHEMA_INTERNAL_H
 #define TRACEBUF_SCHEMA_INTERNAL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "tracebuf/schema.h"
 
 /* Replace the printer's state (the old one is freed with its own free_fn). */
 void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(void *));
 void *schema_print_state(const struct tb_schema *s);
+
+/*
+ * Hand event id's format to libtraceevent now, if it has not seen it yet
+ * (the fallback printer's first record); false if it refused it (reported).
+ */
+bool schema_tep_ready(struct tb_schema *s, uint32_t id);
+
+/* Report a problem in event id's format file, at offset bytes into it. */
+void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, const char *reason);
 
 #endif

@@ -4,25 +4,20 @@
  *
  * The context columns (comm-pid, CPU, flags, time) are the kernel's fixed
  * layout and come from the common header every record starts with.  The
- * rest is the event's print fmt, which libtraceevent renders - except for
- * the ftrace internal events print, bprint, bputs and raw_data, which the
- * kernel does not print through their format file either: their lines
- * start with the symbol of the writer's ip (print, bprint, bputs) or with
- * "# ID buf:" (raw_data), not with the event name.
+ * rest is the event's body, which the event's printer writes (printers.c:
+ * the kernel's own code for syscalls and ftrace's events, else the print
+ * fmt compiled by pf_compile.c, else libtraceevent).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <traceevent/event-parse.h>
-
 #include "diag.h"
+#include "printers.h"
 #include "render.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
 
-/* Zero bytes after the copied payload, so a string read past it still ends. */
-#define PAYLOAD_PAD 64
 #define COMMON_HEADER_SIZE 8
 
 /* common_flags bits (kernel 6.13+, reference §10.1). */
@@ -35,13 +30,6 @@
 #define F_NMI 0x40
 #define F_BH_OFF 0x80
 
-/*
- * Without kernel symbols the ip of a print record cannot be named.  In an
- * instance only trace_marker writes print records (trace_printk goes to the
- * top level unless the instance is its trace_printk_dest), and the kernel
- * names those after the function that wrote them.
- */
-#define MARKER_WRITER "tracing_mark_write"
 
 struct common_header {
 	uint16_t type;
@@ -176,156 +164,13 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 	sb_added(out, (size_t)(p - line));
 }
 
-/* ------------------------------------------------------- ftrace events */
-
-enum ftrace_kind { FTRACE_NONE, FTRACE_PRINT, FTRACE_BPRINT, FTRACE_BPUTS, FTRACE_RAW_DATA };
-
-static enum ftrace_kind ftrace_kind(const char *system, const struct tb_format *f)
-{
-	if (strcmp(system, "ftrace"))
-		return FTRACE_NONE;
-	if (!strcmp(f->name, "print"))
-		return FTRACE_PRINT;
-	if (!strcmp(f->name, "bprint"))
-		return FTRACE_BPRINT;
-	if (!strcmp(f->name, "bputs"))
-		return FTRACE_BPUTS;
-	return strcmp(f->name, "raw_data") ? FTRACE_NONE : FTRACE_RAW_DATA;
-}
-
-/* A fixed unsigned field of 1..8 bytes, if the format has it. */
-static bool unsigned_field(const struct tb_format *f, const char *name, const uint8_t *data,
-			   uint64_t *value)
-{
-	const struct tb_field *fl = tb_format_field(f, name);
-
-	if (!fl || fl->kind != TB_FIELD_STATIC || fl->size == 0 || fl->size > 8)
-		return false;
-	*value = 0;
-	memcpy(value, data + fl->offset, fl->size); /* little endian, like the host */
-	return true;
-}
-
-/* trace_marker text: "SYMBOL: text", the text keeping its own newline. */
-static bool print_marker(struct tep_handle *tep, const struct tb_format *f, const uint8_t *data,
-			 uint32_t len, struct tb_strbuf *out)
-{
-	const struct tb_field *buf = tb_format_field(f, "buf");
-	const char *label, *text;
-	uint64_t ip;
-	size_t n;
-
-	if (!buf || buf->kind != TB_FIELD_STATIC || !unsigned_field(f, "ip", data, &ip))
-		return false;
-	label = tep_find_function(tep, ip);
-	text = (const char *)data + buf->offset;
-	n = strnlen(text, len - buf->offset);
-	sb_puts(out, label ? label : MARKER_WRITER);
-	sb_put(out, ": ", 2);
-	sb_put(out, text, n);
-	if (n == 0 || text[n - 1] != '\n')
-		sb_putc(out, '\n');
-	return true;
-}
-
-/* trace_marker_raw: "# ID buf: xx xx ..." over the whole (4-byte rounded) payload. */
-static bool print_raw_data(const struct tb_format *f, const uint8_t *data, uint32_t len,
-			   struct tb_strbuf *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	const struct tb_field *buf = tb_format_field(f, "buf");
-	char *p;
-	uint64_t id;
-
-	if (!buf || buf->kind != TB_FIELD_STATIC || !unsigned_field(f, "id", data, &id))
-		return false;
-	p = sb_room(out, 32 + 3 * (size_t)len);
-	if (!p)
-		return true;
-	p += sprintf(p, "# %llx buf:", (unsigned long long)id);
-	for (uint32_t i = buf->offset; i < len; i++) {
-		*p++ = ' ';
-		*p++ = hex[data[i] >> 4];
-		*p++ = hex[data[i] & 15];
-	}
-	*p++ = '\n';
-	sb_added(out, (size_t)(p - (out->buf + out->len)));
-	return true;
-}
-
-/* ------------------------------------------------------- libtraceevent */
-
-/* The print fmt rendering of the record, as libtraceevent does it. */
-static void print_info(struct tep_handle *tep, const struct tb_event_ref *ev, uint8_t *copy,
-		       bool strip_newline, struct tb_strbuf *out)
-{
-	struct tep_record rec = {
-		.ts = ev->ts,
-		.data = copy,
-		.size = (int)ev->len,
-		.record_size = (int)ev->len,
-		.cpu = ev->cpu,
-	};
-	struct trace_seq seq;
-	size_t n;
-
-	trace_seq_init(&seq);
-	tep_print_event(tep, &seq, &rec, "%s", TEP_PRINT_INFO);
-	trace_seq_terminate(&seq);
-	n = seq.len;
-	/* trace_printk text brings its own newline, as it does in the kernel. */
-	if (strip_newline && n > 0 && seq.buffer[n - 1] == '\n')
-		n--;
-	sb_put(out, seq.buffer, n);
-	sb_putc(out, '\n');
-	trace_seq_destroy(&seq);
-}
-
-/*
- * libtraceevent may read a little past a field (a string without its NUL):
- * give it a copy followed by zeros rather than the page itself.
- */
-static uint8_t *padded_copy(const void *data, uint32_t len, uint8_t *stack, size_t stack_size)
-{
-	uint8_t *copy = (size_t)len + PAYLOAD_PAD <= stack_size ? stack : malloc((size_t)len + PAYLOAD_PAD);
-
-	if (copy) {
-		memcpy(copy, data, len);
-		memset(copy + len, 0, PAYLOAD_PAD);
-	}
-	return copy;
-}
-
-static int print_body(struct tb_schema *s, const struct tb_event_ref *ev, const char *system,
-		      const struct tb_format *f, struct tb_strbuf *out)
-{
-	struct tep_handle *tep = tb_schema_tep(s);
-	enum ftrace_kind kind = ftrace_kind(system, f);
-	uint8_t stack[4096], *copy;
-
-	if (kind == FTRACE_PRINT && print_marker(tep, f, ev->data, ev->len, out))
-		return 0;
-	if (kind == FTRACE_RAW_DATA && print_raw_data(f, ev->data, ev->len, out))
-		return 0;
-	copy = padded_copy(ev->data, ev->len, stack, sizeof(stack));
-	if (!copy)
-		return -ENOMEM;
-	if (kind == FTRACE_NONE) {
-		sb_puts(out, f->name);
-		sb_put(out, ": ", 2);
-	}
-	print_info(tep, ev, copy, kind != FTRACE_NONE, out);
-	if (copy != stack)
-		free(copy);
-	return 0;
-}
-
 int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err)
 {
 	const struct tb_format *f;
 	const char *system = "";
 	struct common_header h;
+	size_t start = out->len;
 	char unknown[48];
 	int rc;
 
@@ -334,25 +179,28 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 				 ev->len, COMMON_HEADER_SIZE);
 	h = read_common(ev->data);
 	f = tb_schema_find_event(s, h.type, &system);
-	if (f && tb_schema_check_record(f, ev->data, ev->len, err) < 0)
-		return -EINVAL;
 	print_context(s, &h, ev, opts && opts->ns_clock, out);
-	if (!f) {
+	rc = f ? print_event_body(s, f, system, ev, opts && opts->ns_clock, out, err) : -ENOENT;
+	if (rc == -ENOENT) {
 		sb_put(out, unknown, (size_t)snprintf(unknown, sizeof(unknown), "[UNKNOWN EVENT id=%u]\n", h.type));
-		return out->oom ? -ENOMEM : TB_RENDER_UNKNOWN;
+		rc = TB_RENDER_UNKNOWN;
 	}
-	rc = print_body(s, ev, system, f, out);
 	if (rc == 0 && out->oom)
 		rc = -ENOMEM;
-	return rc < 0 ? rc : TB_RENDER_OK;
+	if (rc < 0)
+		out->len = start;
+	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
 }
 
 int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 		    const struct tb_render_opts *opts, FILE *out, struct tb_diag *err)
 {
 	struct tb_strbuf line = {0};
-	int rc = render_event(s, ev, opts, &line, err);
+	int rc;
 
+	if (!s || !ev || !out)
+		return -EINVAL;
+	rc = render_event(s, ev, opts, &line, err);
 	if (rc >= 0 && fwrite(line.buf, 1, line.len, out) != line.len)
 		rc = -EIO;
 	sb_free(&line);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * schema_kernel.h - what a schema knows about the kernel beyond its format
+ * files, for the printers (internal to the reading side).
+ *
+ * A schema owns: the kallsyms table (tb_schema_load_kallsyms), the
+ * printk_formats strings (tb_schema_load_printk_formats), the constants
+ * file of a capture (tb_schema_load_constants) and, once it is told it
+ * reads the running kernel, the kernel's BTF (/sys/kernel/btf/vmlinux,
+ * read on the first question that needs it) and the layout variables the
+ * kvars probe finds (also on first need).
+ *
+ * The four lookups below have the signatures of struct tb_print_env's
+ * callbacks (printfmt.h), with the schema as ctx, so a printer can point
+ * an environment at them directly.  They may load BTF or probe the kernel
+ * on first use (live schemas only), so like the rest of the schema they
+ * must not be called from two threads at once.
+ */
+#ifndef TRACEBUF_SCHEMA_KERNEL_H
+#define TRACEBUF_SCHEMA_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ksyms.h"
+#include "tracebuf/schema.h"
+
+/* The symbol containing addr (tb_print_env.symbol); NULL if none. */
+const char *tb_schema_symbol(void *schema, uint64_t addr, uint64_t *start, uint64_t *size,
+			     const char **module);
+/* The printk_formats string at addr (tb_print_env.kernel_string); NULL if none. */
+const char *tb_schema_kernel_string(void *schema, uint64_t addr);
+/* An enum constant or kernel variable (tb_print_env.constant): the constants file, then BTF, then the probe. */
+bool tb_schema_constant(void *schema, const char *name, int64_t *value);
+/* sizeof(type) (tb_print_env.type_size): the constants file, then BTF. */
+bool tb_schema_type_size(void *schema, const char *type, uint64_t *size);
+
+/* The kallsyms table, or NULL if none was loaded. */
+const struct tb_ksyms *tb_schema_ksyms(const struct tb_schema *s);
+
+/*
+ * Mark the schema as describing the running kernel, whose tracefs is
+ * mounted at tracefs: BTF and the kvars probe become available to the
+ * lookups above, loaded when first needed.
+ */
+void tb_schema_use_running_kernel(struct tb_schema *s, const char *tracefs);
+
+/*
+ * Write the constants file (constants.h) for the print fmts of
+ * formats[0..n), or of every event loaded so far when formats is NULL,
+ * from this schema's BTF and probed variables (running kernel only; a
+ * schema that read a capture writes the constants it loaded).  Returns
+ * the number of constants written or -errno.
+ */
+int tb_schema_write_constants(struct tb_schema *s, const struct tb_format *const *formats,
+			      size_t n, FILE *out);
+
+#endif

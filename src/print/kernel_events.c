@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kernel_events.c - the text of the events the kernel prints with its own
+ * code (see kernel_events.h for the list and where each comes from).
+ *
+ * Each printer reads its fields where the format file says they are and
+ * checks each against the record's length, since it runs before (and
+ * instead of) the generic record check.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "diag.h"
+#include "kernel_events.h"
+#include "schema_kernel.h"
+
+#define SYSCALL_ENTER_PREFIX "sys_enter_"
+#define SYSCALL_EXIT_PREFIX "sys_exit_"
+#define SYSCALL_ARG_SIZE 8          /* every argument is stored as an unsigned long */
+#define FTRACE_REGS_MAX_ARGS 6      /* function records longer than this carry arguments */
+#define USER_STACK_ENTRIES 8        /* FTRACE_STACK_ENTRIES */
+#define STACK_END UINT64_MAX        /* ULONG_MAX ends a kernel stack early */
+#define TRAMPOLINE_MARKER 0x7fffffffull /* FTRACE_TRAMPOLINE_MARKER: an ftrace trampoline */
+#define KRETPROBE_TRAMPOLINE "__kretprobe_trampoline"
+
+/*
+ * Without kernel symbols the ip of a print record cannot be named.  In an
+ * instance only trace_marker writes print records (trace_printk goes to the
+ * top level unless the instance is its trace_printk_dest), and the kernel
+ * names those after the function that wrote them.
+ */
+#define MARKER_WRITER "tracing_mark_write"
+
+/* ------------------------------------------------------------- helpers */
+
+static void put_fmt(struct tb_strbuf *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put_fmt(struct tb_strbuf *out, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	sb_put(out, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+/* A little-endian unsigned value of size bytes at off, if the record holds it. */
+static bool read_at(const struct tb_kernel_record *r, uint32_t off, uint32_t size, uint64_t *v)
+{
+	if (size == 0 || size > 8 || off > r->len || size > r->len - off)
+		return false;
+	*v = 0;
+	for (uint32_t i = size; i-- > 0;)
+		*v = *v << 8 | r->data[off + i];
+	return true;
+}
+
+/* The fixed field called name: its value, or a reason in err. */
+static int field_value(const struct tb_format *f, const struct tb_kernel_record *r,
+		       const char *name, uint64_t *v, struct tb_diag *err)
+{
+	const struct tb_field *fl = tb_format_field(f, name);
+
+	if (!fl || fl->kind != TB_FIELD_STATIC || fl->size == 0 || fl->size > 8)
+		return diag_fail(err, 0, "event %s has no fixed field %s of 1..8 bytes", f->name, name);
+	if (!read_at(r, fl->offset, fl->size, v))
+		return diag_fail(err, fl->offset, "field %s (bytes %u..%u) lies outside the %u-byte "
+				 "record", name, fl->offset, fl->offset + fl->size, r->len);
+	return 0;
+}
+
+/* The offset of a field that runs to the end of the record (char buf[], u32 buf[]). */
+static int tail_offset(const struct tb_format *f, const struct tb_kernel_record *r,
+		       const char *name, uint32_t *off, struct tb_diag *err)
+{
+	const struct tb_field *fl = tb_format_field(f, name);
+
+	if (!fl || fl->kind != TB_FIELD_STATIC)
+		return diag_fail(err, 0, "event %s has no field %s", f->name, name);
+	if (fl->offset > r->len)
+		return diag_fail(err, fl->offset, "field %s starts after the end of the %u-byte "
+				 "record", name, r->len);
+	*off = fl->offset;
+	return 0;
+}
+
+/*
+ * An address as the kernel's seq_print_ip_sym() writes it with the default
+ * options: "0" for 0, the symbol's name alone (no offset, no module), or
+ * "0x%08lx" when no symbol contains it.
+ */
+static void put_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint64_t ip)
+{
+	const struct tb_print_env *pe = env ? env->print : NULL;
+	uint64_t start = 0;
+	const char *name;
+
+	if (ip == 0) {
+		sb_putc(out, '0');
+		return;
+	}
+	name = pe && pe->symbol ? pe->symbol(pe->ctx, ip, &start, NULL, NULL) : NULL;
+	if (name && start == ip && !strcmp(name, KRETPROBE_TRAMPOLINE))
+		sb_puts(out, "[unknown/kretprobe'd]");
+	else if (name && *name)
+		sb_puts(out, name);
+	else
+		put_fmt(out, "0x%08llx", (unsigned long long)ip);
+}
+
+/* -ENOTSUP with the reason in err: the caller prints the record another way. */
+static int not_supported(struct tb_diag *err, const char *reason, uint64_t addr)
+{
+	diag_fail(err, 0, reason, (unsigned long long)addr);
+	return -ENOTSUP;
+}
+
+static bool have_symbols(const struct tb_kernel_env *env)
+{
+	return env && env->print && env->print->symbol;
+}
+
+/* ------------------------------------------------------------ syscalls */
+
+/* "sys_" and the syscall's name, from the event name after prefix. */
+static void put_syscall_name(struct tb_strbuf *out, const struct tb_format *f, const char *prefix)
+{
+	sb_puts(out, "sys_");
+	sb_puts(out, f->name + strlen(prefix));
+}
+
+/* Index of the first argument field (the one after __syscall_nr); -1 if none. */
+static ptrdiff_t first_syscall_arg(const struct tb_format *f)
+{
+	for (size_t i = 0; i < f->nfields; i++)
+		if (!strcmp(f->fields[i].name, "__syscall_nr"))
+			return (ptrdiff_t)i + 1;
+	return -1;
+}
+
+/*
+ * Since 6.19 the kernel may copy the user memory one argument points to
+ * into the record: a __data_loc field "__ARG_val" after the arguments,
+ * printed after the argument's value as a quoted string, or (write,
+ * pwrite64, mq_timedsend: the print fmt uses __print_dynamic_array) as
+ * bytes in hex, with ", ..." when fewer were copied than the next
+ * argument (the count) asked for.
+ */
+static int put_user_data(struct tb_strbuf *out, const struct tb_format *f,
+			 const struct tb_kernel_record *r, const struct tb_field *arg,
+			 uint64_t next_arg, bool has_next, struct tb_diag *err)
+{
+	char name[TB_NAME_MAX + 8], array_call[TB_NAME_MAX + 40];
+	const struct tb_field *fl;
+	uint64_t word;
+	uint32_t start, len;
+
+	snprintf(name, sizeof(name), "__%s_val", arg->name);
+	fl = tb_format_field(f, name);
+	if (!fl || fl->kind != TB_FIELD_DATA_LOC)
+		return 0;
+	if (!read_at(r, fl->offset, 4, &word))
+		return diag_fail(err, fl->offset, "field %s lies outside the record", name);
+	start = (uint32_t)(word & 0xffff);
+	len = (uint32_t)(word >> 16);
+	if (start > r->len || len > r->len - start)
+		return diag_fail(err, fl->offset, "field %s points to bytes %u..%u of a %u-byte "
+				 "record", name, start, start + len, r->len);
+	snprintf(array_call, sizeof(array_call), "__print_dynamic_array(%s", name);
+	if (!strstr(f->print_fmt ? f->print_fmt : "", array_call)) {
+		const char *s = (const char *)r->data + start;
+		sb_puts(out, " \"");
+		sb_put(out, s, strnlen(s, len));
+		sb_putc(out, '"');
+		return 0;
+	}
+	sb_puts(out, " (");
+	for (uint32_t i = 0; i < len; i++)
+		put_fmt(out, i ? ":%02x" : "%02x", r->data[start + i]);
+	if (has_next && len < next_arg)
+		sb_puts(out, ", ...");
+	sb_putc(out, ')');
+	return 0;
+}
+
+/* print_syscall_enter: "sys_NAME(arg: v, ...)"; values below 10 in decimal, others in hex. */
+static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel_record *r,
+			       const struct tb_kernel_env *env, struct tb_strbuf *out,
+			       struct tb_diag *err)
+{
+	ptrdiff_t first = first_syscall_arg(f);
+	size_t nargs = 0;
+	uint64_t v[16];
+
+	(void)env;
+	if (first < 0)
+		return diag_fail(err, 0, "syscall event %s has no __syscall_nr field", f->name);
+	for (size_t i = (size_t)first; i < f->nfields && f->fields[i].kind == TB_FIELD_STATIC; i++) {
+		const struct tb_field *a = &f->fields[i];
+		if (a->size != SYSCALL_ARG_SIZE || nargs == 16)
+			return diag_fail(err, a->offset, "syscall argument %s is not %d bytes", a->name,
+					 SYSCALL_ARG_SIZE);
+		if (!read_at(r, a->offset, a->size, &v[nargs++]))
+			return diag_fail(err, a->offset, "syscall argument %s lies outside the %u-byte "
+					 "record", a->name, r->len);
+	}
+	put_syscall_name(out, f, SYSCALL_ENTER_PREFIX);
+	sb_putc(out, '(');
+	for (size_t i = 0; i < nargs; i++) {
+		const struct tb_field *a = &f->fields[(size_t)first + i];
+		if (i)
+			sb_puts(out, ", ");
+		sb_puts(out, a->name);
+		put_fmt(out, v[i] < 10 ? ": %llu" : ": 0x%llx", (unsigned long long)v[i]);
+		if (put_user_data(out, f, r, a, i + 1 < nargs ? v[i + 1] : 0, i + 1 < nargs, err) < 0)
+			return -EINVAL;
+	}
+	sb_puts(out, ")\n");
+	return 0;
+}
+
+/* print_syscall_exit: "sys_NAME -> 0xRET", the return value's 64 bits in hex. */
+static int print_syscall_exit(const struct tb_format *f, const struct tb_kernel_record *r,
+			      const struct tb_kernel_env *env, struct tb_strbuf *out,
+			      struct tb_diag *err)
+{
+	uint64_t ret;
+
+	(void)env;
+	if (field_value(f, r, "ret", &ret, err) < 0)
+		return -EINVAL;
+	put_syscall_name(out, f, SYSCALL_EXIT_PREFIX);
+	put_fmt(out, " -> 0x%llx\n", (unsigned long long)ret);
+	return 0;
+}
+
+/* ------------------------------------------------------- ftrace events */
+
+/*
+ * trace_marker text: "SYMBOL: text", printed with %s: up to the first NUL
+ * (the record holds the written bytes, then the newline the kernel added
+ * if the text had none, then a NUL), and no newline of its own.
+ */
+static int print_marker(const struct tb_format *f, const struct tb_kernel_record *r,
+			const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_diag *err)
+{
+	uint64_t ip;
+	uint32_t buf;
+	const char *text;
+
+	if (field_value(f, r, "ip", &ip, err) < 0 || tail_offset(f, r, "buf", &buf, err) < 0)
+		return -EINVAL;
+	if (have_symbols(env))
+		put_ip(out, env, ip);
+	else
+		sb_puts(out, MARKER_WRITER);
+	sb_puts(out, ": ");
+	text = (const char *)r->data + buf;
+	sb_put(out, text, strnlen(text, r->len - buf));
+	return 0;
+}
+
+/* trace_puts(): "SYMBOL: string", the string a kernel address the record holds. */
+static int print_bputs(const struct tb_format *f, const struct tb_kernel_record *r,
+		       const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_diag *err)
+{
+	const struct tb_print_env *pe = env ? env->print : NULL;
+	const char *text;
+	uint64_t ip, str;
+
+	if (field_value(f, r, "ip", &ip, err) < 0 || field_value(f, r, "str", &str, err) < 0)
+		return -EINVAL;
+	text = pe && pe->kernel_string ? pe->kernel_string(pe->ctx, str) : NULL;
+	if (!text)
+		return not_supported(err, "bputs string at 0x%llx is not in printk_formats", str);
+	put_ip(out, env, ip);
+	sb_puts(out, ": ");
+	sb_puts(out, text);
+	return 0;
+}
+
+/* trace_printk(): "SYMBOL: " and the format applied to the stored arguments (the hook's). */
+static int print_bprint(const struct tb_format *f, const struct tb_kernel_record *r,
+			const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_diag *err)
+{
+	const struct tb_print_env *pe = env ? env->print : NULL;
+	const char *fmt;
+	uint64_t ip, fmt_addr;
+	uint32_t args;
+
+	if (field_value(f, r, "ip", &ip, err) < 0 || field_value(f, r, "fmt", &fmt_addr, err) < 0 ||
+	    tail_offset(f, r, "buf", &args, err) < 0)
+		return -EINVAL;
+	if (!env || !env->bprint)
+		return not_supported(err, "no trace_printk formatter (bprint at 0x%llx)", ip);
+	fmt = pe && pe->kernel_string ? pe->kernel_string(pe->ctx, fmt_addr) : NULL;
+	if (!fmt)
+		return not_supported(err, "bprint format at 0x%llx is not in printk_formats", fmt_addr);
+	put_ip(out, env, ip);
+	sb_puts(out, ": ");
+	return env->bprint(env->bprint_ctx, fmt, r->data + args, r->len - args, out);
+}
+
+/* trace_marker_raw: "# ID buf:" and every payload byte after the id in hex. */
+static int print_raw_data(const struct tb_format *f, const struct tb_kernel_record *r,
+			  const struct tb_kernel_env *env, struct tb_strbuf *out,
+			  struct tb_diag *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint64_t id;
+	uint32_t buf;
+	char *p;
+
+	(void)env;
+	if (field_value(f, r, "id", &id, err) < 0 || tail_offset(f, r, "buf", &buf, err) < 0)
+		return -EINVAL;
+	put_fmt(out, "# %llx buf:", (unsigned long long)id);
+	p = sb_room(out, 3 * (size_t)(r->len - buf) + 1);
+	if (!p)
+		return 0; /* out of memory: the owner sees out->oom */
+	for (uint32_t i = buf; i < r->len; i++) {
+		*p++ = ' ';
+		*p++ = hex[r->data[i] >> 4];
+		*p++ = hex[r->data[i] & 15];
+	}
+	*p = '\n';
+	sb_added(out, 3 * (size_t)(r->len - buf) + 1);
+	return 0;
+}
+
+/* "func <-parent" of print_fn_trace (print-parent on; no parent when it is 0). */
+static void put_function(struct tb_strbuf *out, const struct tb_kernel_env *env, uint64_t ip,
+			 uint64_t parent)
+{
+	put_ip(out, env, ip);
+	if (parent) {
+		sb_puts(out, " <-");
+		put_ip(out, env, parent);
+	}
+}
+
+/* The function tracer's event. */
+static int print_function(const struct tb_format *f, const struct tb_kernel_record *r,
+			  const struct tb_kernel_env *env, struct tb_strbuf *out,
+			  struct tb_diag *err)
+{
+	uint64_t ip, parent;
+	uint32_t args;
+
+	if (field_value(f, r, "ip", &ip, err) < 0 || field_value(f, r, "parent_ip", &parent, err) < 0)
+		return -EINVAL;
+	if (tail_offset(f, r, "args", &args, err) == 0 &&
+	    r->len - args >= FTRACE_REGS_MAX_ARGS * SYSCALL_ARG_SIZE)
+		return not_supported(err, "function arguments (func-args, at 0x%llx) need BTF "
+				     "function prototypes, which this printer does not read", ip);
+	put_function(out, env, ip, parent);
+	sb_putc(out, '\n');
+	return 0;
+}
+
+/* A time as trace_print_time() writes it: " %5lu.%06lu" (microseconds, rounded) or " %12llu". */
+static void put_time(struct tb_strbuf *out, uint64_t ts, bool ns_clock)
+{
+	uint64_t us = (ts + 500) / 1000;
+
+	if (ns_clock)
+		put_fmt(out, " %5llu.%06llu", (unsigned long long)(us / 1000000),
+			(unsigned long long)(us % 1000000));
+	else
+		put_fmt(out, " %12llu", (unsigned long long)ts);
+}
+
+/* The function tracer's "this call repeated" event (option func-no-repeats). */
+static int print_func_repeats(const struct tb_format *f, const struct tb_kernel_record *r,
+			      const struct tb_kernel_env *env, struct tb_strbuf *out,
+			      struct tb_diag *err)
+{
+	uint64_t ip, parent, count, top, bottom;
+
+	if (field_value(f, r, "ip", &ip, err) < 0 || field_value(f, r, "parent_ip", &parent, err) < 0 ||
+	    field_value(f, r, "count", &count, err) < 0 ||
+	    field_value(f, r, "top_delta_ts", &top, err) < 0 ||
+	    field_value(f, r, "bottom_delta_ts", &bottom, err) < 0)
+		return -EINVAL;
+	put_function(out, env, ip, parent);
+	put_fmt(out, " (repeats: %llu, last_ts:", (unsigned long long)count);
+	put_time(out, r->ts - (top << 32 | bottom), r->ns_clock);
+	sb_puts(out, ")\n");
+	return 0;
+}
+
+/* options/stacktrace: "<stack trace>", then " => func" per caller up to ULONG_MAX or the record's end. */
+static int print_kernel_stack(const struct tb_format *f, const struct tb_kernel_record *r,
+			      const struct tb_kernel_env *env, struct tb_strbuf *out,
+			      struct tb_diag *err)
+{
+	uint32_t off;
+	uint64_t ip;
+
+	if (tail_offset(f, r, "caller", &off, err) < 0)
+		return -EINVAL;
+	sb_puts(out, "<stack trace>\n");
+	for (; read_at(r, off, 8, &ip) && ip != STACK_END; off += 8) {
+		sb_puts(out, " => ");
+		if (ip == TRAMPOLINE_MARKER) {
+			sb_puts(out, "[FTRACE TRAMPOLINE]\n");
+			continue;
+		}
+		put_ip(out, env, ip);
+		sb_putc(out, '\n');
+	}
+	return 0;
+}
+
+/*
+ * options/userstacktrace: "<user stack trace>", then " =>  <addr>" per
+ * caller up to the first 0 (without sym-userobj the kernel names no
+ * mapping, so only the address, in 16 hex digits, after a blank).
+ */
+static int print_user_stack(const struct tb_format *f, const struct tb_kernel_record *r,
+			    const struct tb_kernel_env *env, struct tb_strbuf *out,
+			    struct tb_diag *err)
+{
+	uint32_t off;
+	uint64_t ip;
+
+	(void)env;
+	if (tail_offset(f, r, "caller", &off, err) < 0)
+		return -EINVAL;
+	sb_puts(out, "<user stack trace>\n");
+	for (int i = 0; i < USER_STACK_ENTRIES && read_at(r, off, 8, &ip) && ip; i++, off += 8)
+		put_fmt(out, " =>  <%016llx>\n", (unsigned long long)ip);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- lookup */
+
+/* ftrace's own events, by name. */
+static const struct ftrace_printer {
+	const char *name;
+	tb_kernel_printer_fn *fn;
+} ftrace_printers[] = {
+	{"print", print_marker},
+	{"bputs", print_bputs},
+	{"bprint", print_bprint},
+	{"raw_data", print_raw_data},
+	{"function", print_function},
+	{"func_repeats", print_func_repeats},
+	{"kernel_stack", print_kernel_stack},
+	{"user_stack", print_user_stack},
+};
+
+tb_kernel_printer_fn *tb_kernel_printer_find(const char *system, const struct tb_format *f)
+{
+	if (!strcmp(system, "syscalls")) {
+		if (!strncmp(f->name, SYSCALL_ENTER_PREFIX, strlen(SYSCALL_ENTER_PREFIX)))
+			return print_syscall_enter;
+		if (!strncmp(f->name, SYSCALL_EXIT_PREFIX, strlen(SYSCALL_EXIT_PREFIX)))
+			return print_syscall_exit;
+		return NULL;
+	}
+	if (strcmp(system, "ftrace"))
+		return NULL;
+	for (size_t i = 0; i < sizeof(ftrace_printers) / sizeof(ftrace_printers[0]); i++)
+		if (!strcmp(f->name, ftrace_printers[i].name))
+			return ftrace_printers[i].fn;
+	return NULL;
+}
+
+void tb_kernel_env_for_schema(struct tb_schema *s, struct tb_print_env *print,
+			      struct tb_kernel_env *env)
+{
+	*print = (struct tb_print_env){
+		.ctx = s,
+		.symbol = tb_schema_has_symbols(s) ? tb_schema_symbol : NULL,
+		.kernel_string = tb_schema_kernel_string,
+		.constant = tb_schema_constant,
+		.type_size = tb_schema_type_size,
+	};
+	*env = (struct tb_kernel_env){.print = print};
+}

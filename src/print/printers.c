@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/*
+ * printers.c - the body of each event's line, by the printer chosen for
+ * the event when its first record is printed.
+ *
+ * Order of preference, as in the kernel: the event's own output code
+ * (kernel_events.c) where the kernel has one; the print fmt, compiled once
+ * (pf_compile.c) and run per record; libtraceevent when the compiler says
+ * the print fmt uses something it does not do (the reason is kept and
+ * listed by `report --stat`).  A kernel printer may decline a single
+ * record (-ENOTSUP: a bprint whose format string is not in printk_formats);
+ * that record then goes down the same list.
+ *
+ * A print fmt that is malformed is reported once with its byte offset in
+ * the format file; the event then prints as unknown unless the kernel's
+ * own printer, which does not need the print fmt, can print it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "bprint.h"
+#include "kernel_events.h"
+#include "printers.h"
+#include "printfmt.h"
+#include "schema_internal.h"
+
+#define MAX_EVENT_ID 65535u
+/* Zero bytes after the copy libtraceevent gets, so a string read past a field still ends. */
+#define PAYLOAD_PAD 64
+
+enum printer_kind { PRINTER_KERNEL, PRINTER_COMPILED, PRINTER_TEP, PRINTER_NONE, PRINTER_KINDS };
+
+static const char *const kind_names[PRINTER_KINDS] = {
+	"kernel's own", "compiled print fmt", "libtraceevent", "none",
+};
+
+struct event_printer {
+	tb_kernel_printer_fn *kernel; /* the kernel's own code for this event, or NULL */
+	struct tb_printfmt *prog;     /* the compiled print fmt, or NULL */
+	enum printer_kind fallback;   /* for what the kernel printer declines */
+	bool tep_tried, tep_ok;
+	char why[TB_DIAG_REASON_MAX]; /* why the print fmt is not compiled */
+	uint64_t printed[PRINTER_KINDS];
+};
+
+struct printers {
+	struct tb_print_env env; /* must outlive kenv and the programs, hence heap */
+	struct tb_kernel_env kenv;
+	struct event_printer *by_id[MAX_EVENT_ID + 1];
+};
+
+/* -------------------------------------------------------------- state */
+
+static void printers_free(void *state)
+{
+	struct printers *p = state;
+
+	for (size_t id = 0; id <= MAX_EVENT_ID; id++)
+		if (p->by_id[id]) {
+			tb_printfmt_free(p->by_id[id]->prog);
+			free(p->by_id[id]);
+		}
+	free(p);
+}
+
+static int bprint_hook(void *ctx, const char *fmt, const uint8_t *args, size_t args_len,
+		       struct tb_strbuf *out)
+{
+	return tb_bprint_format(fmt, args, (uint32_t)args_len, ctx, out);
+}
+
+static struct printers *printers_of(struct tb_schema *s)
+{
+	struct printers *p = schema_print_state(s);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	tb_kernel_env_for_schema(s, &p->env, &p->kenv);
+	p->kenv.print = &p->env;
+	p->kenv.bprint = bprint_hook;
+	p->kenv.bprint_ctx = &p->env;
+	schema_set_print_state(s, p, printers_free);
+	return p;
+}
+
+/* Compile f's print fmt; a malformed one is reported with its place in the file. */
+static int compile(struct tb_schema *s, struct printers *p, const struct tb_format *f,
+		   struct event_printer *ep)
+{
+	struct tb_diag err = {0};
+	int rc = tb_printfmt_compile(f, &p->env, &ep->prog, &err);
+
+	if (rc == -ENOTSUP) {
+		snprintf(ep->why, sizeof(ep->why), "%s", err.reason);
+		ep->fallback = PRINTER_TEP;
+	} else if (rc == -EINVAL) {
+		schema_report_format(s, f->id, f->print_fmt_text_offset + err.offset, err.reason);
+		ep->fallback = PRINTER_NONE;
+	} else if (rc == 0) {
+		ep->fallback = PRINTER_COMPILED;
+	}
+	return rc == -ENOMEM ? rc : 0;
+}
+
+static struct event_printer *printer_for(struct tb_schema *s, struct printers *p,
+					 const struct tb_format *f, const char *system)
+{
+	struct event_printer *ep = p->by_id[f->id];
+
+	if (ep)
+		return ep;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return NULL;
+	ep->kernel = tb_kernel_printer_find(system, f);
+	if (compile(s, p, f, ep) < 0) {
+		free(ep);
+		return NULL;
+	}
+	p->by_id[f->id] = ep;
+	return ep;
+}
+
+/* ------------------------------------------------------- libtraceevent */
+
+/*
+ * The print fmt as libtraceevent renders it.  ftrace's own events print
+ * without "NAME: " and keep their text's own newline, as in the kernel.
+ * libtraceevent may read a little past a field (a string without its
+ * NUL), so it gets a copy followed by zeros rather than the page itself.
+ */
+static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const char *system,
+			  const struct tb_event_ref *ev, struct tb_strbuf *out)
+{
+	bool ftrace_own = !strcmp(system, "ftrace");
+	uint8_t stack[4096], *copy;
+	struct tep_record rec = {.ts = ev->ts, .size = (int)ev->len, .record_size = (int)ev->len,
+				 .cpu = ev->cpu};
+	struct trace_seq seq;
+	size_t n;
+
+	copy = (size_t)ev->len + PAYLOAD_PAD <= sizeof(stack) ? stack : malloc((size_t)ev->len + PAYLOAD_PAD);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, ev->data, ev->len);
+	memset(copy + ev->len, 0, PAYLOAD_PAD);
+	rec.data = copy;
+	if (!ftrace_own) {
+		sb_puts(out, f->name);
+		sb_put(out, ": ", 2);
+	}
+	trace_seq_init(&seq);
+	tep_print_event(tb_schema_tep(s), &seq, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&seq);
+	n = seq.len;
+	if (ftrace_own && n > 0 && seq.buffer[n - 1] == '\n')
+		n--;
+	sb_put(out, seq.buffer, n);
+	sb_putc(out, '\n');
+	trace_seq_destroy(&seq);
+	if (copy != stack)
+		free(copy);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- body */
+
+static int print_compiled(const struct event_printer *ep, const struct tb_format *f,
+			  const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err)
+{
+	sb_puts(out, f->name);
+	sb_put(out, ": ", 2);
+	if (tb_printfmt_run(ep->prog, ev->data, ev->len, out) < 0) {
+		err->offset = 0;
+		snprintf(err->reason, sizeof(err->reason),
+			 "%s: a value its print fmt needs lies outside the record", f->name);
+		return -EINVAL;
+	}
+	sb_putc(out, '\n');
+	return 0;
+}
+
+/* The body by the print fmt: compiled, or by libtraceevent. */
+static int print_by_fmt(struct tb_schema *s, struct event_printer *ep, const struct tb_format *f,
+			const char *system, const struct tb_event_ref *ev, struct tb_strbuf *out,
+			struct tb_diag *err)
+{
+	int rc;
+
+	if (ep->fallback == PRINTER_NONE) {
+		ep->printed[PRINTER_NONE]++;
+		return -ENOENT;
+	}
+	if (tb_schema_check_record(f, ev->data, ev->len, err) < 0)
+		return -EINVAL;
+	if (ep->fallback == PRINTER_COMPILED) {
+		rc = print_compiled(ep, f, ev, out, err);
+	} else {
+		if (!ep->tep_tried) {
+			ep->tep_tried = true;
+			ep->tep_ok = schema_tep_ready(s, f->id);
+		}
+		if (!ep->tep_ok) {
+			ep->printed[PRINTER_NONE]++;
+			return -ENOENT;
+		}
+		rc = print_with_tep(s, f, system, ev, out);
+	}
+	if (rc == 0)
+		ep->printed[ep->fallback]++;
+	return rc;
+}
+
+int print_event_body(struct tb_schema *s, const struct tb_format *f, const char *system,
+		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
+		     struct tb_diag *err)
+{
+	struct printers *p = printers_of(s);
+	struct event_printer *ep = p ? printer_for(s, p, f, system) : NULL;
+	size_t start = out->len;
+	int rc;
+
+	if (!ep)
+		return -ENOMEM;
+	if (ep->kernel) {
+		/* It checks the record itself: some are shorter than their format says. */
+		struct tb_kernel_record r = {ev->data, ev->len, ev->ts, ns_clock};
+		rc = ep->kernel(f, &r, &p->kenv, out, err);
+		if (rc != -ENOTSUP) {
+			if (rc == 0)
+				ep->printed[PRINTER_KERNEL]++;
+			return rc == 0 && out->oom ? -ENOMEM : rc;
+		}
+		out->len = start;
+	}
+	return print_by_fmt(s, ep, f, system, ev, out, err);
+}
+
+/* ---------------------------------------------------------------- stat */
+
+void printers_write_stat(struct tb_schema *s, FILE *out)
+{
+	struct printers *p = schema_print_state(s);
+
+	fprintf(out, "%-40s %10s  %s\n", "event", "records", "printer");
+	for (uint32_t id = 0; p && id <= MAX_EVENT_ID; id++) {
+		const struct event_printer *ep = p->by_id[id];
+		const char *system = "";
+		const struct tb_format *f = ep ? tb_schema_event(s, id, &system) : NULL;
+		char name[2 * TB_NAME_MAX + 2];
+
+		if (!f)
+			continue;
+		snprintf(name, sizeof(name), "%s:%s", system, f->name);
+		for (int k = 0; k < PRINTER_KINDS; k++) {
+			if (!ep->printed[k])
+				continue;
+			fprintf(out, "%-40s %10llu  %s", name, (unsigned long long)ep->printed[k], kind_names[k]);
+			if (k == PRINTER_TEP || k == PRINTER_NONE)
+				fprintf(out, " (print fmt not compiled: %s)",
+					ep->why[0] ? ep->why : k == PRINTER_NONE ? "malformed, or refused by libtraceevent" : "?");
+			fputc('\n', out);
+		}
+	}
+}

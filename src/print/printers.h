@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * printers.h - which code prints an event's body, chosen once per event.
+ *
+ * The kernel prints most events through their print fmt and a few with
+ * code of its own; tracebuf follows it: the kernel's own printers
+ * (kernel_events.c) first, then the print fmt compiled by our compiler
+ * (pf_compile.c), and libtraceevent only for a print fmt our compiler does
+ * not handle.  The choice is made when the first record of an event is
+ * printed and kept in the schema with the compiled program; every record
+ * is counted against the printer that printed it, for `report --stat`.
+ */
+#ifndef TRACEBUF_PRINTERS_H
+#define TRACEBUF_PRINTERS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "strbuf.h"
+#include "tracebuf/report.h"
+
+/*
+ * Append the body of ev (everything after the context columns, the line's
+ * end included) to out.  0; -ENOENT when the event has no printer at all
+ * (its format could not be used: reported once) and the caller prints it as
+ * unknown; -EINVAL when the record does not hold what its format says (err
+ * filled, offset from the payload start); -ENOMEM.
+ */
+int print_event_body(struct tb_schema *s, const struct tb_format *f, const char *system,
+		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
+		     struct tb_diag *err);
+
+/* One line per event printed so far: records, printer, and why a fallback was needed. */
+void printers_write_stat(struct tb_schema *s, FILE *out);
+
+#endif

@@ -1,0 +1,371 @@
+/*
+ * Our kallsyms table (src/decode/ksyms.c).
+ *
+ * - Strict parsing: every kind of bad line is reported with the byte
+ *   offset of the bad byte and left out; the good lines around it stay.
+ * - Lookups on a small table whose answers follow from the kernel's rules
+ *   (first alias, size to the next higher address of the same group,
+ *   image ranges, modules).
+ * - The live /proc/kallsyms: every symbol of the text (checked by a plain
+ *   scan written here) resolves to the first alias at its address; load
+ *   time is measured.
+ * - The kernel's own "+offset/size": a private instance prints kernel
+ *   stacks with the sym-offset option (name+0xOFF/0xSIZE, from the kernel's
+ *   kallsyms_lookup_size_offset); our lookup of name's start + OFF must
+ *   give that name and SIZE.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ksyms.h"
+#include "lib/tap.h"
+#include "schema_kernel.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+struct diags {
+	size_t n;
+	uint64_t offset[16];
+	char reason[16][TB_DIAG_REASON_MAX];
+};
+
+static void collect(void *ctx, const struct tb_diag *d)
+{
+	struct diags *ds = ctx;
+
+	if (ds->n < 16) {
+		ds->offset[ds->n] = d->offset;
+		snprintf(ds->reason[ds->n], sizeof(ds->reason[0]), "%s", d->reason);
+		ds->n++;
+	}
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* ---------------------------------------------------------- bad lines */
+
+static void bad_lines(void)
+{
+	static const struct {
+		const char *line;
+		size_t bad_at; /* offset of the bad byte inside the line */
+		const char *reason_has;
+	} cases[] = {
+		{"ffffffff81000000  T two_spaces", 17, "type letter"},
+		{"zzzz T not_hex", 0, "hex address"},
+		{"ffffffff81000000 T", 18, "one space"},
+		{"ffffffff81000000 TT name", 18, "one space"},
+		{"ffffffff81000000 T ", 19, "no symbol name"},
+		{"1ffffffff81000000 T too_long", 16, "longer than 16"},
+		{"ffffffff81000000 T name\t[mod", 28, "not closed"},
+		{"ffffffff81000000 T name\t[]", 25, "not closed"},
+		{"ffffffff81000000 T name\t[mod] x", 29, "after the module"},
+		{"ffffffff81000000 T name junk", 24, "not a [module]"},
+		{"ffffffff81000000 T na\rme", 21, "carriage return"},
+		{"", 0, "no hex address"},
+	};
+	struct tb_ksyms *k;
+	struct tb_ksym s;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[256];
+		struct diags ds = {0};
+		size_t prefix = strlen("ffffffff81000010 T good_before\n");
+		int n = snprintf(text, sizeof(text), "ffffffff81000010 T good_before\n%s\n"
+			     "ffffffff81000020 T good_after\n", cases[i].line);
+		int rc = tb_ksyms_parse("k", text, (size_t)n, collect, &ds, &k);
+
+		is_int(rc, -EINVAL, "bad line '%s' is refused", cases[i].line);
+		ok(ds.n == 1 && ds.offset[0] == prefix + cases[i].bad_at &&
+			   strstr(ds.reason[0], cases[i].reason_has),
+		   "  one report at byte %zu (%s)", prefix + cases[i].bad_at, cases[i].reason_has);
+		if (ds.n)
+			diag("  said: byte %llu: %s", (unsigned long long)ds.offset[0], ds.reason[0]);
+		ok(k && tb_ksyms_count(k) == 2 && tb_ksyms_lookup(k, 0xffffffff81000010ull, &s) &&
+			   !strcmp(s.name, "good_before"),
+		   "  the good lines around it are kept");
+		tb_ksyms_free(k);
+	}
+	{
+		static const char nul[] = "ffffffff81000010 T good\nffffffff81000000 T a\0b\n";
+		struct diags ds = {0};
+		int rc = tb_ksyms_parse("k", nul, sizeof(nul) - 1, collect, &ds, &k);
+		ok(rc == -EINVAL && ds.n == 1 && ds.offset[0] == 24 + 20 && strstr(ds.reason[0], "NUL"),
+		   "a NUL byte is reported at its offset");
+		tb_ksyms_free(k);
+	}
+	{
+		static const char hidden[] = "0000000000000000 T a\n0000000000000000 t b\n";
+		int rc = tb_ksyms_parse("k", hidden, sizeof(hidden) - 1, NULL, NULL, &k);
+		ok(rc == -ENOENT && !k, "addresses hidden by kptr_restrict (all 0): -ENOENT, no table");
+	}
+}
+
+/* ------------------------------------------------------ rules, by hand */
+
+/*
+ * A table shaped like the kernel's: aliases at one address, the image's
+ * bounds, init text, a data symbol above _etext (listed, but outside the
+ * ranges the kernel resolves without KALLSYMS_ALL), and two modules whose
+ * symbols come in their own order.
+ */
+static const char table[] =
+	"ffffffff81000000 T first_alias\n"
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000000 T _text\n"
+	"ffffffff81000100 T func_a\n"
+	"ffffffff81000230 t func_b\n"
+	"ffffffff81000400 T _etext\n"
+	"ffffffff81200000 D some_data\n"
+	"ffffffff83000000 T _sinittext\n"
+	"ffffffff83000000 t init_func\n"
+	"ffffffff83000080 T _einittext\n"
+	"ffffffffc0002000 t mod_late\t[mod_x]\n"
+	"ffffffffc0001000 t mod_early\t[mod_x]\n"
+	"ffffffffc0001000 t mod_early_alias\t[mod_x]\n"
+	"ffffffffc0001800 T mod_y_func\t[mod_y]\n";
+
+static void check(const struct tb_ksyms *k, uint64_t addr, const char *name, uint64_t start,
+		  uint64_t size, const char *module, const char *why)
+{
+	struct tb_ksym s;
+	bool found = tb_ksyms_lookup(k, addr, &s);
+
+	if (!name) {
+		ok(!found, "0x%llx resolves to nothing: %s", (unsigned long long)addr, why);
+		return;
+	}
+	ok(found && !strcmp(s.name, name) && s.start == start && s.size == size &&
+		   (module ? s.module && !strcmp(s.module, module) : !s.module),
+	   "0x%llx is %s+0x%llx/0x%llx%s%s: %s", (unsigned long long)addr, name,
+	   (unsigned long long)(addr - start), (unsigned long long)size, module ? " " : "",
+	   module ? module : "", why);
+	if (found)
+		diag("  got %s start 0x%llx size 0x%llx module %s", s.name, (unsigned long long)s.start,
+		     (unsigned long long)s.size, s.module ? s.module : "-");
+}
+
+static void lookup_rules(void)
+{
+	struct tb_ksyms *k;
+	uint64_t a;
+
+	if (!ok(tb_ksyms_parse("table", table, sizeof(table) - 1, NULL, NULL, &k) == 0, "table parses"))
+		return;
+	is_int(tb_ksyms_count(k), 14, "14 symbols");
+	check(k, 0xffffffff81000000ull, "first_alias", 0xffffffff81000000ull, 0x100, NULL,
+	      "the first of three aliases, as the kernel picks");
+	check(k, 0xffffffff810000ffull, "first_alias", 0xffffffff81000000ull, 0x100, NULL,
+	      "up to the next address");
+	check(k, 0xffffffff81000123ull, "func_a", 0xffffffff81000100ull, 0x130, NULL,
+	      "size is the distance to the next symbol");
+	check(k, 0xffffffff810003ffull, "func_b", 0xffffffff81000230ull, 0x1d0, NULL,
+	      "the last text symbol ends at _etext");
+	check(k, 0xffffffff81000400ull, NULL, 0, 0, NULL, "_etext is outside [_stext, _etext)");
+	check(k, 0xffffffff81200010ull, NULL, 0, 0, NULL,
+	      "data above _etext is not resolved without _end (CONFIG_KALLSYMS_ALL)");
+	check(k, 0xffffffff80ffffffull, NULL, 0, 0, NULL, "below _stext");
+	check(k, 0xffffffff83000040ull, "_sinittext", 0xffffffff83000000ull, 0x80, NULL,
+	      "init text resolves; _sinittext is listed before init_func at that address");
+	check(k, 0xffffffffc0001004ull, "mod_early", 0xffffffffc0001000ull, 0x1000, "mod_x",
+	      "module symbols: the first listed of an address, size to the module's next");
+	check(k, 0xffffffffc0001900ull, "mod_y_func", 0xffffffffc0001800ull, 0, "mod_y",
+	      "the last symbol of a module has no known end (size 0)");
+	check(k, 0xffffffffc0002010ull, "mod_late", 0xffffffffc0002000ull, 0, "mod_x",
+	      "module symbols listed out of address order are sorted");
+	ok(tb_ksyms_address(k, "func_b", &a) && a == 0xffffffff81000230ull, "address of func_b");
+	ok(!tb_ksyms_address(k, "mod_early", &a), "tb_ksyms_address names image symbols only");
+	tb_ksyms_free(k);
+}
+
+/* ---------------------------------------------------------- live table */
+
+/* The first name listed at each address, by a plain scan of the text. */
+static void live_table(const char *text, size_t len, struct tb_ksyms *k)
+{
+	size_t checked = 0, wrong = 0;
+	uint64_t prev_addr = 0;
+	const char *p = text, *end = text + len;
+	struct tb_ksym s;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		unsigned long long addr;
+		char type, name[600];
+
+		if (!nl)
+			break;
+		if (sscanf(p, "%llx %c %599s", &addr, &type, name) == 3 && !memchr(p, '[', (size_t)(nl - p)) &&
+		    addr != prev_addr && (type == 'T' || type == 't') && checked < 2000000) {
+			/* Every 50th new address of the text, and its last byte before the next. */
+			static unsigned every;
+			if (every++ % 50 == 0 && tb_ksyms_lookup(k, addr, &s)) {
+				checked++;
+				if (strcmp(s.name, name) || s.start != addr) {
+					if (wrong++ < 5)
+						diag("0x%llx: ours %s, first listed %s", addr, s.name, name);
+				}
+			}
+		}
+		prev_addr = addr;
+		p = nl + 1;
+	}
+	ok(checked > 1000, "live: %zu text symbols looked up", checked);
+	is_int(wrong, 0, "live: each resolves to the first name listed at its address");
+}
+
+static char *slurp_fd(int fd, size_t *len)
+{
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	*len = 0;
+	while (buf && (n = read(fd, buf + *len, cap - *len)) > 0) {
+		*len += (size_t)n;
+		if (*len == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	return buf;
+}
+
+static struct tb_ksyms *live_kallsyms(void)
+{
+	int fd = open("/proc/kallsyms", O_RDONLY);
+	struct tb_ksyms *k = NULL;
+	double t0, t1, t2;
+	size_t len;
+	char *text;
+	int rc;
+
+	if (fd < 0) {
+		skip(3, "no /proc/kallsyms");
+		return NULL;
+	}
+	t0 = now_ms();
+	text = slurp_fd(fd, &len);
+	close(fd);
+	t1 = now_ms();
+	rc = tb_ksyms_parse("/proc/kallsyms", text, len, NULL, NULL, &k);
+	t2 = now_ms();
+	if (rc == -ENOENT) {
+		skip(3, "kallsyms addresses are hidden here");
+		free(text);
+		return NULL;
+	}
+	is_int(rc, 0, "live /proc/kallsyms (%zu bytes, %zu symbols) parses without a bad line", len,
+	       tb_ksyms_count(k));
+	diag("reading /proc/kallsyms took %.1f ms (the kernel writing it); parsing it %.1f ms",
+	     t1 - t0, t2 - t1);
+	live_table(text, len, k);
+	free(text);
+	return k;
+}
+
+/* ------------------------------------------- the kernel's +offset/size */
+
+static char instance[256];
+
+static void remove_instance(void)
+{
+	if (instance[0])
+		rmdir(instance);
+}
+
+static void on_signal(int sig)
+{
+	remove_instance();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int set(const char *name, const char *value)
+{
+	char path[512];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", instance, name);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* " => name+0xOFF/0xSIZE" lines of the kernel's stacks, against our lookups. */
+static void kernel_offsets(const struct tb_ksyms *k)
+{
+	char path[300], *text, *p;
+	size_t checked = 0, wrong = 0;
+
+	snprintf(instance, sizeof(instance), TRACEFS "/instances/tb-ksyms-%d", (int)getpid());
+	if (!k || geteuid() != 0 || mkdir(instance, 0755) < 0) {
+		instance[0] = '\0';
+		skip(2, "kernel +offset/size: needs root, tracefs and kallsyms");
+		return;
+	}
+	ok(set("options/sym-offset", "1") == 0 && set("events/syscalls/sys_enter_getppid/enable", "1") == 0 &&
+		   set("events/syscalls/sys_enter_getppid/trigger", "stacktrace") == 0 &&
+		   set("tracing_on", "1") == 0,
+	   "instance with kernel stacks printed with sym-offset");
+	for (int i = 0; i < 3; i++)
+		getppid();
+	set("tracing_on", "0");
+	snprintf(path, sizeof(path), "%s/trace", instance);
+	text = tap_slurp(path, NULL);
+	for (p = text; p && (p = strstr(p, "\n => ")) != NULL; p++) {
+		char name[600];
+		unsigned long long off, size;
+		uint64_t start;
+		struct tb_ksym s;
+
+		if (sscanf(p + 5, "%599[^+\n]+0x%llx/0x%llx", name, &off, &size) != 3)
+			continue;
+		checked++;
+		if (!tb_ksyms_address(k, name, &start) || !tb_ksyms_lookup(k, start + off, &s)) {
+			if (wrong++ < 5)
+				diag("kernel: %s+0x%llx/0x%llx, ours: not found", name, off, size);
+		} else if (strcmp(s.name, name) || s.size != size) {
+			if (wrong++ < 5)
+				diag("kernel: %s+0x%llx/0x%llx, ours: %s/0x%llx", name, off, size, s.name,
+				     (unsigned long long)s.size);
+		}
+	}
+	free(text);
+	remove_instance();
+	instance[0] = '\0';
+	ok(checked >= 4 && wrong == 0, "%zu stack entries: our name and size equal the kernel's "
+	   "name+off/size (%zu differ)", checked, wrong);
+}
+
+int main(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGABRT, SIGSEGV, SIGBUS};
+	struct tb_ksyms *k;
+
+	atexit(remove_instance);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], on_signal);
+	alarm(120);
+	bad_lines();
+	lookup_rules();
+	k = live_kallsyms();
+	kernel_offsets(k);
+	tb_ksyms_free(k);
+	return done_testing();
+}
