@@ -428,6 +428,164 @@ static void check_cmdlines(void)
 	tb_schema_free(s);
 }
 
+/*
+ * printk_formats: our parser takes each line apart before libtraceevent
+ * sees it (its own reads out of bounds on "0x1:").  Bad lines are reported
+ * at their offset and skipped; good ones, the short ones too, are what a
+ * bputs record's string resolves to.
+ */
+static void check_printk_formats(void)
+{
+	static const char text[] = "0xffffffff81000100 : \"hello\\n\"\n" /* the kernel's \n is cut */
+				   "0x1:\n"
+				   "0xffffffff81000200 : \"a\"\n"
+				   "0xffffffff81000300 : \"\"\n"
+				   "nonsense\n"
+				   "0x2 : \"no closing quote\n"
+				   "0x : \"no digits\"\n"
+				   "0x11111111111111111 : \"17 digits\"\n";
+	static const struct {
+		const char *line;
+		size_t at;
+	} bad[] = {{"0x1:", 3}, {"nonsense", 0}, {"0x2 :", 3}, {"0x :", 2}, {"0x11111111111111111", 2}};
+	static const struct {
+		unsigned long long addr;
+		const char *tail;
+	} good[] = {{0xffffffff81000100ull, ": hello"}, {0xffffffff81000200ull, ": a"},
+		    {0xffffffff81000300ull, ": "}, {0xffffffff81000400ull, ": ffffffff81000400"}};
+	struct tb_schema *s = tb_schema_new();
+	size_t len, all = 0, found = 0;
+	char *fmt = tap_slurp("tests/data/kernel/formats/ftrace/bputs.format", &len);
+
+	tb_schema_set_diag(s, collect, &problems);
+	problems.n = 0;
+	is_int(fmt ? tb_schema_load_format(s, "bputs.format", "ftrace", fmt, len) : -1, 0, "bputs format loaded");
+	is_int(tb_schema_load_printk_formats(s, "printk_formats", text, sizeof(text) - 1), -EINVAL,
+	       "printk_formats with bad lines: reported");
+	is_int(problems.n, sizeof(bad) / sizeof(bad[0]), "printk_formats: each bad line once");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t want = (size_t)(strstr(text, bad[i].line) - text) + bad[i].at;
+		for (size_t j = 0; j < problems.n; j++)
+			found += problems.p[j].offset == want && !strcmp(problems.p[j].file, "printk_formats") &&
+				 strstr(problems.p[j].reason, "0xADDRESS");
+	}
+	is_int(found, sizeof(bad) / sizeof(bad[0]), "printk_formats: each at its line's bad byte");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint8_t rec[24] = {15, 0, 0, 0, 1};
+		struct tb_event_ref ev = {0, 1000, rec, sizeof(rec)};
+		struct tb_diag err;
+		char *out = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&out, &n);
+		memcpy(rec + 16, &good[i].addr, 8);
+		tb_render_event(s, &ev, NULL, f, &err);
+		fclose(f);
+		if (n && out[n - 1] == '\n')
+			out[--n] = '\0';
+		all += n >= strlen(good[i].tail) && !strcmp(out + n - strlen(good[i].tail), good[i].tail);
+		if (!(n >= strlen(good[i].tail) && !strcmp(out + n - strlen(good[i].tail), good[i].tail)))
+			diag("got '%s'", out);
+		free(out);
+	}
+	is_int(all, 4, "printk_formats: the good lines resolve (\"hello\", \"a\", \"\"), an unknown address prints as hex");
+	free(fmt);
+	tb_schema_free(s);
+}
+
+/* kallsyms: the same, with the kernel's "ADDR TYPE NAME[\t[MODULE]]" lines. */
+static void check_kallsyms(void)
+{
+	static const char text[] = "ffffffff81000000 T _stext\n"
+				   "zzzz T not_hex\n"
+				   "ffffffff81000010 t in_module\t[mymod]\n"
+				   "ffffffff81000020 T\n"
+				   "ffffffff81000030 T two words\n"
+				   "ffffffff81000040 t open_bracket\t[mod\n"
+				   "12345678901234567 T seventeen_digits\n"
+				   "ffffffff81000050 T last_one";
+	static const char *const bad[] = {"zzzz", "ffffffff81000020 T", " words", "\t[mod\n", "12345678901234567"};
+	static const size_t bad_at[] = {0, 16, 0, 0, 16};
+	struct tb_schema *s = tb_schema_new();
+	struct tep_handle *tep = tb_schema_tep(s);
+	const char *f1, *f2, *f3;
+	size_t found = 0;
+
+	tb_schema_set_diag(s, collect, &problems);
+	problems.n = 0;
+	is_int(tb_schema_load_kallsyms(s, "kallsyms", text, sizeof(text) - 1), -EINVAL,
+	       "kallsyms with bad lines: reported");
+	is_int(problems.n, 5, "kallsyms: each bad line once");
+	for (size_t i = 0; i < 5; i++) {
+		size_t want = (size_t)(strstr(text, bad[i]) - text) + bad_at[i];
+		for (size_t j = 0; j < problems.n; j++)
+			found += problems.p[j].offset == want && strstr(problems.p[j].reason, "ADDRESS TYPE NAME");
+	}
+	is_int(found, 5, "kallsyms: each at its line's bad byte");
+	f1 = tep_find_function(tep, 0xffffffff81000004ull);
+	f2 = tep_find_function(tep, 0xffffffff81000010ull);
+	f3 = tep_find_function(tep, 0xffffffff81000050ull);
+	ok(f1 && !strcmp(f1, "_stext") && f2 && !strcmp(f2, "in_module") && f3 && !strcmp(f3, "last_one") &&
+		   tb_schema_has_symbols(s),
+	   "kallsyms: the good lines resolve (_stext, in_module, last_one)");
+	tb_schema_free(s);
+}
+
+/* The real print.format with its print fmt's argument wrapped in depth brackets. */
+static char *nested_format(size_t depth, size_t *len, size_t *too_deep_at)
+{
+	size_t base_len;
+	char *base = tap_slurp(E1 "formats/ftrace/print.format", &base_len);
+	char *arg = base ? strstr(base, ", REC->buf") : NULL, *out;
+	size_t head;
+
+	if (!arg)
+		return NULL;
+	head = (size_t)(arg - base) + 2;
+	out = malloc(base_len + 2 * depth + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, base, head);
+	memset(out + head, '(', depth);
+	/* ", REC->buf" -> ", (((REC->buf)))" */
+	memcpy(out + head + depth, arg + 2, 8);
+	memset(out + head + depth + 8, ')', depth);
+	strcpy(out + head + 2 * depth + 8, arg + 10);
+	*len = strlen(out);
+	*too_deep_at = head + 256;
+	free(base);
+	return out;
+}
+
+/*
+ * A print fmt nested 200,000 deep overflows libtraceevent's stack: refused
+ * first, at the 257th bracket, in linear time (an alarm catches a quadratic
+ * pass or a crash in the trial child that would take that long); 256 deep
+ * is left to libtraceevent.
+ */
+static void check_deep_nesting(void)
+{
+	size_t len, at;
+	char *text = nested_format(200000, &len, &at);
+	struct tb_schema *s = tb_schema_new();
+	int rc;
+
+	tb_schema_set_diag(s, collect, &problems);
+	problems.n = 0;
+	alarm(60);
+	rc = text ? tb_schema_load_format(s, "print.format", "ftrace", text, len) : 0;
+	alarm(0);
+	is_int(rc, -EINVAL, "print fmt nested 200,000 deep: refused, quickly");
+	expect_problem("print fmt nested 200,000 deep", "print.format", at, "nests brackets deeper than 256");
+	free(text);
+	text = nested_format(256, &len, &at);
+	problems.n = 0;
+	rc = text ? tb_schema_load_format(s, "print.format", "ftrace", text, len) : -1;
+	ok(problems.n == 0 || !strstr(problems.p[0].reason, "nests brackets"),
+	   "print fmt nested 256 deep: not refused for its depth (libtraceevent says %d)", rc);
+	free(text);
+	tb_schema_free(s);
+}
+
 /* ------------------------------------------------ records, directly */
 
 static void check_records(void)
@@ -950,6 +1108,9 @@ int main(void)
 	check_format_texts();
 	check_header_texts();
 	check_cmdlines();
+	check_printk_formats();
+	check_kallsyms();
+	check_deep_nesting();
 	check_records();
 	check_stats_texts();
 	check_stats_parser_edges();

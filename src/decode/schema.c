@@ -27,6 +27,7 @@
 #include "tracebuf/schema.h"
 
 #define MAX_EVENT_ID 65535u /* common_type is 16 bits */
+#define KSYM_NAME_MAX 512   /* the kernel's symbol names are shorter */
 
 struct schema_event {
 	struct tb_format format;
@@ -378,6 +379,42 @@ static int trial_in_child(const char *text, size_t len, const char *system,
 	return -EFAULT;
 }
 
+/*
+ * libtraceevent parses a print fmt by recursion, one level per bracket, so a
+ * print fmt nested 200,000 deep overflows its stack (and our own OR-group
+ * folding would take quadratic time first).  Kernel print fmts nest a few
+ * levels; refuse anything deeper than MAX_PRINT_FMT_DEPTH before either
+ * sees it, in one pass.  Brackets inside string and character literals do
+ * not count.  0, or -EINVAL with *at the index of the first bracket too deep.
+ */
+#define MAX_PRINT_FMT_DEPTH 256
+
+static int check_nesting(const char *p, size_t len, size_t *at)
+{
+	size_t depth = 0;
+	char quote = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = p[i];
+		if (quote) {
+			if (c == '\\')
+				i++;
+			else if (c == quote)
+				quote = 0;
+		} else if (c == '"' || c == '\'') {
+			quote = c;
+		} else if (c == '(' || c == '[' || c == '{') {
+			if (++depth > MAX_PRINT_FMT_DEPTH) {
+				*at = i;
+				return -EINVAL;
+			}
+		} else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	return 0;
+}
+
 /* Hand the format to libtraceevent; 0 if it now knows the event. */
 static int register_with_tep(struct tb_schema *s, const char *file, const char *system,
 			     const char *text, size_t len, const struct tb_format *f)
@@ -418,6 +455,7 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 {
 	struct schema_event *ev;
 	struct tb_diag d = {0};
+	size_t at = 0;
 	int rc;
 
 	if (check_system_name(s, file, system) < 0)
@@ -432,6 +470,11 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 		const struct schema_event *old = s->by_id[ev->format.id];
 		report(s, file, ev->format.id_offset, "ID %u is already used by %s/%s", ev->format.id,
 		       old->system, old->format.name);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && check_nesting(ev->format.print_fmt, ev->format.print_fmt_len, &at) < 0) {
+		report(s, file, ev->format.print_fmt_text_offset + at, "print fmt nests brackets "
+		       "deeper than %d; event %s left out", MAX_PRINT_FMT_DEPTH, ev->format.name);
 		rc = -EINVAL;
 	}
 	if (rc == 0)
@@ -517,44 +560,151 @@ static bool addresses_hidden(const char *text, size_t len)
 }
 
 /*
- * Hand a NUL-terminated copy of a text file to a libtraceevent parser that
- * wants a C string; a refusal is reported against the file as "what".
+ * kallsyms and printk_formats are handed to libtraceevent line by line, and
+ * only lines our own parsers took apart: its parsers trust their input (a
+ * printk_formats line shorter than they expect is read out of bounds).  A
+ * line that is not what the kernel prints is reported and skipped.
  */
-static int parse_text_file(struct tb_schema *s, const char *file, const char *text, size_t len,
-			   int (*parse)(struct tep_handle *, const char *), const char *what)
-{
-	char *copy = terminated_copy(text, len);
-	int rc;
+typedef int line_fn(struct tb_schema *s, const char *line, size_t len, size_t *bad);
 
-	if (!copy)
-		return -ENOMEM;
-	rc = parse(s->tep, copy);
-	free(copy);
-	if (rc < 0) {
-		report(s, file, 0, "%s", what);
+/* Call fn on every non-empty line; each bad one is reported as why.  0, -EINVAL or -ENOMEM. */
+static int each_line(struct tb_schema *s, const char *file, const char *text, size_t len,
+		     line_fn *fn, const char *why)
+{
+	size_t pos = 0, bad;
+	int rc = 0, r;
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		bad = 0;
+		r = n ? fn(s, text + pos, n, &bad) : 0;
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) {
+			report(s, file, pos + bad, "%s", why);
+			rc = -EINVAL;
+		}
+		pos += n + 1;
+	}
+	return rc;
+}
+
+/* Hex digits at p[*i] (at most 16): the value, *i moved past them; false if none or too many. */
+static bool hex_number(const char *p, size_t len, size_t *i, unsigned long long *v)
+{
+	size_t start = *i;
+
+	*v = 0;
+	while (*i < len && isxdigit((unsigned char)p[*i]) && *i - start < 16) {
+		char c = p[*i];
+		*v = *v << 4 | (unsigned)(isdigit((unsigned char)c) ? c - '0' : (c | 0x20) - 'a' + 10);
+		(*i)++;
+	}
+	return *i > start && (*i == len || !isxdigit((unsigned char)p[*i]));
+}
+
+/* A symbol or module name: printable, no blank, no bracket; its length. */
+static size_t name_length(const char *p, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && isgraph((unsigned char)p[n]) && p[n] != '[' && p[n] != ']')
+		n++;
+	return n;
+}
+
+/*
+ * One /proc/kallsyms line: "ADDR TYPE NAME" or "ADDR TYPE NAME\t[MODULE]".
+ * Absolute symbols (x86-64's per-CPU offsets) and ARM's '$' mapping symbols
+ * resolve nothing and are left out, as libtraceevent's own reader does.
+ */
+static int kallsyms_line(struct tb_schema *s, const char *p, size_t len, size_t *bad)
+{
+	char name[KSYM_NAME_MAX], mod[KSYM_NAME_MAX];
+	unsigned long long addr;
+	size_t i = 0, n, m = 0;
+	char type;
+
+	if (!hex_number(p, len, &i, &addr) || i + 3 > len || p[i] != ' ' ||
+	    !isalpha((unsigned char)p[i + 1]) || p[i + 2] != ' ') {
+		*bad = i;
 		return -EINVAL;
 	}
+	type = p[i + 1];
+	i += 3;
+	n = name_length(p + i, len - i);
+	if (n == 0 || n >= sizeof(name)) {
+		*bad = i;
+		return -EINVAL;
+	}
+	memcpy(name, p + i, n);
+	name[n] = '\0';
+	i += n;
+	if (i < len) {
+		if (p[i] != '\t' || i + 1 >= len || p[i + 1] != '[' ||
+		    (m = name_length(p + i + 2, len - i - 2)) == 0 || m >= sizeof(mod) ||
+		    i + 2 + m + 1 != len || p[len - 1] != ']') {
+			*bad = i;
+			return -EINVAL;
+		}
+		memcpy(mod, p + i + 2, m);
+		mod[m] = '\0';
+	}
+	if (type == 'A' || type == 'a' || name[0] == '$')
+		return 0;
+	if (tep_register_function(s->tep, name, addr, m ? mod : NULL) < 0)
+		return -ENOMEM;
+	s->have_symbols = true;
 	return 0;
 }
 
 int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)
 {
-	int rc;
-
 	if (addresses_hidden(text, len))
 		return 0;
-	rc = parse_text_file(s, file, text, len, tep_parse_kallsyms,
-			     "libtraceevent could not read this kallsyms file");
-	if (rc == 0)
-		s->have_symbols = true;
+	return each_line(s, file, text, len, kallsyms_line,
+			 "kallsyms line is not 'ADDRESS TYPE NAME' or 'ADDRESS TYPE NAME\\t[MODULE]'; "
+			 "skipped");
+}
+
+/*
+ * One printk_formats line: 0xADDR : "TEXT", as the kernel prints it (TEXT
+ * with \n, \t and \" escaped).  libtraceevent keeps TEXT without one
+ * trailing \n; it is registered here as "TEXT\n" (or "TEXT" when TEXT ends
+ * in \n), which its register call strips back to exactly that, and which is
+ * never too short for the two characters it looks at before the end.
+ */
+static int printk_format_line(struct tb_schema *s, const char *p, size_t len, size_t *bad)
+{
+	unsigned long long addr;
+	size_t i = 2, n;
+	char *fmt;
+	int rc;
+
+	if (len < 2 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X') || !hex_number(p, len, &i, &addr)) {
+		*bad = len < 2 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X') ? 0 : 2;
+		return -EINVAL;
+	}
+	if (len - i < 5 || memcmp(p + i, " : \"", 4) || p[len - 1] != '"' || memchr(p, '\0', len)) {
+		*bad = i;
+		return -EINVAL;
+	}
+	i += 4;
+	n = len - 1 - i; /* TEXT */
+	if (asprintf(&fmt, "\"%.*s%s\"", (int)n, p + i,
+		     n >= 2 && !memcmp(p + len - 3, "\\n", 2) ? "" : "\\n") < 0)
+		return -ENOMEM;
+	rc = tep_register_print_string(s->tep, fmt, addr) < 0 ? -ENOMEM : 0;
+	free(fmt);
 	return rc;
 }
 
 int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
 				  size_t len)
 {
-	return parse_text_file(s, file, text, len, tep_parse_printk_formats,
-			       "libtraceevent could not read this printk_formats file");
+	return each_line(s, file, text, len, printk_format_line,
+			 "printk_formats line is not '0xADDRESS : \"TEXT\"'; skipped");
 }
 
 /* ------------------------------------------------------------- queries */
