@@ -27,6 +27,9 @@
  * Ownership: tb_capture_open() returns a handle the caller closes with
  * tb_capture_close(); it owns its schema, its open files and the page
  * buffers that tb_capture_next_page() lends out.
+ *
+ * Misuse: a NULL capture or output is -EINVAL (queries: 0, false, NULL or
+ * "nop"; void calls: nothing).
  */
 #ifndef TRACEBUF_CAPTURE_H
 #define TRACEBUF_CAPTURE_H

@@ -27,6 +27,10 @@
  * state, the numbering and the loss counts stay exact, but a payload can be
  * overwritten before you read it, so such threads must serialise each call
  * together with their use of data (or give each CPU one consumer).
+ *
+ * Every call here returns -EINVAL for a NULL ring, iterator, event or
+ * buffer, a CPU the ring does not have, or a buffer smaller than a
+ * sub-buffer; tb_iter_close(NULL) does nothing.
  */
 #ifndef TRACEBUF_READER_H
 #define TRACEBUF_READER_H

@@ -21,6 +21,9 @@
  *
  * Ownership: nothing here keeps a pointer past the call; the capture, the
  * schema and the FILE * stay the caller's.
+ *
+ * Misuse: a NULL schema, event, capture or FILE * is -EINVAL
+ * (tb_render_header: nothing printed).
  */
 #ifndef TRACEBUF_REPORT_H
 #define TRACEBUF_REPORT_H

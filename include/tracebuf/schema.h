@@ -19,6 +19,10 @@
  * tb_format whose field array the caller releases with tb_format_release().
  * A schema is not thread-safe: use it from one thread at a time.
  *
+ * Misuse: every call takes NULL handles, outputs or texts (with len > 0)
+ * as -EINVAL (queries: 0, false or NULL; void calls: nothing); a NULL file
+ * name is reported as "".
+ *
  * libtraceevent 1.7.1 crashes on some malformed print fmts, so
  * tb_schema_load_format() first has it parse (and print one all-zero
  * record of) the format in a short-lived child process (fork, no exec);

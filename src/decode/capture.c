@@ -86,9 +86,11 @@ static void forward_diag(void *ctx, const struct tb_diag *d)
 void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset, const char *fmt,
 		       ...)
 {
-	struct tb_diag d = {.file = file};
+	struct tb_diag d = {.file = file ? file : ""};
 	va_list ap;
 
+	if (!c || !fmt)
+		return;
 	va_start(ap, fmt);
 	diag_vset(&d, offset, fmt, ap);
 	va_end(ap);
@@ -97,12 +99,13 @@ void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset, 
 
 void tb_capture_quiet(struct tb_capture *c, bool quiet)
 {
-	c->quiet = quiet;
+	if (c)
+		c->quiet = quiet;
 }
 
 unsigned long tb_capture_problems(const struct tb_capture *c)
 {
-	return c->problems;
+	return c ? c->problems : 0;
 }
 
 /* ---------------------------------------------------------------- files */
@@ -748,10 +751,15 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct tb_c
 
 int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
 {
-	struct tb_capture *c = calloc(1, sizeof(*c));
+	struct tb_capture *c;
 	int rc;
 
+	if (!out)
+		return -EINVAL;
 	*out = NULL;
+	if (!dir || !*dir)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	rc = capture_init(c, dir, opts);
@@ -796,48 +804,51 @@ void tb_capture_close(struct tb_capture *c)
 
 /* ------------------------------------------------------------- queries */
 
+/* The queries answer 0, false, NULL or "nop" for a NULL capture. */
 bool tb_capture_is_live(const struct tb_capture *c)
 {
-	return c->live;
+	return c && c->live;
 }
 
 int tb_capture_cpu_slots(const struct tb_capture *c)
 {
-	return c->slots;
+	return c ? c->slots : 0;
 }
 
 bool tb_capture_has_cpu(const struct tb_capture *c, int cpu)
 {
-	return cpu >= 0 && cpu < c->slots && c->cpus[cpu].path;
+	return c && cpu >= 0 && cpu < c->slots && c->cpus[cpu].path;
 }
 
 int tb_capture_online_cpus(const struct tb_capture *c)
 {
-	return c->online_cpus;
+	return c ? c->online_cpus : 0;
 }
 
 size_t tb_capture_subbuf_size(const struct tb_capture *c)
 {
-	return c->subbuf;
+	return c ? c->subbuf : 0;
 }
 
 const char *tb_capture_tracer(const struct tb_capture *c)
 {
-	return c->tracer;
+	return c ? c->tracer : "nop";
 }
 
 bool tb_capture_clock_is_ns(const struct tb_capture *c)
 {
-	return c->clock_ns;
+	return c && c->clock_ns;
 }
 
 struct tb_schema *tb_capture_schema(struct tb_capture *c)
 {
-	return c->schema;
+	return c ? c->schema : NULL;
 }
 
 int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stats *out)
 {
+	if (!c || !out)
+		return -EINVAL;
 	if (!tb_capture_has_cpu(c, cpu) || !c->cpus[cpu].have_stats)
 		return -ENOENT;
 	*out = c->cpus[cpu].stats;
@@ -1144,6 +1155,8 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 	struct cpu_source *s;
 	int rc;
 
+	if (!c || !page)
+		return -EINVAL;
 	if (!tb_capture_has_cpu(c, cpu))
 		return 0;
 	s = &c->cpus[cpu];
@@ -1175,6 +1188,8 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 
 int tb_capture_rewind(struct tb_capture *c)
 {
+	if (!c)
+		return -EINVAL;
 	if (c->live)
 		return -ESPIPE;
 	for (int i = 0; i < c->slots; i++) {

@@ -53,6 +53,8 @@ void tb_diag_print(void *ctx, const struct tb_diag *d)
 {
 	FILE *f = ctx ? ctx : stderr;
 
+	if (!d)
+		return;
 	fprintf(f, "tracebuf: %s: byte %llu: %s\n", d->file && *d->file ? d->file : "(input)",
 		(unsigned long long)d->offset, d->reason);
 }
@@ -117,13 +119,26 @@ void tb_schema_free(struct tb_schema *s)
 
 void tb_schema_set_diag(struct tb_schema *s, tb_diag_fn *fn, void *ctx)
 {
+	if (!s)
+		return;
 	s->diag = fn ? fn : tb_diag_print;
 	s->diag_ctx = fn ? ctx : NULL;
 }
 
 unsigned long tb_schema_problems(const struct tb_schema *s)
 {
-	return s->problems;
+	return s ? s->problems : 0;
+}
+
+/*
+ * What every loader checks first: a schema, and text unless it is empty.
+ * A NULL file name is reported as "".
+ */
+static int bad_load_args(const struct tb_schema *s, const char **file, const char *text, size_t len)
+{
+	if (!*file)
+		*file = "";
+	return !s || (!text && len) ? -EINVAL : 0;
 }
 
 /* A NUL-terminated copy for the libtraceevent calls that want C strings. */
@@ -145,6 +160,8 @@ int tb_schema_load_header_page(struct tb_schema *s, const char *file, const char
 	char *copy;
 	int rc = 0;
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	if (tb_header_page_parse(text, len, &s->header_page, &d) < 0)
 		return report_diag(s, file, &d);
 	copy = terminated_copy(text, len);
@@ -164,6 +181,8 @@ int tb_schema_load_header_event(struct tb_schema *s, const char *file, const cha
 {
 	struct tb_diag d = {0};
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	return tb_header_event_parse(text, len, &d) < 0 ? report_diag(s, file, &d) : 0;
 }
 
@@ -458,6 +477,8 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 	size_t at = 0;
 	int rc;
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	if (check_system_name(s, file, system) < 0)
 		return -EINVAL;
 	ev = calloc(1, sizeof(*ev));
@@ -523,6 +544,8 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 	char comm[64];
 	int pid, rc = 0;
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
@@ -661,6 +684,8 @@ static int kallsyms_line(struct tb_schema *s, const char *p, size_t len, size_t 
 
 int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)
 {
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	if (addresses_hidden(text, len))
 		return 0;
 	return each_line(s, file, text, len, kallsyms_line,
@@ -703,6 +728,8 @@ static int printk_format_line(struct tb_schema *s, const char *p, size_t len, si
 int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
 				  size_t len)
 {
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	return each_line(s, file, text, len, printk_format_line,
 			 "printk_formats line is not '0xADDRESS : \"TEXT\"'; skipped");
 }
@@ -711,24 +738,24 @@ int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const c
 
 size_t tb_schema_subbuf_size(const struct tb_schema *s)
 {
-	return s->have_header_page ? (size_t)s->header_page.data_offset + s->header_page.data_size
+	return s && s->have_header_page ? (size_t)s->header_page.data_offset + s->header_page.data_size
 				   : 0;
 }
 
 size_t tb_schema_event_count(const struct tb_schema *s)
 {
-	return s->nevents;
+	return s ? s->nevents : 0;
 }
 
 bool tb_schema_has_symbols(const struct tb_schema *s)
 {
-	return s->have_symbols;
+	return s && s->have_symbols;
 }
 
 const struct tb_format *tb_schema_event(const struct tb_schema *s, uint32_t id,
 					const char **system)
 {
-	const struct schema_event *ev = id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+	const struct schema_event *ev = s && id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
 
 	if (ev && system)
 		*system = ev->system;
@@ -737,6 +764,8 @@ const struct tb_format *tb_schema_event(const struct tb_schema *s, uint32_t id,
 
 void tb_schema_set_loader(struct tb_schema *s, tb_format_loader_fn *fn, void *ctx)
 {
+	if (!s)
+		return;
 	s->loader = fn;
 	s->loader_ctx = ctx;
 }
@@ -747,7 +776,7 @@ const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
 	const struct tb_format *f = tb_schema_event(s, id, system);
 	uint8_t bit = (uint8_t)(1u << (id % 8));
 
-	if (f || !s->loader || id > MAX_EVENT_ID || (s->asked[id / 8] & bit))
+	if (f || !s || !s->loader || id > MAX_EVENT_ID || (s->asked[id / 8] & bit))
 		return f;
 	s->asked[id / 8] |= bit;
 	s->loader(s->loader_ctx, s, id);
@@ -756,7 +785,7 @@ const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
 
 struct tep_handle *tb_schema_tep(struct tb_schema *s)
 {
-	return s->tep;
+	return s ? s->tep : NULL;
 }
 
 /* ------------------------------------------------------ record checks */
@@ -784,6 +813,8 @@ static int check_dynamic_field(const struct tb_field *f, const uint8_t *data, ui
 int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t len,
 			   struct tb_diag *err)
 {
+	if (!f || (!data && len))
+		return diag_fail(err, 0, "no format or no record");
 	if (len < f->min_size)
 		return diag_fail(err, len, "record of %u bytes is shorter than the %u bytes "
 				   "event %s needs", len, f->min_size, f->name);

@@ -313,6 +313,8 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 	struct common_header h;
 	int rc;
 
+	if (!s || !ev || !out || (!ev->data && ev->len))
+		return diag_fail(err, 0, "no schema, event or output");
 	if (ev->len < COMMON_HEADER_SIZE)
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
@@ -332,7 +334,9 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t written,
 		      int cpus)
 {
-	fprintf(out, "# tracer: %s\n#\n", tracer);
+	if (!out)
+		return;
+	fprintf(out, "# tracer: %s\n#\n", tracer ? tracer : "nop");
 	fprintf(out, "# entries-in-buffer/entries-written: %llu/%llu   #P:%d\n#\n",
 		(unsigned long long)entries, (unsigned long long)written, cpus);
 	fputs("#                                _-----=> irqs-off/BH-disabled\n"

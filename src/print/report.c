@@ -408,6 +408,8 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	uint64_t entries = 0, written = 0;
 	int rc = 0;
 
+	if (!c || !out)
+		return -EINVAL;
 	r.render.ns_clock = tb_capture_clock_is_ns(c);
 	r.ncpus = tb_capture_cpu_slots(c);
 	r.cpus = calloc(r.ncpus > 0 ? (size_t)r.ncpus : 1, sizeof(*r.cpus));

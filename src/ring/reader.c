@@ -240,7 +240,7 @@ int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
 	struct item it;
 	int rc;
 
-	if (cpu >= ring->r->ncpus)
+	if (!ring || !ev || cpu >= ring->r->ncpus)
 		return -EINVAL;
 	c = region_cpu(ring->r, cpu);
 	reader_lock(c);
@@ -278,8 +278,11 @@ static bool same_pos(struct reader_pos a, struct reader_pos b)
  */
 int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
 {
-	struct tb_region *r = ring->r;
+	struct tb_region *r;
 
+	if (!ring || !ev)
+		return -EINVAL;
+	r = ring->r;
 	for (;;) {
 		unsigned best = r->ncpus;
 		struct item best_it = {0};
@@ -599,9 +602,13 @@ static int iter_peek(struct tb_iter *it, unsigned cpu)
 
 int tb_iter_open(struct tb_ring *ring, struct tb_iter **out)
 {
-	struct tb_region *r = ring->r;
-	struct tb_iter *it = calloc(1, sizeof(*it) + r->ncpus * sizeof(struct iter_cpu));
+	struct tb_region *r;
+	struct tb_iter *it;
 
+	if (!ring || !out)
+		return -EINVAL;
+	r = ring->r;
+	it = calloc(1, sizeof(*it) + r->ncpus * sizeof(struct iter_cpu));
 	if (!it)
 		return -ENOMEM;
 	it->ring = ring;
@@ -620,7 +627,11 @@ int tb_iter_open(struct tb_ring *ring, struct tb_iter **out)
 
 int tb_iter_next(struct tb_iter *it, struct tb_event *ev)
 {
-	unsigned best = it->ncpus;
+	unsigned best;
+
+	if (!it || !ev)
+		return -EINVAL;
+	best = it->ncpus;
 
 	for (unsigned cpu = 0; cpu < it->ncpus; cpu++)
 		if (iter_peek(it, cpu) && (best == it->ncpus || it->cpu[cpu].ev.ts < it->cpu[best].ev.ts))
