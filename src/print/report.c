@@ -51,8 +51,9 @@ struct loss_books {
 	bool have_stats;
 	struct tb_cpu_stats st;
 	bool scanned;     /* the pages were looked at in advance (capture dirs) */
-	bool complete;    /* scan: the pages hold exactly the events the stats counted */
-	bool closed;      /* scan: nothing after the first count-less flag can have lost more */
+	bool complete;    /* scan: no page damaged, at least the events the stats counted */
+	bool closed;      /* scan: exactly those, and nothing after the first count-less
+			   * flag can have lost more: its count is exact */
 };
 
 struct report {
