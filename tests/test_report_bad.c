@@ -6,11 +6,14 @@
  * come out exactly as the kernel printed it (e1.cpu0.trace.txt).
  */
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 #include "lib/lines.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
+#include "schema_kernel.h"
 #include "tracebuf/report.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
@@ -428,6 +432,166 @@ static void check_cmdlines(void)
 	tb_schema_free(s);
 }
 
+/*
+ * printk_formats: our parser takes each line apart before libtraceevent
+ * sees it (its own reads out of bounds on "0x1:").  Bad lines are reported
+ * at their offset and skipped; good ones, the short ones too, are what a
+ * bputs record's string resolves to.
+ */
+/* One problem of file, whose reason starts with what, lies inside the line of text starting with line. */
+static size_t problem_in_line(const char *text, const char *line, const char *file, const char *what)
+{
+	size_t start = (size_t)(strstr(text, line) - text), end = start + strcspn(text + start, "\n");
+	size_t n = 0;
+
+	for (size_t j = 0; j < problems.n; j++)
+		n += problems.p[j].offset >= start && problems.p[j].offset <= end &&
+		     !strcmp(problems.p[j].file, file) && !strncmp(problems.p[j].reason, what, strlen(what));
+	return n;
+}
+
+static void check_printk_formats(void)
+{
+	static const char text[] = "0xffffffff81000100 : \"hello\\n\"\n" /* the kernel's \n is cut */
+				   "0x1:\n"
+				   "0xffffffff81000200 : \"a\"\n"
+				   "0xffffffff81000300 : \"\"\n"
+				   "nonsense\n"
+				   "0x2 : \"no closing quote\n"
+				   "0x : \"no digits\"\n"
+				   "0x11111111111111111 : \"17 digits\"\n";
+	static const char *const bad[] = {"0x1:", "nonsense", "0x2 :", "0x :", "0x11111111111111111"};
+	static const struct {
+		unsigned long long addr;
+		const char *tail;
+	} good[] = {{0xffffffff81000100ull, ": hello"}, {0xffffffff81000200ull, ": a"},
+		    {0xffffffff81000300ull, ": "}, {0xffffffff81000400ull, ": 0xffffffff81000400"}};
+	struct tb_schema *s = tb_schema_new();
+	size_t len, all = 0, found = 0;
+	char *fmt = tap_slurp("tests/data/kernel/formats/ftrace/bputs.format", &len);
+
+	tb_schema_set_diag(s, collect, &problems);
+	problems.n = 0;
+	is_int(fmt ? tb_schema_load_format(s, "bputs.format", "ftrace", fmt, len) : -1, 0, "bputs format loaded");
+	is_int(tb_schema_load_printk_formats(s, "printk_formats", text, sizeof(text) - 1), -EINVAL,
+	       "printk_formats with bad lines: reported");
+	is_int(problems.n, sizeof(bad) / sizeof(bad[0]), "printk_formats: each bad line once");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		found += problem_in_line(text, bad[i], "printk_formats", "printk_formats line");
+	is_int(found, sizeof(bad) / sizeof(bad[0]), "printk_formats: each inside its own line");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint8_t rec[24] = {15, 0, 0, 0, 1};
+		struct tb_event_ref ev = {0, 1000, rec, sizeof(rec)};
+		struct tb_diag err;
+		char *out = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&out, &n);
+		memcpy(rec + 16, &good[i].addr, 8);
+		tb_render_event(s, &ev, NULL, f, &err);
+		fclose(f);
+		if (n && out[n - 1] == '\n')
+			out[--n] = '\0';
+		all += n >= strlen(good[i].tail) && !strcmp(out + n - strlen(good[i].tail), good[i].tail);
+		if (!(n >= strlen(good[i].tail) && !strcmp(out + n - strlen(good[i].tail), good[i].tail)))
+			diag("got '%s'", out);
+		free(out);
+	}
+	is_int(all, 4, "printk_formats: the good lines resolve (\"hello\", \"a\", \"\"), an unknown address prints as 0x hex");
+	free(fmt);
+	tb_schema_free(s);
+}
+
+/* kallsyms: the same, with the kernel's "ADDR TYPE NAME[\t[MODULE]]" lines. */
+static void check_kallsyms(void)
+{
+	static const char text[] = "ffffffff81000000 T _stext\n"
+				   "zzzz T not_hex\n"
+				   "ffffffff81000010 t in_module\t[mymod]\n"
+				   "ffffffff81000020 T\n"
+				   "ffffffff81000030 T two words\n"
+				   "ffffffff81000040 t open_bracket\t[mod\n"
+				   "12345678901234567 T seventeen_digits\n"
+				   "ffffffff81000050 T last_one\n"
+				   "ffffffff81000060 T _etext"; /* the image's end: beyond it nothing resolves */
+	static const char *const bad[] = {"zzzz", "ffffffff81000020 T", "ffffffff81000030 T two",
+					  "ffffffff81000040 t open", "12345678901234567"};
+	struct tb_schema *s = tb_schema_new();
+	const char *f1, *f2, *f3, *mod = NULL;
+	size_t found = 0;
+
+	tb_schema_set_diag(s, collect, &problems);
+	problems.n = 0;
+	is_int(tb_schema_load_kallsyms(s, "kallsyms", text, sizeof(text) - 1), -EINVAL,
+	       "kallsyms with bad lines: reported");
+	is_int(problems.n, 5, "kallsyms: each bad line once");
+	for (size_t i = 0; i < 5; i++)
+		found += problem_in_line(text, bad[i], "kallsyms", "kallsyms line");
+	is_int(found, 5, "kallsyms: each inside its own line");
+	f1 = tb_schema_symbol(s, 0xffffffff81000004ull, NULL, NULL, NULL);
+	f2 = tb_schema_symbol(s, 0xffffffff81000010ull, NULL, NULL, &mod);
+	f3 = tb_schema_symbol(s, 0xffffffff81000050ull, NULL, NULL, NULL);
+	ok(f1 && !strcmp(f1, "_stext") && f2 && !strcmp(f2, "in_module") && mod && !strcmp(mod, "mymod") &&
+		   f3 && !strcmp(f3, "last_one") && tb_schema_has_symbols(s),
+	   "kallsyms: the good lines resolve (_stext, in_module, last_one)");
+	tb_schema_free(s);
+}
+
+/* The real print.format with its print fmt's argument wrapped in depth brackets. */
+static char *nested_format(size_t depth, size_t *len, size_t *too_deep_at)
+{
+	size_t base_len;
+	char *base = tap_slurp(E1 "formats/ftrace/print.format", &base_len);
+	char *arg = base ? strstr(base, ", REC->buf") : NULL, *out;
+	size_t head;
+
+	if (!arg)
+		return NULL;
+	head = (size_t)(arg - base) + 2;
+	out = malloc(base_len + 2 * depth + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, base, head);
+	memset(out + head, '(', depth);
+	/* ", REC->buf" -> ", (((REC->buf)))" */
+	memcpy(out + head + depth, arg + 2, 8);
+	memset(out + head + depth + 8, ')', depth);
+	strcpy(out + head + 2 * depth + 8, arg + 10);
+	*len = strlen(out);
+	*too_deep_at = head + 256;
+	free(base);
+	return out;
+}
+
+/*
+ * A print fmt nested 200,000 deep overflows libtraceevent's stack: refused
+ * first, at the 257th bracket, in linear time (an alarm catches a quadratic
+ * pass or a crash in the trial child that would take that long); 256 deep
+ * is left to libtraceevent.
+ */
+static void check_deep_nesting(void)
+{
+	size_t len, at;
+	char *text = nested_format(200000, &len, &at);
+	struct tb_schema *s = tb_schema_new();
+	int rc;
+
+	tb_schema_set_diag(s, collect, &problems);
+	problems.n = 0;
+	alarm(60);
+	rc = text ? tb_schema_load_format(s, "print.format", "ftrace", text, len) : 0;
+	alarm(0);
+	is_int(rc, -EINVAL, "print fmt nested 200,000 deep: refused, quickly");
+	expect_problem("print fmt nested 200,000 deep", "print.format", at, "nests brackets deeper than 256");
+	free(text);
+	text = nested_format(256, &len, &at);
+	problems.n = 0;
+	rc = text ? tb_schema_load_format(s, "print.format", "ftrace", text, len) : -1;
+	ok(problems.n == 0 || !strstr(problems.p[0].reason, "nests brackets"),
+	   "print fmt nested 256 deep: not refused for its depth (libtraceevent says %d)", rc);
+	free(text);
+	tb_schema_free(s);
+}
+
 /* ------------------------------------------------ records, directly */
 
 static void check_records(void)
@@ -461,6 +625,372 @@ static void check_records(void)
 	tb_format_release(&f);
 	free(fmt);
 	tb_schema_free(s);
+}
+
+/* ------------------------------------------------ hostile captures */
+
+/*
+ * A scratch capture: e1's header_page, formats and trace_clock (symlinks), then whatever
+ * a test puts beside them.  Removed whole afterwards.
+ */
+static char scratch[64];
+
+static const char *scratch_path(const char *name)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", scratch, name);
+	return path;
+}
+
+static bool scratch_make(void)
+{
+	char real[PATH_MAX];
+
+	strcpy(scratch, "/tmp/tb-bad-cap-XXXXXX");
+	if (!mkdtemp(scratch) || !realpath(E1, real))
+		return false;
+	for (const char *const *n = (const char *const[]){"header_page", "formats", "trace_clock", NULL}; *n; n++) {
+		char from[PATH_MAX + 64];
+		snprintf(from, sizeof(from), "%s/%s", real, *n);
+		if (symlink(from, scratch_path(*n)) < 0)
+			return false;
+	}
+	return true;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st, (void)type, (void)f;
+	return remove(path);
+}
+
+static void scratch_remove(void)
+{
+	nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void scratch_write(const char *name, const void *data, size_t len)
+{
+	FILE *f = fopen(scratch_path(name), "w");
+
+	if (!f || fwrite(data, 1, len, f) != len)
+		diag("cannot write %s", scratch_path(name));
+	if (f)
+		fclose(f);
+}
+
+/* scratch/name -> target (a file of the real capture when target is relative). */
+static void scratch_link(const char *name, const char *target)
+{
+	char real[PATH_MAX], from[PATH_MAX + 64];
+
+	if (target[0] != '/' && realpath(E1, real)) {
+		snprintf(from, sizeof(from), "%s/%s", real, target);
+		target = from;
+	}
+	if (symlink(target, scratch_path(name)) < 0)
+		diag("symlink %s: %s", scratch_path(name), strerror(errno));
+}
+
+/* e1's raw pages in the order given (-1: a page of zeros). */
+static uint8_t *e1_pages(const int *order, size_t n, size_t *len)
+{
+	size_t rawlen;
+	uint8_t *raw = (uint8_t *)tap_slurp(E1 "e1.cpu0.raw", &rawlen);
+	uint8_t *out = calloc(n, 4096);
+
+	for (size_t i = 0; raw && out && i < n; i++)
+		if (order[i] >= 0)
+			memcpy(out + i * 4096, raw + (size_t)order[i] * 4096, 4096);
+	free(raw);
+	*len = n * 4096;
+	return out;
+}
+
+/* The problem whose file ends with file, or NULL. */
+static const struct problem *problem_in(const char *file)
+{
+	for (size_t i = 0; i < problems.n; i++)
+		if (ends_with(problems.p[i].file, file))
+			return &problems.p[i];
+	return NULL;
+}
+
+/*
+ * A FIFO, a device or a directory where a file is expected: refused with
+ * the file's name and what it is, never read (a FIFO would block, a device
+ * never ends).  Each case runs under an alarm.
+ */
+static void check_not_regular(void)
+{
+	static const struct {
+		const char *name, *as, *kind;
+		bool raw; /* add e1's raw pages as cpu0.raw */
+		int rc;   /* of the report (or the open) */
+		size_t events;
+	} cases[] = {
+		{"cpu0.raw", "fifo", "a FIFO", false, 1, 0},
+		{"cpu0.raw", "/dev/zero", "a character device", false, 1, 0},
+		{"cpu0.raw", "dir", "a directory", false, 1, 0},
+		{"cpu0.stats", "/dev/urandom", "a character device", true, 1, 149},
+		{"cpu0.stats", "fifo", "a FIFO", true, 1, 149},
+		{"saved_cmdlines", "fifo", "a FIFO", true, 1, 149},
+		{"printk_formats", "/dev/zero", "a character device", true, 1, 149},
+		{"kallsyms", "/dev/urandom", "a character device", true, 1, 149},
+		{"meta.txt", "fifo", "a FIFO", true, 1, 149},
+		/* the only clock refused: the open fails too (no clock: no times) */
+		{"trace_clock", "dir", "a directory", true, -EINVAL, 0},
+		{"header_event", "fifo", "a FIFO", true, 1, 149},
+		{"header_page", "fifo", "a FIFO", true, -EINVAL, 0},
+		{"header_page", "dir", "a directory", true, -EINVAL, 0},
+		{"header_page", "/dev/zero", "a character device", true, -EINVAL, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char what[128];
+		struct lines l = {0};
+		const struct problem *p;
+		int rc;
+
+		snprintf(what, sizeof(what), "%s as %s", cases[i].name, cases[i].as);
+		if (!scratch_make()) {
+			ok(0, "%s: set up", what);
+			continue;
+		}
+		if (cases[i].raw)
+			scratch_link("cpu0.raw", "e1.cpu0.raw");
+		if (!strcmp(cases[i].name, "header_page") || !strcmp(cases[i].name, "trace_clock"))
+			unlink(scratch_path(cases[i].name));
+		if (!strcmp(cases[i].as, "fifo"))
+			mkfifo(scratch_path(cases[i].name), 0600);
+		else if (!strcmp(cases[i].as, "dir"))
+			mkdir(scratch_path(cases[i].name), 0700);
+		else
+			scratch_link(cases[i].name, cases[i].as);
+		alarm(30); /* a reader that blocks on the FIFO or reads the device forever fails here */
+		rc = report(scratch, &l);
+		alarm(0);
+		p = problem_in(cases[i].name);
+		is_int(rc, cases[i].rc, "%s: %s, no hang", what, cases[i].rc < 0 ? "the open fails" : "damaged");
+		ok(problems.n == (strcmp(cases[i].name, "trace_clock") ? 1u : 2u) && p && p->offset == 0 &&
+			   strstr(p->reason, cases[i].kind) &&
+			   strstr(p->reason, "only regular files"),
+		   "%s: one problem, naming %s, byte 0, '%s'", what, cases[i].name, cases[i].kind);
+		if (cases[i].events)
+			expect_kernel_lines(what, &l, 0, kernel.n, 0, 0);
+		else
+			is_int(l.n, 0, "%s: nothing printed", what);
+		free_lines(&l);
+		scratch_remove();
+	}
+}
+
+/* A format file that is a FIFO: the event is unknown, said once, never a hang. */
+static void check_format_fifo(void)
+{
+	char real[PATH_MAX], from[PATH_MAX + 64];
+	struct lines l = {0};
+	const struct problem *p;
+
+	if (!scratch_make() || !realpath(E1, real)) {
+		ok(0, "format FIFO: set up");
+		return;
+	}
+	unlink(scratch_path("formats"));
+	mkdir(scratch_path("formats"), 0700);
+	mkdir(scratch_path("formats/ftrace"), 0700);
+	mkfifo(scratch_path("formats/ftrace/print.format"), 0600);
+	snprintf(from, sizeof(from), "%s/e1.cpu0.raw", real);
+	scratch_link("cpu0.raw", from);
+	alarm(30);
+	is_int(report(scratch, &l), 1, "format file as a FIFO: damaged, no hang");
+	alarm(0);
+	p = problem_in("formats/ftrace/print.format");
+	ok(p && strstr(p->reason, "a FIFO"), "format file as a FIFO: named, 'a FIFO'");
+	is_int(l.n, kernel.n, "format file as a FIFO: every record still has a line");
+	free_lines(&l);
+	scratch_remove();
+}
+
+/*
+ * header_page's sub-buffer size against the raw file: cap-c's 8 KiB pages
+ * under a 4 KiB header_page, and e1's 4 KiB pages under cap-c's 8 KiB one.
+ * Either way the file is refused with both sizes named, at the first byte
+ * that shows it, and nothing of it is printed (read at the wrong size, half
+ * the events would silently vanish).
+ */
+static void check_subbuf_mismatch(void)
+{
+	struct lines l = {0};
+	const struct problem *p;
+
+	if (scratch_make()) {
+		scratch_link("cpu0.raw", "../cap-c-subbuf8k/cpu0.raw");
+		is_int(report(scratch, &l), 1, "8 KiB pages, 4 KiB header_page: damaged");
+		p = problem_in("cpu0.raw");
+		ok(problems.n == 1 && p && p->offset == 8 && strstr(p->reason, "says 4096-byte") &&
+			   strstr(p->reason, "holds 8192-byte"),
+		   "8 KiB pages, 4 KiB header_page: both sizes named, at byte 8 (the first commit "
+		   "beyond 4080 bytes)");
+		is_int(l.n, 0, "8 KiB pages, 4 KiB header_page: no event printed");
+		free_lines(&l);
+		scratch_remove();
+	}
+	if (scratch_make()) {
+		unlink(scratch_path("header_page"));
+		scratch_link("header_page", "../cap-c-subbuf8k/header_page");
+		scratch_link("cpu0.raw", "e1.cpu0.raw");
+		is_int(report(scratch, &l), 1, "4 KiB pages, 8 KiB header_page: damaged");
+		p = problem_in("cpu0.raw");
+		ok(problems.n == 1 && p && p->offset == 4096 && strstr(p->reason, "says 8192-byte") &&
+			   strstr(p->reason, "holds 4096-byte"),
+		   "4 KiB pages, 8 KiB header_page: both sizes named, at byte 4096 (a header "
+		   "inside the first 8 KiB)");
+		is_int(l.n, 0, "4 KiB pages, 8 KiB header_page: no event printed (112 would have, "
+		       "the other 37 vanished)");
+		free_lines(&l);
+		scratch_remove();
+	}
+}
+
+/* An all-zero sub-buffer between e1's two: reported at its offset, skipped. */
+static void check_zero_page(void)
+{
+	static const int order[] = {0, -1, 1};
+	size_t len;
+	uint8_t *raw = e1_pages(order, 3, &len);
+	struct lines l = {0};
+
+	if (!raw || !scratch_make()) {
+		ok(0, "zero page: set up");
+		free(raw);
+		return;
+	}
+	scratch_write("cpu0.raw", raw, len);
+	is_int(report(scratch, &l), 1, "all-zero sub-buffer: damaged");
+	expect_problem("all-zero sub-buffer", "cpu0.raw", 4096, "all zeros");
+	expect_kernel_lines("all-zero sub-buffer", &l, 0, kernel.n, 0, 0);
+	free_lines(&l);
+	scratch_remove();
+	free(raw);
+}
+
+/*
+ * e1's sub-buffers swapped: time goes back at the second one.  Reported at
+ * its offset, and the events keep the file's order: page 1's 37, then page
+ * 0's 112.
+ */
+static void check_time_back(void)
+{
+	static const int order[] = {1, 0};
+	size_t len;
+	uint8_t *raw = e1_pages(order, 2, &len);
+	struct lines l = {0};
+
+	if (!raw || !scratch_make()) {
+		ok(0, "time back: set up");
+		free(raw);
+		return;
+	}
+	scratch_write("cpu0.raw", raw, len);
+	is_int(report(scratch, &l), 1, "time going back: damaged");
+	expect_problem("time going back", "cpu0.raw", 4096, "time goes back");
+	expect_kernel_lines("time going back", &l, PAGE0_EVENTS, kernel.n, 0, PAGE0_EVENTS);
+	free_lines(&l);
+	scratch_remove();
+	free(raw);
+}
+
+/* cpu999999.raw: not a CPU this reader takes: said, and the rest printed. */
+static void check_cpu_too_high(void)
+{
+	struct lines l = {0};
+
+	if (!scratch_make()) {
+		ok(0, "cpu999999: set up");
+		return;
+	}
+	scratch_link("cpu0.raw", "e1.cpu0.raw");
+	scratch_link("cpu999999.raw", "e1.cpu0.raw");
+	scratch_link("cpu99999999999999999999.raw", "e1.cpu0.raw");
+	is_int(report(scratch, &l), 1, "cpu999999.raw: damaged");
+	ok(problems.n == 2 && problem_in("cpu999999.raw") &&
+		   strstr(problem_in("cpu999999.raw")->reason, "CPU number above 4095") &&
+		   problem_in("cpu99999999999999999999.raw"),
+	   "cpu999999.raw and a 20-digit CPU: each said to be above 4095, ignored");
+	expect_kernel_lines("cpu999999.raw", &l, 0, kernel.n, 0, 0);
+	free_lines(&l);
+	scratch_remove();
+}
+
+/*
+ * Thousands of raw files: a report holds one sub-buffer per CPU, so 600 CPUs
+ * of 512 KiB sub-buffers (300 MiB) are refused at the open with a message.
+ */
+static void check_page_memory(void)
+{
+	size_t len;
+	char *hp = tap_slurp(E1 "header_page", &len), *big = hp ? edited(hp, "size:4080;", "size:524272;", &len) : NULL;
+	char name[32];
+	struct lines l = {0};
+	const struct problem *p;
+
+	if (!big || !scratch_make()) {
+		ok(0, "page memory: set up");
+		free(hp);
+		free(big);
+		return;
+	}
+	unlink(scratch_path("header_page"));
+	scratch_write("header_page", big, len);
+	for (int cpu = 0; cpu < 600; cpu++) {
+		snprintf(name, sizeof(name), "cpu%d.raw", cpu);
+		scratch_write(name, "", 0);
+	}
+	is_int(report(scratch, &l), -E2BIG, "600 CPUs of 512 KiB sub-buffers: the open is refused");
+	p = problems.n == 1 ? &problems.p[0] : NULL;
+	ok(p && ends_with(p->file, scratch) && strstr(p->reason, "600 CPUs") && strstr(p->reason, "300 MiB"),
+	   "... with one message naming the directory, the CPUs and the memory");
+	free_lines(&l);
+	scratch_remove();
+	free(hp);
+	free(big);
+}
+
+/*
+ * More raw files than the process may keep open: with RLIMIT_NOFILE at 40,
+ * 100 CPUs (each e1's pages) still print every event, in a child process.
+ */
+static void check_many_files(void)
+{
+	char name[32];
+	pid_t pid;
+	int status = -1;
+
+	if (!scratch_make()) {
+		ok(0, "many files: set up");
+		return;
+	}
+	for (int cpu = 0; cpu < 100; cpu++) {
+		snprintf(name, sizeof(name), "cpu%d.raw", cpu);
+		scratch_link(name, "e1.cpu0.raw");
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit lim = {40, 40};
+		struct lines l = {0};
+		int rc;
+		setrlimit(RLIMIT_NOFILE, &lim);
+		rc = report(scratch, &l);
+		_exit(rc == 0 && problems.n == 0 && l.n == 100 * kernel.n ? 0 : 1);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "100 CPUs with 40 file descriptors: every event printed, nothing reported");
+	scratch_remove();
 }
 
 /* --------------------------------------------------------------- CLI */
@@ -586,9 +1116,20 @@ int main(void)
 	check_format_texts();
 	check_header_texts();
 	check_cmdlines();
+	check_printk_formats();
+	check_kallsyms();
+	check_deep_nesting();
 	check_records();
 	check_stats_texts();
 	check_stats_parser_edges();
+	check_not_regular();
+	check_format_fifo();
+	check_subbuf_mismatch();
+	check_zero_page();
+	check_time_back();
+	check_cpu_too_high();
+	check_page_memory();
+	check_many_files();
 	check_cli();
 	free_lines(&kernel);
 	return done_testing();

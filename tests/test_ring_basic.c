@@ -86,6 +86,7 @@ static void test_overwrite_reports(void)
 	struct tb_event ev;
 	struct tb_iter *it;
 	uint64_t iter_lost = 0, iter_recs = 0, first_seq = 0, cons_lost = 0, cons_recs = 0;
+	uint64_t iter_lost_seq = 0, cons_lost_seq = 0;
 	int lost_first = -1;
 
 	write_n(ring, 0, 5000);
@@ -97,6 +98,7 @@ static void test_overwrite_reports(void)
 	while (tb_iter_next(it, &ev) == 1) {
 		if (ev.kind == TB_EVENT_LOST) {
 			iter_lost += ev.lost;
+			iter_lost_seq = ev.seqno;
 			if (lost_first < 0)
 				lost_first = iter_recs == 0;
 		} else {
@@ -110,12 +112,15 @@ static void test_overwrite_reports(void)
 	ok(lost_first == 1, "... before its first record");
 	is_int(iter_recs, st.entries, "iterator shows every held entry");
 	is_int(first_seq, st.overrun, "first held event is number overrun");
+	is_int(iter_lost_seq, st.overrun, "iterator: the LOST event's seqno is the number after "
+	       "the gap (the first held event's)");
 
 	tb_ring_stats(ring, 0, &st);
 	is_int(st.read, 0, "the iterator consumed nothing");
 	while (tb_consume(ring, 0, &ev) == 1) {
 		if (ev.kind == TB_EVENT_LOST) {
 			cons_lost += ev.lost;
+			cons_lost_seq = ev.seqno;
 			ok(cons_recs == 0, "consuming read: LOST before the first record");
 		} else {
 			const struct ev *e = ev.data;
@@ -127,6 +132,8 @@ static void test_overwrite_reports(void)
 	is_int(cons_lost, st.overrun, "consuming read: CPU:0 [LOST %llu EVENTS]",
 	       (unsigned long long)st.overrun);
 	is_int(cons_recs, st.entries, "consuming read: then every held event");
+	is_int(cons_lost_seq, st.overrun, "consuming read: the LOST event's seqno is the number "
+	       "after the gap, as the iterator's");
 	tb_ring_destroy(ring);
 }
 
@@ -202,6 +209,52 @@ static void test_read_page(void)
  * full; on again, every CPU takes writes.  Each CPU has written before,
  * so on the TSC clock the fast path is the one being stopped.
  */
+/*
+ * cap-e e3 in user space: 40-byte records fill a 4 KiB sub-buffer's 4080
+ * data bytes exactly, so the first page after an overrun has no room for
+ * the count (bit 31 alone, like the kernel's e3 page).  tb_read_page_info
+ * still says how many were lost, which number comes first, and how many
+ * events the page holds.  The counter clock keeps every delta small, so no
+ * time extend changes the layout.
+ */
+static void test_read_page_no_room(void)
+{
+	struct tb_ring *ring = ring_new(8, 4096, 1, TB_CLOCK_COUNTER);
+	uint8_t page[4096], payload[36] = {0};
+	struct tb_cpu_stats st;
+	struct tb_page_info info = {0};
+	struct tb_page_cursor c;
+	struct tb_record r;
+	uint32_t events = 0;
+
+	for (uint32_t i = 0; i < 1000; i++) {
+		memcpy(payload, &i, sizeof(i));
+		tb_write(ring, payload, sizeof(payload));
+	}
+	tb_ring_stats(ring, 0, &st);
+	ok(tb_read_page_info(ring, 0, page, sizeof(page), &info) == (long)sizeof(page) &&
+		   tb_page_cursor_init(&c, page, sizeof(page)) == 0,
+	   "no room: the first page reads and decodes");
+	ok(c.hdr.lost && !c.hdr.lost_stored && c.hdr.data_len == 4080,
+	   "no room: 4080 bytes of records, lost flag without the count (commit 0x%llx)",
+	   (unsigned long long)c.hdr.commit_raw);
+	while (tb_page_next_data(&c, &r) == 1) {
+		uint32_t n;
+		memcpy(&n, r.data, sizeof(n));
+		events += n == info.first_seqno + events;
+	}
+	ok(st.overrun > 0 && info.lost == st.overrun, "no room: info.lost = %llu = the overrun",
+	   (unsigned long long)info.lost);
+	is_int(info.first_seqno, st.overrun, "no room: info.first_seqno is the number after the gap");
+	ok(info.events == 102 && events == 102, "no room: info.events = 102, numbered from first_seqno");
+	info.lost = 12345;
+	ok(tb_read_page_info(ring, 0, page, sizeof(page), &info) > 0 && info.lost == 0 &&
+		   info.first_seqno == st.overrun + 102,
+	   "next page: nothing lost before it, numbering continues (%llu)",
+	   (unsigned long long)info.first_seqno);
+	tb_ring_destroy(ring);
+}
+
 static void test_recording_switch(void)
 {
 	struct tb_ring *ring = ring_new(64, 4096, 1, spec_clock);
@@ -344,6 +397,7 @@ int main(void)
 		test_read_page();
 		test_recording_switch();
 	}
+	test_read_page_no_room();
 	test_refusals();
 	test_sizing();
 	test_reset();

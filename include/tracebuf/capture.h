@@ -27,9 +27,19 @@
  * (and counts) the problems held for that event, and at its end
  * tb_capture_warn_unused(), which tells the rest as warnings.
  *
+ * Inputs are distrusted: only regular files are read (a FIFO, a device or
+ * a directory in a file's place is refused and reported, never waited on);
+ * a raw file whose pages are plainly of another size than header_page's is
+ * refused, both sizes named; cpuN.raw with N above 4095 is reported and
+ * ignored; and a capture whose CPUs would need more than 256 MiB of page
+ * buffers (one sub-buffer per CPU is held while reporting) is refused.
+ *
  * Ownership: tb_capture_open() returns a handle the caller closes with
  * tb_capture_close(); it owns its schema, its open files and the page
  * buffers that tb_capture_next_page() lends out.
+ *
+ * Misuse: a NULL capture or output is -EINVAL (queries: 0, false, NULL or
+ * "nop"; void calls: nothing).
  */
 #ifndef TRACEBUF_CAPTURE_H
 #define TRACEBUF_CAPTURE_H
@@ -60,7 +70,9 @@ struct tb_capture_opts {
  * Open dir (a capture directory or a live instance; opts may be NULL).
  * 0 with *out set, or negative errno: -ENOENT when dir has no header_page
  * / per_cpu, -EINVAL when header_page is unusable or the trace clock is
- * missing or not one whose unit tracebuf knows (reported), -ENOMEM.
+ * missing or not one whose unit tracebuf knows (reported) or dir or out is
+ * NULL, -E2BIG when the CPUs' page buffers would exceed the limit
+ * (reported), -ENOMEM.
  * Problems in optional files are reported and do not fail the open.
  */
 int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out);
@@ -105,7 +117,8 @@ struct tb_raw_page {
 /*
  * The CPU's next sub-buffer: 1 with *page filled, 0 when there are no more
  * (a live buffer is empty, EAGAIN), negative errno on a read error (then
- * reported; the CPU is finished).  A trailing partial sub-buffer in a raw
+ * reported; the CPU is finished; -EINVAL for a file refused as above, said
+ * again at the start of every pass).  A trailing partial sub-buffer in a raw
  * file is reported and skipped.
  */
 int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page);

@@ -10,6 +10,9 @@
  *
  * Ownership: nothing here allocates. A cursor or writer borrows the page
  * memory the caller passes and must not outlive it.
+ *
+ * Misuse: a NULL page, cursor, writer, record or header is -EINVAL (the
+ * writer's counters read 0); a writer whose init failed refuses every call.
  */
 #ifndef TRACEBUF_PAGE_H
 #define TRACEBUF_PAGE_H

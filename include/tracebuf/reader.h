@@ -14,7 +14,10 @@
  * Every event committed on a CPU has a number (seqno), counted from 0 since
  * the ring was created or reset.  A reader that skips numbers reports the
  * skipped count as a TB_EVENT_LOST event before the next record, so the
- * count is exactly the gap.
+ * count is exactly the gap.  Every read path numbers a LOST event the same
+ * way: its .seqno is the number of the first event after the gap (the
+ * record that follows it, when one does), so it covers the numbers
+ * [.seqno - .lost, .seqno).
  *
  * Consuming readers of the same CPU are serialised internally (they may
  * wait for each other; writers never wait for anyone).  The data pointer of
@@ -24,6 +27,10 @@
  * state, the numbering and the loss counts stay exact, but a payload can be
  * overwritten before you read it, so such threads must serialise each call
  * together with their use of data (or give each CPU one consumer).
+ *
+ * Every call here returns -EINVAL for a NULL ring, iterator, event or
+ * buffer, a CPU the ring does not have, or a buffer smaller than a
+ * sub-buffer; tb_iter_close(NULL) does nothing.
  */
 #ifndef TRACEBUF_READER_H
 #define TRACEBUF_READER_H
@@ -39,7 +46,7 @@ extern "C" {
 
 enum tb_event_kind {
 	TB_EVENT_RECORD = 0,
-	TB_EVENT_LOST, /* lost events: count in .lost, before the record at .seqno */
+	TB_EVENT_LOST, /* lost events: count in .lost, numbers [.seqno - .lost, .seqno) */
 };
 
 struct tb_event {
@@ -47,7 +54,7 @@ struct tb_event {
 	unsigned cpu;
 	uint64_t ts;      /* raw clock value */
 	uint64_t ns;      /* ts in ns (tb_ring_to_ns) */
-	uint64_t seqno;   /* number of this event on its CPU */
+	uint64_t seqno;   /* RECORD: its number on its CPU; LOST: the number after the gap */
 	const void *data; /* payload (RECORD) */
 	uint32_t len;     /* payload bytes, rounded up to 4 as the format stores them */
 	uint64_t lost;    /* LOST: how many */
@@ -72,6 +79,21 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev);
  * and, when 8 bytes are left, store the count after the data (bit 30).
  */
 long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size);
+
+/* What a page read knows beside the page itself. */
+struct tb_page_info {
+	uint64_t lost;        /* events lost right before the page: exact, even when the page
+			       * had no room to store the count (bit 31 alone) */
+	uint64_t first_seqno; /* number of the page's first event (after the lost ones) */
+	uint32_t events;      /* data records in the page */
+};
+
+/*
+ * tb_read_page(), and *info (when not NULL) filled whenever a page is
+ * returned (left alone on 0 or an error).  -EINVAL for a NULL ring or buf.
+ */
+long tb_read_page_info(struct tb_ring *ring, unsigned cpu, void *buf, size_t size,
+		       struct tb_page_info *info);
 
 struct tb_iter;
 /*

@@ -12,13 +12,18 @@
  *
  * tb_report_write() prints a whole capture or live instance: the `trace`
  * header, then the events of all CPUs merged by time stamp, with a
- * "CPU:N [LOST M EVENTS]" line (or "CPU:N [LOST EVENTS]" when the count
- * was not stored) before the first event of every sub-buffer that carries
- * the lost flag.  Damaged input is reported through the capture's
+ * "CPU:N [LOST M EVENTS]" line before the first event of every sub-buffer
+ * that carries the lost flag.  A flag without a stored count takes its
+ * count from the CPU's stats (exact, or "LOST at least M EVENTS" when only
+ * a lower bound is sound), else prints "CPU:N [LOST EVENTS]"; the rule is in
+ * docs/tracebuf.1.  Damaged input is reported through the capture's
  * tb_diag_fn (file, byte offset, reason) and skipped; decoding goes on.
  *
  * Ownership: nothing here keeps a pointer past the call; the capture, the
  * schema and the FILE * stay the caller's.
+ *
+ * Misuse: a NULL schema, event, capture or FILE * is -EINVAL
+ * (tb_render_header: nothing printed).
  */
 #ifndef TRACEBUF_REPORT_H
 #define TRACEBUF_REPORT_H
@@ -79,7 +84,7 @@ struct tb_report_totals {
 	uint64_t pages;          /* sub-buffers read */
 	uint64_t bad_pages;      /* sub-buffers that failed to decode (wholly or in part) */
 	uint64_t lost_lines;     /* "CPU:N [LOST ...]" lines printed */
-	uint64_t lost_events;    /* sum of their counts */
+	uint64_t lost_events;    /* sum of their counts (lower bounds as printed) */
 	uint64_t entries, written; /* the header's E/W */
 	unsigned long problems;  /* all problems reported, loading included */
 };

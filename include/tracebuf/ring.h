@@ -16,6 +16,14 @@
  * tracebuf/stats.h).  It is async-signal-safe.
  *
  * Errors are negative errno values.
+ *
+ * Misuse: every setup, query and read call checks its pointers and values
+ * and answers -EINVAL (queries: 0; void calls: nothing) for a NULL handle
+ * or output.  The write path (tb_write, tb_reserve, tb_commit) does not:
+ * it is a few instructions long and stays so.  Its ring must be one that
+ * tb_ring_create() returned and that is not destroyed, and data must point
+ * to len bytes; a NULL or dangling ring or a NULL data with len > 0 is
+ * undefined behaviour (in practice a crash) and the caller's duty.
  */
 #ifndef TRACEBUF_RING_H
 #define TRACEBUF_RING_H
@@ -48,13 +56,21 @@ struct tb_ring_opts {
 	size_t mem_size;      /* its size; see tb_ring_region_size() */
 };
 
-/* Fill opts with the defaults. */
+/* Fill opts with the defaults (NULL: nothing). */
 void tb_ring_opts_default(struct tb_ring_opts *opts);
 
-/* Bytes of region the options need (for caller-supplied memory). */
+/* Bytes of region the options need (for caller-supplied memory; NULL: the defaults; 0: invalid). */
 size_t tb_ring_region_size(const struct tb_ring_opts *opts);
 
+/*
+ * Create a ring (opts NULL: the defaults).  0 with *ring set, -EINVAL when
+ * ring is NULL or an option is invalid (sub-buffer size not 4 KiB << 0..7,
+ * size_kb too large, ncpus above 4096, an unknown clock, mem given with a
+ * size below tb_ring_region_size() or not 64-byte aligned), -E2BIG when a
+ * CPU would need more than 65535 sub-buffers, -ENOMEM.
+ */
 int tb_ring_create(struct tb_ring **ring, const struct tb_ring_opts *opts);
+/* Free the ring (NULL: nothing).  No call on it may be running or follow. */
 void tb_ring_destroy(struct tb_ring *ring);
 
 /*
@@ -62,7 +78,10 @@ void tb_ring_destroy(struct tb_ring *ring);
  * writer may be active, nor any other call on the ring.
  */
 int tb_ring_reset(struct tb_ring *ring);
-/* Change the per-CPU size of a heap ring (data is discarded), like reset otherwise. */
+/*
+ * Change the per-CPU size of a heap ring (data is discarded), like reset
+ * otherwise.  -EPERM for a ring in caller memory, -EINVAL for size_kb 0.
+ */
 int tb_ring_resize(struct tb_ring *ring, size_t size_kb);
 
 /*
@@ -98,7 +117,10 @@ int tb_write(struct tb_ring *ring, const void *data, uint32_t len);
  * reservations); tb_commit() time-stamps the event and publishes it into
  * the buffer of the CPU the thread then runs on, in one indivisible step.
  * Reservations are committed innermost first.  NULL (and counted) when the
- * event is too big or nesting is too deep.
+ * event is too big or nesting is too deep.  tb_commit() of anything but the
+ * innermost reservation's pointer (NULL included) returns -EINVAL and
+ * publishes nothing; tb_discard() of it does nothing.  The ring: see
+ * "Misuse" above.
  */
 #define TB_MAX_NEST 5
 #define TB_RESERVE_MAX 4072u

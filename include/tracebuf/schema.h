@@ -19,10 +19,19 @@
  * tb_format whose field array the caller releases with tb_format_release().
  * A schema is not thread-safe: use it from one thread at a time.
  *
+ * Misuse: every call takes NULL handles, outputs or texts (with len > 0)
+ * as -EINVAL (queries: 0, false or NULL; void calls: nothing); a NULL file
+ * name is reported as "".
+ *
  * libtraceevent 1.7.1 crashes on some malformed print fmts, so
  * tb_schema_load_format() first has it parse (and print one all-zero
  * record of) the format in a short-lived child process (fork, no exec);
- * a format that kills the child is refused with a message instead.
+ * a format that kills the child is refused with a message instead.  A
+ * print fmt nesting brackets more than 256 deep (which overflows its
+ * recursive parser's stack) is refused before that, at the first bracket
+ * too deep.  kallsyms and printk_formats are parsed line by line by our own
+ * parsers and only the lines they accept reach libtraceevent (whose own
+ * parsers read out of bounds on malformed lines).
  */
 #ifndef TRACEBUF_SCHEMA_H
 #define TRACEBUF_SCHEMA_H
@@ -146,8 +155,10 @@ unsigned long tb_schema_problems(const struct tb_schema *s);
 /*
  * Loaders.  file names the input in messages; text need not end in NUL.
  * Each returns 0, -EINVAL (problem reported; for a format file the event
- * is left out) or -ENOMEM.  saved_cmdlines lines that do not parse are
- * reported and skipped.
+ * is left out) or -ENOMEM.  saved_cmdlines, kallsyms ("ADDR TYPE NAME",
+ * optionally "\t[MODULE]") and printk_formats ('0xADDR : "TEXT"') lines that
+ * do not parse are reported with their offset and skipped (-EINVAL after
+ * the good lines are loaded).
  */
 int tb_schema_load_header_page(struct tb_schema *s, const char *file, const char *text,
 			       size_t len);

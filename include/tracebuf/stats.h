@@ -38,9 +38,10 @@ struct tb_cpu_stats {
 	int has_events;          /* oldest/newest are meaningful */
 };
 
+/* 0, or -EINVAL for a NULL ring or st or a CPU the ring does not have. */
 int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st);
 
-/* Fill the derived fields from the raw ones (used for kernel stats files too). */
+/* Fill the derived fields from the raw ones (used for kernel stats files too; NULL: nothing). */
 void tb_stats_derive(struct tb_cpu_stats *st);
 
 /*
@@ -48,6 +49,7 @@ void tb_stats_derive(struct tb_cpu_stats *st);
  *   written, lost (with its share of attempted), and the window of time the
  *   buffer still holds.  ns_clock: timestamps are ns (print sec.usec).
  * ts values are printed through tb_ring_to_ns when ring is not NULL.
+ * A NULL out or st prints nothing.
  */
 void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_stats *st, int ns_clock);
 
@@ -56,7 +58,7 @@ void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_s
  * become ns; on other clocks they stay counts).  0, or -EINVAL when a line
  * the kernel always prints is missing or its value is not a number; then
  * *err (if not NULL) gets the byte offset and the reason (its file is left
- * to the caller).
+ * to the caller).  A NULL text or st is -EINVAL.
  */
 struct tb_diag; /* tracebuf/schema.h */
 int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_diag *err);

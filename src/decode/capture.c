@@ -27,14 +27,18 @@
 
 #define MAX_CPUS 4096
 #define MAX_TEXT_FILE (256u << 20) /* kallsyms is ~5 MiB; anything near this is not ours */
+#define MAX_PAGE_MEMORY (256u << 20) /* one sub-buffer per CPU is held during a report */
 
 struct cpu_source {
 	char *path;      /* cpuN.raw or per_cpu/cpuN/trace_pipe_raw; NULL: no such CPU */
-	int fd;          /* -1 until first read */
+	int fd;          /* -1 until first read, or while closed to free a descriptor */
+	bool checked;    /* the file was opened once and its kind (and geometry) checked */
+	char *refusal;   /* why its pages are not read (reported at the start of every pass) */
+	uint64_t refusal_offset;
 	uint64_t offset; /* of the next page */
 	uint64_t size;   /* capture file size */
 	bool done;
-	uint8_t *page;   /* one sub-buffer, lent out by next_page */
+	uint8_t *page;   /* one sub-buffer, lent out by next_page; allocated at the first read */
 	bool have_stats;
 	struct tb_cpu_stats stats;
 };
@@ -68,6 +72,7 @@ struct tb_capture {
 	struct tb_schema *schema;
 	size_t subbuf;
 	int slots;
+	int ncpu_files; /* CPUs with a page source */
 	struct cpu_source *cpus;
 	int online_cpus;
 	bool clock_ns;
@@ -175,9 +180,11 @@ void tb_capture_warn_unused(struct tb_capture *c)
 void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset, const char *fmt,
 		       ...)
 {
-	struct tb_diag d = {.file = file};
+	struct tb_diag d = {.file = file ? file : ""};
 	va_list ap;
 
+	if (!c || !fmt)
+		return;
 	va_start(ap, fmt);
 	diag_vset(&d, offset, fmt, ap);
 	va_end(ap);
@@ -186,12 +193,13 @@ void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset, 
 
 void tb_capture_quiet(struct tb_capture *c, bool quiet)
 {
-	c->quiet = quiet;
+	if (c)
+		c->quiet = quiet;
 }
 
 unsigned long tb_capture_problems(const struct tb_capture *c)
 {
-	return c->problems;
+	return c ? c->problems : 0;
 }
 
 /* ---------------------------------------------------------------- files */
@@ -212,17 +220,77 @@ static bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The file is not there (or a part of its path is not a directory). */
+static bool is_missing(int e)
+{
+	return e == ENOENT || e == ENOTDIR;
+}
+
+/* What a file that is not a regular file is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+/*
+ * Open an input file for reading.  Every input (tracefs files included) is
+ * a regular file: a FIFO would block and a device never end, so anything
+ * else is refused and reported (O_NONBLOCK: opening a FIFO must not wait
+ * for a writer either).  fd, or -1 with errno set; a missing file is not
+ * reported.
+ */
+static int open_input(struct tb_capture *c, const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e;
+
+	if (fd < 0) {
+		e = errno;
+		if (!is_missing(e))
+			tb_capture_report(c, path, 0, "cannot open: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, st) < 0) {
+		e = errno;
+		tb_capture_report(c, path, 0, "cannot stat: %s", strerror(e));
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		tb_capture_report(c, path, 0, "this is %s; refused: only regular files are read",
+				  file_kind(st->st_mode));
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * The whole file, NUL-terminated (tracefs files report size 0, so read to
- * EOF).  NULL with errno set; ENOENT is the caller's business.
+ * EOF).  NULL with errno set; every failure but a missing file is reported
+ * here.
  */
-static char *slurp(const char *path, size_t *len)
+static char *slurp(struct tb_capture *c, const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st = {0};
+	int fd;
 	size_t cap = 0, n = 0;
 	char *buf = NULL, *grown;
 	ssize_t r;
 
+	fd = open_input(c, path, &st);
 	if (fd < 0)
 		return NULL;
 	for (;;) {
@@ -249,6 +317,7 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 failed:
 	r = errno;
+	tb_capture_report(c, path, n, "cannot read: %s", strerror((int)r));
 	close(fd);
 	free(buf);
 	errno = (int)r;
@@ -260,13 +329,14 @@ static int load_file(struct tb_capture *c, const char *path, bool required,
 		     int (*load)(struct tb_schema *, const char *, const char *, size_t))
 {
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = slurp(c, path, &len);
 	int rc;
 
 	if (!text) {
-		if (errno == ENOENT && !required)
+		if (is_missing(errno) && !required)
 			return 0;
-		tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+		if (is_missing(errno))
+			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
 		return -errno;
 	}
 	rc = load(c->schema, path, text, len);
@@ -337,11 +407,12 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 	/* A live format is loaded because a record needs it: its problems count at once. */
 	c->holding = !c->live;
 	c->holding_id = 0;
-	text = slurp(path, &len);
+	text = slurp(c, path, &len);
 	if (!text) {
-		tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+		if (is_missing(errno))
+			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
 		c->holding = false;
-		return 0; /* the event is just unknown; go on */
+		return errno == ENOMEM ? -ENOMEM : 0; /* the event is just unknown; go on */
 	}
 	c->holding_id = format_file_id(text, len);
 	rc = tb_schema_load_format(c->schema, path, system, text, len);
@@ -367,10 +438,11 @@ static int load_format_entry(struct tb_capture *c, const char *sysdir, const cha
 }
 
 /* The number in a small tracefs file such as events/SYSTEM/EVENT/id. */
-static bool read_number_file(const char *path, uint32_t *out)
+static bool read_number_file(struct tb_capture *c, const char *path, uint32_t *out)
 {
 	char buf[32], *end;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = open_input(c, path, &st);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 	unsigned long v;
 
@@ -414,10 +486,10 @@ static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, c
  * ftrace's bprint, bputs and raw_data (the ones trace_printk and
  * trace_marker_raw write) among them.
  */
-static bool read_format_id(const char *path, uint32_t *out)
+static bool read_format_id(struct tb_capture *c, const char *path, uint32_t *out)
 {
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = slurp(c, path, &len);
 
 	*out = text ? format_file_id(text, len) : 0;
 	free(text);
@@ -439,7 +511,7 @@ static int index_entry(struct tb_capture *c, const char *sysdir, const char *eve
 		return 0;
 	snprintf(id_file, sizeof(id_file), "%s/%s/id", sysdir, event);
 	snprintf(file, sizeof(file), "%s/%s/format", sysdir, event);
-	if (!read_number_file(id_file, &id) && !read_format_id(file, &id))
+	if (!read_number_file(c, id_file, &id) && !read_format_id(c, file, &id))
 		return 0;
 	if (!(path = strdup(file)))
 		return -ENOMEM;
@@ -566,7 +638,7 @@ static void read_tracer(struct tb_capture *c, const char *base)
 	size_t len;
 
 	strcpy(c->tracer, "nop");
-	text = path ? slurp(path, &len) : NULL;
+	text = path ? slurp(c, path, &len) : NULL;
 	if (text && text[0] && strcspn(text, "\n") < sizeof(c->tracer)) {
 		memcpy(c->tracer, text, strcspn(text, "\n"));
 		c->tracer[strcspn(text, "\n")] = '\0';
@@ -594,7 +666,7 @@ static int read_clock(struct tb_capture *c, const char *meta_text, const char *m
 		snprintf(c->clock, sizeof(c->clock), "%s", c->clock_given);
 	else if (meta_text && meta_value(meta_text, "trace_clock", value, sizeof(value), &at))
 		clock_from_list(value, c->clock, sizeof(c->clock));
-	if (!c->clock[0] && !c->clock_given && (text = slurp(path, &len))) {
+	if (!c->clock[0] && !c->clock_given && (text = slurp(c, path, &len))) {
 		clock_from_list(text, c->clock, sizeof(c->clock));
 		from = path;
 		at = 0;
@@ -620,7 +692,7 @@ static int read_clock(struct tb_capture *c, const char *meta_text, const char *m
 static int read_meta(struct tb_capture *c)
 {
 	char *meta = c->live ? NULL : path_join(c->dir, "meta.txt");
-	char *text = meta ? slurp(meta, &(size_t){0}) : NULL, value[256] = "";
+	char *text = meta ? slurp(c, meta, &(size_t){0}) : NULL, value[256] = "";
 	int rc;
 
 	if (text && meta_value(text, "ncpus", value, sizeof(value), NULL) && atoi(value) > 0)
@@ -643,13 +715,10 @@ static void read_stats(struct tb_capture *c, struct cpu_source *cpu, const char 
 {
 	struct tb_diag d = {.file = path};
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = slurp(c, path, &len);
 
-	if (!text) {
-		if (errno != ENOENT)
-			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+	if (!text)
 		return;
-	}
 	cpu->have_stats = tb_stats_parse_kernel(text, &cpu->stats, &d) == 0;
 	if (!cpu->have_stats)
 		tb_capture_report(c, path, d.offset, "%s", d.reason);
@@ -673,21 +742,29 @@ static int add_cpu(struct tb_capture *c, int cpu, char *path)
 		c->slots = cpu + 1;
 	}
 	c->cpus[cpu].path = path;
-	c->cpus[cpu].page = malloc(c->subbuf);
-	return c->cpus[cpu].page ? 0 : -ENOMEM;
+	c->ncpu_files++;
+	return 0;
 }
 
-/* "cpuN" + suffix exactly, N a plain decimal below MAX_CPUS; else -1. */
+#define CPU_TOO_HIGH (-2)
+
+/*
+ * "cpuN" + suffix exactly, N a plain decimal: N, CPU_TOO_HIGH when N is
+ * MAX_CPUS or more, else -1.
+ */
 static int cpu_number(const char *name, const char *suffix)
 {
+	size_t digits = strspn(name + 3, "0123456789");
 	char *end;
 	long n;
 
-	if (strncmp(name, "cpu", 3) || name[3] < '0' || name[3] > '9' ||
-	    (name[3] == '0' && name[4] >= '0' && name[4] <= '9'))
+	if (strncmp(name, "cpu", 3) || digits == 0 || (name[3] == '0' && digits > 1) ||
+	    strcmp(name + 3 + digits, suffix))
 		return -1;
+	if (digits > 6)
+		return CPU_TOO_HIGH;
 	n = strtol(name + 3, &end, 10);
-	return n < MAX_CPUS && !strcmp(end, suffix) ? (int)n : -1;
+	return n < MAX_CPUS ? (int)n : CPU_TOO_HIGH;
 }
 
 /* Capture dir: PREFIXcpuN.raw files, with PREFIXcpuN.stats next to them. */
@@ -698,6 +775,12 @@ static int raw_file_entry(struct tb_capture *c, const char *dir, const char *nam
 	char *path, stats[PATH_MAX];
 
 	(void)unused;
+	if (cpu == CPU_TOO_HIGH) {
+		path = path_join(dir, name);
+		tb_capture_report(c, path ? path : name, 0, "CPU number above %d, the most this "
+				  "reader takes; the file is ignored", MAX_CPUS - 1);
+		free(path);
+	}
 	if (cpu < 0)
 		return 0;
 	path = path_join(dir, name);
@@ -726,18 +809,37 @@ static int live_cpu_entry(struct tb_capture *c, const char *per_cpu, const char 
 	return rc;
 }
 
+/*
+ * A report holds one sub-buffer per CPU at once; refuse a capture whose
+ * CPUs would need more than MAX_PAGE_MEMORY for them (thousands of raw
+ * files of big sub-buffers) rather than run out of memory half-way.
+ */
+static int check_page_memory(struct tb_capture *c)
+{
+	uint64_t need = (uint64_t)c->ncpu_files * c->subbuf;
+
+	if (need <= MAX_PAGE_MEMORY)
+		return 0;
+	tb_capture_report(c, c->dir, 0, "%d CPUs with %zu-byte sub-buffers need %llu MiB of page "
+			  "buffers, more than the %u MiB this reader allows; refused", c->ncpu_files,
+			  c->subbuf, (unsigned long long)(need >> 20), MAX_PAGE_MEMORY >> 20);
+	return -E2BIG;
+}
+
 static int find_cpus(struct tb_capture *c)
 {
 	char *per_cpu;
 	int rc;
 
-	if (!c->live)
-		return each_entry(c, c->dir, raw_file_entry, NULL);
-	if (!(per_cpu = path_join(c->dir, "per_cpu")))
-		return -ENOMEM;
-	rc = each_entry(c, per_cpu, live_cpu_entry, NULL);
-	free(per_cpu);
-	return rc;
+	if (!c->live) {
+		rc = each_entry(c, c->dir, raw_file_entry, NULL);
+	} else {
+		if (!(per_cpu = path_join(c->dir, "per_cpu")))
+			return -ENOMEM;
+		rc = each_entry(c, per_cpu, live_cpu_entry, NULL);
+		free(per_cpu);
+	}
+	return rc < 0 ? rc : check_page_memory(c);
 }
 
 /* ---------------------------------------------------------------- open */
@@ -846,10 +948,15 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct tb_c
 
 int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
 {
-	struct tb_capture *c = calloc(1, sizeof(*c));
+	struct tb_capture *c;
 	int rc;
 
+	if (!out)
+		return -EINVAL;
 	*out = NULL;
+	if (!dir || !*dir)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	rc = capture_init(c, dir, opts);
@@ -878,6 +985,7 @@ void tb_capture_close(struct tb_capture *c)
 			close(c->cpus[i].fd);
 		free(c->cpus[i].path);
 		free(c->cpus[i].page);
+		free(c->cpus[i].refusal);
 	}
 	free(c->cpus);
 	for (size_t i = 0; i < c->nindex; i++) {
@@ -898,39 +1006,40 @@ void tb_capture_close(struct tb_capture *c)
 
 /* ------------------------------------------------------------- queries */
 
+/* The queries answer 0, false, NULL or "nop" for a NULL capture. */
 bool tb_capture_is_live(const struct tb_capture *c)
 {
-	return c->live;
+	return c && c->live;
 }
 
 int tb_capture_cpu_slots(const struct tb_capture *c)
 {
-	return c->slots;
+	return c ? c->slots : 0;
 }
 
 bool tb_capture_has_cpu(const struct tb_capture *c, int cpu)
 {
-	return cpu >= 0 && cpu < c->slots && c->cpus[cpu].path;
+	return c && cpu >= 0 && cpu < c->slots && c->cpus[cpu].path;
 }
 
 int tb_capture_online_cpus(const struct tb_capture *c)
 {
-	return c->online_cpus;
+	return c ? c->online_cpus : 0;
 }
 
 size_t tb_capture_subbuf_size(const struct tb_capture *c)
 {
-	return c->subbuf;
+	return c ? c->subbuf : 0;
 }
 
 const char *tb_capture_tracer(const struct tb_capture *c)
 {
-	return c->tracer;
+	return c ? c->tracer : "nop";
 }
 
 bool tb_capture_clock_is_ns(const struct tb_capture *c)
 {
-	return c->clock_ns;
+	return c && c->clock_ns;
 }
 
 const char *tb_capture_clock(const struct tb_capture *c)
@@ -940,11 +1049,13 @@ const char *tb_capture_clock(const struct tb_capture *c)
 
 struct tb_schema *tb_capture_schema(struct tb_capture *c)
 {
-	return c->schema;
+	return c ? c->schema : NULL;
 }
 
 int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stats *out)
 {
+	if (!c || !out)
+		return -EINVAL;
 	if (!tb_capture_has_cpu(c, cpu) || !c->cpus[cpu].have_stats)
 		return -ENOENT;
 	*out = c->cpus[cpu].stats;
@@ -953,12 +1064,229 @@ int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stat
 
 /* --------------------------------------------------------------- pages */
 
-static int open_source(struct tb_capture *c, struct cpu_source *s)
+/* Keep why the CPU's pages are not read; tb_capture_next_page reports it. */
+static void refuse(struct cpu_source *s, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void refuse(struct cpu_source *s, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s->refusal, fmt, ap) < 0)
+		s->refusal = NULL;
+	va_end(ap);
+	if (!s->refusal)
+		s->refusal = strdup("refused");
+	s->refusal_offset = offset;
+}
+
+/* ------------------------------------------------------------ geometry */
+
+/*
+ * header_page gives the sub-buffer size, and a raw file copied from another
+ * buffer (or with another instance's header_page) has pages of another
+ * size.  Read at the wrong size the pages mostly still decode: a smaller
+ * size shows each page's first part and drops the rest, a larger one glues
+ * pages together and hides every other one behind the first one's commit.
+ * So before reading a capture file, look at its first pages' headers at the
+ * size given and at every other size: a size at which the headers are what
+ * the kernel writes (commit inside the data area, flags that exist, stamps
+ * that do not go back) and the first pages decode, where the size given
+ * says otherwise, is reported and the file refused.
+ */
+#define GEOMETRY_PAGES 64 /* headers looked at per size */
+#define GEOMETRY_DECODE 4 /* of which decoded whole */
+
+enum header_look { HDR_ZERO, HDR_PLAUSIBLE, HDR_WRONG };
+
+/* A sub-buffer header (16 bytes) as a page of size x would have it (its stamp aside). */
+static enum header_look look_at_header(const uint8_t *h, size_t x)
+{
+	uint64_t stamp, commit;
+	uint32_t len, d = tb_page_data_size(x);
+
+	memcpy(&stamp, h, 8);
+	memcpy(&commit, h + 8, 8);
+	if (stamp == 0 && commit == 0)
+		return HDR_ZERO;
+	len = (uint32_t)commit & TB_COMMIT_LEN_MASK;
+	/* the kernel adds the lost flag as an int: the high half is all zeros or all ones */
+	if ((commit >> 32 != 0 && commit >> 32 != 0xffffffffu) || (commit & 0x38000000u) || len > d ||
+	    ((commit & TB_COMMIT_LOST_STORED) && (!(commit & TB_COMMIT_LOST) || d - len < 8)))
+		return HDR_WRONG;
+	return HDR_PLAUSIBLE;
+}
+
+/* What the first pages of a file look like when read as sub-buffers of x bytes. */
+struct size_look {
+	bool fits;             /* every header looked at is plausible, stamps do not go back,
+				* the first pages decode */
+	uint64_t wrong_at;     /* else: file offset of the first thing that is not */
+	const char *why;
+	unsigned real;         /* plausible headers that are not all zeros (stamps aside) */
+	unsigned inner_real;   /* of which at offsets that are not multiples of align */
+	uint64_t inner_at;     /* the first of those */
+	uint32_t max_len;      /* longest commit length among the plausible headers */
+};
+
+static bool read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	ssize_t r;
+
+	do
+		r = pread(fd, buf, n, (off_t)off);
+	while (r < 0 && errno == EINTR);
+	return r == (ssize_t)n;
+}
+
+static void look_wrong(struct size_look *l, uint64_t at, const char *why)
+{
+	if (l->fits) {
+		l->fits = false;
+		l->wrong_at = at;
+		l->why = why;
+	}
+}
+
+/* Whether the whole page in buf decodes; *at = where it does not. */
+static bool page_decodes(const uint8_t *buf, size_t x, uint64_t *at)
+{
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	int rc;
+
+	if (tb_page_cursor_init(&cur, buf, x) < 0) {
+		*at = cur.err.offset;
+		return false;
+	}
+	while ((rc = tb_page_next(&cur, &rec)) == 1)
+		;
+	*at = cur.err.offset;
+	return rc == 0;
+}
+
+/* Read the file's first pages as x-byte sub-buffers; buf holds at least x bytes. */
+static struct size_look look_at_size(int fd, uint64_t fsize, size_t x, size_t align, uint8_t *buf)
+{
+	struct size_look l = {.fits = true};
+	uint64_t prev = 0, stamp, at, commit;
+
+	if (fsize % x)
+		look_wrong(&l, fsize - fsize % x, "the file ends inside a sub-buffer");
+	for (uint64_t off = 0; off + x <= fsize && off / x < GEOMETRY_PAGES; off += x) {
+		bool whole = off / x < GEOMETRY_DECODE;
+		if (!read_at(fd, buf, whole ? x : TB_PAGE_HDR_SIZE, off)) {
+			look_wrong(&l, off, "the file cannot be read");
+			break;
+		}
+		switch (look_at_header(buf, x)) {
+		case HDR_ZERO:
+			continue;
+		case HDR_WRONG:
+			look_wrong(&l, off + 8, "is a header the kernel does not write");
+			continue;
+		case HDR_PLAUSIBLE:
+			break;
+		}
+		memcpy(&stamp, buf, 8);
+		if (stamp < prev)
+			look_wrong(&l, off, "the time stamp goes back");
+		prev = stamp;
+		memcpy(&commit, buf + 8, 8);
+		if (((uint32_t)commit & TB_COMMIT_LEN_MASK) > l.max_len)
+			l.max_len = (uint32_t)commit & TB_COMMIT_LEN_MASK;
+		l.real++;
+		if (off % align && l.inner_real++ == 0)
+			l.inner_at = off;
+		if (whole && !page_decodes(buf, x, &at))
+			look_wrong(&l, off + at, "a sub-buffer does not decode");
+	}
+	return l;
+}
+
+/*
+ * Refuse the file when another size x explains it and the size given does
+ * not: for a smaller x, page headers inside the given sub-buffers where no
+ * commit reaches; for a larger x, headers that fail at the given size and
+ * none plausible between x's pages.
+ */
+static void check_geometry(struct tb_capture *c, struct cpu_source *s)
+{
+	size_t given = c->subbuf;
+	uint8_t *buf = s->size ? malloc(TB_PAGE_MAX_SIZE) : NULL;
+	struct size_look g, at;
+
+	if (!buf)
+		return; /* empty, or no memory to look: read it as header_page says */
+	g = look_at_size(s->fd, s->size, given, given, buf);
+	for (size_t x = TB_PAGE_MIN_SIZE; x <= TB_PAGE_MAX_SIZE && x <= s->size; x <<= 1) {
+		if (x == given)
+			continue;
+		at = look_at_size(s->fd, s->size, x, given, buf);
+		if (!at.fits || at.real == 0)
+			continue;
+		if (x < given && at.inner_real > 0 && (!g.fits || g.max_len <= tb_page_data_size(x))) {
+			refuse(s, at.inner_at, "header_page says %zu-byte sub-buffers, but the file "
+			       "holds %zu-byte ones (here a sub-buffer header starts); not read",
+			       given, x);
+			break;
+		}
+		if (x > given && !g.fits && look_at_size(s->fd, s->size, given, x, buf).inner_real == 0) {
+			refuse(s, g.wrong_at, "header_page says %zu-byte sub-buffers, but the file "
+			       "holds %zu-byte ones (at %zu bytes, here %s); not read", given, x,
+			       given, g.why);
+			break;
+		}
+	}
+	free(buf);
+}
+
+/*
+ * Open a CPU's page source.  A capture with more raw files than the process
+ * may hold open closes another CPU's file (pread at a kept offset, so it is
+ * simply opened again when needed); a live buffer's files stay open.
+ */
+static int open_raw(struct tb_capture *c, const char *path)
+{
+	int victim = 0, fd;
+
+	while ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0 &&
+	       (errno == EMFILE || errno == ENFILE) && !c->live) {
+		while (victim < c->slots && c->cpus[victim].fd < 0)
+			victim++;
+		if (victim == c->slots)
+			break;
+		close(c->cpus[victim].fd);
+		c->cpus[victim].fd = -1;
+	}
+	return fd;
+}
+
+/* The first open: only a regular file is read, and a capture file must fit the sub-buffer size. */
+static void check_source(struct tb_capture *c, struct cpu_source *s)
 {
 	struct stat st;
 
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | (c->live ? O_NONBLOCK : 0));
-	if (s->fd < 0 || (!c->live && fstat(s->fd, &st) < 0)) {
+	s->checked = true;
+	if (fstat(s->fd, &st) < 0) {
+		refuse(s, 0, "cannot stat: %s", strerror(errno));
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		refuse(s, 0, "this is %s; refused: only regular files are read", file_kind(st.st_mode));
+		return;
+	}
+	if (!c->live) {
+		s->size = (uint64_t)st.st_size;
+		check_geometry(c, s);
+	}
+}
+
+static int open_source(struct tb_capture *c, struct cpu_source *s)
+{
+	s->fd = open_raw(c, s->path);
+	if (s->fd < 0) {
 		int e = errno;
 		s->done = true;
 		if (c->live && e == ENODEV)
@@ -966,8 +1294,10 @@ static int open_source(struct tb_capture *c, struct cpu_source *s)
 		tb_capture_report(c, s->path, 0, "cannot open: %s", strerror(e));
 		return -e;
 	}
-	if (!c->live)
-		s->size = (uint64_t)st.st_size;
+	if (!s->checked)
+		check_source(c, s);
+	if (!s->page && !s->refusal && !(s->page = malloc(c->subbuf)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -1032,6 +1362,8 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 	struct cpu_source *s;
 	int rc;
 
+	if (!c || !page)
+		return -EINVAL;
 	if (!tb_capture_has_cpu(c, cpu))
 		return 0;
 	s = &c->cpus[cpu];
@@ -1041,6 +1373,13 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 		return rc;
 	if (s->done)
 		return 0;
+	if (s->refusal) {
+		s->done = true;
+		close(s->fd);
+		s->fd = -1;
+		tb_capture_report(c, s->path, s->refusal_offset, "%s", s->refusal);
+		return -EINVAL;
+	}
 	rc = c->live ? next_live_page(c, s) : next_file_page(c, s);
 	if (rc <= 0) {
 		s->done = true;
@@ -1056,6 +1395,8 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 
 int tb_capture_rewind(struct tb_capture *c)
 {
+	if (!c)
+		return -EINVAL;
 	if (c->live)
 		return -ESPIPE;
 	for (int i = 0; i < c->slots; i++) {

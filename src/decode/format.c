@@ -326,6 +326,8 @@ int tb_header_page_parse(const char *text, size_t len, struct tb_header_page *ou
 	size_t at[HP_FIELDS] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
 	int rc;
 
+	if (!out || (!text && len))
+		return diag_fail(err, 0, "no text or no header_page to fill");
 	memset(out, 0, sizeof(*out));
 	while ((rc = next_line(&ls, &l, err)) == 1) {
 		if (line_blank(&l))
@@ -393,6 +395,9 @@ int tb_header_event_parse(const char *text, size_t len, struct tb_diag *err)
 	struct lines ls = {text, len, 0};
 	struct line l;
 	bool seen[N_HEADER_EVENT_KEYS] = {false};
+
+	if (!text && len)
+		return diag_fail(err, 0, "no text");
 	size_t k;
 	uint32_t v;
 	int rc;
@@ -591,6 +596,8 @@ int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct 
 	size_t i;
 	int rc;
 
+	if (!out || (!text && len))
+		return diag_fail(err, 0, "no text or no format to fill");
 	memset(out, 0, sizeof(*out));
 	if ((rc = parse_name_line(&ls, out, err)) < 0 || (rc = parse_id_line(&ls, out, err)) < 0 ||
 	    (rc = expect_key_line(&ls, "format:", &l, &i, err)) < 0)
@@ -614,6 +621,8 @@ failed:
 
 void tb_format_release(struct tb_format *f)
 {
+	if (!f)
+		return;
 	free(f->fields);
 	free(f->print_fmt);
 	f->fields = NULL;
@@ -624,6 +633,8 @@ void tb_format_release(struct tb_format *f)
 
 const struct tb_field *tb_format_field(const struct tb_format *f, const char *name)
 {
+	if (!f || !name)
+		return NULL;
 	for (size_t i = 0; i < f->nfields; i++)
 		if (!strcmp(f->fields[i].name, name))
 			return &f->fields[i];

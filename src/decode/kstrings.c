@@ -149,6 +149,12 @@ size_t tb_kstrings_count(const struct tb_kstrings *k)
 	return k ? k->n : 0;
 }
 
+const char *tb_kstrings_at(const struct tb_kstrings *k, size_t i, uint64_t *addr)
+{
+	*addr = k->v[i].addr;
+	return k->v[i].text;
+}
+
 const char *tb_kstrings_find(const struct tb_kstrings *k, uint64_t addr)
 {
 	size_t lo = 0, hi = k ? k->n : 0;

@@ -32,5 +32,7 @@ void tb_kstrings_free(struct tb_kstrings *k);
 /* The string at addr, or NULL. */
 const char *tb_kstrings_find(const struct tb_kstrings *k, uint64_t addr);
 size_t tb_kstrings_count(const struct tb_kstrings *k);
+/* String i (0 <= i < count) and its address: for handing the table on. */
+const char *tb_kstrings_at(const struct tb_kstrings *k, size_t i, uint64_t *addr);
 
 #endif

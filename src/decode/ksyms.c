@@ -382,6 +382,17 @@ size_t tb_ksyms_count(const struct tb_ksyms *k)
 	return k ? k->n : 0;
 }
 
+void tb_ksyms_at(const struct tb_ksyms *k, size_t i, struct tb_ksym *out)
+{
+	const struct ksym_entry *e = &k->v[i];
+
+	out->name = k->text + e->name;
+	out->module = e->module == NO_MODULE ? NULL : k->text + e->module;
+	out->start = e->addr;
+	out->size = 0;
+	out->type = e->type;
+}
+
 /* ------------------------------------------------------------- lookups */
 
 /* Index of the last entry whose address is <= addr; -1 if none. */

@@ -68,6 +68,9 @@ void tb_ksyms_free(struct tb_ksyms *k);
 size_t tb_ksyms_count(const struct tb_ksyms *k);
 
 /* The symbol addr falls in, as the kernel would name it; false if none. */
+/* Entry i (0 <= i < count) in address order, size left 0: for handing the table on. */
+void tb_ksyms_at(const struct tb_ksyms *k, size_t i, struct tb_ksym *out);
+
 bool tb_ksyms_lookup(const struct tb_ksyms *k, uint64_t addr, struct tb_ksym *out);
 
 /* The address of the first symbol of the kernel image called name; false if none. */

@@ -35,6 +35,7 @@
 #include "tracebuf/schema.h"
 
 #define MAX_EVENT_ID 65535u /* common_type is 16 bits */
+#define KSYM_NAME_MAX 512   /* the kernel's symbol names are shorter */
 
 /*
  * libtraceevent learns an event only when a record of it is first printed:
@@ -74,6 +75,7 @@ struct tb_schema {
 	void *loader_ctx;
 	uint8_t asked[(MAX_EVENT_ID + 1) / 8]; /* IDs the loader was asked for */
 	struct comms comms;
+	bool tep_has_tables; /* ksyms and kstrings handed to libtraceevent */
 	void *print_state; /* the printer's per-schema state (compiled print fmts) */
 	void (*print_state_free)(void *);
 	/* What print fmts need beyond the format files (schema_kernel.h). */
@@ -91,6 +93,8 @@ void tb_diag_print(void *ctx, const struct tb_diag *d)
 {
 	FILE *f = ctx ? ctx : stderr;
 
+	if (!d)
+		return;
 	fprintf(f, "tracebuf: %s%s: byte %llu: %s\n", d->warning ? "warning: " : "",
 		d->file && *d->file ? d->file : "(input)", (unsigned long long)d->offset, d->reason);
 }
@@ -169,13 +173,26 @@ void tb_schema_free(struct tb_schema *s)
 
 void tb_schema_set_diag(struct tb_schema *s, tb_diag_fn *fn, void *ctx)
 {
+	if (!s)
+		return;
 	s->diag = fn ? fn : tb_diag_print;
 	s->diag_ctx = fn ? ctx : NULL;
 }
 
 unsigned long tb_schema_problems(const struct tb_schema *s)
 {
-	return s->problems;
+	return s ? s->problems : 0;
+}
+
+/*
+ * What every loader checks first: a schema, and text unless it is empty.
+ * A NULL file name is reported as "".
+ */
+static int bad_load_args(const struct tb_schema *s, const char **file, const char *text, size_t len)
+{
+	if (!*file)
+		*file = "";
+	return !s || (!text && len) ? -EINVAL : 0;
 }
 
 /* A NUL-terminated copy for the libtraceevent calls that want C strings. */
@@ -197,6 +214,8 @@ int tb_schema_load_header_page(struct tb_schema *s, const char *file, const char
 	char *copy;
 	int rc = 0;
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	if (tb_header_page_parse(text, len, &s->header_page, &d) < 0)
 		return report_diag(s, file, &d);
 	copy = terminated_copy(text, len);
@@ -216,6 +235,8 @@ int tb_schema_load_header_event(struct tb_schema *s, const char *file, const cha
 {
 	struct tb_diag d = {0};
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	return tb_header_event_parse(text, len, &d) < 0 ? report_diag(s, file, &d) : 0;
 }
 
@@ -431,6 +452,42 @@ static int trial_in_child(const char *text, size_t len, const char *system,
 	return -EFAULT;
 }
 
+/*
+ * libtraceevent parses a print fmt by recursion, one level per bracket, so a
+ * print fmt nested 200,000 deep overflows its stack (and our own OR-group
+ * folding would take quadratic time first).  Kernel print fmts nest a few
+ * levels; refuse anything deeper than MAX_PRINT_FMT_DEPTH before either
+ * sees it, in one pass.  Brackets inside string and character literals do
+ * not count.  0, or -EINVAL with *at the index of the first bracket too deep.
+ */
+#define MAX_PRINT_FMT_DEPTH 256
+
+static int check_nesting(const char *p, size_t len, size_t *at)
+{
+	size_t depth = 0;
+	char quote = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = p[i];
+		if (quote) {
+			if (c == '\\')
+				i++;
+			else if (c == quote)
+				quote = 0;
+		} else if (c == '"' || c == '\'') {
+			quote = c;
+		} else if (c == '(' || c == '[' || c == '{') {
+			if (++depth > MAX_PRINT_FMT_DEPTH) {
+				*at = i;
+				return -EINVAL;
+			}
+		} else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	return 0;
+}
+
 /* Hand the format to libtraceevent; 0 if it now knows the event. */
 static int register_with_tep(struct tb_schema *s, const char *file, const char *system,
 			     const char *text, size_t len, const struct tb_format *f)
@@ -471,8 +528,11 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 {
 	struct schema_event *ev;
 	struct tb_diag d = {0};
+	size_t at = 0;
 	int rc;
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	if (check_system_name(s, file, system) < 0)
 		return -EINVAL;
 	ev = calloc(1, sizeof(*ev));
@@ -485,6 +545,11 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 		const struct schema_event *old = s->by_id[ev->format.id];
 		report(s, file, ev->format.id_offset, "ID %u is already used by %s/%s", ev->format.id,
 		       old->system, old->format.name);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && check_nesting(ev->format.print_fmt, ev->format.print_fmt_len, &at) < 0) {
+		report(s, file, ev->format.print_fmt_text_offset + at, "print fmt nests brackets "
+		       "deeper than %d; event %s left out", MAX_PRINT_FMT_DEPTH, ev->format.name);
 		rc = -EINVAL;
 	}
 	if (rc == 0 && (!(ev->file = strdup(file ? file : "")) || !(ev->text = malloc(len ? len : 1))))
@@ -502,8 +567,15 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 }
 
 /* Make sure libtraceevent knows ev (once); false if it refused it. */
+static int tep_learn_tables(struct tb_schema *s);
+
 static bool tep_knows(struct tb_schema *s, struct schema_event *ev)
 {
+	if (!s->tep_has_tables) {
+		s->tep_has_tables = true;
+		if (tep_learn_tables(s) < 0)
+			report(s, "", 0, "out of memory handing symbols to libtraceevent");
+	}
 	if (ev->tep == TEP_UNTRIED) {
 		int rc = register_with_tep(s, ev->file, ev->system, ev->text, ev->text_len, &ev->format);
 		ev->tep = rc == 0 ? TEP_KNOWN : TEP_REFUSED;
@@ -546,6 +618,8 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 	char comm[64];
 	int pid, rc = 0;
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
@@ -565,36 +639,21 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 }
 
 /*
- * Hand a NUL-terminated copy of a text file to a libtraceevent parser that
- * wants a C string; a refusal is reported against the file as "what".
- */
-static int parse_text_file(struct tb_schema *s, const char *file, const char *text, size_t len,
-			   int (*parse)(struct tep_handle *, const char *), const char *what)
-{
-	char *copy = terminated_copy(text, len);
-	int rc;
-
-	if (!copy)
-		return -ENOMEM;
-	rc = parse(s->tep, copy);
-	free(copy);
-	if (rc < 0) {
-		report(s, file, 0, "%s", what);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * Our own table answers lookups (ksyms.c); libtraceevent gets the text too,
- * for the print fmts it still prints.  Without privileges (kptr_restrict)
- * every address reads 0 and there is nothing to resolve with: not an error.
+ * Our own tables answer every lookup (ksyms.c, kstrings.c).  libtraceevent,
+ * now only the fallback printer, gets their entries - what our strict
+ * parsers accepted, never the raw text, which its parsers trust (a short
+ * printk_formats line is read out of bounds) - when it is first needed.
+ * Without privileges (kptr_restrict) every kallsyms address reads 0 and
+ * there is nothing to resolve with: not an error.
  */
 int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)
 {
 	struct tb_ksyms *k;
-	int rc = tb_ksyms_parse(file, text, len, forward_diag, s, &k), tep_rc;
+	int rc;
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
+	rc = tb_ksyms_parse(file, text, len, forward_diag, s, &k);
 	if (rc == -ENOENT)
 		return 0;
 	if (!k)
@@ -602,24 +661,64 @@ int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *t
 	tb_ksyms_free(s->ksyms);
 	s->ksyms = k;
 	s->have_symbols = true;
-	tep_rc = parse_text_file(s, file, text, len, tep_parse_kallsyms,
-				 "libtraceevent could not read this kallsyms file");
-	return rc < 0 ? rc : tep_rc;
+	return rc;
 }
 
 int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
 				  size_t len)
 {
 	struct tb_kstrings *k;
-	int rc = tb_kstrings_parse(file, text, len, forward_diag, s, &k), tep_rc;
+	int rc;
 
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
+	rc = tb_kstrings_parse(file, text, len, forward_diag, s, &k);
 	if (!k)
 		return rc;
 	tb_kstrings_free(s->kstrings);
 	s->kstrings = k;
-	tep_rc = parse_text_file(s, file, text, len, tep_parse_printk_formats,
-				 "libtraceevent could not read this printk_formats file");
-	return rc < 0 ? rc : tep_rc;
+	return rc;
+}
+
+/*
+ * The tables, for libtraceevent.  It keeps a printk string without one
+ * trailing newline and wants it quoted as the file has it; it gets the
+ * string with every newline, tab and quote escaped back and a newline
+ * added where there was none, which its register call strips again.
+ */
+static int tep_learn_tables(struct tb_schema *s)
+{
+	struct tb_ksym sym;
+	uint64_t addr;
+	int rc = 0;
+
+	for (size_t i = 0; i < tb_ksyms_count(s->ksyms) && rc == 0; i++) {
+		tb_ksyms_at(s->ksyms, i, &sym);
+		if (tep_register_function(s->tep, (char *)sym.name, sym.start, (char *)sym.module) < 0)
+			rc = -ENOMEM;
+	}
+	for (size_t i = 0; i < tb_kstrings_count(s->kstrings) && rc == 0; i++) {
+		const char *text = tb_kstrings_at(s->kstrings, i, &addr);
+		size_t n = strlen(text);
+		char *quoted = malloc(2 * n + 5), *q = quoted;
+		if (!quoted)
+			return -ENOMEM;
+		*q++ = '"';
+		for (size_t j = 0; j < n; j++) {
+			char c = text[j];
+			if (c == '\n' || c == '\t' || c == '"')
+				*q++ = '\\', c = c == '\n' ? 'n' : c == '\t' ? 't' : '"';
+			*q++ = c;
+		}
+		if (n == 0 || text[n - 1] != '\n')
+			*q++ = '\\', *q++ = 'n';
+		*q++ = '"';
+		*q = '\0';
+		if (tep_register_print_string(s->tep, quoted, addr) < 0)
+			rc = -ENOMEM;
+		free(quoted);
+	}
+	return rc;
 }
 
 int tb_schema_load_constants(struct tb_schema *s, const char *file, const char *text, size_t len)
@@ -746,24 +845,24 @@ int tb_schema_write_constants(struct tb_schema *s, const struct tb_format *const
 
 size_t tb_schema_subbuf_size(const struct tb_schema *s)
 {
-	return s->have_header_page ? (size_t)s->header_page.data_offset + s->header_page.data_size
+	return s && s->have_header_page ? (size_t)s->header_page.data_offset + s->header_page.data_size
 				   : 0;
 }
 
 size_t tb_schema_event_count(const struct tb_schema *s)
 {
-	return s->nevents;
+	return s ? s->nevents : 0;
 }
 
 bool tb_schema_has_symbols(const struct tb_schema *s)
 {
-	return s->have_symbols;
+	return s && s->have_symbols;
 }
 
 const struct tb_format *tb_schema_event(const struct tb_schema *s, uint32_t id,
 					const char **system)
 {
-	const struct schema_event *ev = id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+	const struct schema_event *ev = s && id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
 
 	if (ev && system)
 		*system = ev->system;
@@ -772,6 +871,8 @@ const struct tb_format *tb_schema_event(const struct tb_schema *s, uint32_t id,
 
 void tb_schema_set_loader(struct tb_schema *s, tb_format_loader_fn *fn, void *ctx)
 {
+	if (!s)
+		return;
 	s->loader = fn;
 	s->loader_ctx = ctx;
 }
@@ -779,10 +880,10 @@ void tb_schema_set_loader(struct tb_schema *s, tb_format_loader_fn *fn, void *ct
 const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
 					     const char **system)
 {
-	struct schema_event *ev = id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+	struct schema_event *ev = s && id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
 	uint8_t bit = (uint8_t)(1u << (id % 8));
 
-	if (!ev && s->loader && id <= MAX_EVENT_ID && !(s->asked[id / 8] & bit)) {
+	if (!ev && s && s->loader && id <= MAX_EVENT_ID && !(s->asked[id / 8] & bit)) {
 		s->asked[id / 8] |= bit;
 		s->loader(s->loader_ctx, s, id);
 		ev = s->by_id[id];
@@ -828,7 +929,7 @@ void *schema_print_state(const struct tb_schema *s)
 
 struct tep_handle *tb_schema_tep(struct tb_schema *s)
 {
-	return s->tep;
+	return s ? s->tep : NULL;
 }
 
 /* ------------------------------------------------------ record checks */
@@ -856,6 +957,8 @@ static int check_dynamic_field(const struct tb_field *f, const uint8_t *data, ui
 int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t len,
 			   struct tb_diag *err)
 {
+	if (!f || (!data && len))
+		return diag_fail(err, 0, "no format or no record");
 	if (len < f->min_size)
 		return diag_fail(err, len, "record of %u bytes is shorter than the %u bytes "
 				   "event %s needs", len, f->min_size, f->name);

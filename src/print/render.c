@@ -174,6 +174,8 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 	char unknown[48];
 	int rc;
 
+	if (!s || !ev || !out || (!ev->data && ev->len))
+		return diag_fail(err, 0, "no schema, event or output");
 	if (ev->len < COMMON_HEADER_SIZE)
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
@@ -196,10 +198,13 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 		    const struct tb_render_opts *opts, FILE *out, struct tb_diag *err)
 {
 	struct tb_strbuf line = {0};
+	struct tb_diag ignored;
 	int rc;
 
-	if (!s || !ev || !out)
-		return -EINVAL;
+	if (!s || !ev || !out || (!ev->data && ev->len))
+		return diag_fail(err, 0, "no schema, event or output");
+	if (!err)
+		err = &ignored;
 	rc = render_event(s, ev, opts, &line, err);
 	if (rc >= 0 && fwrite(line.buf, 1, line.len, out) != line.len)
 		rc = -EIO;
@@ -210,7 +215,9 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t written,
 		      int cpus)
 {
-	fprintf(out, "# tracer: %s\n#\n", tracer);
+	if (!out)
+		return;
+	fprintf(out, "# tracer: %s\n#\n", tracer ? tracer : "nop");
 	fprintf(out, "# entries-in-buffer/entries-written: %llu/%llu   #P:%d\n#\n",
 		(unsigned long long)entries, (unsigned long long)written, cpus);
 	fputs("#                                _-----=> irqs-off/BH-disabled\n"

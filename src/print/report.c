@@ -8,7 +8,9 @@
  * merge takes the smallest time stamp next, the lowest CPU on a tie, which
  * is how the kernel's iterator orders `trace`.  Loss is reported where the
  * kernel's consuming readers report it: before the first event of the
- * sub-buffer that carries the lost flag.
+ * sub-buffer that carries the lost flag.  A flag without a stored count
+ * gets its count from the CPU's stats file when the numbers allow it
+ * (derive_count() below; the rule is in docs/tracebuf.1).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +24,8 @@
 /* Loss announced by sub-buffers whose events have not been printed yet. */
 struct pending_loss {
 	bool any;
-	bool count_unknown;
+	bool count_unknown; /* nothing known beyond the flag */
+	bool at_least;      /* count is a lower bound */
 	uint64_t count;
 };
 
@@ -35,6 +38,24 @@ struct cpu_stream {
 	bool has_next;
 	struct tb_record next;
 	struct pending_loss loss;
+	uint64_t stored_seen;   /* stored lost counts of the sub-buffers opened so far */
+	uint64_t unknown_seen;  /* lost flags without a count opened so far */
+	bool have_prev;         /* prev_ts holds the time of the CPU's last event */
+	uint64_t prev_ts;
+};
+
+/*
+ * What the stats file (read before any page was consumed) and a look at all
+ * of a CPU's pages in advance say about a loss the kernel flagged without
+ * room to store its count.
+ */
+struct loss_books {
+	bool have_stats;
+	struct tb_cpu_stats st;
+	bool scanned;     /* the pages were looked at in advance (capture dirs) */
+	bool complete;    /* scan: no page damaged, at least the events the stats counted */
+	bool closed;      /* scan: exactly those, and nothing after the first count-less
+			   * flag can have lost more: its count is exact */
 };
 
 struct report {
@@ -45,6 +66,7 @@ struct report {
 	struct tb_render_opts render;
 	struct tb_report_totals t;
 	struct cpu_stream *cpus;
+	struct loss_books *books;
 	int ncpus;
 	bool counting; /* first pass: count events, print nothing */
 	int fatal;     /* negative errno that stopped the report */
@@ -54,15 +76,74 @@ struct report {
 
 /* ------------------------------------------------------------ streams */
 
-static void note_page_loss(struct cpu_stream *s, const struct tb_page_header *h)
+/*
+ * The count of a lost flag without a stored count, from the stats file.
+ * The kernel hands each sub-buffer the overrun that grew since the previous
+ * sub-buffer a consuming reader took, so when no reader had taken any
+ * ("read events: 0"), the losses flagged up to and including a sub-buffer
+ * add up to at least the stats' overrun.  For the CPU's first count-less
+ * flag that gives overrun - (counts stored before it) as a lower bound, and
+ * as the exact count when the pages are the whole buffer the stats counted
+ * and nothing after that flag lost more.  true with *count and *exact set,
+ * false when nothing is known beyond the flag.
+ */
+static bool derive_count(const struct report *r, const struct cpu_stream *s, uint64_t *count,
+			 bool *exact)
 {
+	const struct loss_books *b = &r->books[s->cpu];
+
+	if (!b->have_stats || b->st.read != 0 || s->unknown_seen > 0 ||
+	    b->st.overrun <= s->stored_seen)
+		return false;
+	/* A capture missing pages could carry counts we never saw: then no bound. */
+	if (b->scanned && !b->complete)
+		return false;
+	*count = b->st.overrun - s->stored_seen;
+	*exact = b->scanned && b->closed;
+	return true;
+}
+
+static void note_page_loss(struct report *r, struct cpu_stream *s, const struct tb_page_header *h)
+{
+	uint64_t count;
+	bool exact;
+
 	if (!h->lost)
 		return;
 	s->loss.any = true;
-	if (h->lost_stored)
+	if (h->lost_stored) {
 		s->loss.count += h->lost_count;
-	else
+		s->stored_seen += h->lost_count;
+		return;
+	}
+	if (derive_count(r, s, &count, &exact)) {
+		s->loss.count += count;
+		s->loss.at_least |= !exact;
+	} else {
 		s->loss.count_unknown = true;
+	}
+	s->unknown_seen++;
+}
+
+/* A page that is all zeros was never written by the kernel (a short read() of trace_pipe_raw leaves them). */
+static bool all_zero(const struct tb_raw_page *p)
+{
+	for (size_t i = 0; i < p->size; i++)
+		if (p->data[i])
+			return false;
+	return true;
+}
+
+/* A sub-buffer dated before the CPU's previous event: said once per sub-buffer, order kept. */
+static void check_time_order(struct report *r, struct cpu_stream *s)
+{
+	uint64_t stamp = s->cursor.hdr.timestamp;
+
+	if (s->have_prev && stamp < s->prev_ts)
+		tb_capture_report(r->capture, s->page.file, s->page.file_offset,
+				  "time goes back: this sub-buffer's stamp %llu is %llu before the "
+				  "CPU's previous event; its events keep the file's order",
+				  (unsigned long long)stamp, (unsigned long long)(s->prev_ts - stamp));
 }
 
 /* Load the CPU's next sub-buffer that has a readable header. */
@@ -75,8 +156,16 @@ static bool open_next_page(struct report *r, struct cpu_stream *s)
 			break;
 		}
 		r->t.pages++;
+		if (all_zero(&s->page)) {
+			r->t.bad_pages++;
+			tb_capture_report(r->capture, s->page.file, s->page.file_offset,
+					  "sub-buffer is all zeros (no time stamp, no data): not one "
+					  "the kernel wrote; skipped");
+			continue;
+		}
 		if (tb_page_cursor_init(&s->cursor, s->page.data, s->page.size) == 0) {
-			note_page_loss(s, &s->cursor.hdr);
+			note_page_loss(r, s, &s->cursor.hdr);
+			check_time_order(r, s);
 			s->in_page = true;
 			return true;
 		}
@@ -97,6 +186,8 @@ static bool advance(struct report *r, struct cpu_stream *s)
 		int rc = tb_page_next_data(&s->cursor, &s->next);
 		if (rc == 1) {
 			s->has_next = true;
+			s->have_prev = true;
+			s->prev_ts = s->next.ts;
 			return true;
 		}
 		s->in_page = false;
@@ -143,10 +234,11 @@ static void print_loss(struct report *r, struct cpu_stream *s)
 	r->t.lost_lines++;
 	r->t.lost_events += s->loss.count;
 	if (!r->counting) {
-		char line[64];
+		char line[80];
 		int n = s->loss.count_unknown
 				? snprintf(line, sizeof(line), "CPU:%d [LOST EVENTS]\n", s->cpu)
-				: snprintf(line, sizeof(line), "CPU:%d [LOST %llu EVENTS]\n", s->cpu,
+				: snprintf(line, sizeof(line), "CPU:%d [LOST %s%llu EVENTS]\n", s->cpu,
+					   s->loss.at_least ? "at least " : "",
 					   (unsigned long long)s->loss.count);
 		sb_put(&r->text, line, (size_t)n);
 	}
@@ -237,6 +329,81 @@ static void merge(struct report *r)
 	flush_text(r);
 }
 
+/* -------------------------------------------------------- loss books */
+
+/* What one look at all of a CPU's pages finds. */
+struct scan {
+	uint64_t events, newest_ts;
+	uint64_t unknown;           /* lost flags without a count */
+	uint64_t flags_after_first; /* lost flags of any kind after the first count-less one */
+	bool damaged;               /* a page failed to decode: the count of events is not sure */
+};
+
+static void scan_page(const struct tb_raw_page *p, struct scan *sc)
+{
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	int rc;
+
+	if (tb_page_cursor_init(&cur, p->data, p->size) < 0) {
+		sc->damaged = true;
+		return;
+	}
+	if (cur.hdr.lost && sc->unknown > 0)
+		sc->flags_after_first++;
+	if (cur.hdr.lost && !cur.hdr.lost_stored)
+		sc->unknown++;
+	while ((rc = tb_page_next_data(&cur, &rec)) == 1) {
+		sc->events++;
+		if (rec.ts > sc->newest_ts)
+			sc->newest_ts = rec.ts;
+	}
+	sc->damaged |= rc < 0;
+}
+
+/*
+ * The certificates derive_count() needs, from a quiet pass over the CPU's
+ * pages: the pages hold at least the events the stats counted (none
+ * missing), and, for an exact count, exactly those (the same number, none
+ * newer than the stats' "now"), with one count-less flag and no flag after
+ * it: then no writer ran after the stats were read and nothing after that
+ * flag can have lost more.
+ */
+static void scan_cpu(struct report *r, int cpu, struct loss_books *b)
+{
+	struct scan sc = {0};
+	struct tb_raw_page p;
+
+	while (tb_capture_next_page(r->capture, cpu, &p) == 1)
+		scan_page(&p, &sc);
+	b->scanned = true;
+	b->complete = !sc.damaged && sc.events >= b->st.entries;
+	b->closed = b->complete && sc.events == b->st.entries && sc.newest_ts <= b->st.now_ts &&
+		    sc.unknown == 1 && sc.flags_after_first == 0;
+}
+
+/*
+ * Read every CPU's stats; scan in advance the CPUs whose stats could give
+ * a count (capture dirs only: a live buffer cannot be read twice).
+ */
+static int open_books(struct report *r)
+{
+	bool rewind = !tb_capture_is_live(r->capture), scanned = false;
+
+	for (int i = 0; i < r->ncpus; i++) {
+		struct loss_books *b = &r->books[i];
+		b->have_stats = tb_capture_has_cpu(r->capture, i) &&
+				tb_capture_cpu_stats(r->capture, i, &b->st) == 0;
+		if (!b->have_stats || b->st.read != 0 || b->st.overrun == 0 || !rewind)
+			continue;
+		tb_capture_quiet(r->capture, true);
+		scan_cpu(r, i, b);
+		tb_capture_quiet(r->capture, false);
+		scanned = true;
+	}
+	return scanned ? tb_capture_rewind(r->capture) : 0;
+}
+
 /* ------------------------------------------------------------- header */
 
 /*
@@ -281,12 +448,19 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	uint64_t entries = 0, written = 0;
 	int rc = 0;
 
+	if (!c || !out)
+		return -EINVAL;
 	r.render.ns_clock = tb_capture_clock_is_ns(c);
 	r.ncpus = tb_capture_cpu_slots(c);
 	r.cpus = calloc(r.ncpus > 0 ? (size_t)r.ncpus : 1, sizeof(*r.cpus));
-	if (!r.cpus)
+	r.books = calloc(r.ncpus > 0 ? (size_t)r.ncpus : 1, sizeof(*r.books));
+	if (!r.cpus || !r.books) {
+		free(r.cpus);
+		free(r.books);
 		return -ENOMEM;
-	if (!(opts && opts->no_header)) {
+	}
+	rc = open_books(&r);
+	if (rc == 0 && !(opts && opts->no_header)) {
 		rc = header_counts(&r, &entries, &written);
 		if (rc == 0)
 			tb_render_header(out, tb_capture_tracer(c), entries, written,
@@ -300,6 +474,7 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 		tb_capture_warn_unused(c);
 	free(r.cpus);
 	sb_free(&r.text);
+	free(r.books);
 	r.t.entries = entries;
 	r.t.written = written;
 	r.t.problems = tb_capture_problems(c);

@@ -54,6 +54,8 @@ int tb_page_read_header(const void *page, size_t page_size, struct tb_page_heade
 	const uint8_t *p = page;
 	uint32_t d = tb_page_data_size(page_size);
 
+	if (!page || !hdr)
+		return fail(err, 0, "no page or no header to fill");
 	if (page_size < TB_PAGE_HDR_SIZE + 8)
 		return fail(err, 0, "page smaller than its header");
 	hdr->timestamp = tbf_get64(p);
@@ -75,6 +77,8 @@ int tb_page_read_header(const void *page, size_t page_size, struct tb_page_heade
 
 int tb_page_cursor_init(struct tb_page_cursor *c, const void *page, size_t page_size)
 {
+	if (!c)
+		return -EINVAL;
 	memset(c, 0, sizeof(*c));
 	c->page = page;
 	c->page_size = page_size;
@@ -90,10 +94,12 @@ int tb_page_cursor_init(struct tb_page_cursor *c, const void *page, size_t page_
 int tb_page_cursor_init_range(struct tb_page_cursor *c, const void *page, size_t page_size,
 			      uint32_t pos, uint32_t end, uint64_t time)
 {
+	if (!c)
+		return -EINVAL;
 	memset(c, 0, sizeof(*c));
 	c->page = page;
 	c->page_size = page_size;
-	if (end > tb_page_data_size(page_size) || pos > end) {
+	if (!page || end > tb_page_data_size(page_size) || pos > end) {
 		c->failed = 1;
 		c->err.offset = 8;
 		c->err.reason = "range beyond the data area";
@@ -182,6 +188,8 @@ int tb_page_next(struct tb_page_cursor *c, struct tb_record *rec)
 {
 	int rc;
 
+	if (!c || !rec)
+		return -EINVAL;
 	if (c->failed || c->pos >= c->end)
 		return c->failed ? -EINVAL : 0;
 	rc = decode_one(c, rec);
@@ -206,7 +214,10 @@ int tb_page_next_data(struct tb_page_cursor *c, struct tb_record *rec)
 
 int tb_page_writer_init(struct tb_page_writer *w, void *page, size_t page_size, uint64_t ts)
 {
-	if (!tb_page_size_valid(page_size))
+	if (!w)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w)); /* a writer whose init failed refuses every call */
+	if (!page || !tb_page_size_valid(page_size))
 		return -EINVAL;
 	memset(page, 0, page_size);
 	w->page = page;
@@ -220,12 +231,13 @@ int tb_page_writer_init(struct tb_page_writer *w, void *page, size_t page_size, 
 
 static int page_add(struct tb_page_writer *w, uint64_t ts, const void *data, uint32_t len, int abs)
 {
-	uint32_t d = tb_page_data_size(w->page_size), ts_bytes, size;
+	uint32_t d, ts_bytes, size;
 	uint64_t delta;
 	uint8_t *r;
 
-	if (ts < w->last_ts)
+	if (!w || !w->page || (len && !data) || ts < w->last_ts)
 		return -EINVAL;
+	d = tb_page_data_size(w->page_size);
 	delta = ts - w->last_ts;
 	/*
 	 * A time no reader could reconstruct is refused rather than truncated:
@@ -265,8 +277,11 @@ int tb_page_add_abs(struct tb_page_writer *w, uint64_t ts, const void *data, uin
 
 int tb_page_add_padding(struct tb_page_writer *w, uint32_t delta, uint32_t size)
 {
-	uint32_t d = tb_page_data_size(w->page_size);
+	uint32_t d;
 
+	if (!w || !w->page)
+		return -EINVAL;
+	d = tb_page_data_size(w->page_size);
 	if (delta == 0 || delta > TB_DELTA_MAX || size < 8 || size % 4)
 		return -EINVAL;
 	if (size > d - w->pos)
@@ -279,17 +294,22 @@ int tb_page_add_padding(struct tb_page_writer *w, uint32_t delta, uint32_t size)
 
 uint32_t tb_page_writer_used(const struct tb_page_writer *w)
 {
-	return w->pos;
+	return w ? w->pos : 0;
 }
 
 uint32_t tb_page_writer_entries(const struct tb_page_writer *w)
 {
-	return w->entries;
+	return w ? w->entries : 0;
 }
 
 int tb_page_finish(struct tb_page_writer *w, bool fill, int64_t lost)
 {
-	uint32_t d = tb_page_data_size(w->page_size), len = w->pos;
+	uint32_t d, len;
+
+	if (!w || !w->page)
+		return -EINVAL;
+	d = tb_page_data_size(w->page_size);
+	len = w->pos;
 
 	if (fill)
 		len = tbf_close_page(w->page + TB_PAGE_HDR_SIZE, w->pos, d);

@@ -240,7 +240,7 @@ int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
 	struct item it;
 	int rc;
 
-	if (cpu >= ring->r->ncpus)
+	if (!ring || !ev || cpu >= ring->r->ncpus)
 		return -EINVAL;
 	c = region_cpu(ring->r, cpu);
 	reader_lock(c);
@@ -278,8 +278,11 @@ static bool same_pos(struct reader_pos a, struct reader_pos b)
  */
 int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
 {
-	struct tb_region *r = ring->r;
+	struct tb_region *r;
 
+	if (!ring || !ev)
+		return -EINVAL;
+	r = ring->r;
 	for (;;) {
 		unsigned best = r->ncpus;
 		struct item best_it = {0};
@@ -320,14 +323,23 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
 
 /* ------------------------------------------------------------ page reads */
 
-static void set_loss(uint8_t *buf, uint32_t d, uint32_t len, struct tb_reader_state *rd)
+/*
+ * Flag the loss in the page's commit word (and store the count when 8 bytes
+ * are left, as trace_pipe_raw does); the caller's info gets the count
+ * either way, with the page's first event number and its event count.
+ */
+static void set_loss(uint8_t *buf, uint32_t d, uint32_t len, struct tb_reader_state *rd,
+		     struct tb_page_info *info, uint64_t first, uint32_t events)
 {
+	if (info)
+		*info = (struct tb_page_info){rd->pending_lost, first, events};
 	tbf_set_commit(buf, d, len, (int64_t)rd->pending_lost);
 	rd->pending_lost = 0;
 }
 
 /* Hand over the whole held page: the writers have left it and nothing was read. */
-static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf)
+static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf,
+		       struct tb_page_info *info)
 {
 	struct tb_reader_state *rd = &c->rd;
 	struct tb_page_meta *m = &cpu_meta(r, c)[rd->held_phys];
@@ -337,7 +349,7 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf)
 	tbf_put64(buf, page_ts(page));
 	memcpy(buf + TB_PAGE_HDR_SIZE, page + TB_PAGE_HDR_SIZE, len);
 	memset(buf + TB_PAGE_HDR_SIZE + len, 0, d - len);
-	set_loss(buf, d, len, rd);
+	set_loss(buf, d, len, rd, info, meta_cum(m), entries);
 	rd->next_cum = meta_cum(m) + entries;
 	rd->held = 0;
 	/* relaxed: statistics */
@@ -345,7 +357,8 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf)
 }
 
 /* Copy the held page's unread committed records, stamped with the reader's time. */
-static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, uint32_t limit)
+static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, uint32_t limit,
+		     struct tb_page_info *info)
 {
 	struct tb_reader_state *rd = &c->rd;
 	uint8_t *page = cpu_page(r, c, rd->held_phys);
@@ -365,7 +378,7 @@ static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, ui
 		events += rec.kind == TB_REC_DATA;
 	if (rc < 0)
 		return -EIO;
-	set_loss(buf, d, n, rd);
+	set_loss(buf, d, n, rd, info, rd->next_cum, events);
 	rd->read_off = limit;
 	rd->time = cur.time;
 	rd->next_cum += events;
@@ -374,12 +387,16 @@ static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, ui
 	return 0;
 }
 
-long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
+long tb_read_page_info(struct tb_ring *ring, unsigned cpu, void *buf, size_t size,
+		       struct tb_page_info *info)
 {
-	struct tb_region *r = ring->r;
+	struct tb_region *r;
 	struct tb_cpu_ctl *c;
 	long rc = 0;
 
+	if (!ring || !buf)
+		return -EINVAL;
+	r = ring->r;
 	if (cpu >= r->ncpus || size < r->subbuf_size)
 		return -EINVAL;
 	c = region_cpu(r, cpu);
@@ -392,7 +409,7 @@ long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
 			break;
 		limit = held_limit(r, c, &writer_on);
 		if (!writer_on && c->rd.read_off == 0) {
-			give_whole(r, c, buf);
+			give_whole(r, c, buf, info);
 			rc = (long)r->subbuf_size;
 			break;
 		}
@@ -401,7 +418,7 @@ long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
 			uint32_t d = tb_page_data_size(r->subbuf_size);
 			if (!writer_on && d - limit >= 8)
 				limit = d;
-			rc = give_copy(r, c, buf, limit) < 0 ? -EIO : (long)r->subbuf_size;
+			rc = give_copy(r, c, buf, limit, info) < 0 ? -EIO : (long)r->subbuf_size;
 			break;
 		}
 		if (writer_on)
@@ -410,6 +427,11 @@ long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
 	}
 	reader_unlock(c);
 	return rc;
+}
+
+long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size)
+{
+	return tb_read_page_info(ring, cpu, buf, size, NULL);
 }
 
 /* ------------------------------------------------------------ iterator */
@@ -515,15 +537,16 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 	return 0;
 }
 
+/* A LOST item numbered like the consuming reads': seqno is the number after the gap. */
 static void iter_lost(struct iter_cpu *ic, unsigned cpu, uint64_t ts, uint64_t count)
 {
 	memset(&ic->ev, 0, sizeof(ic->ev));
 	ic->ev.kind = TB_EVENT_LOST;
 	ic->ev.cpu = cpu;
 	ic->ev.ts = ts;
-	ic->ev.seqno = ic->expect;
 	ic->ev.lost = count;
 	ic->expect += count;
+	ic->ev.seqno = ic->expect;
 	ic->have = 1;
 }
 
@@ -579,9 +602,13 @@ static int iter_peek(struct tb_iter *it, unsigned cpu)
 
 int tb_iter_open(struct tb_ring *ring, struct tb_iter **out)
 {
-	struct tb_region *r = ring->r;
-	struct tb_iter *it = calloc(1, sizeof(*it) + r->ncpus * sizeof(struct iter_cpu));
+	struct tb_region *r;
+	struct tb_iter *it;
 
+	if (!ring || !out)
+		return -EINVAL;
+	r = ring->r;
+	it = calloc(1, sizeof(*it) + r->ncpus * sizeof(struct iter_cpu));
 	if (!it)
 		return -ENOMEM;
 	it->ring = ring;
@@ -600,7 +627,11 @@ int tb_iter_open(struct tb_ring *ring, struct tb_iter **out)
 
 int tb_iter_next(struct tb_iter *it, struct tb_event *ev)
 {
-	unsigned best = it->ncpus;
+	unsigned best;
+
+	if (!it || !ev)
+		return -EINVAL;
+	best = it->ncpus;
 
 	for (unsigned cpu = 0; cpu < it->ncpus; cpu++)
 		if (iter_peek(it, cpu) && (best == it->ncpus || it->cpu[cpu].ev.ts < it->cpu[best].ev.ts))

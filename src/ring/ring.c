@@ -48,6 +48,8 @@ static size_t round_up(size_t v, size_t a)
 
 void tb_ring_opts_default(struct tb_ring_opts *o)
 {
+	if (!o)
+		return;
 	memset(o, 0, sizeof(*o));
 	o->size_kb = 1408;
 	o->subbuf_size = 4096;
@@ -162,10 +164,10 @@ static void region_calibrate(struct tb_region *r)
 
 uint64_t tb_ring_to_ns(const struct tb_ring *ring, uint64_t raw)
 {
-	const struct tb_region *r = ring->r;
+	const struct tb_region *r = ring ? ring->r : NULL;
 	__int128 d;
 
-	if (r->clock != TB_CLOCK_TSC || r->cal_raw1 == r->cal_raw0)
+	if (!r || r->clock != TB_CLOCK_TSC || r->cal_raw1 == r->cal_raw0)
 		return raw;
 	d = (__int128)((int64_t)(raw - r->cal_raw0)) * (int64_t)(r->cal_ns1 - r->cal_ns0) /
 	    (int64_t)(r->cal_raw1 - r->cal_raw0);
@@ -174,7 +176,7 @@ uint64_t tb_ring_to_ns(const struct tb_ring *ring, uint64_t raw)
 
 uint64_t tb_ring_clock_now(const struct tb_ring *ring)
 {
-	return clock_read(ring->r->clock, &ring->r->counter);
+	return ring ? clock_read(ring->r->clock, &ring->r->counter) : 0;
 }
 
 const char *tb_clock_name(enum tb_clock clock)
@@ -303,6 +305,9 @@ int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 	void *mem;
 	int rc;
 
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
 	if (!opts) {
 		tb_ring_opts_default(&d);
 		opts = &d;
@@ -374,10 +379,14 @@ static void set_recording(struct tb_region *r, uint32_t off)
 
 int tb_ring_reset(struct tb_ring *ring)
 {
-	struct tb_ring_opts o = rebuild_opts(ring, ring->r->requested_kb);
-	uint32_t off = atomic_load(&ring->r->record_disabled);
+	struct tb_ring_opts o;
+	uint32_t off;
 	struct geometry g;
 
+	if (!ring)
+		return -EINVAL;
+	o = rebuild_opts(ring, ring->r->requested_kb);
+	off = atomic_load(&ring->r->record_disabled);
 	if (geometry(&o, &g) < 0)
 		return -EINVAL;
 	region_init(ring->r, &o, &g);
@@ -387,13 +396,16 @@ int tb_ring_reset(struct tb_ring *ring)
 
 int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 {
-	struct tb_ring_opts o = rebuild_opts(ring, size_kb);
+	struct tb_ring_opts o;
 	struct geometry g;
 	uint32_t off;
 	void *mem;
 
+	if (!ring || size_kb == 0)
+		return -EINVAL;
 	if (!ring->owns_mem)
 		return -EPERM;
+	o = rebuild_opts(ring, size_kb);
 	if (geometry(&o, &g) < 0)
 		return -EINVAL;
 	if (!(mem = region_alloc(g.total)))
@@ -410,18 +422,24 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 
 void tb_ring_set_recording(struct tb_ring *ring, int on)
 {
-	set_recording(ring->r, on ? 0 : 1);
+	if (ring)
+		set_recording(ring->r, on ? 0 : 1);
 }
 
-unsigned tb_ring_ncpus(const struct tb_ring *ring) { return ring->r->ncpus; }
-size_t tb_ring_subbuf_size(const struct tb_ring *ring) { return ring->r->subbuf_size; }
-uint32_t tb_ring_max_payload(const struct tb_ring *ring) { return tb_page_max_payload(ring->r->subbuf_size); }
-enum tb_clock tb_ring_clock(const struct tb_ring *ring) { return (enum tb_clock)ring->r->clock; }
-int tb_ring_uses_rseq(const struct tb_ring *ring) { return ring->use_rseq; }
+/* The queries answer 0 (TB_CLOCK_TSC for the clock) for a NULL ring. */
+unsigned tb_ring_ncpus(const struct tb_ring *ring) { return ring ? ring->r->ncpus : 0; }
+size_t tb_ring_subbuf_size(const struct tb_ring *ring) { return ring ? ring->r->subbuf_size : 0; }
+uint32_t tb_ring_max_payload(const struct tb_ring *ring) { return ring ? tb_page_max_payload(ring->r->subbuf_size) : 0; }
+enum tb_clock tb_ring_clock(const struct tb_ring *ring) { return ring ? (enum tb_clock)ring->r->clock : TB_CLOCK_TSC; }
+int tb_ring_uses_rseq(const struct tb_ring *ring) { return ring ? ring->use_rseq : 0; }
 
 void tb_ring_sizing(const struct tb_ring *ring, struct tb_sizing *out)
 {
-	tb_sizing_compute(ring->r->requested_kb, ring->r->subbuf_size >> 10, out);
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (ring)
+		tb_sizing_compute(ring->r->requested_kb, ring->r->subbuf_size >> 10, out);
 }
 
 /* ------------------------------------------------------------ write path */
@@ -756,6 +774,6 @@ int tb_commit(struct tb_ring *ring, void *event)
 void tb_discard(struct tb_ring *ring, void *event)
 {
 	(void)ring;
-	if (tls.depth && event == tls.scratch[tls.depth - 1])
+	if (event && tls.depth && event == tls.scratch[tls.depth - 1])
 		tls.depth--;
 }

@@ -28,7 +28,7 @@ int tb_sizing_compute(uint64_t size_kb, uint32_t subbuf_kb, struct tb_sizing *ou
 	uint32_t bytes;
 	uint64_t n;
 
-	if (size_kb == 0 || size_kb > (1ull << 40) || subbuf_bytes_for(subbuf_kb, &bytes) < 0)
+	if (!out || size_kb == 0 || size_kb > (1ull << 40) || subbuf_bytes_for(subbuf_kb, &bytes) < 0)
 		return -EINVAL;
 	out->requested_kb = size_kb;
 	out->subbuf_bytes = bytes;

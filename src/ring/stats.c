@@ -56,13 +56,14 @@ static void scan_held(struct tb_region *r, struct tb_cpu_ctl *c, const struct ta
 
 int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 {
-	struct tb_region *r = ring->r;
+	struct tb_region *r;
 	struct tb_cpu_ctl *c;
 	struct tail_view v;
 	uint64_t t;
 
-	if (cpu >= r->ncpus)
+	if (!ring || !st || cpu >= ring->r->ncpus)
 		return -EINVAL;
+	r = ring->r;
 	c = region_cpu(r, cpu);
 	memset(st, 0, sizeof(*st));
 	reader_lock(c);
@@ -87,6 +88,8 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 
 void tb_stats_derive(struct tb_cpu_stats *st)
 {
+	if (!st)
+		return;
 	st->written = st->entries + st->overrun + st->read;
 	st->refused = st->dropped + st->commit_overrun + st->too_big + st->nested + st->busy;
 	st->lost = st->overrun + st->refused;
@@ -105,7 +108,11 @@ static void print_ts(FILE *out, const char *label, uint64_t ns, int ns_clock)
 
 void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_stats *st, int ns_clock)
 {
-	uint64_t oldest = st->oldest_ts, now = st->now_ts, newest = st->newest_ts;
+	uint64_t oldest, now, newest;
+
+	if (!out || !st)
+		return;
+	oldest = st->oldest_ts, now = st->now_ts, newest = st->newest_ts;
 
 	if (ring) {
 		oldest = tb_ring_to_ns(ring, oldest);
@@ -209,6 +216,8 @@ static const struct kernel_line {
 
 int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_diag *err)
 {
+	if (!text || !st)
+		return diag_fail(err, 0, "no text or no place for the stats");
 	memset(st, 0, sizeof(*st));
 	for (size_t i = 0; i < sizeof(kernel_lines) / sizeof(kernel_lines[0]); i++) {
 		const struct kernel_line *k = &kernel_lines[i];
