@@ -24,6 +24,8 @@
 #include "capture_save.h"
 #include "kallsyms_cut.h"
 #include "raw_scan.h"
+#include "schema_kernel.h"
+#include "tracebuf/capture.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
 #include "tracefs.h"
@@ -43,6 +45,7 @@ struct saver {
 	int max_cpu; /* highest CPU with a per_cpu directory, -1 none */
 	struct raw_refs refs;
 	size_t kallsyms_lines;
+	const char *constants_note; /* for meta.txt */
 };
 
 static int say(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -537,7 +540,7 @@ static void put_meta(struct saver *s, FILE *f)
 	if (s->kallsyms_lines)
 		fprintf(f, " (%zu lines)", s->kallsyms_lines);
 	fputc('\n', f);
-	fprintf(f, "constants: not saved\n");
+	fprintf(f, "constants: %s\n", s->constants_note ? s->constants_note : "not saved");
 	fprintf(f, "formats_saved: %u\n", s->res->formats);
 	for (int cpu = 0; cpu <= s->max_cpu; cpu++)
 		fprintf(f, "cpu%d_subbufs_read: %llu\n", cpu, (unsigned long long)s->subbufs_read[cpu]);
@@ -558,6 +561,43 @@ static int save_meta(struct saver *s)
 	}
 	free(path);
 	return rc;
+}
+
+/* ----------------------------------------------------------- constants */
+
+/*
+ * What the saved print fmts need that the records cannot give: enum
+ * constants and type sizes from this kernel's BTF, and layout variables of
+ * this boot (vmemmap_base moves with every boot).  The saved formats are
+ * read back as a capture (its clock does not matter here) whose schema
+ * asks the running kernel.  A capture without them still reads; such
+ * values then print as numbers, so a failure here is said, not fatal.
+ */
+static void save_constants(struct saver *s)
+{
+	struct tb_capture_opts o = {.clock = "local", .diag = tb_diag_print};
+	struct tb_capture *c = NULL;
+	char *path = out_path(s, "constants");
+	FILE *f = path ? fopen(path, "w") : NULL;
+	int rc = f ? tb_capture_open(s->rq->out, &o, &c) : -ENOMEM;
+
+	if (rc == 0) {
+		tb_schema_use_running_kernel(tb_capture_schema(c), s->rq->root);
+		rc = tb_schema_write_constants(tb_capture_schema(c), NULL, 0, f);
+	}
+	if (f && fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0) {
+		say(0, "warning: constants not saved (%s): enum names in print fmts will print as numbers",
+		    strerror(-rc));
+		if (path)
+			unlink(path);
+	} else {
+		s->constants_note = "saved (enum constants and type sizes from this kernel's BTF, layout "
+				    "variables of this boot)";
+	}
+	tb_capture_close(c);
+	free(path);
 }
 
 /* ----------------------------------------------------------------- all */
@@ -652,6 +692,8 @@ int capture_save(const struct save_request *rq, struct save_result *res)
 		rc = save_text_and_stats(s);
 	if (rc == 0)
 		rc = save_pages(s);
+	if (rc == 0)
+		save_constants(s);
 	if (rc == 0)
 		rc = save_meta(s);
 	raw_refs_free(&s->refs);
