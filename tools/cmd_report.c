@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,7 +28,10 @@ static int usage(FILE *f)
 		   "  --prefix P    raw and stats files are named PcpuN.raw, PcpuN.stats\n"
 		   "  --no-header   print the events only\n"
 		   "  --clock CLOCK the trace clock (local, x86-tsc, ...), for a capture\n"
-		   "                that does not say which it is\n");
+		   "                that does not say which it is\n"
+		   "  --stat        no event lines: per event, how many records were printed and\n"
+		   "                by which printer (the kernel's own, the compiled print fmt,\n"
+		   "                or libtraceevent with the reason), then the totals\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -37,12 +41,16 @@ int cmd_report(int argc, char **argv)
 		{"prefix", required_argument, NULL, 'p'},
 		{"no-header", no_argument, NULL, 'n'},
 		{"clock", required_argument, NULL, 'c'},
+		{"stat", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct tb_capture_opts copts = {0};
 	struct tb_report_opts ropts = {0};
+	struct tb_report_totals totals;
 	struct tb_capture *c;
+	FILE *out = stdout;
+	bool stat = false;
 	int opt, rc;
 
 	optind = 1;
@@ -53,6 +61,8 @@ int cmd_report(int argc, char **argv)
 			ropts.no_header = true;
 		else if (opt == 'c')
 			copts.clock = optarg;
+		else if (opt == 's')
+			stat = true;
 		else
 			return usage(opt == 'h' ? stdout : stderr);
 	}
@@ -63,7 +73,22 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", argv[optind], strerror(-rc));
 		return 2;
 	}
-	rc = tb_report_write(c, stdout, &ropts, NULL);
+	if (stat && !(out = fopen("/dev/null", "w"))) {
+		fprintf(stderr, "tracebuf report: /dev/null: %s\n", strerror(errno));
+		tb_capture_close(c);
+		return 2;
+	}
+	rc = tb_report_write(c, out, &ropts, &totals);
+	if (stat) {
+		fclose(out);
+		tb_report_write_printers(c, stdout);
+		printf("\nevents %llu (unknown %llu), records skipped %llu, sub-buffers %llu (bad %llu), "
+		       "LOST lines %llu (%llu events)\n",
+		       (unsigned long long)totals.events, (unsigned long long)totals.unknown_events,
+		       (unsigned long long)totals.bad_records, (unsigned long long)totals.pages,
+		       (unsigned long long)totals.bad_pages, (unsigned long long)totals.lost_lines,
+		       (unsigned long long)totals.lost_events);
+	}
 	tb_capture_close(c);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf report: writing the report: %s\n", strerror(-rc));

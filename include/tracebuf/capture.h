@@ -79,6 +79,8 @@ int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct 
 void tb_capture_close(struct tb_capture *c);
 
 bool tb_capture_is_live(const struct tb_capture *c);
+/* Bytes of raw pages a capture directory holds (0 for a live instance: not known ahead). */
+uint64_t tb_capture_data_bytes(const struct tb_capture *c);
 /* CPU slots: the highest CPU number with data (raw file or per_cpu dir) + 1. */
 int tb_capture_cpu_slots(const struct tb_capture *c);
 /* Whether CPU cpu has a page source. */

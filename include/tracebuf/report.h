@@ -97,6 +97,13 @@ struct tb_report_totals {
 int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts *opts,
 		    struct tb_report_totals *totals);
 
+/*
+ * After a report: one line per event printed, with its records and the
+ * printer that printed them (the kernel's own, the compiled print fmt, or
+ * libtraceevent with the reason our compiler gave), for `report --stat`.
+ */
+void tb_report_write_printers(struct tb_capture *c, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1012,6 +1012,17 @@ bool tb_capture_is_live(const struct tb_capture *c)
 	return c && c->live;
 }
 
+uint64_t tb_capture_data_bytes(const struct tb_capture *c)
+{
+	uint64_t total = 0;
+	struct stat st;
+
+	for (int i = 0; c && !c->live && i < c->slots; i++)
+		if (c->cpus[i].path && stat(c->cpus[i].path, &st) == 0 && S_ISREG(st.st_mode))
+			total += (uint64_t)st.st_size;
+	return total;
+}
+
 int tb_capture_cpu_slots(const struct tb_capture *c)
 {
 	return c ? c->slots : 0;

@@ -31,8 +31,6 @@
 /* Zero bytes after the copy libtraceevent gets, so a string read past a field still ends. */
 #define PAYLOAD_PAD 64
 
-enum printer_kind { PRINTER_KERNEL, PRINTER_COMPILED, PRINTER_TEP, PRINTER_NONE, PRINTER_KINDS };
-
 static const char *const kind_names[PRINTER_KINDS] = {
 	"kernel's own", "compiled print fmt", "libtraceevent", "none",
 };
@@ -189,14 +187,13 @@ static int print_compiled(const struct event_printer *ep, const struct tb_format
 /* The body by the print fmt: compiled, or by libtraceevent. */
 static int print_by_fmt(struct tb_schema *s, struct event_printer *ep, const struct tb_format *f,
 			const char *system, const struct tb_event_ref *ev, struct tb_strbuf *out,
-			struct tb_diag *err)
+			struct tb_diag *err, enum printer_kind *used)
 {
 	int rc;
 
-	if (ep->fallback == PRINTER_NONE) {
-		ep->printed[PRINTER_NONE]++;
+	*used = ep->fallback;
+	if (ep->fallback == PRINTER_NONE)
 		return -ENOENT;
-	}
 	if (tb_schema_check_record(f, ev->data, ev->len, err) < 0)
 		return -EINVAL;
 	if (ep->fallback == PRINTER_COMPILED) {
@@ -207,19 +204,17 @@ static int print_by_fmt(struct tb_schema *s, struct event_printer *ep, const str
 			ep->tep_ok = schema_tep_ready(s, f->id);
 		}
 		if (!ep->tep_ok) {
-			ep->printed[PRINTER_NONE]++;
+			*used = PRINTER_NONE;
 			return -ENOENT;
 		}
 		rc = print_with_tep(s, f, system, ev, out);
 	}
-	if (rc == 0)
-		ep->printed[ep->fallback]++;
 	return rc;
 }
 
 int print_event_body(struct tb_schema *s, const struct tb_format *f, const char *system,
 		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
-		     struct tb_diag *err)
+		     struct tb_diag *err, enum printer_kind *used)
 {
 	struct printers *p = printers_of(s);
 	struct event_printer *ep = p ? printer_for(s, p, f, system) : NULL;
@@ -233,13 +228,28 @@ int print_event_body(struct tb_schema *s, const struct tb_format *f, const char 
 		struct tb_kernel_record r = {ev->data, ev->len, ev->ts, ns_clock};
 		rc = ep->kernel(f, &r, &p->kenv, out, err);
 		if (rc != -ENOTSUP) {
-			if (rc == 0)
-				ep->printed[PRINTER_KERNEL]++;
+			*used = PRINTER_KERNEL;
 			return rc == 0 && out->oom ? -ENOMEM : rc;
 		}
 		out->len = start;
 	}
-	return print_by_fmt(s, ep, f, system, ev, out, err);
+	return print_by_fmt(s, ep, f, system, ev, out, err, used);
+}
+
+void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used)
+{
+	struct printers *p = schema_print_state(s);
+
+	if (p && id <= MAX_EVENT_ID && p->by_id[id] && used < PRINTER_KINDS)
+		p->by_id[id]->printed[used]++;
+}
+
+bool printers_prepare(struct tb_schema *s, const struct tb_format *f, const char *system)
+{
+	struct printers *p = printers_of(s);
+	struct event_printer *ep = p ? printer_for(s, p, f, system) : NULL;
+
+	return !ep || ep->fallback == PRINTER_TEP;
 }
 
 /* ---------------------------------------------------------------- stat */

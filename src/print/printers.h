@@ -19,6 +19,9 @@
 #include "strbuf.h"
 #include "tracebuf/report.h"
 
+/* Which printer printed a record (or none did). */
+enum printer_kind { PRINTER_KERNEL, PRINTER_COMPILED, PRINTER_TEP, PRINTER_NONE, PRINTER_KINDS };
+
 /*
  * Append the body of ev (everything after the context columns, the line's
  * end included) to out.  0; -ENOENT when the event has no printer at all
@@ -28,7 +31,18 @@
  */
 int print_event_body(struct tb_schema *s, const struct tb_format *f, const char *system,
 		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
-		     struct tb_diag *err);
+		     struct tb_diag *err, enum printer_kind *used);
+
+/* Count a record of event id against the printer that printed it (for the stat). */
+void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used);
+
+/*
+ * Choose f's printer now (compiling its print fmt), so that other threads
+ * may then render its records without changing anything.  True when its
+ * records may still need libtraceevent, which only this thread may call:
+ * the caller renders those itself.
+ */
+bool printers_prepare(struct tb_schema *s, const struct tb_format *f, const char *system);
 
 /* One line per event printed so far: records, printer, and why a fallback was needed. */
 void printers_write_stat(struct tb_schema *s, FILE *out);

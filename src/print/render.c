@@ -165,7 +165,8 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 }
 
 int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
-		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err)
+		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err,
+		 enum printer_kind *used)
 {
 	const struct tb_format *f;
 	const char *system = "";
@@ -176,13 +177,14 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 
 	if (!s || !ev || !out || (!ev->data && ev->len))
 		return diag_fail(err, 0, "no schema, event or output");
+	*used = PRINTER_NONE;
 	if (ev->len < COMMON_HEADER_SIZE)
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
 	h = read_common(ev->data);
 	f = tb_schema_find_event(s, h.type, &system);
 	print_context(s, &h, ev, opts && opts->ns_clock, out);
-	rc = f ? print_event_body(s, f, system, ev, opts && opts->ns_clock, out, err) : -ENOENT;
+	rc = f ? print_event_body(s, f, system, ev, opts && opts->ns_clock, out, err, used) : -ENOENT;
 	if (rc == -ENOENT) {
 		sb_put(out, unknown, (size_t)snprintf(unknown, sizeof(unknown), "[UNKNOWN EVENT id=%u]\n", h.type));
 		rc = TB_RENDER_UNKNOWN;
@@ -199,13 +201,16 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 {
 	struct tb_strbuf line = {0};
 	struct tb_diag ignored;
+	enum printer_kind used;
 	int rc;
 
 	if (!s || !ev || !out || (!ev->data && ev->len))
 		return diag_fail(err, 0, "no schema, event or output");
 	if (!err)
 		err = &ignored;
-	rc = render_event(s, ev, opts, &line, err);
+	rc = render_event(s, ev, opts, &line, err, &used);
+	if (rc >= 0)
+		printers_count(s, read_common(ev->data).type, used);
 	if (rc >= 0 && fwrite(line.buf, 1, line.len, out) != line.len)
 		rc = -EIO;
 	sb_free(&line);

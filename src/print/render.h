@@ -6,6 +6,7 @@
 #ifndef TRACEBUF_RENDER_H
 #define TRACEBUF_RENDER_H
 
+#include "printers.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
 
@@ -13,8 +14,13 @@
  * Append ev's line, newline included, to out.  Returns as
  * tb_render_event(); -EINVAL leaves nothing worth keeping after the length
  * out had on entry (the caller truncates), -ENOMEM when out could not grow.
+ * *used says which printer printed the body (PRINTER_NONE: none could).
+ * Changes nothing shared once the event's printer is prepared
+ * (printers_prepare) and it is not libtraceevent: then several threads may
+ * render records of the same schema at once.
  */
 int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
-		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err);
+		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err,
+		 enum printer_kind *used);
 
 #endif

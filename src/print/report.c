@@ -15,7 +15,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "batch.h"
+#include "printers.h"
 #include "render.h"
 #include "strbuf.h"
 #include "tracebuf/page.h"
@@ -63,6 +66,7 @@ struct report {
 	struct tb_schema *schema;
 	FILE *out;
 	struct tb_strbuf text; /* lines not yet written to out */
+	struct batcher *batch; /* rendering threads, for large inputs; NULL: render here */
 	struct tb_render_opts render;
 	struct tb_report_totals t;
 	struct cpu_stream *cpus;
@@ -217,6 +221,8 @@ static struct cpu_stream *earliest(struct report *r)
 
 /* Lines reach out in writes of this size or more: one stdio call per many events. */
 #define FLUSH_AT (256 * 1024)
+/* Raw data from which rendering is shared out among threads: less is done faster alone. */
+#define THREADED_FROM (4u << 20)
 
 static void flush_text(struct report *r)
 {
@@ -225,6 +231,20 @@ static void flush_text(struct report *r)
 	if (r->text.len && fwrite(r->text.buf, 1, r->text.len, r->out) != r->text.len && !r->fatal)
 		r->fatal = -EIO;
 	sb_reset(&r->text);
+}
+
+/* Text that goes out between records: straight into the text, or through the batches. */
+static void put_text(struct report *r, const char *text, size_t len)
+{
+	int rc;
+
+	if (!r->batch) {
+		sb_put(&r->text, text, len);
+		return;
+	}
+	rc = batcher_add_text(r->batch, text, len);
+	if (rc < 0 && !r->fatal)
+		r->fatal = rc;
 }
 
 static void print_loss(struct report *r, struct cpu_stream *s)
@@ -240,7 +260,7 @@ static void print_loss(struct report *r, struct cpu_stream *s)
 				: snprintf(line, sizeof(line), "CPU:%d [LOST %s%llu EVENTS]\n", s->cpu,
 					   s->loss.at_least ? "at least " : "",
 					   (unsigned long long)s->loss.count);
-		sb_put(&r->text, line, (size_t)n);
+		put_text(r, line, (size_t)n);
 	}
 	memset(&s->loss, 0, sizeof(s->loss));
 }
@@ -251,61 +271,157 @@ static uint64_t payload_offset(const struct cpu_stream *s)
 	return s->page.file_offset + (uint64_t)((const uint8_t *)s->next.data - s->page.data);
 }
 
+static uint16_t record_id(const struct tb_record *rec)
+{
+	uint16_t id = 0;
+
+	if (rec->len >= sizeof(id))
+		memcpy(&id, rec->data, sizeof(id));
+	return id;
+}
+
 /* The first record of each ID lets the capture tell what its format file had wrong, if anything. */
 static void note_first_record(struct report *r, const struct cpu_stream *s)
 {
-	uint16_t id;
+	uint16_t id = record_id(&s->next);
 
-	if (s->next.len < sizeof(id))
-		return;
-	memcpy(&id, s->next.data, sizeof(id));
-	if (!(r->id_seen[id / 8] & (1u << (id % 8)))) {
+	if (s->next.len >= sizeof(id) && !(r->id_seen[id / 8] & (1u << (id % 8)))) {
 		r->id_seen[id / 8] |= (uint8_t)(1u << (id % 8));
 		tb_capture_event_seen(r->capture, id);
 	}
 }
 
-static void emit(struct report *r, struct cpu_stream *s)
+/* What a rendered record adds to the totals and the problems, in output order. */
+static void account(struct report *r, const struct batch_result *res)
+{
+	uint16_t id = res->id;
+
+	if (res->rc == -EINVAL) {
+		r->t.bad_records++;
+		tb_capture_report(r->capture, res->file, res->file_offset + res->err->offset,
+				  "%s; record skipped", res->err->reason);
+		return;
+	}
+	if (res->rc < 0) {
+		if (!r->fatal)
+			r->fatal = res->rc;
+		return;
+	}
+	r->t.events++;
+	printers_count(r->schema, id, res->used);
+	if (res->rc == TB_RENDER_UNKNOWN) {
+		r->t.unknown_events++;
+		/* Once per ID: a missing format would otherwise flood stderr. */
+		if (!(r->unknown_seen[id / 8] & (1u << (id % 8)))) {
+			r->unknown_seen[id / 8] |= (uint8_t)(1u << (id % 8));
+			tb_capture_report(r->capture, res->file, res->file_offset,
+					  "event id %u has no format (first record of it; "
+					  "all print as [UNKNOWN EVENT id=%u])", id, id);
+		}
+	}
+}
+
+/* Render the record here and now, into text. */
+static void emit_here(struct report *r, struct cpu_stream *s, struct tb_strbuf *text)
 {
 	struct tb_event_ref ev = {s->cpu, s->next.ts, s->next.data, s->next.len};
-	struct tb_diag err = {0};
-	size_t line_start;
-	uint16_t id = 0;
+	struct tb_diag err; /* filled only on failure: zeroing its 200-byte reason per record cost 10% */
+	struct batch_result res = {.cpu = s->cpu, .id = record_id(&s->next), .file = s->page.file,
+				   .file_offset = payload_offset(s), .err = &err};
+
+	res.rc = render_event(r->schema, &ev, &r->render, text, &err, &res.used);
+	account(r, &res);
+}
+
+/*
+ * Hand the record to the batches; those whose printer may be libtraceevent
+ * (not thread-safe) are rendered here and go as text.
+ */
+static void emit_batched(struct report *r, struct cpu_stream *s)
+{
+	struct tb_event_ref ev = {s->cpu, s->next.ts, s->next.data, s->next.len};
+	const char *system = "";
+	const struct tb_format *f = s->next.len >= 8 ? tb_schema_find_event(r->schema, record_id(&s->next), &system) : NULL;
 	int rc;
 
+	if (f && printers_prepare(r->schema, f, system)) {
+		sb_reset(&r->text);
+		emit_here(r, s, &r->text);
+		put_text(r, r->text.buf, r->text.len);
+		sb_reset(&r->text);
+		return;
+	}
+	rc = batcher_add_event(r->batch, &ev, s->page.file, payload_offset(s));
+	if (rc < 0 && !r->fatal)
+		r->fatal = rc;
+}
+
+static void emit(struct report *r, struct cpu_stream *s)
+{
 	print_loss(r, s);
 	if (r->counting) {
 		r->t.events++;
 		return;
 	}
 	note_first_record(r, s);
-	line_start = r->text.len;
-	rc = render_event(r->schema, &ev, &r->render, &r->text, &err);
-	if (rc != -EINVAL && r->text.len >= FLUSH_AT)
+	if (r->batch) {
+		emit_batched(r, s);
+		return;
+	}
+	emit_here(r, s, &r->text);
+	if (r->text.len >= FLUSH_AT)
 		flush_text(r);
-	if (rc == -EINVAL) {
-		r->text.len = line_start;
-		r->t.bad_records++;
-		tb_capture_report(r->capture, s->page.file, payload_offset(s) + err.offset,
-				  "%s; record skipped", err.reason);
+}
+
+/* ------------------------------------------------------------- batches */
+
+static int batch_write(void *ctx, const char *text, size_t len)
+{
+	struct report *r = ctx;
+
+	return fwrite(text, 1, len, r->out) == len ? 0 : -EIO;
+}
+
+static void batch_done(void *ctx, const struct batch_result *res)
+{
+	account(ctx, res);
+}
+
+/*
+ * Threads to render with: TB_REPORT_THREADS when set (0: none), else one
+ * per online CPU, up to 4, for inputs big enough to pay for them.
+ */
+static int render_threads(struct report *r)
+{
+	const char *env = getenv("TB_REPORT_THREADS");
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (env && *env)
+		return atoi(env) > 0 ? (atoi(env) > 16 ? 16 : atoi(env)) : 0;
+	if (online < 2 || tb_capture_data_bytes(r->capture) < THREADED_FROM)
+		return 0;
+	return online > 4 ? 4 : (int)online;
+}
+
+static void start_batches(struct report *r)
+{
+	struct batch_sink sink = {r, batch_write, batch_done};
+	int n = render_threads(r);
+
+	if (n > 0 && batcher_new(r->schema, &r->render, n, &sink, &r->batch) < 0)
+		r->batch = NULL; /* no threads to be had: render here */
+}
+
+static void finish_batches(struct report *r)
+{
+	int rc;
+
+	if (!r->batch)
 		return;
-	}
-	if (rc < 0) {
+	rc = batcher_finish(r->batch);
+	r->batch = NULL;
+	if (rc < 0 && !r->fatal)
 		r->fatal = rc;
-		return;
-	}
-	r->t.events++;
-	if (rc == TB_RENDER_UNKNOWN) {
-		r->t.unknown_events++;
-		memcpy(&id, s->next.data, sizeof(id));
-		/* Once per ID: a missing format would otherwise flood stderr. */
-		if (!(r->unknown_seen[id / 8] & (1u << (id % 8)))) {
-			r->unknown_seen[id / 8] |= (uint8_t)(1u << (id % 8));
-			tb_capture_report(r->capture, s->page.file, payload_offset(s),
-					  "event id %u has no format (first record of it; "
-					  "all print as [UNKNOWN EVENT id=%u])", id, id);
-		}
-	}
 }
 
 /* Run every stream to its end, merged by time. */
@@ -319,6 +435,8 @@ static void merge(struct report *r)
 		r->cpus[i].done = !tb_capture_has_cpu(r->capture, i);
 		advance(r, &r->cpus[i]);
 	}
+	if (!r->counting)
+		start_batches(r);
 	while (!r->fatal && (s = earliest(r))) {
 		emit(r, s);
 		advance(r, s);
@@ -326,6 +444,7 @@ static void merge(struct report *r)
 	/* Loss announced by sub-buffers that held no events still gets its line. */
 	for (int i = 0; i < r->ncpus && !r->fatal; i++)
 		print_loss(r, &r->cpus[i]);
+	finish_batches(r);
 	flush_text(r);
 }
 
@@ -485,4 +604,10 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	if (rc < 0)
 		return rc;
 	return r.t.problems ? 1 : 0;
+}
+
+void tb_report_write_printers(struct tb_capture *c, FILE *out)
+{
+	if (c && out)
+		printers_write_stat(tb_capture_schema(c), out);
 }

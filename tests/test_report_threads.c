@@ -1,0 +1,78 @@
+/*
+ * A report rendered by worker threads (src/print/batch.c) is the report
+ * rendered by one thread: the same bytes, the same totals, the same
+ * problems - for real captures, one of them damaged, whatever the number
+ * of workers.  Also run under ThreadSanitizer (make test-tsan).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/tap.h"
+#include "tracebuf/capture.h"
+#include "tracebuf/report.h"
+
+struct outcome {
+	int rc;
+	char *text;
+	size_t len;
+	struct tb_report_totals totals;
+	unsigned long problems;
+};
+
+static void count_problem(void *ctx, const struct tb_diag *d)
+{
+	(void)d;
+	++*(unsigned long *)ctx;
+}
+
+static struct outcome report_with(const char *dir, const char *threads)
+{
+	struct outcome o = {0};
+	struct tb_capture_opts opts = {.diag = count_problem, .diag_ctx = &o.problems};
+	struct tb_capture *c;
+	FILE *f;
+
+	setenv("TB_REPORT_THREADS", threads, 1);
+	if (tb_capture_open(dir, &opts, &c) < 0) {
+		o.rc = -1;
+		return o;
+	}
+	f = open_memstream(&o.text, &o.len);
+	o.rc = f ? tb_report_write(c, f, NULL, &o.totals) : -1;
+	if (f)
+		fclose(f);
+	tb_capture_close(c);
+	return o;
+}
+
+static void same_report(const char *dir, const char *threads)
+{
+	struct outcome one = report_with(dir, "0"), many = report_with(dir, threads);
+
+	ok(one.rc >= 0 && one.len > 0, "%s: the report by one thread is written", dir);
+	is_int(many.rc, one.rc, "%s, %s workers: same result", dir, threads);
+	ok(many.len == one.len && one.text && many.text && !memcmp(many.text, one.text, one.len),
+	   "%s, %s workers: the same %zu bytes of text", dir, threads, one.len);
+	ok(!memcmp(&many.totals, &one.totals, sizeof(one.totals)),
+	   "%s, %s workers: the same totals (%llu events, %llu bad records)", dir, threads,
+	   (unsigned long long)one.totals.events, (unsigned long long)one.totals.bad_records);
+	is_int(many.problems, one.problems, "%s, %s workers: the same number of problems", dir, threads);
+	free(one.text);
+	free(many.text);
+}
+
+int main(void)
+{
+	static const char *const dirs[] = {
+		"tests/data/kernel/cap-f-many-systems", /* every kind of printer */
+		"tests/data/kernel/cap-d-abs-timestamp", /* many sub-buffers, losses */
+		"tests/data/bad/record-crossing",        /* damaged records: problems in order */
+	};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		same_report(dirs[i], "1");
+		same_report(dirs[i], "3");
+	}
+	return done_testing();
+}
