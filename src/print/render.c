@@ -375,3 +375,32 @@ void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t 
 	      "#              | |         |   |||||     |         |\n",
 	      out);
 }
+
+/*
+ * The event's text without the context columns - what the kernel's
+ * function_graph tracer puts inside a comment - for the call-graph printer.
+ */
+int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct tb_strbuf *out,
+		      struct tb_diag *err)
+{
+	const struct tb_format *f;
+	const char *system = "";
+	char unknown[48];
+	int rc;
+
+	if (ev->len < COMMON_HEADER_SIZE)
+		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
+				 ev->len, COMMON_HEADER_SIZE);
+	f = tb_schema_find_event(s, read_common(ev->data).type, &system);
+	if (!f) {
+		sb_put(out, unknown, (size_t)snprintf(unknown, sizeof(unknown), "[UNKNOWN EVENT id=%u]\n",
+						      read_common(ev->data).type));
+		return out->oom ? -ENOMEM : TB_RENDER_UNKNOWN;
+	}
+	if (tb_schema_check_record(f, ev->data, ev->len, err) < 0)
+		return -EINVAL;
+	rc = print_body(s, ev, system, f, out);
+	if (rc == 0 && out->oom)
+		rc = -ENOMEM;
+	return rc < 0 ? rc : TB_RENDER_OK;
+}
