@@ -166,7 +166,8 @@ $(B)/obj-instr/%.o: src/%.c $(HEADERS) Makefile
 $(B)/tests/test_func_self: tests/test_func_self.c $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) tests/lib/tap.h $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -o $@ $< $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) -lpthread
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(INSTR) -finstrument-functions-exclude-file-list=lib/tap.h \
+		-o $@ $< $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) -lpthread
 
 $(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)

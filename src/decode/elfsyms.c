@@ -9,6 +9,8 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -16,13 +18,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diag.h"
 #include "elfsyms.h"
+
+/*
+ * The function tracer calls this code (tb_func_exclude): were the library
+ * built with -finstrument-functions, it must still not trace itself.
+ */
+#define NOTRACE __attribute__((no_instrument_function))
 
 /* Symbols are read this many at a time, so a huge table needs no huge buffer. */
 #define SYM_CHUNK 1024
 /* A string table larger than this is refused rather than allocated. */
 #define STRTAB_MAX (256u << 20)
+
+/* Describe a failure in *err (when there is one); -EINVAL. */
+static NOTRACE int diag_fail(struct tb_diag *err, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static NOTRACE int diag_fail(struct tb_diag *err, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->offset = offset;
+		va_start(ap, fmt);
+		vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
 
 struct input {
 	const uint8_t *mem; /* the object in memory, or NULL for fd */
@@ -31,7 +55,7 @@ struct input {
 };
 
 /* Read len bytes at off; -EINVAL with err when they are not all in the input. */
-static int read_at(const struct input *in, uint64_t off, void *buf, size_t len, const char *what,
+static NOTRACE int read_at(const struct input *in, uint64_t off, void *buf, size_t len, const char *what,
 		   struct tb_diag *err)
 {
 	if (off > in->size || len > in->size - off)
@@ -54,7 +78,7 @@ static int read_at(const struct input *in, uint64_t off, void *buf, size_t len, 
 	return 0;
 }
 
-static int check_header(const Elf64_Ehdr *eh, struct tb_diag *err)
+static NOTRACE int check_header(const Elf64_Ehdr *eh, struct tb_diag *err)
 {
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
 		return diag_fail(err, 0, "not an ELF file (no \\177ELF magic)");
@@ -72,7 +96,7 @@ static int check_header(const Elf64_Ehdr *eh, struct tb_diag *err)
 }
 
 /* The section headers (NULL count 0 when there are none).  Caller frees. */
-static int read_sections(const struct input *in, const Elf64_Ehdr *eh, Elf64_Shdr **out,
+static NOTRACE int read_sections(const struct input *in, const Elf64_Ehdr *eh, Elf64_Shdr **out,
 			 size_t *count, struct tb_diag *err)
 {
 	uint64_t n = eh->e_shnum;
@@ -108,13 +132,13 @@ static int read_sections(const struct input *in, const Elf64_Ehdr *eh, Elf64_Shd
 }
 
 /* Where section i's header sits, for messages. */
-static uint64_t shdr_offset(const Elf64_Ehdr *eh, size_t i)
+static NOTRACE uint64_t shdr_offset(const Elf64_Ehdr *eh, size_t i)
 {
 	return eh->e_shoff + i * sizeof(Elf64_Shdr);
 }
 
 /* Section sh lies inside the input and holds bytes (not SHT_NOBITS). */
-static int check_section_bytes(const struct input *in, const Elf64_Ehdr *eh, size_t i,
+static NOTRACE int check_section_bytes(const struct input *in, const Elf64_Ehdr *eh, size_t i,
 			       const Elf64_Shdr *sh, struct tb_diag *err)
 {
 	if (sh->sh_type == SHT_NOBITS || sh->sh_offset > in->size ||
@@ -128,13 +152,13 @@ static int check_section_bytes(const struct input *in, const Elf64_Ehdr *eh, siz
 
 /* ------------------------------------------------------------ build-id */
 
-static uint64_t align4(uint64_t v)
+static NOTRACE uint64_t align4(uint64_t v)
 {
 	return (v + 3) & ~(uint64_t)3;
 }
 
 /* The GNU build-id from one SHT_NOTE section, if it holds one. */
-static int note_build_id(const struct input *in, const Elf64_Shdr *sh, struct elf_syms *out,
+static NOTRACE int note_build_id(const struct input *in, const Elf64_Shdr *sh, struct elf_syms *out,
 			 struct tb_diag *err)
 {
 	uint64_t pos = sh->sh_offset, end = sh->sh_offset + sh->sh_size;
@@ -170,7 +194,7 @@ static int note_build_id(const struct input *in, const Elf64_Shdr *sh, struct el
 
 /* ------------------------------------------------------------- symbols */
 
-static bool is_function(const Elf64_Sym *s)
+static NOTRACE bool is_function(const Elf64_Sym *s)
 {
 	unsigned type = ELF64_ST_TYPE(s->st_info);
 
@@ -178,7 +202,7 @@ static bool is_function(const Elf64_Sym *s)
 	       s->st_value != 0;
 }
 
-static int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym *s)
+static NOTRACE int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym *s)
 {
 	if (out->n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 256;
@@ -198,7 +222,7 @@ static int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym *s)
 }
 
 /* Read the symbol table in section sym_index and its string table. */
-static int read_symbols(const struct input *in, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+static NOTRACE int read_symbols(const struct input *in, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
 			size_t count, size_t sym_index, struct elf_syms *out, struct tb_diag *err)
 {
 	const Elf64_Shdr *st = &sh[sym_index], *str;
@@ -259,12 +283,12 @@ static int read_symbols(const struct input *in, const Elf64_Ehdr *eh, const Elf6
 
 /* ------------------------------------------------------- sort, aliases */
 
-static int bind_rank(uint8_t bind)
+static NOTRACE int bind_rank(uint8_t bind)
 {
 	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 }
 
-static size_t underscores(const char *name)
+static NOTRACE size_t underscores(const char *name)
 {
 	return strspn(name, "_");
 }
@@ -272,7 +296,7 @@ static size_t underscores(const char *name)
 static const char *sort_names; /* qsort has no context argument */
 
 /* By address, then the preferred name first. */
-static int sym_order(const void *pa, const void *pb)
+static NOTRACE int sym_order(const void *pa, const void *pb)
 {
 	const struct elf_sym *a = pa, *b = pb;
 	size_t ua, ub;
@@ -292,7 +316,7 @@ static int sym_order(const void *pa, const void *pb)
  * Sort by address, preferred name first.  Aliases stay (a pattern may name
  * any of them); the first of each address carries the group's largest size.
  */
-static void sort_symbols(struct elf_syms *s)
+static NOTRACE void sort_symbols(struct elf_syms *s)
 {
 	size_t first = 0;
 
@@ -310,7 +334,7 @@ static void sort_symbols(struct elf_syms *s)
 
 /* ---------------------------------------------------------------- API */
 
-static int parse(const struct input *in, struct elf_syms *out, struct tb_diag *err)
+static NOTRACE int parse(const struct input *in, struct elf_syms *out, struct tb_diag *err)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh = NULL;
@@ -348,14 +372,14 @@ static int parse(const struct input *in, struct elf_syms *out, struct tb_diag *e
 	return 0;
 }
 
-int elf_syms_parse_mem(const void *data, size_t len, struct elf_syms *out, struct tb_diag *err)
+NOTRACE int elf_syms_parse_mem(const void *data, size_t len, struct elf_syms *out, struct tb_diag *err)
 {
 	struct input in = {.mem = data, .fd = -1, .size = len};
 
 	return parse(&in, out, err);
 }
 
-int elf_syms_load(const char *path, struct elf_syms *out, struct tb_diag *err)
+NOTRACE int elf_syms_load(const char *path, struct elf_syms *out, struct tb_diag *err)
 {
 	struct input in = {.fd = open(path, O_RDONLY | O_CLOEXEC)};
 	struct stat st;
@@ -383,14 +407,14 @@ int elf_syms_load(const char *path, struct elf_syms *out, struct tb_diag *err)
 	return rc;
 }
 
-void elf_syms_free(struct elf_syms *s)
+NOTRACE void elf_syms_free(struct elf_syms *s)
 {
 	free(s->syms);
 	free(s->names);
 	memset(s, 0, sizeof(*s));
 }
 
-const struct elf_sym *elf_syms_find(const struct elf_syms *s, uint64_t addr, uint64_t *offset)
+NOTRACE const struct elf_sym *elf_syms_find(const struct elf_syms *s, uint64_t addr, uint64_t *offset)
 {
 	size_t lo = 0, hi = s->n;
 	const struct elf_sym *sym;
@@ -415,7 +439,7 @@ const struct elf_sym *elf_syms_find(const struct elf_syms *s, uint64_t addr, uin
 	return sym;
 }
 
-void elf_build_id_hex(const uint8_t *id, size_t len, char *buf)
+NOTRACE void elf_build_id_hex(const uint8_t *id, size_t len, char *buf)
 {
 	static const char hex[] = "0123456789abcdef";
 

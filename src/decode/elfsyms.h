@@ -73,7 +73,7 @@ void elf_syms_free(struct elf_syms *s);
  */
 const struct elf_sym *elf_syms_find(const struct elf_syms *s, uint64_t addr, uint64_t *offset);
 
-static inline const char *elf_sym_name(const struct elf_syms *s, const struct elf_sym *sym)
+static inline __attribute__((no_instrument_function)) const char *elf_sym_name(const struct elf_syms *s, const struct elf_sym *sym)
 {
 	return s->names + sym->name;
 }

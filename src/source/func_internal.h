@@ -38,7 +38,7 @@ struct excl_table {
 /* The published table, or NULL when nothing is excluded (acquire load). */
 const struct excl_table *excl_current(void);
 
-static inline uint64_t excl_hash(uint64_t fn)
+static inline TB_NOTRACE uint64_t excl_hash(uint64_t fn)
 {
 	return (fn >> 4) * 0x9e3779b97f4a7c15ull;
 }
