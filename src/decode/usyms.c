@@ -177,7 +177,8 @@ int tb_usyms_load(struct tb_usyms **out, const char *file, const char *text, siz
 		tb_usyms_free(u);
 		return rc;
 	}
-	qsort(u->obj, u->n, sizeof(*u->obj), by_start);
+	if (u->n > 1)
+		qsort(u->obj, u->n, sizeof(*u->obj), by_start);
 	*out = u;
 	return 0;
 }
