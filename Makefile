@@ -254,6 +254,11 @@ $(B)/bench/lttng_peer.o: bench/lttng_peer.c bench/tb_lttng_tp.h
 	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
 endif
 
+# bench_func: the measured functions are instrumented (the rest of the file is not).
+$(B)/bench/bench_func: BENCH_CFLAGS += $(INSTR)
+$(B)/bench/bench_func: BENCH_LIBS += $(B)/libtracebuf-func.a $(B)/libtracebuf.a
+$(B)/bench/bench_func: $(B)/libtracebuf-func.a
+
 bench: deps lib cli
 	$(Q)scripts/bench-deps.sh
 	$(Q)$(MAKE) --no-print-directory $(BENCHES)
