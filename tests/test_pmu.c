@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "lib/tap.h"
+#include "tracebuf/describe.h"
 #include "tracebuf/pmu.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/ring.h"
@@ -258,6 +259,49 @@ static void test_sampler(enum tb_clock clock, const char *clock_name)
 	tb_ring_destroy(ring);
 }
 
+/* Samples saved with their descriptions read back as text, ips named. */
+static void test_sampler_report(void)
+{
+	struct tb_ring *ring;
+	struct tb_pmu_sampler *smp;
+	struct tb_pmu_sampler_opts so = {.counter = TB_PMU_TASK_CLOCK, .period = 1000000};
+	struct tb_save_event events[] = {{&tb_pmu_sample_event, TB_PMU_SAMPLE_ID},
+					 {&tb_pmu_lost_event, TB_PMU_LOST_ID}};
+	struct tb_save_opts save = {events, 2, NULL};
+	struct tb_diag err = {0};
+	struct worker w = {.seconds = 0.1};
+	char dir[] = "/tmp/tb-test-pmu-XXXXXX", cmd[512], line[1024];
+	const char *b = getenv("TB_BUILD");
+	size_t lines = 0, named = 0;
+	pthread_t th;
+	FILE *p;
+
+	if (!mkdtemp(dir) || tb_ring_create(&ring, NULL) < 0 ||
+	    tb_pmu_sampler_start(&smp, ring, &so, NULL, 0) < 0) {
+		skip(2, "no sampler");
+		return;
+	}
+	pthread_create(&th, NULL, worker_main, &w);
+	pthread_join(th, NULL);
+	tb_pmu_sampler_stop(smp, NULL);
+	ok(tb_ring_save_dir(ring, dir, &save, &err) == 0, "the ring saved with the sample events described (%s)",
+	   err.reason);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --no-header %s", b ? b : "build", dir);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		lines += strstr(line, " pmu_sample: ip=") != NULL;
+		named += strstr(line, " pmu_sample: ip=spin_for ") != NULL;
+	}
+	if (p)
+		pclose(p);
+	ok(lines >= 50 && named * 10 >= lines * 8,
+	   "`tracebuf report` prints the samples, %zu of %zu with ip=spin_for (from DIR/objects)", named, lines);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		diag("could not remove %s", dir);
+	tb_ring_destroy(ring);
+}
+
 static void test_sampler_refusals(void)
 {
 	struct tb_ring_opts ro;
@@ -397,6 +441,7 @@ int main(void)
 	test_events();
 	test_sampler(TB_CLOCK_TSC, "TSC");
 	test_sampler(TB_CLOCK_MONO, "mono");
+	test_sampler_report();
 	test_sampler_refusals();
 	test_unprivileged();
 	return done_testing();
