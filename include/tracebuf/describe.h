@@ -98,7 +98,8 @@ struct tb_save_opts {
  * read with tb_read_page, so the ring is CONSUMED), meta.txt (ncpus,
  * trace_clock), current_tracer, saved_cmdlines (this process's threads as
  * they are now) and objects (tb_objects_text).  Stop the writers first for
- * a consistent picture.  0, or -errno with err->reason naming the file and
+ * a consistent picture (with writers running, at most one ring's worth of
+ * sub-buffers per CPU, plus two, is read).  0, or -errno with err->reason naming the file and
  * what failed (err may be NULL; err->file is set to dir).
  */
 struct tb_diag; /* tracebuf/schema.h */

@@ -35,8 +35,8 @@
  *    __attribute__((no_instrument_function)));
  *  - functions excluded at run time (tb_func_exclude, or the
  *    TRACEBUF_FUNC_EXCLUDE environment variable read by tb_func_start: a
- *    comma-separated list of glob patterns, a pattern ending in "/" also
- *    drops everything the function calls);
+ *    comma-separated list of glob patterns, a pattern ending in ":children"
+ *    also drops everything the function calls);
  *  - the tracer itself: it and everything it calls is built without
  *    instrumentation, and a per-thread guard drops calls that arrive while
  *    the thread is inside the tracer (a signal handler, or an instrumented
@@ -47,9 +47,13 @@
  * kernel's meaning).  A longjmp over recorded calls abandons them: their
  * exits never come and the reader shows them open.
  *
- * The hooks are async-signal-safe when the program is linked statically
- * against this archive (initial-exec TLS).  Stop tracing and let running
- * calls finish before destroying the ring.
+ * A program started with TRACEBUF_FUNC_SAVE=DIR traces itself from before
+ * main into a ring of its own (TRACEBUF_FUNC_KB KiB per CPU) and saves it to
+ * DIR at exit, with no code of its own.
+ *
+ * The hooks are async-signal-safe when the archive is linked into the
+ * executable (its TLS is then static).  Stop tracing and let running calls
+ * finish before destroying the ring.
  */
 #ifndef TRACEBUF_FUNC_H
 #define TRACEBUF_FUNC_H

@@ -44,20 +44,26 @@
  * tracebuf:pmu_lost events with their count.
  *
  * Refusals.  Every failure of perf_event_open becomes a message that names
- * the counter and the reason - the texts, where ERR is the errno name:
+ * the counter and the reason (ERR is the errno's name, P the value of
+ * /proc/sys/kernel/perf_event_paranoid):
  *
  *   "NAME: not counted: this machine has no hardware PMU the kernel can use
  *    (perf_event_open: ERR); virtual machines often have none"
  *   "NAME: refused by the kernel (perf_event_open: ERR): perf_event_paranoid
- *    is P and this process lacks CAP_PERFMON; P >= 3 forbids
- *    perf_event_open to unprivileged processes" (or, for P = 2, "P = 2
- *    allows user-space counting only: leave out TB_PMU_KERNEL or lower it
- *    to 1"; for P <= 1 or a privileged process, "a seccomp filter or a
- *    security module forbids perf_event_open")
+ *    is P and this process lacks CAP_PERFMON; " followed by
+ *      P >= 3: "P >= 3 forbids perf_event_open to unprivileged processes"
+ *      P = 2:  "2 = 2 allows user-space counting only: leave out
+ *               TB_PMU_KERNEL or lower it to 1", or for the counters that
+ *               exist only in kernel mode (context switches, migrations)
+ *              "2 = 2 allows user-space counting only, and NAME happen in
+ *               the kernel: lower it to 1"
+ *   "NAME: refused by the kernel (perf_event_open: ERR): perf_event_paranoid
+ *    is P and yet: a seccomp filter or a security module forbids
+ *    perf_event_open" (a privileged process, or P <= 1)
  *   "NAME: not counted: perf_event_open does not exist here (ENOSYS): a
  *    kernel without CONFIG_PERF_EVENTS, or a filter that hides it"
  *   "NAME: not counted: out of file descriptors (ERR)"
- *   "NAME: not counted: the kernel rejected the counter's attributes (ERR)"
+ *   "NAME: not counted: the kernel rejected the counter's attributes (EINVAL)"
  *   "NAME: not counted: perf_event_open: ERR (strerror text)" otherwise.
  *
  * Ownership: tb_pmu_close() / tb_pmu_sampler_stop() free their handles;

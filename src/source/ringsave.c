@@ -162,9 +162,14 @@ static int write_pages(struct saver *s, struct tb_ring *ring, unsigned cpu)
 {
 	size_t size = tb_ring_subbuf_size(ring);
 	void *page = malloc(size);
+	struct tb_sizing sz;
 	char name[64];
-	long n;
+	long n = 0;
 	int fd, rc = 0;
+
+	/* Writers left running could refill the ring for ever: take one ring's worth and a little. */
+	tb_ring_sizing(ring, &sz);
+	uint64_t budget = sz.subbufs_per_cpu + 2;
 
 	if (!page)
 		return -ENOMEM;
@@ -174,7 +179,7 @@ static int write_pages(struct saver *s, struct tb_ring *ring, unsigned cpu)
 		free(page);
 		return fd;
 	}
-	while (rc == 0 && (n = tb_read_page(ring, cpu, page, size)) > 0)
+	while (rc == 0 && budget-- > 0 && (n = tb_read_page(ring, cpu, page, size)) > 0)
 		rc = write_all(fd, page, (size_t)n);
 	if (rc == 0 && n < 0)
 		rc = (int)n;
