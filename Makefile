@@ -49,16 +49,20 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print
+SRC_DIRS := src src/ring src/decode src/print src/source
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition
 LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c)
+CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c) \
+	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
 READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c))
+# Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
+# a program opts into; libc only (elfsyms.c turns exclusion patterns into addresses).
+FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/decode/elfsyms.c
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 # tb_write's fast path, by hand where there is one (write_x86_64.S).
@@ -69,6 +73,7 @@ READ_OBJS := $(READ_SRCS:src/%.c=$(B)/obj/%.o)
 CORE_OBJS := $(filter $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard $(CORE_SRCS))),$(CORE_OBJS))
 READ_OBJS := $(filter $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard $(READ_SRCS))),$(READ_OBJS))
 CORE_OBJS += $(CORE_ASM:src/%.S=$(B)/obj/%.o)
+FUNC_OBJS := $(FUNC_SRCS:src/%.c=$(B)/obj/%.o)
 HEADERS := $(wildcard include/tracebuf/*.h) $(wildcard src/*.h src/*/*.h)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -87,7 +92,7 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 all: lib cli
 
-lib: $(B)/libtracebuf.a $(B)/libtracebuf.so $(B)/libtracebuf-read.a
+lib: $(B)/libtracebuf.a $(B)/libtracebuf.so $(B)/libtracebuf-read.a $(B)/libtracebuf-func.a
 cli: $(B)/tracebuf
 
 $(B)/obj/%.o: src/%.c $(HEADERS) Makefile
@@ -110,6 +115,11 @@ $(B)/libtracebuf-read.a: $(READ_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(B)/libtracebuf-func.a: $(FUNC_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(B)/libtracebuf.so: $(CORE_OBJS) src/ring/libtracebuf.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared $(SANFLAGS) -Wl,-soname,libtracebuf.so.$(SOMAJOR) -Wl,-z,nodelete \
@@ -125,8 +135,38 @@ $(B)/tracebuf: $(TOOL_SRCS) $(wildcard tools/*.h) $(B)/libtracebuf-read.a $(B)/l
 $(B)/tests/%: tests/%.c $(wildcard tests/lib/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(TEST_EXTRA) \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
+
+# test_func: a call tree built with -finstrument-functions (tests/func/), one
+# function left out by name and one file by path, part of it in a shared library.
+INSTR := -finstrument-functions
+FUNC_TREE := $(B)/tests/func/tree.o $(B)/tests/func/nt_file.o $(B)/tests/func/libtree.so
+$(B)/tests/func/tree.o: INSTR_FLAGS := $(INSTR) -finstrument-functions-exclude-function-list=excluded_by_compiler
+$(B)/tests/func/nt_file.o: INSTR_FLAGS := $(INSTR) -finstrument-functions-exclude-file-list=func/nt_file.c
+$(B)/tests/func/%.o: tests/func/%.c tests/func/tree.h Makefile
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR_FLAGS) -c -o $@ $<
+$(B)/tests/func/libtree.so: tests/func/tree_lib.c tests/func/tree.h Makefile
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR) -fPIC -shared -Wl,-soname,libtree.so -o $@ $<
+$(B)/tests/test_func: $(FUNC_TREE) $(B)/libtracebuf-func.a
+$(B)/tests/test_func: TEST_EXTRA = $(FUNC_TREE) -Wl,-rpath,'$$ORIGIN/func' $(B)/libtracebuf-func.a
+
+# test_func_self: the ring and the tracer themselves built with -finstrument-functions.
+SELF_SRCS := $(filter %.c,$(CORE_SRCS) $(FUNC_SRCS))
+SELF_OBJS := $(patsubst src/%.c,$(B)/obj-instr/%.o,$(wildcard $(SELF_SRCS)))
+$(B)/obj-instr/%.o: src/%.c $(HEADERS) Makefile
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@ (instrumented)")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR) -c -o $@ $<
+$(B)/tests/test_func_self: tests/test_func_self.c $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) tests/lib/tap.h $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(INSTR) -finstrument-functions-exclude-file-list=lib/tap.h \
+		-o $@ $< $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) -lpthread
 
 $(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
@@ -213,6 +253,11 @@ $(B)/bench/lttng_peer.o: bench/lttng_peer.c bench/tb_lttng_tp.h
 	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
 endif
 
+# bench_func: the measured functions are instrumented (the rest of the file is not).
+$(B)/bench/bench_func: BENCH_CFLAGS += $(INSTR)
+$(B)/bench/bench_func: BENCH_LIBS += $(B)/libtracebuf-func.a $(B)/libtracebuf.a
+$(B)/bench/bench_func: $(B)/libtracebuf-func.a
+
 bench: deps lib cli
 	$(Q)scripts/bench-deps.sh
 	$(Q)$(MAKE) --no-print-directory $(BENCHES)
@@ -223,7 +268,7 @@ install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/tracebuf \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 include/tracebuf/*.h $(DESTDIR)$(INCLUDEDIR)/tracebuf/
-	install -m 644 $(B)/libtracebuf.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/libtracebuf.a $(B)/libtracebuf-func.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(B)/libtracebuf.so $(DESTDIR)$(LIBDIR)/libtracebuf.so.$(VERSION)
 	ln -sf libtracebuf.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtracebuf.so.$(SOMAJOR)
 	ln -sf libtracebuf.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libtracebuf.so

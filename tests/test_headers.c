@@ -4,12 +4,17 @@
  * defined twice, and the stats a capture hands out are the ring's stats type.
  */
 #include "tracebuf/capture.h"
+#include "tracebuf/describe.h"
+#include "tracebuf/func.h"
+#include "tracebuf/funcgraph.h"
 #include "tracebuf/page.h"
+#include "tracebuf/pmu.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/report.h"
 #include "tracebuf/ring.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
+#include "tracebuf/usyms.h"
 
 #include "lib/tap.h"
 

@@ -164,35 +164,64 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 	sb_added(out, (size_t)(p - line));
 }
 
+/* The body after the context columns; ev is at least a common header long. */
+static int render_body(struct tb_schema *s, const struct tb_event_ref *ev, bool ns_clock,
+		       struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used)
+{
+	uint16_t id = read_common(ev->data).type;
+	const char *system = "";
+	const struct tb_format *f = tb_schema_find_event(s, id, &system);
+	char unknown[48];
+	int rc = f ? print_event_body(s, f, system, ev, ns_clock, out, err, used) : -ENOENT;
+
+	if (rc == -ENOENT) {
+		sb_put(out, unknown, (size_t)snprintf(unknown, sizeof(unknown), "[UNKNOWN EVENT id=%u]\n", id));
+		rc = TB_RENDER_UNKNOWN;
+	}
+	if (rc == 0 && out->oom)
+		rc = -ENOMEM;
+	return rc;
+}
+
 int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err,
 		 enum printer_kind *used)
 {
-	const struct tb_format *f;
-	const char *system = "";
-	struct common_header h;
 	size_t start = out->len;
-	char unknown[48];
+	struct common_header h;
 	int rc;
 
-	if (!s || !ev || !out || (!ev->data && ev->len))
-		return diag_fail(err, 0, "no schema, event or output");
 	*used = PRINTER_NONE;
 	if (ev->len < COMMON_HEADER_SIZE)
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
 	h = read_common(ev->data);
-	f = tb_schema_find_event(s, h.type, &system);
 	print_context(s, &h, ev, opts && opts->ns_clock, out);
-	rc = f ? print_event_body(s, f, system, ev, opts && opts->ns_clock, out, err, used) : -ENOENT;
-	if (rc == -ENOENT) {
-		sb_put(out, unknown, (size_t)snprintf(unknown, sizeof(unknown), "[UNKNOWN EVENT id=%u]\n", h.type));
-		rc = TB_RENDER_UNKNOWN;
-	}
-	if (rc == 0 && out->oom)
-		rc = -ENOMEM;
+	rc = render_body(s, ev, opts && opts->ns_clock, out, err, used);
 	if (rc < 0)
 		out->len = start;
+	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
+}
+
+/*
+ * The event's text without the context columns - what the kernel's
+ * function_graph tracer puts inside a comment - for the call-graph printer.
+ */
+int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct tb_strbuf *out,
+		      struct tb_diag *err)
+{
+	size_t start = out->len;
+	enum printer_kind used;
+	int rc;
+
+	if (ev->len < COMMON_HEADER_SIZE)
+		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
+				 ev->len, COMMON_HEADER_SIZE);
+	rc = render_body(s, ev, true, out, err, &used);
+	if (rc < 0)
+		out->len = start;
+	else
+		printers_count(s, read_common(ev->data).type, used);
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
 }
 

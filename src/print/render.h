@@ -23,4 +23,12 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err,
 		 enum printer_kind *used);
 
+/*
+ * Append only what follows the context columns on ev's line ("name:
+ * fields", or the text of an ftrace print), newline included.  Returns as
+ * render_event().
+ */
+int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct tb_strbuf *out,
+		      struct tb_diag *err);
+
 #endif

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+/*
+ * func.c - function entry and exit records from -finstrument-functions
+ * hooks (tracebuf/func.h).
+ *
+ * Each thread keeps a shadow stack of its open calls: the function, when
+ * it was entered and at which recorded depth.  The exit hook pops it, so
+ * the exit record carries the entry's time, as the kernel's funcgraph_exit
+ * carries calltime.  A call that is not recorded (excluded, too deep,
+ * beneath an excluded subtree) is still pushed, so that exits keep
+ * matching their entries and depths stay those of the recorded calls.
+ *
+ * The hooks run in any context the program's code does, signal handlers
+ * included: they allocate nothing, take no lock and touch only their
+ * thread's state and the ring.  A per-thread busy flag, set first and
+ * cleared last, makes any hook that arrives while the thread is already in
+ * one (a handler that interrupted it, or an instrumented build of
+ * the ring itself) return at once: the tracer never records itself.
+ *
+ * Starting and stopping publish one pointer (the ring); a generation
+ * number, bumped at each start, tells a thread that its stack belongs to
+ * an earlier session and must be forgotten.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "func_internal.h"
+#include "tracebuf/func.h"
+#include "tracebuf/schema.h"
+
+/* ------------------------------------------------------ descriptions */
+
+static const struct tb_evfield entry_fields[] = {
+	{"unsigned long", "func", 8, 8, 0},
+	{"unsigned int", "depth", 16, 4, 0},
+	{"unsigned long", "parent_ip", 24, 8, 0},
+};
+
+static const struct tb_evfield exit_fields[] = {
+	{"unsigned long", "func", 8, 8, 0},
+	{"unsigned int", "depth", 16, 4, 0},
+	{"unsigned int", "overrun", 20, 4, 0},
+	{"unsigned long long", "calltime", 24, 8, 0},
+	{"unsigned long long", "rettime", 32, 8, 0},
+};
+
+const struct tb_evdesc tb_func_entry_event = {
+	.system = "tracebuf",
+	.name = "funcgraph_entry",
+	.size = sizeof(struct tb_func_entry),
+	.nfields = sizeof(entry_fields) / sizeof(entry_fields[0]),
+	.fields = entry_fields,
+	.print_fmt = "\"--> %ps (%u) <- %ps\", (void *)REC->func, REC->depth, (void *)REC->parent_ip",
+};
+
+const struct tb_evdesc tb_func_exit_event = {
+	.system = "tracebuf",
+	.name = "funcgraph_exit",
+	.size = sizeof(struct tb_func_exit),
+	.nfields = sizeof(exit_fields) / sizeof(exit_fields[0]),
+	.fields = exit_fields,
+	.print_fmt = "\"<-- %ps (%u) (start: %llx  end: %llx) over: %u\", (void *)REC->func, "
+		     "REC->depth, REC->calltime, REC->rettime, REC->overrun",
+};
+
+_Static_assert(sizeof(struct tb_func_entry) == 32, "funcgraph_entry layout");
+_Static_assert(sizeof(struct tb_func_exit) == 40, "funcgraph_exit layout");
+
+/* ------------------------------------------------------------- state */
+
+struct frame {
+	uint64_t fn;
+	uint64_t calltime;
+	uint32_t rdepth;   /* the depth its records carry */
+	uint8_t recorded;  /* an entry record was written */
+	uint8_t prunes;    /* EXCL_CHILDREN: calls beneath it are not recorded */
+};
+
+struct func_thread {
+	uint32_t busy;     /* inside a hook: later hooks on this thread return */
+	uint32_t gen;      /* the session this stack belongs to */
+	int32_t tid;       /* 0 until first needed */
+	uint32_t top;      /* frames on the stack */
+	uint32_t rdepth;   /* recorded frames on the stack */
+	uint32_t pruning;  /* frames on the stack that prune their subtree */
+	uint32_t unpushed; /* calls open past the stack's capacity */
+	uint32_t overrun;  /* calls never recorded for lack of room */
+	struct tb_func_thread_stats st;
+	struct frame stack[TB_FUNC_STACK];
+};
+
+static __thread struct func_thread self;
+
+static struct {
+	_Atomic(struct tb_ring *) ring; /* NULL: not tracing */
+	_Atomic uint32_t gen;
+	pthread_mutex_t lock; /* start/stop */
+	uint16_t entry_id, exit_id;
+	unsigned max_depth;
+	/* The ring's clock to ns: base_ns + ((raw - base_raw) * mult >> 32). */
+	int raw_is_ns;
+	uint64_t base_raw, base_ns, mult;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ------------------------------------------------------------ clock */
+
+static TB_NOTRACE uint64_t now_ns(struct tb_ring *ring)
+{
+	uint64_t raw = tb_ring_clock_now(ring);
+
+	if (g.raw_is_ns)
+		return raw;
+	return g.base_ns + (uint64_t)(((__int128)(int64_t)(raw - g.base_raw) * (__int128)g.mult) >> 32);
+}
+
+/*
+ * A multiply instead of tb_ring_to_ns's division, fitted to it: the ns
+ * that 2^32 ticks take, so mult is ns per tick in 32.32 fixed point.
+ */
+static TB_NOTRACE void setup_clock(struct tb_ring *ring)
+{
+	enum tb_clock clock = tb_ring_clock(ring);
+
+	g.raw_is_ns = clock != TB_CLOCK_TSC;
+	g.base_raw = tb_ring_clock_now(ring);
+	g.base_ns = tb_ring_to_ns(ring, g.base_raw);
+	g.mult = tb_ring_to_ns(ring, g.base_raw + (1ull << 32)) - g.base_ns;
+}
+
+/* ------------------------------------------------------------ hooks */
+
+static TB_NOTRACE void forget_stack(struct func_thread *t, uint32_t gen)
+{
+	t->gen = gen;
+	t->top = t->rdepth = t->pruning = t->unpushed = t->overrun = 0;
+}
+
+static TB_NOTRACE void write_entry(struct tb_ring *ring, struct func_thread *t, const struct frame *f,
+				   uint64_t parent)
+{
+	struct tb_func_entry rec = {
+		.hdr = {.type = g.entry_id, .pid = t->tid},
+		.func = f->fn,
+		.depth = f->rdepth,
+		.parent_ip = parent,
+	};
+
+	tb_write(ring, &rec, sizeof(rec));
+	t->st.entries++;
+}
+
+static TB_NOTRACE void write_exit(struct tb_ring *ring, struct func_thread *t, const struct frame *f,
+				  uint64_t rettime)
+{
+	struct tb_func_exit rec = {
+		.hdr = {.type = g.exit_id, .pid = t->tid},
+		.func = f->fn,
+		.depth = f->rdepth,
+		.overrun = t->overrun,
+		.calltime = f->calltime,
+		.rettime = rettime,
+	};
+
+	tb_write(ring, &rec, sizeof(rec));
+	t->st.exits++;
+}
+
+static TB_NOTRACE void enter(struct tb_ring *ring, struct func_thread *t, uint64_t fn, uint64_t parent)
+{
+	const struct excl_table *x;
+	unsigned excluded;
+	struct frame *f;
+
+	if (t->top == TB_FUNC_STACK) {
+		t->unpushed++;
+		t->overrun++;
+		t->st.overrun++;
+		return;
+	}
+	x = excl_current();
+	excluded = x ? excl_lookup(x, fn) : 0;
+	f = &t->stack[t->top++];
+	f->fn = fn;
+	f->recorded = !excluded && !t->pruning && (!g.max_depth || t->rdepth < g.max_depth);
+	f->prunes = (excluded & EXCL_CHILDREN) != 0;
+	t->pruning += f->prunes;
+	if (!f->recorded)
+		return;
+	if (!t->tid)
+		t->tid = (int32_t)gettid();
+	f->rdepth = t->rdepth++;
+	f->calltime = now_ns(ring);
+	write_entry(ring, t, f, parent);
+}
+
+/* Take the top frame off; rettime is 0 for a frame abandoned without its exit. */
+static TB_NOTRACE void pop(struct tb_ring *ring, struct func_thread *t, uint64_t rettime)
+{
+	struct frame *f = &t->stack[--t->top];
+
+	t->pruning -= f->prunes;
+	if (!f->recorded)
+		return;
+	t->rdepth--;
+	if (rettime)
+		write_exit(ring, t, f, rettime);
+	else
+		t->st.abandoned++;
+}
+
+static TB_NOTRACE void leave(struct tb_ring *ring, struct func_thread *t, uint64_t fn)
+{
+	uint32_t i = t->top;
+
+	if (t->unpushed) {
+		t->unpushed--;
+		return;
+	}
+	while (i > 0 && t->stack[i - 1].fn != fn)
+		i--;
+	if (i == 0) {
+		t->st.unmatched++;
+		return;
+	}
+	/* Calls above the match were left without their exit (longjmp). */
+	while (t->top > i)
+		pop(ring, t, 0);
+	pop(ring, t, t->stack[i - 1].recorded ? now_ns(ring) : 0);
+}
+
+/*
+ * The thread's state for ring's session, busy set; NULL when the hook must
+ * return (not tracing, or already inside a hook on this thread).
+ */
+static inline TB_NOTRACE struct func_thread *hook_begin(struct tb_ring **ring)
+{
+	struct func_thread *t;
+	uint32_t gen;
+
+	*ring = atomic_load_explicit(&g.ring, memory_order_acquire);
+	if (!*ring)
+		return NULL;
+	t = &self;
+	if (t->busy) {
+		t->st.reentered++;
+		return NULL;
+	}
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	gen = atomic_load_explicit(&g.gen, memory_order_relaxed);
+	if (t->gen != gen)
+		forget_stack(t, gen);
+	return t;
+}
+
+static inline TB_NOTRACE void hook_end(struct func_thread *t)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
+TB_NOTRACE void __cyg_profile_func_enter(void *fn, void *call_site);
+TB_NOTRACE void __cyg_profile_func_exit(void *fn, void *call_site);
+
+TB_NOTRACE void __cyg_profile_func_enter(void *fn, void *call_site)
+{
+	struct tb_ring *ring;
+	struct func_thread *t = hook_begin(&ring);
+
+	if (!t)
+		return;
+	enter(ring, t, (uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)call_site);
+	hook_end(t);
+}
+
+TB_NOTRACE void __cyg_profile_func_exit(void *fn, void *call_site)
+{
+	struct tb_ring *ring;
+	struct func_thread *t = hook_begin(&ring);
+
+	(void)call_site;
+	if (!t)
+		return;
+	leave(ring, t, (uint64_t)(uintptr_t)fn);
+	hook_end(t);
+}
+
+/* ---------------------------------------------------------- control */
+
+/* A forked child has one thread, with a new id. */
+static TB_NOTRACE void after_fork_in_child(void)
+{
+	self.tid = 0;
+}
+
+static TB_NOTRACE void register_fork_handler(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+TB_NOTRACE int tb_func_start(struct tb_ring *ring, const struct tb_func_opts *opts)
+{
+	static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+	struct tb_func_opts o = opts ? *opts : (struct tb_func_opts){0};
+	const char *env = getenv("TRACEBUF_FUNC_EXCLUDE");
+	int rc = 0;
+
+	if (!ring)
+		return -EINVAL;
+	pthread_once(&fork_once, register_fork_handler);
+	pthread_mutex_lock(&g.lock);
+	if (atomic_load(&g.ring)) {
+		pthread_mutex_unlock(&g.lock);
+		return -EBUSY;
+	}
+	if (env && env[0])
+		rc = excl_from_env(env);
+	if (rc == 0) {
+		g.entry_id = o.entry_id ? o.entry_id : TB_FUNC_ENTRY_ID;
+		g.exit_id = o.exit_id ? o.exit_id : TB_FUNC_EXIT_ID;
+		g.max_depth = o.max_depth;
+		setup_clock(ring);
+		atomic_fetch_add(&g.gen, 1);
+		atomic_store_explicit(&g.ring, ring, memory_order_release);
+	}
+	pthread_mutex_unlock(&g.lock);
+	return rc;
+}
+
+TB_NOTRACE void tb_func_stop(void)
+{
+	atomic_store_explicit(&g.ring, NULL, memory_order_release);
+}
+
+TB_NOTRACE int tb_func_active(void)
+{
+	return atomic_load_explicit(&g.ring, memory_order_acquire) != NULL;
+}
+
+TB_NOTRACE void tb_func_thread_stats(struct tb_func_thread_stats *st)
+{
+	*st = self.st;
+}
+
+TB_NOTRACE int tb_func_save(struct tb_ring *ring, const char *dir, const struct tb_save_event *extra,
+			    size_t nextra, struct tb_diag *err)
+{
+	struct tb_save_event *events = calloc(nextra + 2, sizeof(*events));
+	struct tb_save_opts o = {.events = events, .nevents = nextra + 2, .tracer = "function_graph"};
+	int rc;
+
+	if (!events)
+		return -ENOMEM;
+	events[0] = (struct tb_save_event){&tb_func_entry_event, g.entry_id ? g.entry_id : TB_FUNC_ENTRY_ID};
+	events[1] = (struct tb_save_event){&tb_func_exit_event, g.exit_id ? g.exit_id : TB_FUNC_EXIT_ID};
+	for (size_t i = 0; i < nextra; i++)
+		events[2 + i] = extra[i];
+	rc = tb_ring_save_dir(ring, dir, &o, err);
+	free(events);
+	return rc;
+}
+
+/* ------------------------------------------------ TRACEBUF_FUNC_SAVE */
+
+/*
+ * A program linked with this archive traces itself when started with
+ * TRACEBUF_FUNC_SAVE=DIR: a ring of TRACEBUF_FUNC_KB KiB per CPU (default
+ * the ring's default) from before main, saved to DIR at exit.
+ */
+static struct tb_ring *auto_ring;
+static const char *auto_dir;
+
+static TB_NOTRACE void auto_save(void)
+{
+	struct tb_diag err = {0};
+	int rc;
+
+	tb_func_stop();
+	rc = tb_func_save(auto_ring, auto_dir, NULL, 0, &err);
+	if (rc < 0)
+		fprintf(stderr, "tracebuf: TRACEBUF_FUNC_SAVE: %s\n", err.reason);
+}
+
+__attribute__((constructor)) static TB_NOTRACE void auto_start(void)
+{
+	const char *dir = getenv("TRACEBUF_FUNC_SAVE"), *kb = getenv("TRACEBUF_FUNC_KB");
+	struct tb_ring_opts o;
+	int rc;
+
+	if (!dir || !dir[0])
+		return;
+	tb_ring_opts_default(&o);
+	if (kb && kb[0])
+		o.size_kb = strtoul(kb, NULL, 10);
+	rc = tb_ring_create(&auto_ring, &o);
+	if (rc == 0 && (rc = tb_func_start(auto_ring, NULL)) == 0) {
+		auto_dir = dir;
+		atexit(auto_save);
+		return;
+	}
+	fprintf(stderr, "tracebuf: TRACEBUF_FUNC_SAVE: cannot start function tracing: %s\n",
+		strerror(-rc));
+}

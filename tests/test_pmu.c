@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_pmu - performance counters as a source (tracebuf/pmu.h), on this
+ * machine as it is: software counters must count what the test does
+ * (context switches across sleeps, page faults on fresh pages, task-clock
+ * across a busy loop); hardware counters count where there is a PMU and
+ * otherwise say why not; counter values travel as events described in the
+ * kernel's format syntax; the sampler's samples name the thread and the
+ * function that ran, at times inside the run on the ring's clock; a
+ * process without privileges gets the documented refusal texts, worked
+ * out from perf_event_paranoid.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/tap.h"
+#include "tracebuf/describe.h"
+#include "tracebuf/pmu.h"
+#include "tracebuf/reader.h"
+#include "tracebuf/ring.h"
+#include "tracebuf/schema.h"
+#include "tracebuf/usyms.h"
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static volatile uint64_t sink;
+
+/*
+ * Busy until this thread has run for s seconds of CPU time (not wall time:
+ * the machine is shared); noinline so samples land in it by name.
+ */
+__attribute__((noinline)) void spin_for(double s);
+__attribute__((noinline)) void spin_for(double s)
+{
+	double end = thread_cpu_s() + s;
+
+	while (thread_cpu_s() < end)
+		for (int i = 0; i < 1000; i++)
+			sink += (uint64_t)i * 7;
+}
+
+static int paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = -100;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -100;
+		fclose(f);
+	}
+	return v;
+}
+
+/* ------------------------------------------------------------ counters */
+
+static void test_counters(void)
+{
+	static const enum tb_pmu_counter list[] = {TB_PMU_TASK_CLOCK, TB_PMU_CONTEXT_SWITCHES,
+						   TB_PMU_PAGE_FAULTS, TB_PMU_MINOR_FAULTS,
+						   TB_PMU_CYCLES, TB_PMU_INSTRUCTIONS};
+	enum { TASK, CSW, PF, MINF, CYC, INS, N };
+	struct tb_pmu *p;
+	uint64_t a[N], b[N];
+	size_t pages = 256, psz = (size_t)sysconf(_SC_PAGESIZE);
+	int missing = tb_pmu_open(&p, list, N, 0);
+	double t0, t1;
+
+	if (!ok(missing >= 0 && p, "tb_pmu_open: a set of 4 software and 2 hardware counters")) {
+		skip(9, "no set");
+		return;
+	}
+	for (int i = 0; i < CYC; i++)
+		ok(!tb_pmu_problem(p, (unsigned)i), "software counter %s counts%s%s", tb_pmu_counter_name(list[i]),
+		   tb_pmu_problem(p, (unsigned)i) ? ": " : "", tb_pmu_problem(p, (unsigned)i) ? tb_pmu_problem(p, (unsigned)i) : "");
+	is_int(tb_pmu_read(p, a), 0, "tb_pmu_read");
+
+	/* Context switches: each sleep blocks, so each is at least one switch. */
+	for (int i = 0; i < 20; i++)
+		usleep(500);
+	/* Page faults: first touches of fresh anonymous pages. */
+	uint8_t *mem = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	madvise(mem, pages * psz, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < pages; i++)
+		mem[i * psz] = 1;
+	/* Task clock: a busy loop, against the thread's CPU time as the kernel tells it. */
+	t0 = thread_cpu_s();
+	spin_for(0.03);
+	t1 = thread_cpu_s();
+	tb_pmu_read(p, b);
+	munmap(mem, pages * psz);
+
+	ok(b[CSW] - a[CSW] >= 20, "20 sleeps: %llu context switches counted", (unsigned long long)(b[CSW] - a[CSW]));
+	ok(b[PF] - a[PF] >= pages, "%zu fresh pages touched: %llu page faults", pages,
+	   (unsigned long long)(b[PF] - a[PF]));
+	ok(b[MINF] - a[MINF] >= pages, "and %llu minor faults", (unsigned long long)(b[MINF] - a[MINF]));
+	double tc = (double)(b[TASK] - a[TASK]) / 1e9;
+	ok(tc >= (t1 - t0) * 0.9, "a busy loop of %.1f ms of thread CPU time: task-clock advanced %.1f ms",
+	   (t1 - t0) * 1e3, tc * 1e3);
+
+	/* Hardware: counted here, or a reason from the list in pmu.h. */
+	for (int i = CYC; i <= INS; i++) {
+		const char *why = tb_pmu_problem(p, (unsigned)i);
+		if (!why)
+			ok(b[i] > a[i], "hardware counter %s counts (%llu)", tb_pmu_counter_name(list[i]),
+			   (unsigned long long)(b[i] - a[i]));
+		else
+			ok(strstr(why, tb_pmu_counter_name(list[i])) == why &&
+				   (strstr(why, "no hardware PMU") || strstr(why, "refused by the kernel")),
+			   "hardware counter missing, with its reason: %s", why);
+	}
+	if (tb_pmu_problem(p, CYC))
+		diag("this machine has no usable PMU: hardware counting is not tested here");
+	diag("rdpmc used for %u counters", tb_pmu_rdpmc_count(p));
+	tb_pmu_close(p);
+}
+
+/* ------------------------------------------------- counters as events */
+
+static void test_events(void)
+{
+	static const enum tb_pmu_counter list[] = {TB_PMU_TASK_CLOCK, TB_PMU_PAGE_FAULTS};
+	struct tb_pmu *p;
+	struct tb_ring *ring;
+	struct tb_event ev;
+	struct tb_schema *s = tb_schema_new();
+	char text[4096];
+	int n, records = 0;
+	uint64_t first[2] = {0}, last[2] = {0};
+
+	if (tb_pmu_open(&p, list, 2, 0) != 0 || tb_ring_create(&ring, NULL) != 0) {
+		skip(6, "no counters or no ring");
+		return;
+	}
+	n = tb_evdesc_format(tb_pmu_event(p), TB_PMU_COUNTERS_ID, text, sizeof(text));
+	ok(n > 0 && strstr(text, "\tfield:u64 task_clock;\toffset:8;\tsize:8;\tsigned:0;\n") &&
+		   strstr(text, "\tfield:u64 page_faults;\toffset:16;\tsize:8;\tsigned:0;\n") &&
+		   strstr(text, "print fmt: \"task_clock=%llu page_faults=%llu\", REC->task_clock, REC->page_faults\n"),
+	   "pmu_counters is described in the kernel's format syntax");
+	ok(tb_schema_load_format(s, "pmu_counters", "tracebuf", text, (size_t)n) == 0,
+	   "and the reader's format parser (with libtraceevent) accepts it");
+
+	/* Attached to an event of one's own: fields after its own. */
+	struct tb_evfield fields[3] = {{"unsigned int", "request", 8, 4, 0}};
+	is_int(tb_pmu_fields(p, 16, fields + 1, 2), 2, "tb_pmu_fields: two fields to attach");
+	struct tb_evdesc mine = {"app", "request_done", 32, 3, fields, "\"req=%u tc=%llu pf=%llu\", REC->request, REC->task_clock, REC->page_faults"};
+	n = tb_evdesc_format(&mine, 700, text, sizeof(text));
+	ok(tb_schema_load_format(s, "request_done", "app", text, (size_t)n) == 0 &&
+		   tb_schema_event(s, 700, NULL) && tb_format_field(tb_schema_event(s, 700, NULL), "page_faults")->offset == 24,
+	   "an event of one's own with the counters attached parses, page_faults at offset 24");
+
+	for (int i = 0; i < 3; i++) {
+		spin_for(0.005);
+		tb_pmu_write(ring, p, 0);
+	}
+	while (tb_consume_merged(ring, &ev) == 1) {
+		uint16_t id;
+		memcpy(&id, ev.data, 2);
+		if (ev.kind != TB_EVENT_RECORD || id != TB_PMU_COUNTERS_ID || ev.len < 24)
+			continue;
+		memcpy(records ? last : first, (const uint8_t *)ev.data + 8, 16);
+		records++;
+	}
+	is_int(records, 3, "tb_pmu_write: three pmu_counters events in the ring");
+	ok(last[0] > first[0], "task_clock grows from the first to the last (%llu -> %llu)",
+	   (unsigned long long)first[0], (unsigned long long)last[0]);
+	tb_schema_free(s);
+	tb_ring_destroy(ring);
+	tb_pmu_close(p);
+}
+
+/* ------------------------------------------------------------ sampling */
+
+struct worker {
+	pid_t tid;
+	double seconds;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	w->tid = gettid();
+	spin_for(w->seconds);
+	return NULL;
+}
+
+static void test_sampler(enum tb_clock clock, const char *clock_name)
+{
+	struct tb_ring_opts ro;
+	struct tb_ring *ring;
+	struct tb_pmu_sampler *smp;
+	struct tb_pmu_sampler_opts so = {.counter = TB_PMU_TASK_CLOCK, .period = 1000000};
+	struct tb_pmu_sampler_stats st;
+	struct worker w = {.seconds = 0.3};
+	struct tb_usyms *syms;
+	struct tb_usym sym;
+	struct tb_event ev;
+	pthread_t th;
+	char why[512];
+	uint64_t t0, t1;
+	size_t mine = 0, outside = 0, in_spin = 0, bad_cpu = 0, bad_tgid = 0;
+	int rc;
+
+	tb_ring_opts_default(&ro);
+	ro.clock = clock;
+	ro.size_kb = 512;
+	tb_ring_create(&ring, &ro);
+	rc = tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why));
+	if (!ok(rc == 0, "%s ring: the sampler starts (%s)", clock_name, rc ? why : "task-clock, every 1 ms")) {
+		skip(6, "no sampler");
+		tb_ring_destroy(ring);
+		return;
+	}
+	t0 = tb_ring_clock_now(ring);
+	pthread_create(&th, NULL, worker_main, &w);
+	pthread_join(th, NULL);
+	t1 = tb_ring_clock_now(ring);
+	tb_pmu_sampler_stop(smp, &st);
+	tb_usyms_self(&syms, NULL, NULL);
+	while (tb_consume_merged(ring, &ev) == 1) {
+		struct tb_pmu_sample s;
+		if (ev.kind != TB_EVENT_RECORD || ev.len < sizeof(s))
+			continue;
+		memcpy(&s, ev.data, sizeof(s));
+		if (s.hdr.type != TB_PMU_SAMPLE_ID || s.tid != w.tid)
+			continue;
+		mine++;
+		outside += s.time < t0 || s.time > t1;
+		bad_cpu += s.cpu >= (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+		bad_tgid += s.tgid != getpid() || s.hdr.pid != w.tid;
+		in_spin += tb_usyms_lookup(syms, s.ip, &sym) && !strcmp(sym.name, "spin_for");
+	}
+	ok(mine >= 200, "%s: %zu samples, one per ms, of a worker thread that ran 300 ms (created after the start: inherited)",
+	   clock_name, mine);
+	is_int(outside, 0, "%s: every sample's time lies inside the run's window on the ring's clock", clock_name);
+	ok(bad_cpu == 0 && bad_tgid == 0, "%s: each names this process, the worker thread and a real CPU", clock_name);
+	ok(mine && in_spin * 10 >= mine * 8, "%s: %zu of %zu samples' ip is in spin_for (named from the ELF symbols)",
+	   clock_name, in_spin, mine);
+	ok(st.samples >= mine && st.written == st.samples, "%s: stats: %llu samples, %llu written, %llu lost, %u CPUs",
+	   clock_name, (unsigned long long)st.samples, (unsigned long long)st.written,
+	   (unsigned long long)st.lost, st.cpus);
+	tb_usyms_free(syms);
+	tb_ring_destroy(ring);
+}
+
+/* Samples saved with their descriptions read back as text, ips named. */
+static void test_sampler_report(void)
+{
+	struct tb_ring *ring;
+	struct tb_pmu_sampler *smp;
+	struct tb_pmu_sampler_opts so = {.counter = TB_PMU_TASK_CLOCK, .period = 1000000};
+	struct tb_save_event events[] = {{&tb_pmu_sample_event, TB_PMU_SAMPLE_ID},
+					 {&tb_pmu_lost_event, TB_PMU_LOST_ID}};
+	struct tb_save_opts save = {events, 2, NULL};
+	struct tb_diag err = {0};
+	struct worker w = {.seconds = 0.1};
+	char dir[] = "/tmp/tb-test-pmu-XXXXXX", cmd[512], line[1024];
+	const char *b = getenv("TB_BUILD");
+	size_t lines = 0, named = 0;
+	pthread_t th;
+	FILE *p;
+
+	if (!mkdtemp(dir) || tb_ring_create(&ring, NULL) < 0 ||
+	    tb_pmu_sampler_start(&smp, ring, &so, NULL, 0) < 0) {
+		skip(2, "no sampler");
+		return;
+	}
+	pthread_create(&th, NULL, worker_main, &w);
+	pthread_join(th, NULL);
+	tb_pmu_sampler_stop(smp, NULL);
+	ok(tb_ring_save_dir(ring, dir, &save, &err) == 0, "the ring saved with the sample events described (%s)",
+	   err.reason);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --no-header %s", b ? b : "build", dir);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		lines += strstr(line, " pmu_sample: ip=") != NULL;
+		named += strstr(line, " pmu_sample: ip=spin_for ") != NULL;
+	}
+	if (p)
+		pclose(p);
+	ok(lines >= 50 && named * 10 >= lines * 8,
+	   "`tracebuf report` prints the samples, %zu of %zu with ip=spin_for (from DIR/objects)", named, lines);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		diag("could not remove %s", dir);
+	tb_ring_destroy(ring);
+}
+
+static void test_sampler_refusals(void)
+{
+	struct tb_ring_opts ro;
+	struct tb_ring *ring;
+	struct tb_pmu_sampler *smp;
+	struct tb_pmu_sampler_opts so = {.counter = TB_PMU_TASK_CLOCK};
+	char why[512];
+	int rc;
+
+	tb_ring_opts_default(&ro);
+	ro.clock = TB_CLOCK_COUNTER;
+	tb_ring_create(&ring, &ro);
+	rc = tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why));
+	ok(rc == -EINVAL && strstr(why, "counter, not a time"), "a counter-clock ring: refused: %s", why);
+	tb_ring_destroy(ring);
+	tb_ring_create(&ring, NULL);
+	so.counter = TB_PMU_CYCLES;
+	rc = tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why));
+	if (rc == 0) {
+		tb_pmu_sampler_stop(smp, NULL);
+		ok(1, "sampling cycles works on this machine");
+	} else {
+		ok(strstr(why, "cycles: ") == why && strstr(why, "no hardware PMU"),
+		   "sampling cycles without a PMU: %s", why);
+	}
+	tb_ring_destroy(ring);
+}
+
+/* ------------------------------------------------------------ refusals */
+
+/*
+ * In a child that gave up root: what perf_event_paranoid lets it do, and
+ * the words of each refusal.  The child writes "ok|not ok<TAB>name" lines.
+ */
+static void unprivileged_child(int out)
+{
+	static const enum tb_pmu_counter tc[] = {TB_PMU_TASK_CLOCK};
+	int level = paranoid();
+	struct tb_pmu *p;
+	struct tb_ring *ring;
+	struct tb_pmu_sampler *smp;
+	struct tb_pmu_sampler_opts so = {.counter = TB_PMU_TASK_CLOCK, .flags = TB_PMU_KERNEL};
+	char why[512], line[1024], want[128];
+	FILE *f = fdopen(out, "w");
+	int missing;
+
+	/* User-space counting of one's own thread: allowed below 3. */
+	missing = tb_pmu_open(&p, tc, 1, 0);
+	if (level >= 3)
+		snprintf(want, sizeof(want), "%d >= 3 forbids perf_event_open", level);
+	fprintf(f, "%s\tunprivileged, paranoid %d: user-space task_clock %s\n",
+		(level >= 3 ? missing == 1 && strstr(tb_pmu_problem(p, 0), want) : missing == 0) ? "ok" : "not ok",
+		level, level >= 3 ? "refused with the reason" : "counts");
+	tb_pmu_close(p);
+
+	/* Kernel counting: allowed only at 1 or below. */
+	missing = tb_pmu_open(&p, tc, 1, TB_PMU_KERNEL);
+	snprintf(want, sizeof(want), "perf_event_paranoid is %d and this process lacks CAP_PERFMON", level);
+	snprintf(line, sizeof(line), "%s", missing ? tb_pmu_problem(p, 0) : "(counted)");
+	fprintf(f, "%s\tunprivileged, paranoid %d, TB_PMU_KERNEL: %s\n",
+		(level <= 1 ? missing == 0
+			    : missing == 1 && strstr(line, "task_clock: refused by the kernel (perf_event_open: E") == line &&
+				      strstr(line, want) &&
+				      strstr(line, level == 2 ? "2 = 2 allows user-space counting only" : ">= 3 forbids"))
+			? "ok"
+			: "not ok",
+		level, line);
+	tb_pmu_close(p);
+
+	/* Context switches are counted in kernel mode: they need 1 or below. */
+	static const enum tb_pmu_counter cs[] = {TB_PMU_CONTEXT_SWITCHES};
+	missing = tb_pmu_open(&p, cs, 1, 0);
+	snprintf(line, sizeof(line), "%s", missing ? tb_pmu_problem(p, 0) : "(counted)");
+	fprintf(f, "%s\tunprivileged, paranoid %d, context_switches: %s\n",
+		(level <= 1 ? missing == 0
+			    : missing == 1 && strstr(line, want) &&
+				      strstr(line, level == 2 ? "context_switches happen in the kernel: lower it to 1"
+							      : ">= 3 forbids"))
+			? "ok"
+			: "not ok",
+		level, line);
+	tb_pmu_close(p);
+
+	/* The sampler says the same. */
+	tb_ring_create(&ring, NULL);
+	int rc = tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why));
+	if (rc == 0)
+		tb_pmu_sampler_stop(smp, NULL);
+	fprintf(f, "%s\tunprivileged sampler with TB_PMU_KERNEL: %s\n",
+		(level <= 1 ? rc == 0 : rc < 0 && strstr(why, want)) ? "ok" : "not ok", rc ? why : "(started)");
+	tb_ring_destroy(ring);
+	fclose(f);
+}
+
+static void test_unprivileged(void)
+{
+	int fds[2];
+	pid_t pid;
+	char line[1200];
+	FILE *in;
+	int n = 0, status;
+
+	if (geteuid() != 0) {
+		skip(5, "not root: cannot switch to an unprivileged user for the refusal texts");
+		return;
+	}
+	if (pipe(fds) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(3);
+		unprivileged_child(fds[1]);
+		_exit(0);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	while (fgets(line, sizeof(line), in)) {
+		char *tab = strchr(line, '\t');
+		line[strcspn(line, "\n")] = 0;
+		if (!tab)
+			continue;
+		*tab = 0;
+		ok(!strcmp(line, "ok"), "%s", tab + 1);
+		n++;
+	}
+	fclose(in);
+	waitpid(pid, &status, 0);
+	is_int(n, 4, "the unprivileged child ran its four checks (exit %d)", WEXITSTATUS(status));
+}
+
+int main(void)
+{
+	test_counters();
+	test_events();
+	test_sampler(TB_CLOCK_TSC, "TSC");
+	test_sampler(TB_CLOCK_MONO, "mono");
+	test_sampler_report();
+	test_sampler_refusals();
+	test_unprivileged();
+	return done_testing();
+}
