@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <traceevent/event-parse.h>
-
 #include "render.h"
 #include "schema_kernel.h"
 #include "strbuf.h"
