@@ -12,6 +12,8 @@
  * exit comes right after it on the same CPU is printed as a leaf.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
