@@ -23,13 +23,12 @@
  * as -EINVAL (queries: 0, false or NULL; void calls: nothing); a NULL file
  * name is reported as "".
  *
- * libtraceevent 1.7.1 crashes on some malformed print fmts, so
- * tb_schema_load_format() first has it parse (and print one all-zero
- * record of) the format in a short-lived child process (fork, no exec);
- * a format that kills the child is refused with a message instead.  A
- * print fmt nesting brackets more than 256 deep (which overflows its
- * recursive parser's stack) is refused before that, at the first bracket
- * too deep.  kallsyms and printk_formats are parsed line by line by our own
+ * libtraceevent (the fallback printer) is handed a format only when a
+ * record of it is printed and our own print-fmt compiler parsed its print
+ * fmt whole but declined a construct: a malformed print fmt, on which
+ * libtraceevent 1.7.1 can crash, never reaches it.  A print fmt nesting
+ * brackets more than 256 deep (which would overflow a recursive parser's
+ * stack) is refused at load, at the first bracket too deep.  kallsyms and printk_formats are parsed line by line by our own
  * parsers and only the lines they accept reach libtraceevent (whose own
  * parsers read out of bounds on malformed lines).
  */

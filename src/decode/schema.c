@@ -16,9 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <traceevent/event-parse.h>
@@ -374,84 +371,11 @@ static int check_system_name(struct tb_schema *s, const char *file, const char *
 
 /*
  * libtraceevent 1.7.1 crashes on some malformed print fmts (NULL
- * dereferences in its parser: fuzz/fuzz_format.c found "REC->x^, ...") and
- * divides by fields that can be zero when printing.  Format files are
- * input, so each one is first parsed - and printed once with an all-zero
- * record - by a short-lived child process, and only a format the child
- * survives is parsed here.
+ * dereferences in its parser: fuzz/fuzz_format.c found "REC->x^, ...").
+ * It is only ever handed a format whose print fmt our own compiler parsed
+ * whole and declined for a construct it does not print (printers.c): a
+ * malformed one never reaches it, so no trial in a child process is needed.
  */
-#define TRIAL_PARSED 42  /* child exit: libtraceevent parsed and printed it */
-#define TRIAL_REFUSED 43 /* child exit: libtraceevent refused it cleanly */
-#define TRIAL_CRASHED 44 /* child exit: it crashed */
-#define TRIAL_SECONDS 5  /* a parser that hangs counts as a crash */
-
-static void trial_crashed(int sig)
-{
-	(void)sig;
-	_exit(TRIAL_CRASHED);
-}
-
-/*
- * In the child, a crash ends the child and nothing else: whatever crash
- * handlers the process had (a sanitizer's, a fuzzer's that saves the input)
- * belong to the parent.
- */
-static void trial_signals(void)
-{
-	static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = trial_crashed;
-	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		sigaction(fatal[i], &sa, NULL);
-	signal(SIGALRM, SIG_DFL);
-}
-
-static int trial_parse(const char *text, size_t len, const char *system, const struct tb_format *f)
-{
-	struct tep_handle *tep = tep_alloc();
-	struct tep_record rec = {.size = (int)f->min_size};
-	struct trace_seq seq;
-
-	if (!tep || tep_parse_event(tep, text, len, system) != 0 || !tep_find_event(tep, (int)f->id))
-		return TRIAL_REFUSED;
-	rec.data = calloc(1, (size_t)f->min_size + 64);
-	if (!rec.data)
-		return TRIAL_REFUSED;
-	memcpy(rec.data, &(uint16_t){(uint16_t)f->id}, 2);
-	trace_seq_init(&seq);
-	tep_print_event(tep, &seq, &rec, "%s", TEP_PRINT_INFO);
-	return TRIAL_PARSED; /* _exit() follows: nothing to free */
-}
-
-/* 0 if libtraceevent survives the format, -EFAULT if it crashed or hung. */
-static int trial_in_child(const char *text, size_t len, const char *system,
-			  const struct tb_format *f, int *how)
-{
-	int status = 0, null;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return 0; /* cannot isolate: take the risk rather than lose the event */
-	if (pid == 0) {
-		null = open("/dev/null", O_WRONLY);
-		if (null >= 0)
-			dup2(null, STDERR_FILENO); /* a sanitizer's crash report is noise here */
-		trial_signals();
-		alarm(TRIAL_SECONDS);
-		_exit(trial_parse(text, len, system, f));
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return 0;
-	if (WIFEXITED(status) &&
-	    (WEXITSTATUS(status) == TRIAL_PARSED || WEXITSTATUS(status) == TRIAL_REFUSED))
-		return 0;
-	*how = WIFSIGNALED(status) ? WTERMSIG(status) : -WEXITSTATUS(status);
-	return -EFAULT;
-}
-
 /*
  * libtraceevent parses a print fmt by recursion, one level per bracket, so a
  * print fmt nested 200,000 deep overflows its stack (and our own OR-group
@@ -497,17 +421,9 @@ static int register_with_tep(struct tb_schema *s, const char *file, const char *
 	char *fixed = format_for_libtraceevent(text, len, f->print_fmt_offset, &fixed_len);
 	char msg[128];
 	enum tep_errno rc;
-	int how = 0;
 
 	if (!fixed)
 		return -ENOMEM;
-	if (trial_in_child(fixed, fixed_len, system, f, &how) < 0) {
-		free(fixed);
-		report(s, file, f->print_fmt_offset, "libtraceevent crashes on this print fmt (%s %d in "
-		       "a trial run); event %s left out", how > 0 ? "signal" : "exit status",
-		       how > 0 ? how : -how, f->name);
-		return -EINVAL;
-	}
 	rc = tep_parse_event(s->tep, fixed, fixed_len, system);
 	free(fixed);
 	ev = tep_find_event(s->tep, (int)f->id);
