@@ -49,16 +49,18 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print
+SRC_DIRS := src src/ring src/source src/decode src/print
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
-CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition
+# TB_BUILDING_LIBTRACEBUF: tracepoint.h keeps the general TLS model inside the libraries.
+CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition -DTB_BUILDING_LIBTRACEBUF
 LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c)
+CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c) \
+	$(addprefix src/source/,registry.c format_text.c printf_plan.c ftrace_events.c dump.c text.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c comms.c) \
+READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c comms.c events_schema.c) \
 	$(addprefix src/print/,report.c render.c)
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
@@ -123,7 +125,7 @@ $(B)/tracebuf: $(TOOL_SRCS) tools/cmds.h $(B)/libtracebuf-read.a $(B)/libtracebu
 	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $(TOOL_SRCS) \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
-$(B)/tests/%: tests/%.c tests/lib/tap.h tests/lib/lines.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+$(B)/tests/%: tests/%.c $(wildcard tests/lib/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< \
