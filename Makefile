@@ -128,8 +128,19 @@ $(B)/tracebuf: $(TOOL_SRCS) tools/cmds.h $(B)/libtracebuf-read.a $(B)/libtracebu
 $(B)/tests/%: tests/%.c $(wildcard tests/lib/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) $(TEST_LDFLAGS) -o $@ $< \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
+
+# A shared library with events, for the dlopen tests.  It is built without
+# libtracebuf: the test programs export theirs (-rdynamic), as a program
+# linked with libtracebuf.so would provide it.
+TEST_PLUGIN := $(B)/tests/tp_plugin.so
+$(TEST_PLUGIN): tests/plugins/tp_plugin.c tests/plugins/tp_shared.h $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -fPIC -shared -o $@ $<
+$(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: TEST_LDFLAGS := -rdynamic
+$(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: $(TEST_PLUGIN)
 
 $(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
@@ -141,7 +152,7 @@ $(B)/examples/%: examples/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread
 
-tests: lib cli $(TESTS) $(EXAMPLES)
+tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES)
 
 deps:
 	$(Q)scripts/deps.sh

@@ -132,12 +132,12 @@ static void publish_ring(struct tb_ring **slot, struct tb_ring *ring)
 	__atomic_store_n(slot, ring, __ATOMIC_RELEASE);
 }
 
+static struct entry *find_entry(const char *system, const char *name);
+
+/* (Naming the built-in descriptor also links ftrace_events.o into every program that registers events.) */
 static struct entry *bprint_entry(void)
 {
-	for (size_t i = 0; i < reg.nevents; i++)
-		if (reg.events[i]->id == TB_BPRINT_ID && !strcmp(reg.events[i]->system, "ftrace"))
-			return reg.events[i];
-	return NULL;
+	return find_entry(tb__bprint_event.system, tb__bprint_event.name);
 }
 
 static void sync_sites(void)
@@ -154,7 +154,7 @@ static void sync_entry(struct entry *e)
 {
 	for (size_t i = 0; i < e->ndescs; i++)
 		publish_ring(&e->descs[i]->ring, ring_for(e));
-	if (e->id == TB_BPRINT_ID && !strcmp(e->system, "ftrace"))
+	if (e == bprint_entry())
 		sync_sites();
 }
 
@@ -515,6 +515,67 @@ static void remove_site(struct tb_printf_site *site)
 
 /* ------------------------------------------------------------- objects */
 
+/* Declaration order: by file, then line (the linker's order is not the source's). */
+static int by_declaration(const char *fa, int la, const char *fb, int lb)
+{
+	int c = strcmp(fa ? fa : "", fb ? fb : "");
+
+	return c ? c : (la > lb) - (la < lb);
+}
+
+static int event_order(const void *a, const void *b)
+{
+	const struct tb_event_desc *x = *(struct tb_event_desc *const *)a, *y = *(struct tb_event_desc *const *)b;
+
+	return by_declaration(x->file, x->line, y->file, y->line);
+}
+
+static int site_order(const void *a, const void *b)
+{
+	const struct tb_printf_site *x = *(struct tb_printf_site *const *)a, *y = *(struct tb_printf_site *const *)b;
+
+	return by_declaration(x->file, x->line, y->file, y->line);
+}
+
+/* A sorted copy of a section's entries without NULLs (NULL if empty or out of memory). */
+static void **sorted(void *const *start, void *const *end, int (*cmp)(const void *, const void *), size_t *n)
+{
+	void **v;
+
+	*n = 0;
+	if (start >= end || !(v = malloc((size_t)(end - start) * sizeof(*v))))
+		return NULL;
+	for (void *const *p = start; p < end; p++)
+		if (*p)
+			v[(*n)++] = *p;
+	qsort(v, *n, sizeof(*v), cmp);
+	return v;
+}
+
+static void add_events(const struct tb_object_sections *s)
+{
+	size_t n;
+	void **v = sorted((void *const *)s->events, (void *const *)s->events_end, event_order, &n);
+
+	if (!v && s->events < s->events_end)
+		problem(NULL, "out of memory registering an object's events");
+	for (size_t i = 0; i < n; i++)
+		add_event(v[i], s);
+	free(v);
+}
+
+static void add_sites(const struct tb_object_sections *s)
+{
+	size_t n;
+	void **v = sorted((void *const *)s->sites, (void *const *)s->sites_end, site_order, &n);
+
+	if (!v && s->sites < s->sites_end)
+		problem(NULL, "out of memory registering an object's tb_printf calls");
+	for (size_t i = 0; i < n; i++)
+		add_site(v[i]);
+	free(v);
+}
+
 static bool same_object(const struct tb_object_sections *a, const struct tb_object_sections *b)
 {
 	return a->events == b->events && a->sites == b->sites && a->enums == b->enums;
@@ -575,12 +636,8 @@ void tb_registry_add_object(const struct tb_object_sections *s)
 			problem(NULL, "out of memory registering an object's events");
 		} else {
 			reg.objects[reg.nobjects++] = (struct object){*s, 1};
-			for (struct tb_event_desc *const *ev = s->events; ev < s->events_end; ev++)
-				if (*ev)
-					add_event(*ev, s);
-			for (struct tb_printf_site *const *site = s->sites; site < s->sites_end; site++)
-				if (*site)
-					add_site(*site);
+			add_events(s);
+			add_sites(s);
 			for (size_t i = 0; i < reg.nevents; i++)
 				sync_entry(reg.events[i]); /* rules may have enabled some */
 		}

@@ -118,6 +118,18 @@ static inline char *evtext_render_line(struct tb_schema *s, const struct tb_even
 	return line;
 }
 
+/* A rendered line without its context columns: what follows "TIMESTAMP: ", no newline.  Points into line. */
+static inline char *evtext_after_context(char *line)
+{
+	char *p = line ? strstr(line, "]") : NULL;
+
+	if (!p || !(p = strstr(p, ": ")))
+		return NULL;
+	p += 2;
+	p[strcspn(p, "\n")] = '\0';
+	return p;
+}
+
 /*
  * The body of a rendered line: after "TIMESTAMP: NAME: " (or, for the
  * ftrace events printed the kernel's way, after "TIMESTAMP: "), without
