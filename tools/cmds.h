@@ -7,5 +7,6 @@ int cmd_report(int argc, char **argv); /* tools/cmd_report.c */
 int cmd_size(int argc, char **argv);   /* tools/cmd_size.c */
 int cmd_demo(int argc, char **argv);   /* tools/cmd_demo.c */
 int cmd_stats(int argc, char **argv);  /* tools/cmd_stats.c */
+int cmd_formats(int argc, char **argv); /* tools/cmd_formats.c */
 
 #endif

@@ -33,7 +33,8 @@
  * each site is in (a bprint record's ip holds the same key).  With
  * TRACEBUF_FORMATS=DIR in its environment, a program writes all of it to
  * DIR in the layout of a capture directory (header_page, header_event,
- * formats/SYSTEM/NAME.format, printk_formats, kallsyms) as soon as its own
+ * formats/SYSTEM/NAME.format, printk_formats, kallsyms, saved_cmdlines, and
+ * trace_clock when a ring is attached) as soon as its own
  * events are registered - before main() - and exits: that is what
  * `tracebuf formats PROGRAM` runs.  (A program that does not include
  * tracepoint.h itself does it at exit instead.)
@@ -112,8 +113,14 @@ char *tb_events_header_event(void);
 char *tb_events_printk_formats(size_t *len);
 char *tb_events_kallsyms(size_t *len);
 
-/* Write every text above to dir (created if missing) in capture-directory layout. 0 or -errno. */
-int tb_events_dump(const char *dir, size_t subbuf_size);
+/*
+ * Write every text above to dir (created if missing) in the layout of a
+ * capture directory, for ring's sub-buffer size (4096 when ring is NULL),
+ * with ring's clock in trace_clock and the comm of the process's threads in
+ * saved_cmdlines.  Adding the ring's pages as cpuN.raw (tb_read_page) makes
+ * a directory `tracebuf report` prints.  0 or -errno.
+ */
+int tb_events_dump(const char *dir, const struct tb_ring *ring);
 
 /* Problems reported by the registry since the process started. */
 unsigned long tb_events_problems(void);

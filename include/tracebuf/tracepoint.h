@@ -54,7 +54,7 @@
  * kernel's stringification) for readers such as libtraceevent.
  *
  * Mistakes the compiler can see are compile errors naming the event or the
- * field ("tracebuf: field 'x' of app:request ..."): floating-point fields,
+ * field ("tracebuf: field x of app:request must be ..."): floating-point fields,
  * integers that are not 1, 2, 4 or 8 bytes, records bigger than
  * TB_EVENT_MAX, more than 32 fields.
  *
@@ -399,18 +399,18 @@ __attribute__((destructor)) static void tb__unregister_object(void)
 #define TB__SIZE_OK(n) ((n) == 1 || (n) == 2 || (n) == 4 || (n) == 8)
 #define TB__CHECK_tb__scalar(rec, i, type, name, ts, ns, value)                                   \
 	_Static_assert(TB__INTEGRAL(type) && TB__SIZE_OK(sizeof(type)),                           \
-		       "tracebuf: field '" ns "' of " #rec " must be an integer, bool, enum or pointer " \
+		       "tracebuf: field " ns " of " #rec " must be an integer, bool, enum or pointer " \
 		       "of 1, 2, 4 or 8 bytes");
 #define TB__CHECK_tb__array(rec, i, type, name, ts, ns, n, src)                                   \
 	_Static_assert(TB__INTEGRAL(type) && TB__SIZE_OK(sizeof(type)) && (n) > 0,                \
-		       "tracebuf: array '" ns "' of " #rec " must have integers of 1, 2, 4 or 8 bytes " \
+		       "tracebuf: array " ns " of " #rec " must have integers of 1, 2, 4 or 8 bytes " \
 		       "and at least one element");
 #define TB__CHECK_tb__chars(rec, i, type, name, ts, ns, n, src) \
-	_Static_assert((n) > 1, "tracebuf: tb_chars '" ns "' of " #rec " needs room for a character and its NUL");
+	_Static_assert((n) > 1, "tracebuf: tb_chars " ns " of " #rec " needs room for a character and its NUL");
 #define TB__CHECK_tb__string(rec, i, ...)
 #define TB__CHECK_tb__dynarray(rec, i, type, name, ts, ns, src, count)                      \
 	_Static_assert(TB__INTEGRAL(type) && TB__SIZE_OK(sizeof(type)),                     \
-		       "tracebuf: dynamic array '" ns "' of " #rec " must have integers of 1, 2, 4 " \
+		       "tracebuf: dynamic array " ns " of " #rec " must have integers of 1, 2, 4 " \
 		       "or 8 bytes");
 
 /* Whether a field stores data after the fixed part (summed: "0 + 1 + 0"). */

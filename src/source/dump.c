@@ -2,10 +2,11 @@
 /*
  * dump.c - the registry's texts written as a capture directory (the layout
  * tracebuf/capture.h reads): header_page, header_event,
- * formats/SYSTEM/NAME.format, printk_formats and kallsyms.  A program that
- * also saves its ring's pages there as cpuN.raw (tb_read_page) has a
- * directory `tracebuf report` prints.
+ * formats/SYSTEM/NAME.format, printk_formats, kallsyms, saved_cmdlines and
+ * trace_clock.  A program that also saves its ring's pages there as
+ * cpuN.raw (tb_read_page) has a directory `tracebuf report` prints.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -80,8 +81,40 @@ static int dump_event(void *ctx, const struct tb_event_info *ev)
 	return d->rc != 0;
 }
 
-int tb_events_dump(const char *dir, size_t subbuf_size)
+/* "TID COMM" for each thread of the process, as the kernel's saved_cmdlines lists them. */
+static char *thread_comms(size_t *len)
 {
+	DIR *tasks = opendir("/proc/self/task");
+	struct text t = {0};
+	struct dirent *de;
+
+	while (tasks && (de = readdir(tasks)) != NULL) {
+		char path[300], comm[64] = "";
+		int fd;
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		comm[n] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		text_printf(&t, "%s %s\n", de->d_name, comm);
+	}
+	if (tasks)
+		closedir(tasks);
+	return text_take(&t, len);
+}
+
+int tb_events_dump(const char *dir, const struct tb_ring *ring)
+{
+	size_t subbuf_size = ring ? tb_ring_subbuf_size(ring) : 4096;
 	struct dump d = {dir, 0};
 	char formats[PATH_MAX];
 	char *text;
@@ -107,5 +140,15 @@ int tb_events_dump(const char *dir, size_t subbuf_size)
 	if ((rc = write_owned(dir, "printk_formats", text, len)) < 0)
 		return rc;
 	text = tb_events_kallsyms(&len);
-	return write_owned(dir, "kallsyms", text, len);
+	if ((rc = write_owned(dir, "kallsyms", text, len)) < 0)
+		return rc;
+	text = thread_comms(&len);
+	if ((rc = write_owned(dir, "saved_cmdlines", text, len)) < 0)
+		return rc;
+	if (ring) {
+		char clock[64];
+		snprintf(clock, sizeof(clock), "[%s]\n", tb_clock_name(tb_ring_clock(ring)));
+		rc = write_file(dir, "trace_clock", clock, strlen(clock));
+	}
+	return rc;
 }

@@ -787,13 +787,13 @@ static void report_unmatched_rules(void)
 static int dump_formats(void)
 {
 	const char *dir = getenv("TRACEBUF_FORMATS");
-	size_t subbuf = reg.ring ? tb_ring_subbuf_size(reg.ring) : 4096;
+	struct tb_ring *ring = reg.ring;
 	int rc;
 
 	if (!dir || !*dir)
 		return 0;
 	pthread_mutex_unlock(&reg.lock); /* the dump takes it itself */
-	rc = tb_events_dump(dir, subbuf);
+	rc = tb_events_dump(dir, ring);
 	pthread_mutex_lock(&reg.lock);
 	if (rc < 0)
 		problem(NULL, "TRACEBUF_FORMATS: cannot write %s: %s", dir, strerror(-rc));
