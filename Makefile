@@ -225,6 +225,13 @@ $(B)/bench/bench_write: $(B)/bench/lttng_peer.o
 $(B)/bench/lttng_peer.o: bench/lttng_peer.c bench/tb_lttng_tp.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
+$(B)/bench/bench_sources: BENCH_CFLAGS += -DHAVE_LTTNG -Ibench
+SOURCES_PEERS := $(B)/bench/sources_lttng_peer.o $(B)/bench/sources_lttng_tracef.o
+$(B)/bench/bench_sources: BENCH_LIBS += $(SOURCES_PEERS) -llttng-ust -ldl
+$(B)/bench/bench_sources: $(SOURCES_PEERS)
+$(B)/bench/sources_lttng_%.o: bench/sources_lttng_%.c bench/tb_src_lttng_tp.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
 endif
 
 bench: deps lib cli

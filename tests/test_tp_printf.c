@@ -146,6 +146,13 @@ static void formats_packed(void)
 	tb_printf("%s%d", "ab", x);
 	expect_words((const unsigned char[]){'a', 'b', 0, 0, 0x44, 0x33, 0x22, 0x11}, 8,
 		     "%s then %d: the string and its NUL, the int aligned");
+	tb_printf("%d", x);
+	expect_words((const unsigned char[]){0x44, 0x33, 0x22, 0x11}, 4, "%d alone (its last 8 bytes shared with the key)");
+	tb_printf("%d%u%x", 1, 2u, 3u);
+	expect_words((const unsigned char[]){1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0}, 12, "three ints, back to back");
+	tb_printf("%p%d", (void *)0x1122334455667788, 9);
+	expect_words((const unsigned char[]){0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 9, 0, 0, 0}, 12,
+		     "%p then %d: eight bytes, then four");
 	tb_printf("%lld", 0x0807060504030201LL);
 	expect_words((const unsigned char[]){1, 2, 3, 4, 5, 6, 7, 8}, 8, "%lld: eight bytes");
 	tb_printf("%c%lld", 'q', 0x0807060504030201LL);

@@ -359,7 +359,9 @@ __attribute__((destructor)) static void tb__unregister_object(void)
 #define TB__PREP(rec, i, t) TB__FIELD(PREP, rec, i, t)
 #define TB__STORE(rec, i, t) TB__FIELD(STORE, rec, i, t)
 #define TB__DYN(rec, i, t) TB__FIELD(DYN, rec, i, t)
+#define TB__TAIL(rec, i, t) TB__FIELD(TAIL, rec, i, t)
 /* The empty item of an empty TB_FIELDS(): nothing. */
+#define TB__TAIL_TB__UNPAREN(...)
 #define TB__DECL_TB__UNPAREN(...)
 #define TB__DESC_TB__UNPAREN(...)
 #define TB__CHECK_TB__UNPAREN(...)
@@ -444,6 +446,17 @@ __attribute__((destructor)) static void tb__unregister_object(void)
 #define TB__STORE_tb__dynarray(rec, i, type, name, ts, ns, src, count) \
 	tb__off = tb__put_dynamic(tb__buf, tb__off, &tb__e->name, tb__src##i, tb__len##i);
 
+/* A fixed record's last 8 bytes from its fields (tb__tail_known: no array reaches them). */
+#define TB__TAIL_FIELD(rec, name)                                                                  \
+	tb__tail |= tb__tail_part(tb__bits(&tb__e->name, sizeof(tb__e->name)), offsetof(struct rec, name), \
+				  sizeof(tb__e->name), sizeof(struct rec));
+#define TB__TAIL_tb__scalar(rec, i, type, name, ...) TB__TAIL_FIELD(rec, name)
+#define TB__TAIL_tb__string(rec, i, type, name, ...) TB__TAIL_FIELD(rec, name)
+#define TB__TAIL_tb__dynarray(rec, i, type, name, ...) TB__TAIL_FIELD(rec, name)
+#define TB__TAIL_tb__array(rec, i, type, name, ...) \
+	tb__tail_known &= tb__before_tail(offsetof(struct rec, name), sizeof(tb__e->name), sizeof(struct rec));
+#define TB__TAIL_tb__chars TB__TAIL_tb__array
+
 static inline const char *tb__string_or_null(const char *s)
 {
 	return s ? s : "(null)";
@@ -466,6 +479,32 @@ static inline void tb__copy_chars(char *dst, const char *src, size_t n)
 	memset(dst + len, 0, n - len);
 }
 
+/* memcpy out of line: where the compiler would copy with "rep movs", slow to start. */
+void tb_copy(void *dst, const void *src, size_t n);
+
+/*
+ * Copy n bytes, the short runs typical of strings in a few moves of 4, 8
+ * or 16 bytes that overlap, longer ones out of line.
+ */
+static inline void tb__copy(unsigned char *d, const unsigned char *s, size_t n)
+{
+	if (n >= 16 && n <= 32) {
+		memcpy(d, s, 16);
+		memcpy(d + n - 16, s + n - 16, 16);
+	} else if (n >= 8 && n < 16) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			d[i] = s[i];
+	} else {
+		tb_copy(d, s, n);
+	}
+}
+
 /* Store len bytes at off (a string's NUL included) and the __data_loc word. */
 static inline uint32_t tb__put_dynamic(unsigned char *buf, uint32_t off, uint32_t *loc,
 				       const void *src, size_t len)
@@ -473,8 +512,40 @@ static inline uint32_t tb__put_dynamic(unsigned char *buf, uint32_t off, uint32_
 	uint32_t word = off | (uint32_t)len << 16;
 
 	memcpy(loc, &word, sizeof(word));
-	memcpy(buf + off, src, len);
+	tb__copy(buf + off, (const unsigned char *)src, len);
 	return off + (uint32_t)len;
+}
+
+/*
+ * tb_write() reads a record's first and last 8 bytes before anything else,
+ * and a load that spans two of the caller's stores cannot be forwarded from
+ * them: the processor waits for the stores to reach the cache (a dozen
+ * cycles, measured).  So the emitters rewrite the last 8 bytes of a record
+ * of fixed size with one 8-byte store, computed from the values written
+ * there (all known to the compiler: it becomes a few shifts).
+ */
+static inline uint64_t tb__bits(const void *p, size_t n)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, p, n < 8 ? n : 8);
+	return v;
+}
+
+/* The part of the last 8 bytes of a size-byte record that the n-byte value v at off holds. */
+static inline uint64_t tb__tail_part(uint64_t v, size_t off, size_t n, size_t size)
+{
+	size_t lo = size - 8;
+
+	if (off + n <= lo)
+		return 0;
+	return off >= lo ? v << 8 * (off - lo) : v >> 8 * (lo - off);
+}
+
+/* Whether bytes [off, off + n) stay out of the last 8 bytes of the record. */
+static inline bool tb__before_tail(size_t off, size_t n, size_t size)
+{
+	return off + n <= size - 8;
 }
 
 /* ---------------------------------------------------------- TB_EVENT */
@@ -530,6 +601,7 @@ static inline uint32_t tb__put_dynamic(unsigned char *buf, uint32_t off, uint32_
 		if (!tb__dynamic) {                                                             \
 			struct rec tb__rec;                                                     \
 			TB__EVENT_FILL(rec, ev, fields, &tb__rec)                               \
+			TB__EVENT_TAIL(rec, fields, &tb__rec)                                   \
 			tb_write(tb__r, &tb__rec, sizeof(tb__rec));                             \
 		} else if (TB__UNLIKELY(sizeof(struct rec) + tb__dyn > TB_EVENT_MAX)) {         \
 			tb_event_refuse_too_big(tb__r);                                         \
@@ -538,6 +610,16 @@ static inline uint32_t tb__put_dynamic(unsigned char *buf, uint32_t off, uint32_
 			TB__EVENT_FILL(rec, ev, fields, tb__vla)                                \
 			tb_write(tb__r, tb__vla, (uint32_t)sizeof(tb__vla));                    \
 		}                                                                               \
+	}
+
+#define TB__EVENT_TAIL(rec, fields, at)                                                        \
+	{                                                                                      \
+		struct rec *tb__e = (at);                                                      \
+		uint64_t tb__tail = tb__tail_part(tb__bits(&tb__e->common, 8), 0, 8, sizeof(struct rec)); \
+		bool tb__tail_known = true;                                                    \
+		TB__EACH_LIST(TB__TAIL, rec, fields)                                           \
+		if (tb__tail_known)                                                            \
+			memcpy((unsigned char *)tb__e + sizeof(struct rec) - 8, &tb__tail, 8);  \
 	}
 
 #define TB__EVENT_FILL(rec, ev, fields, at)                                 \
@@ -587,24 +669,21 @@ static inline uint32_t tb__put_dynamic(unsigned char *buf, uint32_t off, uint32_
 	size_t tb__len##i = tb__str##i ? tb__capped(strlen(tb__str##i) + 1) : 0;
 #define TB__PF_SIZE(c, i, x) tb__n = tb__pf_size(tb__n, TB__ARG_CLASS(x), sizeof(tb__arg##i), tb__len##i);
 #define TB__PF_PUT(c, i, x) \
-	tb__n = tb__pf_put(tb__buf, tb__n, TB__ARG_CLASS(x), &tb__arg##i, sizeof(tb__arg##i), tb__str##i, tb__len##i);
-#define TB__PF_REF(c, i, x) {&tb__arg##i, sizeof(tb__arg##i)},
+	tb__at = tb__pf_put(tb__buf, tb__at, TB__ARG_CLASS(x), &tb__arg##i, sizeof(tb__arg##i), tb__str##i, tb__len##i);
+#define TB__PF_VALUE(c, i, x) (uint64_t)tb__arg##i,
+#define TB__PF_IS_STRING(c, i, x) +(TB__ARG_CLASS(x) == 's')
+/* Bytes a number or pointer takes (all 4 or 8, so never a gap between them). */
+#define TB__PF_FIXED(c, i, x) +(TB__ARG_CLASS(x) == 's' ? 0 : (int)sizeof((x) + 0))
 
 /* bprint's fixed part: common fields, ip, fmt (both the site's key here). */
 #define TB__BPRINT_HEAD 24u
 
-/* An argument for tb_printf_slow(). */
-struct tb_printf_arg {
-	const void *value;
-	size_t size;
-};
-
 /*
  * Pack the arguments the way the site's format wants them (when the inline
- * packing does not match it, e.g. %c or %hd) and write the record.
+ * packing does not match it, e.g. %c or %hd) and write the record.  Each
+ * value is the argument converted to 64 bits (a pointer for strings).
  */
-void tb_printf_slow(struct tb_ring *ring, const struct tb_printf_site *site,
-		    const struct tb_printf_arg *args);
+void tb_printf_slow(struct tb_ring *ring, const struct tb_printf_site *site, const uint64_t *values);
 
 /* %s arguments: NULL and other pointers into the first page, as the kernel records them. */
 static inline const char *tb__pf_string(char cls, const void *arg)
@@ -633,7 +712,7 @@ static inline uint32_t tb__pf_put(unsigned char *buf, uint32_t n, char cls, cons
 	uint32_t at;
 
 	if (cls == 's') {
-		memcpy(buf + n, str, len - 1);
+		tb__copy(buf + n, (const unsigned char *)str, len - 1);
 		buf[n + len - 1] = 0;
 		return n + (uint32_t)len;
 	}
@@ -664,30 +743,66 @@ static inline __attribute__((format(printf, 1, 2))) void tb__printf_check(const 
 			tb__printf_check(fmt, ##__VA_ARGS__);                                      \
 		if (__builtin_expect(tb__r != NULL, 0)) {                                          \
 			TB__EACH(TB__PF_TEMP, _, ##__VA_ARGS__)                                    \
-			if (__builtin_expect(tb__site.fast, 1)) {                                  \
-				uint32_t tb__n = TB__BPRINT_HEAD;                                  \
-				TB__EACH(TB__PF_SIZE, _, ##__VA_ARGS__)                            \
-				uint32_t tb__size = (tb__n + 3) & ~3u;                             \
-				if (TB__UNLIKELY(tb__size > TB_EVENT_MAX)) {                       \
-					tb_event_refuse_too_big(tb__r);                            \
-				} else {                                                           \
-					unsigned char tb__buf[tb__size] __attribute__((aligned(8))); \
-					uint64_t tb__head[3] = {tb__common_word(TB_BPRINT_ID),     \
-								tb__site.key, tb__site.key};       \
-					memcpy(tb__buf, tb__head, sizeof(tb__head));               \
-					tb__n = TB__BPRINT_HEAD;                                   \
-					TB__EACH(TB__PF_PUT, _, ##__VA_ARGS__)                     \
-					while (tb__n < tb__size)                                   \
-						tb__buf[tb__n++] = 0;                              \
-					tb_write(tb__r, tb__buf, tb__size);                        \
-				}                                                                  \
-			} else {                                                                   \
-				const struct tb_printf_arg tb__args[] = {                          \
-					TB__EACH(TB__PF_REF, _, ##__VA_ARGS__){0, 0}};             \
-				tb_printf_slow(tb__r, &tb__site, tb__args);                        \
-			}                                                                          \
+			TB__PRINTF_EMIT(fmt, ##__VA_ARGS__)                                        \
 		}                                                                                  \
 	} while (0)
+
+/*
+ * A format whose arguments are all numbers has a record size the compiler
+ * knows; with strings it is counted first.
+ */
+#define TB__PRINTF_EMIT(fmt, ...)                                                                     \
+	enum {                                                                                     \
+		tb__strings = 0 TB__EACH(TB__PF_IS_STRING, _, ##__VA_ARGS__),                      \
+		tb__fixed = TB__BPRINT_HEAD TB__EACH(TB__PF_FIXED, _, ##__VA_ARGS__)               \
+	};                                                                                         \
+	if (TB__UNLIKELY(!tb__site.fast)) {                                                        \
+		const uint64_t tb__values[] = {TB__EACH(TB__PF_VALUE, _, ##__VA_ARGS__) 0};        \
+		tb_printf_slow(tb__r, &tb__site, tb__values);                                      \
+	} else if (!tb__strings) {                                                                 \
+		unsigned char tb__buf[tb__fixed] __attribute__((aligned(8)));                      \
+		TB__PRINTF_FILL(tb__fixed, ##__VA_ARGS__)                                          \
+		TB__PRINTF_TAIL(tb__fixed, ##__VA_ARGS__)                                          \
+		tb_write(tb__r, tb__buf, tb__fixed);                                               \
+	} else {                                                                                   \
+		uint32_t tb__n = TB__BPRINT_HEAD;                                                  \
+		TB__EACH(TB__PF_SIZE, _, ##__VA_ARGS__)                                            \
+		uint32_t tb__size = (tb__n + 3) & ~3u;                                             \
+		if (TB__UNLIKELY(tb__size > TB_EVENT_MAX)) {                                       \
+			tb_event_refuse_too_big(tb__r);                                            \
+		} else {                                                                           \
+			unsigned char tb__buf[tb__size] __attribute__((aligned(8)));               \
+			TB__PRINTF_FILL(tb__size, ##__VA_ARGS__)                                   \
+			tb_write(tb__r, tb__buf, tb__size);                                        \
+		}                                                                                  \
+	}
+
+/* The fixed record's last 8 bytes, from the head words and the arguments (all 4 or 8 bytes). */
+#define TB__PF_TAIL(c, i, x)                                                                   \
+	tb__tail |= tb__tail_part(tb__bits(&tb__arg##i, sizeof(tb__arg##i)), tb__at, sizeof(tb__arg##i), \
+				  tb__fixed);                                                        \
+	tb__at += (uint32_t)sizeof(tb__arg##i);
+#define TB__PRINTF_TAIL(size, ...)                                                                \
+	{                                                                                         \
+		uint32_t tb__at = TB__BPRINT_HEAD;                                                \
+		uint64_t tb__tail = tb__tail_part(tb__common_word(TB_BPRINT_ID), 0, 8, size) |    \
+				    tb__tail_part(tb__site.key, 8, 8, size) |                     \
+				    tb__tail_part(tb__site.key, 16, 8, size);                     \
+		TB__EACH(TB__PF_TAIL, _, ##__VA_ARGS__)                                           \
+		(void)tb__at;                                                                     \
+		memcpy(tb__buf + (size) - 8, &tb__tail, 8);                                       \
+	}
+
+#define TB__PRINTF_FILL(size, ...)                                                      \
+	{                                                                               \
+		uint64_t tb__head[3] = {tb__common_word(TB_BPRINT_ID), tb__site.key,    \
+					tb__site.key};                                  \
+		uint32_t tb__at = TB__BPRINT_HEAD;                                      \
+		memcpy(tb__buf, tb__head, sizeof(tb__head));                            \
+		TB__EACH(TB__PF_PUT, _, ##__VA_ARGS__)                                  \
+		while (tb__at < (size))                                                 \
+			tb__buf[tb__at++] = 0;                                          \
+	}
 
 /* ------------------------------------------------------------ markers */
 

@@ -130,42 +130,26 @@ int tb_marker_raw_write(uint32_t id, const void *data, size_t len)
 
 /* ------------------------------------------------------------ bprint */
 
-/* An integer argument's value, whatever its size. */
-static uint64_t arg_value(const struct tb_printf_arg *a)
+/* A string argument: a pointer to its characters, as the kernel records bad ones. */
+static const char *arg_string(char cls, uint64_t value)
 {
-	if (a->size == 8) {
-		uint64_t v;
-		memcpy(&v, a->value, 8);
-		return v;
-	}
-	if (a->size == 4) {
-		uint32_t v;
-		memcpy(&v, a->value, 4);
-		return v;
-	}
-	return 0;
-}
+	const char *s = (const char *)(uintptr_t)value;
 
-static const char *arg_string(const struct tb_printf_arg *a)
-{
-	const char *s;
-
-	if (a->size != sizeof(s))
-		return "(efault)";
-	memcpy(&s, a->value, sizeof(s));
+	if (cls != 's' && cls != 'p')
+		return "(efault)"; /* an integer: never dereferenced */
 	return tb__pf_string('s', &s);
 }
 
 /* Bytes the plan's arguments take from off on, or stores them when rec is not NULL. */
-static size_t pack(unsigned char *rec, size_t off, const char *plan, int n, const struct tb_printf_arg *args)
+static size_t pack(unsigned char *rec, size_t off, const struct tb_printf_site *site, int n,
+		   const uint64_t *values)
 {
 	for (int i = 0; i < n; i++) {
-		char cls = plan[i];
-		size_t size = cls == 'c' ? 1 : cls == 'h' ? 2 : cls == 'i' ? 4 : 8;
-		uint64_t v;
+		char want = site->plan[i];
+		size_t size = want == 'c' ? 1 : want == 'h' ? 2 : want == 'i' ? 4 : 8;
 
-		if (cls == 's') {
-			const char *s = arg_string(&args[i]);
+		if (want == 's') {
+			const char *s = arg_string(site->cls[i], values[i]);
 			size_t len = strlen(s) + 1;
 			if (rec)
 				memcpy(rec + off, s, len);
@@ -177,22 +161,21 @@ static size_t pack(unsigned char *rec, size_t off, const char *plan, int n, cons
 				rec[off] = 0;
 			off++;
 		}
-		v = arg_value(&args[i]);
 		if (rec)
-			memcpy(rec + off, &v, size); /* little endian: the low bytes */
+			memcpy(rec + off, &values[i], size); /* little endian: the low bytes */
 		off += size;
 	}
 	return off;
 }
 
-void tb_printf_slow(struct tb_ring *ring, const struct tb_printf_site *site, const struct tb_printf_arg *args)
+void tb_printf_slow(struct tb_ring *ring, const struct tb_printf_site *site, const uint64_t *values)
 {
 	int n = 0;
 	size_t size;
 
 	while (n < site->nargs && site->plan[n])
 		n++;
-	size = (pack(NULL, TB__BPRINT_HEAD, site->plan, n, args) + 3) & ~(size_t)3;
+	size = (pack(NULL, TB__BPRINT_HEAD, site, n, values) + 3) & ~(size_t)3;
 	if (size > TB_EVENT_MAX) {
 		tb_event_refuse_too_big(ring);
 		return;
@@ -203,10 +186,15 @@ void tb_printf_slow(struct tb_ring *ring, const struct tb_printf_site *site, con
 		size_t end;
 
 		memcpy(rec, head, sizeof(head));
-		end = pack(rec, TB__BPRINT_HEAD, site->plan, n, args);
+		end = pack(rec, TB__BPRINT_HEAD, site, n, values);
 		memset(rec + end, 0, size - end);
 		tb_write(ring, rec, (uint32_t)size);
 	}
+}
+
+void tb_copy(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
 }
 
 void tb_event_refuse_too_big(struct tb_ring *ring)
