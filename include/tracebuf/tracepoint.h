@@ -580,6 +580,9 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
  * stack array of exactly that size.  It is called through tb_trace(), which
  * keeps the enabled test in the caller and the body out of its way.
  */
+/* Records with dynamic data up to this size are built in a fixed, cache-line aligned buffer. */
+#define TB__SMALL_RECORD 128u
+
 #ifndef TB_EMITTER_ATTR
 #define TB_EMITTER_ATTR __attribute__((noinline, unused))
 #endif
@@ -603,6 +606,10 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 			TB__EVENT_FILL(rec, ev, fields, &tb__rec)                               \
 			TB__EVENT_TAIL(rec, fields, &tb__rec)                                   \
 			tb_write(tb__r, &tb__rec, sizeof(tb__rec));                             \
+		} else if (sizeof(struct rec) + tb__dyn <= TB__SMALL_RECORD) {                   \
+			unsigned char tb__small[TB__SMALL_RECORD] __attribute__((aligned(64)));  \
+			TB__EVENT_FILL(rec, ev, fields, tb__small)                              \
+			tb_write(tb__r, tb__small, (uint32_t)(sizeof(struct rec) + tb__dyn));    \
 		} else if (TB__UNLIKELY(sizeof(struct rec) + tb__dyn > TB_EVENT_MAX)) {         \
 			tb_event_refuse_too_big(tb__r);                                         \
 		} else {                                                                        \
