@@ -4,12 +4,14 @@
  * defined twice, and the stats a capture hands out are the ring's stats type.
  */
 #include "tracebuf/capture.h"
+#include "tracebuf/events.h"
 #include "tracebuf/page.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/report.h"
 #include "tracebuf/ring.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
+#include "tracebuf/tracepoint.h"
 
 #include "lib/tap.h"
 

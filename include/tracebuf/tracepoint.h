@@ -575,48 +575,53 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 	__attribute__((section("tb_events"), used)) static struct tb_event_desc *const tb__entry_##rec = &ev;
 
 /*
- * The emitter.  Events with fixed fields only build a struct on the stack;
- * the others size their dynamic data first, then build the record in a
- * stack array of exactly that size.  It is called through tb_trace(), which
- * keeps the enabled test in the caller and the body out of its way.
+ * The emitters.  Events with fixed fields only build a struct on the stack,
+ * in the caller (the inline emitter: the record's stores are the caller's
+ * own); the others size their dynamic data first, then build the record in
+ * a stack array, out of line (a call costs less than the stack adjustments
+ * a variable-size record would add to every caller's path).  tb_trace()
+ * keeps the enabled test in the caller and picks the emitter.
  */
 /* Records with dynamic data up to this size are built in a fixed, cache-line aligned buffer. */
 #define TB__SMALL_RECORD 128u
 
-#ifndef TB_EMITTER_ATTR
-#define TB_EMITTER_ATTR __attribute__((noinline, unused))
-#endif
-
 #define TB__EVENT_EMIT(sys, name, rec, ev, proto, fields)                                       \
+	enum { tb_dynamic_##sys##_##name = 0 TB__EACH_LIST(TB__DYN, rec, fields) };             \
 	static inline bool tb_trace_##sys##_##name##_enabled(void)                              \
 	{                                                                                       \
 		return __atomic_load_n(&ev.ring, __ATOMIC_RELAXED) != NULL;                      \
 	}                                                                                       \
-	TB_EMITTER_ATTR static void tb_trace_##sys##_##name proto                               \
+	__attribute__((always_inline, unused)) static inline void tb_trace_inline_##sys##_##name proto \
 	{                                                                                       \
-		enum { tb__dynamic = 0 TB__EACH_LIST(TB__DYN, rec, fields) };                   \
-		/* acquire: the ring was set up before the pointer was published */            \
-		struct tb_ring *tb__r = __atomic_load_n(&ev.ring, __ATOMIC_ACQUIRE);             \
-		size_t tb__dyn = 0;                                                             \
-		if (TB__UNLIKELY(tb__r == NULL))                                                \
-			return;                                                                 \
-		TB__EACH_LIST(TB__PREP, rec, fields)                                            \
-		if (!tb__dynamic) {                                                             \
-			struct rec tb__rec;                                                     \
-			TB__EVENT_FILL(rec, ev, fields, &tb__rec)                               \
-			TB__EVENT_TAIL(rec, fields, &tb__rec)                                   \
-			tb_write(tb__r, &tb__rec, sizeof(tb__rec));                             \
-		} else if (sizeof(struct rec) + tb__dyn <= TB__SMALL_RECORD) {                   \
-			unsigned char tb__small[TB__SMALL_RECORD] __attribute__((aligned(64)));  \
-			TB__EVENT_FILL(rec, ev, fields, tb__small)                              \
-			tb_write(tb__r, tb__small, (uint32_t)(sizeof(struct rec) + tb__dyn));    \
-		} else if (TB__UNLIKELY(sizeof(struct rec) + tb__dyn > TB_EVENT_MAX)) {         \
-			tb_event_refuse_too_big(tb__r);                                         \
-		} else {                                                                        \
-			unsigned char tb__vla[sizeof(struct rec) + tb__dyn] __attribute__((aligned(8))); \
-			TB__EVENT_FILL(rec, ev, fields, tb__vla)                                \
-			tb_write(tb__r, tb__vla, (uint32_t)sizeof(tb__vla));                    \
-		}                                                                               \
+		TB__EVENT_BODY(sys, name, rec, ev, fields)                                      \
+	}                                                                                       \
+	__attribute__((noinline, unused)) static void tb_trace_##sys##_##name proto             \
+	{                                                                                       \
+		TB__EVENT_BODY(sys, name, rec, ev, fields)                                      \
+	}
+
+#define TB__EVENT_BODY(sys, name, rec, ev, fields)                                              \
+	/* acquire: the ring was set up before the pointer was published */                    \
+	struct tb_ring *tb__r = __atomic_load_n(&ev.ring, __ATOMIC_ACQUIRE);                     \
+	size_t tb__dyn = 0;                                                                     \
+	if (TB__UNLIKELY(tb__r == NULL))                                                        \
+		return;                                                                         \
+	TB__EACH_LIST(TB__PREP, rec, fields)                                                    \
+	if (!tb_dynamic_##sys##_##name) {                                                       \
+		struct rec tb__rec;                                                             \
+		TB__EVENT_FILL(rec, ev, fields, &tb__rec)                                       \
+		TB__EVENT_TAIL(rec, fields, &tb__rec)                                           \
+		tb_write(tb__r, &tb__rec, sizeof(tb__rec));                                     \
+	} else if (sizeof(struct rec) + tb__dyn <= TB__SMALL_RECORD) {                           \
+		unsigned char tb__small[TB__SMALL_RECORD] __attribute__((aligned(64)));          \
+		TB__EVENT_FILL(rec, ev, fields, tb__small)                                      \
+		tb_write(tb__r, tb__small, (uint32_t)(sizeof(struct rec) + tb__dyn));            \
+	} else if (TB__UNLIKELY(sizeof(struct rec) + tb__dyn > TB_EVENT_MAX)) {                 \
+		tb_event_refuse_too_big(tb__r);                                                 \
+	} else {                                                                                \
+		unsigned char tb__vla[sizeof(struct rec) + tb__dyn] __attribute__((aligned(8)));  \
+		TB__EVENT_FILL(rec, ev, fields, tb__vla)                                        \
+		tb_write(tb__r, tb__vla, (uint32_t)sizeof(tb__vla));                            \
 	}
 
 #define TB__EVENT_TAIL(rec, fields, at)                                                        \
@@ -647,7 +652,8 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 #define tb_trace(sys, name, ...)                                                               \
 	(__builtin_expect(__atomic_load_n(&tb_event_##sys##_##name.ring, __ATOMIC_RELAXED) != NULL, \
 			  0)                                                                   \
-		 ? tb_trace_##sys##_##name(__VA_ARGS__)                                        \
+		 ? (tb_dynamic_##sys##_##name ? tb_trace_##sys##_##name(__VA_ARGS__)           \
+					      : tb_trace_inline_##sys##_##name(__VA_ARGS__))   \
 		 : (void)0)
 
 /*
