@@ -15,8 +15,10 @@
  *		 TB_PRINTK("id=%d path=%s bytes=%llu", REC->id, __get_str(path),
  *			   (unsigned long long)REC->bytes))
  *
- * and fired with tb_trace_app_request(7, "/index", 512).  The declaration
- * may sit in a header included by any number of files: it defines
+ * and fired with tb_trace(app, request, 7, "/index", 512).  The
+ * declaration may sit in a header included by any number of files (this is
+ * in place of the kernel's multiple-inclusion scheme: nothing needs to be
+ * "created" in one file), and it defines
  *  - struct tb_record_app_request, the record: the kernel's common fields
  *    (common_type u16, common_flags u8, common_preempt_count u8, common_pid
  *    s32 = the thread id, cached per thread) and then the fields, laid out
@@ -24,8 +26,10 @@
  *  - tb_event_app_request, its descriptor, one per executable or shared
  *    library (a weak hidden definition: the copies of all files of that
  *    object merge), listed in the object's "tb_events" ELF section;
- *  - static inline tb_trace_app_request(...), the emit function, and
- *    tb_trace_app_request_enabled().
+ *  - the emitters: tb_trace_app_request(...), out of line, and
+ *    tb_trace_inline_app_request(...); tb_trace() tests whether the event
+ *    is enabled and calls the inline one for events of fixed size, the
+ *    other for events with dynamic data; tb_trace_app_request_enabled().
  *
  * Field kinds (TB_FIELDS takes up to 32; the first argument is the type,
  * then the field name, then where the value comes from - the prototype's
@@ -63,7 +67,9 @@
  * Enabled, it builds the record on the stack and hands it to tb_write()
  * (measured faster than tb_reserve()/tb_commit() for these sizes:
  * bench/bench_sources.c) - nothing else: no lock, no system call (the
- * thread id is cached per thread; fork() clears the cache).  A record over
+ * thread id is cached per thread; fork() clears the cache; a thread made
+ * by calling clone() directly, not pthread_create(), inherits its
+ * creator's cached id).  A record over
  * TB_EVENT_MAX bytes (the kernel's per-event limit with 4 KiB sub-buffers,
  * which it keeps with bigger ones too) or over what the ring's sub-buffers
  * hold is refused and counted in the ring's too_big counter.
@@ -102,6 +108,8 @@
  * system:name one event ID for the whole process (equal declarations in
  * several objects share it; an unloaded object's events keep theirs and
  * their formats, so what they wrote stays readable; IDs are never reused).
+ *
+ * C only (the macros use _Generic and GNU extensions of GCC and Clang).
  *
  * Ownership: the macros define static or object-local data only; the
  * registry copies what it keeps.  Everything here but the descriptors'
