@@ -134,8 +134,8 @@ $(B)/tests/%: tests/%.c $(wildcard tests/lib/*.h) $(B)/libtracebuf-read.a $(B)/l
 # A shared library with events, for the dlopen tests.  It is built without
 # libtracebuf: the test programs export theirs (-rdynamic), as a program
 # linked with libtracebuf.so would provide it.
-TEST_PLUGIN := $(B)/tests/tp_plugin.so
-$(TEST_PLUGIN): tests/plugins/tp_plugin.c tests/plugins/tp_shared.h $(HEADERS)
+TEST_PLUGIN := $(B)/tests/tp_plugin.so $(B)/tests/tp_conflict.so
+$(B)/tests/tp_%.so: tests/plugins/tp_%.c tests/plugins/tp_shared.h $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -fPIC -shared -o $@ $<

@@ -8,6 +8,7 @@
  * their old IDs back.
  */
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include "lib/evtext.h"
 #include "lib/tap.h"
@@ -90,6 +91,53 @@ static void *load(const char *path, void (**fire)(unsigned))
 	return h;
 }
 
+/* A library whose declarations conflict: refused with messages, left disabled. */
+static void conflicts(const char *build, struct tb_ring *ring)
+{
+	char path[512], err[2048] = "", *text;
+	void (*fire)(void);
+	unsigned long before = tb_events_problems();
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	size_t n;
+	void *h;
+
+	snprintf(path, sizeof(path), "%s/tests/tp_conflict.so", build);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(err, 1, sizeof(err) - 1, tmp);
+	err[n] = '\0';
+	fclose(tmp);
+	if (!h) {
+		skip(5, "the conflicting plugin could not be loaded");
+		return;
+	}
+	fire = (void (*)(void))dlsym(h, "conflict_fire");
+	is_int(tb_events_problems() - before, 2, "two problems reported when the library loads");
+	ok(strstr(err, "tp_conflict.c:") && strstr(err, "event tpd:shared differs from its declaration at ") &&
+		   strstr(err, "tp_shared.h:"),
+	   "a conflicting declaration is named with both places");
+	ok(strstr(err, "tb_printf(\"addr %pI4\\n\"): the kernel's printf cannot record \"%pI4\"; call left disabled"),
+	   "a %%pI4 format is refused, the conversion named");
+	for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n"))
+		diag("%s", line);
+	tb_events_enable("tpd:shared,ftrace:bprint", NULL, 0);
+	fire();
+	text = drain(ring);
+	is_str(text, "", "neither writes although tpd:shared and ftrace:bprint are enabled");
+	free(text);
+	tb_trace(tpd, shared, 1, 5);
+	text = drain(ring);
+	is_str(text, "shared: who=1 n=5|", "the program's own tpd:shared is untouched");
+	free(text);
+	dlclose(h);
+}
+
 int main(void)
 {
 	const char *build = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
@@ -169,6 +217,7 @@ int main(void)
 	free(text);
 	dlclose(h);
 	is_int(tb_events_problems(), 0, "no registration problems");
+	conflicts(build, ring);
 	tb_events_attach(NULL);
 	tb_ring_destroy(ring);
 	return done_testing();

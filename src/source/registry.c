@@ -13,6 +13,7 @@
  * take it: they read their descriptor's ring pointer, published with a
  * release store (paired with the emitter's acquire load).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -226,17 +227,13 @@ static const char *trim(const char *p, const char *end, size_t *n)
 static int set_enabled(const char *patterns, bool on, char *unknown, size_t size)
 {
 	const char *p = patterns;
-	int matched = 0, rc = 0;
+	int matched = 0, rc = 0, err;
 
 	if (unknown && size)
 		unknown[0] = '\0';
 	if (!patterns)
 		return -EINVAL;
 	pthread_mutex_lock(&reg.lock);
-	if (on && (rc = ensure_ring()) < 0) {
-		pthread_mutex_unlock(&reg.lock);
-		return rc;
-	}
 	for (;;) {
 		const char *comma = strchr(p, ',');
 		const char *end = comma ? comma : p + strlen(p);
@@ -252,10 +249,14 @@ static int set_enabled(const char *patterns, bool on, char *unknown, size_t size
 				if (!pattern_matches(pat, n, e))
 					continue;
 				hits++;
-				if (e->enabled != on) {
-					e->enabled = on;
-					sync_entry(e);
+				if (e->enabled == on)
+					continue;
+				if (on && (err = ensure_ring()) < 0) {
+					rc = err;
+					break;
 				}
+				e->enabled = on;
+				sync_entry(e);
 			}
 			if (!hits) {
 				note_unknown(unknown, size, pat, n);
@@ -264,7 +265,7 @@ static int set_enabled(const char *patterns, bool on, char *unknown, size_t size
 			}
 			matched += hits;
 		}
-		if (!comma)
+		if (!comma || (rc < 0 && rc != -ENOENT && rc != -EINVAL))
 			break;
 		p = comma + 1;
 	}
@@ -395,14 +396,16 @@ static bool has_desc(const struct entry *e, const struct tb_event_desc *ev)
 static void add_event(struct tb_event_desc *ev, const struct tb_object_sections *s)
 {
 	char *declared = where_of(ev->file, ev->line);
-	const char *why = ev->abi == TB_EVENT_ABI ? event_descriptor_problem(ev) : "the descriptor was built for another version of tracebuf/tracepoint.h";
+	const char *why = event_descriptor_problem(ev);
 	struct entry *e;
 
 	if (!declared)
 		return;
 	if (why) {
-		problem(declared, "event %s:%s not registered: %s", ev->abi == TB_EVENT_ABI ? ev->system : "?",
-			ev->abi == TB_EVENT_ABI ? ev->name : "?", why);
+		/* names are printed only from a descriptor of this layout */
+		bool named = ev->abi == TB_EVENT_ABI && ev->system && ev->name;
+		problem(declared, "event %s:%s not registered: %s", named ? ev->system : "?", named ? ev->name : "?",
+			why);
 		goto out;
 	}
 	e = find_entry(ev->system, ev->name);
@@ -448,8 +451,37 @@ static void remove_event(struct tb_event_desc *ev)
 
 /* --------------------------------------------------------------- sites */
 
+/* fmt for a message: newlines and tabs as \n and \t, cut to fit out. */
+static const char *quoted(const char *fmt, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *fmt && n + 3 < size; fmt++) {
+		if (*fmt == '\n' || *fmt == '\t') {
+			out[n++] = '\\';
+			out[n++] = *fmt == '\n' ? 'n' : 't';
+		} else {
+			out[n++] = *fmt;
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* Characters of the conversion at spec ("%-08lx", "%pI4"). */
+static size_t conversion_length(const char *spec)
+{
+	size_t n = 1 + strspn(spec + 1, "-+ #0123456789.*hlLzZtjq");
+
+	if (spec[n] == 'p')
+		while (isalnum((unsigned char)spec[n + 1]))
+			n++;
+	return spec[n] ? n + 1 : n;
+}
+
 static void add_site(struct tb_printf_site *site)
 {
+	char fmt[160];
 	struct site_entry *se;
 	char *declared = where_of(site->file, site->line);
 	const char *bad = NULL;
@@ -483,13 +515,13 @@ static void add_site(struct tb_printf_site *site)
 	nplan = printf_plan(site->fmt, site->plan, sizeof(site->plan), &bad);
 	if (nplan == -EINVAL)
 		problem(se->declared, "tb_printf(\"%s\"): the kernel's printf cannot record \"%.*s\"; call left disabled",
-			site->fmt, (int)strcspn(bad + 1, "%") + 1, bad);
+			quoted(site->fmt, fmt, sizeof(fmt)), (int)conversion_length(bad), bad);
 	else if (nplan < 0)
-		problem(se->declared, "tb_printf(\"%s\"): more than %d arguments; call left disabled", site->fmt,
-			TB_PRINTF_MAX_ARGS);
+		problem(se->declared, "tb_printf(\"%s\"): more than %d arguments; call left disabled",
+			quoted(site->fmt, fmt, sizeof(fmt)), TB_PRINTF_MAX_ARGS);
 	else if (nplan > site->nargs)
 		problem(se->declared, "tb_printf(\"%s\"): the format wants %d arguments and gets %d; call left disabled",
-			site->fmt, nplan, site->nargs);
+			quoted(site->fmt, fmt, sizeof(fmt)), nplan, site->nargs);
 	else
 		se->recordable = true;
 	if (se->recordable) {
