@@ -52,12 +52,14 @@ TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltracee
 SRC_DIRS := src src/ring src/decode src/print src/source
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
-CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition
+# TB_BUILDING_LIBTRACEBUF: tracepoint.h keeps the general TLS model inside the libraries.
+CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition -DTB_BUILDING_LIBTRACEBUF
 LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c) \
-	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c)
+	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
+		registry.c format_text.c printf_plan.c ftrace_events.c dump.c text.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
 READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c))
 # Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
@@ -79,7 +81,7 @@ HEADERS := $(wildcard include/tracebuf/*.h) $(wildcard src/*.h src/*/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_SCRIPTS := $(wildcard tests/t_*.sh)
-TSAN_TESTS := test_ring_torture test_ring_basic test_report_threads
+TSAN_TESTS := test_ring_torture test_ring_basic test_report_threads test_tp_threads
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_CFLAGS :=
@@ -135,7 +137,7 @@ $(B)/tracebuf: $(TOOL_SRCS) $(wildcard tools/*.h) $(B)/libtracebuf-read.a $(B)/l
 $(B)/tests/%: tests/%.c $(wildcard tests/lib/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(TEST_EXTRA) \
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) $(TEST_LDFLAGS) -o $@ $< $(TEST_EXTRA) \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
 # test_func: a call tree built with -finstrument-functions (tests/func/), one
@@ -168,6 +170,17 @@ $(B)/tests/test_func_self: tests/test_func_self.c $(SELF_OBJS) $(CORE_ASM:src/%.
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(INSTR) -finstrument-functions-exclude-file-list=lib/tap.h \
 		-o $@ $< $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) -lpthread
 
+# A shared library with events, for the dlopen tests.  It is built without
+# libtracebuf: the test programs export theirs (-rdynamic), as a program
+# linked with libtracebuf.so would provide it.
+TEST_PLUGIN := $(B)/tests/tp_plugin.so $(B)/tests/tp_conflict.so
+$(B)/tests/tp_%.so: tests/plugins/tp_%.c tests/plugins/tp_shared.h $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -fPIC -shared -o $@ $<
+$(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: TEST_LDFLAGS := -rdynamic
+$(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: $(TEST_PLUGIN)
+
 $(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
@@ -178,7 +191,7 @@ $(B)/examples/%: examples/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread
 
-tests: lib cli $(TESTS) $(EXAMPLES)
+tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -249,6 +262,13 @@ $(B)/bench/bench_write: BENCH_CFLAGS += -DHAVE_LTTNG -Ibench
 $(B)/bench/bench_write: BENCH_LIBS += $(B)/bench/lttng_peer.o -llttng-ust -ldl
 $(B)/bench/bench_write: $(B)/bench/lttng_peer.o
 $(B)/bench/lttng_peer.o: bench/lttng_peer.c bench/tb_lttng_tp.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
+$(B)/bench/bench_sources: BENCH_CFLAGS += -DHAVE_LTTNG -Ibench
+SOURCES_PEERS := $(B)/bench/sources_lttng_peer.o $(B)/bench/sources_lttng_tracef.o
+$(B)/bench/bench_sources: BENCH_LIBS += $(SOURCES_PEERS) -llttng-ust -ldl
+$(B)/bench/bench_sources: $(SOURCES_PEERS)
+$(B)/bench/sources_lttng_%.o: bench/sources_lttng_%.c bench/tb_src_lttng_tp.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
 endif

@@ -8,7 +8,7 @@ if command -v lttng >/dev/null 2>&1 && [ -x "$B/bench/bench_write" ]; then
 	pgrep -x lttng-sessiond >/dev/null || lttng-sessiond --daemonize >/dev/null 2>&1
 	if lttng create "$session" --snapshot >/dev/null 2>&1 &&
 	   lttng enable-channel -u chan --overwrite --subbuf-size 1M --num-subbuf 4 -s "$session" >/dev/null 2>&1 &&
-	   lttng enable-event -u -c chan 'tb_bench:*' -s "$session" >/dev/null 2>&1 &&
+	   lttng enable-event -u -c chan 'tb_bench:*,tb_src:*,lttng_ust_tracef:*' -s "$session" >/dev/null 2>&1 &&
 	   lttng start "$session" >/dev/null 2>&1; then
 		lttng_up=1
 	else

@@ -7,6 +7,7 @@
 #include "tracebuf/describe.h"
 #include "tracebuf/func.h"
 #include "tracebuf/funcgraph.h"
+#include "tracebuf/events.h"
 #include "tracebuf/page.h"
 #include "tracebuf/pmu.h"
 #include "tracebuf/reader.h"
@@ -15,6 +16,7 @@
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
 #include "tracebuf/usyms.h"
+#include "tracebuf/tracepoint.h"
 
 #include "lib/tap.h"
 

@@ -8,5 +8,6 @@ int cmd_size(int argc, char **argv);   /* tools/cmd_size.c */
 int cmd_demo(int argc, char **argv);   /* tools/cmd_demo.c */
 int cmd_stats(int argc, char **argv);  /* tools/cmd_stats.c */
 int cmd_capture(int argc, char **argv); /* tools/cmd_capture.c */
+int cmd_formats(int argc, char **argv); /* tools/cmd_formats.c */
 
 #endif

@@ -1,0 +1,289 @@
+/*
+ * bench_sources - what the sources cost, each beside its peer in the same
+ * run: a disabled tracepoint beside a bare load-and-branch loop; an enabled
+ * u64 tracepoint, a 22-character string tracepoint and a printf event with
+ * three ints beside a bare rdtsc (and beside LTTng-UST's equivalent
+ * tracepoints and its tracef, when built with -DHAVE_LTTNG and run in an
+ * LTTng session, as scripts/bench.sh does); one thread against two.
+ *
+ * As in bench_write: each thread times batches of 1000 events with the TSC
+ * and keeps the fastest batch, and every batch of the case is followed by a
+ * batch of its peer on the same CPU, so both see the same conditions; the
+ * ratio is of the two fastest batches.  Single-thread cases run on CPU 0
+ * and CPU 1 in turn and are averaged.
+ *
+ * Prints the figures and writes them, in the results.json shape (case,
+ * threads, tracebuf_ns, peer, peer_ns, ratio = peer_ns / tracebuf_ns), to
+ * results-sources.json next to this program.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include "tracebuf/events.h"
+#include "tracebuf/ring.h"
+#include "tracebuf/tracepoint.h"
+
+#define BATCH 1000
+#define BATCHES 20000
+
+/* The events measured.  bs:off is never enabled. */
+TB_EVENT(bs, off, TB_PROTO(uint64_t v), TB_FIELDS(tb_field(uint64_t, v, v)), TB_PRINTK("v=%llu", (unsigned long long)REC->v))
+TB_EVENT(bs, u64, TB_PROTO(uint64_t v), TB_FIELDS(tb_field(uint64_t, v, v)), TB_PRINTK("v=%llu", (unsigned long long)REC->v))
+TB_EVENT(bs, str, TB_PROTO(const char *s), TB_FIELDS(tb_string(s, s)), TB_PRINTK("s=%s", __get_str(s)))
+
+const char *bench_string = "/api/v1/users/42/items"; /* 22 characters */
+static struct tb_ring *ring;
+static volatile uint64_t sink;
+static void *volatile flag; /* the bare loop's "enabled" pointer: NULL */
+
+#ifdef HAVE_LTTNG
+void lttng_src_u64(long n); /* bench/sources_lttng_peer.c */
+void lttng_src_str(long n);
+void lttng_src_ints3(long n);
+void lttng_src_tracef(long n);
+#endif
+
+/* ---------------------------------------------------------- the loops */
+
+__attribute__((noinline)) static void loop_rdtsc(long n)
+{
+	uint64_t acc = 0;
+
+	for (long i = 0; i < n; i++)
+		acc += __rdtsc();
+	sink = acc;
+}
+
+/* What a disabled tracepoint should cost: load a pointer, test, branch not taken. */
+__attribute__((noinline)) static void loop_branch(long n)
+{
+	for (long i = 0; i < n; i++)
+		if (__builtin_expect(__atomic_load_n(&flag, __ATOMIC_RELAXED) != NULL, 0))
+			sink = (uint64_t)i;
+}
+
+__attribute__((noinline)) static void loop_disabled(long n)
+{
+	for (long i = 0; i < n; i++)
+		tb_trace(bs, off, (uint64_t)i);
+}
+
+__attribute__((noinline)) static void loop_u64(long n)
+{
+	for (long i = 0; i < n; i++)
+		tb_trace(bs, u64, (uint64_t)i);
+}
+
+/* The u64 event through its out-of-line emitter (tb_trace inlines fixed-size ones), to compare. */
+__attribute__((noinline)) static void loop_u64_call(long n)
+{
+	for (long i = 0; i < n; i++)
+		if (__builtin_expect(tb_trace_bs_u64_enabled(), 0))
+			tb_trace_bs_u64((uint64_t)i);
+}
+
+/* The u64 record built in tb_reserve()'s scratch instead of on the stack. */
+__attribute__((noinline)) static void loop_u64_reserve(long n)
+{
+	for (long i = 0; i < n; i++) {
+		struct tb_record_bs_u64 *e = tb_reserve(ring, sizeof(*e));
+		uint64_t common = tb__common_word(tb_event_bs_u64.id);
+		memcpy(&e->common, &common, sizeof(common));
+		e->v = (uint64_t)i;
+		tb_commit(ring, e);
+	}
+}
+
+__attribute__((noinline)) static void loop_str(long n)
+{
+	for (long i = 0; i < n; i++)
+		tb_trace(bs, str, bench_string);
+}
+
+__attribute__((noinline)) static void loop_printf3(long n)
+{
+	for (long i = 0; i < n; i++)
+		tb_printf("%d %d %d", (int)i, (int)i + 1, (int)i + 2);
+}
+
+__attribute__((noinline)) static void loop_write(long n)
+{
+	for (long i = 0; i < n; i++) {
+		uint64_t payload = 0x1122334455667788ull + (uint64_t)i;
+		tb_write(ring, &payload, sizeof(payload));
+	}
+}
+
+/* ------------------------------------------------------------ timing */
+
+static double tsc_per_ns;
+
+struct job {
+	void (*fn)(long), (*peer)(long);
+	int cpu;
+	uint64_t best, best_peer; /* TSC ticks of the fastest batches */
+};
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *run_job(void *arg)
+{
+	struct job *j = arg;
+
+	pin(j->cpu);
+	j->best = j->best_peer = UINT64_MAX;
+	for (int b = 0; b < BATCHES; b++) {
+		uint64_t t0 = __rdtsc(), t1, t2;
+		j->fn(BATCH);
+		t1 = __rdtsc();
+		if (j->peer)
+			j->peer(BATCH);
+		t2 = __rdtsc();
+		if (t1 - t0 < j->best)
+			j->best = t1 - t0;
+		if (t2 - t1 < j->best_peer)
+			j->best_peer = t2 - t1;
+	}
+	return NULL;
+}
+
+struct figure {
+	double ns, peer_ns; /* per event (aggregate for several threads) */
+};
+
+/* fn beside peer with `threads` threads (one per CPU); single threads on each CPU in turn, averaged. */
+static struct figure measure(void (*fn)(long), void (*peer)(long), int threads)
+{
+	struct figure f = {0, 0};
+	pthread_t t[2];
+	struct job j[2];
+	int rounds = threads == 1 ? 2 : 1;
+
+	for (int r = 0; r < rounds; r++) {
+		double rate = 0, peer_rate = 0;
+		for (int i = 0; i < threads; i++) {
+			j[i] = (struct job){fn, peer, threads == 1 ? r : i, 0, 0};
+			pthread_create(&t[i], NULL, run_job, &j[i]);
+		}
+		for (int i = 0; i < threads; i++) {
+			pthread_join(t[i], NULL);
+			rate += BATCH / ((double)j[i].best / tsc_per_ns);
+			peer_rate += BATCH / ((double)j[i].best_peer / tsc_per_ns);
+		}
+		f.ns += 1.0 / rate / rounds;
+		f.peer_ns += peer ? 1.0 / peer_rate / rounds : 0;
+	}
+	return f;
+}
+
+static void calibrate(void)
+{
+	struct timespec a, b, pause = {0, 100 * 1000 * 1000};
+	uint64_t c0;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	c0 = __rdtsc();
+	nanosleep(&pause, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	tsc_per_ns = (double)(__rdtsc() - c0) / ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec));
+}
+
+/* ------------------------------------------------------------ output */
+
+static FILE *json;
+static int json_entries;
+
+static void result(const char *name, int threads, double ns, const char *peer, double peer_ns)
+{
+	printf("  %-34s %7.2f ns   %-30s %7.2f ns   %.2fx its time\n", name, ns, peer, peer_ns, ns / peer_ns);
+	if (json)
+		fprintf(json, "%s\n  {\"case\": \"%s\", \"threads\": %d, \"tracebuf_ns\": %.3f, \"peer\": \"%s\", "
+			"\"peer_ns\": %.3f, \"ratio\": %.4f}", json_entries++ ? "," : "", name, threads, ns, peer,
+			peer_ns, peer_ns / ns);
+}
+
+static FILE *open_json(const char *argv0)
+{
+	char path[4096];
+	const char *slash = strrchr(argv0, '/');
+
+	snprintf(path, sizeof(path), "%.*sresults-sources.json", slash ? (int)(slash - argv0 + 1) : 0, argv0);
+	json = fopen(path, "w");
+	if (json)
+		fputs("[", json);
+	return json;
+}
+
+int main(int argc, char **argv)
+{
+	struct tb_ring_opts o;
+	struct figure f, f2;
+
+	(void)argc;
+	tb_ring_opts_default(&o);
+	o.size_kb = 4096;
+	if (tb_ring_create(&ring, &o) < 0) {
+		fprintf(stderr, "bench_sources: cannot create the ring\n");
+		return 1;
+	}
+	tb_events_attach(ring);
+	if (tb_events_enable("bs:u64,bs:str,ftrace:bprint", NULL, 0) != 3) {
+		fprintf(stderr, "bench_sources: cannot enable the events\n");
+		return 1;
+	}
+	calibrate();
+	open_json(argv[0]);
+	printf("bench_sources: fastest of %d batches of %d events per thread, each beside a batch of its peer\n",
+	       BATCHES, BATCH);
+
+	f = measure(loop_disabled, loop_branch, 1);
+	result("disabled tracepoint", 1, f.ns, "load-and-branch loop", f.peer_ns);
+	f = measure(loop_u64, loop_rdtsc, 1);
+	result("u64 tracepoint", 1, f.ns, "rdtsc", f.peer_ns);
+	f = measure(loop_u64_call, loop_rdtsc, 1);
+	result("u64 tracepoint, emitter called", 1, f.ns, "rdtsc", f.peer_ns);
+	f = measure(loop_u64_reserve, loop_rdtsc, 1);
+	result("u64 record via tb_reserve/commit", 1, f.ns, "rdtsc", f.peer_ns);
+	f = measure(loop_str, loop_rdtsc, 1);
+	result("22-char string tracepoint", 1, f.ns, "rdtsc", f.peer_ns);
+	f = measure(loop_printf3, loop_rdtsc, 1);
+	result("printf, 3 ints", 1, f.ns, "rdtsc", f.peer_ns);
+	f = measure(loop_u64, NULL, 1);
+	f2 = measure(loop_u64, NULL, 2);
+	result("u64 tracepoint, 2 threads", 2, f2.ns, "u64 tracepoint, 1 thread", f.ns);
+#ifdef HAVE_LTTNG
+	f = measure(loop_write, lttng_src_u64, 1);
+	result("tb_write 8 bytes", 1, f.ns, "LTTng-UST u64 tracepoint", f.peer_ns);
+	f = measure(loop_u64, lttng_src_u64, 1);
+	result("u64 tracepoint", 1, f.ns, "LTTng-UST u64 tracepoint", f.peer_ns);
+	f = measure(loop_str, lttng_src_str, 1);
+	result("22-char string tracepoint", 1, f.ns, "LTTng-UST string tracepoint", f.peer_ns);
+	f = measure(loop_printf3, lttng_src_ints3, 1);
+	result("printf, 3 ints", 1, f.ns, "LTTng-UST 3-int tracepoint", f.peer_ns);
+	f = measure(loop_printf3, lttng_src_tracef, 1);
+	result("printf, 3 ints", 1, f.ns, "LTTng-UST tracef, 3 ints", f.peer_ns);
+#else
+	(void)loop_write;
+	printf("  LTTng-UST peers                    not built (liblttng-ust-dev missing)\n");
+#endif
+	if (json) {
+		fputs("\n]\n", json);
+		fclose(json);
+	}
+	tb_events_attach(NULL);
+	tb_ring_destroy(ring);
+	return 0;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.h - what the sources' files share inside libtracebuf.  Internal.
+ *
+ * registry.c owns the lists (events by name and ID, printf call sites,
+ * loaded objects) under one lock; format_text.c writes the kernel's texts;
+ * printf_plan.c reads printf formats with the kernel's rules; marker.c
+ * holds the built-in ftrace events.
+ */
+#ifndef TRACEBUF_SOURCE_REGISTRY_H
+#define TRACEBUF_SOURCE_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracebuf/tracepoint.h"
+
+/* A growing text, for the kernel's formats.  On allocation failure it stays NULL (oom set). */
+struct text {
+	char *buf;
+	size_t len, cap;
+	int oom;
+};
+
+void text_put(struct text *t, const char *s, size_t n);
+void text_puts(struct text *t, const char *s);
+void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The text, NUL-terminated, handed over (NULL if it ran out of memory). */
+char *text_take(struct text *t, size_t *len);
+
+/* ------------------------------------------------------- format_text.c */
+
+/* Why a descriptor cannot be registered, or NULL when it is sound. */
+const char *event_descriptor_problem(const struct tb_event_desc *ev);
+
+/*
+ * The format file of ev under id, in the kernel's syntax; enum constants of
+ * [enums, enums_end) in its print fmt replaced by their values.  NULL when
+ * out of memory.
+ */
+char *event_format_text(const struct tb_event_desc *ev, uint16_t id, const struct tb_enum_value *const *enums,
+			const struct tb_enum_value *const *enums_end, size_t *len);
+
+/* One printk_formats line for key and fmt, escaped as the kernel's. */
+void printk_format_line(struct text *t, uint64_t key, const char *fmt);
+
+/*
+ * The ip a marker record holds: a key the registry's kallsyms names
+ * tracing_mark_write, as readers name the kernel's marker writer (0 would
+ * print as "0", as the kernel prints a null ip).  printf sites' keys follow.
+ */
+#define TB_MARKER_IP_KEY 1
+
+/* ------------------------------------------------------- printf_plan.c */
+
+/*
+ * How the kernel's vbin_printf stores the arguments fmt consumes: one class
+ * per argument into plan[0..max): 'c' one byte, 'h' two, 'i' four (also a
+ * '*' width or precision), 'l' eight (long, long long, size_t, ptrdiff_t),
+ * 'p' a pointer (eight), 's' a string with its NUL.  Returns the count, or
+ * -EINVAL with *bad at the conversion it cannot record (a kernel %p
+ * extension that reads memory, %n, an unknown conversion), or -E2BIG.
+ */
+int printf_plan(const char *fmt, char *plan, size_t max, const char **bad);
+
+/* Whether the inline packing of classes cls[0..n) is the plan's (so the fast path is right). */
+int printf_plan_matches(const char *plan, int nplan, const char *cls, int n);
+
+/* ------------------------------------------------------------ marker.c */
+
+/* The built-in events: ftrace print, bprint and raw_data. */
+extern TB__HIDDEN struct tb_event_desc tb__print_event, tb__bprint_event, tb__raw_data_event;
+
+#endif

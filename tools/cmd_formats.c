@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tracebuf formats [--dir DIR] [--list] PROGRAM [ARGS...]
+ *
+ * The format files of a program's events.  PROGRAM runs with
+ * TRACEBUF_FORMATS=DIR in its environment: libtracebuf then writes them,
+ * with header_page, header_event, printk_formats and kallsyms, in the
+ * layout of a capture directory as soon as the program's own events are
+ * registered, and exits before main().  They are printed (in ID order, each
+ * followed by an empty line), or listed as "ID SYSTEM:NAME" with --list;
+ * with --dir the directory is kept.
+ */
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmds.h"
+
+struct format_file {
+	unsigned id;
+	char name[300]; /* SYSTEM:NAME */
+	char *text;
+};
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t size = 0, n;
+	FILE *out;
+	char chunk[4096];
+
+	if (!f)
+		return NULL;
+	out = open_memstream(&buf, &size);
+	while (out && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, out);
+	fclose(f);
+	if (out)
+		fclose(out);
+	return buf;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct format_file *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Every DIR/formats/SYSTEM/NAME.format, sorted by ID; -1 on error. */
+static long read_formats(const char *dir, struct format_file **out)
+{
+	char path[4096];
+	struct format_file *v = NULL;
+	long n = 0;
+	DIR *systems, *events;
+	struct dirent *s, *e;
+
+	snprintf(path, sizeof(path), "%s/formats", dir);
+	if (!(systems = opendir(path)))
+		return -1;
+	while ((s = readdir(systems)) != NULL) {
+		if (s->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/formats/%s", dir, s->d_name);
+		if (!(events = opendir(path)))
+			continue;
+		while ((e = readdir(events)) != NULL) {
+			size_t len = strlen(e->d_name);
+			struct format_file *grown;
+			const char *id;
+			if (len < 8 || strcmp(e->d_name + len - 7, ".format"))
+				continue;
+			grown = realloc(v, (size_t)(n + 1) * sizeof(*v));
+			if (!grown)
+				break;
+			v = grown;
+			snprintf(path, sizeof(path), "%s/formats/%s/%s", dir, s->d_name, e->d_name);
+			v[n].text = slurp(path);
+			if (!v[n].text)
+				continue;
+			id = strstr(v[n].text, "\nID: ");
+			v[n].id = id ? (unsigned)strtoul(id + 5, NULL, 10) : 0;
+			snprintf(v[n].name, sizeof(v[n].name), "%s:%.*s", s->d_name, (int)(len - 7), e->d_name);
+			n++;
+		}
+		closedir(events);
+	}
+	closedir(systems);
+	qsort(v, (size_t)n, sizeof(*v), by_id);
+	*out = v;
+	return n;
+}
+
+/* Run argv with TRACEBUF_FORMATS=dir; its exit status, or -1. */
+static int run_program(char **argv, const char *dir)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		setenv("TRACEBUF_FORMATS", dir, 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "tracebuf formats: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "tracebuf formats: could not remove %s\n", dir);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: tracebuf formats [--dir DIR] [--list] PROGRAM [ARGS...]\n");
+	return 2;
+}
+
+int cmd_formats(int argc, char **argv)
+{
+	char tmp[] = "/tmp/tracebuf-formats-XXXXXX", path[4200];
+	const char *dir = NULL;
+	struct format_file *files = NULL;
+	struct stat st;
+	bool list = false;
+	long n;
+	int i = 1, status, rc = 0;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--list"))
+			list = true;
+		else
+			return usage();
+	}
+	if (i >= argc)
+		return usage();
+	if (!dir && !(dir = mkdtemp(tmp))) {
+		perror("tracebuf formats: mkdtemp");
+		return 1;
+	}
+	status = run_program(argv + i, dir);
+	snprintf(path, sizeof(path), "%s/header_event", dir);
+	if (status != 0 || stat(path, &st) != 0 || (n = read_formats(dir, &files)) < 0) {
+		fprintf(stderr,
+			"tracebuf formats: %s wrote no formats (exit status %d): it must be linked with "
+			"libtracebuf and include tracebuf/tracepoint.h\n",
+			argv[i], status);
+		rc = 1;
+	} else {
+		for (long k = 0; k < n; k++) {
+			if (list)
+				printf("%u %s\n", files[k].id, files[k].name);
+			else
+				printf("%s\n", files[k].text);
+			free(files[k].text);
+		}
+		free(files);
+	}
+	if (dir == tmp)
+		remove_dir(tmp);
+	return rc;
+}
