@@ -141,7 +141,10 @@ static int area_take(struct tb_region *r, struct tb_cpu_ctl *c, uint64_t k, uint
 		if (v == CLAIM_BUSY) {
 			if (!r->overwrite || ++skips > SKIPS_MAX)
 				return -ENOBUFS;
-			/* overwrite mode: the newest blobs go on past one still being filled */
+			/*
+			 * overwrite mode: the newest blobs go on past one still being
+			 * filled.  relaxed: as the load above.
+			 */
 			atomic_compare_exchange_strong_explicit(&c->blob_next, &cur, start + j + 1, memory_order_relaxed,
 								memory_order_relaxed);
 			continue;
@@ -157,7 +160,7 @@ static int area_take(struct tb_region *r, struct tb_cpu_ctl *c, uint64_t k, uint
 	}
 }
 
-/* Count a refused blob in c's counter.  relaxed: a statistic. */
+/* One more in a counter of the ring.  relaxed: a statistic. */
 static void count(_Atomic uint64_t *counter)
 {
 	atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);

@@ -98,9 +98,10 @@ struct geometry {
 
 /*
  * The blob area's chunk: the unit a writer claims, with one compare-and-swap
- * each (a 64 KiB blob costs 16 of them beside a 64 KiB copy; 1 KiB chunks
- * measured 4x that).  A blob only uses the area when it is larger than a
- * record may be, so it takes a chunk or more anyway.
+ * each (a 64 KiB blob costs 16 of them beside its 64 KiB copy, about a tenth
+ * of it in bench_blob; 1 KiB chunks would cost 4x that).  A blob only needs
+ * the area when it is larger than a record may be, so it takes a chunk or
+ * more anyway.
  */
 #define BLOB_CHUNK 4096u
 #define BLOB_MAX_KB (1u << 20) /* 1 GiB per CPU: lengths stay 32-bit */
