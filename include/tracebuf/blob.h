@@ -102,8 +102,9 @@ int tb_blob_ref_decode(const struct tb_record *rec, struct tb_blob_ref *ref);
 /*
  * Copy the blob a reference names (from a raw page, say) into buf, without
  * consuming anything.  Returns its length; -ESTALE when it has been
- * overwritten (or never was a blob of this ring); -ENOSPC when size is
- * smaller than the blob (nothing copied); -EINVAL for NULL arguments.
+ * overwritten (or never was a blob of this ring; buf's bytes are then
+ * meaningless); -ENOSPC when size is smaller than the blob (nothing copied);
+ * -EINVAL for NULL arguments.  Safe beside running writers and readers.
  */
 long tb_blob_resolve(struct tb_ring *ring, const struct tb_blob_ref *ref, void *buf, size_t size);
 
