@@ -57,7 +57,7 @@ CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition -DTB_BUILDING_LIB
 LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c) \
+CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c blob.c) \
 	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
 		registry.c format_text.c printf_plan.c ftrace_events.c dump.c text.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
@@ -303,7 +303,8 @@ check-symbols: $(B)/libtracebuf.so
 		echo "check-symbols: the symbols above leak from libtracebuf.so"; exit 1; fi
 	$(Q)if ldd $< | grep '=>' | grep -v -E 'libc[.]so|ld-linux'; then \
 		echo "check-symbols: libtracebuf.so must depend on libc alone"; exit 1; fi
-	$(Q)for f in tb_write tb_reserve tb_commit tb_ring_create tb_consume tb_read_page tb_iter_next tb_page_next; do \
+	$(Q)for f in tb_write tb_reserve tb_commit tb_ring_create tb_consume tb_read_page tb_iter_next tb_page_next \
+		tb_blob_write tb_blob_reserve tb_blob_commit tb_blob_resolve; do \
 		nm -D --defined-only $< | grep -q " T $$f@@" || { echo "check-symbols: $$f is not exported"; exit 1; }; done
 	@echo "check-symbols: the tb_ API is exported and nothing else; libc is the only dependency"
 

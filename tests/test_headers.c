@@ -3,6 +3,7 @@
  * application that both traces and reads captures does this): no type is
  * defined twice, and the stats a capture hands out are the ring's stats type.
  */
+#include "tracebuf/blob.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/describe.h"
 #include "tracebuf/func.h"

@@ -15,8 +15,18 @@
  *     writers stopped, checks the merged order across CPUs);
  *   - per-CPU timestamps never decrease;
  *   - the LOST markers add up, per CPU, to the events the CPU never delivered;
- *   - overwrite mode refuses nothing, however many writers share a CPU;
+ *   - overwrite mode refuses nothing, however many writers share a CPU
+ *     (but blobs that would overwrite one still being filled);
  *   - with room for everything, nothing is lost or refused.
+ *
+ * Some events are blobs (tracebuf/blob.h), up to 12 KiB, written with
+ * tb_blob_write or reserved, filled and committed (in signal handlers too,
+ * with the next handler raised while the reservation is open).  Every
+ * committed blob is read whole (the same checksum), reported overwritten
+ * (TB_EVENT_BLOB_LOST), or inside a LOST count with its reference: the
+ * committed events never read whole number exactly the LOST counts plus the
+ * overwritten reports, and the blob counters agree with what the reader saw.
+ * Producer/consumer mode never overwrites a blob.  A "blobs:" line sums up.
  *
  * TB_TORTURE_SECONDS scales each scenario; TB_TORTURE_SIGNALS=0 leaves the
  * signal writers out (the ThreadSanitizer build).
@@ -33,6 +43,7 @@
 
 #include "lib/cpu.h"
 #include "lib/tap.h"
+#include "tracebuf/blob.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/ring.h"
 #include "tracebuf/stats.h"
@@ -41,6 +52,7 @@
 #define SIG_DEPTH 4                       /* nested signal writers per thread */
 #define MAX_WRITERS (MAX_THREADS * (1 + SIG_DEPTH))
 #define MAX_PAYLOAD 240
+#define MAX_BLOB (12 * 1024)
 
 enum pin { PIN_NONE, PIN_TWO_PER_CPU, PIN_MIGRATE };
 
@@ -55,6 +67,9 @@ struct scenario {
 	uint32_t max_per_writer; /* 0: until time runs out */
 	int expect_no_loss;
 	int no_rseq; /* the try-lock fallback */
+	size_t blob_kb;     /* per CPU */
+	uint32_t blob_every; /* about one event in blob_every is a blob */
+	uint32_t blob_max;   /* bytes, at most MAX_BLOB */
 };
 
 struct payload {
@@ -62,7 +77,7 @@ struct payload {
 	uint32_t seq;
 	uint32_t len;
 	uint32_t sum;
-	uint8_t fill[MAX_PAYLOAD - 16];
+	uint8_t fill[MAX_BLOB - 16];
 };
 
 /* Per-writer truth kept by the writers themselves. */
@@ -75,9 +90,20 @@ struct writer_log {
 static struct tb_ring *ring;
 static struct writer_log logs[MAX_WRITERS];
 static _Atomic int stop_writers, stop_reader;
-static _Atomic uint64_t refused_by_rc[4]; /* dropped, too_big, nested, busy */
+static _Atomic uint64_t refused_by_rc[5]; /* dropped, too_big, nested, busy, blob_full */
 static int nthreads_cur, signals_on;
-static uint32_t cap_per_writer;
+static uint32_t cap_per_writer, blob_every, blob_max;
+
+/* Whether event seq of writer is a blob: a hash, so writers and readers agree. */
+static int is_blob(uint32_t writer, uint32_t seq)
+{
+	uint32_t h = (writer + 1) * 0x9e3779b1u + seq * 0x85ebca6bu;
+
+	h ^= h >> 15;
+	h *= 0x2c1b3c6du;
+	h ^= h >> 12;
+	return blob_every && h % blob_every == 0;
+}
 
 static uint32_t checksum(uint32_t writer, uint32_t seq, uint32_t len, const uint8_t *fill)
 {
@@ -91,7 +117,8 @@ static uint32_t checksum(uint32_t writer, uint32_t seq, uint32_t len, const uint
 
 static uint32_t make_payload(struct payload *p, uint32_t writer, uint32_t seq)
 {
-	uint32_t len = 16 + (seq * 2654435761u >> 8) % (MAX_PAYLOAD - 16);
+	uint32_t max = is_blob(writer, seq) ? blob_max : MAX_PAYLOAD;
+	uint32_t len = 16 + (seq * 2654435761u >> 8) % (max - 16);
 
 	p->writer = writer;
 	p->seq = seq;
@@ -104,7 +131,7 @@ static uint32_t make_payload(struct payload *p, uint32_t writer, uint32_t seq)
 
 static void note_refusal(int rc)
 {
-	int idx = rc == -ENOSPC ? 0 : rc == -E2BIG ? 1 : rc == -EBUSY ? 3 : -1;
+	int idx = rc == -ENOSPC ? 0 : rc == -E2BIG ? 1 : rc == -EBUSY ? 3 : rc == -ENOBUFS ? 4 : -1;
 	if (idx >= 0)
 		atomic_fetch_add(&refused_by_rc[idx], 1);
 	else if (rc < 0)
@@ -121,7 +148,22 @@ static uint32_t next_seq(uint32_t writer)
 	return s;
 }
 
-/* One event: tb_write, or reserve + fill + commit. */
+/* One blob: tb_blob_write, or reserve + fill + commit.  0 or the refusal. */
+static int write_blob(const struct payload *p, uint32_t len, int use_reserve)
+{
+	struct tb_blob b;
+	void *slot;
+
+	if (!use_reserve)
+		return tb_blob_write(ring, p, len);
+	slot = tb_blob_reserve(ring, len, &b);
+	if (!slot)
+		return b.error;
+	memcpy(slot, p, len);
+	return tb_blob_commit(ring, &b);
+}
+
+/* One event: tb_write, or reserve + fill + commit; a blob either way. */
 static void write_event(uint32_t writer, int use_reserve)
 {
 	struct payload p;
@@ -131,7 +173,9 @@ static void write_event(uint32_t writer, int use_reserve)
 	if (seq == UINT32_MAX)
 		return;
 	len = make_payload(&p, writer, seq);
-	if (use_reserve) {
+	if (is_blob(writer, seq))
+		rc = write_blob(&p, len, use_reserve);
+	else if (use_reserve) {
 		void *slot = tb_reserve(ring, len);
 		if (!slot) {
 			atomic_fetch_add(&refused_by_rc[2], 1);
@@ -161,7 +205,23 @@ static void on_signal(int sig)
 	if (thread_index >= 0 && d < SIG_DEPTH && !atomic_load(&stop_writers)) {
 		uint32_t writer = (uint32_t)(nthreads_cur + thread_index * SIG_DEPTH + d);
 		uint32_t seq = next_seq(writer);
-		if (seq != UINT32_MAX) {
+		if (seq != UINT32_MAX && is_blob(writer, seq)) {
+			/* a blob reservation stays open while the next handler writes */
+			struct payload p;
+			struct tb_blob b;
+			uint32_t len = make_payload(&p, writer, seq);
+			if (tb_blob_reserve(ring, len, &b)) {
+				memcpy(b.data, &p, len);
+				if (d + 1 < SIG_DEPTH)
+					raise(SIGUSR1);
+				int rc = tb_blob_commit(ring, &b);
+				if (rc == 0)
+					logs[writer].committed[seq] = 1;
+				else
+					note_refusal(rc);
+			} else
+				note_refusal(b.error);
+		} else if (seq != UINT32_MAX) {
 			struct payload p;
 			uint32_t len = make_payload(&p, writer, seq);
 			void *slot = tb_reserve(ring, len);
@@ -253,11 +313,14 @@ struct tally {
 	uint64_t last_ts[512];
 	uint64_t lost_by_cpu[512], read_by_cpu[512];
 	uint64_t read, lost, duplicates, corrupt, order_violations, ts_back, unknown_writer;
+	uint64_t blob_intact, blob_overwritten, blob_torn;
 };
 
 static struct tally tl;
 static uint64_t total_committed, total_read, total_lost, total_refused, total_unaccounted,
 	total_duplicates, total_corrupt;
+static uint64_t total_blobs, total_blob_intact, total_blob_overwritten, total_blob_with_page, total_blob_full,
+	total_blob_torn;
 
 static void account(const struct tb_event *ev)
 {
@@ -273,17 +336,26 @@ static void account(const struct tb_event *ev)
 	if (ev->ts < tl.last_ts[ev->cpu])
 		tl.ts_back++;
 	tl.last_ts[ev->cpu] = ev->ts;
+	if (ev->kind == TB_EVENT_BLOB_LOST) {
+		tl.blob_overwritten++; /* who wrote it is in the bytes that are gone */
+		return;
+	}
+	int blob = ev->kind == TB_EVENT_BLOB;
 	if (ev->len < 16 || p->writer >= MAX_WRITERS || !tl.seen[p->writer] || p->seq >= logs[p->writer].cap) {
 		tl.unknown_writer++;
+		tl.blob_torn += blob;
 		return;
 	}
-	if (p->len > ev->len || p->len < 16 || (p->len + 3) / 4 * 4 != ev->len ||
-	    checksum(p->writer, p->seq, p->len, p->fill) != p->sum) {
+	/* a blob comes back with its exact length, a record rounded up to 4 */
+	if (p->len > ev->len || p->len < 16 || (blob ? p->len : (p->len + 3) / 4 * 4) != ev->len ||
+	    is_blob(p->writer, p->seq) != blob || checksum(p->writer, p->seq, p->len, p->fill) != p->sum) {
 		if (tl.corrupt++ < 3)
-			diag("corrupt: cpu %u seqno %llu len %u: writer %u seq %u len %u", ev->cpu,
-			     (unsigned long long)ev->seqno, ev->len, p->writer, p->seq, p->len);
+			diag("corrupt: cpu %u seqno %llu kind %d len %u: writer %u seq %u len %u", ev->cpu,
+			     (unsigned long long)ev->seqno, ev->kind, ev->len, p->writer, p->seq, p->len);
+		tl.blob_torn += blob;
 		return;
 	}
+	tl.blob_intact += blob;
 	if (tl.seen[p->writer][p->seq]++)
 		tl.duplicates++;
 	uint32_t *last = tl.draining ? &tl.last_seq[p->writer] : &tl.last_seq_cpu[p->writer][ev->cpu % 64];
@@ -350,6 +422,7 @@ static void run(const struct scenario *sc)
 	alarm((unsigned)(secs * 10) + 120);
 	int nwriters = sc->threads * (1 + SIG_DEPTH);
 	uint64_t committed = 0, unaccounted = 0, refused_counters = 0, overrun = 0, written = 0;
+	uint64_t blobs = 0, unseen = 0, unseen_blobs = 0, blob_written = 0, blob_read = 0, blob_lost = 0, blob_full = 0;
 	uint64_t per_cpu_mismatch = 0, refused_rc;
 	unsigned ncpus;
 
@@ -369,10 +442,13 @@ static void run(const struct scenario *sc)
 		for (int c = 0; c < 64; c++)
 			tl.last_seq_cpu[w][c] = UINT32_MAX;
 	}
+	blob_every = sc->blob_every;
+	blob_max = sc->blob_max;
 	tb_ring_opts_default(&o);
 	o.size_kb = sc->kb;
 	o.overwrite = sc->overwrite;
 	o.no_rseq = sc->no_rseq;
+	o.blob_kb = sc->blob_kb;
 	if (tb_ring_create(&ring, &o) < 0)
 		abort();
 	ncpus = tb_ring_ncpus(ring);
@@ -400,6 +476,11 @@ static void run(const struct scenario *sc)
 			committed += logs[w].committed[s];
 			if (tl.seen[w][s] && !logs[w].committed[s])
 				unaccounted++; /* read but its writer saw it refused */
+			if (!logs[w].committed[s])
+				continue;
+			blobs += is_blob((uint32_t)w, s);
+			unseen += !tl.seen[w][s];
+			unseen_blobs += !tl.seen[w][s] && is_blob((uint32_t)w, s);
 		}
 	}
 	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
@@ -412,8 +493,12 @@ static void run(const struct scenario *sc)
 		per_cpu_mismatch += st.written != tl.read_by_cpu[cpu] + tl.lost_by_cpu[cpu];
 		per_cpu_mismatch += st.overrun != tl.lost_by_cpu[cpu];
 		per_cpu_mismatch += st.entries != 0;
+		blob_written += st.blob_written;
+		blob_read += st.blob_read;
+		blob_lost += st.blob_lost;
+		blob_full += st.blob_full;
 	}
-	refused_rc = refused_by_rc[0] + refused_by_rc[1] + refused_by_rc[2] + refused_by_rc[3];
+	refused_rc = refused_by_rc[0] + refused_by_rc[1] + refused_by_rc[2] + refused_by_rc[3] + refused_by_rc[4];
 	/* read + lost must cover committed exactly: anything else is unaccounted */
 	unaccounted += committed > tl.read + tl.lost ? committed - (tl.read + tl.lost)
 						     : (tl.read + tl.lost) - committed;
@@ -430,13 +515,31 @@ static void run(const struct scenario *sc)
 	is_int(refused_counters, refused_rc, "%s: each refused write in exactly one counter", sc->name);
 	is_int(tl.lost, overrun, "%s: LOST markers add up to the overrun", sc->name);
 	if (sc->overwrite && !sc->no_rseq)
-		is_int(refused_rc, 0, "%s: overwrite mode refuses nothing", sc->name);
+		is_int(refused_rc - refused_by_rc[4], 0,
+		       "%s: overwrite mode refuses nothing (but %llu blobs that would overwrite one being filled)",
+		       sc->name, (unsigned long long)refused_by_rc[4]);
 	if (sc->no_rseq) /* the fallback may refuse when every buffer's holder is preempted */
-		is_int(refused_rc, refused_by_rc[3] + refused_by_rc[0], "%s: fallback refuses only busy/full",
-		       sc->name);
+		is_int(refused_rc, refused_by_rc[3] + refused_by_rc[0] + refused_by_rc[4],
+		       "%s: fallback refuses only busy/full", sc->name);
 	if (sc->expect_no_loss)
-		ok(tl.lost == 0 && refused_rc == 0 && committed > 0,
-		   "%s: room for everything: lost=0 refused=0", sc->name);
+		ok(tl.lost == 0 && refused_rc == 0 && tl.blob_overwritten == 0 && committed > 0,
+		   "%s: room for everything: lost=0 refused=0 overwritten=0", sc->name);
+	/* blobs: each committed one read whole, reported overwritten, or lost with its reference */
+	is_int(blob_written, blobs, "%s: blob_written counts the %llu blobs committed", sc->name, (unsigned long long)blobs);
+	is_int(unseen, tl.lost + tl.blob_overwritten,
+	       "%s: committed events not read whole = LOST counts + blobs reported overwritten", sc->name);
+	ok(unseen_blobs >= tl.blob_overwritten, "%s: every overwritten report is a committed blob not read", sc->name);
+	ok(blob_read == tl.blob_intact && blob_lost == tl.blob_overwritten,
+	   "%s: blob_read %llu and blob_lost %llu are what the reader saw", sc->name, (unsigned long long)blob_read,
+	   (unsigned long long)blob_lost);
+	is_int(blob_full, refused_by_rc[4], "%s: every -ENOBUFS counted in blob_full", sc->name);
+	if (!sc->overwrite)
+		is_int(tl.blob_overwritten, 0, "%s: producer/consumer never overwrites a blob", sc->name);
+	ok(tl.blob_intact > 0, "%s: %llu blobs read whole", sc->name, (unsigned long long)tl.blob_intact);
+	printf("blobs: committed=%llu intact=%llu overwritten=%llu lost-with-page=%llu refused=%llu torn=%llu\n",
+	       (unsigned long long)blobs, (unsigned long long)tl.blob_intact, (unsigned long long)tl.blob_overwritten,
+	       (unsigned long long)(unseen_blobs - tl.blob_overwritten), (unsigned long long)blob_full,
+	       (unsigned long long)tl.blob_torn);
 	printf("accounting: committed=%llu read=%llu lost=%llu refused=%llu unaccounted=%llu "
 	       "duplicates=%llu corrupt=%llu\n",
 	       (unsigned long long)committed, (unsigned long long)tl.read, (unsigned long long)tl.lost,
@@ -463,6 +566,12 @@ static void run(const struct scenario *sc)
 	total_unaccounted += unaccounted;
 	total_duplicates += tl.duplicates;
 	total_corrupt += tl.corrupt + tl.unknown_writer;
+	total_blobs += blobs;
+	total_blob_intact += tl.blob_intact;
+	total_blob_overwritten += tl.blob_overwritten;
+	total_blob_with_page += unseen_blobs - tl.blob_overwritten;
+	total_blob_full += blob_full;
+	total_blob_torn += tl.blob_torn;
 	for (int w = 0; w < nwriters; w++) {
 		free(logs[w].committed);
 		free(tl.seen[w]);
@@ -476,13 +585,15 @@ int main(void)
 	const char *sig_env = getenv("TB_TORTURE_SIGNALS");
 	int sigs = !(sig_env && !strcmp(sig_env, "0"));
 	const struct scenario scenarios[] = {
-		{"overwrite-small", 16, 1, 6, PIN_NONE, sigs, 1.5, 0, 0, 0},
-		{"overwrite-2-per-cpu", 64, 1, 4, PIN_TWO_PER_CPU, sigs, 1.0, 0, 0, 0},
-		{"overwrite-migrating", 32, 1, 4, PIN_MIGRATE, sigs, 1.0, 0, 0, 0},
-		{"producer-consumer", 16, 0, 6, PIN_NONE, sigs, 1.0, 0, 0, 0},
-		{"room-for-everything", 65536, 1, 4, PIN_TWO_PER_CPU, sigs, 1.0, 40000, 1, 0},
-		{"fallback-overwrite", 16, 1, 6, PIN_NONE, sigs, 1.0, 0, 0, 1},
-		{"fallback-producer-consumer", 16, 0, 4, PIN_MIGRATE, sigs, 1.0, 0, 0, 1},
+		/* name, KiB, overwrite, threads, pinning, signals, s, cap, no loss, no rseq, blob KiB, 1 in, max */
+		{"overwrite-small", 16, 1, 6, PIN_NONE, sigs, 1.5, 0, 0, 0, 64, 16, MAX_BLOB},
+		{"overwrite-2-per-cpu", 64, 1, 4, PIN_TWO_PER_CPU, sigs, 1.0, 0, 0, 0, 128, 16, 8192},
+		{"overwrite-migrating", 32, 1, 4, PIN_MIGRATE, sigs, 1.0, 0, 0, 0, 64, 16, MAX_BLOB},
+		{"producer-consumer", 16, 0, 6, PIN_NONE, sigs, 1.0, 0, 0, 0, 64, 16, MAX_BLOB},
+		/* at most about 3000 blobs of one chunk: 32 MiB never laps */
+		{"room-for-everything", 65536, 1, 4, PIN_TWO_PER_CPU, sigs, 1.0, 40000, 1, 0, 32768, 128, 4096},
+		{"fallback-overwrite", 16, 1, 6, PIN_NONE, sigs, 1.0, 0, 0, 1, 64, 16, MAX_BLOB},
+		{"fallback-producer-consumer", 16, 0, 4, PIN_MIGRATE, sigs, 1.0, 0, 0, 1, 64, 16, MAX_BLOB},
 	};
 
 	if (sigs)
@@ -492,8 +603,8 @@ int main(void)
 		if (!only || strstr(scenarios[i].name, only))
 			run(&scenarios[i]);
 	int rc = done_testing();
-	/* the closing line, on stderr too so that prove shows it in make test */
-	for (int i = 0; i < 2; i++)
+	/* the closing lines, on stderr too so that prove shows them in make test */
+	for (int i = 0; i < 2; i++) {
 		fprintf(i ? stderr : stdout,
 			"accounting: committed=%llu read=%llu lost=%llu refused=%llu unaccounted=%llu "
 			"duplicates=%llu corrupt=%llu\n",
@@ -501,5 +612,11 @@ int main(void)
 			(unsigned long long)total_lost, (unsigned long long)total_refused,
 			(unsigned long long)total_unaccounted, (unsigned long long)total_duplicates,
 			(unsigned long long)total_corrupt);
+		fprintf(i ? stderr : stdout,
+			"blobs: committed=%llu intact=%llu overwritten=%llu lost-with-page=%llu refused=%llu torn=%llu\n",
+			(unsigned long long)total_blobs, (unsigned long long)total_blob_intact,
+			(unsigned long long)total_blob_overwritten, (unsigned long long)total_blob_with_page,
+			(unsigned long long)total_blob_full, (unsigned long long)total_blob_torn);
+	}
 	return rc;
 }

@@ -46,17 +46,25 @@ extern "C" {
 
 enum tb_event_kind {
 	TB_EVENT_RECORD = 0,
-	TB_EVENT_LOST, /* lost events: count in .lost, numbers [.seqno - .lost, .seqno) */
+	TB_EVENT_LOST,      /* lost events: count in .lost, numbers [.seqno - .lost, .seqno) */
+	TB_EVENT_BLOB,      /* a blob (tracebuf/blob.h): its bytes in .data, exactly .len */
+	TB_EVENT_BLOB_LOST, /* a blob overwritten before it was read: .len it had, .data NULL */
 };
 
+/*
+ * A blob is one event, numbered like a record: its reference record is what
+ * the CPU's buffer holds.  A reference lost with its page is inside a LOST
+ * count like any record; a reference read after its blob was overwritten is
+ * TB_EVENT_BLOB_LOST (the consuming readers count it in blob_lost).
+ */
 struct tb_event {
 	enum tb_event_kind kind;
 	unsigned cpu;
 	uint64_t ts;      /* raw clock value */
 	uint64_t ns;      /* ts in ns (tb_ring_to_ns) */
-	uint64_t seqno;   /* RECORD: its number on its CPU; LOST: the number after the gap */
-	const void *data; /* payload (RECORD) */
-	uint32_t len;     /* payload bytes, rounded up to 4 as the format stores them */
+	uint64_t seqno;   /* RECORD, BLOB: its number on its CPU; LOST: the number after the gap */
+	const void *data; /* payload (RECORD), the blob's bytes (BLOB) */
+	uint32_t len;     /* payload bytes, rounded up to 4 as the format stores them; BLOB: exact */
 	uint64_t lost;    /* LOST: how many */
 };
 
@@ -79,6 +87,12 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev);
  * and, when 8 bytes are left, store the count after the data (bit 30).
  */
 long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size);
+/*
+ * A page holds blob references as they are (tracebuf/blob.h): tb_blob_ref_decode
+ * finds them and tb_blob_resolve copies the blob while it is still there.
+ * Handing a reference over counts as consuming it: in producer/consumer mode
+ * its blob's space may then be reused.
+ */
 
 /* What a page read knows beside the page itself. */
 struct tb_page_info {
@@ -104,7 +118,11 @@ struct tb_iter;
  * tb_iter_close().
  */
 int tb_iter_open(struct tb_ring *ring, struct tb_iter **it);
-/* 1 with *ev (records merged across CPUs by time, LOST events in place), 0 at the end. */
+/*
+ * 1 with *ev (records merged across CPUs by time, LOST events in place), 0
+ * at the end, or -ENOMEM when a blob's copy could not be allocated (the
+ * event is not lost: the next call returns it again).
+ */
 int tb_iter_next(struct tb_iter *it, struct tb_event *ev);
 void tb_iter_close(struct tb_iter *it);
 

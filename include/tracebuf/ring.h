@@ -54,6 +54,7 @@ struct tb_ring_opts {
 	int no_rseq;          /* 1: publish under a per-buffer try-lock (valgrind, tests) */
 	void *mem;            /* optional caller memory for the region */
 	size_t mem_size;      /* its size; see tb_ring_region_size() */
+	size_t blob_kb;       /* per CPU: the blob area for big payloads (tracebuf/blob.h), 0: none */
 };
 
 /* Fill opts with the defaults (NULL: nothing). */
@@ -102,6 +103,8 @@ uint64_t tb_ring_clock_now(const struct tb_ring *ring);
 uint64_t tb_ring_to_ns(const struct tb_ring *ring, uint64_t raw);
 /* Whether writers use rseq sections (1) or the try-lock fallback (0). */
 int tb_ring_uses_rseq(const struct tb_ring *ring);
+/* Bytes of each CPU's blob area (0: the ring has none), the largest blob it takes. */
+size_t tb_ring_blob_size(const struct tb_ring *ring);
 
 /*
  * Write one event of len bytes to the current CPU's buffer.

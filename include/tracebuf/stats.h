@@ -5,9 +5,18 @@
  *
  * Identities (per CPU, exact once writers are quiet):
  *   written   = entries + overrun + read        (every committed event)
- *   refused   = dropped + commit_overrun + too_big + nested + busy
+ *   refused   = dropped + commit_overrun + too_big + nested + busy + blob_full
  *   lost      = overrun + refused                (never reached a reader)
  *   attempted = written + refused
+ *
+ * Blobs (tracebuf/blob.h) are events like records: their reference records
+ * are in the counts above.  Their own counters say what became of the bytes:
+ * blob_written counts blobs committed into this CPU's blob area, blob_full
+ * the blobs it refused for want of room; blob_read and blob_lost count the
+ * references consuming readers took from this CPU's buffer whose blob was
+ * intact or already overwritten.  Once every reference has been consumed or
+ * lost, the sums over all CPUs give
+ *   blob_written = blob_read + blob_lost + (references lost with their page).
  */
 #ifndef TRACEBUF_STATS_H
 #define TRACEBUF_STATS_H
@@ -33,6 +42,7 @@ struct tb_cpu_stats {
 	uint64_t read;           /* consumed */
 	/* ours */
 	uint64_t too_big, nested, busy;
+	uint64_t blob_full, blob_written, blob_read, blob_lost;
 	uint64_t written, refused, lost, attempted;
 	uint64_t newest_ts;      /* raw clock of the newest event held */
 	int has_events;          /* oldest/newest are meaningful */
@@ -47,7 +57,9 @@ void tb_stats_derive(struct tb_cpu_stats *st);
 /*
  * Print in the kernel's stats-file format, then the derived lines:
  *   written, lost (with its share of attempted), and the window of time the
- *   buffer still holds.  ns_clock: timestamps are ns (print sec.usec).
+ *   buffer still holds; for a ring with a blob area a "blobs:" line with
+ *   written, read, overwritten and refused (area full).  ns_clock:
+ *   timestamps are ns (print sec.usec).
  * ts values are printed through tb_ring_to_ns when ring is not NULL.
  * A NULL out or st prints nothing.
  */

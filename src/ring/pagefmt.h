@@ -55,6 +55,17 @@ static inline uint32_t tbf_record_size(uint32_t len)
 	return size == 12 ? 16 : size;
 }
 
+/*
+ * Bytes a data record of payload len occupies in the long form (type_len 0,
+ * array[0]), whatever its length: how tracebuf marks a blob reference
+ * (tracebuf/blob.h), a form neither tb_write nor the kernel on x86-64 uses
+ * for a payload of 112 bytes or less.
+ */
+static inline uint32_t tbf_long_record_size(uint32_t len)
+{
+	return (len + 8 + 3) & ~3u;
+}
+
 /* The 32-bit header (and array[0] for the long form) of a data record. */
 static inline uint64_t tbf_data_header(uint32_t delta, uint32_t len, uint32_t *hdr_bytes)
 {

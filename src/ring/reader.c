@@ -15,6 +15,9 @@
  * Losses are exact because every page carries the number of its first
  * event (meta.cum_before): a reader that expected event n and finds a page
  * starting at m reports m - n lost.  The iterator uses the same numbering.
+ *
+ * A blob reference is an event like any record; what it refers to is copied
+ * out of the blob area when the event is handed to the caller (blob.c).
  */
 #include <errno.h>
 #include <sched.h>
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob.h"
 #include "pagefmt.h"
 #include "ring_internal.h"
 #include "tracebuf/reader.h"
@@ -140,10 +144,12 @@ static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
 
 struct item {
 	int lost;      /* 1: a LOST event precedes the record */
+	int blob;      /* the record is a blob reference: ref */
 	uint64_t ts;
 	const void *data;
 	uint32_t len;
 	uint32_t next_off; /* read_off after the record */
+	struct tb_blob_ref ref;
 };
 
 /* Next data record of the held page, without consuming it: 1, 0 (none yet), -EIO. */
@@ -169,6 +175,7 @@ static int peek_held(struct tb_region *r, struct tb_cpu_ctl *c, struct item *it,
 		it->data = rec.data;
 		it->len = rec.len;
 		it->next_off = cur.pos;
+		it->blob = r->blob_chunks && blob_ref_parse(rec.type_len, rec.data, rec.len, &it->ref);
 		return 1;
 	}
 	if (rc < 0)
@@ -216,8 +223,9 @@ static void advance(struct tb_cpu_ctl *c, const struct item *it)
 	atomic_fetch_add_explicit(&c->cnt.read, 1, memory_order_relaxed);
 }
 
-static void to_event(const struct tb_ring *ring, unsigned cpu, const struct tb_cpu_ctl *c,
-		     const struct item *it, struct tb_event *ev)
+/* The item as the caller's event; a blob is copied out now.  0, or -ENOMEM with nothing consumed. */
+static int to_event(struct tb_ring *ring, unsigned cpu, const struct tb_cpu_ctl *c, const struct item *it,
+		    struct tb_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->cpu = cpu;
@@ -227,11 +235,12 @@ static void to_event(const struct tb_ring *ring, unsigned cpu, const struct tb_c
 	if (it->lost) {
 		ev->kind = TB_EVENT_LOST;
 		ev->lost = c->rd.pending_lost;
-		return;
+		return 0;
 	}
 	ev->kind = TB_EVENT_RECORD;
 	ev->data = it->data;
 	ev->len = it->len;
+	return it->blob ? blob_consume(ring, cpu, &it->ref, ev) : 0;
 }
 
 int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
@@ -246,8 +255,11 @@ int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
 	reader_lock(c);
 	rc = peek(ring->r, c, &it);
 	if (rc == 1) {
-		to_event(ring, cpu, c, &it, ev);
-		advance(c, &it);
+		int err = to_event(ring, cpu, c, &it, ev);
+		if (err < 0)
+			rc = err;
+		else
+			advance(c, &it);
 	}
 	reader_unlock(c);
 	return rc;
@@ -312,10 +324,11 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
 		c = region_cpu(r, best);
 		reader_lock(c);
 		if (same_pos(reader_pos(&c->rd), best_pos)) {
-			to_event(ring, best, c, &best_it, ev);
-			advance(c, &best_it);
+			int err = to_event(ring, best, c, &best_it, ev);
+			if (err == 0)
+				advance(c, &best_it);
 			reader_unlock(c);
-			return 1;
+			return err < 0 ? err : 1;
 		}
 		reader_unlock(c);
 	}
@@ -337,6 +350,24 @@ static void set_loss(uint8_t *buf, uint32_t d, uint32_t len, struct tb_reader_st
 	rd->pending_lost = 0;
 }
 
+/*
+ * References handed over in a raw page count as consumed: their blobs'
+ * space may be reused (producer/consumer mode needs that).  The records of
+ * page[from, to) with running time time.
+ */
+static void release_blobs(struct tb_region *r, const uint8_t *page, uint32_t from, uint32_t to, uint64_t time)
+{
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	struct tb_blob_ref ref;
+
+	if (!r->blob_chunks || tb_page_cursor_init_range(&cur, page, r->subbuf_size, from, to, time) < 0)
+		return;
+	while (tb_page_next_data(&cur, &rec) == 1)
+		if (blob_ref_parse(rec.type_len, rec.data, rec.len, &ref))
+			blob_release(r, &ref);
+}
+
 /* Hand over the whole held page: the writers have left it and nothing was read. */
 static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf,
 		       struct tb_page_info *info)
@@ -350,6 +381,7 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf,
 	memcpy(buf + TB_PAGE_HDR_SIZE, page + TB_PAGE_HDR_SIZE, len);
 	memset(buf + TB_PAGE_HDR_SIZE + len, 0, d - len);
 	set_loss(buf, d, len, rd, info, meta_cum(m), entries);
+	release_blobs(r, page, 0, len, page_ts(page));
 	rd->next_cum = meta_cum(m) + entries;
 	rd->held = 0;
 	/* relaxed: statistics */
@@ -378,6 +410,7 @@ static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, ui
 		events += rec.kind == TB_REC_DATA;
 	if (rc < 0)
 		return -EIO;
+	release_blobs(r, page, rd->read_off, limit, rd->time);
 	set_loss(buf, d, n, rd, info, rd->next_cum, events);
 	rd->read_off = limit;
 	rd->time = cur.time;
@@ -446,6 +479,8 @@ struct iter_cpu {
 	uint64_t seqno;  /* number of the next record in copy */
 	int have;        /* ev holds the next item */
 	int held_back;   /* rec is decoded but a LOST item goes first */
+	int blob;        /* ev is a blob reference: ref, resolved when it is returned */
+	struct tb_blob_ref ref;
 	struct tb_record rec;
 	struct tb_event ev;
 };
@@ -453,6 +488,7 @@ struct iter_cpu {
 struct tb_iter {
 	struct tb_ring *ring;
 	unsigned ncpus;
+	struct blob_copy blob; /* the blob of the event returned last */
 	struct iter_cpu cpu[];
 };
 
@@ -548,6 +584,7 @@ static void iter_lost(struct iter_cpu *ic, unsigned cpu, uint64_t ts, uint64_t c
 	ic->expect += count;
 	ic->ev.seqno = ic->expect;
 	ic->have = 1;
+	ic->blob = 0;
 }
 
 static void iter_record(struct tb_iter *it, struct iter_cpu *ic, unsigned cpu)
@@ -562,6 +599,7 @@ static void iter_record(struct tb_iter *it, struct iter_cpu *ic, unsigned cpu)
 	ic->ev.len = ic->rec.len;
 	ic->expect = ic->seqno;
 	ic->have = 1;
+	ic->blob = it->ring->r->blob_chunks && blob_ref_parse(ic->rec.type_len, ic->rec.data, ic->rec.len, &ic->ref);
 }
 
 /* Make ic->ev the CPU's next item: 1, or 0 when the CPU is done. */
@@ -639,6 +677,15 @@ int tb_iter_next(struct tb_iter *it, struct tb_event *ev)
 	if (best == it->ncpus)
 		return 0;
 	*ev = it->cpu[best].ev;
+	if (it->cpu[best].blob) {
+		/* resolved as late as it can be, when the caller gets it; nothing is consumed */
+		int rc = blob_fetch(it->ring->r, &it->cpu[best].ref, &it->blob);
+		if (rc < 0)
+			return rc;
+		ev->kind = rc ? TB_EVENT_BLOB : TB_EVENT_BLOB_LOST;
+		ev->data = rc ? it->blob.buf : NULL;
+		ev->len = it->cpu[best].ref.len;
+	}
 	it->cpu[best].have = 0;
 	return 1;
 }
@@ -649,5 +696,6 @@ void tb_iter_close(struct tb_iter *it)
 		return;
 	for (unsigned cpu = 0; cpu < it->ncpus; cpu++)
 		free(it->cpu[cpu].copy);
+	free(it->blob.buf);
 	free(it);
 }

@@ -34,6 +34,7 @@
 #include <cpuid.h>
 #endif
 
+#include "blob.h"
 #include "clock.h"
 #include "pagefmt.h"
 #include "publish.h"
@@ -94,7 +95,34 @@ struct geometry {
 	struct tb_sizing sz;
 	unsigned ncpus;
 	size_t ctl, slot_off, meta_off, pages_off, stride, cpu_off, total;
+	size_t blob_chunks, blob_words_off, blob_data_off;
 };
+
+/*
+ * The blob area's chunk: the unit a writer claims, with one compare-and-swap
+ * each (a 64 KiB blob costs 16 of them beside its 64 KiB copy, about a tenth
+ * of it in bench_blob; 1 KiB chunks would cost 4x that).  A blob only needs
+ * the area when it is larger than a record may be, so it takes a chunk or
+ * more anyway.
+ */
+#define BLOB_CHUNK 4096u
+#define BLOB_MAX_KB (1u << 20) /* 1 GiB per CPU: lengths stay 32-bit */
+
+/* The blob area after the pages: chunk words, then the chunks, page aligned. */
+static int blob_geometry(const struct tb_ring_opts *o, struct geometry *g)
+{
+	size_t end = g->stride;
+
+	if (o->blob_kb > BLOB_MAX_KB)
+		return -EINVAL;
+	g->blob_chunks = (o->blob_kb * 1024 + BLOB_CHUNK - 1) / BLOB_CHUNK;
+	if (!g->blob_chunks)
+		return 0;
+	g->blob_words_off = round_up(end, TB_CACHELINE);
+	g->blob_data_off = round_up(g->blob_words_off + g->blob_chunks * 8, 4096);
+	g->stride = g->blob_data_off + g->blob_chunks * BLOB_CHUNK;
+	return 0;
+}
 
 static int geometry(const struct tb_ring_opts *o, struct geometry *g)
 {
@@ -115,6 +143,9 @@ static int geometry(const struct tb_ring_opts *o, struct geometry *g)
 	g->meta_off = round_up(g->slot_off + (size_t)n * 8, TB_CACHELINE);
 	g->pages_off = round_up(g->meta_off + (size_t)(n + 1) * sizeof(struct tb_page_meta), 4096);
 	g->stride = g->pages_off + (size_t)(n + 1) * subbuf;
+	rc = blob_geometry(o, g);
+	if (rc < 0)
+		return rc;
 	g->cpu_off = round_up(sizeof(struct tb_region), 4096);
 	g->total = g->cpu_off + (size_t)g->ncpus * g->stride;
 	return 0;
@@ -215,6 +246,7 @@ static void cpu_init(struct tb_region *r, struct tb_cpu_ctl *c)
 	memset(cpu_page(r, c, 0), 0, r->subbuf_size);
 	c->rd.held_phys = n; /* the reader's spare */
 	c->rd.next_seq = n;
+	blob_area_init(r, c);
 }
 
 static void region_init(struct tb_region *r, const struct tb_ring_opts *o, const struct geometry *g)
@@ -234,6 +266,10 @@ static void region_init(struct tb_region *r, const struct tb_ring_opts *o, const
 	r->meta_offset = g->meta_off;
 	r->pages_offset = g->pages_off;
 	r->requested_kb = g->sz.requested_kb;
+	r->blob_chunk = g->blob_chunks ? BLOB_CHUNK : 0;
+	r->blob_chunks = (uint32_t)g->blob_chunks;
+	r->blob_words_offset = g->blob_words_off;
+	r->blob_data_offset = g->blob_data_off;
 	region_calibrate(r);
 	for (unsigned cpu = 0; cpu < r->ncpus; cpu++)
 		cpu_init(r, region_cpu(r, cpu));
@@ -327,6 +363,12 @@ int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 		free(ring);
 		return -ENOMEM;
 	}
+	if (g.blob_chunks && !(ring->blob_copies = calloc(g.ncpus, sizeof(*ring->blob_copies)))) {
+		if (!opts->mem)
+			free(mem);
+		free(ring);
+		return -ENOMEM;
+	}
 	ring->owns_mem = !opts->mem;
 	ring->opts = *opts;
 	ring->r = mem;
@@ -341,6 +383,10 @@ void tb_ring_destroy(struct tb_ring *ring)
 {
 	if (!ring)
 		return;
+	if (ring->blob_copies)
+		for (unsigned cpu = 0; cpu < ring->r->ncpus; cpu++)
+			free(ring->blob_copies[cpu].buf);
+	free(ring->blob_copies);
 	if (ring->owns_mem)
 		free(ring->r);
 	free(ring);
@@ -432,6 +478,7 @@ size_t tb_ring_subbuf_size(const struct tb_ring *ring) { return ring ? ring->r->
 uint32_t tb_ring_max_payload(const struct tb_ring *ring) { return ring ? tb_page_max_payload(ring->r->subbuf_size) : 0; }
 enum tb_clock tb_ring_clock(const struct tb_ring *ring) { return ring ? (enum tb_clock)ring->r->clock : TB_CLOCK_TSC; }
 int tb_ring_uses_rseq(const struct tb_ring *ring) { return ring ? ring->use_rseq : 0; }
+size_t tb_ring_blob_size(const struct tb_ring *ring) { return ring ? (size_t)ring->r->blob_chunks * ring->r->blob_chunk : 0; }
 
 void tb_ring_sizing(const struct tb_ring *ring, struct tb_sizing *out)
 {
@@ -449,24 +496,39 @@ void tb_ring_sizing(const struct tb_ring *ring, struct tb_sizing *out)
 	atomic_fetch_add_explicit(&region_cpu((ring)->r, pub_current_cpu() % (ring)->r->ncpus)->cnt.field, \
 				  1, memory_order_relaxed)
 
-/* Queue the stores of a data record at rec; the payload goes in the copy. */
-static void put_record(struct publish *p, uint8_t *rec, uint32_t delta, const void *data, uint32_t len)
+/* A record to append: its payload, and the form of its header. */
+struct rec_src {
+	const void *data;
+	uint32_t len;
+	uint32_t size;     /* bytes the record occupies */
+	uint32_t type_len; /* 0: the long form, array[0] = size - 4 */
+};
+
+/* The form the kernel chooses: compact up to 112 bytes, long above. */
+static struct rec_src rec_src_data(const void *data, uint32_t len)
 {
-	uint32_t hb, size = tbf_record_size(len), whole = len & ~3u;
-	uint64_t h = tbf_data_header(delta, len, &hb);
+	uint32_t size = tbf_record_size(len);
+
+	return (struct rec_src){data, len, size, len > TBF_MAX_SMALL_DATA ? 0 : (size - 4) / 4};
+}
+
+/* Queue the stores of a data record at rec; the payload goes in the copy. */
+static void put_record(struct publish *p, uint8_t *rec, uint32_t delta, const struct rec_src *src)
+{
+	uint32_t hb = src->type_len ? 4 : 8, whole = src->len & ~3u;
 	uint8_t *body = rec + hb;
 
-	pub32(p, rec, (uint32_t)h);
+	pub32(p, rec, tb_rec_header(src->type_len, delta));
 	if (hb == 8)
-		pub32(p, rec + 4, (uint32_t)(h >> 32));
+		pub32(p, rec + 4, src->size - 4);
 	p->dst = body;
-	p->src = data;
+	p->src = src->data;
 	p->len = whole;
 	/* The last partial word and the alignment fill: zero-padded, never stale. */
-	for (uint32_t o = whole; o < size - hb; o += 4) {
+	for (uint32_t o = whole; o < src->size - hb; o += 4) {
 		uint32_t w = 0;
-		if (o < len)
-			memcpy(&w, (const uint8_t *)data + o, len - o);
+		if (o < src->len)
+			memcpy(&w, (const uint8_t *)src->data + o, src->len - o);
 		pub32(p, body + o, w);
 	}
 }
@@ -480,7 +542,7 @@ struct snapshot {
 };
 
 /* An event that fits on the tail page: a delta, or a time extend before it. */
-static int build_append(struct tb_region *r, struct snapshot *s, const void *data, uint32_t len,
+static int build_append(struct tb_region *r, struct snapshot *s, const struct rec_src *src,
 			struct publish *p)
 {
 	uint32_t off = t_off(s->v.t), d = tb_page_data_size(r->subbuf_size), stamp = 0;
@@ -491,7 +553,7 @@ static int build_append(struct tb_region *r, struct snapshot *s, const void *dat
 		delta = ts - s->last;
 		stamp = delta > TB_DELTA_MAX ? 8 : 0;
 	}
-	if (off + tbf_record_size(len) + stamp > d)
+	if (off + src->size + stamp > d)
 		return 0;
 	pub_init(p, &s->c->tail, s->v.t, &s->c->last_ts[t_phase(s->v.t)], s->last);
 	if (stamp) {
@@ -499,11 +561,11 @@ static int build_append(struct tb_region *r, struct snapshot *s, const void *dat
 		rec += 8;
 		delta = 0;
 	}
-	put_record(p, rec, (uint32_t)delta, data, len);
+	put_record(p, rec, (uint32_t)delta, src);
 	pub64(p, &s->c->last_ts[t_phase(s->v.t) ^ 1], ts);
 	if (off == 0) /* the first record of a fresh ring: it dates the page */
 		pub64(p, page, ts);
-	p->update = t_append(s->v.t, tbf_record_size(len) + stamp);
+	p->update = t_append(s->v.t, src->size + stamp);
 	return 1;
 }
 
@@ -544,7 +606,7 @@ static int claim_next(struct tb_region *r, struct snapshot *s)
 }
 
 /* Close the tail page and put the event first on the next one. */
-static int build_switch(struct tb_region *r, struct snapshot *s, const void *data, uint32_t len,
+static int build_switch(struct tb_region *r, struct snapshot *s, const struct rec_src *src,
 			struct publish *p)
 {
 	uint32_t d = tb_page_data_size(r->subbuf_size), off = t_off(s->v.t), cnt = t_count(s->v.t);
@@ -569,8 +631,8 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const void *dat
 	pub64(p, page + 8, 0);
 	pub64(p, &s->c->tail_hist[next & 1], h_make(next, (uint32_t)phys));
 	pub64(p, &s->c->last_ts[t_phase(s->v.t) ^ 1], ts);
-	put_record(p, page + TB_PAGE_HDR_SIZE, 0, data, len);
-	p->update = t_next(s->v.t, tbf_record_size(len), 1, next, (uint32_t)phys);
+	put_record(p, page + TB_PAGE_HDR_SIZE, 0, src);
+	p->update = t_next(s->v.t, src->size, 1, next, (uint32_t)phys);
 	return 1;
 }
 
@@ -604,7 +666,7 @@ static int publish(struct tb_ring *ring, struct snapshot *s, struct publish *p)
  * One attempt on one buffer: 1 published, 0 retry, <0 refused.  A PUB_BUSY
  * from the fallback lock becomes -EBUSY so the caller can try another buffer.
  */
-static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const void *data, uint32_t len)
+static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const struct rec_src *src)
 {
 	struct snapshot s;
 	struct publish p;
@@ -612,9 +674,9 @@ static int append_once(struct tb_ring *ring, unsigned cpu, unsigned buf, const v
 
 	if (!take_snapshot(ring, cpu, buf, &s))
 		return 0;
-	rc = build_append(ring->r, &s, data, len, &p);
+	rc = build_append(ring->r, &s, src, &p);
 	if (rc == 0)
-		rc = build_switch(ring->r, &s, data, len, &p);
+		rc = build_switch(ring->r, &s, src, &p);
 	if (rc == -EAGAIN)
 		return 0;
 	if (rc < 0)
@@ -666,19 +728,12 @@ const uint8_t tb__small_type_len[TBF_MAX_SMALL_DATA + 1] = {
 _Static_assert(TBF_MAX_SMALL_DATA == 112, "the table above has 113 entries");
 #endif
 
-/* Everything but the fast case: stamps, page switches, refusals, the fallback. */
-int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
+/* Publish src on the current CPU: 0, or the refusal (counted, except -EAGAIN). */
+static int append(struct tb_ring *ring, const struct rec_src *src)
 {
 	struct tb_region *r = ring->r;
 	unsigned busy = 0;
 
-	/* relaxed: writers may see recording switched off a little late, like the kernel's */
-	if (atomic_load_explicit(&r->record_disabled, memory_order_relaxed))
-		return -EAGAIN;
-	if (len > tb_page_max_payload(r->subbuf_size)) {
-		COUNT_REFUSED(ring, too_big);
-		return -E2BIG;
-	}
 	for (;;) {
 		unsigned cpu = pub_current_cpu();
 		unsigned buf = (cpu + busy) % r->ncpus;
@@ -695,7 +750,7 @@ int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
 			COUNT_REFUSED(ring, busy);
 			return -EBUSY;
 		}
-		rc = append_once(ring, cpu, buf, data, len);
+		rc = append_once(ring, cpu, buf, src);
 
 		if (rc == 1)
 			return 0;
@@ -709,6 +764,33 @@ int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
 		if (rc < 0)
 			return rc;
 	}
+}
+
+/* Everything but the fast case: stamps, page switches, refusals, the fallback. */
+int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
+{
+	struct tb_region *r = ring->r;
+	struct rec_src src;
+
+	/* relaxed: writers may see recording switched off a little late, like the kernel's */
+	if (atomic_load_explicit(&r->record_disabled, memory_order_relaxed))
+		return -EAGAIN;
+	if (len > tb_page_max_payload(r->subbuf_size)) {
+		COUNT_REFUSED(ring, too_big);
+		return -E2BIG;
+	}
+	src = rec_src_data(data, len);
+	return append(ring, &src);
+}
+
+int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len)
+{
+	struct rec_src src = {data, len, tbf_long_record_size(len), 0};
+
+	/* relaxed: as in tb__append_slow */
+	if (atomic_load_explicit(&ring->r->record_disabled, memory_order_relaxed))
+		return -EAGAIN;
+	return append(ring, &src);
 }
 
 #if !defined(__x86_64__)

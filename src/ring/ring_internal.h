@@ -27,6 +27,17 @@ struct tb_ring {
 	int use_rseq; /* publish with rseq sections (else try-lock) */
 	int owns_mem; /* heap region: freed with the handle */
 	struct tb_ring_opts opts;
+	/*
+	 * Rings with a blob area: per CPU, where a consuming reader copies the
+	 * blob of the reference it consumes (under that CPU's reader lock), so
+	 * the event's data stays valid like a record's.  Process-local.
+	 */
+	struct blob_copy *blob_copies;
+};
+
+struct blob_copy {
+	void *buf;
+	size_t cap;
 };
 
 /*
@@ -41,6 +52,8 @@ TB_HIDDEN extern const uint8_t tb__small_type_len[];
 #define tb__write tb_write
 #endif
 TB_HIDDEN int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len);
+/* Write a record in the long form whatever its length: a blob reference (blob.c). */
+TB_HIDDEN int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len);
 
 /* The reader side serialises per CPU; readers may wait, writers never do. */
 void reader_lock(struct tb_cpu_ctl *c);

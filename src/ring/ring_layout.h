@@ -26,6 +26,11 @@
  *       atomic fetch-add, by anyone.
  *   reader state:
  *       the consuming reader, under cpu->reader_lock.
+ *   cpu->blob_next, blob chunk words:
+ *       compare-and-swap by blob writers on any CPU; a chunk word is also
+ *       stored by the writer that owns the chunk (commit, discard) and
+ *       swapped by consuming readers (release).  Blob bytes: only by the
+ *       writer whose claim of the chunk succeeded (blob.c).
  */
 #ifndef TRACEBUF_RING_LAYOUT_H
 #define TRACEBUF_RING_LAYOUT_H
@@ -36,7 +41,7 @@
 #include "tracebuf/ring.h"
 
 #define TB_MAGIC 0x3152554254524254ull /* "TBRTBUR1" */
-#define TB_LAYOUT_VERSION 3u
+#define TB_LAYOUT_VERSION 4u
 #define TB_CACHELINE 64
 
 /*
@@ -153,6 +158,10 @@ struct tb_counters {
 	_Atomic uint64_t nested;         /* refused: reservations nested too deep */
 	_Atomic uint64_t busy;           /* refused: no rseq and every buffer locked */
 	_Atomic uint64_t read;           /* consumed by a reader */
+	_Atomic uint64_t blob_full;      /* refused: no room in this CPU's blob area */
+	_Atomic uint64_t blob_written;   /* blobs committed into this CPU's blob area */
+	_Atomic uint64_t blob_read;      /* references consumed here, blob intact */
+	_Atomic uint64_t blob_lost;      /* references consumed here, blob overwritten */
 };
 
 struct tb_reader_state {
@@ -191,6 +200,12 @@ struct tb_cpu_ctl {
 	_Alignas(TB_CACHELINE) _Atomic uint32_t reader_lock;
 	_Atomic uint32_t fallback_lock; /* only without rseq */
 	struct tb_reader_state rd;
+	/*
+	 * The blob area's allocation cursor: the allocation number of the
+	 * next chunk to hand out (chunk n % blob_chunks).  Swapped by writers
+	 * of any CPU, so on a line of its own, away from the tail's.
+	 */
+	_Alignas(TB_CACHELINE) _Atomic uint64_t blob_next;
 };
 
 struct tb_region {
@@ -213,6 +228,11 @@ struct tb_region {
 	_Atomic uint64_t counter; /* TB_CLOCK_COUNTER */
 	/* Clock calibration for the TSC clock, taken at creation. */
 	uint64_t cal_raw0, cal_ns0, cal_raw1, cal_ns1;
+	/* The blob area of each CPU block (0 chunks: none); docs/design.md §9. */
+	uint32_t blob_chunk;         /* bytes per chunk, a power of two */
+	uint32_t blob_chunks;        /* chunks per CPU */
+	uint64_t blob_words_offset;  /* inside a CPU block: one chunk word per chunk */
+	uint64_t blob_data_offset;   /* inside a CPU block, page aligned */
 };
 
 static inline struct tb_cpu_ctl *region_cpu(struct tb_region *r, unsigned cpu)
@@ -233,6 +253,35 @@ static inline struct tb_page_meta *cpu_meta(struct tb_region *r, struct tb_cpu_c
 static inline uint8_t *cpu_page(struct tb_region *r, struct tb_cpu_ctl *c, uint32_t phys)
 {
 	return (uint8_t *)c + r->pages_offset + (uint64_t)phys * r->subbuf_size;
+}
+
+/*
+ * A blob chunk word: who holds the chunk and in which state.
+ *   bits 0..1   state  FREE      claimable (never committed, or given back)
+ *                      WRITING   its writer fills it; nobody else may touch it
+ *                      COMMITTED the blob is complete and may be read
+ *                      READ      its reference was consumed; still readable,
+ *                                and claimable
+ *   bits 2..63  first  allocation number of the first chunk of the blob
+ *                      that holds (or last held) the chunk
+ * Allocation numbers only grow and a chunk is only ever claimed for a
+ * larger one, so a word never comes back to a value it had: a reader that
+ * finds the same word after copying knows no writer touched the bytes.
+ */
+enum { B_FREE = 0, B_WRITING = 1, B_COMMITTED = 2, B_READ = 3 };
+
+static inline uint64_t b_make(uint64_t first, unsigned state) { return first << 2 | state; }
+static inline uint64_t b_first(uint64_t w) { return w >> 2; }
+static inline unsigned b_state(uint64_t w) { return (unsigned)(w & 3); }
+
+static inline _Atomic uint64_t *cpu_blob_words(struct tb_region *r, struct tb_cpu_ctl *c)
+{
+	return (_Atomic uint64_t *)((char *)c + r->blob_words_offset);
+}
+
+static inline uint8_t *cpu_blob_data(struct tb_region *r, struct tb_cpu_ctl *c)
+{
+	return (uint8_t *)c + r->blob_data_offset;
 }
 
 /* The tail as seen through one tail word: its sequence number and page. */

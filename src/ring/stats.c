@@ -76,6 +76,10 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 	st->too_big = load(&c->cnt.too_big);
 	st->nested = load(&c->cnt.nested);
 	st->busy = load(&c->cnt.busy);
+	st->blob_full = load(&c->cnt.blob_full);
+	st->blob_written = load(&c->cnt.blob_written);
+	st->blob_read = load(&c->cnt.blob_read);
+	st->blob_lost = load(&c->cnt.blob_lost);
 	/* relaxed: after the tail word's acquire in tail_resolve; the phase names the entry */
 	st->newest_ts = atomic_load_explicit(&c->last_ts[t_phase(t)], memory_order_relaxed);
 	scan_held(r, c, &v, st);
@@ -91,7 +95,7 @@ void tb_stats_derive(struct tb_cpu_stats *st)
 	if (!st)
 		return;
 	st->written = st->entries + st->overrun + st->read;
-	st->refused = st->dropped + st->commit_overrun + st->too_big + st->nested + st->busy;
+	st->refused = st->dropped + st->commit_overrun + st->too_big + st->nested + st->busy + st->blob_full;
 	st->lost = st->overrun + st->refused;
 	st->attempted = st->written + st->refused;
 }
@@ -136,6 +140,10 @@ void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_s
 		fprintf(out, "refused: too big %llu, nested %llu, busy %llu\n",
 			(unsigned long long)st->too_big, (unsigned long long)st->nested,
 			(unsigned long long)st->busy);
+	if (ring && tb_ring_blob_size(ring))
+		fprintf(out, "blobs: written %llu, read %llu, overwritten %llu, refused (area full) %llu\n",
+			(unsigned long long)st->blob_written, (unsigned long long)st->blob_read,
+			(unsigned long long)st->blob_lost, (unsigned long long)st->blob_full);
 	if (ring && st->has_events && newest >= oldest)
 		fprintf(out, "window: %.6f s held (oldest sub-buffer start to newest event)\n",
 			(double)(newest - oldest) / (ns_clock ? 1e9 : 1.0));

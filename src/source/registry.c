@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "registry.h"
+#include "tracebuf/blob.h"
 #include "tracebuf/events.h"
 
 #define FIRST_DYNAMIC_ID 1000
@@ -326,6 +327,9 @@ static struct entry *find_entry(const char *system, const char *name)
 
 static bool id_taken(unsigned id)
 {
+	/* A blob reference record starts with the magic's low half: no event may have it as its ID. */
+	if (id == (TB_BLOB_REF_MAGIC & 0xffffu))
+		return true;
 	for (size_t i = 0; i < reg.nevents; i++)
 		if (reg.events[i]->id == id)
 			return true;
