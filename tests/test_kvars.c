@@ -298,6 +298,7 @@ static void jiffies_typing(void)
 	is_str(print_small("\"a=%lu b=%d c=%s\", jiffies - REC->j, jiffies ? 1 : 2, \"x\"", 7), "a=? b=? c=x",
 	       "jiffies unknown: each directive whose argument uses it prints ?, the others print");
 	is_str(print_small("\"[%*d]\", (int)jiffies, 5", 0), "[?]", "a '*' width from jiffies: the directive prints ?");
+	is_str(print_small("\"%lu\", sizeof(jiffies)", 0), "8", "sizeof(jiffies) is known without its value");
 	ok(!strncmp(print_small("\"%d\", nosuch_variable", 0), "<-95", 4),
 	   "another unknown name is still refused (ENOTSUP, libtraceevent's turn)");
 }

@@ -1115,9 +1115,11 @@ static int parse_sizeof(struct cc *c, struct ex *e)
 			return fail(c, -ENOTSUP, at, "sizeof of a type of unknown size");
 	} else {
 		struct ex inner = {0};
+		unsigned unknown = c->unknown_vars;
 		if (parse_unary(c, &inner) < 0)
 			return c->rc;
 		drop_code(c, &inner, depth);
+		c->unknown_vars = unknown; /* only its type counts: sizeof(jiffies) is known */
 		if (inner.t.kind == T_MEM)
 			return fail(c, -ENOTSUP, inner.off, "sizeof of an array");
 		bytes = type_bytes(&inner.t);
