@@ -21,7 +21,9 @@
  *    two readings of /proc/timer_list TB_HZ_PROBE_MS apart give the rate,
  *    rounded to the nearest value kernel/Kconfig.hz offers (100, 250, 300,
  *    1000: neighbours differ by 20 % or more, and the count is off by less
- *    than one tick, under 10 % of the 10 ticks of HZ=100).
+ *    than one tick, under 10 % of the 10 ticks of HZ=100).  The few
+ *    architectures with other choices (alpha's 1024, mips' 1024 or 128)
+ *    need the config file.
  *
  * Some x86-64 print fmts compute with variables of the memory layout, which
  * KASLR may randomise at boot: kmem:mm_page_alloc prints
