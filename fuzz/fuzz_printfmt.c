@@ -4,8 +4,8 @@
  * (src/print/pf_compile.c, pf_run.c, kvsprintf.c) and bprint.c.
  *
  * The input is a format file: it is parsed with tb_format_parse, its print
- * fmt compiled (with a small environment that knows a symbol, a constant
- * and a type size), and the program run on records built from the format
+ * fmt compiled (with a small environment that knows a symbol, constants
+ * named K..., HZ and a type size, but not jiffies), and the program run on records built from the format
  * (all zero, all 0xff, pseudo-random with valid dynamic fields) and on the
  * input's own bytes as a record.  The print fmt's first string is also
  * run through tb_bprint_format over the input bytes.  Checked: no crash,
@@ -45,6 +45,8 @@ static const char *symbol(void *ctx, uint64_t addr, uint64_t *start, uint64_t *s
 static bool constant(void *ctx, const char *name, int64_t *v)
 {
 	(void)ctx;
+	if (!strcmp(name, "HZ")) /* one that does not divide 1000: jiffies_to_msecs' general case */
+		return *v = 300, true;
 	*v = (int64_t)strlen(name);
 	return name[0] == 'K';
 }

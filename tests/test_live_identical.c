@@ -262,6 +262,7 @@ int main(int argc, char **argv)
 	if (fs)
 		ok(identical_system_lines(&id, fs) > 0, "the workload made %s fire (%zu lines)", fs,
 		   identical_system_lines(&id, fs));
+	identical_check_writeback(&id, true);
 	identical_free(&id);
 
 	if (keep)

@@ -23,6 +23,7 @@
 
 #include "capture_save.h"
 #include "kallsyms_cut.h"
+#include "kvars.h"
 #include "raw_scan.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -46,6 +47,9 @@ struct saver {
 	struct raw_refs refs;
 	size_t kallsyms_lines;
 	const char *constants_note; /* for meta.txt */
+	/* jiffies before and after trace.txt was copied (kvars.h); have_jiffies: both read */
+	struct tb_jiffies_sample jiffies_before, jiffies_after;
+	bool have_jiffies;
 };
 
 static int say(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -536,6 +540,13 @@ static void put_meta(struct saver *s, FILE *f)
 	put_time(f, "tracing_started_utc", &rq->started);
 	put_time(f, "tracing_stopped_utc", &rq->stopped);
 	fprintf(f, "trace_txt: %s\n", rq->with_trace ? "yes (read before the raw pages)" : "no");
+	if (s->have_jiffies && rq->with_trace)
+		fprintf(f, "jiffies: %llu (right after trace.txt was read; %llu before)\n",
+			(unsigned long long)s->jiffies_after.jiffies,
+			(unsigned long long)s->jiffies_before.jiffies);
+	else if (s->have_jiffies)
+		fprintf(f, "jiffies: %llu (when the capture was saved)\n",
+			(unsigned long long)s->jiffies_after.jiffies);
 	fprintf(f, "kallsyms: %s", s->res->kallsyms_note ? s->res->kallsyms_note : "not saved");
 	if (s->kallsyms_lines)
 		fprintf(f, " (%zu lines)", s->kallsyms_lines);
@@ -583,6 +594,8 @@ static void save_constants(struct saver *s)
 
 	if (rc == 0) {
 		tb_schema_use_running_kernel(tb_capture_schema(c), s->rq->root);
+		if (s->have_jiffies)
+			tb_schema_set_kernel_var(tb_capture_schema(c), "jiffies", s->jiffies_after.jiffies);
 		rc = tb_schema_write_constants(tb_capture_schema(c), NULL, 0, f);
 	}
 	if (f && fclose(f) != 0 && rc == 0)
@@ -594,7 +607,7 @@ static void save_constants(struct saver *s)
 			unlink(path);
 	} else {
 		s->constants_note = "saved (enum constants and type sizes from this kernel's BTF, layout "
-				    "variables of this boot)";
+				    "variables of this boot, HZ, and jiffies as read right after trace.txt)";
 	}
 	tb_capture_close(c);
 	free(path);
@@ -622,13 +635,21 @@ static int save_descriptions(struct saver *s)
 	return rc < 0 ? rc : save_formats(s);
 }
 
-/* The kernel's own text and the comms it was printed with, back to back; then the stats. */
+/*
+ * The kernel's own text and the comms it was printed with, back to back;
+ * then the stats.  jiffies is read just before and after the text: the
+ * kernel computed the writeback events' age= with the jiffies of the
+ * moment it printed them, in between, and the constants file keeps the
+ * value after (without trace.txt, the moment the capture was saved).
+ */
 static int save_text_and_stats(struct saver *s)
 {
 	int rc = 0;
 
+	s->have_jiffies = tb_kvars_jiffies_now(&s->jiffies_before) == 0;
 	if (s->rq->with_trace)
 		rc = save_copy(s, s->rq->inst, "trace", "trace.txt", true);
+	s->have_jiffies = s->have_jiffies && tb_kvars_jiffies_now(&s->jiffies_after) == 0;
 	if (rc == 0)
 		rc = save_copy(s, s->rq->root, "saved_cmdlines", "saved_cmdlines", false);
 	for (int cpu = 0; rc == 0 && cpu <= s->max_cpu; cpu++)

@@ -332,6 +332,19 @@ struct collect {
 	int rc;
 };
 
+/*
+ * Constants a print fmt needs without naming them: the kernel's HZ is a
+ * macro the kernel expanded when it made the print fmt, but the printer's
+ * jiffies_to_msecs() computes with it, and a count of jiffies is a time
+ * only with it.
+ */
+static const struct {
+	const char *name, *needs;
+} implied[] = {
+	{"jiffies_to_msecs", "HZ"},
+	{"jiffies", "HZ"},
+};
+
 static void collect_name(void *ctx, const char *name)
 {
 	struct collect *c = ctx;
@@ -339,6 +352,9 @@ static void collect_name(void *ctx, const char *name)
 	int64_t value;
 	uint64_t size;
 
+	for (size_t i = 0; i < sizeof(implied) / sizeof(implied[0]); i++)
+		if (!strcmp(name, implied[i].name))
+			collect_name(ctx, implied[i].needs);
 	if (c->rc || find(c->found, name, false) || find(c->found, name, true))
 		return;
 	if (!is_type && c->src->constant && c->src->constant(c->src->ctx, name, &value))
@@ -356,12 +372,15 @@ static int by_kind_and_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Small values (enums) print in decimal, the rest (addresses) as 0x and their 64 bits. */
+/*
+ * Small values (enums) and jiffies (a count) print in decimal, the rest
+ * (addresses) as 0x and their 64 bits.
+ */
 static int write_entry(FILE *out, const struct entry *e)
 {
 	if (e->is_size)
 		return fprintf(out, "sizeof(%s) %lld\n", e->name, (long long)e->value);
-	if (e->value < INT32_MIN || e->value > UINT32_MAX)
+	if ((e->value < INT32_MIN || e->value > UINT32_MAX) && strcmp(e->name, "jiffies"))
 		return fprintf(out, "%s 0x%llx\n", e->name, (unsigned long long)e->value);
 	return fprintf(out, "%s %lld\n", e->name, (long long)e->value);
 }

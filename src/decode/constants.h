@@ -8,6 +8,7 @@
  *     # comment
  *     HRTIMER_MODE_ABS 0
  *     vmemmap_base 0xffffea0000000000
+ *     jiffies 4295235792
  *     sizeof(struct page) 64
  *
  * NAME is a C identifier (an enum constant or a kernel variable), VALUE a
@@ -22,7 +23,10 @@
  * that is not a field access (REC->x, ->x, .x), and writes those its
  * source resolves (the schema's: BTF enum constants, and the kernel
  * variables of kvars.h) and sizeof lines for the struct, union, enum and
- * typedef names the print fmts mention.
+ * typedef names the print fmts mention.  HZ, which print fmts never spell
+ * (the kernel expanded the macro), is written when one uses jiffies or
+ * jiffies_to_msecs().  A capture's jiffies is the kernel's when its
+ * trace.txt was read: the value that `trace` computed with.
  *
  * Ownership: a tb_constants set is created by tb_constants_new() and freed
  * with tb_constants_free(); it copies the names it keeps.

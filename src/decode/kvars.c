@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -19,15 +21,23 @@
 #define START_KERNEL_MAP 0xffffffff80000000ull /* x86-64 __START_KERNEL_map */
 #define PROBE_PAGES 64                          /* pages touched to make the kernel allocate */
 #define MAX_PROBE_TEXT (16u << 20)
+#define MAX_HZ 100000 /* far above any kernel's; a bigger CONFIG_HZ is a damaged file */
 
-static const char *const known_names[] = {"phys_base", "vmemmap_base"};
+/* Indexes into known_names, and bits of tb_kvars.tried. */
+enum { KV_HZ, KV_JIFFIES, KV_PHYS_BASE, KV_VMEMMAP_BASE, KV_COUNT };
+static const char *const known_names[KV_COUNT] = {"HZ", "jiffies", "phys_base", "vmemmap_base"};
+
+static int known_index(const char *name)
+{
+	for (int i = 0; i < KV_COUNT; i++)
+		if (!strcmp(name, known_names[i]))
+			return i;
+	return -1;
+}
 
 bool tb_kvars_known(const char *name)
 {
-	for (size_t i = 0; i < sizeof(known_names) / sizeof(known_names[0]); i++)
-		if (!strcmp(name, known_names[i]))
-			return true;
-	return false;
+	return known_index(name) >= 0;
 }
 
 bool tb_kvars_get(const struct tb_kvars *vars, const char *name, uint64_t *value)
@@ -40,6 +50,7 @@ bool tb_kvars_get(const struct tb_kvars *vars, const char *name, uint64_t *value
 	return false;
 }
 
+/* Store name (one of known_names, so a static string) = value. */
 static void set_var(struct tb_kvars *vars, const char *name, uint64_t value)
 {
 	for (size_t i = 0; i < vars->n; i++)
@@ -49,6 +60,56 @@ static void set_var(struct tb_kvars *vars, const char *name, uint64_t value)
 		}
 	if (vars->n < TB_KVARS_MAX)
 		vars->v[vars->n++] = (struct tb_kvar){name, value};
+}
+
+int tb_kvars_set(struct tb_kvars *vars, const char *name, uint64_t value)
+{
+	int i = known_index(name);
+
+	if (i < 0)
+		return -EINVAL;
+	set_var(vars, known_names[i], value);
+	vars->tried |= 1u << i;
+	return 0;
+}
+
+/* A decimal number at *p; advances *p.  False if there are no digits or it overflows. */
+static bool parse_dec(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+
+	*v = 0;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (*v > (UINT64_MAX - d) / 10)
+			return false;
+		*v = *v * 10 + d;
+	}
+	if (s == *p)
+		return false;
+	*p = s;
+	return true;
+}
+
+/*
+ * The number after the first line of text that starts with prefix, if the
+ * line goes on with suffix (may be "") and ends there.  False if no line
+ * does.
+ */
+static bool line_number(const char *text, size_t len, const char *prefix, const char *suffix,
+			uint64_t *v)
+{
+	const char *end = text + len, *line = text;
+	size_t np = strlen(prefix), ns = strlen(suffix);
+
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *stop = nl ? nl : end, *p = line + np;
+		if ((size_t)(stop - line) > np && !memcmp(line, prefix, np) && parse_dec(&p, stop, v))
+			return (size_t)(stop - p) == ns && !memcmp(p, suffix, ns);
+		line = stop + 1;
+	}
+	return false;
 }
 
 /* A hex number at *p (an optional 0x first); advances *p.  False if there are no digits. */
@@ -153,6 +214,47 @@ int tb_kvars_vmemmap_base(const char *trace, size_t len, uint64_t page_size,
 	return 0;
 }
 
+/* ----------------------------------------------------- HZ and jiffies */
+
+int tb_kvars_timer_list(const char *text, size_t len, struct tb_jiffies_sample *out)
+{
+	if (!text || !line_number(text, len, "now at ", " nsecs", &out->now_ns) ||
+	    !line_number(text, len, "jiffies: ", "", &out->jiffies))
+		return -ENOENT;
+	return 0;
+}
+
+int tb_kvars_hz_config(const char *config, size_t len, struct tb_kvars *vars)
+{
+	uint64_t hz;
+
+	if (!config || !line_number(config, len, "CONFIG_HZ=", "", &hz) || hz == 0 || hz > MAX_HZ)
+		return -ENOENT;
+	set_var(vars, "HZ", hz);
+	return 0;
+}
+
+int tb_kvars_hz_measured(const struct tb_jiffies_sample *a, const struct tb_jiffies_sample *b,
+			 struct tb_kvars *vars)
+{
+	static const unsigned offered[] = {100, 250, 300, 1000}; /* kernel/Kconfig.hz */
+	double rate, best_err = 1e9;
+	unsigned best = 0;
+
+	if (b->now_ns < a->now_ns + TB_HZ_PROBE_MS * 500000ull || b->jiffies < a->jiffies)
+		return -EINVAL;
+	rate = (double)(b->jiffies - a->jiffies) * 1e9 / (double)(b->now_ns - a->now_ns);
+	for (size_t i = 0; i < sizeof(offered) / sizeof(offered[0]); i++) {
+		double err = rate > offered[i] ? rate / offered[i] - 1 : 1 - rate / offered[i];
+		if (err < best_err)
+			best_err = err, best = offered[i];
+	}
+	if (best_err > 0.12)
+		return -ERANGE;
+	set_var(vars, "HZ", best);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- probe */
 
 static char *read_text(const char *path, size_t *len)
@@ -243,34 +345,133 @@ static void tell(tb_diag_fn *diag, void *ctx, const char *file, const char *reas
 	diag(ctx, &d);
 }
 
-int tb_kvars_probe(const char *tracefs, const struct tb_btf *btf, const struct tb_ksyms *ksyms,
-		   struct tb_kvars *vars, tb_diag_fn *diag, void *diag_ctx)
+int tb_kvars_jiffies_now(struct tb_jiffies_sample *out)
+{
+	size_t len;
+	char *text;
+	int rc;
+
+	errno = 0;
+	text = read_text("/proc/timer_list", &len);
+	if (!text)
+		return errno ? -errno : -ENOMEM;
+	rc = tb_kvars_timer_list(text, len, out);
+	free(text);
+	return rc;
+}
+
+/* What each probe is given. */
+struct probe {
+	const char *tracefs;
+	const struct tb_btf *btf;
+	const struct tb_ksyms *ksyms;
+	tb_diag_fn *diag;
+	void *diag_ctx;
+};
+
+static int probe_jiffies(const struct probe *pr, struct tb_kvars *vars)
+{
+	struct tb_jiffies_sample now;
+
+	if (tb_kvars_jiffies_now(&now) < 0) {
+		tell(pr->diag, pr->diag_ctx, "/proc/timer_list",
+		     "jiffies not found (the file needs root and a \"jiffies:\" line)");
+		return -ENOENT;
+	}
+	set_var(vars, "jiffies", now.jiffies);
+	return 0;
+}
+
+/* HZ from the kernel's config when there is one as text, else measured. */
+static int probe_hz(const struct probe *pr, struct tb_kvars *vars)
+{
+	const struct timespec pause = {TB_HZ_PROBE_MS / 1000, TB_HZ_PROBE_MS % 1000 * 1000000L};
+	struct tb_jiffies_sample a, b;
+	char path[300];
+	struct utsname u;
+	size_t len;
+	char *text = NULL;
+	int rc = -ENOENT;
+
+	if (uname(&u) == 0) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		text = read_text(path, &len);
+		rc = tb_kvars_hz_config(text, len, vars);
+		free(text);
+	}
+	if (rc == 0)
+		return 0;
+	if (tb_kvars_jiffies_now(&a) == 0) {
+		struct timespec left = pause;
+		while (nanosleep(&left, &left) < 0 && errno == EINTR)
+			;
+		if (tb_kvars_jiffies_now(&b) == 0 && tb_kvars_hz_measured(&a, &b, vars) == 0)
+			return 0;
+	}
+	tell(pr->diag, pr->diag_ctx, "/proc/timer_list",
+	     "HZ not found: no CONFIG_HZ in /boot/config-RELEASE, and jiffies could not be timed");
+	return -ENOENT;
+}
+
+static int probe_phys_base(const struct probe *pr, struct tb_kvars *vars)
+{
+	size_t len;
+	char *text = read_text("/proc/iomem", &len);
+	int rc = tb_kvars_phys_base(text, len, pr->ksyms, vars);
+
+	free(text);
+	if (rc < 0)
+		tell(pr->diag, pr->diag_ctx, "/proc/iomem", "phys_base not found (no Kernel code range, "
+		     "addresses hidden, or no _text symbol)");
+	return rc < 0 ? -ENOENT : 0;
+}
+
+static int probe_vmemmap_base(const struct probe *pr, struct tb_kvars *vars)
 {
 	uint64_t page_size;
 	size_t len;
 	char *text;
-	int found = 0;
+	int rc = -ENOENT;
 
-#if defined(__x86_64__)
-	text = read_text("/proc/iomem", &len);
-	if (tb_kvars_phys_base(text, len, ksyms, vars) == 0)
-		found++;
-	else
-		tell(diag, diag_ctx, "/proc/iomem", "phys_base not found (no Kernel code range, "
-		     "addresses hidden, or no _text symbol)");
-	free(text);
-	if (btf && tb_btf_type_size(btf, "struct page", &page_size)) {
-		text = page_alloc_text(tracefs, &len);
-		if (text && tb_kvars_vmemmap_base(text, len, page_size, vars) == 0)
-			found++;
-		else
-			tell(diag, diag_ctx, tracefs, "vmemmap_base not found: no mm_page_alloc events "
-			     "with unhashed pointers in a private instance");
+	if (pr->btf && pr->tracefs && tb_btf_type_size(pr->btf, "struct page", &page_size)) {
+		text = page_alloc_text(pr->tracefs, &len);
+		rc = text ? tb_kvars_vmemmap_base(text, len, page_size, vars) : -ENOENT;
 		free(text);
 	}
+	if (rc < 0)
+		tell(pr->diag, pr->diag_ctx, pr->tracefs ? pr->tracefs : "",
+		     "vmemmap_base not found: no BTF size of struct page, or no mm_page_alloc events "
+		     "with unhashed pointers in a private instance");
+	return rc < 0 ? -ENOENT : 0;
+}
+
+int tb_kvars_probe(const char *name, const char *tracefs, const struct tb_btf *btf,
+		   const struct tb_ksyms *ksyms, struct tb_kvars *vars, tb_diag_fn *diag,
+		   void *diag_ctx)
+{
+	static int (*const probes[KV_COUNT])(const struct probe *, struct tb_kvars *) = {
+		[KV_HZ] = probe_hz,
+		[KV_JIFFIES] = probe_jiffies,
+		[KV_PHYS_BASE] = probe_phys_base,
+		[KV_VMEMMAP_BASE] = probe_vmemmap_base,
+	};
+	const struct probe pr = {tracefs, btf, ksyms, diag, diag_ctx};
+	int i = known_index(name);
+	uint64_t v;
+
+	if (i < 0)
+		return -EINVAL;
+	if (!(vars->tried & (1u << i))) {
+		vars->tried |= 1u << i;
+#if defined(__x86_64__)
+		probes[i](&pr, vars);
 #else
-	(void)tracefs, (void)btf, (void)ksyms, (void)vars, (void)page_size, (void)len, (void)text;
-	tell(diag, diag_ctx, "", "kernel layout variables are only probed on x86-64");
+		/* The layout variables are x86-64's; the clock tick is every kernel's. */
+		if (i == KV_HZ || i == KV_JIFFIES)
+			probes[i](&pr, vars);
+		else
+			tell(diag, diag_ctx, "", "kernel layout variables are only probed on x86-64");
 #endif
-	return found;
+	}
+	return tb_kvars_get(vars, name, &v) ? 0 : -ENOENT;
 }

@@ -83,7 +83,6 @@ struct tb_schema {
 	struct tb_btf *btf;  /* the running kernel's, loaded on first need */
 	bool btf_tried;
 	struct tb_kvars kvars;
-	bool kvars_tried;
 };
 
 void tb_diag_print(void *ctx, const struct tb_diag *d)
@@ -696,14 +695,24 @@ static const struct tb_btf *running_btf(struct tb_schema *s)
 	return s->btf;
 }
 
-/* The running kernel's layout variables, probed the first time one is asked for. */
-static const struct tb_kvars *running_kvars(struct tb_schema *s)
+/*
+ * A kernel variable: pinned by tb_schema_set_kernel_var, else probed on
+ * the running kernel the first time it is asked for (jiffies is then the
+ * value of that moment).
+ */
+static bool kernel_var(struct tb_schema *s, const char *name, uint64_t *value)
 {
-	if (!s->tracefs || s->kvars_tried)
-		return &s->kvars;
-	s->kvars_tried = true;
-	tb_kvars_probe(s->tracefs, running_btf(s), s->ksyms, &s->kvars, NULL, NULL);
-	return &s->kvars;
+	if (tb_kvars_get(&s->kvars, name, value))
+		return true;
+	if (!s->tracefs)
+		return false;
+	return tb_kvars_probe(name, s->tracefs, running_btf(s), s->ksyms, &s->kvars, NULL, NULL) == 0 &&
+	       tb_kvars_get(&s->kvars, name, value);
+}
+
+int tb_schema_set_kernel_var(struct tb_schema *s, const char *name, uint64_t value)
+{
+	return tb_kvars_set(&s->kvars, name, value);
 }
 
 bool tb_schema_constant(void *schema, const char *name, int64_t *value)
@@ -717,7 +726,7 @@ bool tb_schema_constant(void *schema, const char *name, int64_t *value)
 	btf = running_btf(s);
 	if (btf && tb_btf_enum_value(btf, name, value))
 		return true;
-	if (tb_kvars_known(name) && tb_kvars_get(running_kvars(s), name, &u)) {
+	if (tb_kvars_known(name) && kernel_var(s, name, &u)) {
 		*value = (int64_t)u;
 		return true;
 	}

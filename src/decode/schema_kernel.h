@@ -7,8 +7,9 @@
  * printk_formats strings (tb_schema_load_printk_formats), the constants
  * file of a capture (tb_schema_load_constants) and, once it is told it
  * reads the running kernel, the kernel's BTF (/sys/kernel/btf/vmlinux,
- * read on the first question that needs it) and the layout variables the
- * kvars probe finds (also on first need).
+ * read on the first question that needs it) and the kernel variables the
+ * kvars probe finds (each on its first need: jiffies is the value of the
+ * moment it was first asked for).
  *
  * The four lookups below have the signatures of struct tb_print_env's
  * callbacks (printfmt.h), with the schema as ctx, so a printer can point
@@ -45,6 +46,15 @@ const struct tb_ksyms *tb_schema_ksyms(const struct tb_schema *s);
  * lookups above, loaded when first needed.
  */
 void tb_schema_use_running_kernel(struct tb_schema *s, const char *tracefs);
+
+/*
+ * Pin a kernel variable of kvars.h (jiffies, HZ, ...) to a value the caller
+ * found: tb_schema_constant answers it from then on, and the running
+ * kernel is not asked.  A capture pins jiffies to its value when the
+ * kernel's trace.txt was read, so the constants file has that one.  0, or
+ * -EINVAL if name is not a variable kvars.h knows.
+ */
+int tb_schema_set_kernel_var(struct tb_schema *s, const char *name, uint64_t value);
 
 /*
  * Write the constants file (constants.h) for the print fmts of

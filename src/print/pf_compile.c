@@ -125,6 +125,13 @@ struct cc {
 	int depth, max_depth; /* run-time stack, as emitted */
 	struct local locals[PF_LOCALS_MAX];
 	unsigned nlocals, nslots;
+	/*
+	 * Uses of jiffies when the environment does not know it: the kernel
+	 * reads it when it prints the line, so a trace that did not keep the
+	 * value of that moment cannot give it.  The directive whose argument
+	 * uses it prints '?' instead of a number made up from a stand-in.
+	 */
+	unsigned unknown_vars;
 };
 
 /* Record the first failure; returns rc for the caller's return. */
@@ -1041,24 +1048,51 @@ static int helper_dynamic_array(struct cc *c, struct ex *e)
 	return 0;
 }
 
-/* jiffies_to_msecs(j): needs HZ from the environment. */
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t r = a % b;
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/*
+ * jiffies_to_msecs(j), with HZ from the environment, as a 64-bit kernel
+ * computes it: j * 1000 / HZ rounded up, in unsigned long, returned as
+ * unsigned int.  With num/den the ratio 1000/HZ in lowest terms that is
+ * (j * num + den - 1) / den, which is also what the kernel's shortcuts for
+ * HZ dividing 1000 (den 1) and 1000 dividing HZ (num 1) come to.
+ */
 static int helper_jiffies(struct cc *c, struct ex *e, size_t at)
 {
 	int64_t hz = 0;
+	uint64_t num, den;
 
 	if (!c->env || !c->env->constant || !c->env->constant(c->env->ctx, "HZ", &hz) || hz <= 0 ||
-	    hz > 1000 || 1000 % hz)
+	    hz > 1000000)
 		return fail(c, -ENOTSUP, at, "jiffies_to_msecs needs the kernel's HZ");
+	num = 1000 / gcd(1000, (uint64_t)hz);
+	den = (uint64_t)hz / gcd(1000, (uint64_t)hz);
 	e->off = c->tok.off;
 	if (call_arg(c, e, true) < 0 || need_scalar(c, e, "jiffies_to_msecs") < 0)
 		return c->rc;
-	convert(c, e, ty_uint);
+	convert(c, e, ty_ulong);
 	if (e->is_const) {
-		e->v = pf_norm(e->v * (uint64_t)(1000 / hz), 4, false);
-		return 0;
+		e->v = (e->v * num + den - 1) / den;
+	} else {
+		if (num != 1)
+			emit(c, (struct pf_op){.code = OP_BIN, .mode = PF_IMM_RIGHT, .a = PF_B_MUL,
+					       .size = 8, .imm = num}, 0);
+		if (den != 1) {
+			emit(c, (struct pf_op){.code = OP_BIN, .mode = PF_IMM_RIGHT, .a = PF_B_ADD,
+					       .size = 8, .imm = den - 1}, 0);
+			emit(c, (struct pf_op){.code = OP_BIN, .mode = PF_IMM_RIGHT, .a = PF_B_DIV,
+					       .size = 8, .imm = den}, 0);
+		}
 	}
-	emit(c, (struct pf_op){.code = OP_BIN, .mode = PF_IMM_RIGHT, .a = PF_B_MUL, .size = 4,
-			       .imm = (uint64_t)(1000 / hz)}, 0);
+	convert(c, e, ty_uint);
 	return 0;
 }
 
@@ -1081,9 +1115,11 @@ static int parse_sizeof(struct cc *c, struct ex *e)
 			return fail(c, -ENOTSUP, at, "sizeof of a type of unknown size");
 	} else {
 		struct ex inner = {0};
+		unsigned unknown = c->unknown_vars;
 		if (parse_unary(c, &inner) < 0)
 			return c->rc;
 		drop_code(c, &inner, depth);
+		c->unknown_vars = unknown; /* only its type counts: sizeof(jiffies) is known */
 		if (inner.t.kind == T_MEM)
 			return fail(c, -ENOTSUP, inner.off, "sizeof of an array");
 		bytes = type_bytes(&inner.t);
@@ -1153,6 +1189,21 @@ static int statement_expr(struct cc *c, struct ex *e)
 	return expect(c, ')', "')' after '})'");
 }
 
+/*
+ * The kernel variables print fmts use are declared unsigned long, which
+ * decides C's arithmetic on them: jiffies - REC->dirtied_when is unsigned.
+ * Other names are enum constants: int, or long when the value needs it.
+ */
+static bool is_ulong_variable(const char *name)
+{
+	static const char *const names[] = {"jiffies", "phys_base", "page_offset_base", "vmemmap_base"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
 static int identifier(struct cc *c, struct ex *e)
 {
 	const char *name = c->src + c->tok.off;
@@ -1195,15 +1246,25 @@ static int identifier(struct cc *c, struct ex *e)
 		return c->rc;
 	if (is_punct(&after, '('))
 		return fail(c, -ENOTSUP, at, "function %.*s", (int)n, name);
-	if (n >= sizeof(buf) || !c->env || !c->env->constant)
+	if (n >= sizeof(buf))
 		return fail(c, -ENOTSUP, at, "unknown name %.*s", (int)n, name);
 	memcpy(buf, name, n);
 	buf[n] = '\0';
-	if (!c->env->constant(c->env->ctx, buf, &value))
-		return fail(c, -ENOTSUP, at, "unknown name %s", buf);
+	if (!c->env || !c->env->constant || !c->env->constant(c->env->ctx, buf, &value)) {
+		if (strcmp(buf, "jiffies"))
+			return fail(c, -ENOTSUP, at, "unknown name %s", buf);
+		/* A stand-in the directive printing it replaces by '?' (struct cc). */
+		c->unknown_vars++;
+		e->is_const = false;
+		e->start = c->p->nops;
+		e->t = ty_ulong;
+		emit(c, (struct pf_op){.code = OP_CONST, .imm = 0}, 1);
+		return advance(c);
+	}
 	e->is_const = true;
 	e->v = (uint64_t)value;
-	e->t = value >= INT32_MIN && value <= INT32_MAX ? ty_int : ty_long;
+	e->t = is_ulong_variable(buf) ? ty_ulong
+	       : value >= INT32_MIN && value <= INT32_MAX ? ty_int : ty_long;
 	return advance(c);
 }
 
@@ -1870,6 +1931,9 @@ static bool fold_directive(struct cc *c, const struct kv_spec *s, const struct e
 static int directive(struct cc *c, struct kv_spec *s, size_t fmt_at)
 {
 	struct ex w = {0}, pr = {0}, v = {0};
+	uint32_t start = c->p->nops;
+	int depth = c->depth;
+	unsigned unknown = c->unknown_vars;
 	uint8_t mode;
 
 	if (s->width_arg && (next_arg(c, &w, fmt_at) < 0 || need_scalar(c, &w, "a '*' width") < 0))
@@ -1886,6 +1950,13 @@ static int directive(struct cc *c, struct kv_spec *s, size_t fmt_at)
 	}
 	if (next_arg(c, &v, fmt_at) < 0)
 		return c->rc;
+	if (c->unknown_vars != unknown) {
+		/* Its value (or width) needs a kernel variable the trace does not give. */
+		c->p->nops = start;
+		c->depth = depth;
+		emit_text(c, "?", 1);
+		return c->rc;
+	}
 	switch (s->kind) {
 	case KV_NUMBER:
 	case KV_CHAR:

@@ -32,8 +32,17 @@
  *    and writeback_sb_inodes_requeue print "age=" as (jiffies -
  *    dirtied_when) / HZ with the jiffies of the moment `trace` is read,
  *    not of the event, so the value depends on when the text was made.
- *    Other values derived from jiffies (timer_start's timeout=, jbd2's
- *    jiffies_to_msecs) come from the record and are not masked.
+ *    A capture keeps jiffies as read right after trace.txt (constants) and
+ *    just before it (meta.txt "jiffies: AFTER (...; BEFORE before)"); the
+ *    kernel printed each line with a value in between.  So, with the
+ *    capture's HZ: the kernel's age= must be one that a jiffies in
+ *    [BEFORE, AFTER] gives, ours exactly the one AFTER gives (computed here
+ *    from the line's dirtied_when); each is then masked.  A capture that
+ *    did not keep jiffies (made before it was saved) cannot know it: ours
+ *    must print "age=?", the kernel's any number.  Only when the constants
+ *    have jiffies but meta.txt no window are both numbers masked as they
+ *    are.  Other values derived from jiffies (timer_start's timeout=,
+ *    jbd2's jiffies_to_msecs) come from the record and are not masked.
  *
  * Ownership: identical_compare() copies what it keeps; the texts stay the
  * caller's.  Everything is freed by identical_free().
@@ -43,6 +52,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -76,8 +86,16 @@ struct tally {
 	char *example_kernel, *example_ours; /* first differing pair (borrowed) */
 };
 
+/* What a capture says about the jiffies its trace.txt was printed with (jiffies-age). */
+struct jiffies_window {
+	bool saved;	 /* its constants have a jiffies line: after */
+	bool window;	 /* and meta.txt has before, and the constants HZ */
+	uint64_t before, after, hz;
+};
+
 struct identical {
 	bool hash_ptr;		 /* the capture's trace_options has hash-ptr on */
+	struct jiffies_window jw;
 	char **names, **systems; /* event name -> system, from formats/ */
 	size_t nnames;
 	struct ev_lines kernel, ours;
@@ -200,34 +218,63 @@ static inline void mask_hashed_ptr(char *s)
 	*out = '\0';
 }
 
-/* jiffies-age: " age=N" of the writeback events that compute it when printed. */
-static inline void mask_jiffies_age(char *s, size_t body)
+/* The number after the first " key=" of s, with where its digits are; false if none. */
+static inline bool find_number(char *s, const char *key, char **digits, char **end, uint64_t *v)
+{
+	char pat[64], *p;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(s, pat);
+	if (!p)
+		return false;
+	*digits = *end = p + strlen(pat);
+	for (*v = 0; isdigit((unsigned char)**end); (*end)++)
+		*v = *v * 10 + (uint64_t)(**end - '0');
+	return *end > *digits;
+}
+
+/* jiffies-age: " age=N" of the writeback events that compute it when printed (see the top). */
+static inline void mask_jiffies_age(const struct jiffies_window *jw, char *s, size_t body, bool kernel_side)
 {
 	static const char *const events[] = {
 	    "writeback_single_inode: ", "writeback_single_inode_start: ", "writeback_sb_inodes_requeue: "};
-	bool applies = false;
+	char *digits, *end, *d_digits, *d_end;
+	uint64_t age, dirtied;
+	bool applies = false, accept;
 
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
 		applies |= !strncmp(s + body, events[i], strlen(events[i]));
-	for (char *p = applies ? strstr(s + body, " age=") : NULL; p; p = strstr(p + 1, " age=")) {
-		char *digits = p + 5, *end = digits;
-		while (isdigit((unsigned char)*end))
-			end++;
-		if (end > digits) {
+	if (!applies)
+		return;
+	if (!jw->saved && !kernel_side) {
+		digits = strstr(s + body, " age=?");
+		if (digits) {
+			digits += 5;
 			*digits = '*';
-			memmove(digits + 1, end, strlen(end) + 1);
 		}
+		return;
+	}
+	if (!find_number(s + body, "age", &digits, &end, &age))
+		return;
+	accept = true;
+	if (jw->saved && jw->window && find_number(s + body, "dirtied_when", &d_digits, &d_end, &dirtied)) {
+		uint64_t lo = (jw->before - dirtied) / jw->hz, hi = (jw->after - dirtied) / jw->hz;
+		accept = kernel_side ? age >= lo && age <= hi : age == hi;
+	}
+	if (accept) {
+		*digits = '*';
+		memmove(digits + 1, end, strlen(end) + 1);
 	}
 }
 
 /* The line as compared: a copy with the rules applied. */
-static inline char *masked(const struct identical *id, const struct ev_line *e)
+static inline char *masked(const struct identical *id, const struct ev_line *e, bool kernel_side)
 {
 	char *m = strdup(e->text);
 
 	if (id->hash_ptr)
 		mask_hashed_ptr(m + e->body);
-	mask_jiffies_age(m, e->body);
+	mask_jiffies_age(&id->jw, m, e->body, kernel_side);
 	return m;
 }
 
@@ -356,6 +403,39 @@ static inline void load_event_names(struct identical *id, const char *dir)
 		closedir(top);
 }
 
+/* The number after the first line of text that starts with prefix; false if none. */
+static inline bool line_value(const char *text, const char *prefix, uint64_t *v)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, prefix, n) && isdigit((unsigned char)l[n])) {
+			*v = strtoull(l + n, NULL, 10);
+			return true;
+		}
+	return false;
+}
+
+/* jiffies and HZ from the capture's constants, the window from its meta.txt. */
+static inline void load_jiffies_window(struct jiffies_window *jw, const char *dir)
+{
+	char path[PATH_MAX + 300], *constants, *meta, *p;
+	uint64_t meta_after = 0;
+
+	snprintf(path, sizeof(path), "%s/constants", dir);
+	constants = tap_slurp(path, NULL);
+	snprintf(path, sizeof(path), "%s/meta.txt", dir);
+	meta = tap_slurp(path, NULL);
+	jw->saved = constants && line_value(constants, "jiffies ", &jw->after);
+	p = meta ? strstr(meta, "\njiffies: ") : NULL;
+	jw->window = jw->saved && line_value(constants, "HZ ", &jw->hz) && jw->hz && p &&
+		     line_value(p + 1, "jiffies: ", &meta_after) && meta_after == jw->after &&
+		     sscanf(p + 1, "jiffies: %*u (right after trace.txt was read; %" SCNu64 " before)",
+			    &jw->before) == 1 &&
+		     jw->before <= jw->after;
+	free(constants), free(meta);
+}
+
 static inline void identical_init(struct identical *id, const char *capture_dir)
 {
 	char path[PATH_MAX + 300], *options;
@@ -367,6 +447,7 @@ static inline void identical_init(struct identical *id, const char *capture_dir)
 	/* A line "hash-ptr" (on) rather than "nohash-ptr". */
 	id->hash_ptr = options && (!strncmp(options, "hash-ptr\n", 9) || strstr(options, "\nhash-ptr\n"));
 	free(options);
+	load_jiffies_window(&id->jw, capture_dir);
 }
 
 static inline void identical_compare(struct identical *id, const char *kernel_text, const char *our_text)
@@ -379,7 +460,7 @@ static inline void identical_compare(struct identical *id, const char *kernel_te
 		struct ev_line *o = k->partner >= 0 ? &id->ours.v[k->partner] : NULL;
 		bool same = false;
 		if (o) {
-			char *a = masked(id, k), *b = masked(id, o);
+			char *a = masked(id, k, true), *b = masked(id, o, false);
 			same = !strcmp(a, b);
 			free(a), free(b);
 		} else {
@@ -429,7 +510,7 @@ static inline void identical_print(struct identical *id, long limit)
 	for (size_t i = 0; i < id->kernel.n; i++) {
 		struct ev_line *k = &id->kernel.v[i];
 		struct ev_line *o = k->partner >= 0 ? &id->ours.v[k->partner] : NULL;
-		char *a = masked(id, k), *b = o ? masked(id, o) : NULL;
+		char *a = masked(id, k, true), *b = o ? masked(id, o, false) : NULL;
 		if ((!b || strcmp(a, b)) && (limit < 0 || shown < limit)) {
 			diag("kernel:   %s", k->text);
 			diag("tracebuf: %s", o ? o->text : "(no such line)");
@@ -552,6 +633,34 @@ static inline size_t identical_system_lines(const struct identical *id, const ch
 		if (!strcmp(id->systems_tally[i].name, system))
 			return id->systems_tally[i].total;
 	return 0;
+}
+
+/* How many lines of system are identical (after the masking rules). */
+static inline size_t identical_system_same(const struct identical *id, const char *system)
+{
+	for (size_t i = 0; i < id->nsystems; i++)
+		if (!strcmp(id->systems_tally[i].name, system))
+			return id->systems_tally[i].identical;
+	return 0;
+}
+
+/*
+ * The writeback lines of a capture all identical, with jiffies-age applied
+ * as the capture allows: the window when it kept jiffies (want_window), the
+ * '?' of a capture that did not otherwise.
+ */
+static inline void identical_check_writeback(const struct identical *id, bool want_window)
+{
+	size_t n = identical_system_lines(id, "writeback");
+
+	if (want_window)
+		ok(id->jw.window, "the capture kept jiffies around its trace.txt: %" PRIu64 "..%" PRIu64
+		   " (HZ %" PRIu64 ")", id->jw.before, id->jw.after, id->jw.hz);
+	else
+		ok(!id->jw.saved, "the capture did not keep jiffies: our age= must be ?");
+	ok(n > 0 && identical_system_same(id, "writeback") == n,
+	   "writeback: %zu of %zu lines identical (state= names, age= by the jiffies-age rule)",
+	   identical_system_same(id, "writeback"), n);
 }
 
 #endif
