@@ -49,17 +49,21 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print
+SRC_DIRS := src src/ring src/decode src/print src/tracedat
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition
-LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
+# trace.dat files may be compressed (v7): zlib and zstd, on the reading side only.
+ZIP_LIBS := -lzstd -lz
+LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
 READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c comms.c) \
-	$(addprefix src/print/,report.c render.c)
+	$(addprefix src/print/,report.c render.c) \
+	$(addprefix src/tracedat/,tdat_read.c tdat_pages.c tdat_capture.c tdat_zip.c tdat_report.c \
+		tdat_write.c tdat_dump.c)
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 # tb_write's fast path, by hand where there is one (write_x86_64.S).
