@@ -1,73 +1,244 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracebuf report [--prefix P] [--no-header] [--clock CLOCK] DIR
+ * tracebuf report [OPTIONS] DIR | FILE.dat | -i FILE.dat
  *
  * Print a capture directory or a live tracefs instance as the kernel's
- * `trace` text.  A live instance is consumed (its trace_pipe_raw is read).
- * Exit status: 0 clean, 1 some input was damaged (reported on stderr, the
- * rest printed), 2 usage or the input could not be opened at all.
+ * `trace` text, and a trace.dat as `trace-cmd report` prints it (each
+ * layout can be asked for the other input: --like-trace-cmd,
+ * --like-kernel).  A live instance is consumed (its trace_pipe_raw is
+ * read).  Exit status: 0 clean, 1 some input was damaged (reported on
+ * stderr, the rest printed), 2 usage or the input could not be opened at
+ * all.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmds.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
+#include "tracebuf/tracedat.h"
+
+#define MAX_CPU_FILTER 65536
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: tracebuf report [--prefix P] [--no-header] [--clock CLOCK] DIR\n"
+	fprintf(f, "usage: tracebuf report [OPTIONS] DIR | FILE.dat\n"
+		   "       tracebuf report [OPTIONS] -i FILE.dat\n"
 		   "\n"
 		   "DIR is a capture directory (header_page, formats/, cpuN.raw, ...) or a\n"
 		   "live tracefs instance such as /sys/kernel/tracing/instances/NAME, whose\n"
-		   "buffer is consumed.\n"
+		   "buffer is consumed; it prints as the kernel's `trace` file.  FILE.dat is\n"
+		   "a trace-cmd trace.dat; it prints as `trace-cmd report` prints it.\n"
 		   "\n"
-		   "  --prefix P    raw and stats files are named PcpuN.raw, PcpuN.stats\n"
-		   "  --no-header   print the events only\n"
-		   "  --clock CLOCK the trace clock (local, x86-tsc, ...), for a capture\n"
-		   "                that does not say which it is\n");
+		   "  --like-trace-cmd  trace-cmd's layout for DIR as well\n"
+		   "  --like-kernel     the kernel's `trace` text for FILE.dat (one buffer)\n"
+		   "  --buffer NAME     with --like-kernel: the instance to print (default: the\n"
+		   "                    first buffer with data; \"\" is the top-level buffer)\n"
+		   "  -i FILE           the input, as trace-cmd takes it\n"
+		   "\n"
+		   "trace-cmd's layout:\n"
+		   "  -t                nanosecond time stamps\n"
+		   "  -R                raw events: every field as name=value\n"
+		   "  -l                the latency columns (irqs-off, need-resched, ...)\n"
+		   "  -N                no plugins: every event by its print fmt alone\n"
+		   "  --cpu LIST        only these CPUs (\"0,2-3\"), numbered as trace-cmd does:\n"
+		   "                    the top buffer's CPUs first, then each instance's\n"
+		   "  --stat            the per-CPU stats stored in FILE.dat\n"
+		   "\n"
+		   "the kernel's layout:\n"
+		   "  --prefix P        raw and stats files are named PcpuN.raw, PcpuN.stats\n"
+		   "  --no-header       print the events only\n"
+		   "  --clock CLOCK     the trace clock (local, x86-tsc, ...), for a capture\n"
+		   "                    that does not say which it is\n");
 	return f == stderr ? 2 : 0;
+}
+
+struct report_args {
+	const char *input;
+	bool like_trace_cmd, like_kernel, stat;
+	const char *buffer;
+	struct tb_capture_opts copts;
+	struct tb_report_opts ropts;
+	struct tb_tcmd_report_opts topts;
+	int *cpus;
+	size_t ncpus;
+};
+
+/* trace-cmd's CPU list: numbers and ranges separated by ',' or ':'. */
+static int add_cpu_list(struct report_args *a, const char *list)
+{
+	const char *p = list;
+
+	do {
+		char *end;
+		long lo, hi;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		lo = hi = strtol(p, &end, 10);
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				return -EINVAL;
+			hi = strtol(end + 1, &end, 10);
+		}
+		if (lo > hi || hi >= INT_MAX || (size_t)(hi - lo) + a->ncpus >= MAX_CPU_FILTER)
+			return -EINVAL;
+		int *grown = realloc(a->cpus, (a->ncpus + (size_t)(hi - lo) + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		a->cpus = grown;
+		for (long c = lo; c <= hi; c++)
+			a->cpus[a->ncpus++] = (int)c;
+		p = end;
+		if (*p == ',' || *p == ':')
+			p++;
+		else if (*p)
+			return -EINVAL;
+	} while (*p);
+	return 0;
+}
+
+enum { OPT_PREFIX = 256, OPT_NO_HEADER, OPT_CLOCK, OPT_LIKE_TC, OPT_LIKE_KERNEL, OPT_BUFFER,
+       OPT_CPU, OPT_STAT };
+
+static int parse_args(int argc, char **argv, struct report_args *a)
+{
+	static const struct option longopts[] = {
+		{"prefix", required_argument, NULL, OPT_PREFIX},
+		{"no-header", no_argument, NULL, OPT_NO_HEADER},
+		{"clock", required_argument, NULL, OPT_CLOCK},
+		{"like-trace-cmd", no_argument, NULL, OPT_LIKE_TC},
+		{"like-kernel", no_argument, NULL, OPT_LIKE_KERNEL},
+		{"buffer", required_argument, NULL, OPT_BUFFER},
+		{"cpu", required_argument, NULL, OPT_CPU},
+		{"stat", no_argument, NULL, OPT_STAT},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "hi:tRlN", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_PREFIX: a->copts.prefix = optarg; break;
+		case OPT_NO_HEADER: a->ropts.no_header = true; break;
+		case OPT_CLOCK: a->copts.clock = optarg; break;
+		case OPT_LIKE_TC: a->like_trace_cmd = true; break;
+		case OPT_LIKE_KERNEL: a->like_kernel = true; break;
+		case OPT_BUFFER: a->buffer = optarg; break;
+		case OPT_STAT: a->stat = true; break;
+		case 'i': a->input = optarg; break;
+		case 't': a->topts.nsec = true; break;
+		case 'R': a->topts.raw = true; break;
+		case 'l': a->topts.latency = true; break;
+		case 'N': a->topts.no_plugins = true; break;
+		case OPT_CPU:
+			if (add_cpu_list(a, optarg) < 0) {
+				fprintf(stderr, "tracebuf report: --cpu %s: not a list of CPUs such as "
+					"0,2-3\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h': return usage(stdout) - 1; /* -1: exit 0 after the help */
+		default: return usage(stderr);
+		}
+	}
+	if (!a->input && optind == argc - 1)
+		a->input = argv[optind++];
+	if (!a->input || optind != argc || (a->like_kernel && a->like_trace_cmd))
+		return usage(stderr);
+	a->topts.cpus = a->cpus;
+	a->topts.ncpus = a->ncpus;
+	return 0;
+}
+
+static int exit_status(const char *what, int rc)
+{
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf report: %s: %s\n", what, strerror(-rc));
+		return 2;
+	}
+	return rc ? 1 : 0;
+}
+
+/* The buffer called name, or -1. */
+static int buffer_by_name(const struct tb_tracedat *td, const char *name)
+{
+	for (int i = 0; i < tb_tracedat_buffer_count(td); i++)
+		if (!strcmp(tb_tracedat_buffer(td, i)->name, name))
+			return i;
+	return -1;
+}
+
+static int report_tracedat(struct report_args *a)
+{
+	struct tb_tracedat *td;
+	struct tb_capture *c;
+	int rc = tb_tracedat_open(a->input, NULL, &td), buffer;
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
+		return 2;
+	}
+	if (a->stat)
+		rc = tb_tracedat_print_stat(td, stdout);
+	else if (!a->like_kernel)
+		rc = tb_tracedat_report(td, stdout, &a->topts, NULL);
+	else {
+		buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
+		if (buffer < 0) {
+			fprintf(stderr, "tracebuf report: %s has no buffer '%s'\n", a->input, a->buffer);
+			tb_tracedat_close(td);
+			return 2;
+		}
+		rc = tb_tracedat_capture(td, buffer, &a->copts, &c);
+		if (rc < 0) {
+			tb_tracedat_close(td);
+			return exit_status(a->input, rc);
+		}
+		rc = tb_report_write(c, stdout, &a->ropts, NULL);
+		tb_capture_close(c);
+	}
+	if (rc == 0 && tb_tracedat_problems(td))
+		rc = 1;
+	tb_tracedat_close(td);
+	return exit_status("writing the report", rc);
 }
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"prefix", required_argument, NULL, 'p'},
-		{"no-header", no_argument, NULL, 'n'},
-		{"clock", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct tb_capture_opts copts = {0};
-	struct tb_report_opts ropts = {0};
+	struct report_args a = {0};
 	struct tb_capture *c;
-	int opt, rc;
+	struct stat st;
+	int rc = parse_args(argc, argv, &a);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (opt == 'p')
-			copts.prefix = optarg;
-		else if (opt == 'n')
-			ropts.no_header = true;
-		else if (opt == 'c')
-			copts.clock = optarg;
-		else
-			return usage(opt == 'h' ? stdout : stderr);
+	if (rc) {
+		free(a.cpus);
+		return rc < 0 ? 0 : rc;
 	}
-	if (optind != argc - 1)
-		return usage(stderr);
-	rc = tb_capture_open(argv[optind], &copts, &c);
+	if (stat(a.input, &st) == 0 && S_ISREG(st.st_mode)) {
+		rc = report_tracedat(&a);
+		free(a.cpus);
+		return rc;
+	}
+	rc = tb_capture_open(a.input, &a.copts, &c);
 	if (rc < 0) {
-		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", argv[optind], strerror(-rc));
+		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a.input, strerror(-rc));
+		free(a.cpus);
 		return 2;
 	}
-	rc = tb_report_write(c, stdout, &ropts, NULL);
+	if (a.stat)
+		fprintf(stderr, "tracebuf report: --stat reads a trace.dat; for a directory see "
+			"`tracebuf stats`\n");
+	else if (a.like_trace_cmd)
+		rc = tb_report_write_like_trace_cmd(c, stdout, &a.topts, NULL);
+	else
+		rc = tb_report_write(c, stdout, &a.ropts, NULL);
 	tb_capture_close(c);
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf report: writing the report: %s\n", strerror(-rc));
-		return 2;
-	}
-	return rc ? 1 : 0;
+	free(a.cpus);
+	return a.stat ? 2 : exit_status("writing the report", rc);
 }

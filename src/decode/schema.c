@@ -70,6 +70,7 @@ struct tb_schema {
 	struct comms comms;
 	void *print_state; /* the printer's per-schema state (compiled print fmts) */
 	void (*print_state_free)(void *);
+	bool tep_verbatim; /* formats go to libtraceevent unfixed, as trace-cmd gives them */
 };
 
 void tb_diag_print(void *ctx, const struct tb_diag *d)
@@ -407,14 +408,17 @@ static int register_with_tep(struct tb_schema *s, const char *file, const char *
 			     const char *text, size_t len, const struct tb_format *f)
 {
 	struct tep_event *ev;
-	size_t fixed_len;
-	char *fixed = format_for_libtraceevent(text, len, f->print_fmt_offset, &fixed_len);
+	size_t fixed_len = 0;
+	char *fixed = s->tep_verbatim ? strndup(text, len)
+				      : format_for_libtraceevent(text, len, f->print_fmt_offset, &fixed_len);
 	char msg[128];
 	enum tep_errno rc;
 	int how = 0;
 
 	if (!fixed)
 		return -ENOMEM;
+	if (s->tep_verbatim)
+		fixed_len = strlen(fixed);
 	if (trial_in_child(fixed, fixed_len, system, f, &how) < 0) {
 		free(fixed);
 		report(s, file, f->print_fmt_offset, "libtraceevent crashes on this print fmt (%s %d in "
@@ -664,6 +668,11 @@ void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(vo
 void *schema_print_state(const struct tb_schema *s)
 {
 	return s->print_state;
+}
+
+void schema_set_tep_verbatim(struct tb_schema *s, bool verbatim)
+{
+	s->tep_verbatim = verbatim;
 }
 
 struct tep_handle *tb_schema_tep(struct tb_schema *s)

@@ -16,4 +16,11 @@
 void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(void *));
 void *schema_print_state(const struct tb_schema *s);
 
+/*
+ * Hand print fmts to libtraceevent as they are, without the fix of its
+ * OR-group parsing bug (schema.c): what trace-cmd, which does not fix it,
+ * prints.  For events libtraceevent has not seen yet.
+ */
+void schema_set_tep_verbatim(struct tb_schema *s, bool verbatim);
+
 #endif
