@@ -63,7 +63,7 @@ CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c sta
 READ_SRCS := $(addprefix src/decode/,schema.c capture.c format.c comms.c) \
 	$(addprefix src/print/,report.c render.c) \
 	$(addprefix src/tracedat/,tdat_read.c tdat_pages.c tdat_capture.c tdat_zip.c tdat_report.c \
-		tdat_write.c tdat_dump.c)
+		tdat_write.c tdat_convert.c tdat_dump.c)
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 # tb_write's fast path, by hand where there is one (write_x86_64.S).

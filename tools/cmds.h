@@ -8,5 +8,7 @@ int cmd_size(int argc, char **argv);   /* tools/cmd_size.c */
 int cmd_demo(int argc, char **argv);   /* tools/cmd_demo.c */
 int cmd_stats(int argc, char **argv);  /* tools/cmd_stats.c */
 int cmd_capture(int argc, char **argv); /* tools/cmd_capture.c */
+int cmd_convert(int argc, char **argv); /* tools/cmd_convert.c */
+int cmd_dump(int argc, char **argv);    /* tools/cmd_dump.c */
 
 #endif

@@ -34,8 +34,8 @@
  * tb_tracedat_close(); it owns the schema, the strings and arrays its
  * queries return (valid until close), and the file descriptor.  A capture
  * from tb_tracedat_capture() borrows the handle and must be closed before
- * it.  The writer copies nothing it does not need: texts passed to it are
- * written at once.
+ * it.  The writer copies the metadata texts it is given (they may be freed
+ * after the call) and writes pages straight from the caller's memory.
  */
 #ifndef TRACEBUF_TRACEDAT_H
 #define TRACEBUF_TRACEDAT_H
@@ -242,6 +242,25 @@ int tb_tracedat_print_stat(struct tb_tracedat *td, FILE *out);
 int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int cpu,
 			  struct tb_cpu_stats *out);
 
+/* ---------------------------------------------------------------- dump */
+
+struct tb_tracedat_dump_opts {
+	bool no_pages;      /* the file's parts only */
+	bool records;       /* every record of every page, not one line per page */
+	const char *buffer; /* only this buffer's pages (NULL: all) */
+	int cpu;            /* only this CPU's pages (-1: all) */
+};
+
+/*
+ * The file's layout, annotated: its initial part, every block or section
+ * with offset, size and (compressed) decompressed size, the options, the
+ * buffers and their CPUs, the formats, then page by page: where each lies,
+ * its time stamp, commit, loss flags and records (with -records one line
+ * per record: offset, kind, delta, time, event).  0, 1 if damage was met
+ * (reported; the dump goes on), negative errno if writing failed.
+ */
+int tb_tracedat_dump(struct tb_tracedat *td, FILE *out, const struct tb_tracedat_dump_opts *opts);
+
 /* ------------------------------------------------------------- writing */
 
 struct tb_tracedat_writer;
@@ -254,16 +273,23 @@ struct tb_tracedat_write_opts {
 	const char *clock;       /* the buffer's trace clock name ("local"); NULL: none stored */
 	const char *trace_clock; /* the whole trace_clock text for the TRACECLOCK option; NULL: "[clock]" */
 	const char *uname;       /* UNAME option, NULL: none */
+	/*
+	 * v6 only: the instance names (NULL-terminated list) the file will hold
+	 * besides the top buffer; version 6 announces them before any data.
+	 */
+	const char *const *instances;
 	tb_diag_fn *diag;
 	void *diag_ctx;
 };
 
 /*
- * Create path (truncated).  0 or a negative errno.  The calls below then
- * come in this order: header texts; formats; kallsyms, printk formats,
- * cmdlines (any may be skipped); options; then per buffer (v7: any number;
- * v6: the top buffer first) begin_buffer, and per CPU begin_cpu,
- * add_page..., end_cpu; and finally tb_tracedat_writer_close().
+ * Create path (truncated).  0 or a negative errno.  First the metadata, in
+ * any order: header texts (required), formats, kallsyms, printk formats,
+ * cmdlines, CPU stats (each optional; copied and written when the first
+ * buffer begins).  Then per buffer begin_buffer (v6: the top buffer, if
+ * any, first; the instances as announced), and per CPU begin_cpu,
+ * write_pages..., end_cpu.  Finally tb_tracedat_writer_close().  After an
+ * error every call returns it (it was reported through opts->diag).
  */
 int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opts *opts,
 			    struct tb_tracedat_writer **out);

@@ -139,4 +139,7 @@ void tdat_stream_free(struct tdat_stream *s);
 int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen,
 		       const char *what, uint8_t **out);
 
+/* The writer's sub-buffer size, once its first buffer began (0 before). */
+uint32_t tdat_writer_page_size(const struct tb_tracedat_writer *w);
+
 #endif
