@@ -12,6 +12,13 @@
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 
+static int by_offset(const void *a, const void *b)
+{
+	const struct tb_tracedat_part *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
 static void dump_parts(struct tb_tracedat *td, FILE *out)
 {
 	const struct tb_tracedat_info *i = &td->info;
@@ -21,6 +28,8 @@ static void dump_parts(struct tb_tracedat *td, FILE *out)
 		i->page_size, i->compression, i->compression_version[0] ? " " : "",
 		i->compression_version, (unsigned long long)i->file_size);
 	fprintf(out, "cpus=%d\n\n", i->cpus);
+	/* In file order (the reader met them in the order the options point to them). */
+	qsort(td->parts, td->nparts, sizeof(*td->parts), by_offset);
 	fprintf(out, "parts:\n  %-12s %-10s %-12s %s\n", "offset", "bytes", "decompressed", "what");
 	for (size_t n = 0; n < td->nparts; n++) {
 		const struct tb_tracedat_part *p = &td->parts[n];

@@ -18,12 +18,12 @@
 #include "tdat_zip.h"
 #include "tracebuf/tracedat.h"
 
-#define TDAT_MAX_TEXT (256u << 20)      /* kallsyms, printk formats, cmdlines, a section */
+#define TDAT_MAX_TEXT (64u << 20)       /* kallsyms, printk formats, cmdlines, a section */
 #define TDAT_MAX_FORMAT (1u << 20)      /* one format file */
 #define TDAT_MAX_OPTION (64u << 20)     /* one option's payload */
 #define TDAT_MAX_CPUS 4096              /* CPU numbers, like capture directories */
 #define TDAT_MAX_BUFFERS 1024           /* buffer instances */
-#define TDAT_MAX_SECTIONS 4096          /* options sections followed in a v7 chain */
+#define TDAT_MAX_SECTIONS 1024          /* options sections followed in a v7 chain */
 #define TDAT_MAX_CHUNK (64u << 20)      /* one compressed chunk, decompressed */
 #define TDAT_MAX_NAME 256               /* system, instance, clock names */
 

@@ -886,6 +886,7 @@ static int read_v6(struct tb_tracedat *td, struct rd *r)
 	int rc, ninstances;
 	struct tdat_buffer *top;
 
+	add_part(td, "initial format", -1, 0, 0, r->pos, r->pos);
 	at = r->pos;
 	if ((rc = read_headers(td, r)) < 0)
 		return rc;
@@ -1130,27 +1131,34 @@ static int read_section(struct tb_tracedat *td, const struct sections *sec, unsi
 	return rc;
 }
 
-/* Options sections chained by their DONE options. */
+/* Options sections chained by their DONE options; each read once. */
 static int read_v7_options(struct tb_tracedat *td, uint64_t at, struct sections *sec)
 {
+	uint64_t *seen = calloc(TDAT_MAX_SECTIONS, sizeof(*seen));
 	struct rd r;
 	uint8_t *mem;
-	int rc, n = 0;
+	int rc = seen ? 0 : -ENOMEM, n = 0;
 
-	while (at) {
-		if (++n > TDAT_MAX_SECTIONS) {
-			tdat_report(td, at, "more than %d options sections chained: a loop?",
-				    TDAT_MAX_SECTIONS);
-			return -EINVAL;
+	while (rc == 0 && at) {
+		for (int i = 0; i < n; i++)
+			if (seen[i] == at) {
+				tdat_report(td, at, "the options section here is chained to twice: a loop");
+				rc = -EINVAL;
+			}
+		if (rc == 0 && n == TDAT_MAX_SECTIONS) {
+			tdat_report(td, at, "more than %d options sections chained", TDAT_MAX_SECTIONS);
+			rc = -EINVAL;
 		}
+		if (rc < 0)
+			break;
+		seen[n++] = at;
 		if ((rc = open_section(td, at, TB_TDAT_OPT_DONE, &r, &mem)) < 0)
-			return rc;
+			break;
 		rc = read_options(td, &r, sec, &at);
 		free(mem);
-		if (rc < 0)
-			return rc;
 	}
-	return 0;
+	free(seen);
+	return rc;
 }
 
 /* The buffers' sections: headers checked, compression noted, CPU data inside the file. */
@@ -1194,6 +1202,37 @@ static void top_buffer_first(struct tb_tracedat *td)
 		}
 }
 
+/*
+ * The sections follow each other from the initial part to the end of the
+ * file (trace-cmd finds the strings section by walking them): a walk that
+ * does not end exactly at the end of the file means the file was cut or
+ * damaged, even where no part the report needs was hit.
+ */
+static void walk_sections(struct tb_tracedat *td, uint64_t at)
+{
+	uint8_t h[16];
+
+	for (int n = 0; at < td->info.file_size && n < 65536; n++) {
+		uint64_t size, left = td->info.file_size - at;
+		if (left < 16 || tdat_pread(td, h, 16, at, "a section header") < 0) {
+			tdat_report(td, at, "the file ends %llu bytes into a section header: it was cut "
+				    "short", (unsigned long long)left);
+			return;
+		}
+		size = tdat_le64(h + 8);
+		if (size > left - 16) {
+			tdat_report(td, at, "the %s section here (%llu bytes) runs past the end of the "
+				    "file: it was cut short", section_name(tdat_le16(h)),
+				    (unsigned long long)size);
+			return;
+		}
+		if (tdat_le16(h) == TB_TDAT_OPT_STRINGS)
+			add_part(td, "strings", TB_TDAT_OPT_STRINGS, tdat_le16(h + 2), at, size + 16,
+				 size);
+		at += 16 + size;
+	}
+}
+
 static int read_v7(struct tb_tracedat *td, struct rd *r)
 {
 	struct sections sec;
@@ -1224,7 +1263,10 @@ static int read_v7(struct tb_tracedat *td, struct rd *r)
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_CMDLINES, read_cmdlines, false)) < 0)
 		return rc;
 	top_buffer_first(td);
-	return check_v7_buffers(td);
+	if ((rc = check_v7_buffers(td)) < 0)
+		return rc;
+	walk_sections(td, r->pos);
+	return 0;
 }
 
 /* --------------------------------------------------------------- open */
@@ -1246,7 +1288,8 @@ static int read_initial(struct tb_tracedat *td, struct rd *r)
 	r->pos = sizeof(magic);
 	if ((rc = rd_cstr(r, version, sizeof(version), "version")) < 0)
 		return rc;
-	v = strtol(version, NULL, 10);
+	v = version[0] && strspn(version, "0123456789") == strlen(version) ? strtol(version, NULL, 10)
+									    : -1;
 	if (v != 6 && v != 7)
 		return rd_fail(r, 10, "trace.dat version '%s': tracebuf reads versions 6 and 7",
 			       version);
