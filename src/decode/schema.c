@@ -593,11 +593,52 @@ int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *t
 	return rc;
 }
 
+/*
+ * A printk_formats line libtraceevent 1.7.1 can take: "ADDR : FMT" with
+ * FMT (its opening quote aside) at least 3 bytes.  Its parser reads past
+ * the line when the ':' is missing or last, and before the string when the
+ * format is shorter (fuzz/fuzz_tracedat found it); the kernel writes
+ * "0xffffffff8281a98f : \"fmt\"", so only damaged lines fail this.
+ */
+static bool printk_line_ok(const char *line, size_t n)
+{
+	size_t i = 0, fmt;
+
+	if (n > 1 && line[0] == '0' && (line[1] == 'x' || line[1] == 'X'))
+		i = 2;
+	while (i < n && isxdigit((unsigned char)line[i]))
+		i++;
+	if (i == 0 || n - i < 3 || memcmp(line + i, " : ", 3))
+		return false;
+	fmt = i + 3 + (i + 3 < n && line[i + 3] == '"');
+	return n - fmt >= 3 && !memchr(line, '\0', n);
+}
+
 int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
 				  size_t len)
 {
-	return parse_text_file(s, file, text, len, tep_parse_printk_formats,
-			       "libtraceevent could not read this printk_formats file");
+	char *kept = malloc(len + 1);
+	size_t pos = 0, out = 0;
+	int rc;
+
+	if (!kept)
+		return -ENOMEM;
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		if (n && printk_line_ok(text + pos, n)) {
+			memcpy(kept + out, text + pos, n);
+			out += n;
+			kept[out++] = '\n';
+		} else if (n) {
+			report(s, file, pos, "printk_formats line is not 'ADDRESS : \"format\"'; left out");
+		}
+		pos += n + 1;
+	}
+	rc = parse_text_file(s, file, kept, out, tep_parse_printk_formats,
+			     "libtraceevent could not read this printk_formats file");
+	free(kept);
+	return rc;
 }
 
 /* ------------------------------------------------------------- queries */

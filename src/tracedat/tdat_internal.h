@@ -32,6 +32,7 @@ struct tdat_buffer {
 	char *name;
 	char *clock;
 	struct tb_tracedat_cpu *cpus;
+	uint64_t option_at; /* v7: where its BUFFER option lies */
 };
 
 struct tb_tracedat {

@@ -669,6 +669,7 @@ static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t si
 		return td->nbuffers >= TDAT_MAX_BUFFERS ? (tdat_report(td, at, "more than %d buffers",
 								      TDAT_MAX_BUFFERS), -EINVAL)
 							: -ENOMEM;
+	b->option_at = at;
 	if (clock[0] && !(b->clock = strdup(clock)))
 		return -ENOMEM;
 	p = (const uint8_t *)clock + strlen(clock) + 1;
@@ -723,6 +724,7 @@ static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t si
 static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, uint32_t size,
 			uint64_t at, struct sections *sec)
 {
+	struct tdat_buffer *b;
 	long long v;
 	int rc = keep_option(td, id, d, size, at);
 
@@ -750,7 +752,10 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
 				    "name", size);
 			return -EINVAL;
 		}
-		return add_buffer(td, (const char *)d + 8, tdat_le64(d)) ? 0 : -ENOMEM;
+		if (!(b = add_buffer(td, (const char *)d + 8, tdat_le64(d))))
+			return -ENOMEM;
+		b->option_at = at;
+		return 0;
 	case TB_TDAT_OPT_TRACECLOCK:
 		td->has_traceclock = true;
 		return set_string(&td->trace_clock, d, size);
@@ -799,7 +804,8 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
  * 0; v7 with id 0 whose 8-byte payload is the next options section's offset
  * (*next; 0 for none).
  */
-static int read_options(struct tb_tracedat *td, struct rd *r, struct sections *sec, uint64_t *next)
+static int read_options(struct tb_tracedat *td, struct rd *r, struct sections *sec, uint64_t *next,
+			uint64_t *next_from)
 {
 	uint8_t *data;
 	uint16_t id;
@@ -823,6 +829,7 @@ static int read_options(struct tb_tracedat *td, struct rd *r, struct sections *s
 		if ((rc = rd_get(r, data, size, "option payload")) == 0) {
 			uint64_t where = r->mem ? r->base : at + 6;
 			if (id == TB_TDAT_OPT_DONE) {
+				*next_from = where;
 				if (size < 8)
 					rc = rd_fail(r, at, "the last option holds %u bytes, not the 8 of "
 						     "the next options section's offset", size);
@@ -850,7 +857,8 @@ static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpu
 	int rc;
 
 	if (b->pub.offset >= td->info.file_size) {
-		tdat_report(td, b->pub.offset, "buffer '%s' starts past the end of the file", b->name);
+		tdat_report(td, b->option_at, "buffer '%s' is said to start at byte %llu, past the end "
+			    "of the file", b->name, (unsigned long long)b->pub.offset);
 		return -EINVAL;
 	}
 	if ((rc = rd_get(&r, tag, 10, "buffer block tag")) < 0)
@@ -858,7 +866,7 @@ static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpu
 	if (!memcmp(tag, "options  ", 10)) {
 		/* Options inside an instance block add nothing trace-cmd uses: skip them. */
 		size_t kept = td->noptions;
-		rc = read_options(td, &r, NULL, &next);
+		rc = read_options(td, &r, NULL, &next, &next);
 		for (size_t i = kept; i < td->noptions; i++)
 			free((void *)td->options[i].data);
 		td->noptions = kept;
@@ -925,7 +933,7 @@ static int read_v6(struct tb_tracedat *td, struct rd *r)
 		return -ENOMEM;
 	if (!memcmp(tag, "options  ", 10)) {
 		at = r->pos;
-		if ((rc = read_options(td, r, NULL, &next)) < 0)
+		if ((rc = read_options(td, r, NULL, &next, &next)) < 0)
 			return rc;
 		add_part(td, "options", -1, 0, at - 10, r->pos - at + 10, r->pos - at + 10);
 		if ((rc = rd_get(r, tag, 10, "flyrecord tag")) < 0)
@@ -972,16 +980,20 @@ static const char *section_name(unsigned id)
 	}
 }
 
-/* A section header (16 bytes) at at: id, flags, size. */
-static int read_section_header(struct tb_tracedat *td, uint64_t at, unsigned want, uint16_t *flags,
-			       uint64_t *size)
+/*
+ * A section header (16 bytes) at at, which the file said at from: id,
+ * flags, size.  A pointer out of the file is reported where it is stored.
+ */
+static int read_section_header(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned want,
+			       uint16_t *flags, uint64_t *size)
 {
 	uint8_t h[16];
 	int rc;
 
 	if (at > td->info.file_size || td->info.file_size - at < 16) {
-		tdat_report(td, at, "the %s section would start past the end of the file",
-			    section_name(want));
+		tdat_report(td, from, "the %s section is said to start at byte %llu, past the end of "
+			    "the %llu-byte file", section_name(want), (unsigned long long)at,
+			    (unsigned long long)td->info.file_size);
 		return -EINVAL;
 	}
 	if ((rc = tdat_pread(td, h, sizeof(h), at, "section header")) < 0)
@@ -1065,13 +1077,13 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
  * A section's body as a cursor: the file itself, or (compressed) a buffer
  * the caller frees (*mem).
  */
-static int open_section(struct tb_tracedat *td, uint64_t at, unsigned id, struct rd *r,
-			uint8_t **mem)
+static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id,
+			struct rd *r, uint8_t **mem)
 {
 	uint16_t flags;
 	uint64_t size;
 	uint8_t h[8];
-	int rc = read_section_header(td, at, id, &flags, &size);
+	int rc = read_section_header(td, at, from, id, &flags, &size);
 
 	*mem = NULL;
 	memset(r, 0, sizeof(*r));
@@ -1121,7 +1133,7 @@ static int read_section(struct tb_tracedat *td, const struct sections *sec, unsi
 			    section_name(id), id);
 		return -EINVAL;
 	}
-	if ((rc = open_section(td, sec->at[id], id, &r, &mem)) < 0)
+	if ((rc = open_section(td, sec->at[id], sec->opt_at[id], id, &r, &mem)) < 0)
 		return rc;
 	rc = read(td, &r);
 	if (rc == 0 && rd_left(&r))
@@ -1132,7 +1144,7 @@ static int read_section(struct tb_tracedat *td, const struct sections *sec, unsi
 }
 
 /* Options sections chained by their DONE options; each read once. */
-static int read_v7_options(struct tb_tracedat *td, uint64_t at, struct sections *sec)
+static int read_v7_options(struct tb_tracedat *td, uint64_t at, uint64_t from, struct sections *sec)
 {
 	uint64_t *seen = calloc(TDAT_MAX_SECTIONS, sizeof(*seen));
 	struct rd r;
@@ -1152,9 +1164,9 @@ static int read_v7_options(struct tb_tracedat *td, uint64_t at, struct sections 
 		if (rc < 0)
 			break;
 		seen[n++] = at;
-		if ((rc = open_section(td, at, TB_TDAT_OPT_DONE, &r, &mem)) < 0)
+		if ((rc = open_section(td, at, from, TB_TDAT_OPT_DONE, &r, &mem)) < 0)
 			break;
-		rc = read_options(td, &r, sec, &at);
+		rc = read_options(td, &r, sec, &at, &from);
 		free(mem);
 	}
 	free(seen);
@@ -1170,7 +1182,7 @@ static int check_v7_buffers(struct tb_tracedat *td)
 		uint16_t flags;
 		uint64_t size;
 		char what[TDAT_MAX_NAME + 32];
-		int rc = read_section_header(td, b->pub.offset, id, &flags, &size);
+		int rc = read_section_header(td, b->pub.offset, b->option_at, id, &flags, &size);
 
 		if (rc < 0)
 			return rc;
@@ -1253,7 +1265,7 @@ static int read_v7(struct tb_tracedat *td, struct rd *r)
 			       td->compression);
 	td->codec = (enum tdat_codec)rc;
 	add_part(td, "initial format", -1, 0, 0, r->pos, r->pos);
-	if ((rc = read_v7_options(td, options_at, &sec)) < 0)
+	if ((rc = read_v7_options(td, options_at, r->pos - 8, &sec)) < 0)
 		return rc;
 	if ((rc = read_section(td, &sec, TB_TDAT_OPT_HEADER_INFO, read_headers, true)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_FTRACE_EVENTS, read_ftrace_formats, false)) < 0 ||
