@@ -168,7 +168,7 @@ static int dump_page(struct tb_tracedat *td, FILE *out, const struct tb_raw_page
 		(unsigned long long)p->file_offset);
 	if (tb_page_cursor_init(&c, p->data, p->size) < 0) {
 		fprintf(out, "bad header: %s\n", c.err.reason);
-		tdat_report(td, p->file_offset + c.err.offset, "%s", c.err.reason);
+		tdat_report_in(td, p->file, p->file_offset + c.err.offset, "%s", c.err.reason);
 		return 1;
 	}
 	fprintf(out, "ts %llu, commit %u bytes%s", (unsigned long long)c.hdr.timestamp,
@@ -187,7 +187,7 @@ static int dump_page(struct tb_tracedat *td, FILE *out, const struct tb_raw_page
 		counts[TB_REC_TIME_EXTEND], counts[TB_REC_TIME_STAMP], rc < 0 ? ", then damage" : "");
 	if (rc < 0) {
 		fprintf(out, "      damage at +0x%zx: %s\n", c.err.offset, c.err.reason);
-		tdat_report(td, p->file_offset + c.err.offset, "%s", c.err.reason);
+		tdat_report_in(td, p->file, p->file_offset + c.err.offset, "%s", c.err.reason);
 		return 1;
 	}
 	return 0;

@@ -75,6 +75,9 @@ struct tb_tracedat {
 /* Report a problem at a file offset (counted). */
 void tdat_report(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A problem in a page that names its own place (a decompressed chunk's label). */
+void tdat_report_in(struct tb_tracedat *td, const char *file, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* The same as a warning (not counted). */
 void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

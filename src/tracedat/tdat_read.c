@@ -25,9 +25,10 @@ static const uint8_t MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n'
 
 /* ------------------------------------------------------------ problems */
 
-static void tell(struct tb_tracedat *td, uint64_t offset, bool warning, const char *fmt, va_list ap)
+static void tell(struct tb_tracedat *td, const char *file, uint64_t offset, bool warning,
+		 const char *fmt, va_list ap)
 {
-	struct tb_diag d = {.file = td->path, .warning = warning};
+	struct tb_diag d = {.file = file, .warning = warning};
 
 	diag_vset(&d, offset, fmt, ap);
 	if (!warning)
@@ -40,7 +41,16 @@ void tdat_report(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	tell(td, offset, false, fmt, ap);
+	tell(td, td->path, offset, false, fmt, ap);
+	va_end(ap);
+}
+
+void tdat_report_in(struct tb_tracedat *td, const char *file, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tell(td, file, offset, false, fmt, ap);
 	va_end(ap);
 }
 
@@ -49,7 +59,7 @@ void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	tell(td, offset, true, fmt, ap);
+	tell(td, td->path, offset, true, fmt, ap);
 	va_end(ap);
 }
 
