@@ -139,6 +139,13 @@ $(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(BENCH_CFLAGS) -o $@ $< $(B)/libtracebuf.a \
 		-lpthread $(BENCH_LIBS)
 
+# bench_tracedat writes and reads trace.dat files: it links the reading side too.
+$(B)/bench/bench_tracedat: bench/bench_tracedat.c $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
+		$(B)/libtracebuf.a $(LDLIBS_READ)
+
 $(B)/examples/%: examples/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread

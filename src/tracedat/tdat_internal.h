@@ -143,6 +143,13 @@ void tdat_stream_free(struct tdat_stream *s);
 int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen,
 		       const char *what, uint8_t **out);
 
+/*
+ * Uncompressed writers: len bytes of whole sub-buffers from fd's current
+ * offset, copied file to file by the kernel (copy_file_range).  0, -ENOTSUP
+ * when this writer or this pair of files cannot (nothing was copied: copy
+ * through memory instead), or the writer's error.
+ */
+int tdat_writer_copy_file(struct tb_tracedat_writer *w, int fd, uint64_t len);
 /* The writer's sub-buffer size, once its first buffer began (0 before). */
 uint32_t tdat_writer_page_size(const struct tb_tracedat_writer *w);
 

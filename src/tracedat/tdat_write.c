@@ -955,6 +955,31 @@ int tb_tracedat_write_pages(struct tb_tracedat_writer *w, const void *pages, siz
 	return 0;
 }
 
+int tdat_writer_copy_file(struct tb_tracedat_writer *w, int fd, uint64_t len)
+{
+	bool started = false;
+
+	if (w->err)
+		return w->err;
+	if (w->zip || !w->cur_cpu || len % w->page_size)
+		return -ENOTSUP;
+	while (len) {
+		ssize_t n = copy_file_range(fd, NULL, w->fd, NULL, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !started && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+					  errno == EOPNOTSUPP))
+			return -ENOTSUP; /* this pair of files cannot: copy through memory */
+		if (n <= 0)
+			return fail(w, n < 0 ? -errno : -EIO, "copying sub-buffers: %s",
+				    n < 0 ? strerror(errno) : "the input ended early");
+		started = true;
+		len -= (uint64_t)n;
+		w->pos += (uint64_t)n;
+	}
+	return 0;
+}
+
 int tb_tracedat_write_end_cpu(struct tb_tracedat_writer *w)
 {
 	struct w_cpu *c = w->cur_cpu;
