@@ -32,7 +32,7 @@
 #include "tracebuf/capture.h"
 #include "tracebuf/tracedat.h"
 
-#define SRC "tests/data/kernel/cap-f-many-systems"
+#define SRC   "tests/data/kernel/cap-f-many-systems"
 #define NCPUS 2
 
 struct clocks {
@@ -55,8 +55,7 @@ static char *slurp(const char *path, size_t *len)
 	long n;
 
 	if (!f || fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0) {
-		fprintf(stderr, "bench_tracedat: %s: %s (run from the source tree)\n", path,
-			strerror(errno));
+		fprintf(stderr, "bench_tracedat: %s: %s (run from the source tree)\n", path, strerror(errno));
 		exit(1);
 	}
 	buf = malloc((size_t)n + 1);
@@ -102,9 +101,8 @@ static void load(size_t size)
 
 static void print_rate(const char *what, const struct clocks *best, uint64_t bytes, uint64_t file)
 {
-	printf("  %-30s %6.0f MB/s wall, %6.0f MB/s of CPU time  (%.0f MB in %.3f s; file %.0f MB)\n",
-	       what, bytes / best->wall / 1e6, bytes / best->cpu / 1e6, bytes / 1e6, best->wall,
-	       file / 1e6);
+	printf("  %-30s %6.0f MB/s wall, %6.0f MB/s of CPU time  (%.0f MB in %.3f s; file %.0f MB)\n", what,
+	       bytes / best->wall / 1e6, bytes / best->cpu / 1e6, bytes / 1e6, best->wall, file / 1e6);
 }
 
 static void keep_best(struct clocks *best, struct clocks t0, int run)
@@ -120,8 +118,8 @@ static void keep_best(struct clocks *best, struct clocks t0, int run)
 /* The writer API: metadata, then every CPU's pages from memory. */
 static uint64_t write_api(int version, const char *compression)
 {
-	struct tb_tracedat_write_opts o = {.version = version, .compression = compression,
-					   .cpus = NCPUS, .clock = "local"};
+	struct tb_tracedat_write_opts o = {
+	    .version = version, .compression = compression, .cpus = NCPUS, .clock = "local"};
 	struct tb_tracedat_writer *w;
 	uint64_t size;
 
@@ -159,8 +157,8 @@ static void bench_write(const char *what, int version, const char *compression, 
 /* The same pages as a capture directory, converted as `tracebuf convert` does. */
 static void bench_convert(int runs)
 {
-	static const char *const copy[] = {"header_page", "header_event", "meta.txt",
-					   "saved_cmdlines", "kallsyms", "printk_formats"};
+	static const char *const copy[] = {"header_page",    "header_event", "meta.txt",
+					   "saved_cmdlines", "kallsyms",     "printk_formats"};
 	struct tb_tracedat_write_opts o = {.version = 6};
 	struct clocks best = {0};
 	char cap[128], path[256], cmd[512];
@@ -241,8 +239,8 @@ int main(void)
 		fclose(f);
 	}
 	printf("bench_tracedat: %.0f MB of real kernel sub-buffers (%d CPUs), files in %s, fastest of "
-	       "%d (load average %.1f on %ld CPUs)\n", d.total / 1e6, NCPUS, d.dir, runs, loadavg,
-	       sysconf(_SC_NPROCESSORS_ONLN));
+	       "%d (load average %.1f on %ld CPUs)\n",
+	       d.total / 1e6, NCPUS, d.dir, runs, loadavg, sysconf(_SC_NPROCESSORS_ONLN));
 	bench_write("write v6", 6, NULL, runs);
 	bench_write("write v7", 7, NULL, runs);
 	bench_write("write v7 zstd", 7, "zstd", runs);

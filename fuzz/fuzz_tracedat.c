@@ -28,13 +28,12 @@
 #include "tracebuf/report.h"
 #include "tracebuf/tracedat.h"
 
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "fuzz_tracedat: check failed at line %d: %s\n", __LINE__, \
-				#cond);                                                       \
-			abort();                                                              \
-		}                                                                             \
+#define CHECK(cond)                                                                                          \
+	do {                                                                                                 \
+		if (!(cond)) {                                                                               \
+			fprintf(stderr, "fuzz_tracedat: check failed at line %d: %s\n", __LINE__, #cond);    \
+			abort();                                                                             \
+		}                                                                                            \
 	} while (0)
 
 /* libtraceevent's own leaks on malformed print fmts (see fuzz_format.c). */

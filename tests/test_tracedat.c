@@ -36,9 +36,8 @@ static void collect(void *ctx, const struct tb_diag *d)
 {
 	(void)ctx;
 	if (problems.n < 32)
-		snprintf(problems.msg[problems.n], sizeof(problems.msg[0]), "%s: byte %llu: %s%s",
-			 d->file, (unsigned long long)d->offset, d->warning ? "warning: " : "",
-			 d->reason);
+		snprintf(problems.msg[problems.n], sizeof(problems.msg[0]), "%s: byte %llu: %s%s", d->file,
+			 (unsigned long long)d->offset, d->warning ? "warning: " : "", d->reason);
 	problems.n++;
 }
 
@@ -91,33 +90,33 @@ struct report_case {
 };
 
 static const struct report_case cases[] = {
-	{"sched-marker-v6.dat", "sched-marker-v6.report.txt", {0}, false},
-	{"sched-marker-v6.dat", "sched-marker-v6.report-N.txt", {.no_plugins = true}, false},
-	{"sched-marker-v6.dat", "sched-marker-v6.report-R.txt", {.raw = true}, false},
-	{"sched-marker-v6.dat", "sched-marker-v6.report-l.txt", {.latency = true}, false},
-	{"sched-marker-v6.dat", "sched-marker-v6.report-t.txt", {.nsec = true}, false},
-	{"sched-marker-v6.dat", "sched-marker-v6.report-stat.txt", {0}, true},
-	/* The vectors' README: convert's v7 files report byte-identically to the v6 one. */
-	{"sched-marker-v7-none.dat", "sched-marker-v6.report.txt", {0}, false},
-	{"sched-marker-v7-none.dat", "sched-marker-v6.report-l.txt", {.latency = true}, false},
-	{"sched-marker-v7-zstd.dat", "sched-marker-v6.report.txt", {0}, false},
-	{"sched-marker-v7-zstd.dat", "sched-marker-v6.report-l.txt", {.latency = true}, false},
-	{"lost-events-v6.dat", "lost-events-v6.report.txt", {0}, false},
-	{"lost-events-v6.dat", "lost-events-v6.report-stat.txt", {0}, true},
-	{"sched-v7-zstd.dat", "sched-v7-zstd.report.txt", {0}, false},
-	{"sched-v7-zstd.dat", "sched-v7-zstd.report-N.txt", {.no_plugins = true}, false},
-	{"sched-v7-zstd.dat", "sched-v7-zstd.report-stat.txt", {0}, true},
-	{"top-buffer-v6.dat", "top-buffer-v6.report.txt", {0}, false},
-	{"top-buffer-v6.dat", "top-buffer-v6.report-N.txt", {.no_plugins = true}, false},
-	{"top-buffer-v6.dat", "top-buffer-v6.report-R.txt", {.raw = true}, false},
-	{"top-buffer-v6.dat", "top-buffer-v6.report-l.txt", {.latency = true}, false},
-	{"top-buffer-v6.dat", "top-buffer-v6.report-t.txt", {.nsec = true}, false},
-	{"top-buffer-v6.dat", "top-buffer-v6.report-stat.txt", {0}, true},
-	{"minimal-handmade-v6.dat", "minimal-handmade-v6.report.txt", {0}, false},
-	{"minimal-handmade-v6.dat", "minimal-handmade-v6.report-R.txt", {.raw = true}, false},
-	{"minimal-handmade-v6.dat", "minimal-handmade-v6.report-l.txt", {.latency = true}, false},
-	{"minimal-handmade-v6.dat", "minimal-handmade-v6.report-t.txt", {.nsec = true}, false},
-	{"minimal-handmade-v7.dat", "minimal-handmade-v7.report.txt", {0}, false},
+    {"sched-marker-v6.dat", "sched-marker-v6.report.txt", {0}, false},
+    {"sched-marker-v6.dat", "sched-marker-v6.report-N.txt", {.no_plugins = true}, false},
+    {"sched-marker-v6.dat", "sched-marker-v6.report-R.txt", {.raw = true}, false},
+    {"sched-marker-v6.dat", "sched-marker-v6.report-l.txt", {.latency = true}, false},
+    {"sched-marker-v6.dat", "sched-marker-v6.report-t.txt", {.nsec = true}, false},
+    {"sched-marker-v6.dat", "sched-marker-v6.report-stat.txt", {0}, true},
+    /* The vectors' README: convert's v7 files report byte-identically to the v6 one. */
+    {"sched-marker-v7-none.dat", "sched-marker-v6.report.txt", {0}, false},
+    {"sched-marker-v7-none.dat", "sched-marker-v6.report-l.txt", {.latency = true}, false},
+    {"sched-marker-v7-zstd.dat", "sched-marker-v6.report.txt", {0}, false},
+    {"sched-marker-v7-zstd.dat", "sched-marker-v6.report-l.txt", {.latency = true}, false},
+    {"lost-events-v6.dat", "lost-events-v6.report.txt", {0}, false},
+    {"lost-events-v6.dat", "lost-events-v6.report-stat.txt", {0}, true},
+    {"sched-v7-zstd.dat", "sched-v7-zstd.report.txt", {0}, false},
+    {"sched-v7-zstd.dat", "sched-v7-zstd.report-N.txt", {.no_plugins = true}, false},
+    {"sched-v7-zstd.dat", "sched-v7-zstd.report-stat.txt", {0}, true},
+    {"top-buffer-v6.dat", "top-buffer-v6.report.txt", {0}, false},
+    {"top-buffer-v6.dat", "top-buffer-v6.report-N.txt", {.no_plugins = true}, false},
+    {"top-buffer-v6.dat", "top-buffer-v6.report-R.txt", {.raw = true}, false},
+    {"top-buffer-v6.dat", "top-buffer-v6.report-l.txt", {.latency = true}, false},
+    {"top-buffer-v6.dat", "top-buffer-v6.report-t.txt", {.nsec = true}, false},
+    {"top-buffer-v6.dat", "top-buffer-v6.report-stat.txt", {0}, true},
+    {"minimal-handmade-v6.dat", "minimal-handmade-v6.report.txt", {0}, false},
+    {"minimal-handmade-v6.dat", "minimal-handmade-v6.report-R.txt", {.raw = true}, false},
+    {"minimal-handmade-v6.dat", "minimal-handmade-v6.report-l.txt", {.latency = true}, false},
+    {"minimal-handmade-v6.dat", "minimal-handmade-v6.report-t.txt", {.nsec = true}, false},
+    {"minimal-handmade-v7.dat", "minimal-handmade-v7.report.txt", {0}, false},
 };
 
 static void test_reports(void)
@@ -186,22 +185,21 @@ static void test_facts(void)
 	b = tb_tracedat_buffer(td, 1);
 	/* Reference §2.1: dat's block lists (81920, 45056) and (126976, 12288). */
 	ok(b && !strcmp(b->name, "dat") && b->ncpus == 2 && b->cpus[0].offset == 81920 &&
-	   b->cpus[0].size == 45056 && b->cpus[1].offset == 126976 && b->cpus[1].size == 12288,
+	       b->cpus[0].size == 45056 && b->cpus[1].offset == 126976 && b->cpus[1].size == 12288,
 	   "dat's CPU data: (81920, 45056) and (126976, 12288)");
 	ok(b && b->clock && !strcmp(b->clock, "local"), "dat's clock is local");
 	b = tb_tracedat_buffer(td, 0);
 	ok(b && !b->name[0] && b->cpus[0].size == 0 && b->cpus[1].size == 0,
 	   "the top buffer is there and empty");
 	is_int(tb_tracedat_main_buffer(td), 1, "the main buffer is dat");
-	ok(tb_tracedat_info(td)->uname && !strcmp(tb_tracedat_info(td)->uname,
-						  "Linux vm 6.18.44-fc-v782 x86_64"),
+	ok(tb_tracedat_info(td)->uname &&
+	       !strcmp(tb_tracedat_info(td)->uname, "Linux vm 6.18.44-fc-v782 x86_64"),
 	   "UNAME option read");
 	tb_tracedat_close(td);
 
 	td = open_dat("sched-v7-zstd.dat");
-	ok(td && tb_tracedat_info(td)->version == 7 &&
-	   !strcmp(tb_tracedat_info(td)->compression, "zstd") &&
-	   !strcmp(tb_tracedat_info(td)->compression_version, "1.5.4"),
+	ok(td && tb_tracedat_info(td)->version == 7 && !strcmp(tb_tracedat_info(td)->compression, "zstd") &&
+	       !strcmp(tb_tracedat_info(td)->compression_version, "1.5.4"),
 	   "sched-v7-zstd.dat: version 7, zstd 1.5.4");
 	/* The vectors' dump: kallsyms 1 012 386 -> 5 414 753 bytes (u32 length + text). */
 	ok(td && tb_tracedat_info(td)->kallsyms_len == 5414749, "kallsyms decompressed whole");
@@ -211,8 +209,8 @@ static void test_facts(void)
 	b = td ? tb_tracedat_buffer(td, 0) : NULL;
 	/* Reference §5: CPU0 = (0x16000, 0x6000), CPU1 = (0x1c000, 0x2000), no TRACECLOCK. */
 	ok(b && tb_tracedat_buffer_count(td) == 1 && b->cpus[0].offset == 0x16000 &&
-	   b->cpus[0].size == 0x6000 && b->cpus[1].offset == 0x1c000 && b->cpus[1].size == 0x2000 &&
-	   !b->clock && !tb_tracedat_info(td)->trace_clock,
+	       b->cpus[0].size == 0x6000 && b->cpus[1].offset == 0x1c000 && b->cpus[1].size == 0x2000 &&
+	       !b->clock && !tb_tracedat_info(td)->trace_clock,
 	   "top-buffer-v6.dat: its CPU table, and no clock named");
 	tb_tracedat_close(td);
 }
@@ -244,9 +242,9 @@ static void test_capture_view(void)
 		const char *dat;
 		uint64_t events, lost_pages; /* the vectors' README */
 	} files[] = {
-		{"sched-marker-v6.dat", 1044, 0}, {"sched-marker-v7-zstd.dat", 1044, 0},
-		{"lost-events-v6.dat", 3564, 2},  {"sched-v7-zstd.dat", 397, 0},
-		{"top-buffer-v6.dat", 662, 0},
+	    {"sched-marker-v6.dat", 1044, 0}, {"sched-marker-v7-zstd.dat", 1044, 0},
+	    {"lost-events-v6.dat", 3564, 2},  {"sched-v7-zstd.dat", 397, 0},
+	    {"top-buffer-v6.dat", 662, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -275,9 +273,8 @@ static void test_capture_view(void)
 		rc = tb_report_write(c, f, NULL, &t);
 		fclose(f);
 		ok(rc == 0 && t.events == files[i].events && t.lost_lines == files[i].lost_pages,
-		   "%s: the kernel-text report prints %llu events and %llu loss lines",
-		   files[i].dat, (unsigned long long)files[i].events,
-		   (unsigned long long)files[i].lost_pages);
+		   "%s: the kernel-text report prints %llu events and %llu loss lines", files[i].dat,
+		   (unsigned long long)files[i].events, (unsigned long long)files[i].lost_pages);
 		free(text);
 		tb_capture_close(c);
 	}
@@ -294,10 +291,10 @@ static void test_capture_view(void)
 static void test_time_options(void)
 {
 	static const uint8_t opts[] = {
-		'o', 'p', 't', 'i', 'o', 'n', 's', ' ', ' ', 0,
-		1, 0, 7, 0, 0, 0, '0', 'x', '1', '0', '0', '0', 0,       /* DATE */
-		7, 0, 7, 0, 0, 0, '2', '5', '0', '0', '0', '0', 0,       /* OFFSET */
-		0, 0,                                                    /* end */
+	    'o', 'p', 't', 'i', 'o', 'n', 's', ' ', ' ', 0,   1,   0,	7,
+	    0,	 0,   0,   '0', 'x', '1', '0', '0', '0', 0,		   /* DATE */
+	    7,	 0,   7,   0,	0,   0,	  '2', '5', '0', '0', '0', '0', 0, /* OFFSET */
+	    0,	 0,							   /* end */
 	};
 	const size_t at = 0x3c7, shift = sizeof(opts);
 	size_t len = 0;
@@ -331,7 +328,7 @@ static void test_time_options(void)
 		fclose(f);
 	}
 	ok(td && tb_tracedat_info(td)->ts_offset == 4096000 + 250000 && text &&
-	   strstr(text, "1000.004346: hello:") && strstr(text, "1000.504348: hello:"),
+	       strstr(text, "1000.004346: hello:") && strstr(text, "1000.504348: hello:"),
 	   "DATE (µs) and OFFSET (ns) options shift every time stamp");
 	snprintf(cmd, sizeof(cmd), "trace-cmd report %s 2>/dev/null", out);
 	if ((f = popen(cmd, "r"))) {

@@ -145,8 +145,7 @@ static void check_with_trace_cmd(const char *path, const char *what, bool zlib)
 /* ---------------------------------------------------- kernel captures */
 
 /* Every whole page of a raw file equals the capture's page, in order. */
-static bool same_pages(struct tb_capture *c, int cpu, const char *raw, size_t page_size,
-		       uint64_t *pages)
+static bool same_pages(struct tb_capture *c, int cpu, const char *raw, size_t page_size, uint64_t *pages)
 {
 	size_t len;
 	char *want = tap_slurp(raw, &len);
@@ -155,8 +154,7 @@ static bool same_pages(struct tb_capture *c, int cpu, const char *raw, size_t pa
 	bool same = want != NULL;
 
 	while (same && tb_capture_next_page(c, cpu, &p) == 1) {
-		same = p.size == page_size && at + page_size <= len &&
-		       !memcmp(p.data, want + at, page_size);
+		same = p.size == page_size && at + page_size <= len && !memcmp(p.data, want + at, page_size);
 		at += page_size;
 		(*pages)++;
 	}
@@ -178,12 +176,10 @@ static char *body_of_report(struct tb_capture *c)
 	return text;
 }
 
-static void roundtrip_capture(const char *cap, const char *prefix, int version,
-			      const char *compression)
+static void roundtrip_capture(const char *cap, const char *prefix, int version, const char *compression)
 {
 	char dir[256], out[256], what[256], raw[400];
-	struct tb_tracedat_write_opts o = {.version = version, .compression = compression,
-					   .diag = collect};
+	struct tb_tracedat_write_opts o = {.version = version, .compression = compression, .diag = collect};
 	struct tb_capture_opts co = {.prefix = prefix, .diag = collect};
 	struct tb_capture *from = NULL, *to = NULL;
 	char *a = NULL, *b = NULL;
@@ -215,8 +211,8 @@ static void roundtrip_capture(const char *cap, const char *prefix, int version,
 		tb_capture_rewind(to);
 		a = body_of_report(from);
 		b = body_of_report(to);
-		ok(a && b && !strcmp(a, b),
-		   "%s: the kernel-text report of the file equals the directory's", what);
+		ok(a && b && !strcmp(a, b), "%s: the kernel-text report of the file equals the directory's",
+		   what);
 		free(a);
 		free(b);
 	} else {
@@ -234,11 +230,13 @@ static void test_captures(void)
 	static const struct {
 		const char *dir, *prefix;
 	} caps[] = {
-		{"cap-a-small-noloss", NULL}, {"cap-b-overrun", NULL},
-		{"cap-c-subbuf8k", NULL},     {"cap-d-abs-timestamp", NULL},
-		{"cap-e-partial-and-padding", "e1."},
-		{"cap-e-partial-and-padding", "e2."},
-		{"cap-f-many-systems", NULL},
+	    {"cap-a-small-noloss", NULL},
+	    {"cap-b-overrun", NULL},
+	    {"cap-c-subbuf8k", NULL},
+	    {"cap-d-abs-timestamp", NULL},
+	    {"cap-e-partial-and-padding", "e1."},
+	    {"cap-e-partial-and-padding", "e2."},
+	    {"cap-f-many-systems", NULL},
 	};
 	static const struct {
 		int version;
@@ -254,21 +252,21 @@ static void test_captures(void)
 /* ------------------------------------------------------- a tracebuf ring */
 
 #define SAMPLE_ID 900
-#define SAMPLES 3000
+#define SAMPLES	  3000
 
 static const char sample_format[] =
-	"name: sample\n"
-	"ID: 900\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:u64 seq;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:u32 value;\toffset:16;\tsize:4;\tsigned:0;\n"
-	"\n"
-	"print fmt: \"seq=%llu value=%u\", REC->seq, REC->value\n";
+    "name: sample\n"
+    "ID: 900\n"
+    "format:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+    "\n"
+    "\tfield:u64 seq;\toffset:8;\tsize:8;\tsigned:0;\n"
+    "\tfield:u32 value;\toffset:16;\tsize:4;\tsigned:0;\n"
+    "\n"
+    "print fmt: \"seq=%llu value=%u\", REC->seq, REC->value\n";
 
 struct sample {
 	uint16_t type;
@@ -344,8 +342,11 @@ static void ring_file(int version, const char *compression, const char *instance
 	char out[256], what[128], cmdline[64], *hp, *he, *text;
 	size_t hp_len, he_len;
 	const char *instances[] = {instance, NULL};
-	struct tb_tracedat_write_opts o = {.version = version, .compression = compression,
-					   .cpus = 2, .clock = "mono", .diag = collect,
+	struct tb_tracedat_write_opts o = {.version = version,
+					   .compression = compression,
+					   .cpus = 2,
+					   .clock = "mono",
+					   .diag = collect,
 					   .instances = instance ? instances : NULL};
 	struct tb_tracedat_writer *w;
 	struct tb_ring *ring = filled_ring();
@@ -353,9 +354,8 @@ static void ring_file(int version, const char *compression, const char *instance
 
 	snprintf(out, sizeof(out), "/tmp/tb-tdw-%d-ring-v%d%s.dat", (int)getpid(), version,
 		 compression ? compression : "");
-	snprintf(what, sizeof(what), "a tracebuf ring as v%d%s%s%s%s", version,
-		 compression ? " " : "", compression ? compression : "",
-		 instance ? " in instance " : "", instance ? instance : "");
+	snprintf(what, sizeof(what), "a tracebuf ring as v%d%s%s%s%s", version, compression ? " " : "",
+		 compression ? compression : "", instance ? " in instance " : "", instance ? instance : "");
 	hp = tap_slurp(KDATA "header_page", &hp_len);
 	he = tap_slurp(KDATA "header_event", &he_len);
 	snprintf(cmdline, sizeof(cmdline), "%d tb-ring-test-%d\n", (int)getpid(), (int)getpid() % 10);
@@ -436,8 +436,8 @@ static void test_misuse(void)
 
 	tb_tracedat_writer_open(out, &o, &w);
 	tb_tracedat_write_headers(w, hp, hp_len, "", 0);
-	ok(tb_tracedat_write_begin_buffer(w, "inst", NULL) == -EINVAL &&
-	   strstr(last_problem, "inst"), "v6: an instance not announced is refused, named");
+	ok(tb_tracedat_write_begin_buffer(w, "inst", NULL) == -EINVAL && strstr(last_problem, "inst"),
+	   "v6: an instance not announced is refused, named");
 	tb_tracedat_writer_close(w);
 
 	tb_tracedat_writer_open(out, &o, &w);

@@ -49,13 +49,13 @@ int cmd_convert(int argc, char **argv)
 {
 	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX };
 	static const struct option longopts[] = {
-		{"v7", no_argument, NULL, OPT_V7},
-		{"compress", required_argument, NULL, OPT_COMPRESS},
-		{"compression", required_argument, NULL, OPT_COMPRESS},
-		{"file-version", required_argument, NULL, OPT_VERSION},
-		{"prefix", required_argument, NULL, OPT_PREFIX},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"v7", no_argument, NULL, OPT_V7},
+	    {"compress", required_argument, NULL, OPT_COMPRESS},
+	    {"compression", required_argument, NULL, OPT_COMPRESS},
+	    {"file-version", required_argument, NULL, OPT_VERSION},
+	    {"prefix", required_argument, NULL, OPT_PREFIX},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct counted counted = {0};
 	struct tb_tracedat_write_opts o = {.version = 6, .diag = count_diag, .diag_ctx = &counted};
@@ -65,11 +65,21 @@ int cmd_convert(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "hi:o:", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'i': in = optarg; break;
-		case 'o': out = optarg; break;
-		case OPT_V7: o.version = 7; break;
-		case OPT_COMPRESS: o.compression = optarg; break;
-		case OPT_PREFIX: prefix = optarg; break;
+		case 'i':
+			in = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_V7:
+			o.version = 7;
+			break;
+		case OPT_COMPRESS:
+			o.compression = optarg;
+			break;
+		case OPT_PREFIX:
+			prefix = optarg;
+			break;
 		case OPT_VERSION:
 			o.version = atoi(optarg);
 			if (o.version != 6 && o.version != 7) {
@@ -77,8 +87,10 @@ int cmd_convert(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'h': return usage(stdout);
-		default: return usage(stderr);
+		case 'h':
+			return usage(stdout);
+		default:
+			return usage(stderr);
 		}
 	}
 	if (!in && optind == argc - 1)

@@ -35,12 +35,12 @@ int cmd_dump(int argc, char **argv)
 {
 	enum { OPT_RECORDS = 256, OPT_NO_PAGES, OPT_BUFFER, OPT_CPU };
 	static const struct option longopts[] = {
-		{"records", no_argument, NULL, OPT_RECORDS},
-		{"no-pages", no_argument, NULL, OPT_NO_PAGES},
-		{"buffer", required_argument, NULL, OPT_BUFFER},
-		{"cpu", required_argument, NULL, OPT_CPU},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"records", no_argument, NULL, OPT_RECORDS},
+	    {"no-pages", no_argument, NULL, OPT_NO_PAGES},
+	    {"buffer", required_argument, NULL, OPT_BUFFER},
+	    {"cpu", required_argument, NULL, OPT_CPU},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct tb_tracedat_dump_opts o = {.cpu = -1};
 	struct tb_tracedat *td;
@@ -51,17 +51,27 @@ int cmd_dump(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "hi:", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'i': in = optarg; break;
-		case OPT_RECORDS: o.records = true; break;
-		case OPT_NO_PAGES: o.no_pages = true; break;
-		case OPT_BUFFER: o.buffer = optarg; break;
+		case 'i':
+			in = optarg;
+			break;
+		case OPT_RECORDS:
+			o.records = true;
+			break;
+		case OPT_NO_PAGES:
+			o.no_pages = true;
+			break;
+		case OPT_BUFFER:
+			o.buffer = optarg;
+			break;
 		case OPT_CPU:
 			o.cpu = (int)strtol(optarg, &end, 10);
 			if (*end || end == optarg || o.cpu < 0)
 				return usage(stderr);
 			break;
-		case 'h': return usage(stdout);
-		default: return usage(stderr);
+		case 'h':
+			return usage(stdout);
+		default:
+			return usage(stderr);
 		}
 	}
 	if (!in && optind == argc - 1)

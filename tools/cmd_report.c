@@ -102,49 +102,85 @@ static int add_cpu_list(struct report_args *a, const char *list)
 	return 0;
 }
 
-enum { OPT_PREFIX = 256, OPT_NO_HEADER, OPT_CLOCK, OPT_LIKE_TC, OPT_LIKE_KERNEL, OPT_BUFFER,
-       OPT_CPU, OPT_STAT };
+enum {
+	OPT_PREFIX = 256,
+	OPT_NO_HEADER,
+	OPT_CLOCK,
+	OPT_LIKE_TC,
+	OPT_LIKE_KERNEL,
+	OPT_BUFFER,
+	OPT_CPU,
+	OPT_STAT
+};
 
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
 	static const struct option longopts[] = {
-		{"prefix", required_argument, NULL, OPT_PREFIX},
-		{"no-header", no_argument, NULL, OPT_NO_HEADER},
-		{"clock", required_argument, NULL, OPT_CLOCK},
-		{"like-trace-cmd", no_argument, NULL, OPT_LIKE_TC},
-		{"like-kernel", no_argument, NULL, OPT_LIKE_KERNEL},
-		{"buffer", required_argument, NULL, OPT_BUFFER},
-		{"cpu", required_argument, NULL, OPT_CPU},
-		{"stat", no_argument, NULL, OPT_STAT},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"prefix", required_argument, NULL, OPT_PREFIX},
+	    {"no-header", no_argument, NULL, OPT_NO_HEADER},
+	    {"clock", required_argument, NULL, OPT_CLOCK},
+	    {"like-trace-cmd", no_argument, NULL, OPT_LIKE_TC},
+	    {"like-kernel", no_argument, NULL, OPT_LIKE_KERNEL},
+	    {"buffer", required_argument, NULL, OPT_BUFFER},
+	    {"cpu", required_argument, NULL, OPT_CPU},
+	    {"stat", no_argument, NULL, OPT_STAT},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "hi:tRlN", longopts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_PREFIX: a->copts.prefix = optarg; break;
-		case OPT_NO_HEADER: a->ropts.no_header = true; break;
-		case OPT_CLOCK: a->copts.clock = optarg; break;
-		case OPT_LIKE_TC: a->like_trace_cmd = true; break;
-		case OPT_LIKE_KERNEL: a->like_kernel = true; break;
-		case OPT_BUFFER: a->buffer = optarg; break;
-		case OPT_STAT: a->stat = true; break;
-		case 'i': a->input = optarg; break;
-		case 't': a->topts.nsec = true; break;
-		case 'R': a->topts.raw = true; break;
-		case 'l': a->topts.latency = true; break;
-		case 'N': a->topts.no_plugins = true; break;
+		case OPT_PREFIX:
+			a->copts.prefix = optarg;
+			break;
+		case OPT_NO_HEADER:
+			a->ropts.no_header = true;
+			break;
+		case OPT_CLOCK:
+			a->copts.clock = optarg;
+			break;
+		case OPT_LIKE_TC:
+			a->like_trace_cmd = true;
+			break;
+		case OPT_LIKE_KERNEL:
+			a->like_kernel = true;
+			break;
+		case OPT_BUFFER:
+			a->buffer = optarg;
+			break;
+		case OPT_STAT:
+			a->stat = true;
+			break;
+		case 'i':
+			a->input = optarg;
+			break;
+		case 't':
+			a->topts.nsec = true;
+			break;
+		case 'R':
+			a->topts.raw = true;
+			break;
+		case 'l':
+			a->topts.latency = true;
+			break;
+		case 'N':
+			a->topts.no_plugins = true;
+			break;
 		case OPT_CPU:
 			if (add_cpu_list(a, optarg) < 0) {
-				fprintf(stderr, "tracebuf report: --cpu %s: not a list of CPUs such as "
-					"0,2-3\n", optarg);
+				fprintf(stderr,
+					"tracebuf report: --cpu %s: not a list of CPUs such as "
+					"0,2-3\n",
+					optarg);
 				return 2;
 			}
 			break;
-		case 'h': return usage(stdout) - 1; /* -1: exit 0 after the help */
-		default: return usage(stderr);
+		case 'h':
+			return usage(stdout) - 1; /* -1: exit 0 after the help */
+		default:
+			return usage(stderr);
 		}
 	}
 	if (!a->input && optind == argc - 1)
@@ -233,7 +269,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (a.stat)
 		fprintf(stderr, "tracebuf report: --stat reads a trace.dat; for a directory see "
-			"`tracebuf stats`\n");
+				"`tracebuf stats`\n");
 	else if (a.like_trace_cmd)
 		rc = tb_report_write_like_trace_cmd(c, stdout, &a.topts, NULL);
 	else

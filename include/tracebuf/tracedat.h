@@ -98,28 +98,27 @@ struct tb_tracedat_opts {
  * read (wrong magic, a version other than 6 and 7, big endian, a damaged
  * or hostile header; reported with the byte offset), -ENOMEM.
  */
-int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts,
-		     struct tb_tracedat **out);
+int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, struct tb_tracedat **out);
 void tb_tracedat_close(struct tb_tracedat *td);
 
 /* What the file says about itself. */
 struct tb_tracedat_info {
 	const char *path;
 	uint64_t file_size;
-	int version;                     /* 6 or 7 */
-	unsigned long_size;              /* of the recording program, as stored */
-	uint32_t page_size;              /* sub-buffer size */
-	const char *compression;         /* "none", "zlib", "zstd" (v6: "none") */
+	int version;			 /* 6 or 7 */
+	unsigned long_size;		 /* of the recording program, as stored */
+	uint32_t page_size;		 /* sub-buffer size */
+	const char *compression;	 /* "none", "zlib", "zstd" (v6: "none") */
 	const char *compression_version; /* as stored, "" if none */
-	int cpus;                        /* what `trace-cmd report` prints as cpus= */
-	bool latency;                    /* the data is the kernel's latency text */
+	int cpus;			 /* what `trace-cmd report` prints as cpus= */
+	bool latency;			 /* the data is the kernel's latency text */
 	/* Options; NULL / 0 when absent. */
-	const char *trace_clock;    /* TRACECLOCK: the trace_clock file's text */
-	const char *uname;          /* UNAME */
-	const char *version_string; /* VERSION: the writing tool's version */
-	const char *cpustats;       /* every CPUSTAT text, joined as trace-cmd shows them */
-	bool has_date;              /* DATE option present */
-	int64_t ts_offset;          /* ns added to every time stamp: DATE (µs) + OFFSET */
+	const char *trace_clock;		/* TRACECLOCK: the trace_clock file's text */
+	const char *uname;			/* UNAME */
+	const char *version_string;		/* VERSION: the writing tool's version */
+	const char *cpustats;			/* every CPUSTAT text, joined as trace-cmd shows them */
+	bool has_date;				/* DATE option present */
+	int64_t ts_offset;			/* ns added to every time stamp: DATE (µs) + OFFSET */
 	uint32_t tsc2nsec_mult, tsc2nsec_shift; /* TSC2NSEC: mult 0 = none */
 	uint64_t tsc2nsec_offset;
 	/* Metadata sizes, for dumps. */
@@ -132,7 +131,7 @@ const struct tb_tracedat_info *tb_tracedat_info(const struct tb_tracedat *td);
 struct tb_tracedat_cpu {
 	int cpu;
 	uint64_t offset; /* file offset of its first sub-buffer (v7 compressed: of the chunk count) */
-	uint64_t size;   /* bytes (v7 compressed: of the chunks, the 4-byte count excluded) */
+	uint64_t size;	 /* bytes (v7 compressed: of the chunks, the 4-byte count excluded) */
 };
 
 struct tb_tracedat_buffer {
@@ -140,11 +139,11 @@ struct tb_tracedat_buffer {
 	const char *clock; /* its trace clock ("local"), NULL when the file names none */
 	uint32_t page_size;
 	bool compressed;
-	int ncpus;                         /* entries in cpus[] */
+	int ncpus; /* entries in cpus[] */
 	const struct tb_tracedat_cpu *cpus;
-	int slots;                         /* CPU numbers it takes in trace-cmd's merged order */
-	uint64_t offset;                   /* of its flyrecord block (v6) or section (v7) */
-	uint64_t text_offset, text_size;   /* latency text, when the buffer is one */
+	int slots;			 /* CPU numbers it takes in trace-cmd's merged order */
+	uint64_t offset;		 /* of its flyrecord block (v6) or section (v7) */
+	uint64_t text_offset, text_size; /* latency text, when the buffer is one */
 };
 int tb_tracedat_buffer_count(const struct tb_tracedat *td);
 /* Buffer i in trace-cmd's order: the top-level buffer first (if the file has one). */
@@ -164,12 +163,12 @@ const struct tb_tracedat_option *tb_tracedat_option(const struct tb_tracedat *td
 
 /* One part of the file: a v6 block or a v7 section. */
 struct tb_tracedat_part {
-	const char *what;  /* "header_page", "ftrace formats", "options", "buffer dat", ... */
-	int section_id;    /* v7 section id, -1 in v6 */
-	unsigned flags;    /* v7 section flags (bit 0: compressed) */
-	uint64_t offset;   /* where it starts (v7: its 16-byte header) */
-	uint64_t size;     /* bytes in the file */
-	uint64_t usize;    /* bytes once decompressed (= size when stored plainly) */
+	const char *what; /* "header_page", "ftrace formats", "options", "buffer dat", ... */
+	int section_id;	  /* v7 section id, -1 in v6 */
+	unsigned flags;	  /* v7 section flags (bit 0: compressed) */
+	uint64_t offset;  /* where it starts (v7: its 16-byte header) */
+	uint64_t size;	  /* bytes in the file */
+	uint64_t usize;	  /* bytes once decompressed (= size when stored plainly) */
 };
 size_t tb_tracedat_part_count(const struct tb_tracedat *td);
 const struct tb_tracedat_part *tb_tracedat_part(const struct tb_tracedat *td, size_t i);
@@ -178,7 +177,7 @@ const struct tb_tracedat_part *tb_tracedat_part(const struct tb_tracedat *td, si
 struct tb_tracedat_format {
 	const char *system;
 	const char *name; /* "" if the text has no name line */
-	uint32_t id;      /* 0 if the text has no ID line */
+	uint32_t id;	  /* 0 if the text has no ID line */
 	uint64_t offset;  /* file offset of the text (its section's, if compressed) */
 	size_t len;
 };
@@ -204,11 +203,11 @@ unsigned long tb_tracedat_problems(const struct tb_tracedat *td);
 /* ------------------------------------------------ trace-cmd's report */
 
 struct tb_tcmd_report_opts {
-	bool nsec;        /* -t: nanosecond time stamps */
-	bool raw;         /* -R: fields as name=value */
-	bool latency;     /* -l: the latency columns */
-	bool no_plugins;  /* -N: every event by its print fmt alone */
-	const int *cpus;  /* --cpu: only these merged CPU numbers (NULL: all) */
+	bool nsec;	 /* -t: nanosecond time stamps */
+	bool raw;	 /* -R: fields as name=value */
+	bool latency;	 /* -l: the latency columns */
+	bool no_plugins; /* -N: every event by its print fmt alone */
+	const int *cpus; /* --cpu: only these merged CPU numbers (NULL: all) */
 	size_t ncpus;
 };
 
@@ -227,8 +226,7 @@ int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_r
  * buffer, `cpus=` its CPU count, µs or raw time stamps by trace-cmd's rule
  * for its clock).
  */
-int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out,
-				   const struct tb_tcmd_report_opts *opts,
+int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct tb_tcmd_report_opts *opts,
 				   struct tb_report_totals *totals);
 
 /* `trace-cmd report --stat`: cpus=, the stored per-CPU stats, the top buffer's data. */
@@ -245,10 +243,10 @@ int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int 
 /* ---------------------------------------------------------------- dump */
 
 struct tb_tracedat_dump_opts {
-	bool no_pages;      /* the file's parts only */
-	bool records;       /* every record of every page, not one line per page */
+	bool no_pages;	    /* the file's parts only */
+	bool records;	    /* every record of every page, not one line per page */
 	const char *buffer; /* only this buffer's pages (NULL: all) */
-	int cpu;            /* only this CPU's pages (-1: all) */
+	int cpu;	    /* only this CPU's pages (-1: all) */
 };
 
 /*
@@ -266,13 +264,13 @@ int tb_tracedat_dump(struct tb_tracedat *td, FILE *out, const struct tb_tracedat
 struct tb_tracedat_writer;
 
 struct tb_tracedat_write_opts {
-	int version;             /* 6 (default when 0) or 7 */
+	int version;		 /* 6 (default when 0) or 7 */
 	const char *compression; /* v7: "none" (default), "zlib" or "zstd" */
-	uint32_t page_size;      /* sub-buffer size; 0: from the header_page text */
-	int cpus;                /* CPUs of the traced machine (cpus=) */
-	const char *clock;       /* the buffer's trace clock name ("local"); NULL: none stored */
+	uint32_t page_size;	 /* sub-buffer size; 0: from the header_page text */
+	int cpus;		 /* CPUs of the traced machine (cpus=) */
+	const char *clock;	 /* the buffer's trace clock name ("local"); NULL: none stored */
 	const char *trace_clock; /* the whole trace_clock text for the TRACECLOCK option; NULL: "[clock]" */
-	const char *uname;       /* UNAME option, NULL: none */
+	const char *uname;	 /* UNAME option, NULL: none */
 	/*
 	 * v6 only: the instance names (NULL-terminated list) the file will hold
 	 * besides the top buffer; version 6 announces them before any data.
@@ -296,17 +294,15 @@ int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opt
 int tb_tracedat_write_headers(struct tb_tracedat_writer *w, const char *header_page, size_t hp_len,
 			      const char *header_event, size_t he_len);
 /* A format file; system "ftrace" ones go where trace-cmd keeps ftrace's own. */
-int tb_tracedat_write_format(struct tb_tracedat_writer *w, const char *system, const char *text,
-			     size_t len);
+int tb_tracedat_write_format(struct tb_tracedat_writer *w, const char *system, const char *text, size_t len);
 int tb_tracedat_write_kallsyms(struct tb_tracedat_writer *w, const char *text, size_t len);
 int tb_tracedat_write_printk(struct tb_tracedat_writer *w, const char *text, size_t len);
 int tb_tracedat_write_cmdlines(struct tb_tracedat_writer *w, const char *text, size_t len);
 /* A CPU's stats text (the kernel's stats file) under buffer name ("" top). */
-int tb_tracedat_write_cpustat(struct tb_tracedat_writer *w, const char *buffer, int cpu,
-			      const char *text, size_t len);
+int tb_tracedat_write_cpustat(struct tb_tracedat_writer *w, const char *buffer, int cpu, const char *text,
+			      size_t len);
 /* A buffer: its name ("" for the top buffer) and clock name (NULL: opts->clock). */
-int tb_tracedat_write_begin_buffer(struct tb_tracedat_writer *w, const char *name,
-				   const char *clock);
+int tb_tracedat_write_begin_buffer(struct tb_tracedat_writer *w, const char *name, const char *clock);
 int tb_tracedat_write_begin_cpu(struct tb_tracedat_writer *w, int cpu);
 /* Whole sub-buffers, as they are (n bytes, a multiple of the page size). */
 int tb_tracedat_write_pages(struct tb_tracedat_writer *w, const void *pages, size_t n);

@@ -26,14 +26,14 @@ struct capture_source {
 };
 
 struct capture_desc {
-	const char *name;          /* the input, as messages name it */
-	struct tb_schema *schema;  /* borrowed */
-	int slots;                 /* CPU slots */
-	const bool *has_cpu;       /* slots entries: whether the CPU has pages */
+	const char *name;			 /* the input, as messages name it */
+	struct tb_schema *schema;		 /* borrowed */
+	int slots;				 /* CPU slots */
+	const bool *has_cpu;			 /* slots entries: whether the CPU has pages */
 	const struct tb_cpu_stats *const *stats; /* slots entries, NULL where none; may be NULL */
 	int online_cpus;
-	const char *clock;         /* its trace clock; NULL: opts->clock, else an error */
-	const char *tracer;        /* NULL: "nop" */
+	const char *clock;  /* its trace clock; NULL: opts->clock, else an error */
+	const char *tracer; /* NULL: "nop" */
 };
 
 /*
@@ -45,7 +45,6 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
 			const struct tb_capture_opts *opts, struct tb_capture **out);
 
 /* tb_capture_open() of a regular file: a trace.dat (src/tracedat/tdat_capture.c). */
-int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts,
-			  struct tb_capture **out);
+int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts, struct tb_capture **out);
 
 #endif

@@ -56,18 +56,20 @@ static void source_close(void *ctx)
 	free(src);
 }
 
-static int open_buffer(struct tb_tracedat *td, bool owns_td, int buffer,
-		       const struct tb_capture_opts *opts, struct tb_capture **out)
+static int open_buffer(struct tb_tracedat *td, bool owns_td, int buffer, const struct tb_capture_opts *opts,
+		       struct tb_capture **out)
 {
 	const struct tdat_buffer *b = &td->buffers[buffer];
 	struct tdat_source *src = calloc(1, sizeof(*src));
 	struct capture_source ops = {source_next_page, source_rewind, source_close, src};
 	struct capture_desc desc = {
-		.name = td->path,
-		.schema = td->schema,
-		.online_cpus = td->info.cpus,
-		/* trace-cmd reads a file that names no clock as the local clock's nanoseconds. */
-		.clock = opts && opts->clock ? opts->clock : b->clock ? b->clock : "local",
+	    .name = td->path,
+	    .schema = td->schema,
+	    .online_cpus = td->info.cpus,
+	    /* trace-cmd reads a file that names no clock as the local clock's nanoseconds. */
+	    .clock = opts && opts->clock ? opts->clock
+		     : b->clock		 ? b->clock
+					 : "local",
 	};
 	struct tb_capture_opts o = {.diag = td->diag, .diag_ctx = td->diag_ctx};
 	bool *has = NULL;
@@ -112,8 +114,7 @@ int tb_tracedat_capture(struct tb_tracedat *td, int buffer, const struct tb_capt
 	return open_buffer(td, false, buffer, opts, out);
 }
 
-int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts,
-			  struct tb_capture **out)
+int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts, struct tb_capture **out)
 {
 	struct tb_tracedat_opts o = {opts ? opts->diag : NULL, opts ? opts->diag_ctx : NULL};
 	struct tb_tracedat *td;
@@ -128,7 +129,8 @@ int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts,
 		return -ENOENT;
 	}
 	if (td->info.latency) {
-		tdat_report(td, 0, "the file holds latency text, not sub-buffers: print it with "
+		tdat_report(td, 0,
+			    "the file holds latency text, not sub-buffers: print it with "
 			    "`tracebuf report --like-trace-cmd`");
 		tb_tracedat_close(td);
 		return -EINVAL;

@@ -20,7 +20,7 @@
 
 #include "tdat_internal.h"
 
-#define COPY_BLOCK (1u << 20)
+#define COPY_BLOCK	 (1u << 20)
 #define MAX_CAPTURE_CPUS TDAT_MAX_CPUS
 
 /* The whole of dir/name (NUL-terminated); NULL with errno (ENOENT: absent). */
@@ -170,8 +170,8 @@ static int find_raw_cpus(const char *dir, const char *prefix, bool *has)
 }
 
 /* A raw file's whole sub-buffers, copied in large blocks. */
-static int copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t page_size,
-		    uint8_t *buf, const struct tb_tracedat_write_opts *o)
+static int copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t page_size, uint8_t *buf,
+		    const struct tb_tracedat_write_opts *o)
 {
 	size_t block = COPY_BLOCK / page_size * page_size, have = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
@@ -212,17 +212,18 @@ static int copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t pag
 	close(fd);
 	if (rc == 0 && have) {
 		struct tb_diag d = {.file = path};
-		snprintf(d.reason, sizeof(d.reason), "ends %zu bytes into a %u-byte sub-buffer; the "
-			 "partial sub-buffer is left out", have, page_size);
+		snprintf(d.reason, sizeof(d.reason),
+			 "ends %zu bytes into a %u-byte sub-buffer; the "
+			 "partial sub-buffer is left out",
+			 have, page_size);
 		d.warning = true;
 		(o->diag ? o->diag : tb_diag_print)(o->diag ? o->diag_ctx : NULL, &d);
 	}
 	return rc;
 }
 
-static int write_cpus(struct tb_tracedat_writer *w, const char *dir, const char *prefix,
-		      const bool *has, int top, uint32_t page_size,
-		      const struct tb_tracedat_write_opts *o)
+static int write_cpus(struct tb_tracedat_writer *w, const char *dir, const char *prefix, const bool *has,
+		      int top, uint32_t page_size, const struct tb_tracedat_write_opts *o)
 {
 	uint8_t *buf = malloc(COPY_BLOCK);
 	char path[PATH_MAX];
@@ -242,8 +243,8 @@ static int write_cpus(struct tb_tracedat_writer *w, const char *dir, const char 
 	return rc;
 }
 
-static int write_stats(struct tb_tracedat_writer *w, const char *dir, const char *prefix,
-		       const bool *has, int top)
+static int write_stats(struct tb_tracedat_writer *w, const char *dir, const char *prefix, const bool *has,
+		       int top)
 {
 	char name[64];
 	int rc = 0;
@@ -285,8 +286,7 @@ int tb_tracedat_write_capture(const char *dir, const char *prefix, const char *p
 {
 	struct tb_tracedat_write_opts o = *opts;
 	struct tb_tracedat_writer *w;
-	char clock[TDAT_MAX_NAME] = "", clock_list[1024] = "", ncpus[32] = "", *meta, *hp, *he,
-	     *tc = NULL;
+	char clock[TDAT_MAX_NAME] = "", clock_list[1024] = "", ncpus[32] = "", *meta, *hp, *he, *tc = NULL;
 	size_t len, hp_len, he_len = 0;
 	bool *has = calloc(MAX_CAPTURE_CPUS, sizeof(*has));
 	int rc, top;

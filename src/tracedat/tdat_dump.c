@@ -23,10 +23,12 @@ static void dump_parts(struct tb_tracedat *td, FILE *out)
 {
 	const struct tb_tracedat_info *i = &td->info;
 
-	fprintf(out, "%s: trace.dat version %d, little endian, %u-byte long, %u-byte pages, "
-		"compression %s%s%s, %llu bytes\n", td->path, i->version, i->long_size,
-		i->page_size, i->compression, i->compression_version[0] ? " " : "",
-		i->compression_version, (unsigned long long)i->file_size);
+	fprintf(out,
+		"%s: trace.dat version %d, little endian, %u-byte long, %u-byte pages, "
+		"compression %s%s%s, %llu bytes\n",
+		td->path, i->version, i->long_size, i->page_size, i->compression,
+		i->compression_version[0] ? " " : "", i->compression_version,
+		(unsigned long long)i->file_size);
 	fprintf(out, "cpus=%d\n\n", i->cpus);
 	/* In file order (the reader met them in the order the options point to them). */
 	qsort(td->parts, td->nparts, sizeof(*td->parts), by_offset);
@@ -39,8 +41,7 @@ static void dump_parts(struct tb_tracedat *td, FILE *out)
 		if (p->flags & 1)
 			snprintf(unz, sizeof(unz), "%llu", (unsigned long long)p->usize);
 		fprintf(out, "  0x%010llx %-10llu %-12s %s%s%s\n", (unsigned long long)p->offset,
-			(unsigned long long)p->size, unz, sec, p->what,
-			p->flags & 1 ? " (compressed)" : "");
+			(unsigned long long)p->size, unz, sec, p->what, p->flags & 1 ? " (compressed)" : "");
 	}
 }
 
@@ -98,34 +99,34 @@ static void dump_buffers(struct tb_tracedat *td, FILE *out)
 	fprintf(out, "\nbuffers (%d):\n", td->nbuffers);
 	for (int n = 0; n < td->nbuffers; n++) {
 		const struct tdat_buffer *b = &td->buffers[n];
-		fprintf(out, "  \"%s\"%s: clock %s, %u-byte pages%s, at byte %llu, %d CPU entries, "
-			"CPUs %d..%d in trace-cmd's merged order\n", b->name, b->name[0] ? "" : " (top)",
-			b->clock ? b->clock : "(none: local)", b->pub.page_size,
-			b->pub.compressed ? ", compressed" : "", (unsigned long long)b->pub.offset,
-			b->pub.ncpus, 0, b->pub.slots - 1);
+		fprintf(out,
+			"  \"%s\"%s: clock %s, %u-byte pages%s, at byte %llu, %d CPU entries, "
+			"CPUs %d..%d in trace-cmd's merged order\n",
+			b->name, b->name[0] ? "" : " (top)", b->clock ? b->clock : "(none: local)",
+			b->pub.page_size, b->pub.compressed ? ", compressed" : "",
+			(unsigned long long)b->pub.offset, b->pub.ncpus, 0, b->pub.slots - 1);
 		if (b->pub.text_size)
 			fprintf(out, "    latency text: %llu bytes at byte %llu\n",
-				(unsigned long long)b->pub.text_size,
-				(unsigned long long)b->pub.text_offset);
+				(unsigned long long)b->pub.text_size, (unsigned long long)b->pub.text_offset);
 		for (int c = 0; c < b->pub.ncpus; c++)
 			fprintf(out, "    CPU %d: %llu bytes at byte %llu%s\n", b->cpus[c].cpu,
-				(unsigned long long)b->cpus[c].size,
-				(unsigned long long)b->cpus[c].offset,
+				(unsigned long long)b->cpus[c].size, (unsigned long long)b->cpus[c].offset,
 				b->pub.compressed ? " (chunk count, then chunks)" : "");
 	}
 }
 
 static void dump_formats(struct tb_tracedat *td, FILE *out)
 {
-	fprintf(out, "\nformats: %zu ftrace, %zu in %zu systems; kallsyms %zu bytes, printk "
+	fprintf(out,
+		"\nformats: %zu ftrace, %zu in %zu systems; kallsyms %zu bytes, printk "
 		"formats %zu, cmdlines %zu; header_page %zu, header_event %zu\n",
-		td->info.nftrace_formats, td->info.nevent_formats, td->info.nsystems,
-		td->info.kallsyms_len, td->info.printk_len, td->info.cmdlines_len,
-		td->info.header_page_len, td->info.header_event_len);
+		td->info.nftrace_formats, td->info.nevent_formats, td->info.nsystems, td->info.kallsyms_len,
+		td->info.printk_len, td->info.cmdlines_len, td->info.header_page_len,
+		td->info.header_event_len);
 	for (size_t n = 0; n < td->nformats; n++) {
 		const struct tb_tracedat_format *f = &td->formats[n];
-		fprintf(out, "  %s/%s id %u (%zu bytes at byte %llu)%s\n", f->system, f->name, f->id,
-			f->len, (unsigned long long)f->offset,
+		fprintf(out, "  %s/%s id %u (%zu bytes at byte %llu)%s\n", f->system, f->name, f->id, f->len,
+			(unsigned long long)f->offset,
 			tb_schema_event(td->schema, f->id, NULL) ? "" : " (not loaded)");
 	}
 }
@@ -133,10 +134,14 @@ static void dump_formats(struct tb_tracedat *td, FILE *out)
 static const char *kind_name(enum tb_rec_kind k)
 {
 	switch (k) {
-	case TB_REC_DATA: return "data";
-	case TB_REC_PADDING: return "padding";
-	case TB_REC_TIME_EXTEND: return "time extend";
-	default: return "time stamp";
+	case TB_REC_DATA:
+		return "data";
+	case TB_REC_PADDING:
+		return "padding";
+	case TB_REC_TIME_EXTEND:
+		return "time extend";
+	default:
+		return "time stamp";
 	}
 }
 
@@ -156,8 +161,7 @@ static void dump_record(struct tb_tracedat *td, FILE *out, const struct tb_recor
 }
 
 /* One page: its header, its record counts, and with records every record. */
-static int dump_page(struct tb_tracedat *td, FILE *out, const struct tb_raw_page *p, unsigned n,
-		     bool records)
+static int dump_page(struct tb_tracedat *td, FILE *out, const struct tb_raw_page *p, unsigned n, bool records)
 {
 	struct tb_page_cursor c;
 	struct tb_record r;
@@ -171,8 +175,8 @@ static int dump_page(struct tb_tracedat *td, FILE *out, const struct tb_raw_page
 		tdat_report_in(td, p->file, p->file_offset + c.err.offset, "%s", c.err.reason);
 		return 1;
 	}
-	fprintf(out, "ts %llu, commit %u bytes%s", (unsigned long long)c.hdr.timestamp,
-		c.hdr.data_len, c.hdr.lost ? ", events lost before it" : "");
+	fprintf(out, "ts %llu, commit %u bytes%s", (unsigned long long)c.hdr.timestamp, c.hdr.data_len,
+		c.hdr.lost ? ", events lost before it" : "");
 	if (c.hdr.lost_stored)
 		fprintf(out, " (%llu)", (unsigned long long)c.hdr.lost_count);
 	if (records)

@@ -18,14 +18,14 @@
 #include "tdat_zip.h"
 #include "tracebuf/tracedat.h"
 
-#define TDAT_MAX_TEXT (64u << 20)       /* kallsyms, printk formats, cmdlines, a section */
-#define TDAT_MAX_FORMAT (1u << 20)      /* one format file */
-#define TDAT_MAX_OPTION (64u << 20)     /* one option's payload */
-#define TDAT_MAX_CPUS 4096              /* CPU numbers, like capture directories */
-#define TDAT_MAX_BUFFERS 1024           /* buffer instances */
-#define TDAT_MAX_SECTIONS 1024          /* options sections followed in a v7 chain */
-#define TDAT_MAX_CHUNK (64u << 20)      /* one compressed chunk, decompressed */
-#define TDAT_MAX_NAME 256               /* system, instance, clock names */
+#define TDAT_MAX_TEXT	  (64u << 20) /* kallsyms, printk formats, cmdlines, a section */
+#define TDAT_MAX_FORMAT	  (1u << 20)  /* one format file */
+#define TDAT_MAX_OPTION	  (64u << 20) /* one option's payload */
+#define TDAT_MAX_CPUS	  4096	      /* CPU numbers, like capture directories */
+#define TDAT_MAX_BUFFERS  1024	      /* buffer instances */
+#define TDAT_MAX_SECTIONS 1024	      /* options sections followed in a v7 chain */
+#define TDAT_MAX_CHUNK	  (64u << 20) /* one compressed chunk, decompressed */
+#define TDAT_MAX_NAME	  256	      /* system, instance, clock names */
 
 struct tdat_buffer {
 	struct tb_tracedat_buffer pub;
@@ -61,10 +61,10 @@ struct tb_tracedat {
 	struct tb_tracedat_format *formats;
 	size_t nformats, formats_cap;
 
-	int file_cpus;     /* the CPU count in the header (v6 item 23) */
-	int cpucount;      /* CPUCOUNT option, 0 if none */
+	int file_cpus; /* the CPU count in the header (v6 item 23) */
+	int cpucount;  /* CPUCOUNT option, 0 if none */
 	bool has_traceclock;
-	bool v6_latency;   /* v6: the data is latency text */
+	bool v6_latency; /* v6: the data is latency text */
 	uint64_t latency_offset;
 
 	/* Where the text being loaded lies, to place the schema's messages in the file. */
@@ -74,13 +74,13 @@ struct tb_tracedat {
 
 /* Report a problem at a file offset (counted). */
 void tdat_report(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* A problem in a page that names its own place (a decompressed chunk's label). */
 void tdat_report_in(struct tb_tracedat *td, const char *file, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* The same as a warning (not counted). */
 void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* pread exactly n bytes at offset; 0, or -EIO/-errno (reported with what). */
 int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what);
@@ -117,20 +117,20 @@ struct tdat_stream {
 	uint8_t *page;
 	/* compressed */
 	uint32_t chunks_left;
-	uint64_t chunk_at;       /* file offset of the current chunk's header */
-	uint64_t chunk_in_left;  /* compressed bytes of the chunk not yet read */
+	uint64_t chunk_at;	 /* file offset of the current chunk's header */
+	uint64_t chunk_in_left;	 /* compressed bytes of the chunk not yet read */
 	uint32_t chunk_out_left; /* decompressed bytes of the chunk not yet produced */
-	bool chunk_ended;        /* the decompressor saw the end of the block */
-	uint8_t *in;             /* read-ahead of compressed bytes */
+	bool chunk_ended;	 /* the decompressor saw the end of the block */
+	uint8_t *in;		 /* read-ahead of compressed bytes */
 	size_t in_len, in_pos;
 	struct tdat_unzip *unzip;
-	char *label;          /* names the chunk a decompressed page came from */
+	char *label;	      /* names the chunk a decompressed page came from */
 	uint64_t label_chunk; /* the chunk label names */
 	uint64_t chunk_pos;   /* byte of the next page in its decompressed chunk */
 };
 
-void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td,
-		      const struct tdat_buffer *b, const struct tb_tracedat_cpu *cpu);
+void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td, const struct tdat_buffer *b,
+		      const struct tb_tracedat_cpu *cpu);
 /* 1 with *page filled, 0 at the end, negative errno (reported; the stream ends). */
 int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page);
 void tdat_stream_rewind(struct tdat_stream *s);
@@ -140,8 +140,8 @@ void tdat_stream_free(struct tdat_stream *s);
  * Decompress a whole block of clen bytes at file offset at into a buffer of
  * exactly ulen bytes (caller frees).  0, -EINVAL (reported), -ENOMEM.
  */
-int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen,
-		       const char *what, uint8_t **out);
+int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+		       uint8_t **out);
 
 /*
  * Uncompressed writers: len bytes of whole sub-buffers from fd's current

@@ -19,8 +19,8 @@
 
 #define READ_AHEAD (64u << 10)
 
-void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td,
-		      const struct tdat_buffer *b, const struct tb_tracedat_cpu *cpu)
+void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td, const struct tdat_buffer *b,
+		      const struct tb_tracedat_cpu *cpu)
 {
 	memset(s, 0, sizeof(*s));
 	s->td = td;
@@ -72,9 +72,10 @@ static int next_plain_page(struct tdat_stream *s)
 	if (left == 0)
 		return stop(s, 0);
 	if (left < s->page_size) {
-		tdat_report(s->td, s->pos, "CPU %d's data ends %llu bytes into a %u-byte sub-buffer; "
-			    "the partial sub-buffer is skipped", s->cpu->cpu,
-			    (unsigned long long)left, s->page_size);
+		tdat_report(s->td, s->pos,
+			    "CPU %d's data ends %llu bytes into a %u-byte sub-buffer; "
+			    "the partial sub-buffer is skipped",
+			    s->cpu->cpu, (unsigned long long)left, s->page_size);
 		return stop(s, 0);
 	}
 	rc = tdat_pread(s->td, s->page, s->page_size, s->pos, "a sub-buffer");
@@ -97,9 +98,10 @@ static int open_chunk(struct tdat_stream *s)
 		s->chunks_left = tdat_le32(h);
 		s->pos += 4;
 		if (s->chunks_left > (s->end - s->pos) / 8) {
-			tdat_report(s->td, s->pos - 4, "CPU %d: %u compressed chunks cannot fit in its "
-				    "%llu bytes", s->cpu->cpu, s->chunks_left,
-				    (unsigned long long)(s->end - s->pos));
+			tdat_report(s->td, s->pos - 4,
+				    "CPU %d: %u compressed chunks cannot fit in its "
+				    "%llu bytes",
+				    s->cpu->cpu, s->chunks_left, (unsigned long long)(s->end - s->pos));
 			return -EINVAL;
 		}
 	}
@@ -115,19 +117,24 @@ static int open_chunk(struct tdat_stream *s)
 	ulen = tdat_le32(h + 4);
 	s->chunk_at = s->pos;
 	if (clen > s->end - s->pos - 8) {
-		tdat_report(s->td, s->pos, "CPU %d: a chunk of %u compressed bytes runs past the %llu "
-			    "bytes of the CPU's data", s->cpu->cpu, clen,
-			    (unsigned long long)(s->end - s->pos - 8));
+		tdat_report(s->td, s->pos,
+			    "CPU %d: a chunk of %u compressed bytes runs past the %llu "
+			    "bytes of the CPU's data",
+			    s->cpu->cpu, clen, (unsigned long long)(s->end - s->pos - 8));
 		return -EINVAL;
 	}
 	if (ulen % s->page_size) {
-		tdat_report(s->td, s->pos, "CPU %d: a chunk declares %u bytes, not a whole number of "
-			    "%u-byte sub-buffers", s->cpu->cpu, ulen, s->page_size);
+		tdat_report(s->td, s->pos,
+			    "CPU %d: a chunk declares %u bytes, not a whole number of "
+			    "%u-byte sub-buffers",
+			    s->cpu->cpu, ulen, s->page_size);
 		return -EINVAL;
 	}
 	if ((uint64_t)ulen > (uint64_t)clen * TDAT_MAX_RATIO + s->page_size) {
-		tdat_report(s->td, s->pos, "CPU %d: %u compressed bytes claim to hold %u: refused "
-			    "(a decompression bomb, or damage)", s->cpu->cpu, clen, ulen);
+		tdat_report(s->td, s->pos,
+			    "CPU %d: %u compressed bytes claim to hold %u: refused "
+			    "(a decompression bomb, or damage)",
+			    s->cpu->cpu, clen, ulen);
 		return -EINVAL;
 	}
 	if (!s->unzip && (rc = tdat_unzip_new(s->td->codec, &s->unzip)) < 0)
@@ -183,8 +190,8 @@ static int produce(struct tdat_stream *s, uint8_t *out, size_t want, size_t *got
 		int rc = refill(s);
 		if (rc < 0)
 			return rc;
-		rc = tdat_unzip_step(s->unzip, s->in ? s->in : (const uint8_t *)"", s->in_len,
-				     &s->in_pos, out, want, got, &why);
+		rc = tdat_unzip_step(s->unzip, s->in ? s->in : (const uint8_t *)"", s->in_len, &s->in_pos,
+				     out, want, got, &why);
 		if (rc < 0)
 			return corrupt(s, why);
 		if (rc == 1)

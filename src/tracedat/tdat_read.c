@@ -25,8 +25,8 @@ static const uint8_t MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n'
 
 /* ------------------------------------------------------------ problems */
 
-static void tell(struct tb_tracedat *td, const char *file, uint64_t offset, bool warning,
-		 const char *fmt, va_list ap)
+static void tell(struct tb_tracedat *td, const char *file, uint64_t offset, bool warning, const char *fmt,
+		 va_list ap)
 {
 	struct tb_diag d = {.file = file, .warning = warning};
 
@@ -107,7 +107,7 @@ struct rd {
 	struct tb_tracedat *td;
 	const uint8_t *mem;
 	uint64_t pos, end;
-	uint64_t base;     /* mem: file offset of the section */
+	uint64_t base;	   /* mem: file offset of the section */
 	const char *where; /* mem: which section, for messages */
 };
 
@@ -210,8 +210,8 @@ static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what,
 
 	*out = NULL;
 	if (len > limit)
-		return rd_fail(r, r->pos, "%s claims %llu bytes, more than the %llu tracebuf accepts",
-			       what, (unsigned long long)len, (unsigned long long)limit);
+		return rd_fail(r, r->pos, "%s claims %llu bytes, more than the %llu tracebuf accepts", what,
+			       (unsigned long long)len, (unsigned long long)limit);
 	if ((rc = rd_need(r, len, what)) < 0)
 		return rc;
 	buf = malloc(len + 1);
@@ -240,8 +240,8 @@ static int rd_tag(struct rd *r, const char *tag, size_t len)
 
 /* ------------------------------------------------------------ records */
 
-static int add_part(struct tb_tracedat *td, const char *what, int id, unsigned flags,
-		    uint64_t offset, uint64_t size, uint64_t usize)
+static int add_part(struct tb_tracedat *td, const char *what, int id, unsigned flags, uint64_t offset,
+		    uint64_t size, uint64_t usize)
 {
 	struct tb_tracedat_part *p;
 
@@ -273,9 +273,8 @@ static char *text_label(struct rd *r, uint64_t at, const char *what)
 	int n;
 
 	if (r->mem)
-		n = asprintf(&label, "%s: %s at byte %llu of the decompressed %s at byte %llu",
-			     r->td->path, what, (unsigned long long)at, r->where,
-			     (unsigned long long)r->base);
+		n = asprintf(&label, "%s: %s at byte %llu of the decompressed %s at byte %llu", r->td->path,
+			     what, (unsigned long long)at, r->where, (unsigned long long)r->base);
 	else
 		n = asprintf(&label, "%s: %s at byte %llu", r->td->path, what, (unsigned long long)at);
 	return n < 0 ? NULL : label;
@@ -419,15 +418,15 @@ static int read_event_formats(struct tb_tracedat *td, struct rd *r)
 	int rc = rd_u32(r, &nsys, "event system count");
 
 	if (rc == 0 && nsys > rd_left(r) / 5)
-		return rd_fail(r, r->pos - 4, "%u event systems cannot fit in the %llu bytes left",
-			       nsys, (unsigned long long)rd_left(r));
+		return rd_fail(r, r->pos - 4, "%u event systems cannot fit in the %llu bytes left", nsys,
+			       (unsigned long long)rd_left(r));
 	for (uint32_t s = 0; rc == 0 && s < nsys; s++) {
 		if ((rc = rd_cstr(r, system, sizeof(system), "event system name")) < 0 ||
 		    (rc = rd_u32(r, &n, "event count")) < 0)
 			break;
 		if (n > rd_left(r) / 8)
-			return rd_fail(r, r->pos - 4, "%u %s formats cannot fit in the %llu bytes left",
-				       n, system, (unsigned long long)rd_left(r));
+			return rd_fail(r, r->pos - 4, "%u %s formats cannot fit in the %llu bytes left", n,
+				       system, (unsigned long long)rd_left(r));
 		for (uint32_t i = 0; rc == 0 && i < n; i++) {
 			rc = read_one_format(td, r, system);
 			td->info.nevent_formats += rc == 0;
@@ -440,8 +439,8 @@ static int read_event_formats(struct tb_tracedat *td, struct rd *r)
 typedef int text_loader(struct tb_schema *, const char *, const char *, size_t);
 
 /* A length (u32 or u64) and a text for the schema; problems in it are not fatal. */
-static int read_text(struct tb_tracedat *td, struct rd *r, int len_bytes, const char *what,
-		     text_loader *load, size_t *len_out)
+static int read_text(struct tb_tracedat *td, struct rd *r, int len_bytes, const char *what, text_loader *load,
+		     size_t *len_out)
 {
 	uint64_t len = 0, at;
 	uint32_t len32;
@@ -474,8 +473,7 @@ static int read_kallsyms(struct tb_tracedat *td, struct rd *r)
 
 static int read_printk(struct tb_tracedat *td, struct rd *r)
 {
-	return read_text(td, r, 4, "printk formats", tb_schema_load_printk_formats,
-			 &td->info.printk_len);
+	return read_text(td, r, 4, "printk formats", tb_schema_load_printk_formats, &td->info.printk_len);
 }
 
 static int read_cmdlines(struct tb_tracedat *td, struct rd *r)
@@ -511,12 +509,13 @@ static int check_cpu_data(struct tb_tracedat *td, const struct tdat_buffer *b,
 {
 	uint64_t extra = b->pub.compressed && c->size ? 4 : 0; /* the chunk count */
 
-	if (c->size && (c->offset > td->info.file_size ||
-			c->size + extra > td->info.file_size - c->offset))
-		tdat_report(td, at, "%s%sCPU %d's data (%llu bytes at byte %llu) runs past the end of "
-			    "the %llu-byte file: the file was cut short", b->name[0] ? "buffer " : "",
-			    b->name[0] ? b->name : "", c->cpu, (unsigned long long)c->size,
-			    (unsigned long long)c->offset, (unsigned long long)td->info.file_size);
+	if (c->size && (c->offset > td->info.file_size || c->size + extra > td->info.file_size - c->offset))
+		tdat_report(td, at,
+			    "%s%sCPU %d's data (%llu bytes at byte %llu) runs past the end of "
+			    "the %llu-byte file: the file was cut short",
+			    b->name[0] ? "buffer " : "", b->name[0] ? b->name : "", c->cpu,
+			    (unsigned long long)c->size, (unsigned long long)c->offset,
+			    (unsigned long long)td->info.file_size);
 	else
 		return 0;
 	return -EINVAL;
@@ -544,8 +543,8 @@ static int read_flyrecord_table(struct tb_tracedat *td, struct rd *r, struct tda
 			return rc;
 	}
 	b->pub.ncpus = b->pub.slots = cpus;
-	add_part(td, b->name[0] ? "flyrecord table (instance)" : "flyrecord table", -1, 0, at,
-		 r->pos - at, r->pos - at);
+	add_part(td, b->name[0] ? "flyrecord table (instance)" : "flyrecord table", -1, 0, at, r->pos - at,
+		 r->pos - at);
 	/* trace-cmd reads the clock record only when a TRACECLOCK option announced it. */
 	if (!td->has_traceclock)
 		return 0;
@@ -562,7 +561,8 @@ static int read_flyrecord_table(struct tb_tracedat *td, struct rd *r, struct tda
 		name[close - open - 1] = '\0';
 		b->clock = strdup(name);
 	} else {
-		tdat_warn(td, at + 8, "the trace clock record names no clock in brackets; "
+		tdat_warn(td, at + 8,
+			  "the trace clock record names no clock in brackets; "
 			  "reading the times as the local clock's, as trace-cmd does");
 		b->clock = strdup("local");
 	}
@@ -657,8 +657,7 @@ struct sections {
 };
 
 /* v7 BUFFER: offset, name, clock, page size, CPU count, CPUs. */
-static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t size, uint64_t at,
-			   bool text)
+static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t size, uint64_t at, bool text)
 {
 	const char *end = (const char *)d + size, *name = (const char *)d + 8, *clock = NULL;
 	struct tdat_buffer *b;
@@ -671,14 +670,16 @@ static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t si
 			clock = NULL;
 	}
 	if (!clock) {
-		tdat_report(td, at, "BUFFER option of %u bytes does not hold an offset, a name and a "
-			    "clock", size);
+		tdat_report(td, at,
+			    "BUFFER option of %u bytes does not hold an offset, a name and a "
+			    "clock",
+			    size);
 		return -EINVAL;
 	}
 	if (!(b = add_buffer(td, name, tdat_le64(d))))
-		return td->nbuffers >= TDAT_MAX_BUFFERS ? (tdat_report(td, at, "more than %d buffers",
-								      TDAT_MAX_BUFFERS), -EINVAL)
-							: -ENOMEM;
+		return td->nbuffers >= TDAT_MAX_BUFFERS
+			   ? (tdat_report(td, at, "more than %d buffers", TDAT_MAX_BUFFERS), -EINVAL)
+			   : -ENOMEM;
 	b->option_at = at;
 	if (clock[0] && !(b->clock = strdup(clock)))
 		return -ENOMEM;
@@ -695,14 +696,15 @@ static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t si
 	ncpus = tdat_le32(p + 4);
 	p += 8;
 	if (ncpus > TDAT_MAX_CPUS || (uint64_t)ncpus * 20 > (uint64_t)(end - (const char *)p)) {
-		tdat_report(td, at, "BUFFER option '%s' lists %u CPUs but has room for %ld", name,
-			    ncpus, (long)((end - (const char *)p) / 20));
+		tdat_report(td, at, "BUFFER option '%s' lists %u CPUs but has room for %ld", name, ncpus,
+			    (long)((end - (const char *)p) / 20));
 		return -EINVAL;
 	}
 	if (b->pub.page_size != td->info.page_size) {
-		tdat_report(td, at, "buffer '%s' has %u-byte sub-buffers where the file has %u-byte "
-			    "ones; tracebuf reads one size per file", name, b->pub.page_size,
-			    td->info.page_size);
+		tdat_report(td, at,
+			    "buffer '%s' has %u-byte sub-buffers where the file has %u-byte "
+			    "ones; tracebuf reads one size per file",
+			    name, b->pub.page_size, td->info.page_size);
 		return -EINVAL;
 	}
 	b->cpus = calloc(ncpus ? ncpus : 1, sizeof(*b->cpus));
@@ -711,8 +713,8 @@ static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t si
 	for (uint32_t i = 0; i < ncpus; i++, p += 20) {
 		uint32_t cpu = tdat_le32(p);
 		if (cpu >= TDAT_MAX_CPUS) {
-			tdat_report(td, at, "buffer '%s' names CPU %u; tracebuf reads CPUs below %d",
-				    name, cpu, TDAT_MAX_CPUS);
+			tdat_report(td, at, "buffer '%s' names CPU %u; tracebuf reads CPUs below %d", name,
+				    cpu, TDAT_MAX_CPUS);
 			return -EINVAL;
 		}
 		for (uint32_t j = 0; j < i; j++)
@@ -731,8 +733,8 @@ static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t si
 }
 
 /* One option; the ones that matter for reading are applied, all are kept for dumps. */
-static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, uint32_t size,
-			uint64_t at, struct sections *sec)
+static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, uint32_t size, uint64_t at,
+			struct sections *sec)
 {
 	struct tdat_buffer *b;
 	long long v;
@@ -758,8 +760,10 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
 		if (td->info.version >= 7)
 			return parse_v7_buffer(td, d, size, at, id == TB_TDAT_OPT_BUFFER_TEXT);
 		if (size < 9 || !memchr(d + 8, '\0', size - 8)) {
-			tdat_report(td, at, "BUFFER option of %u bytes does not hold an offset and a "
-				    "name", size);
+			tdat_report(td, at,
+				    "BUFFER option of %u bytes does not hold an offset and a "
+				    "name",
+				    size);
 			return -EINVAL;
 		}
 		if (!(b = add_buffer(td, (const char *)d + 8, tdat_le64(d))))
@@ -787,8 +791,7 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
 			td->info.tsc2nsec_shift = tdat_le32(d + 4);
 			td->info.tsc2nsec_offset = tdat_le64(d + 8);
 			if (td->info.tsc2nsec_shift > 63) {
-				tdat_report(td, at, "TSC2NSEC shift %u is above 63",
-					    td->info.tsc2nsec_shift);
+				tdat_report(td, at, "TSC2NSEC shift %u is above 63", td->info.tsc2nsec_shift);
 				return -EINVAL;
 			}
 		}
@@ -841,8 +844,10 @@ static int read_options(struct tb_tracedat *td, struct rd *r, struct sections *s
 			if (id == TB_TDAT_OPT_DONE) {
 				*next_from = where;
 				if (size < 8)
-					rc = rd_fail(r, at, "the last option holds %u bytes, not the 8 of "
-						     "the next options section's offset", size);
+					rc = rd_fail(r, at,
+						     "the last option holds %u bytes, not the 8 of "
+						     "the next options section's offset",
+						     size);
 				else
 					*next = tdat_le64(data);
 				rc = rc < 0 ? rc : keep_option(td, id, data, size, where);
@@ -867,8 +872,10 @@ static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpu
 	int rc;
 
 	if (b->pub.offset >= td->info.file_size) {
-		tdat_report(td, b->option_at, "buffer '%s' is said to start at byte %llu, past the end "
-			    "of the file", b->name, (unsigned long long)b->pub.offset);
+		tdat_report(td, b->option_at,
+			    "buffer '%s' is said to start at byte %llu, past the end "
+			    "of the file",
+			    b->name, (unsigned long long)b->pub.offset);
 		return -EINVAL;
 	}
 	if ((rc = rd_get(&r, tag, 10, "buffer block tag")) < 0)
@@ -933,8 +940,7 @@ static int read_v6(struct tb_tracedat *td, struct rd *r)
 	if ((rc = rd_u32(r, &cpus, "CPU count")) < 0)
 		return rc;
 	if (cpus == 0 || cpus > TDAT_MAX_CPUS)
-		return rd_fail(r, at, "the file says %u CPUs; tracebuf reads 1 to %d", cpus,
-			       TDAT_MAX_CPUS);
+		return rd_fail(r, at, "the file says %u CPUs; tracebuf reads 1 to %d", cpus, TDAT_MAX_CPUS);
 	td->file_cpus = (int)cpus;
 	if ((rc = rd_get(r, tag, 10, "options or flyrecord tag")) < 0)
 		return rc;
@@ -976,17 +982,28 @@ static int read_v6(struct tb_tracedat *td, struct rd *r)
 static const char *section_name(unsigned id)
 {
 	switch (id) {
-	case TB_TDAT_OPT_DONE: return "options";
-	case TB_TDAT_OPT_BUFFER: return "buffer flyrecord";
-	case TB_TDAT_OPT_STRINGS: return "strings";
-	case TB_TDAT_OPT_HEADER_INFO: return "headers";
-	case TB_TDAT_OPT_FTRACE_EVENTS: return "ftrace events";
-	case TB_TDAT_OPT_EVENT_FORMATS: return "events format";
-	case TB_TDAT_OPT_KALLSYMS: return "kallsyms";
-	case TB_TDAT_OPT_PRINTK: return "printk";
-	case TB_TDAT_OPT_CMDLINES: return "command lines";
-	case TB_TDAT_OPT_BUFFER_TEXT: return "buffer text";
-	default: return "unknown";
+	case TB_TDAT_OPT_DONE:
+		return "options";
+	case TB_TDAT_OPT_BUFFER:
+		return "buffer flyrecord";
+	case TB_TDAT_OPT_STRINGS:
+		return "strings";
+	case TB_TDAT_OPT_HEADER_INFO:
+		return "headers";
+	case TB_TDAT_OPT_FTRACE_EVENTS:
+		return "ftrace events";
+	case TB_TDAT_OPT_EVENT_FORMATS:
+		return "events format";
+	case TB_TDAT_OPT_KALLSYMS:
+		return "kallsyms";
+	case TB_TDAT_OPT_PRINTK:
+		return "printk";
+	case TB_TDAT_OPT_CMDLINES:
+		return "command lines";
+	case TB_TDAT_OPT_BUFFER_TEXT:
+		return "buffer text";
+	default:
+		return "unknown";
 	}
 }
 
@@ -1001,36 +1018,42 @@ static int read_section_header(struct tb_tracedat *td, uint64_t at, uint64_t fro
 	int rc;
 
 	if (at > td->info.file_size || td->info.file_size - at < 16) {
-		tdat_report(td, from, "the %s section is said to start at byte %llu, past the end of "
-			    "the %llu-byte file", section_name(want), (unsigned long long)at,
+		tdat_report(td, from,
+			    "the %s section is said to start at byte %llu, past the end of "
+			    "the %llu-byte file",
+			    section_name(want), (unsigned long long)at,
 			    (unsigned long long)td->info.file_size);
 		return -EINVAL;
 	}
 	if ((rc = tdat_pread(td, h, sizeof(h), at, "section header")) < 0)
 		return rc;
 	if (tdat_le16(h) != want) {
-		tdat_report(td, at, "expected a %s section (id %u) here, found id %u",
-			    section_name(want), want, tdat_le16(h));
+		tdat_report(td, at, "expected a %s section (id %u) here, found id %u", section_name(want),
+			    want, tdat_le16(h));
 		return -EINVAL;
 	}
 	*flags = tdat_le16(h + 2);
 	*size = tdat_le64(h + 8);
 	if (*size > td->info.file_size - at - 16) {
-		tdat_report(td, at, "the %s section claims %llu bytes; the file has %llu after its "
-			    "header", section_name(want), (unsigned long long)*size,
+		tdat_report(td, at,
+			    "the %s section claims %llu bytes; the file has %llu after its "
+			    "header",
+			    section_name(want), (unsigned long long)*size,
 			    (unsigned long long)(td->info.file_size - at - 16));
 		return -EINVAL;
 	}
 	if ((*flags & 1) && td->codec == TDAT_CODEC_NONE) {
-		tdat_report(td, at, "the %s section is marked compressed in a file without "
-			    "compression", section_name(want));
+		tdat_report(td, at,
+			    "the %s section is marked compressed in a file without "
+			    "compression",
+			    section_name(want));
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen,
-		       const char *what, uint8_t **out)
+int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+		       uint8_t **out)
 {
 	struct tdat_unzip *u = NULL;
 	uint8_t *in = NULL, *buf;
@@ -1040,8 +1063,10 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
 
 	*out = NULL;
 	if (ulen > TDAT_MAX_TEXT || (uint64_t)ulen > clen * TDAT_MAX_RATIO + 4096) {
-		tdat_report(td, at, "%s: %llu compressed bytes claim to hold %u: refused (a "
-			    "decompression bomb, or damage)", what, (unsigned long long)clen, ulen);
+		tdat_report(td, at,
+			    "%s: %llu compressed bytes claim to hold %u: refused (a "
+			    "decompression bomb, or damage)",
+			    what, (unsigned long long)clen, ulen);
 		return -EINVAL;
 	}
 	buf = malloc(ulen ? ulen : 1);
@@ -1087,8 +1112,8 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
  * A section's body as a cursor: the file itself, or (compressed) a buffer
  * the caller frees (*mem).
  */
-static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id,
-			struct rd *r, uint8_t **mem)
+static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id, struct rd *r,
+			uint8_t **mem)
 {
 	uint16_t flags;
 	uint64_t size;
@@ -1106,8 +1131,7 @@ static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsi
 		return add_part(td, section_name(id), (int)id, flags, at, size + 16, size);
 	}
 	if (size < 8) {
-		tdat_report(td, at, "the compressed %s section is too short for its sizes",
-			    section_name(id));
+		tdat_report(td, at, "the compressed %s section is too short for its sizes", section_name(id));
 		return -EINVAL;
 	}
 	if ((rc = tdat_pread(td, h, 8, at + 16, "compressed section sizes")) < 0)
@@ -1129,8 +1153,8 @@ static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsi
 
 typedef int section_reader(struct tb_tracedat *td, struct rd *r);
 
-static int read_section(struct tb_tracedat *td, const struct sections *sec, unsigned id,
-			section_reader *read, bool required)
+static int read_section(struct tb_tracedat *td, const struct sections *sec, unsigned id, section_reader *read,
+			bool required)
 {
 	struct rd r;
 	uint8_t *mem;
@@ -1237,20 +1261,22 @@ static void walk_sections(struct tb_tracedat *td, uint64_t at)
 	for (int n = 0; at < td->info.file_size && n < 65536; n++) {
 		uint64_t size, left = td->info.file_size - at;
 		if (left < 16 || tdat_pread(td, h, 16, at, "a section header") < 0) {
-			tdat_report(td, at, "the file ends %llu bytes into a section header: it was cut "
-				    "short", (unsigned long long)left);
+			tdat_report(td, at,
+				    "the file ends %llu bytes into a section header: it was cut "
+				    "short",
+				    (unsigned long long)left);
 			return;
 		}
 		size = tdat_le64(h + 8);
 		if (size > left - 16) {
-			tdat_report(td, at, "the %s section here (%llu bytes) runs past the end of the "
-				    "file: it was cut short", section_name(tdat_le16(h)),
-				    (unsigned long long)size);
+			tdat_report(td, at,
+				    "the %s section here (%llu bytes) runs past the end of the "
+				    "file: it was cut short",
+				    section_name(tdat_le16(h)), (unsigned long long)size);
 			return;
 		}
 		if (tdat_le16(h) == TB_TDAT_OPT_STRINGS)
-			add_part(td, "strings", TB_TDAT_OPT_STRINGS, tdat_le16(h + 2), at, size + 16,
-				 size);
+			add_part(td, "strings", TB_TDAT_OPT_STRINGS, tdat_le16(h + 2), at, size + 16, size);
 		at += 16 + size;
 	}
 }
@@ -1269,10 +1295,9 @@ static int read_v7(struct tb_tracedat *td, struct rd *r)
 		return rc;
 	rc = tdat_codec_by_name(td->compression);
 	if (rc < 0)
-		return rd_fail(r, r->pos - 8 - strlen(td->compression_version) - 1 -
-					  strlen(td->compression) - 1,
-			       "compression '%s' is not one tracebuf reads (none, zlib, zstd)",
-			       td->compression);
+		return rd_fail(
+		    r, r->pos - 8 - strlen(td->compression_version) - 1 - strlen(td->compression) - 1,
+		    "compression '%s' is not one tracebuf reads (none, zlib, zstd)", td->compression);
 	td->codec = (enum tdat_codec)rc;
 	add_part(td, "initial format", -1, 0, 0, r->pos, r->pos);
 	if ((rc = read_v7_options(td, options_at, r->pos - 8, &sec)) < 0)
@@ -1303,24 +1328,25 @@ static int read_initial(struct tb_tracedat *td, struct rd *r)
 	if (td->info.file_size < sizeof(magic) ||
 	    (rc = tdat_pread(td, magic, sizeof(magic), 0, "magic")) < 0 ||
 	    memcmp(magic, MAGIC, sizeof(magic))) {
-		tdat_report(td, 0, "not a trace.dat file: it does not start with trace-cmd's magic "
+		tdat_report(td, 0,
+			    "not a trace.dat file: it does not start with trace-cmd's magic "
 			    "bytes 17 08 44 'tracing'");
 		return -EINVAL;
 	}
 	r->pos = sizeof(magic);
 	if ((rc = rd_cstr(r, version, sizeof(version), "version")) < 0)
 		return rc;
-	v = version[0] && strspn(version, "0123456789") == strlen(version) ? strtol(version, NULL, 10)
-									    : -1;
+	v = version[0] && strspn(version, "0123456789") == strlen(version) ? strtol(version, NULL, 10) : -1;
 	if (v != 6 && v != 7)
-		return rd_fail(r, 10, "trace.dat version '%s': tracebuf reads versions 6 and 7",
-			       version);
+		return rd_fail(r, 10, "trace.dat version '%s': tracebuf reads versions 6 and 7", version);
 	td->info.version = (int)v;
 	if ((rc = rd_get(r, b, 6, "endianness, long size and page size")) < 0)
 		return rc;
 	if (b[0] != 0)
-		return rd_fail(r, r->pos - 6, "the file is big endian (byte %u): tracebuf reads "
-			       "little-endian traces only", b[0]);
+		return rd_fail(r, r->pos - 6,
+			       "the file is big endian (byte %u): tracebuf reads "
+			       "little-endian traces only",
+			       b[0]);
 	td->info.long_size = b[1];
 	td->info.page_size = tdat_le32(b + 2);
 	if (b[1] != 4 && b[1] != 8)
@@ -1338,8 +1364,10 @@ static int check_page_size(struct tb_tracedat *td)
 
 	if (subbuf == td->info.page_size)
 		return 0;
-	tdat_report(td, 14, "the file's page size is %u bytes but its header_page describes "
-		    "%zu-byte sub-buffers", td->info.page_size, subbuf);
+	tdat_report(td, 14,
+		    "the file's page size is %u bytes but its header_page describes "
+		    "%zu-byte sub-buffers",
+		    td->info.page_size, subbuf);
 	return -EINVAL;
 }
 
@@ -1379,8 +1407,7 @@ static void fill_info(struct tb_tracedat *td)
 	}
 }
 
-int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts,
-		     struct tb_tracedat **out)
+int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, struct tb_tracedat **out)
 {
 	struct tb_tracedat *td = calloc(1, sizeof(*td));
 	struct rd r;
@@ -1403,8 +1430,8 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts,
 	td->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (td->fd < 0 || fstat(td->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		rc = td->fd < 0 || !S_ISREG(st.st_mode) ? (td->fd < 0 ? -errno : -EINVAL) : -errno;
-		tdat_report(td, 0, "cannot open: %s", td->fd >= 0 && rc == -EINVAL
-							     ? "not a regular file" : strerror(-rc));
+		tdat_report(td, 0, "cannot open: %s",
+			    td->fd >= 0 && rc == -EINVAL ? "not a regular file" : strerror(-rc));
 		tb_tracedat_close(td);
 		return rc;
 	}
@@ -1547,17 +1574,16 @@ bool tdat_clock_in_usecs(const char *clock)
 const char *tb_tracedat_option_name(unsigned id)
 {
 	static const char *const names[] = {
-		"DONE", "DATE", "CPUSTAT", "BUFFER", "TRACECLOCK", "UNAME", "HOOK", "OFFSET",
-		"CPUCOUNT", "VERSION", "PROCMAPS", "TRACEID", "TIME_SHIFT", "GUEST", "TSC2NSEC",
-		"STRINGS", "HEADERS", "FTRACE EVENTS", "EVENT FORMATS", "KALLSYMS", "PRINTK",
-		"CMDLINES", "BUFFER_LAT",
+	    "DONE",	     "DATE",	 "CPUSTAT",  "BUFFER",	 "TRACECLOCK", "UNAME",
+	    "HOOK",	     "OFFSET",	 "CPUCOUNT", "VERSION",	 "PROCMAPS",   "TRACEID",
+	    "TIME_SHIFT",    "GUEST",	 "TSC2NSEC", "STRINGS",	 "HEADERS",    "FTRACE EVENTS",
+	    "EVENT FORMATS", "KALLSYMS", "PRINTK",   "CMDLINES", "BUFFER_LAT",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
 }
 
-int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int cpu,
-			  struct tb_cpu_stats *out)
+int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int cpu, struct tb_cpu_stats *out)
 {
 	const char *p = td->cpustats, *cur = "";
 	char key[32];

@@ -31,16 +31,16 @@
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 
-#define FLUSH_AT (256 * 1024)
+#define FLUSH_AT    (256 * 1024)
 #define PAYLOAD_PAD 64
-#define UNKNOWN "[UNKNOWN EVENT]"
+#define UNKNOWN	    "[UNKNOWN EVENT]"
 
 /* libtraceevent's latency flags (common_flags bits as its latency column reads them). */
-#define LAT_IRQS_OFF 0x01
+#define LAT_IRQS_OFF	   0x01
 #define LAT_IRQS_NOSUPPORT 0x02
-#define LAT_NEED_RESCHED 0x04
-#define LAT_HARDIRQ 0x08
-#define LAT_SOFTIRQ 0x10
+#define LAT_NEED_RESCHED   0x04
+#define LAT_HARDIRQ	   0x08
+#define LAT_SOFTIRQ	   0x10
 
 /* One buffer as trace-cmd sees it: a handle whose CPUs take slots in the merged order. */
 struct tc_buffer {
@@ -58,9 +58,9 @@ struct tc_stream {
 	struct tb_raw_page page;
 	struct tb_page_cursor cursor;
 	struct tb_record next;
-	uint64_t ts;         /* next's time stamp, with the file's offsets applied */
-	bool first_of_page;  /* next is the page's first record */
-	long long missed;    /* the page's loss: 0, -1 (count unknown) or the count */
+	uint64_t ts;	    /* next's time stamp, with the file's offsets applied */
+	bool first_of_page; /* next is the page's first record */
+	long long missed;   /* the page's loss: 0, -1 (count unknown) or the count */
 };
 
 struct tc_report {
@@ -84,7 +84,7 @@ struct tc_report {
 };
 
 static void problem(struct tc_report *r, const char *file, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static void problem(struct tc_report *r, const char *file, uint64_t offset, const char *fmt, ...)
 {
@@ -125,8 +125,8 @@ static bool open_next_page(struct tc_report *r, struct tc_stream *s)
 			return true;
 		}
 		r->t.bad_pages++;
-		problem(r, s->page.file, s->page.file_offset + s->cursor.err.offset,
-			"%s; sub-buffer skipped", s->cursor.err.reason);
+		problem(r, s->page.file, s->page.file_offset + s->cursor.err.offset, "%s; sub-buffer skipped",
+			s->cursor.err.reason);
 	}
 	return false;
 }
@@ -208,7 +208,9 @@ static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 	col[0] = flags & LAT_IRQS_OFF ? 'd' : flags & LAT_IRQS_NOSUPPORT ? 'X' : '.';
 	col[1] = flags & LAT_NEED_RESCHED ? 'N' : '.';
 	col[2] = (flags & LAT_HARDIRQ) && (flags & LAT_SOFTIRQ) ? 'H'
-		 : flags & LAT_HARDIRQ ? 'h' : flags & LAT_SOFTIRQ ? 's' : '.';
+		 : flags & LAT_HARDIRQ				? 'h'
+		 : flags & LAT_SOFTIRQ				? 's'
+								: '.';
 	col[3] = pc & 0xf ? "0123456789abcdef"[pc & 0xf] : '.';
 	col[4] = pc & 0xf0 ? "0123456789abcdef"[pc >> 4] : '.';
 	sb_put(b, col, sizeof(col));
@@ -303,8 +305,8 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	}
 	if (f && tb_schema_check_record(f, d, s->next.len, &err) < 0) {
 		r->t.bad_records++;
-		problem(r, s->page.file, s->page.file_offset +
-			(uint64_t)(d - s->page.data) + err.offset, "%s; record skipped", err.reason);
+		problem(r, s->page.file, s->page.file_offset + (uint64_t)(d - s->page.data) + err.offset,
+			"%s; record skipped", err.reason);
 		return;
 	}
 	if (f)
@@ -418,25 +420,24 @@ static void capture_problem(void *ctx, const char *file, uint64_t offset, const 
 	tb_capture_report(ctx, file, offset, "%s", reason);
 }
 
-int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out,
-				   const struct tb_tcmd_report_opts *opts,
+int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct tb_tcmd_report_opts *opts,
 				   struct tb_report_totals *totals)
 {
 	static const struct tb_tcmd_report_opts none;
 	struct tc_buffer buf = {
-		.name = "",
-		.cap = c,
-		.slots = tb_capture_cpu_slots(c),
-		.usecs = tdat_clock_in_usecs(tb_capture_clock(c)),
+	    .name = "",
+	    .cap = c,
+	    .slots = tb_capture_cpu_slots(c),
+	    .usecs = tdat_clock_in_usecs(tb_capture_clock(c)),
 	};
 	struct tc_report r = {
-		.out = out,
-		.schema = tb_capture_schema(c),
-		.o = opts ? opts : &none,
-		.bufs = &buf,
-		.nbufs = 1,
-		.report = capture_problem,
-		.report_ctx = c,
+	    .out = out,
+	    .schema = tb_capture_schema(c),
+	    .o = opts ? opts : &none,
+	    .bufs = &buf,
+	    .nbufs = 1,
+	    .report = capture_problem,
+	    .report_ctx = c,
 	};
 	int rc = run(&r, tb_capture_online_cpus(c));
 
@@ -471,8 +472,7 @@ static int print_latency(struct tb_tracedat *td, FILE *out)
 	}
 	while (pos < end && rc == 0) {
 		size_t n = end - pos < sizeof(buf) ? (size_t)(end - pos) : sizeof(buf);
-		if ((rc = tdat_pread(td, buf, n, pos, "latency text")) == 0 &&
-		    fwrite(buf, 1, n, out) != n)
+		if ((rc = tdat_pread(td, buf, n, pos, "latency text")) == 0 && fwrite(buf, 1, n, out) != n)
 			rc = -EIO;
 		pos += n;
 	}
@@ -486,14 +486,14 @@ int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_r
 {
 	static const struct tb_tcmd_report_opts none;
 	struct tc_report r = {
-		.out = out,
-		.schema = td->schema,
-		.o = opts ? opts : &none,
-		.ts_offset = td->info.ts_offset,
-		.mult = td->info.tsc2nsec_mult,
-		.shift = td->info.tsc2nsec_shift,
-		.report = tracedat_problem,
-		.report_ctx = td,
+	    .out = out,
+	    .schema = td->schema,
+	    .o = opts ? opts : &none,
+	    .ts_offset = td->info.ts_offset,
+	    .mult = td->info.tsc2nsec_mult,
+	    .shift = td->info.tsc2nsec_shift,
+	    .report = tracedat_problem,
+	    .report_ctx = td,
 	};
 	bool has_top = td->nbuffers && !td->buffers[0].name[0];
 	int rc = 0, n = 0;

@@ -31,8 +31,8 @@
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 
-#define CHUNK_PAGES 10        /* sub-buffers per compressed chunk, as trace-cmd */
-#define WRITER_NAME "tracebuf 0.1.0"
+#define CHUNK_PAGES	10 /* sub-buffers per compressed chunk, as trace-cmd */
+#define WRITER_NAME	"tracebuf 0.1.0"
 #define MAX_WRITER_CPUS TDAT_MAX_CPUS
 
 struct stored_text {
@@ -49,11 +49,11 @@ struct w_cpu {
 struct w_buffer {
 	char *name;
 	char *clock;
-	uint64_t section_at;  /* v7: its section header; v6: its flyrecord block */
-	uint64_t table_at;    /* v6: its CPU table */
+	uint64_t section_at; /* v7: its section header; v6: its flyrecord block */
+	uint64_t table_at;   /* v6: its CPU table */
 	struct w_cpu *cpus;
 	int ncpus;
-	uint32_t string;      /* v7: its description in the strings section */
+	uint32_t string; /* v7: its description in the strings section */
 };
 
 struct tb_tracedat_writer {
@@ -85,11 +85,11 @@ struct tb_tracedat_writer {
 	int nbuffers;
 	struct w_buffer *cur;
 	struct w_cpu *cur_cpu;
-	bool top_done; /* v6: the top buffer's table is settled */
+	bool top_done;	  /* v6: the top buffer's table is settled */
 	char **instances; /* v6: the instances announced at open */
 	int ninstances;
 	uint64_t v6_buffer_opts[TDAT_MAX_BUFFERS]; /* v6: where each BUFFER option's offset lies */
-	uint64_t options_at_field; /* v7: where the first options offset is stored */
+	uint64_t options_at_field;		   /* v7: where the first options offset is stored */
 	uint64_t section_at[TB_TDAT_OPT_CMDLINES + 1];
 	struct tb_strbuf strings;
 
@@ -103,7 +103,7 @@ struct tb_tracedat_writer {
 /* -------------------------------------------------------------- output */
 
 static int fail(struct tb_tracedat_writer *w, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct tb_tracedat_writer *w, int rc, const char *fmt, ...)
 {
@@ -131,8 +131,7 @@ static int put(struct tb_tracedat_writer *w, const void *buf, size_t n)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return fail(w, r < 0 ? -errno : -EIO, "writing: %s",
-				    strerror(r < 0 ? errno : EIO));
+			return fail(w, r < 0 ? -errno : -EIO, "writing: %s", strerror(r < 0 ? errno : EIO));
 		done += (size_t)r;
 		w->pos += (uint64_t)r;
 	}
@@ -145,8 +144,8 @@ static int patch(struct tb_tracedat_writer *w, uint64_t at, const void *buf, siz
 	if (w->err)
 		return w->err;
 	if (pwrite(w->fd, buf, n, (off_t)at) != (ssize_t)n)
-		return fail(w, -errno ? -errno : -EIO, "writing at byte %llu: %s",
-			    (unsigned long long)at, strerror(errno));
+		return fail(w, -errno ? -errno : -EIO, "writing at byte %llu: %s", (unsigned long long)at,
+			    strerror(errno));
 	return 0;
 }
 
@@ -313,8 +312,7 @@ int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opt
 	w->uname = dup_or_null(opts->uname, &rc);
 	for (const char *const *n = opts->instances; rc == 0 && n && *n; n++) {
 		char **grown = realloc(w->instances, (size_t)(w->ninstances + 1) * sizeof(*grown));
-		if (!grown || w->ninstances >= TDAT_MAX_BUFFERS - 1 || !**n ||
-		    strlen(*n) >= TDAT_MAX_NAME) {
+		if (!grown || w->ninstances >= TDAT_MAX_BUFFERS - 1 || !**n || strlen(*n) >= TDAT_MAX_NAME) {
 			free(grown == w->instances ? NULL : grown);
 			rc = grown ? -EINVAL : -ENOMEM;
 			break;
@@ -326,9 +324,9 @@ int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opt
 			w->ninstances++;
 	}
 	codec = tdat_codec_by_name(opts->compression ? opts->compression : "none");
-	if (rc == 0 && (w->version < 6 || w->version > 7 || codec < 0 ||
-			(w->version == 6 && codec != TDAT_CODEC_NONE) || w->cpus <= 0 ||
-			w->cpus > MAX_WRITER_CPUS))
+	if (rc == 0 &&
+	    (w->version < 6 || w->version > 7 || codec < 0 || (w->version == 6 && codec != TDAT_CODEC_NONE) ||
+	     w->cpus <= 0 || w->cpus > MAX_WRITER_CPUS))
 		rc = -EINVAL;
 	if (rc == 0) {
 		w->codec = (enum tdat_codec)codec;
@@ -340,7 +338,8 @@ int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opt
 	if (rc < 0) {
 		if (rc == -EINVAL) {
 			struct tb_diag d = {.file = path};
-			snprintf(d.reason, sizeof(d.reason), "cannot write version %d with compression "
+			snprintf(d.reason, sizeof(d.reason),
+				 "cannot write version %d with compression "
 				 "'%s' for %d CPUs (v6: none; v7: none, zlib or zstd; 1 to %d CPUs)",
 				 w->version, opts->compression ? opts->compression : "none", w->cpus,
 				 MAX_WRITER_CPUS);
@@ -401,8 +400,7 @@ int tb_tracedat_write_headers(struct tb_tracedat_writer *w, const char *header_p
 	return 0;
 }
 
-int tb_tracedat_write_format(struct tb_tracedat_writer *w, const char *system, const char *text,
-			     size_t len)
+int tb_tracedat_write_format(struct tb_tracedat_writer *w, const char *system, const char *text, size_t len)
 {
 	struct stored_text *f;
 
@@ -424,14 +422,14 @@ int tb_tracedat_write_format(struct tb_tracedat_writer *w, const char *system, c
 	return 0;
 }
 
-static int write_text(struct tb_tracedat_writer *w, struct stored_text *t, const char *what,
-		      const char *text, size_t len)
+static int write_text(struct tb_tracedat_writer *w, struct stored_text *t, const char *what, const char *text,
+		      size_t len)
 {
 	if (w->meta_written)
 		return too_late(w, what);
 	if (len > TDAT_MAX_TEXT)
-		return fail(w, -EFBIG, "%s of %zu bytes is above the %u trace.dat readers accept",
-			    what, len, TDAT_MAX_TEXT);
+		return fail(w, -EFBIG, "%s of %zu bytes is above the %u trace.dat readers accept", what, len,
+			    TDAT_MAX_TEXT);
 	return keep_text(t, text, len) < 0 ? fail(w, -ENOMEM, "out of memory") : 0;
 }
 
@@ -451,8 +449,7 @@ int tb_tracedat_write_cmdlines(struct tb_tracedat_writer *w, const char *text, s
 }
 
 /* One CPUSTAT option payload (a C string), kept as u32 length + bytes. */
-static void stat_payload(struct tb_tracedat_writer *w, const char *a, size_t alen, const char *b,
-			 size_t blen)
+static void stat_payload(struct tb_tracedat_writer *w, const char *a, size_t alen, const char *b, size_t blen)
 {
 	sb_u32(&w->cpustats, (uint32_t)(alen + blen + 1));
 	sb_put(&w->cpustats, a, alen);
@@ -460,8 +457,8 @@ static void stat_payload(struct tb_tracedat_writer *w, const char *a, size_t ale
 	sb_putc(&w->cpustats, '\0');
 }
 
-int tb_tracedat_write_cpustat(struct tb_tracedat_writer *w, const char *buffer, int cpu,
-			      const char *text, size_t len)
+int tb_tracedat_write_cpustat(struct tb_tracedat_writer *w, const char *buffer, int cpu, const char *text,
+			      size_t len)
 {
 	char head[TDAT_MAX_NAME + 16];
 	int n;
@@ -676,8 +673,8 @@ static uint32_t add_string(struct tb_tracedat_writer *w, const char *desc)
 }
 
 /* v7: a section header; a buffer's size is patched when its data is done. */
-static int put_section_header(struct tb_tracedat_writer *w, unsigned id, unsigned flags,
-			      uint32_t desc, uint64_t size)
+static int put_section_header(struct tb_tracedat_writer *w, unsigned id, unsigned flags, uint32_t desc,
+			      uint64_t size)
 {
 	put_u16(w, (uint16_t)id);
 	put_u16(w, (uint16_t)flags);
@@ -686,8 +683,7 @@ static int put_section_header(struct tb_tracedat_writer *w, unsigned id, unsigne
 }
 
 /* v7: a metadata section, compressed when the file is. */
-static int put_section(struct tb_tracedat_writer *w, unsigned id, uint32_t desc,
-		       const struct tb_strbuf *body)
+static int put_section(struct tb_tracedat_writer *w, unsigned id, uint32_t desc, const struct tb_strbuf *body)
 {
 	size_t cap;
 	uint8_t *z;
@@ -723,9 +719,12 @@ static int write_v7_metadata(struct tb_tracedat_writer *w)
 		unsigned id;
 		const char *desc;
 	} sections[] = {
-		{TB_TDAT_OPT_HEADER_INFO, "headers"},  {TB_TDAT_OPT_FTRACE_EVENTS, "ftrace events"},
-		{TB_TDAT_OPT_EVENT_FORMATS, "events format"}, {TB_TDAT_OPT_KALLSYMS, "kallsyms"},
-		{TB_TDAT_OPT_PRINTK, "printk"},       {TB_TDAT_OPT_CMDLINES, "command lines"},
+	    {TB_TDAT_OPT_HEADER_INFO, "headers"},
+	    {TB_TDAT_OPT_FTRACE_EVENTS, "ftrace events"},
+	    {TB_TDAT_OPT_EVENT_FORMATS, "events format"},
+	    {TB_TDAT_OPT_KALLSYMS, "kallsyms"},
+	    {TB_TDAT_OPT_PRINTK, "printk"},
+	    {TB_TDAT_OPT_CMDLINES, "command lines"},
 	};
 	const char *name = tdat_codec_name(w->codec), *version = tdat_codec_version(w->codec);
 
@@ -737,12 +736,24 @@ static int write_v7_metadata(struct tb_tracedat_writer *w)
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]) && !w->err; i++) {
 		struct tb_strbuf b = {0};
 		switch (sections[i].id) {
-		case TB_TDAT_OPT_HEADER_INFO: body_headers(w, &b); break;
-		case TB_TDAT_OPT_FTRACE_EVENTS: body_formats(w, &b, true); break;
-		case TB_TDAT_OPT_EVENT_FORMATS: body_formats(w, &b, false); break;
-		case TB_TDAT_OPT_KALLSYMS: body_text(&b, &w->kallsyms, 4); break;
-		case TB_TDAT_OPT_PRINTK: body_text(&b, &w->printk, 4); break;
-		default: body_text(&b, &w->cmdlines, 8); break;
+		case TB_TDAT_OPT_HEADER_INFO:
+			body_headers(w, &b);
+			break;
+		case TB_TDAT_OPT_FTRACE_EVENTS:
+			body_formats(w, &b, true);
+			break;
+		case TB_TDAT_OPT_EVENT_FORMATS:
+			body_formats(w, &b, false);
+			break;
+		case TB_TDAT_OPT_KALLSYMS:
+			body_text(&b, &w->kallsyms, 4);
+			break;
+		case TB_TDAT_OPT_PRINTK:
+			body_text(&b, &w->printk, 4);
+			break;
+		default:
+			body_text(&b, &w->cmdlines, 8);
+			break;
 		}
 		put_section(w, sections[i].id, add_string(w, sections[i].desc), &b);
 		sb_free(&b);
@@ -786,8 +797,7 @@ static int settle_v6_top(struct tb_tracedat_writer *w)
 	return w->err;
 }
 
-static struct w_buffer *new_buffer(struct tb_tracedat_writer *w, const char *name,
-				   const char *clock)
+static struct w_buffer *new_buffer(struct tb_tracedat_writer *w, const char *name, const char *clock)
 {
 	struct w_buffer *b = realloc(w->buffers, (size_t)(w->nbuffers + 1) * sizeof(*b));
 
@@ -848,8 +858,10 @@ static int begin_buffer(struct tb_tracedat_writer *w, const char *name, const ch
 		return rc;
 	slot = v6_instance_slot(w, name);
 	if (slot < 0)
-		return fail(w, -EINVAL, "version 6 instance '%s' was not announced in the write "
-			    "options (instances)", name);
+		return fail(w, -EINVAL,
+			    "version 6 instance '%s' was not announced in the write "
+			    "options (instances)",
+			    name);
 	if (!(w->cur = new_buffer(w, name, clock)))
 		return fail(w, -ENOMEM, "out of memory");
 	w->cur->section_at = w->pos;
@@ -868,8 +880,7 @@ static int begin_buffer(struct tb_tracedat_writer *w, const char *name, const ch
 	return pad_to_page(w);
 }
 
-int tb_tracedat_write_begin_buffer(struct tb_tracedat_writer *w, const char *name,
-				   const char *clock)
+int tb_tracedat_write_begin_buffer(struct tb_tracedat_writer *w, const char *name, const char *clock)
 {
 	return begin_buffer(w, name ? name : "", clock);
 }
@@ -967,8 +978,8 @@ int tdat_writer_copy_file(struct tb_tracedat_writer *w, int fd, uint64_t len)
 		ssize_t n = copy_file_range(fd, NULL, w->fd, NULL, len, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && !started && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
-					  errno == EOPNOTSUPP))
+		if (n < 0 && !started &&
+		    (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP))
 			return -ENOTSUP; /* this pair of files cannot: copy through memory */
 		if (n <= 0)
 			return fail(w, n < 0 ? -errno : -EIO, "copying sub-buffers: %s",

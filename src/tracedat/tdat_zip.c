@@ -73,8 +73,8 @@ int tdat_unzip_new(enum tdat_codec codec, struct tdat_unzip **out)
 		u->z_ready = true;
 	} else {
 		u->zs = ZSTD_createDStream();
-		if (!u->zs || ZSTD_isError(ZSTD_DCtx_setParameter(u->zs, ZSTD_d_windowLogMax,
-								   ZSTD_MAX_WINDOW_LOG))) {
+		if (!u->zs ||
+		    ZSTD_isError(ZSTD_DCtx_setParameter(u->zs, ZSTD_d_windowLogMax, ZSTD_MAX_WINDOW_LOG))) {
 			tdat_unzip_free(u);
 			return -ENOMEM;
 		}
@@ -100,8 +100,8 @@ int tdat_unzip_reset(struct tdat_unzip *u)
 	return ZSTD_isError(ZSTD_DCtx_reset(u->zs, ZSTD_reset_session_only)) ? -EINVAL : 0;
 }
 
-static int inflate_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos,
-			uint8_t *out, size_t out_cap, size_t *out_pos, const char **why)
+static int inflate_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos, uint8_t *out,
+			size_t out_cap, size_t *out_pos, const char **why)
 {
 	size_t in_left = in_len - *in_pos, out_left = out_cap - *out_pos;
 	int rc;
@@ -122,8 +122,8 @@ static int inflate_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, 
 	return -EINVAL;
 }
 
-static int zstd_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos,
-		     uint8_t *out, size_t out_cap, size_t *out_pos, const char **why)
+static int zstd_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos, uint8_t *out,
+		     size_t out_cap, size_t *out_pos, const char **why)
 {
 	ZSTD_inBuffer ib = {in, in_len, *in_pos};
 	ZSTD_outBuffer ob = {out, out_cap, *out_pos};
@@ -133,15 +133,15 @@ static int zstd_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, siz
 	*out_pos = ob.pos;
 	if (ZSTD_isError(rc)) {
 		*why = ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge
-			       ? "zstd frame asks for a window above 16 MiB"
-			       : "corrupt zstd data";
+			   ? "zstd frame asks for a window above 16 MiB"
+			   : "corrupt zstd data";
 		return -EINVAL;
 	}
 	return rc == 0 ? 1 : 0;
 }
 
-int tdat_unzip_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos,
-		    uint8_t *out, size_t out_cap, size_t *out_pos, const char **why)
+int tdat_unzip_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos, uint8_t *out,
+		    size_t out_cap, size_t *out_pos, const char **why)
 {
 	if (u->codec == TDAT_CODEC_ZLIB)
 		return inflate_step(u, in, in_len, in_pos, out, out_cap, out_pos, why);

@@ -49,8 +49,8 @@ int tdat_unzip_reset(struct tdat_unzip *u);
  * positions.  Returns 1 when the block ended, 0 when it needs more input or
  * more room, -EINVAL when the data is corrupt (*why says how, static).
  */
-int tdat_unzip_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos,
-		    uint8_t *out, size_t out_cap, size_t *out_pos, const char **why);
+int tdat_unzip_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos, uint8_t *out,
+		    size_t out_cap, size_t *out_pos, const char **why);
 
 /* A compressor, kept from one block to the next (zstd's context is costly to make). */
 struct tdat_zipper;
