@@ -355,8 +355,47 @@ static void test_time_options(void)
 	free(dat);
 }
 
+/*
+ * A v6 latency file: minimal-handmade-v6.dat with "latency  " where its
+ * flyrecord tag was and the kernel's latency text after it.  trace-cmd
+ * prints cpus=, the text as it is, and one more newline.
+ */
+static void test_latency_file(void)
+{
+	static const char text[] = "# tracer: wakeup\n#\n  <idle>-0       0d...    0us : hello\n";
+	const size_t at = 0x3c7;
+	char out[64], *src = tap_slurp(DATA "minimal-handmade-v6.dat", NULL), *got = NULL;
+	struct tb_tracedat_opts o = {.diag = collect};
+	struct tb_tracedat *td = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "/tmp/tb-tdat-lat-%d.dat", (int)getpid());
+	f = fopen(out, "wb");
+	if (src && f) {
+		fwrite(src, 1, at, f);
+		fwrite("latency  ", 1, 10, f);
+		fwrite(text, 1, sizeof(text) - 1, f);
+	}
+	if (f)
+		fclose(f);
+	if (tb_tracedat_open(out, &o, &td) == 0) {
+		f = open_memstream(&got, &len);
+		tb_tracedat_report(td, f, NULL, NULL);
+		fclose(f);
+	}
+	ok(td && tb_tracedat_info(td)->latency && got && !strncmp(got, "cpus=1\n", 7) &&
+	   !strncmp(got + 7, text, sizeof(text) - 1) && !strcmp(got + 7 + sizeof(text) - 1, "\n"),
+	   "a latency file prints as cpus=, its text and a newline (trace-cmd's read_latency)");
+	tb_tracedat_close(td);
+	unlink(out);
+	free(got);
+	free(src);
+}
+
 int main(void)
 {
+	test_latency_file();
 	test_time_options();
 	test_reports();
 	test_cpu_filter();

@@ -461,7 +461,15 @@ static void tracedat_problem(void *ctx, const char *file, uint64_t offset, const
 static int print_latency(struct tb_tracedat *td, FILE *out)
 {
 	const struct tb_tracedat_buffer *b = &td->buffers[0].pub;
-	uint64_t pos = b->text_offset, end = b->text_offset + b->text_size;
+	uint64_t pos, end;
+
+	for (int i = 0; i < td->nbuffers; i++)
+		if (td->buffers[i].pub.text_size) {
+			b = &td->buffers[i].pub;
+			break;
+		}
+	pos = b->text_offset;
+	end = b->text_offset + b->text_size;
 	char buf[65536];
 	int rc = 0;
 
@@ -476,6 +484,7 @@ static int print_latency(struct tb_tracedat *td, FILE *out)
 			rc = -EIO;
 		pos += n;
 	}
+	fputc('\n', out); /* trace-cmd ends the text with one more newline */
 	if (rc == 0 && (fflush(out) || ferror(out)))
 		rc = -EIO;
 	return rc < 0 && rc != -EIO ? 1 : rc;
@@ -511,12 +520,8 @@ int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_r
 		b->name = td->buffers[i].name;
 		b->slots = td->buffers[i].pub.slots;
 		b->usecs = r.mult || tdat_clock_in_usecs(td->buffers[i].clock);
-		rc = tb_tracedat_capture(td, i, NULL, &b->cap);
-		if (rc == -EINVAL) {
-			/* A clock tracebuf does not know still prints, as raw counts. */
-			struct tb_capture_opts o = {.clock = "counter"};
-			rc = tb_tracedat_capture(td, i, &o, &b->cap);
-		}
+		/* The capture's own clock rule is not used here: trace-cmd's above is. */
+		rc = tb_tracedat_capture(td, i, &(struct tb_capture_opts){.clock = "local"}, &b->cap);
 	}
 	r.nbufs = n;
 	for (int i = 1; i < n; i++)
