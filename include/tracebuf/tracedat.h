@@ -224,7 +224,9 @@ int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_r
 /*
  * The same layout for a capture directory or live instance (one unnamed
  * buffer, `cpus=` its CPU count, µs or raw time stamps by trace-cmd's rule
- * for its clock).
+ * for its clock).  Both functions leave the schema handing print fmts to
+ * libtraceevent as they are (as trace-cmd does); its plugins are loaded for
+ * the call only.
  */
 int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct tb_tcmd_report_opts *opts,
 				   struct tb_report_totals *totals);
