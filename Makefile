@@ -49,12 +49,14 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print src/source
+SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 # TB_BUILDING_LIBTRACEBUF: tracepoint.h keeps the general TLS model inside the libraries.
 CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition -DTB_BUILDING_LIBTRACEBUF
-LDLIBS_READ := $(TEV_LIBS) -lpthread -ldl -lm
+# trace.dat files may be compressed (v7): zlib and zstd, on the reading side only.
+ZIP_LIBS := -lzstd -lz
+LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c blob.c) \
@@ -186,6 +188,13 @@ $(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(BENCH_CFLAGS) -o $@ $< $(B)/libtracebuf.a \
 		-lpthread $(BENCH_LIBS)
+
+# bench_tracedat writes and reads trace.dat files: it links the reading side too.
+$(B)/bench/bench_tracedat: bench/bench_tracedat.c $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
+		$(B)/libtracebuf.a $(LDLIBS_READ)
 
 $(B)/examples/%: examples/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)

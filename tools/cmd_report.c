@@ -1,54 +1,77 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracebuf report [--prefix P] [--no-header] [--clock CLOCK] [--stat]
- *                 [--graph|--no-graph] [--graph-opt OPT,...] [--objects FILE] DIR
+ * tracebuf report [OPTIONS] DIR | FILE.dat | -i FILE.dat
  *
  * Print a capture directory or a live tracefs instance as the kernel's
- * `trace` text.  A live instance is consumed (its trace_pipe_raw is read).
- * When the capture's tracer is function_graph (a saved function trace,
- * tracebuf/func.h) the events print as the call graph that tracer prints;
- * user-space addresses are named from the objects file (DIR/objects).
- * Exit status: 0 clean, 1 some input was damaged (reported on stderr, the
- * rest printed), 2 usage or the input could not be opened at all.
+ * `trace` text, and a trace.dat as `trace-cmd report` prints it (each
+ * layout can be asked for the other input: --like-trace-cmd,
+ * --like-kernel).  A live instance is consumed (its trace_pipe_raw is
+ * read).  When a capture's tracer is function_graph (a saved function
+ * trace, tracebuf/func.h) its events print as the call graph that tracer
+ * prints; user-space addresses are named from the objects file
+ * (DIR/objects).  Exit status: 0 clean, 1 some input was damaged (reported
+ * on stderr, the rest printed), 2 usage or the input could not be opened
+ * at all.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmds.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/funcgraph.h"
 #include "tracebuf/report.h"
+#include "tracebuf/tracedat.h"
 #include "tracebuf/usyms.h"
+
+#define MAX_CPU_FILTER 65536
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: tracebuf report [--prefix P] [--no-header] [--clock CLOCK] [--stat]\n"
-		   "                       [--graph | --no-graph] [--graph-opt OPT,...]\n"
-		   "                       [--objects FILE] DIR\n"
+	fprintf(f, "usage: tracebuf report [OPTIONS] DIR | FILE.dat\n"
+		   "       tracebuf report [OPTIONS] -i FILE.dat\n"
 		   "\n"
 		   "DIR is a capture directory (header_page, formats/, cpuN.raw, ...) or a\n"
 		   "live tracefs instance such as /sys/kernel/tracing/instances/NAME, whose\n"
-		   "buffer is consumed.\n"
+		   "buffer is consumed; it prints as the kernel's `trace` file.  FILE.dat is\n"
+		   "a trace-cmd trace.dat; it prints as `trace-cmd report` prints it.\n"
 		   "\n"
-		   "  --prefix P      raw and stats files are named PcpuN.raw, PcpuN.stats\n"
-		   "  --no-header     print the events only\n"
-		   "  --clock CLOCK   the trace clock (local, x86-tsc, ...), for a capture\n"
-		   "                  that does not say which it is\n"
-		   "  --stat          no event lines: per event, how many records were printed\n"
-		   "                  and by which printer (the kernel's own, the compiled print\n"
-		   "                  fmt, or libtraceevent with the reason), then the totals\n"
-		   "  --graph         print function entries and exits as a call graph (the\n"
-		   "                  default when the capture's tracer is function_graph)\n"
-		   "  --no-graph      print every event as a line, whatever the tracer\n"
-		   "  --graph-opt O   the kernel's funcgraph options: proc, abstime, tail,\n"
-		   "                  overrun, retaddr, nocpu, noduration, nooverhead\n"
-		   "  --objects FILE  name user-space addresses from the objects listed in FILE\n"
-		   "                  (default: DIR/objects when it exists)\n");
+		   "  --like-trace-cmd  trace-cmd's layout for DIR as well\n"
+		   "  --like-kernel     the kernel's `trace` text for FILE.dat (one buffer)\n"
+		   "  --buffer NAME     with --like-kernel: the instance to print (default: the\n"
+		   "                    first buffer with data; \"\" is the top-level buffer)\n"
+		   "  -i FILE           the input, as trace-cmd takes it\n"
+		   "\n"
+		   "trace-cmd's layout:\n"
+		   "  -t                nanosecond time stamps\n"
+		   "  -R                raw events: every field as name=value\n"
+		   "  -l                the latency columns (irqs-off, need-resched, ...)\n"
+		   "  -N                no plugins: every event by its print fmt alone\n"
+		   "  --cpu LIST        only these CPUs (\"0,2-3\"), numbered as trace-cmd does:\n"
+		   "                    the top buffer's CPUs first, then each instance's\n"
+		   "  --stat            the per-CPU stats stored in FILE.dat\n"
+		   "\n"
+		   "the kernel's layout:\n"
+		   "  --prefix P        raw and stats files are named PcpuN.raw, PcpuN.stats\n"
+		   "  --no-header       print the events only\n"
+		   "  --clock CLOCK     the trace clock (local, x86-tsc, ...), for a capture\n"
+		   "                    that does not say which it is\n"
+		   "  --stat            no event lines: per event, how many records were printed\n"
+		   "                    and by which printer (the kernel's own, the compiled\n"
+		   "                    print fmt, or libtraceevent with the reason), then totals\n"
+		   "  --graph           print function entries and exits as a call graph (the\n"
+		   "                    default when the capture's tracer is function_graph)\n"
+		   "  --no-graph        print every event as a line, whatever the tracer\n"
+		   "  --graph-opt O     the kernel's funcgraph options: proc, abstime, tail,\n"
+		   "                    overrun, retaddr, nocpu, noduration, nooverhead\n"
+		   "  --objects FILE    name user-space addresses from the objects listed in\n"
+		   "                    FILE (default: DIR/objects when it exists)\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -121,91 +144,278 @@ static struct tb_usyms *load_objects(const char *dir, const char *file)
 	return u;
 }
 
-int cmd_report(int argc, char **argv)
+struct report_args {
+	const char *input;
+	bool like_trace_cmd, like_kernel, stat;
+	const char *buffer;
+	struct tb_capture_opts copts;
+	struct tb_report_opts ropts;
+	struct tb_tcmd_report_opts topts;
+	int *cpus;
+	size_t ncpus;
+	int graph; /* -1: as the capture's tracer says */
+	struct tb_graph_opts gopts;
+	const char *objects;
+};
+
+/* trace-cmd's CPU list: numbers and ranges separated by ',' or ':'. */
+static int add_cpu_list(struct report_args *a, const char *list)
+{
+	const char *p = list;
+
+	do {
+		char *end;
+		long lo, hi;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		lo = hi = strtol(p, &end, 10);
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				return -EINVAL;
+			hi = strtol(end + 1, &end, 10);
+		}
+		if (lo > hi || hi >= INT_MAX || (size_t)(hi - lo) + a->ncpus >= MAX_CPU_FILTER)
+			return -EINVAL;
+		int *grown = realloc(a->cpus, (a->ncpus + (size_t)(hi - lo) + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		a->cpus = grown;
+		for (long c = lo; c <= hi; c++)
+			a->cpus[a->ncpus++] = (int)c;
+		p = end;
+		if (*p == ',' || *p == ':')
+			p++;
+		else if (*p)
+			return -EINVAL;
+	} while (*p);
+	return 0;
+}
+
+enum {
+	OPT_PREFIX = 256,
+	OPT_NO_HEADER,
+	OPT_CLOCK,
+	OPT_LIKE_TC,
+	OPT_LIKE_KERNEL,
+	OPT_BUFFER,
+	OPT_CPU,
+	OPT_STAT,
+	OPT_GRAPH,
+	OPT_NO_GRAPH,
+	OPT_GRAPH_OPT,
+	OPT_OBJECTS
+};
+
+static int parse_args(int argc, char **argv, struct report_args *a)
 {
 	static const struct option longopts[] = {
-		{"prefix", required_argument, NULL, 'p'},
-		{"no-header", no_argument, NULL, 'n'},
-		{"clock", required_argument, NULL, 'c'},
-		{"stat", no_argument, NULL, 's'},
-		{"graph", no_argument, NULL, 'g'},
-		{"no-graph", no_argument, NULL, 'G'},
-		{"graph-opt", required_argument, NULL, 'o'},
-		{"objects", required_argument, NULL, 'O'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"prefix", required_argument, NULL, OPT_PREFIX},
+	    {"no-header", no_argument, NULL, OPT_NO_HEADER},
+	    {"clock", required_argument, NULL, OPT_CLOCK},
+	    {"like-trace-cmd", no_argument, NULL, OPT_LIKE_TC},
+	    {"like-kernel", no_argument, NULL, OPT_LIKE_KERNEL},
+	    {"buffer", required_argument, NULL, OPT_BUFFER},
+	    {"cpu", required_argument, NULL, OPT_CPU},
+	    {"stat", no_argument, NULL, OPT_STAT},
+	    {"graph", no_argument, NULL, OPT_GRAPH},
+	    {"no-graph", no_argument, NULL, OPT_NO_GRAPH},
+	    {"graph-opt", required_argument, NULL, OPT_GRAPH_OPT},
+	    {"objects", required_argument, NULL, OPT_OBJECTS},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct tb_capture_opts copts = {0};
-	struct tb_report_opts ropts = {0};
-	struct tb_report_totals totals;
-	struct tb_graph_opts gopts = {0};
-	const char *objects = NULL;
-	struct tb_usyms *usyms;
-	struct tb_capture *c;
-	FILE *out = stdout;
-	bool stat = false;
-	int opt, rc, graph = -1;
+	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (opt == 'p')
-			copts.prefix = optarg;
-		else if (opt == 'n')
-			ropts.no_header = gopts.no_header = true;
-		else if (opt == 'c')
-			copts.clock = optarg;
-		else if (opt == 's')
-			stat = true;
-		else if (opt == 'g' || opt == 'G')
-			graph = opt == 'g';
-		else if (opt == 'o') {
-			if (!graph_options(optarg, &gopts))
+	while ((opt = getopt_long(argc, argv, "hi:tRlN", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_PREFIX:
+			a->copts.prefix = optarg;
+			break;
+		case OPT_NO_HEADER:
+			a->ropts.no_header = a->gopts.no_header = true;
+			break;
+		case OPT_GRAPH:
+		case OPT_NO_GRAPH:
+			a->graph = opt == OPT_GRAPH;
+			break;
+		case OPT_GRAPH_OPT:
+			if (!graph_options(optarg, &a->gopts))
 				return 2;
-		} else if (opt == 'O')
-			objects = optarg;
-		else
-			return usage(opt == 'h' ? stdout : stderr);
+			break;
+		case OPT_OBJECTS:
+			a->objects = optarg;
+			break;
+		case OPT_CLOCK:
+			a->copts.clock = optarg;
+			break;
+		case OPT_LIKE_TC:
+			a->like_trace_cmd = true;
+			break;
+		case OPT_LIKE_KERNEL:
+			a->like_kernel = true;
+			break;
+		case OPT_BUFFER:
+			a->buffer = optarg;
+			break;
+		case OPT_STAT:
+			a->stat = true;
+			break;
+		case 'i':
+			a->input = optarg;
+			break;
+		case 't':
+			a->topts.nsec = true;
+			break;
+		case 'R':
+			a->topts.raw = true;
+			break;
+		case 'l':
+			a->topts.latency = true;
+			break;
+		case 'N':
+			a->topts.no_plugins = true;
+			break;
+		case OPT_CPU:
+			if (add_cpu_list(a, optarg) < 0) {
+				fprintf(stderr,
+					"tracebuf report: --cpu %s: not a list of CPUs such as "
+					"0,2-3\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			return usage(stdout) - 1; /* -1: exit 0 after the help */
+		default:
+			return usage(stderr);
+		}
 	}
-	if (optind != argc - 1)
+	if (!a->input && optind == argc - 1)
+		a->input = argv[optind++];
+	if (!a->input || optind != argc || (a->like_kernel && a->like_trace_cmd))
 		return usage(stderr);
-	rc = tb_capture_open(argv[optind], &copts, &c);
+	a->topts.cpus = a->cpus;
+	a->topts.ncpus = a->ncpus;
+	return 0;
+}
+
+static int exit_status(const char *what, int rc)
+{
 	if (rc < 0) {
-		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", argv[optind], strerror(-rc));
+		fprintf(stderr, "tracebuf report: %s: %s\n", what, strerror(-rc));
 		return 2;
 	}
-	usyms = load_objects(argv[optind], objects);
+	return rc ? 1 : 0;
+}
+
+/* The buffer called name, or -1. */
+static int buffer_by_name(const struct tb_tracedat *td, const char *name)
+{
+	for (int i = 0; i < tb_tracedat_buffer_count(td); i++)
+		if (!strcmp(tb_tracedat_buffer(td, i)->name, name))
+			return i;
+	return -1;
+}
+
+static int report_tracedat(struct report_args *a)
+{
+	struct tb_tracedat *td;
+	struct tb_capture *c;
+	int rc = tb_tracedat_open(a->input, NULL, &td), buffer;
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
+		return 2;
+	}
+	if (a->stat)
+		rc = tb_tracedat_print_stat(td, stdout);
+	else if (!a->like_kernel)
+		rc = tb_tracedat_report(td, stdout, &a->topts, NULL);
+	else {
+		buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
+		if (buffer < 0) {
+			fprintf(stderr, "tracebuf report: %s has no buffer '%s'\n", a->input, a->buffer);
+			tb_tracedat_close(td);
+			return 2;
+		}
+		rc = tb_tracedat_capture(td, buffer, &a->copts, &c);
+		if (rc < 0) {
+			tb_tracedat_close(td);
+			return exit_status(a->input, rc);
+		}
+		rc = tb_report_write(c, stdout, &a->ropts, NULL);
+		tb_capture_close(c);
+	}
+	if (rc == 0 && tb_tracedat_problems(td))
+		rc = 1;
+	tb_tracedat_close(td);
+	return exit_status("writing the report", rc);
+}
+
+/* --stat for the kernel's layout: no lines, the printers and the totals. */
+static int report_printers(struct tb_capture *c, const struct tb_report_opts *ropts)
+{
+	struct tb_report_totals totals;
+	FILE *null = fopen("/dev/null", "w");
+	int rc;
+
+	if (!null)
+		return -errno;
+	rc = tb_report_write(c, null, ropts, &totals);
+	fclose(null);
+	tb_report_write_printers(c, stdout);
+	printf("\nevents %llu (unknown %llu), records skipped %llu, sub-buffers %llu (bad %llu), "
+	       "LOST lines %llu (%llu events)\n",
+	       (unsigned long long)totals.events, (unsigned long long)totals.unknown_events,
+	       (unsigned long long)totals.bad_records, (unsigned long long)totals.pages,
+	       (unsigned long long)totals.bad_pages, (unsigned long long)totals.lost_lines,
+	       (unsigned long long)totals.lost_events);
+	return rc;
+}
+
+/* A capture directory or a live instance, in the kernel's layout (or trace-cmd's, or as a graph). */
+static int report_capture(struct report_args *a)
+{
+	struct tb_usyms *usyms;
+	struct tb_capture *c;
+	int rc = tb_capture_open(a->input, &a->copts, &c);
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
+		return 2;
+	}
+	usyms = load_objects(a->input, a->objects);
 	if (usyms)
 		tb_usyms_register(usyms, tb_capture_schema(c));
-	if (graph < 0)
-		graph = !strcmp(tb_capture_tracer(c), "function_graph");
-	if (stat && !(out = fopen("/dev/null", "w"))) {
-		fprintf(stderr, "tracebuf report: /dev/null: %s\n", strerror(errno));
-		tb_capture_close(c);
-		return 2;
-	}
-	if (graph)
-		rc = tb_funcgraph_write(c, usyms, out, &gopts, NULL);
+	if (a->graph < 0)
+		a->graph = !strcmp(tb_capture_tracer(c), "function_graph");
+	if (a->like_trace_cmd)
+		rc = tb_report_write_like_trace_cmd(c, stdout, &a->topts, NULL);
+	else if (a->graph)
+		rc = tb_funcgraph_write(c, usyms, stdout, &a->gopts, NULL);
+	else if (a->stat)
+		rc = report_printers(c, &a->ropts);
 	else
-		rc = tb_report_write(c, out, &ropts, &totals);
-	if (stat) {
-		fclose(out);
-		tb_report_write_printers(c, stdout);
-		if (!graph)
-			printf("\nevents %llu (unknown %llu), records skipped %llu, sub-buffers %llu "
-			       "(bad %llu), LOST lines %llu (%llu events)\n",
-			       (unsigned long long)totals.events, (unsigned long long)totals.unknown_events,
-			       (unsigned long long)totals.bad_records, (unsigned long long)totals.pages,
-			       (unsigned long long)totals.bad_pages, (unsigned long long)totals.lost_lines,
-			       (unsigned long long)totals.lost_events);
-	}
+		rc = tb_report_write(c, stdout, &a->ropts, NULL);
 	/* Objects whose symbols could not be read were reported: damaged input too. */
 	if (rc == 0 && usyms && tb_usyms_problems(usyms))
 		rc = 1;
 	tb_capture_close(c);
 	tb_usyms_free(usyms);
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf report: writing the report: %s\n", strerror(-rc));
-		return 2;
-	}
-	return rc ? 1 : 0;
+	return exit_status("writing the report", rc);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = {.graph = -1};
+	struct stat st;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc == 0)
+		rc = stat(a.input, &st) == 0 && S_ISREG(st.st_mode) ? report_tracedat(&a) : report_capture(&a);
+	else if (rc < 0)
+		rc = 0; /* --help */
+	free(a.cpus);
+	return rc;
 }

@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracebuf stats DIR
+ * tracebuf stats DIR | FILE.dat
  *
  * A kernel's per-CPU stats, each followed by the arithmetic the kernel
  * leaves to the reader: events written (entries + overrun + read), the
  * share lost, and the most time the buffer can still cover.  DIR is a live
  * tracefs directory (/sys/kernel/tracing or .../instances/NAME: reads
- * per_cpu/cpuN/stats) or a capture directory (cpuN.stats).
+ * per_cpu/cpuN/stats) or a capture directory (cpuN.stats); FILE.dat a
+ * trace.dat, whose CPUSTAT options hold the stats trace-cmd read when it
+ * stopped recording (of every buffer it recorded).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "cmds.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
+#include "tracebuf/tracedat.h"
 
 static char *read_text(const char *path)
 {
@@ -53,16 +58,60 @@ static int print_cpu(const char *path, int cpu)
 	return rc;
 }
 
+/* The CPUSTAT stats of every buffer of a trace.dat. */
+static int tracedat_stats(const char *path)
+{
+	struct tb_tracedat *td;
+	struct tb_cpu_stats st;
+	int rc = tb_tracedat_open(path, NULL, &td), found = 0;
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf stats: %s: cannot open: %s\n", path, strerror(-rc));
+		return 2;
+	}
+	/* The top buffer's stats (if any), then each instance's. */
+	for (int b = -1; b < tb_tracedat_buffer_count(td); b++) {
+		const char *name = b < 0 ? "" : tb_tracedat_buffer(td, b)->name;
+		if (b >= 0 && !name[0])
+			continue;
+		for (int cpu = 0; cpu < tb_tracedat_info(td)->cpus; cpu++) {
+			if (tb_tracedat_cpu_stats(td, name, cpu, &st) < 0)
+				continue;
+			printf("== cpu%d (%s%s%s)\n", cpu, path, name[0] ? ", buffer " : "", name);
+			tb_stats_print(stdout, NULL, &st, 1);
+			found++;
+		}
+	}
+	tb_tracedat_close(td);
+	if (!found) {
+		fprintf(stderr, "tracebuf stats: %s: no per-CPU stats (CPUSTAT options) in the file\n",
+			path);
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	const char *dir;
+	struct stat st;
 	int found = 0, bad = 0;
 
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("usage: tracebuf stats DIR | FILE.dat\n\n"
+		       "Each CPU's stats, the kernel's lines first, then written, lost (with its\n"
+		       "share) and the time window.  DIR: a tracefs directory or instance\n"
+		       "(per_cpu/cpuN/stats) or a capture directory (cpuN.stats); FILE.dat: the\n"
+		       "stats trace-cmd stored when it stopped recording, per buffer.\n");
+		return 0;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: tracebuf stats DIR   (tracefs dir, instance, or capture)\n");
+		fprintf(stderr, "usage: tracebuf stats DIR | FILE.dat  (tracefs dir, instance, capture or trace.dat)\n");
 		return 2;
 	}
 	dir = argv[1];
+	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
+		return tracedat_stats(dir);
 	for (int cpu = 0; cpu < 4096; cpu++) {
 		char live[4096], cap[4096];
 		int rc;

@@ -9,5 +9,7 @@ int cmd_demo(int argc, char **argv);   /* tools/cmd_demo.c */
 int cmd_stats(int argc, char **argv);  /* tools/cmd_stats.c */
 int cmd_capture(int argc, char **argv); /* tools/cmd_capture.c */
 int cmd_formats(int argc, char **argv); /* tools/cmd_formats.c */
+int cmd_convert(int argc, char **argv); /* tools/cmd_convert.c */
+int cmd_dump(int argc, char **argv);    /* tools/cmd_dump.c */
 
 #endif

@@ -14,7 +14,9 @@ static const struct command {
 	const char *summary;
 } commands[] = {
 	{"capture", cmd_capture, "trace a command in a private tracefs instance and save it"},
-	{"report", cmd_report, "print a capture directory or live tracefs instance as text"},
+	{"report", cmd_report, "print a capture, live instance or trace.dat as text"},
+	{"convert", cmd_convert, "write a capture directory as a trace.dat (trace-cmd's format)"},
+	{"dump", cmd_dump, "a trace.dat's sections and sub-buffers, annotated"},
 	{"size", cmd_size, "kernel buffer sizing arithmetic for a per-CPU size"},
 	{"stats", cmd_stats, "a kernel's per-CPU stats with written, lost share and time window"},
 	{"demo", cmd_demo, "fill a small ring far past its size and show every read path"},

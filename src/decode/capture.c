@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture_source.h"
 #include "diag.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -90,6 +91,8 @@ struct tb_capture {
 	size_t nheld, held_cap;
 	bool holding;        /* loading a capture's format file: hold its problems */
 	uint32_t holding_id; /* the ID that file declares */
+	bool has_src;        /* pages come from src (capture_source.h), not files */
+	struct capture_source src;
 };
 
 /* ------------------------------------------------------------ problems */
@@ -946,9 +949,62 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct tb_c
 	return 0;
 }
 
+int capture_open_source(const struct capture_desc *desc, const struct capture_source *src,
+			const struct tb_capture_opts *opts, struct tb_capture **out)
+{
+	struct tb_capture *c = calloc(1, sizeof(*c));
+	const char *clock = desc->clock ? desc->clock : opts ? opts->clock : NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (!c) {
+		src->close(src->ctx);
+		return -ENOMEM;
+	}
+	c->has_src = true;
+	c->src = *src;
+	c->schema = desc->schema;
+	c->diag = opts && opts->diag ? opts->diag : tb_diag_print;
+	c->diag_ctx = opts && opts->diag ? opts->diag_ctx : NULL;
+	c->dir = strdup(desc->name);
+	c->prefix = strdup("");
+	c->subbuf = tb_schema_subbuf_size(desc->schema);
+	c->online_cpus = desc->online_cpus > 0 ? desc->online_cpus : desc->slots;
+	snprintf(c->tracer, sizeof(c->tracer), "%s", desc->tracer ? desc->tracer : "nop");
+	snprintf(c->clock, sizeof(c->clock), "%s", clock ? clock : "");
+	c->clock_ns = clock_unit(c->clock) == CLOCK_NS;
+	if (!c->dir || !c->prefix)
+		rc = -ENOMEM;
+	for (int i = 0; rc == 0 && i < desc->slots; i++) {
+		if (!desc->has_cpu[i])
+			continue;
+		if ((rc = add_cpu(c, i, strdup(desc->name))) < 0)
+			break;
+		free(c->cpus[i].page); /* the source lends its own pages */
+		c->cpus[i].page = NULL;
+		if (desc->stats && desc->stats[i]) {
+			c->cpus[i].stats = *desc->stats[i];
+			c->cpus[i].have_stats = true;
+		}
+	}
+	if (rc == 0 && clock_unit(c->clock) == CLOCK_UNKNOWN) {
+		tb_capture_report(c, c->dir, 0, "trace clock '%s' is not one tracebuf knows: whether "
+				  "its values are nanoseconds or counts is unknown, so times cannot be "
+				  "printed (name it, e.g. report --clock local)", c->clock);
+		rc = -EINVAL;
+	}
+	if (rc < 0) {
+		tb_capture_close(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
 int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
 {
 	struct tb_capture *c;
+	struct stat st;
 	int rc;
 
 	if (!out)
@@ -956,8 +1012,10 @@ int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct 
 	*out = NULL;
 	if (!dir || !*dir)
 		return -EINVAL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	/* A regular file is a trace.dat; directories are captures or tracefs. */
+	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
+		return tracedat_capture_open(dir, opts, out);
+	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
 	rc = capture_init(c, dir, opts);
 	if (rc == 0)
@@ -980,6 +1038,10 @@ void tb_capture_close(struct tb_capture *c)
 {
 	if (!c)
 		return;
+	if (c->has_src) {
+		c->src.close(c->src.ctx);
+		c->schema = NULL; /* the source's */
+	}
 	for (int i = 0; i < c->slots; i++) {
 		if (c->cpus[i].fd >= 0)
 			close(c->cpus[i].fd);
@@ -1377,6 +1439,8 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 		return -EINVAL;
 	if (!tb_capture_has_cpu(c, cpu))
 		return 0;
+	if (c->has_src)
+		return c->src.next_page(c->src.ctx, cpu, page);
 	s = &c->cpus[cpu];
 	if (s->done)
 		return 0;
@@ -1410,6 +1474,8 @@ int tb_capture_rewind(struct tb_capture *c)
 		return -EINVAL;
 	if (c->live)
 		return -ESPIPE;
+	if (c->has_src)
+		return c->src.rewind(c->src.ctx);
 	for (int i = 0; i < c->slots; i++) {
 		c->cpus[i].offset = 0;
 		c->cpus[i].done = false;

@@ -83,6 +83,7 @@ struct tb_schema {
 	struct tb_btf *btf;  /* the running kernel's, loaded on first need */
 	bool btf_tried;
 	struct tb_kvars kvars;
+	bool tep_verbatim; /* formats go to libtraceevent unfixed, as trace-cmd gives them */
 };
 
 void tb_diag_print(void *ctx, const struct tb_diag *d)
@@ -416,13 +417,16 @@ static int register_with_tep(struct tb_schema *s, const char *file, const char *
 			     const char *text, size_t len, const struct tb_format *f)
 {
 	struct tep_event *ev;
-	size_t fixed_len;
-	char *fixed = format_for_libtraceevent(text, len, f->print_fmt_offset, &fixed_len);
+	size_t fixed_len = 0;
+	char *fixed = s->tep_verbatim ? strndup(text, len)
+				      : format_for_libtraceevent(text, len, f->print_fmt_offset, &fixed_len);
 	char msg[128];
 	enum tep_errno rc;
 
 	if (!fixed)
 		return -ENOMEM;
+	if (s->tep_verbatim)
+		fixed_len = strlen(fixed);
 	rc = tep_parse_event(s->tep, fixed, fixed_len, system);
 	free(fixed);
 	ev = tep_find_event(s->tep, (int)f->id);
@@ -850,6 +854,11 @@ void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(vo
 void *schema_print_state(const struct tb_schema *s)
 {
 	return s->print_state;
+}
+
+void schema_set_tep_verbatim(struct tb_schema *s, bool verbatim)
+{
+	s->tep_verbatim = verbatim;
 }
 
 struct tep_handle *tb_schema_tep(struct tb_schema *s)

@@ -28,4 +28,11 @@ bool schema_tep_ready(struct tb_schema *s, uint32_t id);
 /* Report a problem in event id's format file, at offset bytes into it. */
 void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, const char *reason);
 
+/*
+ * Hand print fmts to libtraceevent as they are, without the fix of its
+ * OR-group parsing bug (schema.c): what trace-cmd, which does not fix it,
+ * prints.  For events libtraceevent has not seen yet.
+ */
+void schema_set_tep_verbatim(struct tb_schema *s, bool verbatim);
+
 #endif

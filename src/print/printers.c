@@ -252,6 +252,20 @@ bool printers_prepare(struct tb_schema *s, const struct tb_format *f, const char
 	return !ep || ep->fallback == PRINTER_TEP;
 }
 
+bool printers_tep_ready(struct tb_schema *s, const struct tb_format *f, const char *system)
+{
+	struct printers *p = printers_of(s);
+	struct event_printer *ep = p ? printer_for(s, p, f, system) : NULL;
+
+	if (!ep || ep->fallback == PRINTER_NONE)
+		return false;
+	if (!ep->tep_tried) {
+		ep->tep_tried = true;
+		ep->tep_ok = schema_tep_ready(s, f->id);
+	}
+	return ep->tep_ok;
+}
+
 /* ---------------------------------------------------------------- stat */
 
 void printers_write_stat(struct tb_schema *s, FILE *out)

@@ -44,6 +44,14 @@ void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used);
  */
 bool printers_prepare(struct tb_schema *s, const struct tb_format *f, const char *system);
 
+/*
+ * Hand f to libtraceevent (once) for a printer that is libtraceevent's by
+ * design (trace-cmd's layout): false when our compiler found its print fmt
+ * malformed (reported; libtraceevent is never given one) or libtraceevent
+ * refused it.
+ */
+bool printers_tep_ready(struct tb_schema *s, const struct tb_format *f, const char *system);
+
 /* One line per event printed so far: records, printer, and why a fallback was needed. */
 void printers_write_stat(struct tb_schema *s, FILE *out);
 

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capture_source.h - a capture whose pages come from somewhere other than
+ * a capture directory or tracefs (a trace.dat buffer, src/tracedat).
+ *
+ * The source describes the capture once (schema, CPUs, clock, stats) and
+ * then serves pages through its callbacks; everything else - problems,
+ * queries, the report - works as for any capture.  Internal to the reading
+ * side.
+ *
+ * Ownership: the capture calls close(ctx) when it is closed.  The schema is
+ * the source's (the capture never frees it).
+ */
+#ifndef TRACEBUF_CAPTURE_SOURCE_H
+#define TRACEBUF_CAPTURE_SOURCE_H
+
+#include "tracebuf/capture.h"
+
+struct capture_source {
+	/* As tb_capture_next_page(), for a CPU the description says has data. */
+	int (*next_page)(void *ctx, int cpu, struct tb_raw_page *page);
+	/* Start every CPU again from its first page. */
+	int (*rewind)(void *ctx);
+	void (*close)(void *ctx);
+	void *ctx;
+};
+
+struct capture_desc {
+	const char *name;			 /* the input, as messages name it */
+	struct tb_schema *schema;		 /* borrowed */
+	int slots;				 /* CPU slots */
+	const bool *has_cpu;			 /* slots entries: whether the CPU has pages */
+	const struct tb_cpu_stats *const *stats; /* slots entries, NULL where none; may be NULL */
+	int online_cpus;
+	const char *clock;  /* its trace clock; NULL: opts->clock, else an error */
+	const char *tracer; /* NULL: "nop" */
+};
+
+/*
+ * A capture over src.  0 with *out set, or a negative errno (-EINVAL when
+ * the clock is missing or unknown, reported through opts' diag).  On
+ * failure src->close is called.
+ */
+int capture_open_source(const struct capture_desc *desc, const struct capture_source *src,
+			const struct tb_capture_opts *opts, struct tb_capture **out);
+
+/* tb_capture_open() of a regular file: a trace.dat (src/tracedat/tdat_capture.c). */
+int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts, struct tb_capture **out);
+
+#endif

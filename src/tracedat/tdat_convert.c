@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tdat_convert.c - a capture directory (what `tracebuf capture` saves) as
+ * a trace.dat: its texts become the file's metadata, its cpuN.raw files the
+ * top buffer's pages, its cpuN.stats the CPUSTAT options, meta.txt (or
+ * trace_clock) the clock and CPU count.
+ *
+ * The raw files are copied in large blocks, sub-buffers as they are; a
+ * trailing partial sub-buffer is left out and said.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tdat_internal.h"
+
+#define COPY_BLOCK	 (1u << 20)
+#define MAX_CAPTURE_CPUS TDAT_MAX_CPUS
+
+/* The whole of dir/name (NUL-terminated); NULL with errno (ENOENT: absent). */
+static char *slurp(const char *dir, const char *name, size_t *len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	char *buf = NULL;
+	ssize_t r;
+	size_t n = 0, cap = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap = cap ? 2 * cap : 65536;
+			char *grown = cap > TDAT_MAX_TEXT ? NULL : realloc(buf, cap);
+			if (!grown) {
+				free(buf);
+				close(fd);
+				errno = cap > TDAT_MAX_TEXT ? EFBIG : ENOMEM;
+				return NULL;
+			}
+			buf = grown;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* "KEY: value" of meta.txt, into out; false if absent. */
+static bool meta_value(const char *meta, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = meta; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ':') {
+			p += klen + 1 + strspn(p + klen + 1, " \t");
+			size_t n = strcspn(p, "\n");
+			n = n < cap - 1 ? n : cap - 1;
+			memcpy(out, p, n);
+			out[n] = '\0';
+			return true;
+		}
+	return false;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* Every formats/SYSTEM/EVENT.format, in name order (ftrace's among them). */
+static int write_formats(struct tb_tracedat_writer *w, const char *dir)
+{
+	char formats[PATH_MAX], sysdir[PATH_MAX + 256];
+	struct dirent **systems, **events;
+	int nsys, nev, rc = 0;
+
+	snprintf(formats, sizeof(formats), "%s/formats", dir);
+	nsys = scandir(formats, &systems, NULL, by_name);
+	if (nsys < 0)
+		return 0; /* no formats: every event prints as unknown, but the file is valid */
+	for (int s = 0; s < nsys; s++) {
+		const char *sys = systems[s]->d_name;
+		snprintf(sysdir, sizeof(sysdir), "%s/%s", formats, sys);
+		nev = sys[0] == '.' ? -1 : scandir(sysdir, &events, NULL, by_name);
+		for (int e = 0; e < nev; e++) {
+			const char *name = events[e]->d_name;
+			size_t n = strlen(name), len;
+			char *text;
+			if (rc == 0 && n > 7 && !strcmp(name + n - 7, ".format") &&
+			    (text = slurp(sysdir, name, &len))) {
+				rc = tb_tracedat_write_format(w, sys, text, len);
+				free(text);
+			}
+			free(events[e]);
+		}
+		if (nev >= 0)
+			free(events);
+		free(systems[s]);
+	}
+	free(systems);
+	return rc;
+}
+
+typedef int text_writer(struct tb_tracedat_writer *, const char *, size_t);
+
+static int write_optional(struct tb_tracedat_writer *w, const char *dir, const char *name,
+			  text_writer *write_fn)
+{
+	size_t len;
+	char *text = slurp(dir, name, &len);
+	int rc;
+
+	if (!text)
+		return 0;
+	rc = write_fn(w, text, len);
+	free(text);
+	return rc;
+}
+
+/* The CPUs that have PREFIXcpuN.raw, as a bitmap; the highest + 1. */
+static int find_raw_cpus(const char *dir, const char *prefix, bool *has)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, by_name), top = 0;
+	size_t plen = strlen(prefix);
+
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		char *end;
+		if (!strncmp(name, prefix, plen) && !strncmp(name + plen, "cpu", 3) &&
+		    name[plen + 3] >= '0' && name[plen + 3] <= '9') {
+			long cpu = strtol(name + plen + 3, &end, 10);
+			if (!strcmp(end, ".raw") && cpu < MAX_CAPTURE_CPUS) {
+				has[cpu] = true;
+				if (cpu + 1 > top)
+					top = (int)cpu + 1;
+			}
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	return top;
+}
+
+/* A raw file's whole sub-buffers, copied in large blocks. */
+static int copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t page_size, uint8_t *buf,
+		    const struct tb_tracedat_write_opts *o)
+{
+	size_t block = COPY_BLOCK / page_size * page_size, have = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+	struct stat st;
+	ssize_t r = 1;
+
+	if (fd < 0)
+		return -errno;
+	/* The fast way: the kernel copies the whole sub-buffers file to file. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		uint64_t whole = (uint64_t)st.st_size / page_size * page_size;
+		rc = tdat_writer_copy_file(w, fd, whole);
+		if (rc == 0) {
+			have = (size_t)((uint64_t)st.st_size - whole);
+			r = 0;
+		} else if (rc == -ENOTSUP) {
+			rc = 0;
+		}
+	}
+	while (rc == 0 && r > 0) {
+		r = read(fd, buf + have, block - have);
+		if (r < 0 && errno == EINTR) {
+			r = 1;
+			continue;
+		}
+		if (r < 0) {
+			rc = -errno;
+			break;
+		}
+		have += (size_t)r;
+		if (have == block || (r == 0 && have >= page_size)) {
+			size_t whole = have / page_size * page_size;
+			rc = tb_tracedat_write_pages(w, buf, whole);
+			memmove(buf, buf + whole, have - whole);
+			have -= whole;
+		}
+	}
+	close(fd);
+	if (rc == 0 && have) {
+		struct tb_diag d = {.file = path};
+		snprintf(d.reason, sizeof(d.reason),
+			 "ends %zu bytes into a %u-byte sub-buffer; the "
+			 "partial sub-buffer is left out",
+			 have, page_size);
+		d.warning = true;
+		(o->diag ? o->diag : tb_diag_print)(o->diag ? o->diag_ctx : NULL, &d);
+	}
+	return rc;
+}
+
+static int write_cpus(struct tb_tracedat_writer *w, const char *dir, const char *prefix, const bool *has,
+		      int top, uint32_t page_size, const struct tb_tracedat_write_opts *o)
+{
+	uint8_t *buf = malloc(COPY_BLOCK);
+	char path[PATH_MAX];
+	int rc = buf ? 0 : -ENOMEM;
+
+	for (int cpu = 0; rc == 0 && cpu < top; cpu++) {
+		if (!has[cpu])
+			continue;
+		snprintf(path, sizeof(path), "%s/%scpu%d.raw", dir, prefix, cpu);
+		rc = tb_tracedat_write_begin_cpu(w, cpu);
+		if (rc == 0)
+			rc = copy_raw(w, path, page_size, buf, o);
+		if (rc == 0)
+			rc = tb_tracedat_write_end_cpu(w);
+	}
+	free(buf);
+	return rc;
+}
+
+static int write_stats(struct tb_tracedat_writer *w, const char *dir, const char *prefix, const bool *has,
+		       int top)
+{
+	char name[64];
+	int rc = 0;
+
+	for (int cpu = 0; rc == 0 && cpu < top; cpu++) {
+		size_t len;
+		char *text;
+		if (!has[cpu])
+			continue;
+		snprintf(name, sizeof(name), "%scpu%d.stats", prefix, cpu);
+		if ((text = slurp(dir, name, &len))) {
+			rc = tb_tracedat_write_cpustat(w, "", cpu, text, len);
+			free(text);
+		}
+	}
+	return rc;
+}
+
+/* The bracketed clock of a trace_clock list ("[local] global"), or the bare word. */
+static void clock_name(const char *list, char *out, size_t cap)
+{
+	const char *open = strchr(list, '['), *close = open ? strchr(open, ']') : NULL;
+	size_t n;
+
+	if (open && close) {
+		n = (size_t)(close - open - 1);
+		list = open + 1;
+	} else {
+		list += strspn(list, " \t");
+		n = strcspn(list, " \t\n");
+	}
+	n = n < cap - 1 ? n : cap - 1;
+	memcpy(out, list, n);
+	out[n] = '\0';
+}
+
+int tb_tracedat_write_capture(const char *dir, const char *prefix, const char *path,
+			      const struct tb_tracedat_write_opts *opts)
+{
+	struct tb_tracedat_write_opts o = *opts;
+	struct tb_tracedat_writer *w;
+	char clock[TDAT_MAX_NAME] = "", clock_list[1024] = "", ncpus[32] = "", *meta, *hp, *he, *tc = NULL;
+	size_t len, hp_len, he_len = 0;
+	bool *has = calloc(MAX_CAPTURE_CPUS, sizeof(*has));
+	int rc, top;
+
+	prefix = prefix ? prefix : "";
+	if (!has)
+		return -ENOMEM;
+	if (!(hp = slurp(dir, "header_page", &hp_len))) {
+		rc = -errno;
+		struct tb_diag d = {.file = dir};
+		snprintf(d.reason, sizeof(d.reason), "no readable header_page: not a capture directory");
+		(o.diag ? o.diag : tb_diag_print)(o.diag ? o.diag_ctx : NULL, &d);
+		free(has);
+		return rc;
+	}
+	he = slurp(dir, "header_event", &he_len);
+	top = find_raw_cpus(dir, prefix, has);
+	meta = slurp(dir, "meta.txt", &len);
+	if (meta && meta_value(meta, "trace_clock", clock_list, sizeof(clock_list)))
+		tc = clock_list;
+	else if ((tc = slurp(dir, "trace_clock", &len)))
+		tc[strcspn(tc, "\n")] = '\0';
+	if (tc)
+		clock_name(tc, clock, sizeof(clock));
+	if (!o.clock && clock[0])
+		o.clock = clock;
+	if (!o.trace_clock && tc && !opts->clock)
+		o.trace_clock = tc;
+	if (!o.cpus && meta && meta_value(meta, "ncpus", ncpus, sizeof(ncpus)))
+		o.cpus = atoi(ncpus);
+	if (o.cpus < top)
+		o.cpus = top;
+	rc = tb_tracedat_writer_open(path, &o, &w);
+	if (rc == 0) {
+		tb_tracedat_write_headers(w, hp, hp_len, he ? he : "", he ? he_len : 0);
+		write_formats(w, dir);
+		write_optional(w, dir, "kallsyms", tb_tracedat_write_kallsyms);
+		write_optional(w, dir, "printk_formats", tb_tracedat_write_printk);
+		write_optional(w, dir, "saved_cmdlines", tb_tracedat_write_cmdlines);
+		write_optional(w, dir, "constants", tb_tracedat_write_constants);
+		write_stats(w, dir, prefix, has, top);
+		if (tb_tracedat_write_begin_buffer(w, "", NULL) == 0)
+			write_cpus(w, dir, prefix, has, top, tdat_writer_page_size(w), &o);
+		rc = tb_tracedat_writer_close(w);
+	}
+	if (tc != clock_list)
+		free(tc);
+	free(meta);
+	free(hp);
+	free(he);
+	free(has);
+	return rc;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tdat_internal.h - the trace.dat reader's handle and its helpers, shared
+ * by the files of src/tracedat (reading, page streams, capture view,
+ * report, dump).
+ *
+ * Limits: everything a file declares is checked against these before any
+ * allocation or loop depends on it.  They are far above what a real file
+ * holds (a kernel's kallsyms is ~6 MiB, a format file ~4 KiB).
+ */
+#ifndef TRACEBUF_TDAT_INTERNAL_H
+#define TRACEBUF_TDAT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tdat_zip.h"
+#include "tracebuf/tracedat.h"
+
+#define TDAT_MAX_TEXT	  (64u << 20) /* kallsyms, printk formats, cmdlines, a section */
+#define TDAT_MAX_FORMAT	  (1u << 20)  /* one format file */
+#define TDAT_MAX_OPTION	  (64u << 20) /* one option's payload */
+#define TDAT_MAX_CPUS	  4096	      /* CPU numbers, like capture directories */
+#define TDAT_MAX_BUFFERS  1024	      /* buffer instances */
+#define TDAT_MAX_SECTIONS 1024	      /* options sections followed in a v7 chain */
+#define TDAT_MAX_CHUNK	  (64u << 20) /* one compressed chunk, decompressed */
+#define TDAT_MAX_NAME	  256	      /* system, instance, clock names */
+
+struct tdat_buffer {
+	struct tb_tracedat_buffer pub;
+	char *name;
+	char *clock;
+	struct tb_tracedat_cpu *cpus;
+	uint64_t option_at; /* v7: where its BUFFER option lies */
+};
+
+struct tb_tracedat {
+	struct tb_tracedat_info info;
+	char *path;
+	int fd;
+	enum tdat_codec codec;
+	char compression[32];
+	char compression_version[64];
+	tb_diag_fn *diag;
+	void *diag_ctx;
+	unsigned long problems;
+	struct tb_schema *schema;
+
+	char *header_page, *header_event;
+	char *trace_clock, *uname, *version_string;
+	char *cpustats;
+	size_t cpustats_len;
+
+	struct tdat_buffer *buffers;
+	int nbuffers;
+	struct tb_tracedat_option *options;
+	size_t noptions, options_cap;
+	struct tb_tracedat_part *parts;
+	size_t nparts, parts_cap;
+	struct tb_tracedat_format *formats;
+	size_t nformats, formats_cap;
+
+	int file_cpus; /* the CPU count in the header (v6 item 23) */
+	int cpucount;  /* CPUCOUNT option, 0 if none */
+	bool has_traceclock;
+	bool v6_latency; /* v6: the data is latency text */
+	uint64_t latency_offset;
+
+	/* Where the text being loaded lies, to place the schema's messages in the file. */
+	uint64_t text_base;
+	const char *text_where; /* NULL: the text lies in the file as is, at text_base */
+};
+
+/* Report a problem at a file offset (counted). */
+void tdat_report(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A problem in a page that names its own place (a decompressed chunk's label). */
+void tdat_report_in(struct tb_tracedat *td, const char *file, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same as a warning (not counted). */
+void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* pread exactly n bytes at offset; 0, or -EIO/-errno (reported with what). */
+int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what);
+
+/* Little-endian loads (the only byte order tracebuf reads). */
+static inline uint16_t tdat_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t tdat_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t tdat_le64(const uint8_t *p)
+{
+	return (uint64_t)tdat_le32(p) | (uint64_t)tdat_le32(p + 4) << 32;
+}
+
+/* trace-cmd's rule: is a buffer's clock printed in microseconds (else raw)? */
+bool tdat_clock_in_usecs(const char *clock);
+
+/* ------------------------------------------------------- page streams */
+
+/* One CPU's sub-buffers in a buffer, read (and decompressed) one at a time. */
+struct tdat_stream {
+	struct tb_tracedat *td;
+	const struct tb_tracedat_cpu *cpu;
+	uint32_t page_size;
+	bool compressed;
+	uint64_t pos, end; /* file bytes left: [pos, end) */
+	bool done;
+	uint8_t *page;
+	/* compressed */
+	uint32_t chunks_left;
+	uint64_t chunk_at;	 /* file offset of the current chunk's header */
+	uint64_t chunk_in_left;	 /* compressed bytes of the chunk not yet read */
+	uint32_t chunk_out_left; /* decompressed bytes of the chunk not yet produced */
+	bool chunk_ended;	 /* the decompressor saw the end of the block */
+	uint8_t *in;		 /* read-ahead of compressed bytes */
+	size_t in_len, in_pos;
+	struct tdat_unzip *unzip;
+	char *label;	      /* names the chunk a decompressed page came from */
+	uint64_t label_chunk; /* the chunk label names */
+	uint64_t chunk_pos;   /* byte of the next page in its decompressed chunk */
+};
+
+void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td, const struct tdat_buffer *b,
+		      const struct tb_tracedat_cpu *cpu);
+/* 1 with *page filled, 0 at the end, negative errno (reported; the stream ends). */
+int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page);
+void tdat_stream_rewind(struct tdat_stream *s);
+void tdat_stream_free(struct tdat_stream *s);
+
+/*
+ * Decompress a whole block of clen bytes at file offset at into a buffer of
+ * exactly ulen bytes (caller frees).  0, -EINVAL (reported), -ENOMEM.
+ */
+int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+		       uint8_t **out);
+
+/*
+ * Uncompressed writers: len bytes of whole sub-buffers from fd's current
+ * offset, copied file to file by the kernel (copy_file_range).  0, -ENOTSUP
+ * when this writer or this pair of files cannot (nothing was copied: copy
+ * through memory instead), or the writer's error.
+ */
+int tdat_writer_copy_file(struct tb_tracedat_writer *w, int fd, uint64_t len);
+/* The writer's sub-buffer size, once its first buffer began (0 before). */
+uint32_t tdat_writer_page_size(const struct tb_tracedat_writer *w);
+
+#endif

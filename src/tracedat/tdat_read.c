@@ -1,0 +1,1619 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tdat_read.c - parse a trace.dat (versions 6 and 7): everything but the
+ * pages, which tdat_pages.c reads when they are asked for.
+ *
+ * Every count, size and offset comes from the file, so each is checked
+ * against what is left of the file (or of its section) and against the
+ * limits in tdat_internal.h before anything is allocated or followed.  The
+ * texts (formats, kallsyms, ...) go into a tb_schema, whose own parsers
+ * check them; their messages name the text and where it lies in the file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "tdat_internal.h"
+#include "tracebuf/page.h"
+
+static const uint8_t MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g'};
+
+/* ------------------------------------------------------------ problems */
+
+static void tell(struct tb_tracedat *td, const char *file, uint64_t offset, bool warning, const char *fmt,
+		 va_list ap)
+{
+	struct tb_diag d = {.file = file, .warning = warning};
+
+	diag_vset(&d, offset, fmt, ap);
+	if (!warning)
+		td->problems++;
+	td->diag(td->diag_ctx, &d);
+}
+
+void tdat_report(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tell(td, td->path, offset, false, fmt, ap);
+	va_end(ap);
+}
+
+void tdat_report_in(struct tb_tracedat *td, const char *file, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tell(td, file, offset, false, fmt, ap);
+	va_end(ap);
+}
+
+void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tell(td, td->path, offset, true, fmt, ap);
+	va_end(ap);
+}
+
+/* The schema's problems: the text they are about is named in d->file. */
+static void schema_diag(void *ctx, const struct tb_diag *d)
+{
+	struct tb_tracedat *td = ctx;
+
+	if (!d->warning)
+		td->problems++;
+	td->diag(td->diag_ctx, d);
+}
+
+unsigned long tb_tracedat_problems(const struct tb_tracedat *td)
+{
+	return td->problems;
+}
+
+int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(td->fd, (char *)buf + got, n - got, (off_t)(offset + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? errno : EIO;
+			tdat_report(td, offset + got, "reading %s: %s", what,
+				    r < 0 ? strerror(e) : "the file ends here");
+			return -e;
+		}
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* --------------------------------------------------------------- bytes */
+
+/*
+ * A cursor over the file, or over a decompressed section body in memory
+ * (then problems are placed at the section and say where in its body).
+ */
+struct rd {
+	struct tb_tracedat *td;
+	const uint8_t *mem;
+	uint64_t pos, end;
+	uint64_t base;	   /* mem: file offset of the section */
+	const char *where; /* mem: which section, for messages */
+};
+
+static int rd_fail(struct rd *r, uint64_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int rd_fail(struct rd *r, uint64_t at, const char *fmt, ...)
+{
+	char reason[TB_DIAG_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (r->mem)
+		tdat_report(r->td, r->base, "%s (byte %llu of the decompressed %s)", reason,
+			    (unsigned long long)at, r->where);
+	else
+		tdat_report(r->td, at, "%s", reason);
+	return -EINVAL;
+}
+
+static uint64_t rd_left(const struct rd *r)
+{
+	return r->pos < r->end ? r->end - r->pos : 0;
+}
+
+static int rd_need(struct rd *r, uint64_t n, const char *what)
+{
+	if (rd_left(r) >= n)
+		return 0;
+	return rd_fail(r, r->pos, "%s needs %llu bytes but only %llu are left %s", what,
+		       (unsigned long long)n, (unsigned long long)rd_left(r),
+		       r->mem ? "in the section" : "in the file");
+}
+
+static int rd_get(struct rd *r, void *buf, size_t n, const char *what)
+{
+	int rc = rd_need(r, n, what);
+
+	if (rc < 0)
+		return rc;
+	if (r->mem)
+		memcpy(buf, r->mem + r->pos, n);
+	else if ((rc = tdat_pread(r->td, buf, n, r->pos, what)) < 0)
+		return rc;
+	r->pos += n;
+	return 0;
+}
+
+static int rd_u16(struct rd *r, uint16_t *v, const char *what)
+{
+	uint8_t b[2];
+	int rc = rd_get(r, b, 2, what);
+
+	*v = rc == 0 ? tdat_le16(b) : 0;
+	return rc;
+}
+
+static int rd_u32(struct rd *r, uint32_t *v, const char *what)
+{
+	uint8_t b[4];
+	int rc = rd_get(r, b, 4, what);
+
+	*v = rc == 0 ? tdat_le32(b) : 0;
+	return rc;
+}
+
+static int rd_u64(struct rd *r, uint64_t *v, const char *what)
+{
+	uint8_t b[8];
+	int rc = rd_get(r, b, 8, what);
+
+	*v = rc == 0 ? tdat_le64(b) : 0;
+	return rc;
+}
+
+/* A NUL-terminated string of at most cap - 1 bytes. */
+static int rd_cstr(struct rd *r, char *out, size_t cap, const char *what)
+{
+	uint64_t at = r->pos;
+	size_t n = rd_left(r) < cap ? (size_t)rd_left(r) : cap;
+	char *nul;
+
+	if (r->mem)
+		memcpy(out, r->mem + r->pos, n);
+	else if (n && tdat_pread(r->td, out, n, r->pos, what) < 0)
+		return -EIO;
+	nul = memchr(out, '\0', n);
+	if (!nul)
+		return rd_fail(r, at, "%s is not a string of under %zu bytes ending in a NUL", what, cap);
+	r->pos += (uint64_t)(nul - out) + 1;
+	return 0;
+}
+
+/* len bytes of text, NUL-terminated, into a new buffer; len is checked first. */
+static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what, char **out)
+{
+	char *buf;
+	int rc;
+
+	*out = NULL;
+	if (len > limit)
+		return rd_fail(r, r->pos, "%s claims %llu bytes, more than the %llu tracebuf accepts", what,
+			       (unsigned long long)len, (unsigned long long)limit);
+	if ((rc = rd_need(r, len, what)) < 0)
+		return rc;
+	buf = malloc(len + 1);
+	if (!buf)
+		return -ENOMEM;
+	if ((rc = rd_get(r, buf, len, what)) < 0) {
+		free(buf);
+		return rc;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+/* A fixed tag such as "header_page\0". */
+static int rd_tag(struct rd *r, const char *tag, size_t len)
+{
+	char buf[16];
+	uint64_t at = r->pos;
+	int rc = rd_get(r, buf, len, tag);
+
+	if (rc == 0 && memcmp(buf, tag, len))
+		return rd_fail(r, at, "expected the tag '%s' here", tag);
+	return rc;
+}
+
+/* ------------------------------------------------------------ records */
+
+static int add_part(struct tb_tracedat *td, const char *what, int id, unsigned flags, uint64_t offset,
+		    uint64_t size, uint64_t usize)
+{
+	struct tb_tracedat_part *p;
+
+	if (td->nparts == td->parts_cap) {
+		size_t cap = td->parts_cap ? 2 * td->parts_cap : 32;
+		p = realloc(td->parts, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		td->parts = p;
+		td->parts_cap = cap;
+	}
+	p = &td->parts[td->nparts];
+	p->what = strdup(what);
+	if (!p->what)
+		return -ENOMEM;
+	p->section_id = id;
+	p->flags = flags;
+	p->offset = offset;
+	p->size = size;
+	p->usize = usize;
+	td->nparts++;
+	return 0;
+}
+
+/* Where a text came from, for messages: "FILE: sched format at byte N". */
+static char *text_label(struct rd *r, uint64_t at, const char *what)
+{
+	char *label = NULL;
+	int n;
+
+	if (r->mem)
+		n = asprintf(&label, "%s: %s at byte %llu of the decompressed %s at byte %llu", r->td->path,
+			     what, (unsigned long long)at, r->where, (unsigned long long)r->base);
+	else
+		n = asprintf(&label, "%s: %s at byte %llu", r->td->path, what, (unsigned long long)at);
+	return n < 0 ? NULL : label;
+}
+
+/* The value after "key:" on one of text's lines, copied to out ("" if none). */
+static void line_value(const char *text, size_t len, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key);
+
+	out[0] = '\0';
+	for (size_t pos = 0; pos < len;) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		if (end - pos > klen && !memcmp(text + pos, key, klen)) {
+			size_t v = pos + klen;
+			while (v < end && (text[v] == ' ' || text[v] == '\t'))
+				v++;
+			size_t n = end - v < cap - 1 ? end - v : cap - 1;
+			memcpy(out, text + v, n);
+			out[n] = '\0';
+			return;
+		}
+		pos = end + 1;
+	}
+}
+
+static int add_format(struct tb_tracedat *td, const char *system, const char *text, size_t len,
+		      uint64_t offset)
+{
+	struct tb_tracedat_format *f;
+	char name[TB_NAME_MAX], id[32];
+
+	if (td->nformats == td->formats_cap) {
+		size_t cap = td->formats_cap ? 2 * td->formats_cap : 64;
+		f = realloc(td->formats, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		td->formats = f;
+		td->formats_cap = cap;
+	}
+	line_value(text, len, "name:", name, sizeof(name));
+	line_value(text, len, "ID:", id, sizeof(id));
+	f = &td->formats[td->nformats];
+	f->system = strdup(system);
+	f->name = strdup(name);
+	if (!f->system || !f->name) {
+		free((char *)f->system);
+		free((char *)f->name);
+		return -ENOMEM;
+	}
+	f->id = (uint32_t)strtoul(id, NULL, 10);
+	f->offset = offset;
+	f->len = len;
+	td->nformats++;
+	return 0;
+}
+
+/* ------------------------------------------------------ metadata texts */
+
+/* "header_page\0" u64 text "header_event\0" u64 text (v6 items 7-12, v7 section 16). */
+static int read_headers(struct tb_tracedat *td, struct rd *r)
+{
+	uint64_t len, at;
+	char *label;
+	int rc;
+
+	if ((rc = rd_tag(r, "header_page", 12)) < 0 || (rc = rd_u64(r, &len, "header_page size")) < 0)
+		return rc;
+	at = r->pos;
+	if ((rc = rd_text(r, len, TDAT_MAX_FORMAT, "header_page", &td->header_page)) < 0)
+		return rc;
+	td->info.header_page_len = len;
+	if (!(label = text_label(r, at, "header_page")))
+		return -ENOMEM;
+	rc = tb_schema_load_header_page(td->schema, label, td->header_page, len);
+	free(label);
+	if (rc < 0)
+		return rc; /* the pages cannot be read without it */
+	if ((rc = rd_tag(r, "header_event", 13)) < 0 || (rc = rd_u64(r, &len, "header_event size")) < 0)
+		return rc;
+	at = r->pos;
+	if ((rc = rd_text(r, len, TDAT_MAX_FORMAT, "header_event", &td->header_event)) < 0)
+		return rc;
+	td->info.header_event_len = len;
+	/* trace-cmd ignores header_event (it may even be empty); say what is odd, go on. */
+	if (len && (label = text_label(r, at, "header_event"))) {
+		tb_schema_load_header_event(td->schema, label, td->header_event, len);
+		free(label);
+	}
+	return 0;
+}
+
+/* One format file: u64 length, then the text. */
+static int read_one_format(struct tb_tracedat *td, struct rd *r, const char *system)
+{
+	uint64_t len, at;
+	char *text, *label, what[TDAT_MAX_NAME + 16];
+	int rc;
+
+	snprintf(what, sizeof(what), "%s format", system);
+	if ((rc = rd_u64(r, &len, "format file size")) < 0)
+		return rc;
+	at = r->pos;
+	if ((rc = rd_text(r, len, TDAT_MAX_FORMAT, what, &text)) < 0)
+		return rc;
+	rc = add_format(td, system, text, len, r->mem ? r->base : at);
+	if (rc == 0 && !(label = text_label(r, at, what)))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		/* A format that does not parse leaves its event unknown; the rest reads on. */
+		rc = tb_schema_load_format(td->schema, label, system, text, len);
+		rc = rc == -ENOMEM ? rc : 0;
+		free(label);
+	}
+	free(text);
+	return rc;
+}
+
+/* u32 count, then that many ftrace format files. */
+static int read_ftrace_formats(struct tb_tracedat *td, struct rd *r)
+{
+	uint32_t n;
+	int rc = rd_u32(r, &n, "ftrace format count");
+
+	/* Each format takes at least its 8-byte size: a count beyond that is a lie. */
+	if (rc == 0 && n > rd_left(r) / 8)
+		return rd_fail(r, r->pos - 4, "%u ftrace formats cannot fit in the %llu bytes left", n,
+			       (unsigned long long)rd_left(r));
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
+		rc = read_one_format(td, r, "ftrace");
+	td->info.nftrace_formats = rc == 0 ? n : 0;
+	return rc;
+}
+
+/* u32 systems, each: name, u32 count, formats. */
+static int read_event_formats(struct tb_tracedat *td, struct rd *r)
+{
+	char system[TDAT_MAX_NAME];
+	uint32_t nsys, n;
+	int rc = rd_u32(r, &nsys, "event system count");
+
+	if (rc == 0 && nsys > rd_left(r) / 5)
+		return rd_fail(r, r->pos - 4, "%u event systems cannot fit in the %llu bytes left", nsys,
+			       (unsigned long long)rd_left(r));
+	for (uint32_t s = 0; rc == 0 && s < nsys; s++) {
+		if ((rc = rd_cstr(r, system, sizeof(system), "event system name")) < 0 ||
+		    (rc = rd_u32(r, &n, "event count")) < 0)
+			break;
+		if (n > rd_left(r) / 8)
+			return rd_fail(r, r->pos - 4, "%u %s formats cannot fit in the %llu bytes left", n,
+				       system, (unsigned long long)rd_left(r));
+		for (uint32_t i = 0; rc == 0 && i < n; i++) {
+			rc = read_one_format(td, r, system);
+			td->info.nevent_formats += rc == 0;
+		}
+	}
+	td->info.nsystems = rc == 0 ? nsys : 0;
+	return rc;
+}
+
+typedef int text_loader(struct tb_schema *, const char *, const char *, size_t);
+
+/* A length (u32 or u64) and a text for the schema; problems in it are not fatal. */
+static int read_text(struct tb_tracedat *td, struct rd *r, int len_bytes, const char *what, text_loader *load,
+		     size_t *len_out)
+{
+	uint64_t len = 0, at;
+	uint32_t len32;
+	char *text, *label;
+	int rc = len_bytes == 4 ? rd_u32(r, &len32, what) : rd_u64(r, &len, what);
+
+	if (rc < 0)
+		return rc;
+	if (len_bytes == 4)
+		len = len32;
+	at = r->pos;
+	if ((rc = rd_text(r, len, TDAT_MAX_TEXT, what, &text)) < 0)
+		return rc;
+	*len_out = len;
+	if (len && !(label = text_label(r, at, what)))
+		rc = -ENOMEM;
+	else if (len) {
+		rc = load(td->schema, label, text, len);
+		rc = rc == -ENOMEM ? rc : 0;
+		free(label);
+	}
+	free(text);
+	return rc;
+}
+
+static int read_kallsyms(struct tb_tracedat *td, struct rd *r)
+{
+	return read_text(td, r, 4, "kallsyms", tb_schema_load_kallsyms, &td->info.kallsyms_len);
+}
+
+static int read_printk(struct tb_tracedat *td, struct rd *r)
+{
+	return read_text(td, r, 4, "printk formats", tb_schema_load_printk_formats, &td->info.printk_len);
+}
+
+static int read_cmdlines(struct tb_tracedat *td, struct rd *r)
+{
+	return read_text(td, r, 8, "saved cmdlines", tb_schema_load_cmdlines, &td->info.cmdlines_len);
+}
+
+/* -------------------------------------------------------------- buffers */
+
+static struct tdat_buffer *add_buffer(struct tb_tracedat *td, const char *name, uint64_t offset)
+{
+	struct tdat_buffer *b;
+
+	if (td->nbuffers >= TDAT_MAX_BUFFERS)
+		return NULL;
+	b = realloc(td->buffers, (size_t)(td->nbuffers + 1) * sizeof(*b));
+	if (!b)
+		return NULL;
+	td->buffers = b;
+	b = &td->buffers[td->nbuffers];
+	memset(b, 0, sizeof(*b));
+	if (!(b->name = strdup(name)))
+		return NULL;
+	b->pub.offset = offset;
+	b->pub.page_size = td->info.page_size;
+	td->nbuffers++;
+	return b;
+}
+
+/* A CPU's data must lie inside the file. */
+static int check_cpu_data(struct tb_tracedat *td, const struct tdat_buffer *b,
+			  const struct tb_tracedat_cpu *c, uint64_t at)
+{
+	uint64_t extra = b->pub.compressed && c->size ? 4 : 0; /* the chunk count */
+
+	if (c->size && (c->offset > td->info.file_size || c->size + extra > td->info.file_size - c->offset))
+		tdat_report(td, at,
+			    "%s%sCPU %d's data (%llu bytes at byte %llu) runs past the end of "
+			    "the %llu-byte file: the file was cut short",
+			    b->name[0] ? "buffer " : "", b->name[0] ? b->name : "", c->cpu,
+			    (unsigned long long)c->size, (unsigned long long)c->offset,
+			    (unsigned long long)td->info.file_size);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+/* v6: CPU count × {u64 offset, u64 size} of a flyrecord block, then its clock record. */
+static int read_flyrecord_table(struct tb_tracedat *td, struct rd *r, struct tdat_buffer *b, int cpus)
+{
+	uint64_t at = r->pos, len;
+	char *clock;
+	int rc;
+
+	if ((rc = rd_need(r, (uint64_t)cpus * 16, "the flyrecord CPU table")) < 0)
+		return rc;
+	b->cpus = calloc(cpus > 0 ? (size_t)cpus : 1, sizeof(*b->cpus));
+	if (!b->cpus)
+		return -ENOMEM;
+	for (int i = 0; i < cpus; i++) {
+		struct tb_tracedat_cpu *c = &b->cpus[i];
+		c->cpu = i;
+		if ((rc = rd_u64(r, &c->offset, "CPU data offset")) < 0 ||
+		    (rc = rd_u64(r, &c->size, "CPU data size")) < 0)
+			return rc;
+		if ((rc = check_cpu_data(td, b, c, r->pos - 16)) < 0)
+			return rc;
+	}
+	b->pub.ncpus = b->pub.slots = cpus;
+	add_part(td, b->name[0] ? "flyrecord table (instance)" : "flyrecord table", -1, 0, at, r->pos - at,
+		 r->pos - at);
+	/* trace-cmd reads the clock record only when a TRACECLOCK option announced it. */
+	if (!td->has_traceclock)
+		return 0;
+	at = r->pos;
+	if ((rc = rd_u64(r, &len, "trace clock record size")) < 0 ||
+	    (rc = rd_text(r, len, 4096, "trace clock record", &clock)) < 0)
+		return rc;
+	free(b->clock);
+	b->clock = NULL;
+	char name[64] = "";
+	const char *open = strchr(clock, '['), *close = open ? strchr(open, ']') : NULL;
+	if (open && close && close - open - 1 > 0 && (size_t)(close - open - 1) < sizeof(name)) {
+		memcpy(name, open + 1, (size_t)(close - open - 1));
+		name[close - open - 1] = '\0';
+		b->clock = strdup(name);
+	} else {
+		tdat_warn(td, at + 8,
+			  "the trace clock record names no clock in brackets; "
+			  "reading the times as the local clock's, as trace-cmd does");
+		b->clock = strdup("local");
+	}
+	free(clock);
+	return b->clock ? 0 : -ENOMEM;
+}
+
+/* ------------------------------------------------------------- options */
+
+static int keep_option(struct tb_tracedat *td, uint16_t id, const uint8_t *data, uint32_t size,
+		       uint64_t offset)
+{
+	struct tb_tracedat_option *o;
+	uint8_t *copy = malloc((size_t)size + 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, size);
+	copy[size] = '\0'; /* text options read as C strings even if stored without NUL */
+	if (td->noptions == td->options_cap) {
+		size_t cap = td->options_cap ? 2 * td->options_cap : 32;
+		o = realloc(td->options, cap * sizeof(*o));
+		if (!o) {
+			free(copy);
+			return -ENOMEM;
+		}
+		td->options = o;
+		td->options_cap = cap;
+	}
+	o = &td->options[td->noptions++];
+	o->id = id;
+	o->size = size;
+	o->offset = offset;
+	o->data = copy;
+	return 0;
+}
+
+/* The bracketed clock of a trace_clock text ("[local] global ..."), or NULL. */
+static char *bracketed_clock(const char *text)
+{
+	const char *open = strchr(text, '['), *close = open ? strchr(open, ']') : NULL;
+
+	if (!open || !close || close == open + 1 || close - open > TDAT_MAX_NAME)
+		return NULL;
+	return strndup(open + 1, (size_t)(close - open - 1));
+}
+
+static int set_string(char **slot, const uint8_t *data, uint32_t size)
+{
+	free(*slot);
+	*slot = strndup((const char *)data, size);
+	return *slot ? 0 : -ENOMEM;
+}
+
+/* CPUSTAT texts are kept joined, each ending in a newline, as trace-cmd prints them. */
+static int add_cpustat(struct tb_tracedat *td, const uint8_t *data, uint32_t size)
+{
+	char *grown;
+
+	if (size == 0)
+		return 0;
+	grown = realloc(td->cpustats, td->cpustats_len + size + 1);
+	if (!grown)
+		return -ENOMEM;
+	td->cpustats = grown;
+	memcpy(grown + td->cpustats_len, data, size);
+	/* Its last byte (the NUL) becomes the newline that separates the texts. */
+	grown[td->cpustats_len + size - 1] = '\n';
+	td->cpustats_len += size;
+	grown[td->cpustats_len] = '\0';
+	return 0;
+}
+
+/* A number stored as text (DATE, OFFSET): strtoll with base 0, as trace-cmd reads it. */
+static bool text_number(const uint8_t *data, uint32_t size, long long *v)
+{
+	char buf[64], *end;
+
+	if (size == 0 || size >= sizeof(buf))
+		return false;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	errno = 0;
+	*v = strtoll(buf, &end, 0);
+	return end != buf && errno == 0;
+}
+
+/* The section offsets (ids 16-21) a v7 options list gives; 0 if absent. */
+struct sections {
+	uint64_t at[TB_TDAT_OPT_CMDLINES + 1];
+	uint64_t opt_at[TB_TDAT_OPT_CMDLINES + 1];
+};
+
+/* v7 BUFFER: offset, name, clock, page size, CPU count, CPUs. */
+static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t size, uint64_t at, bool text)
+{
+	const char *end = (const char *)d + size, *name = (const char *)d + 8, *clock = NULL;
+	struct tdat_buffer *b;
+	uint32_t ncpus;
+	const uint8_t *p;
+
+	if (size > 8 && memchr(name, '\0', (size_t)(end - name))) {
+		clock = name + strlen(name) + 1;
+		if (clock >= end || !memchr(clock, '\0', (size_t)(end - clock)))
+			clock = NULL;
+	}
+	if (!clock) {
+		tdat_report(td, at,
+			    "BUFFER option of %u bytes does not hold an offset, a name and a "
+			    "clock",
+			    size);
+		return -EINVAL;
+	}
+	if (!(b = add_buffer(td, name, tdat_le64(d))))
+		return td->nbuffers >= TDAT_MAX_BUFFERS
+			   ? (tdat_report(td, at, "more than %d buffers", TDAT_MAX_BUFFERS), -EINVAL)
+			   : -ENOMEM;
+	b->option_at = at;
+	if (clock[0] && !(b->clock = strdup(clock)))
+		return -ENOMEM;
+	p = (const uint8_t *)clock + strlen(clock) + 1;
+	if (text) {
+		b->pub.text_offset = b->pub.offset;
+		return 0;
+	}
+	if (end - (const char *)p < 8) {
+		tdat_report(td, at, "BUFFER option '%s' ends before its page size and CPU count", name);
+		return -EINVAL;
+	}
+	b->pub.page_size = tdat_le32(p);
+	ncpus = tdat_le32(p + 4);
+	p += 8;
+	if (ncpus > TDAT_MAX_CPUS || (uint64_t)ncpus * 20 > (uint64_t)(end - (const char *)p)) {
+		tdat_report(td, at, "BUFFER option '%s' lists %u CPUs but has room for %ld", name, ncpus,
+			    (long)((end - (const char *)p) / 20));
+		return -EINVAL;
+	}
+	if (b->pub.page_size != td->info.page_size) {
+		tdat_report(td, at,
+			    "buffer '%s' has %u-byte sub-buffers where the file has %u-byte "
+			    "ones; tracebuf reads one size per file",
+			    name, b->pub.page_size, td->info.page_size);
+		return -EINVAL;
+	}
+	b->cpus = calloc(ncpus ? ncpus : 1, sizeof(*b->cpus));
+	if (!b->cpus)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ncpus; i++, p += 20) {
+		uint32_t cpu = tdat_le32(p);
+		if (cpu >= TDAT_MAX_CPUS) {
+			tdat_report(td, at, "buffer '%s' names CPU %u; tracebuf reads CPUs below %d", name,
+				    cpu, TDAT_MAX_CPUS);
+			return -EINVAL;
+		}
+		for (uint32_t j = 0; j < i; j++)
+			if (b->cpus[j].cpu == (int)cpu) {
+				tdat_report(td, at, "buffer '%s' lists CPU %u twice", name, cpu);
+				return -EINVAL;
+			}
+		b->cpus[i].cpu = (int)cpu;
+		b->cpus[i].offset = tdat_le64(p + 4);
+		b->cpus[i].size = tdat_le64(p + 12);
+		if ((int)cpu + 1 > b->pub.slots)
+			b->pub.slots = (int)cpu + 1;
+	}
+	b->pub.ncpus = (int)ncpus;
+	return 0;
+}
+
+/* One option; the ones that matter for reading are applied, all are kept for dumps. */
+static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, uint32_t size, uint64_t at,
+			struct sections *sec)
+{
+	struct tdat_buffer *b;
+	long long v;
+	int rc = keep_option(td, id, d, size, at);
+
+	if (rc < 0)
+		return rc;
+	switch (id) {
+	case TB_TDAT_OPT_TB_CONSTANTS:
+		rc = tb_schema_load_constants(td->schema, td->path, (const char *)d, size);
+		return rc == -ENOMEM ? rc : 0; /* bad lines were reported with their offsets */
+	case TB_TDAT_OPT_DATE:
+		if (text_number(d, size, &v)) {
+			td->info.ts_offset += v * 1000; /* microseconds */
+			td->info.has_date = true;
+		}
+		return 0;
+	case TB_TDAT_OPT_OFFSET:
+		if (text_number(d, size, &v))
+			td->info.ts_offset += v;
+		return 0;
+	case TB_TDAT_OPT_CPUSTAT:
+		return add_cpustat(td, d, size);
+	case TB_TDAT_OPT_BUFFER:
+	case TB_TDAT_OPT_BUFFER_TEXT:
+		if (td->info.version >= 7)
+			return parse_v7_buffer(td, d, size, at, id == TB_TDAT_OPT_BUFFER_TEXT);
+		if (size < 9 || !memchr(d + 8, '\0', size - 8)) {
+			tdat_report(td, at,
+				    "BUFFER option of %u bytes does not hold an offset and a "
+				    "name",
+				    size);
+			return -EINVAL;
+		}
+		if (!(b = add_buffer(td, (const char *)d + 8, tdat_le64(d))))
+			return -ENOMEM;
+		b->option_at = at;
+		return 0;
+	case TB_TDAT_OPT_TRACECLOCK:
+		td->has_traceclock = true;
+		return set_string(&td->trace_clock, d, size);
+	case TB_TDAT_OPT_UNAME:
+		return set_string(&td->uname, d, size);
+	case TB_TDAT_OPT_VERSION:
+		return set_string(&td->version_string, d, size);
+	case TB_TDAT_OPT_CPUCOUNT:
+		if (size < 4 || tdat_le32(d) == 0 || tdat_le32(d) > TDAT_MAX_CPUS) {
+			tdat_report(td, at, "CPUCOUNT option holds %u CPUs; tracebuf reads 1 to %d",
+				    size < 4 ? 0 : tdat_le32(d), TDAT_MAX_CPUS);
+			return -EINVAL;
+		}
+		td->cpucount = (int)tdat_le32(d);
+		return 0;
+	case TB_TDAT_OPT_TSC2NSEC:
+		if (size >= 16) {
+			td->info.tsc2nsec_mult = tdat_le32(d);
+			td->info.tsc2nsec_shift = tdat_le32(d + 4);
+			td->info.tsc2nsec_offset = tdat_le64(d + 8);
+			if (td->info.tsc2nsec_shift > 63) {
+				tdat_report(td, at, "TSC2NSEC shift %u is above 63", td->info.tsc2nsec_shift);
+				return -EINVAL;
+			}
+		}
+		return 0;
+	case TB_TDAT_OPT_HEADER_INFO:
+	case TB_TDAT_OPT_FTRACE_EVENTS:
+	case TB_TDAT_OPT_EVENT_FORMATS:
+	case TB_TDAT_OPT_KALLSYMS:
+	case TB_TDAT_OPT_PRINTK:
+	case TB_TDAT_OPT_CMDLINES:
+		if (sec && size >= 8) {
+			sec->at[id] = tdat_le64(d);
+			sec->opt_at[id] = at;
+		}
+		return 0;
+	default:
+		return 0; /* unknown ids are skipped, as trace-cmd does */
+	}
+}
+
+/*
+ * An options list: {u16 id, u32 size, payload}...  v6 ends it with a lone id
+ * 0; v7 with id 0 whose 8-byte payload is the next options section's offset
+ * (*next; 0 for none).
+ */
+static int read_options(struct tb_tracedat *td, struct rd *r, struct sections *sec, uint64_t *next,
+			uint64_t *next_from)
+{
+	uint8_t *data;
+	uint16_t id;
+	uint32_t size;
+	int rc;
+
+	*next = 0;
+	for (;;) {
+		uint64_t at = r->pos;
+		if ((rc = rd_u16(r, &id, "option id")) < 0)
+			return rc;
+		if (id == TB_TDAT_OPT_DONE && td->info.version < 7)
+			return 0;
+		if ((rc = rd_u32(r, &size, "option size")) < 0)
+			return rc;
+		if (size > TDAT_MAX_OPTION || size > rd_left(r))
+			return rd_fail(r, at, "option %u claims %u bytes; %llu are left", id, size,
+				       (unsigned long long)rd_left(r));
+		if (!(data = malloc(size ? size : 1)))
+			return -ENOMEM;
+		if ((rc = rd_get(r, data, size, "option payload")) == 0) {
+			uint64_t where = r->mem ? r->base : at + 6;
+			if (id == TB_TDAT_OPT_DONE) {
+				*next_from = where;
+				if (size < 8)
+					rc = rd_fail(r, at,
+						     "the last option holds %u bytes, not the 8 of "
+						     "the next options section's offset",
+						     size);
+				else
+					*next = tdat_le64(data);
+				rc = rc < 0 ? rc : keep_option(td, id, data, size, where);
+				free(data);
+				return rc;
+			}
+			rc = apply_option(td, id, data, size, where, sec);
+		}
+		free(data);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/* ------------------------------------------------------------- version 6 */
+
+static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpus)
+{
+	struct rd r = {.td = td, .pos = b->pub.offset, .end = td->info.file_size};
+	char tag[10];
+	uint64_t at = r.pos, next;
+	int rc;
+
+	if (b->pub.offset >= td->info.file_size) {
+		tdat_report(td, b->option_at,
+			    "buffer '%s' is said to start at byte %llu, past the end "
+			    "of the file",
+			    b->name, (unsigned long long)b->pub.offset);
+		return -EINVAL;
+	}
+	if ((rc = rd_get(&r, tag, 10, "buffer block tag")) < 0)
+		return rc;
+	if (!memcmp(tag, "options  ", 10)) {
+		/* Options inside an instance block add nothing trace-cmd uses: skip them. */
+		size_t kept = td->noptions;
+		rc = read_options(td, &r, NULL, &next, &next);
+		for (size_t i = kept; i < td->noptions; i++)
+			free((void *)td->options[i].data);
+		td->noptions = kept;
+		if (rc < 0 || (rc = rd_get(&r, tag, 10, "buffer block tag")) < 0)
+			return rc;
+	}
+	if (memcmp(tag, "flyrecord", 10))
+		return rd_fail(&r, at, "buffer '%s' does not start with a flyrecord block", b->name);
+	b->clock = td->buffers[0].clock ? strdup(td->buffers[0].clock) : NULL;
+	if (td->buffers[0].clock && !b->clock)
+		return -ENOMEM;
+	/* The instance's clock record is not read by trace-cmd: the file's clock counts. */
+	bool had = td->has_traceclock;
+	td->has_traceclock = false;
+	rc = read_flyrecord_table(td, &r, b, cpus);
+	td->has_traceclock = had;
+	return rc;
+}
+
+static int read_v6(struct tb_tracedat *td, struct rd *r)
+{
+	uint64_t at, next;
+	uint32_t cpus;
+	char tag[10];
+	int rc, ninstances;
+	struct tdat_buffer *top;
+
+	add_part(td, "initial format", -1, 0, 0, r->pos, r->pos);
+	at = r->pos;
+	if ((rc = read_headers(td, r)) < 0)
+		return rc;
+	add_part(td, "header_page and header_event", -1, 0, at, r->pos - at, r->pos - at);
+	at = r->pos;
+	if ((rc = read_ftrace_formats(td, r)) < 0)
+		return rc;
+	add_part(td, "ftrace formats", -1, 0, at, r->pos - at, r->pos - at);
+	at = r->pos;
+	if ((rc = read_event_formats(td, r)) < 0)
+		return rc;
+	add_part(td, "event formats", -1, 0, at, r->pos - at, r->pos - at);
+	at = r->pos;
+	if ((rc = read_kallsyms(td, r)) < 0)
+		return rc;
+	add_part(td, "kallsyms", -1, 0, at, r->pos - at, r->pos - at);
+	at = r->pos;
+	if ((rc = read_printk(td, r)) < 0)
+		return rc;
+	add_part(td, "printk formats", -1, 0, at, r->pos - at, r->pos - at);
+	at = r->pos;
+	if ((rc = read_cmdlines(td, r)) < 0)
+		return rc;
+	add_part(td, "saved cmdlines", -1, 0, at, r->pos - at, r->pos - at);
+	at = r->pos;
+	if ((rc = rd_u32(r, &cpus, "CPU count")) < 0)
+		return rc;
+	if (cpus == 0 || cpus > TDAT_MAX_CPUS)
+		return rd_fail(r, at, "the file says %u CPUs; tracebuf reads 1 to %d", cpus, TDAT_MAX_CPUS);
+	td->file_cpus = (int)cpus;
+	if ((rc = rd_get(r, tag, 10, "options or flyrecord tag")) < 0)
+		return rc;
+	/* The top buffer is buffer 0; BUFFER options append the instances. */
+	if (!(top = add_buffer(td, "", 0)))
+		return -ENOMEM;
+	if (!memcmp(tag, "options  ", 10)) {
+		at = r->pos;
+		if ((rc = read_options(td, r, NULL, &next, &next)) < 0)
+			return rc;
+		add_part(td, "options", -1, 0, at - 10, r->pos - at + 10, r->pos - at + 10);
+		if ((rc = rd_get(r, tag, 10, "flyrecord tag")) < 0)
+			return rc;
+	}
+	if (!memcmp(tag, "latency  ", 10)) {
+		td->v6_latency = td->info.latency = true;
+		td->latency_offset = r->pos;
+		td->buffers[0].pub.text_offset = r->pos;
+		td->buffers[0].pub.text_size = r->end - r->pos;
+		add_part(td, "latency text", -1, 0, r->pos, r->end - r->pos, r->end - r->pos);
+		return 0;
+	}
+	if (memcmp(tag, "flyrecord", 10))
+		return rd_fail(r, r->pos - 10, "expected 'flyrecord' or 'latency' here");
+	if (td->cpucount)
+		cpus = (uint32_t)td->cpucount;
+	td->buffers[0].pub.offset = r->pos - 10;
+	if ((rc = read_flyrecord_table(td, r, &td->buffers[0], (int)cpus)) < 0)
+		return rc;
+	ninstances = td->nbuffers;
+	for (int i = 1; i < ninstances; i++)
+		if ((rc = read_v6_buffer(td, &td->buffers[i], (int)cpus)) < 0)
+			return rc;
+	return 0;
+}
+
+/* ------------------------------------------------------------- version 7 */
+
+static const char *section_name(unsigned id)
+{
+	switch (id) {
+	case TB_TDAT_OPT_DONE:
+		return "options";
+	case TB_TDAT_OPT_BUFFER:
+		return "buffer flyrecord";
+	case TB_TDAT_OPT_STRINGS:
+		return "strings";
+	case TB_TDAT_OPT_HEADER_INFO:
+		return "headers";
+	case TB_TDAT_OPT_FTRACE_EVENTS:
+		return "ftrace events";
+	case TB_TDAT_OPT_EVENT_FORMATS:
+		return "events format";
+	case TB_TDAT_OPT_KALLSYMS:
+		return "kallsyms";
+	case TB_TDAT_OPT_PRINTK:
+		return "printk";
+	case TB_TDAT_OPT_CMDLINES:
+		return "command lines";
+	case TB_TDAT_OPT_BUFFER_TEXT:
+		return "buffer text";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * A section header (16 bytes) at at, which the file said at from: id,
+ * flags, size.  A pointer out of the file is reported where it is stored.
+ */
+static int read_section_header(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned want,
+			       uint16_t *flags, uint64_t *size)
+{
+	uint8_t h[16];
+	int rc;
+
+	if (at > td->info.file_size || td->info.file_size - at < 16) {
+		tdat_report(td, from,
+			    "the %s section is said to start at byte %llu, past the end of "
+			    "the %llu-byte file",
+			    section_name(want), (unsigned long long)at,
+			    (unsigned long long)td->info.file_size);
+		return -EINVAL;
+	}
+	if ((rc = tdat_pread(td, h, sizeof(h), at, "section header")) < 0)
+		return rc;
+	if (tdat_le16(h) != want) {
+		tdat_report(td, at, "expected a %s section (id %u) here, found id %u", section_name(want),
+			    want, tdat_le16(h));
+		return -EINVAL;
+	}
+	*flags = tdat_le16(h + 2);
+	*size = tdat_le64(h + 8);
+	if (*size > td->info.file_size - at - 16) {
+		tdat_report(td, at,
+			    "the %s section claims %llu bytes; the file has %llu after its "
+			    "header",
+			    section_name(want), (unsigned long long)*size,
+			    (unsigned long long)(td->info.file_size - at - 16));
+		return -EINVAL;
+	}
+	if ((*flags & 1) && td->codec == TDAT_CODEC_NONE) {
+		tdat_report(td, at,
+			    "the %s section is marked compressed in a file without "
+			    "compression",
+			    section_name(want));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+		       uint8_t **out)
+{
+	struct tdat_unzip *u = NULL;
+	uint8_t *in = NULL, *buf;
+	size_t in_pos = 0, out_pos = 0;
+	const char *why = "";
+	int rc;
+
+	*out = NULL;
+	if (ulen > TDAT_MAX_TEXT || (uint64_t)ulen > clen * TDAT_MAX_RATIO + 4096) {
+		tdat_report(td, at,
+			    "%s: %llu compressed bytes claim to hold %u: refused (a "
+			    "decompression bomb, or damage)",
+			    what, (unsigned long long)clen, ulen);
+		return -EINVAL;
+	}
+	buf = malloc(ulen ? ulen : 1);
+	in = malloc(clen ? clen : 1);
+	rc = buf && in ? tdat_unzip_new(td->codec, &u) : -ENOMEM;
+	if (rc == 0)
+		rc = tdat_pread(td, in, clen, at, what);
+	if (rc == 0) {
+		rc = tdat_unzip_step(u, in, clen, &in_pos, buf, ulen, &out_pos, &why);
+		if (rc == 0 && out_pos == ulen) {
+			/* Room is full and the block did not end: it holds more than it says. */
+			uint8_t probe;
+			size_t probe_pos = 0;
+			rc = tdat_unzip_step(u, in, clen, &in_pos, &probe, 1, &probe_pos, &why);
+			if (rc >= 0 && probe_pos) {
+				why = "it decompresses to more bytes than it declares";
+				rc = -EINVAL;
+			}
+		}
+		if (rc == 0) {
+			why = "it ends before its declared size";
+			rc = -EINVAL;
+		}
+		if (rc == 1 && out_pos != ulen) {
+			why = "it decompresses to fewer bytes than it declares";
+			rc = -EINVAL;
+		}
+		if (rc == -EINVAL)
+			tdat_report(td, at, "%s (%s, %llu bytes declaring %u): %s", what,
+				    tdat_codec_name(td->codec), (unsigned long long)clen, ulen, why);
+	}
+	tdat_unzip_free(u);
+	free(in);
+	if (rc < 0) {
+		free(buf);
+		return rc == -EINVAL || rc == -ENOMEM ? rc : -EIO;
+	}
+	*out = buf;
+	return 0;
+}
+
+/*
+ * A section's body as a cursor: the file itself, or (compressed) a buffer
+ * the caller frees (*mem).
+ */
+static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id, struct rd *r,
+			uint8_t **mem)
+{
+	uint16_t flags;
+	uint64_t size;
+	uint8_t h[8];
+	int rc = read_section_header(td, at, from, id, &flags, &size);
+
+	*mem = NULL;
+	memset(r, 0, sizeof(*r));
+	r->td = td;
+	if (rc < 0)
+		return rc;
+	if (!(flags & 1)) {
+		r->pos = at + 16;
+		r->end = at + 16 + size;
+		return add_part(td, section_name(id), (int)id, flags, at, size + 16, size);
+	}
+	if (size < 8) {
+		tdat_report(td, at, "the compressed %s section is too short for its sizes", section_name(id));
+		return -EINVAL;
+	}
+	if ((rc = tdat_pread(td, h, 8, at + 16, "compressed section sizes")) < 0)
+		return rc;
+	if (tdat_le32(h) > size - 8) {
+		tdat_report(td, at + 16, "the %s section's %u compressed bytes do not fit in its %llu",
+			    section_name(id), tdat_le32(h), (unsigned long long)size);
+		return -EINVAL;
+	}
+	rc = tdat_inflate_block(td, at + 24, tdat_le32(h), tdat_le32(h + 4), section_name(id), mem);
+	if (rc < 0)
+		return rc;
+	r->mem = *mem;
+	r->end = tdat_le32(h + 4);
+	r->base = at;
+	r->where = section_name(id);
+	return add_part(td, section_name(id), (int)id, flags, at, size + 16, tdat_le32(h + 4));
+}
+
+typedef int section_reader(struct tb_tracedat *td, struct rd *r);
+
+static int read_section(struct tb_tracedat *td, const struct sections *sec, unsigned id, section_reader *read,
+			bool required)
+{
+	struct rd r;
+	uint8_t *mem;
+	int rc;
+
+	if (!sec->at[id]) {
+		if (!required)
+			return 0;
+		tdat_report(td, 0, "the file has no %s section (no option %u points to one)",
+			    section_name(id), id);
+		return -EINVAL;
+	}
+	if ((rc = open_section(td, sec->at[id], sec->opt_at[id], id, &r, &mem)) < 0)
+		return rc;
+	rc = read(td, &r);
+	if (rc == 0 && rd_left(&r))
+		tdat_warn(td, sec->at[id], "%llu bytes left over at the end of the %s section",
+			  (unsigned long long)rd_left(&r), section_name(id));
+	free(mem);
+	return rc;
+}
+
+/* Options sections chained by their DONE options; each read once. */
+static int read_v7_options(struct tb_tracedat *td, uint64_t at, uint64_t from, struct sections *sec)
+{
+	uint64_t *seen = calloc(TDAT_MAX_SECTIONS, sizeof(*seen));
+	struct rd r;
+	uint8_t *mem;
+	int rc = seen ? 0 : -ENOMEM, n = 0;
+
+	while (rc == 0 && at) {
+		for (int i = 0; i < n; i++)
+			if (seen[i] == at) {
+				tdat_report(td, at, "the options section here is chained to twice: a loop");
+				rc = -EINVAL;
+			}
+		if (rc == 0 && n == TDAT_MAX_SECTIONS) {
+			tdat_report(td, at, "more than %d options sections chained", TDAT_MAX_SECTIONS);
+			rc = -EINVAL;
+		}
+		if (rc < 0)
+			break;
+		seen[n++] = at;
+		if ((rc = open_section(td, at, from, TB_TDAT_OPT_DONE, &r, &mem)) < 0)
+			break;
+		rc = read_options(td, &r, sec, &at, &from);
+		free(mem);
+	}
+	free(seen);
+	return rc;
+}
+
+/* The buffers' sections: headers checked, compression noted, CPU data inside the file. */
+static int check_v7_buffers(struct tb_tracedat *td)
+{
+	for (int i = 0; i < td->nbuffers; i++) {
+		struct tdat_buffer *b = &td->buffers[i];
+		unsigned id = b->pub.text_offset ? TB_TDAT_OPT_BUFFER_TEXT : TB_TDAT_OPT_BUFFER;
+		uint16_t flags;
+		uint64_t size;
+		char what[TDAT_MAX_NAME + 32];
+		int rc = read_section_header(td, b->pub.offset, b->option_at, id, &flags, &size);
+
+		if (rc < 0)
+			return rc;
+		b->pub.compressed = flags & 1;
+		snprintf(what, sizeof(what), "buffer %s", b->name[0] ? b->name : "(top)");
+		add_part(td, what, (int)id, flags, b->pub.offset, size + 16, size);
+		if (id == TB_TDAT_OPT_BUFFER_TEXT) {
+			b->pub.text_offset = b->pub.offset + 16;
+			b->pub.text_size = size;
+			td->info.latency = true;
+			continue;
+		}
+		for (int c = 0; c < b->pub.ncpus; c++)
+			if ((rc = check_cpu_data(td, b, &b->cpus[c], b->pub.offset)) < 0)
+				return rc;
+	}
+	return 0;
+}
+
+/* The top-level buffer first, as trace-cmd lists them. */
+static void top_buffer_first(struct tb_tracedat *td)
+{
+	for (int i = 1; i < td->nbuffers; i++)
+		if (!td->buffers[i].name[0]) {
+			struct tdat_buffer top = td->buffers[i];
+			memmove(&td->buffers[1], &td->buffers[0], (size_t)i * sizeof(top));
+			td->buffers[0] = top;
+			return;
+		}
+}
+
+/*
+ * The sections follow each other from the initial part to the end of the
+ * file (trace-cmd finds the strings section by walking them): a walk that
+ * does not end exactly at the end of the file means the file was cut or
+ * damaged, even where no part the report needs was hit.
+ */
+static void walk_sections(struct tb_tracedat *td, uint64_t at)
+{
+	uint8_t h[16];
+
+	for (int n = 0; at < td->info.file_size && n < 65536; n++) {
+		uint64_t size, left = td->info.file_size - at;
+		if (left < 16 || tdat_pread(td, h, 16, at, "a section header") < 0) {
+			tdat_report(td, at,
+				    "the file ends %llu bytes into a section header: it was cut "
+				    "short",
+				    (unsigned long long)left);
+			return;
+		}
+		size = tdat_le64(h + 8);
+		if (size > left - 16) {
+			tdat_report(td, at,
+				    "the %s section here (%llu bytes) runs past the end of the "
+				    "file: it was cut short",
+				    section_name(tdat_le16(h)), (unsigned long long)size);
+			return;
+		}
+		if (tdat_le16(h) == TB_TDAT_OPT_STRINGS)
+			add_part(td, "strings", TB_TDAT_OPT_STRINGS, tdat_le16(h + 2), at, size + 16, size);
+		at += 16 + size;
+	}
+}
+
+static int read_v7(struct tb_tracedat *td, struct rd *r)
+{
+	struct sections sec;
+	uint64_t options_at;
+	int rc;
+
+	memset(&sec, 0, sizeof(sec));
+	if ((rc = rd_cstr(r, td->compression, sizeof(td->compression), "compression name")) < 0 ||
+	    (rc = rd_cstr(r, td->compression_version, sizeof(td->compression_version),
+			  "compression version")) < 0 ||
+	    (rc = rd_u64(r, &options_at, "first options section offset")) < 0)
+		return rc;
+	rc = tdat_codec_by_name(td->compression);
+	if (rc < 0)
+		return rd_fail(
+		    r, r->pos - 8 - strlen(td->compression_version) - 1 - strlen(td->compression) - 1,
+		    "compression '%s' is not one tracebuf reads (none, zlib, zstd)", td->compression);
+	td->codec = (enum tdat_codec)rc;
+	add_part(td, "initial format", -1, 0, 0, r->pos, r->pos);
+	if ((rc = read_v7_options(td, options_at, r->pos - 8, &sec)) < 0)
+		return rc;
+	if ((rc = read_section(td, &sec, TB_TDAT_OPT_HEADER_INFO, read_headers, true)) < 0 ||
+	    (rc = read_section(td, &sec, TB_TDAT_OPT_FTRACE_EVENTS, read_ftrace_formats, false)) < 0 ||
+	    (rc = read_section(td, &sec, TB_TDAT_OPT_EVENT_FORMATS, read_event_formats, false)) < 0 ||
+	    (rc = read_section(td, &sec, TB_TDAT_OPT_KALLSYMS, read_kallsyms, false)) < 0 ||
+	    (rc = read_section(td, &sec, TB_TDAT_OPT_PRINTK, read_printk, false)) < 0 ||
+	    (rc = read_section(td, &sec, TB_TDAT_OPT_CMDLINES, read_cmdlines, false)) < 0)
+		return rc;
+	top_buffer_first(td);
+	if ((rc = check_v7_buffers(td)) < 0)
+		return rc;
+	walk_sections(td, r->pos);
+	return 0;
+}
+
+/* --------------------------------------------------------------- open */
+
+static int read_initial(struct tb_tracedat *td, struct rd *r)
+{
+	uint8_t magic[10], b[6];
+	char version[16];
+	long v;
+	int rc;
+
+	if (td->info.file_size < sizeof(magic) ||
+	    (rc = tdat_pread(td, magic, sizeof(magic), 0, "magic")) < 0 ||
+	    memcmp(magic, MAGIC, sizeof(magic))) {
+		tdat_report(td, 0,
+			    "not a trace.dat file: it does not start with trace-cmd's magic "
+			    "bytes 17 08 44 'tracing'");
+		return -EINVAL;
+	}
+	r->pos = sizeof(magic);
+	if ((rc = rd_cstr(r, version, sizeof(version), "version")) < 0)
+		return rc;
+	v = version[0] && strspn(version, "0123456789") == strlen(version) ? strtol(version, NULL, 10) : -1;
+	if (v != 6 && v != 7)
+		return rd_fail(r, 10, "trace.dat version '%s': tracebuf reads versions 6 and 7", version);
+	td->info.version = (int)v;
+	if ((rc = rd_get(r, b, 6, "endianness, long size and page size")) < 0)
+		return rc;
+	if (b[0] != 0)
+		return rd_fail(r, r->pos - 6,
+			       "the file is big endian (byte %u): tracebuf reads "
+			       "little-endian traces only",
+			       b[0]);
+	td->info.long_size = b[1];
+	td->info.page_size = tdat_le32(b + 2);
+	if (b[1] != 4 && b[1] != 8)
+		return rd_fail(r, r->pos - 5, "long size %u: must be 4 or 8", b[1]);
+	if (!tb_page_size_valid(td->info.page_size))
+		return rd_fail(r, r->pos - 4, "page size %u is not a sub-buffer size (4 KiB << 0..7)",
+			       td->info.page_size);
+	return 0;
+}
+
+/* After the metadata: the header_page must describe the pages the file says it has. */
+static int check_page_size(struct tb_tracedat *td)
+{
+	size_t subbuf = tb_schema_subbuf_size(td->schema);
+
+	if (subbuf == td->info.page_size)
+		return 0;
+	tdat_report(td, 14,
+		    "the file's page size is %u bytes but its header_page describes "
+		    "%zu-byte sub-buffers",
+		    td->info.page_size, subbuf);
+	return -EINVAL;
+}
+
+static void fill_info(struct tb_tracedat *td)
+{
+	int top_slots = td->file_cpus > td->cpucount ? td->file_cpus : td->cpucount;
+
+	td->info.path = td->path;
+	td->info.compression = td->info.version >= 7 ? td->compression : "none";
+	td->info.compression_version = td->info.version >= 7 ? td->compression_version : "";
+	td->info.trace_clock = td->trace_clock;
+	td->info.uname = td->uname;
+	td->info.version_string = td->version_string;
+	td->info.cpustats = td->cpustats;
+	if (td->info.version < 7 && td->nbuffers && !td->buffers[0].clock && td->has_traceclock) {
+		/* v6 with a TRACECLOCK option but no clock record: trace-cmd takes the option's. */
+		td->buffers[0].clock = bracketed_clock(td->trace_clock);
+	}
+	for (int i = 0; i < td->nbuffers; i++) {
+		struct tdat_buffer *b = &td->buffers[i];
+		if (!b->name[0] && b->pub.slots > top_slots)
+			top_slots = b->pub.slots;
+	}
+	td->info.cpus = top_slots;
+	for (int i = 0; i < td->nbuffers; i++) {
+		struct tdat_buffer *b = &td->buffers[i];
+		if (!b->clock && td->trace_clock)
+			b->clock = bracketed_clock(td->trace_clock);
+		b->pub.name = b->name;
+		b->pub.clock = b->clock;
+		b->pub.cpus = b->cpus;
+		/* trace-cmd's instance handles start from the top handle's CPU count. */
+		if (b->name[0] && b->pub.slots < top_slots)
+			b->pub.slots = top_slots;
+		if (!b->name[0])
+			b->pub.slots = top_slots;
+	}
+}
+
+int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, struct tb_tracedat **out)
+{
+	struct tb_tracedat *td = calloc(1, sizeof(*td));
+	struct rd r;
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	if (!td)
+		return -ENOMEM;
+	td->fd = -1;
+	td->diag = opts && opts->diag ? opts->diag : tb_diag_print;
+	td->diag_ctx = opts && opts->diag ? opts->diag_ctx : NULL;
+	td->path = strdup(path);
+	td->schema = tb_schema_new();
+	if (!td->path || !td->schema) {
+		tb_tracedat_close(td);
+		return -ENOMEM;
+	}
+	tb_schema_set_diag(td->schema, schema_diag, td);
+	td->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (td->fd < 0 || fstat(td->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = td->fd < 0 || !S_ISREG(st.st_mode) ? (td->fd < 0 ? -errno : -EINVAL) : -errno;
+		tdat_report(td, 0, "cannot open: %s",
+			    td->fd >= 0 && rc == -EINVAL ? "not a regular file" : strerror(-rc));
+		tb_tracedat_close(td);
+		return rc;
+	}
+	td->info.file_size = (uint64_t)st.st_size;
+	memset(&r, 0, sizeof(r));
+	r.td = td;
+	r.end = td->info.file_size;
+	rc = read_initial(td, &r);
+	if (rc == 0)
+		rc = td->info.version >= 7 ? read_v7(td, &r) : read_v6(td, &r);
+	if (rc == 0)
+		rc = check_page_size(td);
+	if (rc < 0) {
+		tb_tracedat_close(td);
+		return rc == -ENOMEM ? rc : -EINVAL;
+	}
+	fill_info(td);
+	*out = td;
+	return 0;
+}
+
+void tb_tracedat_close(struct tb_tracedat *td)
+{
+	if (!td)
+		return;
+	if (td->fd >= 0)
+		close(td->fd);
+	for (int i = 0; i < td->nbuffers; i++) {
+		free(td->buffers[i].name);
+		free(td->buffers[i].clock);
+		free(td->buffers[i].cpus);
+	}
+	free(td->buffers);
+	for (size_t i = 0; i < td->noptions; i++)
+		free((void *)td->options[i].data);
+	free(td->options);
+	for (size_t i = 0; i < td->nparts; i++)
+		free((char *)td->parts[i].what);
+	free(td->parts);
+	for (size_t i = 0; i < td->nformats; i++) {
+		free((char *)td->formats[i].system);
+		free((char *)td->formats[i].name);
+	}
+	free(td->formats);
+	tb_schema_free(td->schema);
+	free(td->header_page);
+	free(td->header_event);
+	free(td->trace_clock);
+	free(td->uname);
+	free(td->version_string);
+	free(td->cpustats);
+	free(td->path);
+	free(td);
+}
+
+/* ------------------------------------------------------------- queries */
+
+const struct tb_tracedat_info *tb_tracedat_info(const struct tb_tracedat *td)
+{
+	return &td->info;
+}
+
+int tb_tracedat_buffer_count(const struct tb_tracedat *td)
+{
+	return td->nbuffers;
+}
+
+const struct tb_tracedat_buffer *tb_tracedat_buffer(const struct tb_tracedat *td, int i)
+{
+	return i >= 0 && i < td->nbuffers ? &td->buffers[i].pub : NULL;
+}
+
+int tb_tracedat_main_buffer(const struct tb_tracedat *td)
+{
+	for (int i = 0; i < td->nbuffers; i++)
+		for (int c = 0; c < td->buffers[i].pub.ncpus; c++)
+			if (td->buffers[i].cpus[c].size)
+				return i;
+	return 0;
+}
+
+size_t tb_tracedat_option_count(const struct tb_tracedat *td)
+{
+	return td->noptions;
+}
+
+const struct tb_tracedat_option *tb_tracedat_option(const struct tb_tracedat *td, size_t i)
+{
+	return i < td->noptions ? &td->options[i] : NULL;
+}
+
+size_t tb_tracedat_part_count(const struct tb_tracedat *td)
+{
+	return td->nparts;
+}
+
+const struct tb_tracedat_part *tb_tracedat_part(const struct tb_tracedat *td, size_t i)
+{
+	return i < td->nparts ? &td->parts[i] : NULL;
+}
+
+size_t tb_tracedat_format_count(const struct tb_tracedat *td)
+{
+	return td->nformats;
+}
+
+const struct tb_tracedat_format *tb_tracedat_format(const struct tb_tracedat *td, size_t i)
+{
+	return i < td->nformats ? &td->formats[i] : NULL;
+}
+
+struct tb_schema *tb_tracedat_schema(struct tb_tracedat *td)
+{
+	return td->schema;
+}
+
+const char *tb_tracedat_header_page(const struct tb_tracedat *td, size_t *len)
+{
+	if (len)
+		*len = td->info.header_page_len;
+	return td->header_page;
+}
+
+const char *tb_tracedat_header_event(const struct tb_tracedat *td, size_t *len)
+{
+	if (len)
+		*len = td->info.header_event_len;
+	return td->header_event;
+}
+
+bool tdat_clock_in_usecs(const char *clock)
+{
+	if (!clock)
+		return true; /* no clock named: trace-cmd prints microseconds */
+	return !strcmp(clock, "local") || !strcmp(clock, "global") || !strcmp(clock, "uptime") ||
+	       !strcmp(clock, "perf") || !strncmp(clock, "mono", 4) || !strcmp(clock, "tsc2nsec") ||
+	       !strcmp(clock, "tai");
+}
+
+const char *tb_tracedat_option_name(unsigned id)
+{
+	static const char *const names[] = {
+	    "DONE",	     "DATE",	 "CPUSTAT",  "BUFFER",	 "TRACECLOCK", "UNAME",
+	    "HOOK",	     "OFFSET",	 "CPUCOUNT", "VERSION",	 "PROCMAPS",   "TRACEID",
+	    "TIME_SHIFT",    "GUEST",	 "TSC2NSEC", "STRINGS",	 "HEADERS",    "FTRACE EVENTS",
+	    "EVENT FORMATS", "KALLSYMS", "PRINTK",   "CMDLINES", "BUFFER_LAT",
+	};
+
+	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
+}
+
+int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int cpu, struct tb_cpu_stats *out)
+{
+	const char *p = td->cpustats, *cur = "";
+	char key[32];
+	size_t curlen = 0;
+
+	if (!p)
+		return -ENOENT;
+	snprintf(key, sizeof(key), "CPU: %d\n", cpu);
+	/* "Buffer: NAME" lines switch the instance the following CPU blocks belong to. */
+	for (; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
+		if (!strncmp(p, "Buffer: ", 8)) {
+			cur = p + 8;
+			curlen = strcspn(cur, "\n");
+		} else if (!strncmp(p, key, strlen(key)) && curlen == strlen(buffer) &&
+			   !strncmp(cur, buffer, curlen)) {
+			/* The block ends where the next CPU's or buffer's begins. */
+			const char *body = p + strlen(key), *next = body;
+			char *block;
+			int rc;
+			while (*next && strncmp(next, "CPU: ", 5) && strncmp(next, "Buffer: ", 8))
+				next += strcspn(next, "\n") + (next[strcspn(next, "\n")] ? 1 : 0);
+			if (!(block = strndup(body, (size_t)(next - body))))
+				return -ENOMEM;
+			rc = tb_stats_parse_kernel(block, out, NULL);
+			free(block);
+			return rc == 0 ? 0 : -ENOENT;
+		}
+	}
+	return -ENOENT;
+}

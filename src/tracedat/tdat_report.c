@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tdat_report.c - a trace as `trace-cmd report` prints it.
+ *
+ * The framing is trace-cmd's, built here: "cpus=N"; the buffer name of
+ * instances right-aligned to the longest one plus ": " (spaces for the top
+ * buffer); "CPU:N [X EVENTS DROPPED]" before the first record of a
+ * sub-buffer that lost events; then "%16s-%-5d [%03d]" (comm, pid, CPU) or
+ * with -l "%8.8s-%-5d %3d" and the latency columns; the time as
+ * " %5llu.%06llu:" (microseconds, rounded), " %5llu.%09llu:" (-t) or
+ * "%12llu:" for clocks that are not in nanoseconds; " NAME: " padded to 20
+ * characters; then the event's text without its trailing newline.
+ *
+ * Records of every CPU of every buffer are merged by time stamp; a tie
+ * goes to the lower position in trace-cmd's merged CPU order (the top
+ * buffer's CPUs, then each instance's), and --cpu selects by that position,
+ * as trace-cmd does.
+ *
+ * The event text is libtraceevent's - with its plugins (sched_switch,
+ * hrtimer, function's raw_data, ...) unless -N, and with the print fmts as
+ * the file holds them - which is exactly what trace-cmd prints.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "schema_internal.h"
+#include "printers.h"
+#include "strbuf.h"
+#include "tdat_internal.h"
+#include "tracebuf/page.h"
+
+#define FLUSH_AT    (256 * 1024)
+#define PAYLOAD_PAD 64
+#define UNKNOWN	    "[UNKNOWN EVENT]"
+
+/* libtraceevent's latency flags (common_flags bits as its latency column reads them). */
+#define LAT_IRQS_OFF	   0x01
+#define LAT_IRQS_NOSUPPORT 0x02
+#define LAT_NEED_RESCHED   0x04
+#define LAT_HARDIRQ	   0x08
+#define LAT_SOFTIRQ	   0x10
+
+/* One buffer as trace-cmd sees it: a handle whose CPUs take slots in the merged order. */
+struct tc_buffer {
+	const char *name;
+	struct tb_capture *cap; /* NULL: no data (an absent top buffer) */
+	int base, slots;
+	bool usecs; /* the clock counts ns: print µs (or ns with -t) */
+};
+
+struct tc_stream {
+	struct tc_buffer *buf;
+	int cpu;   /* the CPU number in its buffer */
+	int index; /* its place in the merged order */
+	bool done, in_page, has_next;
+	struct tb_raw_page page;
+	struct tb_page_cursor cursor;
+	struct tb_record next;
+	uint64_t ts;	    /* next's time stamp, with the file's offsets applied */
+	bool first_of_page; /* next is the page's first record */
+	long long missed;   /* the page's loss: 0, -1 (count unknown) or the count */
+};
+
+struct tc_report {
+	FILE *out;
+	struct tb_schema *schema;
+	struct tep_handle *tep;
+	const struct tb_tcmd_report_opts *o;
+	struct tb_strbuf text;
+	struct tc_buffer *bufs;
+	int nbufs;
+	int name_width; /* 0: no instances, no prefixes */
+	struct tc_stream *streams;
+	int nstreams;
+	int64_t ts_offset;
+	uint32_t mult, shift;
+	struct tb_report_totals t;
+	unsigned long problems;
+	int fatal;
+	void (*report)(void *ctx, const char *file, uint64_t offset, const char *reason);
+	void *report_ctx;
+};
+
+static void problem(struct tc_report *r, const char *file, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void problem(struct tc_report *r, const char *file, uint64_t offset, const char *fmt, ...)
+{
+	char reason[TB_DIAG_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	r->problems++;
+	r->report(r->report_ctx, file, offset, reason);
+}
+
+/* ------------------------------------------------------------ streams */
+
+/* trace-cmd's time stamp: TSC to ns when the file says how, then the file's offset. */
+static uint64_t adjusted(const struct tc_report *r, uint64_t ts)
+{
+	if (r->mult)
+		ts = (uint64_t)(((unsigned __int128)ts * r->mult) >> r->shift);
+	return ts + (uint64_t)r->ts_offset;
+}
+
+static bool open_next_page(struct tc_report *r, struct tc_stream *s)
+{
+	while (!s->done) {
+		int rc = tb_capture_next_page(s->buf->cap, s->cpu, &s->page);
+		if (rc <= 0) {
+			s->done = true;
+			break;
+		}
+		r->t.pages++;
+		if (tb_page_cursor_init(&s->cursor, s->page.data, s->page.size) == 0) {
+			const struct tb_page_header *h = &s->cursor.hdr;
+			s->missed = !h->lost ? 0 : h->lost_stored ? (long long)h->lost_count : -1;
+			s->first_of_page = true;
+			s->in_page = true;
+			return true;
+		}
+		r->t.bad_pages++;
+		problem(r, s->page.file, s->page.file_offset + s->cursor.err.offset, "%s; sub-buffer skipped",
+			s->cursor.err.reason);
+	}
+	return false;
+}
+
+static void advance(struct tc_report *r, struct tc_stream *s)
+{
+	s->has_next = false;
+	for (;;) {
+		if (!s->in_page && !open_next_page(r, s))
+			return;
+		int rc = tb_page_next_data(&s->cursor, &s->next);
+		if (rc == 1) {
+			s->has_next = true;
+			s->ts = adjusted(r, s->next.ts);
+			return;
+		}
+		s->in_page = false;
+		if (rc < 0) {
+			r->t.bad_pages++;
+			problem(r, s->page.file, s->page.file_offset + s->cursor.err.offset,
+				"%s; rest of the sub-buffer skipped", s->cursor.err.reason);
+		}
+	}
+}
+
+static struct tc_stream *earliest(struct tc_report *r)
+{
+	struct tc_stream *best = NULL;
+
+	for (int i = 0; i < r->nstreams; i++) {
+		struct tc_stream *s = &r->streams[i];
+		if (s->has_next && (!best || s->ts < best->ts))
+			best = s;
+	}
+	return best;
+}
+
+/* ------------------------------------------------------------- output */
+
+static void flush_text(struct tc_report *r)
+{
+	if (r->text.oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	if (r->text.len && fwrite(r->text.buf, 1, r->text.len, r->out) != r->text.len && !r->fatal)
+		r->fatal = -EIO;
+	sb_reset(&r->text);
+}
+
+static void put_fmt(struct tb_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put_fmt(struct tb_strbuf *b, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sb_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static void put_prefix(struct tc_report *r, const struct tc_buffer *b)
+{
+	if (!r->name_width)
+		return;
+	if (b->name[0])
+		put_fmt(&r->text, "%*s: ", r->name_width, b->name);
+	else
+		put_fmt(&r->text, "%*s  ", r->name_width, "");
+}
+
+/* The latency columns as libtraceevent prints them: irqs, need-resched, irq context, depth. */
+static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
+{
+	char col[5];
+
+	col[0] = flags & LAT_IRQS_OFF ? 'd' : flags & LAT_IRQS_NOSUPPORT ? 'X' : '.';
+	col[1] = flags & LAT_NEED_RESCHED ? 'N' : '.';
+	col[2] = (flags & LAT_HARDIRQ) && (flags & LAT_SOFTIRQ) ? 'H'
+		 : flags & LAT_HARDIRQ				? 'h'
+		 : flags & LAT_SOFTIRQ				? 's'
+								: '.';
+	col[3] = pc & 0xf ? "0123456789abcdef"[pc & 0xf] : '.';
+	col[4] = pc & 0xf0 ? "0123456789abcdef"[pc >> 4] : '.';
+	sb_put(b, col, sizeof(col));
+}
+
+static void put_time(struct tc_report *r, const struct tc_stream *s)
+{
+	unsigned long long ts = s->ts;
+
+	if (!s->buf->usecs)
+		put_fmt(&r->text, "%12llu:", ts);
+	else if (r->o->nsec)
+		put_fmt(&r->text, " %5llu.%09llu:", ts / 1000000000ull, ts % 1000000000ull);
+	else {
+		ts = (ts + 500) / 1000;
+		put_fmt(&r->text, " %5llu.%06llu:", ts / 1000000ull, ts % 1000000ull);
+	}
+}
+
+static void put_name(struct tb_strbuf *b, const char *name)
+{
+	size_t n = strlen(name);
+
+	sb_putc(b, ' ');
+	sb_put(b, name, n);
+	sb_put(b, ": ", 2);
+	for (; n < 20; n++)
+		sb_putc(b, ' ');
+}
+
+/* The event's own text, by libtraceevent (and its plugins), one trailing newline dropped. */
+static void put_info(struct tc_report *r, const struct tc_stream *s)
+{
+	uint8_t stack[4096], *copy = stack;
+	struct tep_record rec;
+	struct trace_seq seq;
+	size_t n;
+
+	if ((size_t)s->next.len + PAYLOAD_PAD > sizeof(stack) &&
+	    !(copy = malloc((size_t)s->next.len + PAYLOAD_PAD))) {
+		r->fatal = -ENOMEM;
+		return;
+	}
+	/* libtraceevent may read a little past a field: give it a copy followed by zeros. */
+	memcpy(copy, s->next.data, s->next.len);
+	memset(copy + s->next.len, 0, PAYLOAD_PAD);
+	memset(&rec, 0, sizeof(rec));
+	rec.ts = s->ts;
+	rec.data = copy;
+	rec.size = (int)s->next.len;
+	rec.record_size = (int)s->next.len;
+	rec.cpu = s->cpu;
+	trace_seq_init(&seq);
+	tep_print_event(r->tep, &seq, &rec, "%s", r->o->raw ? TEP_PRINT_INFO_RAW : TEP_PRINT_INFO);
+	trace_seq_terminate(&seq);
+	n = seq.len;
+	if (n > 0 && seq.buffer[n - 1] == '\n')
+		n--;
+	sb_put(&r->text, seq.buffer, n);
+	trace_seq_destroy(&seq);
+	if (copy != stack)
+		free(copy);
+}
+
+static bool cpu_selected(const struct tc_report *r, int index)
+{
+	if (!r->o->cpus)
+		return true;
+	for (size_t i = 0; i < r->o->ncpus; i++)
+		if (r->o->cpus[i] == index)
+			return true;
+	return false;
+}
+
+static void emit(struct tc_report *r, struct tc_stream *s)
+{
+	const uint8_t *d = s->next.data;
+	const struct tb_format *f = NULL;
+	const char *system = "";
+	struct tep_event *ev = NULL;
+	struct tb_diag err; /* filled only on failure */
+	uint16_t id = 0;
+	int32_t pid = 0;
+	long long missed = s->first_of_page ? s->missed : 0;
+
+	s->first_of_page = false;
+	if (!cpu_selected(r, s->index))
+		return;
+	if (s->next.len >= 8) {
+		memcpy(&id, d, 2);
+		memcpy(&pid, d + 4, 4);
+		f = tb_schema_find_event(r->schema, id, &system);
+	}
+	if (f && tb_schema_check_record(f, d, s->next.len, &err) < 0) {
+		r->t.bad_records++;
+		problem(r, s->page.file, s->page.file_offset + (uint64_t)(d - s->page.data) + err.offset,
+			"%s; record skipped", err.reason);
+		return;
+	}
+	if (f && printers_tep_ready(r->schema, f, system))
+		ev = tep_find_event(r->tep, id);
+	put_prefix(r, s->buf);
+	if (missed) {
+		r->t.lost_lines++;
+		if (missed > 0) {
+			r->t.lost_events += (uint64_t)missed;
+			put_fmt(&r->text, "CPU:%d [%lld EVENTS DROPPED]\n", s->cpu, missed);
+		} else {
+			put_fmt(&r->text, "CPU:%d [EVENTS DROPPED]\n", s->cpu);
+		}
+	}
+	r->t.events++;
+	if (!ev) {
+		/* libtraceevent prints each context part of an unknown record this way. */
+		r->t.unknown_events++;
+		sb_puts(&r->text, r->o->latency ? UNKNOWN UNKNOWN UNKNOWN : UNKNOWN UNKNOWN);
+		put_name(&r->text, "(NULL)");
+		sb_puts(&r->text, UNKNOWN "\n");
+		return;
+	}
+	const char *comm = tep_data_comm_from_pid(r->tep, pid);
+	if (r->o->latency) {
+		put_fmt(&r->text, "%8.8s-%-5d %3d", comm, pid, s->cpu);
+		if (r->o->raw)
+			put_fmt(&r->text, "-0x%x", d[2]); /* -R -l: the flags as a number */
+		else
+			put_latency(&r->text, d[2], d[3]);
+	} else {
+		put_fmt(&r->text, "%16s-%-5d [%03d]", comm, pid, s->cpu);
+	}
+	put_time(r, s);
+	put_name(&r->text, ev->name);
+	put_info(r, s);
+	sb_putc(&r->text, '\n');
+	if (r->text.len >= FLUSH_AT)
+		flush_text(r);
+}
+
+/* ---------------------------------------------------------------- run */
+
+static int make_streams(struct tc_report *r)
+{
+	int n = 0;
+
+	for (int b = 0; b < r->nbufs; b++)
+		n += r->bufs[b].slots;
+	r->streams = calloc(n ? (size_t)n : 1, sizeof(*r->streams));
+	if (!r->streams)
+		return -ENOMEM;
+	r->nstreams = n;
+	for (int b = 0, i = 0; b < r->nbufs; b++)
+		for (int c = 0; c < r->bufs[b].slots; c++, i++) {
+			struct tc_stream *s = &r->streams[i];
+			s->buf = &r->bufs[b];
+			s->cpu = c;
+			s->index = i;
+			s->done = !s->buf->cap || !tb_capture_has_cpu(s->buf->cap, c);
+		}
+	return 0;
+}
+
+static int run(struct tc_report *r, int cpus)
+{
+	struct tep_plugin_list *plugins = NULL;
+	struct tc_stream *s;
+	int rc;
+
+	r->tep = tb_schema_tep(r->schema);
+	schema_set_tep_verbatim(r->schema, true);
+	if (!r->o->no_plugins)
+		plugins = tep_load_plugins(r->tep);
+	for (int b = 0; b < r->nbufs; b++)
+		if (r->bufs[b].name[0] && (int)strlen(r->bufs[b].name) > r->name_width)
+			r->name_width = (int)strlen(r->bufs[b].name);
+	put_fmt(&r->text, "cpus=%d\n", cpus);
+	rc = make_streams(r);
+	for (int i = 0; rc == 0 && i < r->nstreams; i++)
+		advance(r, &r->streams[i]);
+	while (rc == 0 && !r->fatal && (s = earliest(r))) {
+		emit(r, s);
+		advance(r, s);
+	}
+	flush_text(r);
+	if (plugins)
+		tep_unload_plugins(plugins, r->tep);
+	free(r->streams);
+	sb_free(&r->text);
+	return rc < 0 ? rc : r->fatal;
+}
+
+static int finish(struct tc_report *r, int rc, unsigned long counted_elsewhere,
+		  struct tb_report_totals *totals)
+{
+	r->t.problems = counted_elsewhere + r->problems;
+	if (totals)
+		*totals = r->t;
+	if (rc == 0 && (fflush(r->out) != 0 || ferror(r->out)))
+		rc = -EIO;
+	if (rc < 0)
+		return rc;
+	return r->t.problems ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ captures */
+
+static void capture_problem(void *ctx, const char *file, uint64_t offset, const char *reason)
+{
+	tb_capture_report(ctx, file, offset, "%s", reason);
+}
+
+int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct tb_tcmd_report_opts *opts,
+				   struct tb_report_totals *totals)
+{
+	static const struct tb_tcmd_report_opts none;
+	struct tc_buffer buf = {
+	    .name = "",
+	    .cap = c,
+	    .slots = tb_capture_cpu_slots(c),
+	    .usecs = tdat_clock_in_usecs(tb_capture_clock(c)),
+	};
+	struct tc_report r = {
+	    .out = out,
+	    .schema = tb_capture_schema(c),
+	    .o = opts ? opts : &none,
+	    .bufs = &buf,
+	    .nbufs = 1,
+	    .report = capture_problem,
+	    .report_ctx = c,
+	};
+	int rc = run(&r, tb_capture_online_cpus(c));
+
+	/* The capture counted every problem as it was reported, loading included. */
+	r.problems = 0;
+	return finish(&r, rc, tb_capture_problems(c), totals);
+}
+
+/* ------------------------------------------------------------ trace.dat */
+
+static void tracedat_problem(void *ctx, const char *file, uint64_t offset, const char *reason)
+{
+	struct tb_tracedat *td = ctx;
+	struct tb_diag d = {.file = file, .offset = offset};
+
+	snprintf(d.reason, sizeof(d.reason), "%s", reason);
+	td->diag(td->diag_ctx, &d);
+}
+
+/* The latency text trace-cmd prints as it is. */
+static int print_latency(struct tb_tracedat *td, FILE *out)
+{
+	const struct tb_tracedat_buffer *b = &td->buffers[0].pub;
+	uint64_t pos, end;
+
+	for (int i = 0; i < td->nbuffers; i++)
+		if (td->buffers[i].pub.text_size) {
+			b = &td->buffers[i].pub;
+			break;
+		}
+	pos = b->text_offset;
+	end = b->text_offset + b->text_size;
+	char buf[65536];
+	int rc = 0;
+
+	fprintf(out, "cpus=%d\n", td->info.cpus);
+	if (b->text_offset && td->info.version >= 7 && b->compressed) {
+		tdat_report(td, b->offset, "compressed latency text is not read by tracebuf");
+		return 1;
+	}
+	while (pos < end && rc == 0) {
+		size_t n = end - pos < sizeof(buf) ? (size_t)(end - pos) : sizeof(buf);
+		if ((rc = tdat_pread(td, buf, n, pos, "latency text")) == 0 && fwrite(buf, 1, n, out) != n)
+			rc = -EIO;
+		pos += n;
+	}
+	fputc('\n', out); /* trace-cmd ends the text with one more newline */
+	if (rc == 0 && (fflush(out) || ferror(out)))
+		rc = -EIO;
+	return rc < 0 && rc != -EIO ? 1 : rc;
+}
+
+int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_report_opts *opts,
+		       struct tb_report_totals *totals)
+{
+	static const struct tb_tcmd_report_opts none;
+	struct tc_report r = {
+	    .out = out,
+	    .schema = td->schema,
+	    .o = opts ? opts : &none,
+	    .ts_offset = td->info.ts_offset,
+	    .mult = td->info.tsc2nsec_mult,
+	    .shift = td->info.tsc2nsec_shift,
+	    .report = tracedat_problem,
+	    .report_ctx = td,
+	};
+	bool has_top = td->nbuffers && !td->buffers[0].name[0];
+	int rc = 0, n = 0;
+
+	if (td->info.latency)
+		return print_latency(td, out);
+	/* trace-cmd always has the top handle, with or without a top buffer in the file. */
+	r.bufs = calloc((size_t)td->nbuffers + 1, sizeof(*r.bufs));
+	if (!r.bufs)
+		return -ENOMEM;
+	if (!has_top)
+		r.bufs[n++] = (struct tc_buffer){.name = "", .slots = td->info.cpus, .usecs = true};
+	for (int i = 0; rc == 0 && i < td->nbuffers; i++, n++) {
+		struct tc_buffer *b = &r.bufs[n];
+		b->name = td->buffers[i].name;
+		b->slots = td->buffers[i].pub.slots;
+		b->usecs = r.mult || tdat_clock_in_usecs(td->buffers[i].clock);
+		/* The capture's own clock rule is not used here: trace-cmd's above is. */
+		rc = tb_tracedat_capture(td, i, &(struct tb_capture_opts){.clock = "local"}, &b->cap);
+	}
+	r.nbufs = n;
+	for (int i = 1; i < n; i++)
+		r.bufs[i].base = r.bufs[i - 1].base + r.bufs[i - 1].slots;
+	if (rc == 0)
+		rc = run(&r, td->info.cpus);
+	for (int i = 0; i < n; i++)
+		tb_capture_close(r.bufs[i].cap);
+	free(r.bufs);
+	/* The file's own problems (opening included) and the ones met while printing. */
+	return finish(&r, rc, td->problems, totals);
+}
+
+/* ---------------------------------------------------------------- --stat */
+
+int tb_tracedat_print_stat(struct tb_tracedat *td, FILE *out)
+{
+	fprintf(out, "cpus=%d\n", td->info.cpus);
+	fputs("\nKernel buffer statistics:\n"
+	      "  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n"
+	      "        recorded in the trace data. They should all be zero.\n\n",
+	      out);
+	if (td->cpustats)
+		fprintf(out, "%s\n", td->cpustats);
+	else
+		fputs(" No stats in this file\n", out);
+	/* The top buffer's own data, as trace-cmd shows it. */
+	if (td->nbuffers && !td->buffers[0].name[0]) {
+		const struct tdat_buffer *b = &td->buffers[0];
+		for (int i = 0; i < b->pub.ncpus; i++)
+			fprintf(out, "CPU%d data recorded at offset=0x%llx\n    %lld bytes in size\n",
+				b->cpus[i].cpu, (unsigned long long)b->cpus[i].offset,
+				(long long)b->cpus[i].size);
+	}
+	return fflush(out) || ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,108 @@
+#!/bin/sh
+# The trace.dat commands of the CLI: report (trace-cmd's text for every
+# vector and option, the kernel's text with --like-kernel, --like-trace-cmd
+# on a capture directory), convert (then the real trace-cmd reads it),
+# dump, stats, --help, and the exit statuses of bad input.
+B=${TB_BUILD:-build}
+TB=$B/tracebuf
+V=tests/data/trace-dat
+K=tests/data/kernel
+tmp=$(mktemp -d /tmp/tb-cli-tdat-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+n=0; fail=0
+check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+skip() { n=$((n+1)); echo "ok $n # skip $1"; }
+
+# report: every stored trace-cmd output, byte for byte (options as trace-cmd takes them)
+for want in $V/*.report*.txt; do
+	base=$(basename "$want" .txt); dat=${base%%.report*}; suffix=${base#"$dat".report}
+	case $suffix in
+	-N) opt=-N ;; -R) opt=-R ;; -l) opt=-l ;; -t) opt=-t ;; -stat) opt=--stat ;; *) opt= ;;
+	esac
+	$TB report $opt "$V/$dat.dat" > "$tmp/out" 2> "$tmp/err"; rc=$?
+	cmp -s "$tmp/out" "$want" && [ $rc = 0 ] && [ ! -s "$tmp/err" ]
+	check $? "report $opt $dat.dat prints $base.txt byte for byte, exit 0, nothing on stderr"
+done
+$TB report -i $V/sched-v7-zstd.dat | cmp -s - $V/sched-v7-zstd.report.txt
+check $? "report -i FILE, as trace-cmd takes its input"
+$TB report --cpu 3 $V/sched-marker-v6.dat | grep -c 'dat: .*\[001\]' | grep -qx 199
+check $? "report --cpu 3 (trace-cmd's merged numbering: dat's CPU 1) prints its 199 events"
+[ "$($TB report --cpu 0,1 $V/sched-marker-v6.dat | wc -l)" = 1 ]
+check $? "report --cpu 0,1 selects the empty top buffer: cpus= alone"
+$TB report --cpu 2-x $V/sched-marker-v6.dat >/dev/null 2>&1
+[ $? = 2 ]; check $? "report --cpu with a bad list: usage, exit 2"
+
+# the kernel's text of a trace.dat, and trace-cmd's text of a capture directory
+$TB report --like-kernel $V/sched-marker-v6.dat > "$tmp/k" 2>&1
+head -1 "$tmp/k" | grep -q '^# tracer: nop' && [ "$(grep -vc '^#' "$tmp/k")" = 1044 ]
+check $? "report --like-kernel prints the kernel's header and the 1044 events of dat"
+$TB report --like-kernel --buffer nosuch $V/sched-marker-v6.dat >/dev/null 2>&1
+[ $? = 2 ]; check $? "report --like-kernel --buffer with an unknown name: exit 2"
+if command -v trace-cmd >/dev/null 2>&1; then
+	for cap in cap-a-small-noloss cap-b-overrun cap-f-many-systems; do
+		$TB convert $K/$cap -o "$tmp/c.dat" 2>/dev/null
+		trace-cmd report "$tmp/c.dat" > "$tmp/tc" 2>/dev/null
+		$TB report --like-trace-cmd $K/$cap | cmp -s - "$tmp/tc"
+		check $? "report --like-trace-cmd $cap prints what trace-cmd prints for it as a trace.dat"
+	done
+else
+	skip "trace-cmd is not installed"; skip "trace-cmd is not installed"; skip "trace-cmd is not installed"
+fi
+
+# convert: v6 by default, --v7, --compress; trace-cmd's own spellings too
+for args in "" "--v7" "--v7 --compress zstd" "--file-version 7 --compression zstd" "--v7 --compress zlib"; do
+	# shellcheck disable=SC2086
+	$TB convert $args $K/cap-b-overrun -o "$tmp/b.dat" 2> "$tmp/err"; rc=$?
+	$TB report "$tmp/b.dat" > "$tmp/ours" 2>> "$tmp/err"
+	[ $rc = 0 ] && [ ! -s "$tmp/err" ] && [ "$(wc -l < "$tmp/ours")" = 527 ]
+	check $? "convert $args cap-b-overrun: exit 0, and its 526 events read back"
+	case "$args" in *zlib*) continue ;; esac
+	if command -v trace-cmd >/dev/null 2>&1; then
+		trace-cmd report "$tmp/b.dat" 2>/dev/null | cmp -s - "$tmp/ours"
+		check $? "convert $args: trace-cmd report prints what tracebuf report prints"
+	else
+		skip "trace-cmd is not installed"
+	fi
+done
+$TB convert --compress zstd $K/cap-b-overrun -o "$tmp/x.dat" 2>/dev/null
+[ $? = 2 ]; check $? "convert --compress without --v7: exit 2"
+$TB convert $tmp/nothing -o "$tmp/x.dat" 2> "$tmp/err"
+[ $? = 2 ] && grep -q 'header_page' "$tmp/err"
+check $? "convert of a directory without header_page: exit 2, said"
+
+# dump and stats
+$TB dump $V/sched-v7-zstd.dat > "$tmp/d"; rc=$?
+[ $rc = 0 ] && grep -q 'section 19, kallsyms (compressed)' "$tmp/d" &&
+	grep -q '1012410 *5414753' "$tmp/d" && grep -q 'CPU 0: 1819 bytes at byte 1024000' "$tmp/d"
+check $? "dump lists the sections, kallsyms 1012410 -> 5414753 bytes, dat's CPU 0 at 1024000"
+[ "$($TB dump --records --buffer dat --cpu 1 $V/sched-v7-zstd.dat | grep -c ': id .* pid ')" = 236 ]
+check $? "dump --records: CPU 1's 236 events, one line each"
+$TB stats $V/sched-marker-v6.dat > "$tmp/s"
+grep -q '^== cpu0 (.*buffer dat)' "$tmp/s" && grep -q '^written: 845 (entries + overrun + read)' "$tmp/s" &&
+	grep -q '^written: 199 ' "$tmp/s"
+check $? "stats FILE.dat: dat's stored stats with the derived written lines (845, 199)"
+$TB stats $V/lost-events-v6.dat | grep -q '^lost: 165 ('
+check $? "stats FILE.dat: lost-events' CPU 1 lost 165 (its overrun)"
+
+# help
+for cmd in report convert dump stats; do
+	$TB $cmd --help > "$tmp/h" 2>&1 && grep -q "usage: tracebuf $cmd" "$tmp/h"
+	check $? "$cmd --help prints its usage, exit 0"
+done
+
+# bad input: a clear message with the file and an offset, exit 2
+printf 'not a trace file at all' > "$tmp/bad.dat"
+$TB report "$tmp/bad.dat" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "bad.dat: byte 0: not a trace.dat file" "$tmp/err"
+check $? "report of a non-trace.dat file: exit 2, the file and byte 0 named"
+head -c 3000 $V/minimal-handmade-v6.dat > "$tmp/cut.dat"
+$TB report "$tmp/cut.dat" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "cut.dat: byte 977: CPU 0's data .* past the end" "$tmp/err"
+check $? "report of a cut file: exit 2, the CPU table's offset named"
+head -c 20000 $V/sched-marker-v7-zstd.dat > "$tmp/cut7.dat"
+$TB dump "$tmp/cut7.dat" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc != 0 ] && grep -q "cut7.dat: byte [0-9]*: " "$tmp/err"
+check $? "dump of a cut v7 file: non-zero exit, file and offset named"
+
+echo "1..$n"
+exit $fail

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tracebuf convert CAPTURE_DIR -o FILE.dat [--v7 [--compress zstd|zlib]]
+ *
+ * Write a capture directory as a trace.dat that trace-cmd and KernelShark
+ * read: version 6 by default, version 7 with --v7 (trace-cmd's
+ * --file-version 7 and --compression NAME are taken too).  Exit status: 0
+ * written, 1 written but some input was left out (said on stderr), 2 usage
+ * or nothing could be written.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "tracebuf/tracedat.h"
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: tracebuf convert [OPTIONS] CAPTURE_DIR -o FILE.dat\n"
+		   "\n"
+		   "Write a capture directory (what `tracebuf capture` saves) as a trace.dat.\n"
+		   "\n"
+		   "  -o FILE            the trace.dat to write\n"
+		   "  -i DIR             the capture directory, as trace-cmd takes its input\n"
+		   "  --v7               write version 7 (sections; default: version 6)\n"
+		   "  --compress NAME    version 7 compression: none, zlib or zstd\n"
+		   "  --file-version N   6 or 7, as trace-cmd convert takes it\n"
+		   "  --compression NAME the same as --compress\n"
+		   "  --prefix P         the raw and stats files are PcpuN.raw, PcpuN.stats\n");
+	return f == stderr ? 2 : 0;
+}
+
+struct counted {
+	unsigned long problems;
+};
+
+static void count_diag(void *ctx, const struct tb_diag *d)
+{
+	struct counted *c = ctx;
+
+	if (!d->warning)
+		c->problems++;
+	tb_diag_print(NULL, d);
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX };
+	static const struct option longopts[] = {
+	    {"v7", no_argument, NULL, OPT_V7},
+	    {"compress", required_argument, NULL, OPT_COMPRESS},
+	    {"compression", required_argument, NULL, OPT_COMPRESS},
+	    {"file-version", required_argument, NULL, OPT_VERSION},
+	    {"prefix", required_argument, NULL, OPT_PREFIX},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct counted counted = {0};
+	struct tb_tracedat_write_opts o = {.version = 6, .diag = count_diag, .diag_ctx = &counted};
+	const char *in = NULL, *out = NULL, *prefix = NULL;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "hi:o:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			in = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_V7:
+			o.version = 7;
+			break;
+		case OPT_COMPRESS:
+			o.compression = optarg;
+			break;
+		case OPT_PREFIX:
+			prefix = optarg;
+			break;
+		case OPT_VERSION:
+			o.version = atoi(optarg);
+			if (o.version != 6 && o.version != 7) {
+				fprintf(stderr, "tracebuf convert: --file-version %s: 6 or 7\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			return usage(stdout);
+		default:
+			return usage(stderr);
+		}
+	}
+	if (!in && optind == argc - 1)
+		in = argv[optind++];
+	if (!in || !out || optind != argc)
+		return usage(stderr);
+	if (o.compression && strcmp(o.compression, "none") && o.version != 7) {
+		fprintf(stderr, "tracebuf convert: compression needs version 7 (--v7)\n");
+		return 2;
+	}
+	rc = tb_tracedat_write_capture(in, prefix, out, &o);
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf convert: %s -> %s: %s\n", in, out, strerror(-rc));
+		return 2;
+	}
+	return counted.problems ? 1 : 0;
+}
