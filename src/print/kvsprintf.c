@@ -10,8 +10,8 @@
 #include "kvsprintf.h"
 #include "printfmt.h"
 
-static const char hex_lower[] = "0123456789abcdef";
-static const char hex_upper[] = "0123456789ABCDEF";
+const char kv_hex_lower[17] = "0123456789abcdef";
+const char kv_hex_upper[17] = "0123456789ABCDEF";
 
 /* ------------------------------------------------------------ decoding */
 
@@ -223,7 +223,7 @@ static void put_fill(struct tb_strbuf *out, char c, int64_t n)
 /* Digits of v in base 8, 10 or 16, least significant first; returns their count. */
 static int reversed_digits(char *d, uint64_t v, unsigned base, bool small)
 {
-	const char *set = small ? hex_lower : hex_upper;
+	const char *set = small ? kv_hex_lower : kv_hex_upper;
 	int n = 0;
 
 	if (base == 10) {
@@ -294,45 +294,38 @@ void kv_number(struct tb_strbuf *out, uint64_t num, const struct kv_spec *spec)
 }
 
 /* "00".."99", two bytes each: decimal output two digits per division. */
-static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
-				     "25262728293031323334353637383940414243444546474849"
-				     "50515253545556575859606162636465666768697071727374"
-				     "75767778798081828384858687888990919293949596979899";
+const char kv_digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
 
 void kv_decimal(struct tb_strbuf *out, uint64_t v, bool is_signed)
 {
-	char tmp[24], *end = tmp + sizeof(tmp), *p = end;
 	bool negative = is_signed && (int64_t)v < 0;
+	unsigned n;
+	char *d;
 
 	if (negative)
 		v = 0 - v;
-	while (v >= 100) {
-		unsigned pair = (unsigned)(v % 100);
-		v /= 100;
-		p -= 2;
-		memcpy(p, digit_pairs + 2 * pair, 2);
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, digit_pairs + 2 * v, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
+	n = kv_dec_len(v);
+	d = sb_room(out, n + 1);
+	if (!d)
+		return;
 	if (negative)
-		*--p = '-';
-	sb_put(out, p, (size_t)(end - p));
+		*d++ = '-';
+	kv_put_dec(d, v, n);
+	sb_added(out, n + negative);
 }
 
 void kv_hex(struct tb_strbuf *out, uint64_t v, bool upper)
 {
-	const char *set = upper ? hex_upper : hex_lower;
-	char tmp[16], *end = tmp + sizeof(tmp), *p = end;
+	unsigned n = kv_hex_len(v);
+	char *d = sb_room(out, n);
 
-	do {
-		*--p = set[v & 15];
-		v >>= 4;
-	} while (v);
-	sb_put(out, p, (size_t)(end - p));
+	if (d) {
+		kv_put_hex(d, v, n, upper);
+		sb_added(out, n);
+	}
 }
 
 /* -------------------------------------------------- characters, strings */
@@ -505,7 +498,7 @@ static uint64_t load_le(const uint8_t *p, size_t n)
 
 static char *hex_byte(char *d, uint8_t b, bool upper)
 {
-	const char *set = upper ? hex_upper : hex_lower;
+	const char *set = upper ? kv_hex_upper : kv_hex_lower;
 
 	*d++ = set[b >> 4];
 	*d++ = set[b & 15];
@@ -572,7 +565,7 @@ static char *hex_group(char *d, unsigned w)
 	for (int shift = 12; shift >= 0; shift -= 4) {
 		unsigned nib = (w >> shift) & 15;
 		if (nib || started || shift == 0) {
-			*d++ = hex_lower[nib];
+			*d++ = kv_hex_lower[nib];
 			started = true;
 		}
 	}

@@ -6,6 +6,10 @@
  * (the output buffer aside), no C library printf, no recursion.  Every
  * read of the record is checked against its length: fixed fields once
  * (static_end), dynamic fields and indexes each time.
+ *
+ * The fused ops (pf_specialise.c) write straight into the output buffer:
+ * one check that it has room for the op's text, its value and the spare
+ * bytes of a 16-byte copy, then stores.
  */
 #include <errno.h>
 #include <string.h>
@@ -57,7 +61,7 @@ bool pf_binop(unsigned op, uint64_t a, uint64_t b, unsigned size, bool sign, uin
 	return true;
 }
 
-static uint64_t load(const uint8_t *p, unsigned size, bool sign)
+static inline uint64_t load(const uint8_t *p, unsigned size, bool sign)
 {
 	uint8_t u8;
 	uint16_t u16;
@@ -80,23 +84,143 @@ static uint64_t load(const uint8_t *p, unsigned size, bool sign)
 	}
 }
 
-/* Where the data of a dynamic field lies: 0, or -EINVAL when outside the record. */
-static int dynamic(const uint8_t *rec, uint32_t len, const struct pf_op *op, uint32_t *off,
-		   uint32_t *n)
+/*
+ * Where the data of the dynamic field at field (of kind mode, PF_DYN_*)
+ * lies: 0, or -EINVAL when outside the record.
+ */
+static inline int dynamic(const uint8_t *rec, uint32_t len, unsigned mode, uint32_t field,
+			  uint32_t *off, uint32_t *n)
 {
 	uint32_t loc;
 
-	if (op->mode == PF_DYN_LOC2) {
+	if (mode == PF_DYN_LOC2) {
 		uint16_t l16;
-		memcpy(&l16, rec + op->a, 2);
+		memcpy(&l16, rec + field, 2);
 		*off = l16;
 		*n = l16 <= len ? len - l16 : 0;
 	} else {
-		memcpy(&loc, rec + op->a, 4);
-		*off = (loc & 0xffff) + (op->mode == PF_DYN_REL4 ? op->a + 4 : 0);
+		memcpy(&loc, rec + field, 4);
+		*off = (loc & 0xffff) + (mode == PF_DYN_REL4 ? field + 4 : 0);
 		*n = loc >> 16;
 	}
 	return (uint64_t)*off + *n <= len ? 0 : -EINVAL;
+}
+
+/* ------------------------------------------------------ direct output */
+
+/* n bytes of room at the end of out, NULL when it cannot grow (oom: the owner sees it). */
+static inline char *room(struct tb_strbuf *out, size_t n)
+{
+	if (__builtin_expect(out->cap - out->len >= n, 1))
+		return out->buf + out->len;
+	return sb_room(out, n);
+}
+
+/* Text of the pool at d in 16-byte pieces: room and the pool's padding hold the spill. */
+static inline char *put_text(char *d, const char *s, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i += 16)
+		memcpy(d + i, s + i, 16);
+	return d + n;
+}
+
+/* An op's text prefix, with room for extra bytes after it; NULL on oom. */
+static inline char *put_prefix(const struct tb_printfmt *p, const struct pf_op *op,
+			       struct tb_strbuf *out, size_t extra)
+{
+	char *d = room(out, op->text_len + PF_POOL_PAD + extra);
+
+	return d ? put_text(d, p->pool + op->text, op->text_len) : NULL;
+}
+
+/* The output ends at d (inside its room). */
+static inline void commit(struct tb_strbuf *out, char *d)
+{
+	out->len = (size_t)(d - out->buf);
+}
+
+/* Just the op's text prefix, when something else appends what follows. */
+static inline void put_text_only(const struct tb_printfmt *p, const struct pf_op *op,
+				 struct tb_strbuf *out)
+{
+	char *d;
+
+	if (op->text_len && (d = put_prefix(p, op, out, 0)) != NULL)
+		commit(out, d);
+}
+
+static inline void put_fill(char *d, char c, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		d[i] = c;
+}
+
+/*
+ * v as the kernel's number() prints it when the directive has no
+ * precision and no flags but '-' and '0' (fmt: KV_SIGN | KV_LEFT |
+ * KV_ZEROPAD | width << 8, width <= PF_FAST_WIDTH).  Needs 21 +
+ * PF_FAST_WIDTH bytes at d; returns the end.
+ */
+static inline char *put_number(char *d, uint64_t v, unsigned mode, uint32_t fmt)
+{
+	unsigned width = fmt >> 8, n, pad;
+	bool negative = (fmt & KV_SIGN) && (int64_t)v < 0;
+
+	if (negative)
+		v = 0 - v;
+	n = mode == PF_NUM_DEC ? kv_dec_len(v) : kv_hex_len(v);
+	pad = width > n + negative ? width - n - negative : 0;
+	if (pad && !(fmt & (KV_LEFT | KV_ZEROPAD))) {
+		put_fill(d, ' ', pad);
+		d += pad;
+	}
+	if (negative)
+		*d++ = '-';
+	if (pad && (fmt & (KV_LEFT | KV_ZEROPAD)) == KV_ZEROPAD) {
+		put_fill(d, '0', pad);
+		d += pad;
+	}
+	d = mode == PF_NUM_DEC ? kv_put_dec(d, v, n) : kv_put_hex(d, v, n, mode == PF_NUM_HEXU);
+	if (pad && (fmt & KV_LEFT)) {
+		put_fill(d, ' ', pad);
+		d += pad;
+	}
+	return d;
+}
+
+/* The length of the C string in s[0..lim): short ones by hand, long ones by memchr. */
+static inline size_t bounded_strlen(const char *s, size_t lim)
+{
+	const char *nul;
+
+	if (lim <= 32) {
+		size_t i = 0;
+		while (i < lim && s[i])
+			i++;
+		return i;
+	}
+	nul = memchr(s, '\0', lim);
+	return nul ? (size_t)(nul - s) : lim;
+}
+
+/* %s of s[0..max) under op: plain (at most op->imm bytes) or through its spec. */
+static inline void put_string(const struct tb_printfmt *p, const struct pf_op *op, const char *s,
+			      size_t max, struct tb_strbuf *out)
+{
+	size_t n;
+	char *d;
+
+	if (op->mode == PF_STR_SPEC) {
+		put_text_only(p, op, out);
+		kv_string(out, s, max, &p->specs[op->spec]);
+		return;
+	}
+	n = bounded_strlen(s, max < op->imm ? max : op->imm);
+	d = put_prefix(p, op, out, n);
+	if (d) {
+		memcpy(d, s, n);
+		commit(out, d + n);
+	}
 }
 
 /* The kernel's trace_print_flags_seq(). */
@@ -127,6 +251,17 @@ static void print_flags(const struct tb_printfmt *p, const struct pf_table *t, u
 static void print_symbolic(const struct tb_printfmt *p, const struct pf_table *t, uint64_t v,
 			   struct tb_strbuf *out)
 {
+	if (t->direct_len) {
+		uint16_t k = v < t->direct_len ? p->direct[t->direct_first + v] : 0;
+		if (k && p->syms[t->first + k - 1].name_len) {
+			const struct pf_sym *s = &p->syms[t->first + k - 1];
+			sb_put(out, p->pool + s->name, s->name_len);
+			return;
+		}
+		sb_put(out, "0x", 2);
+		kv_hex(out, v, false);
+		return;
+	}
 	for (uint32_t i = 0; i < t->count; i++) {
 		const struct pf_sym *s = &p->syms[t->first + i];
 		if (s->value == v) {
@@ -194,48 +329,53 @@ static bool memory_of(const struct pf_val *v, const struct tb_strbuf *out, const
 static int print_arg(const struct tb_printfmt *p, const struct pf_op *op, struct pf_val *sp,
 		     struct tb_strbuf *out)
 {
-	struct kv_spec spec = p->specs[op->a];
+	const struct kv_spec *spec = &p->specs[op->a];
+	struct kv_spec star;
 	struct pf_val *v = sp;
 	const uint8_t *mem;
 	uint32_t n;
 
-	if (spec.precision_arg)
-		kv_set_precision(&spec, (int64_t)(--sp)->u);
-	if (spec.width_arg)
-		kv_set_width(&spec, (int64_t)(--sp)->u);
+	if (spec->precision_arg || spec->width_arg) {
+		star = *spec;
+		if (star.precision_arg)
+			kv_set_precision(&star, (int64_t)(--sp)->u);
+		if (star.width_arg)
+			kv_set_width(&star, (int64_t)(--sp)->u);
+		spec = &star;
+	}
 	switch (op->mode) {
 	case PF_PRINT_NUM: {
-		uint64_t x = kv_number_value(&spec, v->u);
-		if (spec.width < 0 && spec.precision < 0 && !(spec.flags & ~(KV_SIGN | KV_SMALL))) {
-			if (spec.base == 10)
-				kv_decimal(out, x, spec.flags & KV_SIGN);
-			else if (spec.base == 16)
-				kv_hex(out, x, !(spec.flags & KV_SMALL));
+		uint64_t x = kv_number_value(spec, v->u);
+		if (spec->width < 0 && spec->precision < 0 && !(spec->flags & ~(KV_SIGN | KV_SMALL))) {
+			if (spec->base == 10)
+				kv_decimal(out, x, spec->flags & KV_SIGN);
+			else if (spec->base == 16)
+				kv_hex(out, x, !(spec->flags & KV_SMALL));
 			else
-				kv_number(out, x, &spec);
+				kv_number(out, x, spec);
 		} else {
-			kv_number(out, x, &spec);
+			kv_number(out, x, spec);
 		}
 		return 0;
 	}
 	case PF_PRINT_CHAR:
-		kv_char(out, (uint8_t)v->u, &spec);
+		kv_char(out, (uint8_t)v->u, spec);
 		return 0;
 	case PF_PRINT_STR:
 		if (v->where == PF_OUT)
-			kv_string_in_place(out, v->u, &spec);
+			kv_string_in_place(out, v->u, spec);
 		else if (v->where == PF_MEM)
-			kv_string(out, (const char *)v->p, v->n, &spec);
+			kv_string(out, (const char *)v->p, v->n, spec);
 		else
-			kv_string_at(out, v->u, &spec, p->env);
+			kv_string_at(out, v->u, spec, p->env);
 		return 0;
 	case PF_PRINT_PTR_VAL:
-		kv_pointer_value(out, v->u, &spec, p->env);
+		kv_pointer_value(out, v->u, spec, p->env);
 		return 0;
 	default:
 		if (!memory_of(v, out, &mem, &n) || v->where == PF_OUT)
 			return -EINVAL;
-		return kv_pointer_memory(out, mem, n, &spec) ? 0 : -EINVAL;
+		return kv_pointer_memory(out, mem, n, spec) ? 0 : -EINVAL;
 	}
 }
 
@@ -253,9 +393,12 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 		return -EINVAL;
 	for (;; op++) {
 		switch (op->code) {
-		case OP_TEXT:
-			sb_put(out, p->pool + op->a, op->b);
+		case OP_TEXT: {
+			char *d = room(out, op->b + PF_POOL_PAD);
+			if (d)
+				commit(out, put_text(d, p->pool + op->a, op->b));
 			break;
+		}
 		case OP_CONST:
 			*++sp = (struct pf_val){.u = op->imm, .where = PF_INT};
 			break;
@@ -271,12 +414,12 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 						.where = PF_MEM};
 			break;
 		case OP_DYN_MEM:
-			if (dynamic(rec, len, op, &off, &n) < 0)
+			if (dynamic(rec, len, op->mode, op->a, &off, &n) < 0)
 				return -EINVAL;
 			*++sp = (struct pf_val){.p = rec + off, .n = n, .where = PF_MEM};
 			break;
 		case OP_DYN_LEN:
-			if (dynamic(rec, len, op, &off, &n) < 0)
+			if (dynamic(rec, len, op->mode, op->a, &off, &n) < 0)
 				return -EINVAL;
 			*++sp = (struct pf_val){.u = n, .where = PF_INT};
 			break;
@@ -380,6 +523,7 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 			break;
 		case OP_PRINT: {
 			struct kv_spec *s = &p->specs[op->a];
+			put_text_only(p, op, out);
 			if (print_arg(p, op, sp, out) < 0)
 				return -EINVAL;
 			sp -= 1 + s->width_arg + s->precision_arg;
@@ -387,8 +531,56 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 		}
 		case OP_NOP:
 			break;
-		default: /* OP_END */
+		case OP_END:
+			put_text_only(p, op, out);
 			return 0;
+		case OP_F_NUM: {
+			uint64_t v = load(rec + op->a, op->size, op->sign) & op->imm;
+			char *d;
+			if (op->mode == PF_NUM_SPEC) {
+				put_text_only(p, op, out);
+				kv_number(out, v, &p->specs[op->spec]);
+			} else if ((d = put_prefix(p, op, out, 21 + PF_FAST_WIDTH)) != NULL) {
+				commit(out, put_number(d, v, op->mode, op->b));
+			}
+			break;
+		}
+		case OP_F_STR:
+			put_string(p, op, (const char *)rec + op->a, op->b ? op->b : len - op->a, out);
+			break;
+		case OP_F_DSTR:
+			if (dynamic(rec, len, op->size, op->a, &off, &n) < 0)
+				return -EINVAL;
+			put_string(p, op, (const char *)rec + off, n, out);
+			break;
+		case OP_F_SYMBOLIC:
+		case OP_F_FLAGS: {
+			uint64_t v = load(rec + op->a, op->size, op->sign);
+			put_text_only(p, op, out);
+			if (op->code == OP_F_FLAGS)
+				print_flags(p, &p->tables[op->b], v, out);
+			else
+				print_symbolic(p, &p->tables[op->b], v, out);
+			break;
+		}
+		case OP_SYMBOLIC_OUT:
+		case OP_FLAGS_OUT: {
+			uint64_t v = (sp--)->u;
+			put_text_only(p, op, out);
+			if (op->code == OP_FLAGS_OUT)
+				print_flags(p, &p->tables[op->b], v, out);
+			else
+				print_symbolic(p, &p->tables[op->b], v, out);
+			break;
+		}
+		case OP_FIELD_BIN:
+			if (!pf_binop(op->mode, load(rec + op->a, op->size, op->sign), op->imm, op->b & 0xff,
+				      op->b >> 8, 0, &r))
+				return -EINVAL;
+			*++sp = (struct pf_val){.u = r, .where = PF_INT};
+			break;
+		default:
+			return -EINVAL;
 		}
 	}
 }
