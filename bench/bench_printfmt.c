@@ -17,8 +17,9 @@
  * per event and compared with bench/printfmt.ref, made from the compiler
  * before any speed work; a difference fails the run (exit 1).
  *
- *   bench_printfmt [--rounds N] [--ref FILE] [--write-ref FILE] [--dump FILE]
+ *   bench_printfmt [--rounds N] [--only SYSTEM:EVENT] [--ref FILE] [--write-ref FILE] [--dump FILE]
  *
+ * --only SYSTEM:EVENT times that event alone, and longer (for perf record).
  * --dump FILE writes every output line instead (the captures' records, and
  * synthetic records of every format file under tests/data/kernel and of
  * the running kernel), for a diff between two versions of the compiler.
@@ -438,10 +439,10 @@ static void run_tep(const struct record *r, struct trace_seq *s)
 	tep_print_event(r->cap->tep, s, &tr, "%s", TEP_PRINT_INFO);
 }
 
-/* Best ns per record over rounds, each round ~10,000 records (short rounds: a round the scheduler did not interrupt is likelier). */
+/* Best ns per record over rounds, each round ~2,000 records: short rounds, so that many run whole between two preemptions on a busy machine. */
 static double time_ours(const struct record *recs, size_t n, int rounds, struct tb_strbuf *sb)
 {
-	size_t reps = n ? (10000 + n - 1) / n : 0;
+	size_t reps = n ? (2000 + n - 1) / n : 0;
 	double best = 1e30;
 
 	for (int round = 0; round < rounds && n; round++) {
@@ -459,7 +460,7 @@ static double time_ours(const struct record *recs, size_t n, int rounds, struct 
 /* libtraceevent is ~50 times slower: a tenth of the repetitions. */
 static double time_tep(const struct record *recs, size_t n, int rounds, struct trace_seq *s)
 {
-	size_t reps = n ? (1000 + n - 1) / n : 0;
+	size_t reps = n ? (300 + n - 1) / n : 0;
 	double best = 1e30;
 
 	for (int round = 0; round < rounds && n; round++) {
@@ -675,9 +676,9 @@ static int by_count(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	const char *data = getenv("TB_DATA") ? getenv("TB_DATA") : "tests/data/kernel";
-	const char *ref = "bench/printfmt.ref", *write_ref = NULL, *dump_to = NULL;
+	const char *ref = "bench/printfmt.ref", *write_ref = NULL, *dump_to = NULL, *only = NULL;
 	struct capture *caps[16];
-	int ncaps = 0, rounds = 25, bad = 0;
+	int ncaps = 0, rounds = 100, bad = 0;
 	struct tb_strbuf sb = {0};
 	struct trace_seq s;
 	char pattern[600];
@@ -692,8 +693,11 @@ int main(int argc, char **argv)
 			write_ref = argv[++i];
 		else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
 			dump_to = argv[++i];
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench_printfmt [--rounds N] [--ref FILE] [--write-ref FILE] [--dump FILE]\n");
+			fprintf(stderr, "usage: bench_printfmt [--rounds N] [--only SYSTEM:EVENT] [--ref FILE] "
+				"[--write-ref FILE] [--dump FILE]\n");
 			return 2;
 		}
 	}
@@ -720,19 +724,22 @@ int main(int argc, char **argv)
 	double ours_sum = 0, tep_sum = 0;
 	for (size_t i = 0; i < nevents; i++) {
 		struct event *e = &events[i];
-		if (!e->n || !e->compiled)
+		if (!e->n || !e->compiled || (only && strcmp(e->name, only)))
 			continue;
 		e->ours_ns = time_ours(e->recs, e->n, rounds, &sb);
-		e->tep_ns = time_tep(e->recs, e->n, rounds > 5 ? 5 : rounds, &s);
+		if (only) /* for a profiler: this event's program alone, for a while */
+			for (int k = 0; k < 20; k++)
+				time_ours(e->recs, e->n, rounds, &sb);
+		e->tep_ns = time_tep(e->recs, e->n, rounds > 30 ? 30 : rounds, &s);
 	}
 	/* The mix in capture order, compiled events only. */
 	struct record *mix = malloc((nall ? nall : 1) * sizeof(*mix));
 	size_t nmix = 0;
-	for (size_t i = 0; i < nall; i++)
+	for (size_t i = 0; i < nall && !only; i++)
 		if (all[i].cap->p[all[i].id])
 			mix[nmix++] = all[i];
 	double mix_ours = time_ours(mix, nmix, rounds, &sb);
-	double mix_tep = time_tep(mix, nmix, rounds > 5 ? 5 : rounds, &s);
+	double mix_tep = time_tep(mix, nmix, rounds > 30 ? 30 : rounds, &s);
 	free(mix);
 
 	qsort(events, nevents, sizeof(events[0]), by_count);
@@ -741,6 +748,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nevents; i++) {
 		const struct event *e = &events[i];
 		if (!e->n)
+			continue;
+		if (only && strcmp(e->name, only))
 			continue;
 		if (!e->compiled) {
 			printf("%-40s %7zu %10s %10s %7s\n", e->name, e->n, "notsup", "-", "-");
@@ -754,8 +763,9 @@ int main(int argc, char **argv)
 	printf("%-40s %7zu %10.1f %10.1f %6.1fx\n", "total (per-event loops, weighted)", timed,
 	       timed ? ours_sum / (double)timed : 0, timed ? tep_sum / (double)timed : 0,
 	       ours_sum > 0 ? tep_sum / ours_sum : 0);
-	printf("%-40s %7zu %10.1f %10.1f %6.1fx\n", "total (all records in capture order)", nmix, mix_ours, mix_tep,
-	       mix_tep / mix_ours);
+	if (nmix)
+		printf("%-40s %7zu %10.1f %10.1f %6.1fx\n", "total (all records in capture order)", nmix, mix_ours,
+		       mix_tep, mix_tep / mix_ours);
 	printf("outputs: identical to %s\n", ref);
 	trace_seq_destroy(&s);
 out:

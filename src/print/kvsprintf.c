@@ -320,7 +320,7 @@ void kv_decimal(struct tb_strbuf *out, uint64_t v, bool is_signed)
 void kv_hex(struct tb_strbuf *out, uint64_t v, bool upper)
 {
 	unsigned n = kv_hex_len(v);
-	char *d = sb_room(out, n);
+	char *d = sb_room(out, n < 8 ? 8 : n);
 
 	if (d) {
 		kv_put_hex(d, v, n, upper);
@@ -845,34 +845,54 @@ bool kv_pointer_memory(struct tb_strbuf *out, const uint8_t *p, size_t n, const 
 	}
 }
 
+/* "0x" and v in hex at d (room for 18 + 8 bytes); returns the end. */
+static char *put_0x(char *d, uint64_t v)
+{
+	*d++ = '0';
+	*d++ = 'x';
+	return kv_put_hex(d, v, kv_hex_len(v), false);
+}
+
 void kv_symbol(struct tb_strbuf *out, uint64_t addr, bool with_offset, bool backtrace,
 	       const struct tb_print_env *env)
 {
 	uint64_t look = backtrace ? addr - 1 : addr, start = 0, size = 0;
 	const char *module = NULL, *name = NULL;
+	size_t name_len, module_len;
+	char *d, *begin;
 
 	if (env && env->symbol)
 		name = env->symbol(env->ctx, look, &start, &size, &module);
 	if (!name) {
-		sb_put(out, "0x", 2);
-		kv_hex(out, addr, false);
+		if ((d = sb_room(out, 26)) != NULL)
+			sb_added(out, (size_t)(put_0x(d, addr) - d));
 		return;
 	}
-	sb_puts(out, name);
+	/* One piece of room for it all: name, "+0xOFF/0xSIZE", " [module]". */
+	name_len = strlen(name);
+	module_len = module ? strlen(module) : 0;
+	d = begin = sb_room(out, name_len + module_len + 64);
+	if (!d)
+		return;
+	memcpy(d, name, name_len);
+	d += name_len;
 	if (with_offset) {
 		/* "%#lx": the kernel's # prints 0x0 for a zero offset. */
-		sb_put(out, "+0x", 3);
-		kv_hex(out, addr - start, false);
+		*d++ = '+';
+		d = put_0x(d, addr - start);
 		if (size) {
-			sb_put(out, "/0x", 3);
-			kv_hex(out, size, false);
+			*d++ = '/';
+			d = put_0x(d, size);
 		}
 	}
 	if (module) {
-		sb_put(out, " [", 2);
-		sb_puts(out, module);
-		sb_putc(out, ']');
+		*d++ = ' ';
+		*d++ = '[';
+		memcpy(d, module, module_len);
+		d += module_len;
+		*d++ = ']';
 	}
+	sb_added(out, (size_t)(d - begin));
 }
 
 void kv_pointer_value(struct tb_strbuf *out, uint64_t v, const struct kv_spec *spec,
@@ -883,7 +903,9 @@ void kv_pointer_value(struct tb_strbuf *out, uint64_t v, const struct kv_spec *s
 	if (c == 'S' || c == 's' || c == 'B') {
 		size_t start = out->len;
 		kv_symbol(out, v, c != 's', c == 'B', env);
-		kv_string_in_place(out, start, spec);
+		/* Without a width or precision the text stays as it is: C strings and digits hold no NUL. */
+		if (spec->width > 0 || spec->precision >= 0)
+			kv_string_in_place(out, start, spec);
 		return;
 	}
 	/* The kernel's pointer_string(): hex, 16 zero-padded digits unless a width says otherwise. */

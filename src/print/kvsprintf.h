@@ -146,16 +146,47 @@ static inline unsigned kv_hex_len(uint64_t v)
 	return (67u - (unsigned)__builtin_clzll(v | 1)) / 4;
 }
 
-/* The n = kv_hex_len(v) (or more: leading zeros) hex digits of v at d; returns d + n. */
+/*
+ * The low 32 bits of v as 8 hex digits in one word, the first digit in
+ * the lowest byte: the nibbles spread one to a byte, then each turned into
+ * its digit at once ('0' + n, and 7 or 39 more where n >= 10).
+ */
+static inline uint64_t kv_hex8(uint64_t v, bool upper)
+{
+	uint64_t x = v & 0xffffffffu, letters;
+
+	x = ((x & 0xffff0000u) << 16) | (x & 0xffffu);
+	x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
+	x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
+	letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	x += 0x3030303030303030ull + letters * (upper ? 7 : 39);
+	return __builtin_bswap64(x);
+}
+
+/*
+ * The n hex digits of v at d (n >= kv_hex_len(v), at most 16; more than
+ * that length gives leading zeros); returns d + n.  Writes max(n, 8)
+ * bytes: the room at d must hold 8.
+ */
 static inline char *kv_put_hex(char *d, uint64_t v, unsigned n, bool upper)
 {
-	const char *set = upper ? kv_hex_upper : kv_hex_lower;
-	char *p = d + n;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t lo = kv_hex8(v, upper), hi;
 
-	while (p > d) {
-		*--p = set[v & 15];
-		v >>= 4;
+	if (n <= 8) {
+		lo >>= 8 * (8 - n);
+		memcpy(d, &lo, 8);
+	} else {
+		hi = kv_hex8(v >> 32, upper) >> 8 * (16 - n);
+		memcpy(d, &hi, 8);
+		memcpy(d + n - 8, &lo, 8);
 	}
+#else
+	const char *set = upper ? kv_hex_upper : kv_hex_lower;
+
+	for (char *p = d + n; p > d; v >>= 4)
+		*--p = set[v & 15];
+#endif
 	return d + n;
 }
 

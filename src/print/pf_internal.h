@@ -63,16 +63,25 @@ enum pf_code {
 	OP_NOP,
 	OP_END,
 	/*
-	 * Fused ops (pf_specialise.c).  Each prints its text prefix
-	 * pool[text .. text+text_len) first; so do OP_PRINT and OP_END.
+	 * Fused ops (pf_specialise.c).  Each op that prints starts with its
+	 * text prefix pool[text .. text+text_len); so do OP_PRINT and OP_END.
+	 * "V" is the field at a (size, sign) & imm: what OP_FIELD pushes,
+	 * masked by a constant.
 	 */
-	OP_F_NUM,        /* field a (size, sign) & imm as a number: mode PF_NUM_*, fmt b, spec */
+	OP_F_NUM,        /* V as a number: mode PF_NUM_*, fmt b, spec */
+	OP_F_DEC,        /* V in decimal, no width (mode 1: signed) */
+	OP_F_HEX,        /* V in lower-case hex, no width */
 	OP_F_STR,        /* %s of record bytes a .. a+b (b == 0: to the end), at most imm; spec if padded */
 	OP_F_DSTR,       /* %s of the dynamic field at a (size: PF_DYN_*), at most imm; spec if padded */
-	OP_F_SYMBOLIC,   /* __print_symbolic of field a (size, sign) with table b, under a plain %s */
-	OP_F_FLAGS,      /* __print_flags of field a (size, sign) with table b, under a plain %s */
+	OP_F_SYMBOLIC,   /* __print_symbolic of V with table b, under a plain %s */
+	OP_F_FLAGS,      /* __print_flags of V with table b, under a plain %s; V zero: the alt text */
+	OP_F_SELECT,     /* V non-zero: the lit text, else the alt text */
+	OP_F_PRINT,      /* the field at a (size, sign) printed as OP_PRINT mode does with spec */
 	OP_SYMBOLIC_OUT, /* pop value: __print_symbolic of table b under a plain %s */
 	OP_FLAGS_OUT,    /* pop value: __print_flags of table b under a plain %s */
+	OP_SELECT_STR,   /* pop: non-zero prints the lit text, zero the alt text */
+	OP_NUM,          /* pop, cut to (size, sign) as the directive reads it, print as OP_F_NUM */
+	OP_FIELD_AND,    /* push V (a value already of the operator's type) */
 	OP_FIELD_BIN,    /* push field a (size, sign) OP imm: operator mode in (b & 0xff, b >> 8 sign) */
 };
 
@@ -116,8 +125,10 @@ struct pf_op {
 	uint8_t size;  /* bytes of the type computed in / loaded */
 	uint8_t sign;  /* that type is signed */
 	uint32_t a, b;
-	uint32_t text, text_len; /* ops that print: literal text before (pool) */
 	uint32_t spec;           /* fused ops: their directive (specs[]) */
+	uint32_t text, text_len; /* ops that print: literal text before (pool) */
+	uint32_t lit, lit_len;   /* the selects: text for a non-zero value (pool) */
+	uint32_t alt, alt_len;   /* the selects, OP_F_FLAGS: text for zero (pool) */
 	uint64_t imm;
 };
 

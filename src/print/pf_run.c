@@ -85,6 +85,22 @@ static inline uint64_t load(const uint8_t *p, unsigned size, bool sign)
 }
 
 /*
+ * A fixed field's value: one 8-byte load cut to the field's size where
+ * the record goes on for 8 bytes (nearly always), else by its size.
+ */
+static inline uint64_t field_value(const uint8_t *rec, uint32_t len, const struct pf_op *op)
+{
+	unsigned shift = 64 - 8 * op->size;
+	uint64_t raw;
+
+	if (__builtin_expect((uint64_t)op->a + 8 > len, 0))
+		return load(rec + op->a, op->size, op->sign);
+	memcpy(&raw, rec + op->a, 8);
+	raw <<= shift;
+	return op->sign ? (uint64_t)((int64_t)raw >> shift) : raw >> shift;
+}
+
+/*
  * Where the data of the dynamic field at field (of kind mode, PF_DYN_*)
  * lies: 0, or -EINVAL when outside the record.
  */
@@ -186,6 +202,31 @@ static inline char *put_number(char *d, uint64_t v, unsigned mode, uint32_t fmt)
 		d += pad;
 	}
 	return d;
+}
+
+/* v under op's number format (the OP_F_NUM family, OP_NUM). */
+static inline void put_number_op(const struct tb_printfmt *p, const struct pf_op *op, uint64_t v,
+				 struct tb_strbuf *out)
+{
+	char *d;
+
+	if (op->mode == PF_NUM_SPEC) {
+		put_text_only(p, op, out);
+		kv_number(out, v, &p->specs[op->spec]);
+	} else if ((d = put_prefix(p, op, out, 21 + PF_FAST_WIDTH)) != NULL) {
+		commit(out, put_number(d, v, op->mode, op->b));
+	}
+}
+
+/* The selects: the prefix, then the lit text for a non-zero value, else the alt text. */
+static inline void put_choice(const struct tb_printfmt *p, const struct pf_op *op, bool nonzero,
+			      struct tb_strbuf *out)
+{
+	uint32_t at = nonzero ? op->lit : op->alt, n = nonzero ? op->lit_len : op->alt_len;
+	char *d = put_prefix(p, op, out, n);
+
+	if (d)
+		commit(out, put_text(d, p->pool + at, n));
 }
 
 /* The length of the C string in s[0..lim): short ones by hand, long ones by memchr. */
@@ -326,10 +367,11 @@ static bool memory_of(const struct pf_val *v, const struct tb_strbuf *out, const
 	return false;
 }
 
-static int print_arg(const struct tb_printfmt *p, const struct pf_op *op, struct pf_val *sp,
+/* Print the value at sp (its '*' arguments below it) in mode (PF_PRINT_*) under specs[index]. */
+static int print_arg(const struct tb_printfmt *p, unsigned mode, uint32_t index, struct pf_val *sp,
 		     struct tb_strbuf *out)
 {
-	const struct kv_spec *spec = &p->specs[op->a];
+	const struct kv_spec *spec = &p->specs[index];
 	struct kv_spec star;
 	struct pf_val *v = sp;
 	const uint8_t *mem;
@@ -343,7 +385,7 @@ static int print_arg(const struct tb_printfmt *p, const struct pf_op *op, struct
 			kv_set_width(&star, (int64_t)(--sp)->u);
 		spec = &star;
 	}
-	switch (op->mode) {
+	switch (mode) {
 	case PF_PRINT_NUM: {
 		uint64_t x = kv_number_value(spec, v->u);
 		if (spec->width < 0 && spec->precision < 0 && !(spec->flags & ~(KV_SIGN | KV_SMALL))) {
@@ -524,7 +566,7 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 		case OP_PRINT: {
 			struct kv_spec *s = &p->specs[op->a];
 			put_text_only(p, op, out);
-			if (print_arg(p, op, sp, out) < 0)
+			if (print_arg(p, op->mode, op->a, sp, out) < 0)
 				return -EINVAL;
 			sp -= 1 + s->width_arg + s->precision_arg;
 			break;
@@ -534,17 +576,31 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 		case OP_END:
 			put_text_only(p, op, out);
 			return 0;
-		case OP_F_NUM: {
-			uint64_t v = load(rec + op->a, op->size, op->sign) & op->imm;
-			char *d;
-			if (op->mode == PF_NUM_SPEC) {
-				put_text_only(p, op, out);
-				kv_number(out, v, &p->specs[op->spec]);
-			} else if ((d = put_prefix(p, op, out, 21 + PF_FAST_WIDTH)) != NULL) {
-				commit(out, put_number(d, v, op->mode, op->b));
+		case OP_F_DEC: {
+			uint64_t v = field_value(rec, len, op) & op->imm;
+			char *d = put_prefix(p, op, out, 21);
+			if (!d)
+				break;
+			if (op->mode && (int64_t)v < 0) {
+				*d++ = '-';
+				v = 0 - v;
 			}
+			commit(out, kv_put_dec(d, v, kv_dec_len(v)));
 			break;
 		}
+		case OP_F_HEX: {
+			uint64_t v = field_value(rec, len, op) & op->imm;
+			char *d = put_prefix(p, op, out, 16);
+			if (d)
+				commit(out, kv_put_hex(d, v, kv_hex_len(v), false));
+			break;
+		}
+		case OP_F_NUM:
+			put_number_op(p, op, field_value(rec, len, op) & op->imm, out);
+			break;
+		case OP_NUM:
+			put_number_op(p, op, pf_norm((sp--)->u, op->size, op->sign), out);
+			break;
 		case OP_F_STR:
 			put_string(p, op, (const char *)rec + op->a, op->b ? op->b : len - op->a, out);
 			break;
@@ -554,15 +610,25 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 			put_string(p, op, (const char *)rec + off, n, out);
 			break;
 		case OP_F_SYMBOLIC:
-		case OP_F_FLAGS: {
-			uint64_t v = load(rec + op->a, op->size, op->sign);
 			put_text_only(p, op, out);
-			if (op->code == OP_F_FLAGS)
-				print_flags(p, &p->tables[op->b], v, out);
-			else
-				print_symbolic(p, &p->tables[op->b], v, out);
+			print_symbolic(p, &p->tables[op->b], field_value(rec, len, op) & op->imm, out);
+			break;
+		case OP_F_FLAGS: {
+			uint64_t v = field_value(rec, len, op) & op->imm;
+			if (!v) {
+				put_choice(p, op, false, out);
+				break;
+			}
+			put_text_only(p, op, out);
+			print_flags(p, &p->tables[op->b], v, out);
 			break;
 		}
+		case OP_F_SELECT:
+			put_choice(p, op, (field_value(rec, len, op) & op->imm) != 0, out);
+			break;
+		case OP_SELECT_STR:
+			put_choice(p, op, (sp--)->u != 0, out);
+			break;
 		case OP_SYMBOLIC_OUT:
 		case OP_FLAGS_OUT: {
 			uint64_t v = (sp--)->u;
@@ -573,9 +639,18 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 				print_symbolic(p, &p->tables[op->b], v, out);
 			break;
 		}
+		case OP_F_PRINT: {
+			struct pf_val v = {.u = field_value(rec, len, op) & op->imm, .where = PF_INT};
+			put_text_only(p, op, out);
+			if (print_arg(p, op->mode, op->spec, &v, out) < 0)
+				return -EINVAL;
+			break;
+		}
+		case OP_FIELD_AND:
+			*++sp = (struct pf_val){.u = field_value(rec, len, op) & op->imm, .where = PF_INT};
+			break;
 		case OP_FIELD_BIN:
-			if (!pf_binop(op->mode, load(rec + op->a, op->size, op->sign), op->imm, op->b & 0xff,
-				      op->b >> 8, 0, &r))
+			if (!pf_binop(op->mode, field_value(rec, len, op), op->imm, op->b & 0xff, op->b >> 8, 0, &r))
 				return -EINVAL;
 			*++sp = (struct pf_val){.u = r, .where = PF_INT};
 			break;
