@@ -7,14 +7,14 @@
  * read of the record is checked against its length: fixed fields once
  * (static_end), dynamic fields and indexes each time.
  *
- * The fused ops (pf_specialise.c) write straight into the output buffer:
- * one check that it has room for the op's text, its value and the spare
- * bytes of a 16-byte copy, then stores.
+ * The ops write through a cursor (pf_out.h): the fused ones (see
+ * pf_specialise.c) check once that the buffer has room for the op's text
+ * and value, then store; the generic ones hand the buffer to kvsprintf.c.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "pf_internal.h"
+#include "pf_out.h"
 
 bool pf_binop(unsigned op, uint64_t a, uint64_t b, unsigned size, bool sign, uint64_t scale,
 	      uint64_t *r)
@@ -85,19 +85,23 @@ static inline uint64_t load(const uint8_t *p, unsigned size, bool sign)
 }
 
 /*
- * A fixed field's value: one 8-byte load cut to the field's size where
- * the record goes on for 8 bytes (nearly always), else by its size.
+ * V of a fused op: the field at a (size, sign) & imm, by one 8-byte load
+ * of the bytes that end where the field ends, shifted down.  The fused ops
+ * only read fields that end 8 bytes or more into the record (past the
+ * common header: pf_specialise.c), and the record holds static_end bytes.
  */
-static inline uint64_t field_value(const uint8_t *rec, uint32_t len, const struct pf_op *op)
+static inline uint64_t field_raw(const uint8_t *rec, const struct pf_op *op)
 {
 	unsigned shift = 64 - 8 * op->size;
 	uint64_t raw;
 
-	if (__builtin_expect((uint64_t)op->a + 8 > len, 0))
-		return load(rec + op->a, op->size, op->sign);
-	memcpy(&raw, rec + op->a, 8);
-	raw <<= shift;
+	memcpy(&raw, rec + op->a + op->size - 8, 8);
 	return op->sign ? (uint64_t)((int64_t)raw >> shift) : raw >> shift;
+}
+
+static inline uint64_t field_value(const uint8_t *rec, const struct pf_op *op)
+{
+	return field_raw(rec, op) & op->imm;
 }
 
 /*
@@ -122,152 +126,96 @@ static inline int dynamic(const uint8_t *rec, uint32_t len, unsigned mode, uint3
 	return (uint64_t)*off + *n <= len ? 0 : -EINVAL;
 }
 
-/* ------------------------------------------------------ direct output */
+/* ------------------------------------------------------------ helpers */
 
-/* n bytes of room at the end of out, NULL when it cannot grow (oom: the owner sees it). */
-static inline char *room(struct tb_strbuf *out, size_t n)
+struct pf_cur pf_cur_grow(struct tb_strbuf *b, struct pf_cur c, size_t n)
 {
-	if (__builtin_expect(out->cap - out->len >= n, 1))
-		return out->buf + out->len;
-	return sb_room(out, n);
+	pf_cur_sync(b, c);
+	if (!sb_grow(b, n))
+		return (struct pf_cur){NULL, NULL};
+	return pf_cur_load(b);
 }
 
-/* Text of the pool at d in 16-byte pieces: room and the pool's padding hold the spill. */
-static inline char *put_text(char *d, const char *s, uint32_t n)
+/* The op's text prefix, with room for extra bytes after it; false on oom. */
+static inline bool put_prefix(const struct tb_printfmt *p, const struct pf_op *op, struct tb_strbuf *out,
+			      struct pf_cur *c, size_t extra)
 {
-	for (uint32_t i = 0; i < n; i += 16)
-		memcpy(d + i, s + i, 16);
-	return d + n;
+	if (!pf_room(out, c, (size_t)op->text_len + PF_POOL_PAD + extra))
+		return false;
+	c->w = pf_put_text(c->w, p->pool + op->text, op->text_len);
+	return true;
 }
 
-/* An op's text prefix, with room for extra bytes after it; NULL on oom. */
-static inline char *put_prefix(const struct tb_printfmt *p, const struct pf_op *op,
-			       struct tb_strbuf *out, size_t extra)
+/* v under op's number format (the OP_F_NUM family, OP_NUM); false on oom. */
+static inline bool put_number_op(const struct tb_printfmt *p, const struct pf_op *op, uint64_t v,
+				 struct tb_strbuf *out, struct pf_cur *c)
 {
-	char *d = room(out, op->text_len + PF_POOL_PAD + extra);
-
-	return d ? put_text(d, p->pool + op->text, op->text_len) : NULL;
-}
-
-/* The output ends at d (inside its room). */
-static inline void commit(struct tb_strbuf *out, char *d)
-{
-	out->len = (size_t)(d - out->buf);
-}
-
-/* Just the op's text prefix, when something else appends what follows. */
-static inline void put_text_only(const struct tb_printfmt *p, const struct pf_op *op,
-				 struct tb_strbuf *out)
-{
-	char *d;
-
-	if (op->text_len && (d = put_prefix(p, op, out, 0)) != NULL)
-		commit(out, d);
-}
-
-static inline void put_fill(char *d, char c, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		d[i] = c;
-}
-
-/*
- * v as the kernel's number() prints it when the directive has no
- * precision and no flags but '-' and '0' (fmt: KV_SIGN | KV_LEFT |
- * KV_ZEROPAD | width << 8, width <= PF_FAST_WIDTH).  Needs 21 +
- * PF_FAST_WIDTH bytes at d; returns the end.
- */
-static inline char *put_number(char *d, uint64_t v, unsigned mode, uint32_t fmt)
-{
-	unsigned width = fmt >> 8, n, pad;
-	bool negative = (fmt & KV_SIGN) && (int64_t)v < 0;
-
-	if (negative)
-		v = 0 - v;
-	n = mode == PF_NUM_DEC ? kv_dec_len(v) : kv_hex_len(v);
-	pad = width > n + negative ? width - n - negative : 0;
-	if (pad && !(fmt & (KV_LEFT | KV_ZEROPAD))) {
-		put_fill(d, ' ', pad);
-		d += pad;
+	if (op->mode != PF_NUM_SPEC) {
+		if (!put_prefix(p, op, out, c, PF_NUMBER_ROOM))
+			return false;
+		c->w = pf_put_number(c->w, v, op->mode, op->b);
+		return true;
 	}
-	if (negative)
-		*d++ = '-';
-	if (pad && (fmt & (KV_LEFT | KV_ZEROPAD)) == KV_ZEROPAD) {
-		put_fill(d, '0', pad);
-		d += pad;
-	}
-	d = mode == PF_NUM_DEC ? kv_put_dec(d, v, n) : kv_put_hex(d, v, n, mode == PF_NUM_HEXU);
-	if (pad && (fmt & KV_LEFT)) {
-		put_fill(d, ' ', pad);
-		d += pad;
-	}
-	return d;
-}
-
-/* v under op's number format (the OP_F_NUM family, OP_NUM). */
-static inline void put_number_op(const struct tb_printfmt *p, const struct pf_op *op, uint64_t v,
-				 struct tb_strbuf *out)
-{
-	char *d;
-
-	if (op->mode == PF_NUM_SPEC) {
-		put_text_only(p, op, out);
-		kv_number(out, v, &p->specs[op->spec]);
-	} else if ((d = put_prefix(p, op, out, 21 + PF_FAST_WIDTH)) != NULL) {
-		commit(out, put_number(d, v, op->mode, op->b));
-	}
+	if (!put_prefix(p, op, out, c, 0))
+		return false;
+	pf_cur_sync(out, *c);
+	kv_number(out, v, &p->specs[op->spec]);
+	*c = pf_cur_load(out);
+	return true;
 }
 
 /* The selects: the prefix, then the lit text for a non-zero value, else the alt text. */
-static inline void put_choice(const struct tb_printfmt *p, const struct pf_op *op, bool nonzero,
-			      struct tb_strbuf *out)
+static inline bool put_choice(const struct tb_printfmt *p, const struct pf_op *op, bool nonzero,
+			      struct tb_strbuf *out, struct pf_cur *c)
 {
-	uint32_t at = nonzero ? op->lit : op->alt, n = nonzero ? op->lit_len : op->alt_len;
-	char *d = put_prefix(p, op, out, n);
+	uint32_t n = nonzero ? op->lit_len : op->alt_len;
 
-	if (d)
-		commit(out, put_text(d, p->pool + at, n));
+	if (!put_prefix(p, op, out, c, n))
+		return false;
+	c->w = pf_put_text(c->w, p->pool + (nonzero ? op->lit : op->alt), n);
+	return true;
 }
 
-/* The length of the C string in s[0..lim): short ones by hand, long ones by memchr. */
-static inline size_t bounded_strlen(const char *s, size_t lim)
-{
-	const char *nul;
-
-	if (lim <= 32) {
-		size_t i = 0;
-		while (i < lim && s[i])
-			i++;
-		return i;
-	}
-	nul = memchr(s, '\0', lim);
-	return nul ? (size_t)(nul - s) : lim;
-}
-
-/* %s of s[0..max) under op: plain (at most op->imm bytes) or through its spec. */
-static inline void put_string(const struct tb_printfmt *p, const struct pf_op *op, const char *s,
-			      size_t max, struct tb_strbuf *out)
+/* %s of s[0..max) under op: plain (at most op->imm bytes) or through its spec; false on oom. */
+static inline bool put_string(const struct tb_printfmt *p, const struct pf_op *op, const char *s,
+			      size_t max, struct tb_strbuf *out, struct pf_cur *c)
 {
 	size_t n;
-	char *d;
 
 	if (op->mode == PF_STR_SPEC) {
-		put_text_only(p, op, out);
+		if (!put_prefix(p, op, out, c, 0))
+			return false;
+		pf_cur_sync(out, *c);
 		kv_string(out, s, max, &p->specs[op->spec]);
-		return;
+		*c = pf_cur_load(out);
+		return true;
 	}
-	n = bounded_strlen(s, max < op->imm ? max : op->imm);
-	d = put_prefix(p, op, out, n);
-	if (d) {
-		memcpy(d, s, n);
-		commit(out, d + n);
-	}
+	n = pf_strnlen(s, max < op->imm ? max : op->imm);
+	if (!put_prefix(p, op, out, c, n))
+		return false;
+	memcpy(c->w, s, n);
+	c->w += n;
+	return true;
 }
 
-/* The kernel's trace_print_flags_seq(). */
-static void print_flags(const struct tb_printfmt *p, const struct pf_table *t, uint64_t flags,
-			struct tb_strbuf *out)
+/* "0x" and v in hex: the helpers' way of printing a value no entry names. */
+static inline bool put_0x(struct tb_strbuf *out, struct pf_cur *c, uint64_t v)
 {
+	if (!pf_room(out, c, 2 + 16))
+		return false;
+	*c->w++ = '0';
+	*c->w++ = 'x';
+	c->w = kv_put_hex(c->w, v, kv_hex_len(v), false);
+	return true;
+}
+
+/* The kernel's trace_print_flags_seq(); the cursor after it (w NULL on oom). */
+static __attribute__((noinline)) struct pf_cur print_flags(const struct tb_printfmt *p, uint32_t table,
+							   uint64_t flags, struct tb_strbuf *out,
+							   struct pf_cur c)
+{
+	const struct pf_table *t = &p->tables[table];
+	const char *delim = p->pool + t->delim;
 	bool first = true;
 
 	for (uint32_t i = 0; i < t->count && flags; i++) {
@@ -275,49 +223,65 @@ static void print_flags(const struct tb_printfmt *p, const struct pf_table *t, u
 		if ((flags & s->value) != s->value)
 			continue;
 		flags &= ~s->value;
+		if (!pf_room(out, &c, (size_t)t->delim_len + s->name_len + PF_POOL_PAD))
+			return c;
 		if (!first)
-			sb_put(out, p->pool + t->delim, t->delim_len);
+			c.w = pf_put_text(c.w, delim, t->delim_len);
 		first = false;
-		sb_put(out, p->pool + s->name, s->name_len);
+		c.w = pf_put_text(c.w, p->pool + s->name, s->name_len);
 	}
-	if (flags) {
-		if (!first)
-			sb_put(out, p->pool + t->delim, t->delim_len);
-		sb_put(out, "0x", 2);
-		kv_hex(out, flags, false);
+	if (!flags)
+		return c;
+	if (!first) {
+		if (!pf_room(out, &c, (size_t)t->delim_len + PF_POOL_PAD))
+			return c;
+		c.w = pf_put_text(c.w, delim, t->delim_len);
 	}
+	put_0x(out, &c, flags);
+	return c;
 }
 
-/* The kernel's trace_print_symbols_seq(). */
-static void print_symbolic(const struct tb_printfmt *p, const struct pf_table *t, uint64_t v,
-			   struct tb_strbuf *out)
+/* The entry the kernel's trace_print_symbols_seq() stops at for v, or NULL. */
+static inline const struct pf_sym *symbol_of(const struct tb_printfmt *p, const struct pf_table *t,
+					     uint64_t v)
 {
 	if (t->direct_len) {
 		uint16_t k = v < t->direct_len ? p->direct[t->direct_first + v] : 0;
-		if (k && p->syms[t->first + k - 1].name_len) {
-			const struct pf_sym *s = &p->syms[t->first + k - 1];
-			sb_put(out, p->pool + s->name, s->name_len);
-			return;
-		}
-		sb_put(out, "0x", 2);
-		kv_hex(out, v, false);
-		return;
+		return k ? &p->syms[t->first + k - 1] : NULL;
 	}
-	for (uint32_t i = 0; i < t->count; i++) {
-		const struct pf_sym *s = &p->syms[t->first + i];
-		if (s->value == v) {
-			sb_put(out, p->pool + s->name, s->name_len);
-			if (s->name_len)
-				return;
-			break; /* an empty name prints nothing, so the kernel falls back to hex */
-		}
-	}
-	sb_put(out, "0x", 2);
-	kv_hex(out, v, false);
+	for (uint32_t i = 0; i < t->count; i++)
+		if (p->syms[t->first + i].value == v)
+			return &p->syms[t->first + i];
+	return NULL;
+}
+
+/* The kernel's trace_print_symbols_seq(); false on oom. */
+static inline bool print_symbolic(const struct tb_printfmt *p, uint32_t table, uint64_t v,
+				  struct tb_strbuf *out, struct pf_cur *c)
+{
+	const struct pf_sym *s = symbol_of(p, &p->tables[table], v);
+
+	/* an empty name prints nothing, so the kernel falls back to hex */
+	if (!s || !s->name_len)
+		return put_0x(out, c, v);
+	if (!pf_room(out, c, (size_t)s->name_len + PF_POOL_PAD))
+		return false;
+	c->w = pf_put_text(c->w, p->pool + s->name, s->name_len);
+	return true;
+}
+
+/* __print_flags or __print_symbolic of v; false on oom. */
+static inline bool print_helper(const struct tb_printfmt *p, bool flags, uint32_t table, uint64_t v,
+				struct tb_strbuf *out, struct pf_cur *c)
+{
+	if (!flags)
+		return print_symbolic(p, table, v, out, c);
+	*c = print_flags(p, table, v, out, *c);
+	return c->w != NULL;
 }
 
 /* The kernel's trace_print_hex_seq(): 16 bytes per %*ph, spaced or not. */
-static void print_hex(const uint8_t *b, int64_t n, bool concat, struct tb_strbuf *out)
+static __attribute__((noinline)) void print_hex(const uint8_t *b, int64_t n, bool concat, struct tb_strbuf *out)
 {
 	struct kv_spec s = {.kind = KV_POINTER, .ext = {'h', concat ? 'N' : 0}, .precision = -1};
 
@@ -330,7 +294,7 @@ static void print_hex(const uint8_t *b, int64_t n, bool concat, struct tb_strbuf
 }
 
 /* The kernel's trace_print_array_seq(). */
-static void print_array(const uint8_t *b, uint64_t bytes, uint32_t elsize, struct tb_strbuf *out)
+static __attribute__((noinline)) void print_array(const uint8_t *b, uint64_t bytes, uint32_t elsize, struct tb_strbuf *out)
 {
 	const char *prefix = "";
 
@@ -368,7 +332,7 @@ static bool memory_of(const struct pf_val *v, const struct tb_strbuf *out, const
 }
 
 /* Print the value at sp (its '*' arguments below it) in mode (PF_PRINT_*) under specs[index]. */
-static int print_arg(const struct tb_printfmt *p, unsigned mode, uint32_t index, struct pf_val *sp,
+static __attribute__((noinline)) int print_arg(const struct tb_printfmt *p, unsigned mode, uint32_t index, struct pf_val *sp,
 		     struct tb_strbuf *out)
 {
 	const struct kv_spec *spec = &p->specs[index];
@@ -421,26 +385,43 @@ static int print_arg(const struct tb_printfmt *p, unsigned mode, uint32_t index,
 	}
 }
 
+/* -------------------------------------------------------- the program */
+
+/* The generic print of op (OP_PRINT, OP_F_PRINT) through the buffer itself. */
+static inline int print_generic(const struct tb_printfmt *p, unsigned mode, uint32_t index,
+				struct pf_val *sp, struct tb_strbuf *out, struct pf_cur *c)
+{
+	int rc;
+
+	pf_cur_sync(out, *c);
+	rc = print_arg(p, mode, index, sp, out);
+	*c = pf_cur_load(out);
+	return rc;
+}
+
 int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t len,
 		    struct tb_strbuf *out)
 {
 	struct pf_val stack[PF_STACK_MAX + 1], *sp = stack; /* sp: the top value */
 	uint64_t locals[PF_LOCALS_MAX];
 	const struct pf_op *op = p->ops;
+	struct pf_cur c;
 	const uint8_t *mem;
 	uint32_t off, n;
 	uint64_t r;
 
 	if (len < p->static_end)
 		return -EINVAL;
+	if (!pf_cur_start(out))
+		return 0; /* out of memory: the buffer says so */
+	c = pf_cur_load(out);
 	for (;; op++) {
 		switch (op->code) {
-		case OP_TEXT: {
-			char *d = room(out, op->b + PF_POOL_PAD);
-			if (d)
-				commit(out, put_text(d, p->pool + op->a, op->b));
+		case OP_TEXT:
+			if (!pf_room(out, &c, (size_t)op->b + PF_POOL_PAD))
+				return 0;
+			c.w = pf_put_text(c.w, p->pool + op->a, op->b);
 			break;
-		}
 		case OP_CONST:
 			*++sp = (struct pf_val){.u = op->imm, .where = PF_INT};
 			break;
@@ -502,6 +483,7 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 		case OP_INDEX: {
 			uint64_t i = sp->u;
 			sp--;
+			pf_cur_sync(out, c);
 			if (!memory_of(sp, out, &mem, &n) || i >= n / op->size)
 				return -EINVAL;
 			*sp = (struct pf_val){.u = load(mem + i * op->size, op->size, op->sign), .where = PF_INT};
@@ -533,40 +515,45 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 		case OP_FLAGS:
 		case OP_SYMBOLIC: {
 			uint64_t v = sp->u;
-			*sp = (struct pf_val){.u = out->len, .where = PF_OUT};
-			if (op->code == OP_FLAGS)
-				print_flags(p, &p->tables[op->a], v, out);
-			else
-				print_symbolic(p, &p->tables[op->a], v, out);
+			*sp = (struct pf_val){.u = (size_t)(c.w - out->buf), .where = PF_OUT};
+			if (!print_helper(p, op->code == OP_FLAGS, op->a, v, out, &c))
+				return 0;
 			break;
 		}
 		case OP_HEX: {
 			int64_t count = (int64_t)(sp--)->u;
+			pf_cur_sync(out, c);
 			if (!memory_of(sp, out, &mem, &n) || (count > 0 && (uint64_t)count > n))
 				return -EINVAL;
 			*sp = (struct pf_val){.u = out->len, .where = PF_OUT};
 			print_hex(mem, count, op->mode, out);
+			c = pf_cur_load(out);
 			break;
 		}
 		case OP_ARRAY: {
 			int64_t count = (int64_t)(sp--)->u;
 			uint64_t bytes = count > 0 ? (uint64_t)count * op->a : 0;
+			pf_cur_sync(out, c);
 			if (!memory_of(sp, out, &mem, &n) || bytes > n)
 				return -EINVAL;
 			*sp = (struct pf_val){.u = out->len, .where = PF_OUT};
 			print_array(mem, bytes, op->a, out);
+			c = pf_cur_load(out);
 			break;
 		}
 		case OP_BITMASK:
+			pf_cur_sync(out, c);
 			if (!memory_of(sp, out, &mem, &n))
 				return -EINVAL;
 			*sp = (struct pf_val){.u = out->len, .where = PF_OUT};
 			kv_bitmap(out, mem, (size_t)n * 8, false);
+			c = pf_cur_load(out);
 			break;
 		case OP_PRINT: {
 			struct kv_spec *s = &p->specs[op->a];
-			put_text_only(p, op, out);
-			if (print_arg(p, op->mode, op->a, sp, out) < 0)
+			if (!put_prefix(p, op, out, &c, 0))
+				return 0;
+			if (print_generic(p, op->mode, op->a, sp, out, &c) < 0)
 				return -EINVAL;
 			sp -= 1 + s->width_arg + s->precision_arg;
 			break;
@@ -574,83 +561,86 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 		case OP_NOP:
 			break;
 		case OP_END:
-			put_text_only(p, op, out);
+			if (put_prefix(p, op, out, &c, 0))
+				pf_cur_sync(out, c);
 			return 0;
 		case OP_F_DEC: {
-			uint64_t v = field_value(rec, len, op) & op->imm;
-			char *d = put_prefix(p, op, out, 21);
-			if (!d)
-				break;
+			uint64_t v = field_value(rec, op);
+			if (!put_prefix(p, op, out, &c, 21))
+				return 0;
 			if (op->mode && (int64_t)v < 0) {
-				*d++ = '-';
+				*c.w++ = '-';
 				v = 0 - v;
 			}
-			commit(out, kv_put_dec(d, v, kv_dec_len(v)));
+			c.w = kv_put_dec(c.w, v, kv_dec_len(v));
 			break;
 		}
 		case OP_F_HEX: {
-			uint64_t v = field_value(rec, len, op) & op->imm;
-			char *d = put_prefix(p, op, out, 16);
-			if (d)
-				commit(out, kv_put_hex(d, v, kv_hex_len(v), false));
+			uint64_t v = field_value(rec, op);
+			if (!put_prefix(p, op, out, &c, 16))
+				return 0;
+			c.w = kv_put_hex(c.w, v, kv_hex_len(v), false);
 			break;
 		}
 		case OP_F_NUM:
-			put_number_op(p, op, field_value(rec, len, op) & op->imm, out);
+			if (!put_number_op(p, op, field_value(rec, op), out, &c))
+				return 0;
 			break;
 		case OP_NUM:
-			put_number_op(p, op, pf_norm((sp--)->u, op->size, op->sign), out);
+			if (!put_number_op(p, op, pf_norm((sp--)->u, op->size, op->sign), out, &c))
+				return 0;
 			break;
 		case OP_F_STR:
-			put_string(p, op, (const char *)rec + op->a, op->b ? op->b : len - op->a, out);
+			if (!put_string(p, op, (const char *)rec + op->a, op->b ? op->b : len - op->a, out, &c))
+				return 0;
 			break;
 		case OP_F_DSTR:
 			if (dynamic(rec, len, op->size, op->a, &off, &n) < 0)
 				return -EINVAL;
-			put_string(p, op, (const char *)rec + off, n, out);
+			if (!put_string(p, op, (const char *)rec + off, n, out, &c))
+				return 0;
 			break;
 		case OP_F_SYMBOLIC:
-			put_text_only(p, op, out);
-			print_symbolic(p, &p->tables[op->b], field_value(rec, len, op) & op->imm, out);
+			if (!put_prefix(p, op, out, &c, 0) ||
+			    !print_symbolic(p, op->b, field_value(rec, op), out, &c))
+				return 0;
 			break;
 		case OP_F_FLAGS: {
-			uint64_t v = field_value(rec, len, op) & op->imm;
-			if (!v) {
-				put_choice(p, op, false, out);
-				break;
-			}
-			put_text_only(p, op, out);
-			print_flags(p, &p->tables[op->b], v, out);
+			uint64_t v = field_value(rec, op);
+			if (!(v ? put_prefix(p, op, out, &c, 0) && print_helper(p, true, op->b, v, out, &c)
+				: put_choice(p, op, false, out, &c)))
+				return 0;
 			break;
 		}
 		case OP_F_SELECT:
-			put_choice(p, op, (field_value(rec, len, op) & op->imm) != 0, out);
+			if (!put_choice(p, op, field_value(rec, op) != 0, out, &c))
+				return 0;
 			break;
 		case OP_SELECT_STR:
-			put_choice(p, op, (sp--)->u != 0, out);
+			if (!put_choice(p, op, (sp--)->u != 0, out, &c))
+				return 0;
 			break;
 		case OP_SYMBOLIC_OUT:
 		case OP_FLAGS_OUT: {
 			uint64_t v = (sp--)->u;
-			put_text_only(p, op, out);
-			if (op->code == OP_FLAGS_OUT)
-				print_flags(p, &p->tables[op->b], v, out);
-			else
-				print_symbolic(p, &p->tables[op->b], v, out);
+			if (!put_prefix(p, op, out, &c, 0) ||
+			    !print_helper(p, op->code == OP_FLAGS_OUT, op->b, v, out, &c))
+				return 0;
 			break;
 		}
 		case OP_F_PRINT: {
-			struct pf_val v = {.u = field_value(rec, len, op) & op->imm, .where = PF_INT};
-			put_text_only(p, op, out);
-			if (print_arg(p, op->mode, op->spec, &v, out) < 0)
+			struct pf_val v = {.u = field_value(rec, op), .where = PF_INT};
+			if (!put_prefix(p, op, out, &c, 0))
+				return 0;
+			if (print_generic(p, op->mode, op->spec, &v, out, &c) < 0)
 				return -EINVAL;
 			break;
 		}
 		case OP_FIELD_AND:
-			*++sp = (struct pf_val){.u = field_value(rec, len, op) & op->imm, .where = PF_INT};
+			*++sp = (struct pf_val){.u = field_value(rec, op), .where = PF_INT};
 			break;
 		case OP_FIELD_BIN:
-			if (!pf_binop(op->mode, field_value(rec, len, op), op->imm, op->b & 0xff, op->b >> 8, 0, &r))
+			if (!pf_binop(op->mode, field_raw(rec, op), op->imm, op->b & 0xff, op->b >> 8, 0, &r))
 				return -EINVAL;
 			*++sp = (struct pf_val){.u = r, .where = PF_INT};
 			break;

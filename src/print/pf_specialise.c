@@ -96,10 +96,20 @@ static void fold(struct sp *s, uint32_t i, struct pf_op op, uint32_t j, uint32_t
 		s->p->ops[k].code = OP_NOP;
 }
 
+/*
+ * A field the fused ops can read: they load the 8 bytes that end where it
+ * ends, so it must end 8 bytes or more into the record (past the common
+ * header, where every field of an event's own lies).
+ */
+static bool wide_enough(const struct pf_op *op)
+{
+	return op->a + op->size >= 8;
+}
+
 /* OP_FIELD or OP_FIELD_AND: the value "V" of the fused ops (field & mask). */
 static bool is_masked_field(const struct pf_op *op)
 {
-	return op->code == OP_FIELD || op->code == OP_FIELD_AND;
+	return (op->code == OP_FIELD || op->code == OP_FIELD_AND) && wide_enough(op);
 }
 
 static uint64_t field_mask(const struct pf_op *op)
@@ -157,7 +167,7 @@ static void fold_field_bin(struct sp *s, uint32_t i)
 	const struct pf_op *f = &s->p->ops[i], *bin;
 	uint32_t j = next_op(s, i);
 
-	if (!foldable(s, j, OP_BIN))
+	if (!wide_enough(f) || !foldable(s, j, OP_BIN))
 		return;
 	bin = &s->p->ops[j];
 	if (bin->mode != PF_IMM_RIGHT || bin->a > PF_B_GE)

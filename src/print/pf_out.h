@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pf_out.h - how a compiled print fmt writes its output: through a cursor
+ * into the output buffer's spare room, with one check per op that the room
+ * is there (internal to pf_run.c).
+ *
+ * The cursor lives in the run's local variables, not in the tb_strbuf:
+ * bytes stored through a char pointer may alias anything, so with the
+ * buffer's own len the compiler would reload it after every byte.  The
+ * buffer is brought up to date (pf_cur_sync) before anything else looks at
+ * it - the kv_* functions, a helper's text read back - and the cursor
+ * reloaded from it afterwards (pf_cur_load).
+ *
+ * Text is copied in 16-byte pieces: the program's pool ends with
+ * PF_POOL_PAD spare bytes, and every room asked for here adds as many, so
+ * a piece may run past the end of its text on both sides.
+ */
+#ifndef TRACEBUF_PF_OUT_H
+#define TRACEBUF_PF_OUT_H
+
+#include "pf_internal.h"
+
+/* The cursor: small enough to live in two registers, passed and returned by value. */
+struct pf_cur {
+	char *w;   /* where the next byte goes */
+	char *end; /* the end of the room */
+};
+
+/* The cursor at b's end; b must have memory (pf_cur_start). */
+static inline struct pf_cur pf_cur_load(const struct tb_strbuf *b)
+{
+	return (struct pf_cur){b->buf + b->len, b->buf + b->cap};
+}
+
+/* b's length where the cursor is. */
+static inline void pf_cur_sync(struct tb_strbuf *b, struct pf_cur c)
+{
+	b->len = (size_t)(c.w - b->buf);
+}
+
+/* b given memory if it has none; false when it cannot be (oom). */
+static inline bool pf_cur_start(struct tb_strbuf *b)
+{
+	return b->buf || sb_grow(b, 1);
+}
+
+/* The slow side of pf_room(): the buffer grown; the cursor's w NULL on oom. */
+struct pf_cur pf_cur_grow(struct tb_strbuf *b, struct pf_cur c, size_t n);
+
+/* Room for n bytes at the cursor; false if the buffer cannot grow (it says oom). */
+static inline bool pf_room(struct tb_strbuf *b, struct pf_cur *c, size_t n)
+{
+	if (__builtin_expect((size_t)(c->end - c->w) >= n, 1))
+		return true;
+	*c = pf_cur_grow(b, *c, n);
+	return c->w != NULL;
+}
+
+/* n bytes of text from the pool (room: n + PF_POOL_PAD); returns the end. */
+static inline char *pf_put_text(char *d, const char *s, uint32_t n)
+{
+	memcpy(d, s, 16); /* most text is this short */
+	for (uint32_t i = 16; i < n; i += 16)
+		memcpy(d + i, s + i, 16);
+	return d + n;
+}
+
+static inline char *pf_put_fill(char *d, char c, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		d[i] = c;
+	return d + n;
+}
+
+/* Bytes the widest fast number takes: 20 digits, a sign, the widest padding. */
+#define PF_NUMBER_ROOM (21 + PF_FAST_WIDTH)
+
+/*
+ * v as the kernel's number() prints it when the directive has no
+ * precision and no flags but '-' and '0' (fmt: KV_SIGN | KV_LEFT |
+ * KV_ZEROPAD | width << 8, width <= PF_FAST_WIDTH; mode PF_NUM_DEC,
+ * PF_NUM_HEX or PF_NUM_HEXU).  Room: PF_NUMBER_ROOM; returns the end.
+ */
+static inline char *pf_put_number(char *d, uint64_t v, unsigned mode, uint32_t fmt)
+{
+	unsigned width = fmt >> 8, n, pad;
+	bool negative = (fmt & KV_SIGN) && (int64_t)v < 0;
+
+	if (negative)
+		v = 0 - v;
+	n = mode == PF_NUM_DEC ? kv_dec_len(v) : kv_hex_len(v);
+	pad = width > n + negative ? width - n - negative : 0;
+	if (pad && !(fmt & (KV_LEFT | KV_ZEROPAD)))
+		d = pf_put_fill(d, ' ', pad);
+	if (negative)
+		*d++ = '-';
+	if (pad && (fmt & (KV_LEFT | KV_ZEROPAD)) == KV_ZEROPAD)
+		d = pf_put_fill(d, '0', pad);
+	d = mode == PF_NUM_DEC ? kv_put_dec(d, v, n) : kv_put_hex(d, v, n, mode == PF_NUM_HEXU);
+	if (pad && (fmt & KV_LEFT))
+		d = pf_put_fill(d, ' ', pad);
+	return d;
+}
+
+/* The length of the C string in s[0..lim): short ones by hand, long ones by memchr. */
+static inline size_t pf_strnlen(const char *s, size_t lim)
+{
+	const char *nul;
+
+	if (lim <= 32) {
+		size_t i = 0;
+		while (i < lim && s[i])
+			i++;
+		return i;
+	}
+	nul = memchr(s, '\0', lim);
+	return nul ? (size_t)(nul - s) : lim;
+}
+
+#endif
