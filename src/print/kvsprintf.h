@@ -107,6 +107,7 @@ void kv_hex(struct tb_strbuf *out, uint64_t v, bool upper);
  */
 extern const char kv_digit_pairs[201]; /* "00" .. "99" */
 extern const char kv_hex_lower[17], kv_hex_upper[17];
+extern const char kv_hex_pairs_lower[513], kv_hex_pairs_upper[513]; /* "00" .. "ff" */
 
 /* Decimal digits of v, 1..20: an estimate from its bit length, corrected once. */
 static inline unsigned kv_dec_len(uint64_t v)
@@ -122,21 +123,34 @@ static inline unsigned kv_dec_len(uint64_t v)
 	return n + (v >= floor10[n]);
 }
 
-/* The n = kv_dec_len(v) digits of v at d; returns d + n. */
+/*
+ * The n = kv_dec_len(v) digits of v at d; returns d + n.  Eight digits at a
+ * time off the end of a long number, in 32-bit arithmetic and as four
+ * independent pairs, then two at a time.
+ */
 static inline char *kv_put_dec(char *d, uint64_t v, unsigned n)
 {
 	char *p = d + n;
+	uint32_t x;
 
-	while (v >= 100) {
-		unsigned pair = (unsigned)(v % 100);
-		v /= 100;
-		p -= 2;
-		memcpy(p, kv_digit_pairs + 2 * pair, 2);
+	while (v >= 100000000) {
+		uint64_t q = v / 100000000;
+		uint32_t r = (uint32_t)(v - q * 100000000), hi = r / 10000, lo = r % 10000;
+		p -= 8;
+		memcpy(p, kv_digit_pairs + 2 * (hi / 100), 2);
+		memcpy(p + 2, kv_digit_pairs + 2 * (hi % 100), 2);
+		memcpy(p + 4, kv_digit_pairs + 2 * (lo / 100), 2);
+		memcpy(p + 6, kv_digit_pairs + 2 * (lo % 100), 2);
+		v = q;
 	}
-	if (v >= 10)
-		memcpy(p - 2, kv_digit_pairs + 2 * v, 2);
+	for (x = (uint32_t)v; x >= 100; x /= 100) {
+		p -= 2;
+		memcpy(p, kv_digit_pairs + 2 * (x % 100), 2);
+	}
+	if (x >= 10)
+		memcpy(p - 2, kv_digit_pairs + 2 * x, 2);
 	else
-		p[-1] = (char)('0' + v);
+		p[-1] = (char)('0' + x);
 	return d + n;
 }
 
@@ -147,46 +161,21 @@ static inline unsigned kv_hex_len(uint64_t v)
 }
 
 /*
- * The low 32 bits of v as 8 hex digits in one word, the first digit in
- * the lowest byte: the nibbles spread one to a byte, then each turned into
- * its digit at once ('0' + n, and 7 or 39 more where n >= 10).
- */
-static inline uint64_t kv_hex8(uint64_t v, bool upper)
-{
-	uint64_t x = v & 0xffffffffu, letters;
-
-	x = ((x & 0xffff0000u) << 16) | (x & 0xffffu);
-	x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
-	x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
-	letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
-	x += 0x3030303030303030ull + letters * (upper ? 7 : 39);
-	return __builtin_bswap64(x);
-}
-
-/*
  * The n hex digits of v at d (n >= kv_hex_len(v), at most 16; more than
- * that length gives leading zeros); returns d + n.  Writes max(n, 8)
- * bytes: the room at d must hold 8.
+ * that length gives leading zeros), two at a time from a table of the 256
+ * byte values; returns d + n.
  */
 static inline char *kv_put_hex(char *d, uint64_t v, unsigned n, bool upper)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t lo = kv_hex8(v, upper), hi;
+	const char *pairs = upper ? kv_hex_pairs_upper : kv_hex_pairs_lower;
+	char *p = d + n;
 
-	if (n <= 8) {
-		lo >>= 8 * (8 - n);
-		memcpy(d, &lo, 8);
-	} else {
-		hi = kv_hex8(v >> 32, upper) >> 8 * (16 - n);
-		memcpy(d, &hi, 8);
-		memcpy(d + n - 8, &lo, 8);
+	for (; p - d >= 2; v >>= 8) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v & 0xff), 2);
 	}
-#else
-	const char *set = upper ? kv_hex_upper : kv_hex_lower;
-
-	for (char *p = d + n; p > d; v >>= 4)
-		*--p = set[v & 15];
-#endif
+	if (p > d)
+		p[-1] = pairs[2 * (v & 15) + 1];
 	return d + n;
 }
 

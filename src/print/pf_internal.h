@@ -93,8 +93,11 @@ enum {
 	PF_NUM_SPEC,  /* kv_number() under spec */
 };
 #define PF_FAST_WIDTH 64 /* widest padding the fast number formats do themselves */
-/* OP_F_STR / OP_F_DSTR: mode */
-enum { PF_STR_PLAIN, PF_STR_SPEC };
+/*
+ * OP_F_STR / OP_F_DSTR: mode.  PF_STR_WIDE: plain, and the field's bytes
+ * rounded up to 16 lie inside static_end, so they are read 16 at a time.
+ */
+enum { PF_STR_PLAIN, PF_STR_SPEC, PF_STR_WIDE };
 
 /* How OP_BIN finds its operands. */
 enum { PF_BOTH, PF_IMM_RIGHT, PF_IMM_LEFT };

@@ -102,19 +102,69 @@ static inline char *pf_put_number(char *d, uint64_t v, unsigned mode, uint32_t f
 	return d;
 }
 
-/* The length of the C string in s[0..lim): short ones by hand, long ones by memchr. */
+/* Where the first zero byte of the 8 at s is (8: none); the lowest flag is exact. */
+static inline unsigned pf_zero_byte(const char *s)
+{
+	uint64_t x, z;
+
+	memcpy(&x, s, 8);
+	z = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+	return z ? (unsigned)__builtin_ctzll(z) / 8 : 8;
+}
+
+/* The length of the C string in s[0..lim), 8 bytes at a time; reads nothing past lim. */
 static inline size_t pf_strnlen(const char *s, size_t lim)
 {
-	const char *nul;
+	size_t i = 0;
+	unsigned z;
 
-	if (lim <= 32) {
-		size_t i = 0;
-		while (i < lim && s[i])
-			i++;
-		return i;
+	for (; i + 8 <= lim; i += 8)
+		if ((z = pf_zero_byte(s + i)) < 8)
+			return i + z;
+	while (i < lim && s[i])
+		i++;
+	return i;
+}
+
+/*
+ * The same where s[0 .. lim rounded up to 16) may be read: 16 bytes at a
+ * time, and no tail.
+ */
+static inline size_t pf_strnlen_wide(const char *s, size_t lim)
+{
+	size_t i = 0;
+	unsigned z;
+
+	do {
+		if ((z = pf_zero_byte(s + i)) < 8 || (z = 8 + pf_zero_byte(s + i + 8)) < 16)
+			return i + z < lim ? i + z : lim;
+		i += 16;
+	} while (i < lim);
+	return lim;
+}
+
+/* n bytes from s to d, reading and writing none past them (small ones without a call). */
+static inline char *pf_copy(char *d, const char *s, size_t n)
+{
+	if (n > 16) {
+		memcpy(d, s, n);
+	} else if (n >= 8) {
+		uint64_t x, y;
+		memcpy(&x, s, 8);
+		memcpy(&y, s + n - 8, 8);
+		memcpy(d, &x, 8);
+		memcpy(d + n - 8, &y, 8);
+	} else if (n >= 4) {
+		uint32_t x, y;
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = s[i];
 	}
-	nul = memchr(s, '\0', lim);
-	return nul ? (size_t)(nul - s) : lim;
+	return d + n;
 }
 
 #endif

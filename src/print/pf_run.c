@@ -190,11 +190,20 @@ static inline bool put_string(const struct tb_printfmt *p, const struct pf_op *o
 		*c = pf_cur_load(out);
 		return true;
 	}
+	if (op->mode == PF_STR_WIDE) {
+		n = pf_strnlen_wide(s, max < op->imm ? max : op->imm);
+		if (!put_prefix(p, op, out, c, n))
+			return false;
+		/* whole 16-byte pieces: the field's bytes up to them may be read, the room holds them */
+		for (size_t i = 0; i < n; i += 16)
+			memcpy(c->w + i, s + i, 16);
+		c->w += n;
+		return true;
+	}
 	n = pf_strnlen(s, max < op->imm ? max : op->imm);
 	if (!put_prefix(p, op, out, c, n))
 		return false;
-	memcpy(c->w, s, n);
-	c->w += n;
+	c->w = pf_copy(c->w, s, n);
 	return true;
 }
 

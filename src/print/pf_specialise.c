@@ -331,6 +331,9 @@ static void fold_string(struct sp *s, uint32_t i, uint32_t j, bool dynamic)
 			    .size = dynamic ? mem->mode : 0, .spec = print->a,
 			    .mode = spec->width > 0 ? PF_STR_SPEC : PF_STR_PLAIN,
 			    .imm = spec->precision >= 0 ? (uint64_t)spec->precision : UINT64_MAX};
+	/* A char array whose bytes, rounded up to 16, the record is known to hold. */
+	if (!dynamic && op.mode == PF_STR_PLAIN && op.b && (uint64_t)op.a + ((op.b + 15) & ~15u) <= s->p->static_end)
+		op.mode = PF_STR_WIDE;
 	fold(s, i, op, j, UINT32_MAX);
 }
 
