@@ -69,8 +69,8 @@ enum pf_code {
 	 * masked by a constant.
 	 */
 	OP_F_NUM,        /* V as a number: mode PF_NUM_*, fmt b, spec */
-	OP_F_DEC,        /* V in decimal, no width (mode 1: signed) */
-	OP_F_HEX,        /* V in lower-case hex, no width */
+	OP_F_DEC,        /* V in decimal (mode 1: signed), zero-padded to b bytes */
+	OP_F_HEX,        /* V in lower-case hex, zero-padded to b <= 16 digits */
 	OP_F_STR,        /* %s of record bytes a .. a+b (b == 0: to the end), at most imm; spec if padded */
 	OP_F_DSTR,       /* %s of the dynamic field at a (size: PF_DYN_*), at most imm; spec if padded */
 	OP_F_SYMBOLIC,   /* __print_symbolic of V with table b, under a plain %s */

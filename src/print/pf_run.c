@@ -577,18 +577,24 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 			uint64_t v = field_value(rec, op);
 			if (!put_prefix(p, op, out, &c, 21))
 				return 0;
-			if (op->mode && (int64_t)v < 0) {
+			bool negative = op->mode && (int64_t)v < 0;
+			unsigned digits;
+			if (negative) {
 				*c.w++ = '-';
 				v = 0 - v;
 			}
-			c.w = kv_put_dec(c.w, v, kv_dec_len(v));
+			digits = kv_dec_len(v);
+			if (op->b > digits + negative)
+				c.w = pf_put_fill(c.w, '0', op->b - digits - negative);
+			c.w = kv_put_dec(c.w, v, digits);
 			break;
 		}
 		case OP_F_HEX: {
 			uint64_t v = field_value(rec, op);
+			unsigned digits = kv_hex_len(v);
 			if (!put_prefix(p, op, out, &c, 16))
 				return 0;
-			c.w = kv_put_hex(c.w, v, kv_hex_len(v), false);
+			c.w = kv_put_hex(c.w, v, digits > op->b ? digits : op->b, false);
 			break;
 		}
 		case OP_F_NUM:

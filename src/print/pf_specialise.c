@@ -248,19 +248,25 @@ static int pointer_spec(struct tb_printfmt *p, uint32_t index, uint32_t *out)
 /* op (of the OP_F_NUM family or OP_NUM) prints under spec index: pick the fastest form. */
 static void number_form(const struct tb_printfmt *p, struct pf_op *op, uint32_t index)
 {
+	uint32_t width;
+
 	op->spec = index;
 	if (!fast_number(&p->specs[index], &op->mode, &op->b)) {
 		op->mode = PF_NUM_SPEC;
 		return;
 	}
-	if (op->code != OP_F_NUM || op->b >> 8)
+	/* Unpadded, or zeros in front (after the sign): OP_F_DEC, OP_F_HEX. */
+	width = op->b >> 8;
+	if (op->code != OP_F_NUM || (width && (op->b & (KV_LEFT | KV_ZEROPAD)) != KV_ZEROPAD))
 		return;
-	if (op->mode == PF_NUM_DEC) {
+	if (op->mode == PF_NUM_DEC && width <= 20) {
 		op->code = OP_F_DEC;
 		op->mode = (op->b & KV_SIGN) != 0;
-	} else if (op->mode == PF_NUM_HEX && !(op->b & KV_SIGN)) {
+		op->b = width;
+	} else if (op->mode == PF_NUM_HEX && !(op->b & KV_SIGN) && width <= 16) {
 		op->code = OP_F_HEX;
 		op->mode = 0;
+		op->b = width;
 	}
 }
 
