@@ -176,9 +176,26 @@ static inline bool put_choice(const struct tb_printfmt *p, const struct pf_op *o
 	return true;
 }
 
+/*
+ * %s of a char array the record holds rounded up to 16 bytes (PF_STR_WIDE:
+ * a comm): found and copied 16 bytes at a time; false on oom.
+ */
+static inline bool put_wide_string(const struct tb_printfmt *p, const struct pf_op *op, const char *s,
+				   struct tb_strbuf *out, struct pf_cur *c)
+{
+	size_t n = pf_strnlen_wide(s, op->b < op->imm ? op->b : op->imm);
+
+	if (!put_prefix(p, op, out, c, n))
+		return false;
+	for (size_t i = 0; i < n; i += 16)
+		memcpy(c->w + i, s + i, 16);
+	c->w += n;
+	return true;
+}
+
 /* %s of s[0..max) under op: plain (at most op->imm bytes) or through its spec; false on oom. */
-static inline bool put_string(const struct tb_printfmt *p, const struct pf_op *op, const char *s,
-			      size_t max, struct tb_strbuf *out, struct pf_cur *c)
+static bool put_string(const struct tb_printfmt *p, const struct pf_op *op, const char *s, size_t max,
+		       struct tb_strbuf *out, struct pf_cur *c)
 {
 	size_t n;
 
@@ -188,16 +205,6 @@ static inline bool put_string(const struct tb_printfmt *p, const struct pf_op *o
 		pf_cur_sync(out, *c);
 		kv_string(out, s, max, &p->specs[op->spec]);
 		*c = pf_cur_load(out);
-		return true;
-	}
-	if (op->mode == PF_STR_WIDE) {
-		n = pf_strnlen_wide(s, max < op->imm ? max : op->imm);
-		if (!put_prefix(p, op, out, c, n))
-			return false;
-		/* whole 16-byte pieces: the field's bytes up to them may be read, the room holds them */
-		for (size_t i = 0; i < n; i += 16)
-			memcpy(c->w + i, s + i, 16);
-		c->w += n;
 		return true;
 	}
 	n = pf_strnlen(s, max < op->imm ? max : op->imm);
@@ -606,7 +613,9 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 				return 0;
 			break;
 		case OP_F_STR:
-			if (!put_string(p, op, (const char *)rec + op->a, op->b ? op->b : len - op->a, out, &c))
+			if (!(op->mode == PF_STR_WIDE
+				      ? put_wide_string(p, op, (const char *)rec + op->a, out, &c)
+				      : put_string(p, op, (const char *)rec + op->a, op->b ? op->b : len - op->a, out, &c)))
 				return 0;
 			break;
 		case OP_F_DSTR:
