@@ -582,10 +582,10 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 			return 0;
 		case OP_F_DEC: {
 			uint64_t v = field_value(rec, op);
-			if (!put_prefix(p, op, out, &c, 21))
-				return 0;
 			bool negative = op->mode && (int64_t)v < 0;
 			unsigned digits;
+			if (!put_prefix(p, op, out, &c, 21)) /* a sign, 20 digits or zeros */
+				return 0;
 			if (negative) {
 				*c.w++ = '-';
 				v = 0 - v;
