@@ -17,9 +17,11 @@
  * per event and compared with bench/printfmt.ref, made from the compiler
  * before any speed work; a difference fails the run (exit 1).
  *
- *   bench_printfmt [--rounds N] [--only SYSTEM:EVENT] [--ref FILE] [--write-ref FILE] [--dump FILE]
+ *   bench_printfmt [--rounds N] [--all] [--only SYSTEM:EVENT] [--ref FILE] [--write-ref FILE]
+ *                  [--dump FILE]
  *
- * --only SYSTEM:EVENT times that event alone, and longer (for perf record).
+ * --all lists the events of fewer than 10 records too; --only SYSTEM:EVENT
+ * times that event alone, and longer (for perf record).
  * --dump FILE writes every output line instead (the captures' records, and
  * synthetic records of every format file under tests/data/kernel and of
  * the running kernel), for a diff between two versions of the compiler.
@@ -679,6 +681,8 @@ int main(int argc, char **argv)
 	const char *ref = "bench/printfmt.ref", *write_ref = NULL, *dump_to = NULL, *only = NULL;
 	struct capture *caps[16];
 	int ncaps = 0, rounds = 100, bad = 0;
+	bool all_events = false;
+	size_t rare = 0;
 	struct tb_strbuf sb = {0};
 	struct trace_seq s;
 	char pattern[600];
@@ -695,8 +699,10 @@ int main(int argc, char **argv)
 			dump_to = argv[++i];
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
 			only = argv[++i];
+		else if (!strcmp(argv[i], "--all"))
+			all_events = true;
 		else {
-			fprintf(stderr, "usage: bench_printfmt [--rounds N] [--only SYSTEM:EVENT] [--ref FILE] "
+			fprintf(stderr, "usage: bench_printfmt [--rounds N] [--all] [--only SYSTEM:EVENT] [--ref FILE] "
 				"[--write-ref FILE] [--dump FILE]\n");
 			return 2;
 		}
@@ -752,14 +758,21 @@ int main(int argc, char **argv)
 		if (only && strcmp(e->name, only))
 			continue;
 		if (!e->compiled) {
-			printf("%-40s %7zu %10s %10s %7s\n", e->name, e->n, "notsup", "-", "-");
+			if (e->n >= 10 || all_events || only)
+				printf("%-40s %7zu %10s %10s %7s\n", e->name, e->n, "notsup", "-", "-");
 			continue;
 		}
-		printf("%-40s %7zu %10.1f %10.1f %6.1fx\n", e->name, e->n, e->ours_ns, e->tep_ns, e->tep_ns / e->ours_ns);
+		if (e->n >= 10 || all_events || only)
+			printf("%-40s %7zu %10.1f %10.1f %6.1fx\n", e->name, e->n, e->ours_ns, e->tep_ns,
+			       e->tep_ns / e->ours_ns);
+		else
+			rare++;
 		timed += e->n;
 		ours_sum += e->ours_ns * (double)e->n;
 		tep_sum += e->tep_ns * (double)e->n;
 	}
+	if (rare)
+		printf("(%zu events of fewer than 10 records not shown: --all shows them; the totals count them)\n", rare);
 	printf("%-40s %7zu %10.1f %10.1f %6.1fx\n", "total (per-event loops, weighted)", timed,
 	       timed ? ours_sum / (double)timed : 0, timed ? tep_sum / (double)timed : 0,
 	       ours_sum > 0 ? tep_sum / ours_sum : 0);
