@@ -264,6 +264,11 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -C fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
+# The printer's bench runs the reading side beside libtraceevent.
+$(B)/bench/bench_printfmt: BENCH_CFLAGS += $(TEV_CFLAGS) -Itests
+$(B)/bench/bench_printfmt: BENCH_LIBS += $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
+$(B)/bench/bench_printfmt: $(B)/libtracebuf-read.a tests/lib/records.h
+
 # The LTTng-UST peer is linked in when its headers are installed.
 HAVE_LTTNG := $(shell test -f /usr/include/x86_64-linux-gnu/lttng/tracepoint.h && echo 1)
 ifeq ($(HAVE_LTTNG),1)

@@ -10,7 +10,8 @@
  * input's own bytes as a record.  The print fmt's first string is also
  * run through tb_bprint_format over the input bytes.  Checked: no crash,
  * hang or leak; a refusal names an offset inside the print fmt; a run
- * returns 0 or -EINVAL.
+ * returns 0 or -EINVAL; and the fused program (pf_specialise.c) returns
+ * and prints exactly what the generic one it was made from does.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "bprint.h"
+#include "pf_internal.h"
 #include "printfmt.h"
 #include "tracebuf/schema.h"
 #include "../tests/lib/records.h"
@@ -60,13 +62,29 @@ static bool type_size(void *ctx, const char *type, uint64_t *size)
 
 static const struct tb_print_env env = {NULL, symbol, NULL, constant, type_size};
 
+/* A record through the fused and the generic program: 0 or -EINVAL, the same from both, the same text. */
+static void run_both(const struct tb_printfmt *fused, const struct tb_printfmt *generic, const uint8_t *rec,
+		     uint32_t len, struct tb_strbuf *sb)
+{
+	struct tb_strbuf other = {0};
+	int rc, rc_generic;
+
+	sb_reset(sb);
+	rc = tb_printfmt_run(fused, rec, len, sb);
+	CHECK(rc == 0 || rc == -EINVAL);
+	rc_generic = tb_printfmt_run(generic, rec, len, &other);
+	CHECK(rc_generic == rc);
+	CHECK(rc != 0 || (sb->len == other.len && (!sb->len || !memcmp(sb->buf, other.buf, sb->len))));
+	sb_free(&other);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t rec[70000];
 	struct tb_format f;
 	struct tb_diag err = {0};
-	struct tb_printfmt *p;
+	struct tb_printfmt *p, *generic;
 	struct tb_strbuf sb = {0};
 	int rc;
 
@@ -76,22 +94,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc < 0) {
 		CHECK(rc == -EINVAL || rc == -ENOTSUP || rc == -ENOMEM);
 		CHECK(err.offset <= f.print_fmt_len && err.reason[0]);
+		CHECK(pf_compile(&f, &env, false, &generic, &err) == rc || rc == -ENOMEM);
 	} else {
-		for (int v = 0; v < 4; v++) {
+		CHECK(pf_compile(&f, &env, false, &generic, &err) == 0);
+		for (int v = 0; v < 6; v++) {
 			uint32_t n = make_record(&f, v < 2 ? v : REC_RANDOM, (uint64_t)v + size, rec, sizeof(rec));
 			if (!n)
 				continue;
-			sb_reset(&sb);
-			rc = tb_printfmt_run(p, rec, n, &sb);
-			CHECK(rc == 0 || rc == -EINVAL);
+			run_both(p, generic, rec, v < 4 ? n : n * (uint32_t)(size % 7) / 7, &sb);
 		}
 		if (size >= f.min_size && size <= sizeof(rec)) {
 			memcpy(rec, data, size);
-			sb_reset(&sb);
-			rc = tb_printfmt_run(p, rec, (uint32_t)size, &sb);
-			CHECK(rc == 0 || rc == -EINVAL);
+			run_both(p, generic, rec, (uint32_t)size, &sb);
 		}
 		tb_printfmt_free(p);
+		tb_printfmt_free(generic);
 	}
 	/* the format string as a trace_printk format over the input bytes */
 	if (f.print_fmt_len > 2 && f.print_fmt[0] == '"') {

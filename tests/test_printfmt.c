@@ -16,7 +16,12 @@
  *     bundled captures equals the kernel's trace.txt line (hashed %p masked);
  *  7. a live instance of the running kernel with hash-ptr off, compared
  *     line by line (skipped without root or tracefs);
- *  8. speed over the captures' records (reported, bounded loosely).
+ *  8. speed over the captures' records (reported, bounded loosely);
+ *  9. the fused programs (pf_specialise.c) against the generic ones they
+ *     are made from: every format file above and every construct of 2,
+ *     on synthetic records (whole and cut short) and on the captures'
+ *     records, print the same bytes and fail the same way; and the typical
+ *     events' programs are fused to one op per directive.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,7 @@
 #include "kvsprintf.h"
 #include "lib/records.h"
 #include "lib/tap.h"
+#include "pf_internal.h"
 #include "printfmt.h"
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
@@ -121,119 +127,119 @@ static void test_vsprintf(void)
 		uint64_t v;
 		const char *want;
 	} cases[] = {
-		/* plain conversions */
-		{"%d", (uint64_t)-5, "-5"}, {"%u", 5, "5"}, {"%x", 255, "ff"}, {"%X", 255, "FF"},
-		{"%o", 8, "10"}, {"%i", 7, "7"}, {"%c", 'A', "A"},
-		/* the argument is read at the directive's size (va_arg of that type) */
-		{"%d", 0xffffffffull, "-1"}, {"%u", (uint64_t)-1, "4294967295"}, {"%hhu", 0x1ff, "255"},
-		{"%hhd", 0xff, "-1"}, {"%hd", 0xffff, "-1"}, {"%hu", 0x12345, "9029"},
-		{"%ld", (uint64_t)-1, "-1"}, {"%lu", (uint64_t)-1, "18446744073709551615"},
-		{"%lld", (uint64_t)INT64_MIN, "-9223372036854775808"}, {"%Lu", 12, "12"},
-		{"%zu", 1ull << 40, "1099511627776"}, {"%zd", (uint64_t)-2, "-2"}, {"%td", (uint64_t)-3, "-3"},
-		{"%Hu", 0x1ff, "255"}, /* H alone is the char size too */
-		/* '#': 0x prefix even for zero (glibc prints "0"); octal 0 stays "0" */
-		{"%#x", 0, "0x0"}, {"%#x", 255, "0xff"}, {"%#X", 255, "0XFF"}, {"%#o", 8, "010"},
-		{"%#o", 0, "0"}, {"%#lx", 0, "0x0"},
-		/* width and zero padding count the prefix */
-		{"%#08x", 255, "0x0000ff"}, {"%#016llx", 0, "0x00000000000000"}, {"%08x", 255, "000000ff"},
-		{"%5d", 42, "   42"}, {"%-5d|", 42, "42   |"}, {"%05d", (uint64_t)-42, "-0042"},
-		{"%+d", 5, "+5"}, {"% d", 5, " 5"}, {"%+d", (uint64_t)-5, "-5"}, {"%-05d", 3, "3    "},
-		{"%3u", 0, "  0"}, {"%03d", 7, "007"}, {"%2d", 100, "100"},
-		/* precision: minimum digits; a zero is never hidden; "%.d" is no precision */
-		{"%.3d", 7, "007"}, {"%.0d", 0, "0"}, {"%.d", 0, "0"}, {"%8.3d", 7, "     007"},
-		{"%-8.3x|", 10, "00a     |"}, {"%05.3d", 7, "00007"}, /* a precision does not cancel '0' */
-		/* %c pads with spaces only */
-		{"%3c", 'x', "  x"}, {"%-3c|", 'x', "x  |"}, {"%03c", 'x', "  x"},
-		/* %p: 16 zero-padded hex digits; an explicit width pads with spaces */
-		{"%p", 0, "0000000000000000"}, {"%p", 0xffff8881025e5180ull, "ffff8881025e5180"},
-		{"%px", 0x1234, "0000000000001234"}, {"%20p", 0x1234, "                1234"},
-		{"%pK", 0xffffffff81000000ull, "ffffffff81000000"},
-		/* no symbol: sprint_symbol's "0x%lx" */
-		{"%pS", 0xffffffff81000010ull, "0xffffffff81000010"}, {"%ps", 0, "0x0"},
-		/* %s of a kernel address nobody can read */
-		{"%s", 0, "(null)"}, {"%s", 12, "(efault)"}, {"%s", (uint64_t)-2, "(efault)"},
-		{"%.3s", 0, "(nu"}, {"%10s|", 0, "    (null)|"},
-		/* %% and a width on it */
-		{"%%", 0, ""},
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (!strcmp(cases[i].fmt, "%%")) {
-			struct kv_spec s;
-			ok(kv_decode("%%", &s) == 2 && s.kind == KV_PERCENT, "vsprintf: %%%% decodes as a percent");
-			ok(kv_decode("%5%", &s) == 3 && s.kind == KV_PERCENT, "vsprintf: %%5%% decodes as a percent");
-			continue;
-		}
-		is_str(knum(cases[i].fmt, cases[i].v), cases[i].want, "vsprintf: '%s' of %#llx", cases[i].fmt,
-		       (unsigned long long)cases[i].v);
-	}
-	/* invalid directives: the kernel stops printing there */
-	static const char *const invalid[] = {"%jd", "%n", "%qd", "%llld", "%hhhd", "%", "%5"};
-	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
-		is_str(knum(invalid[i], 1), "<invalid>", "vsprintf: '%s' is invalid in the kernel", invalid[i]);
-	/* pointer extensions consume every alphanumeric after %p */
-	{
+	/* plain conversions */
+	{"%d", (uint64_t)-5, "-5"}, {"%u", 5, "5"}, {"%x", 255, "ff"}, {"%X", 255, "FF"},
+	{"%o", 8, "10"}, {"%i", 7, "7"}, {"%c", 'A', "A"},
+	/* the argument is read at the directive's size (va_arg of that type) */
+	{"%d", 0xffffffffull, "-1"}, {"%u", (uint64_t)-1, "4294967295"}, {"%hhu", 0x1ff, "255"},
+	{"%hhd", 0xff, "-1"}, {"%hd", 0xffff, "-1"}, {"%hu", 0x12345, "9029"},
+	{"%ld", (uint64_t)-1, "-1"}, {"%lu", (uint64_t)-1, "18446744073709551615"},
+	{"%lld", (uint64_t)INT64_MIN, "-9223372036854775808"}, {"%Lu", 12, "12"},
+	{"%zu", 1ull << 40, "1099511627776"}, {"%zd", (uint64_t)-2, "-2"}, {"%td", (uint64_t)-3, "-3"},
+	{"%Hu", 0x1ff, "255"}, /* H alone is the char size too */
+	/* '#': 0x prefix even for zero (glibc prints "0"); octal 0 stays "0" */
+	{"%#x", 0, "0x0"}, {"%#x", 255, "0xff"}, {"%#X", 255, "0XFF"}, {"%#o", 8, "010"},
+	{"%#o", 0, "0"}, {"%#lx", 0, "0x0"},
+	/* width and zero padding count the prefix */
+	{"%#08x", 255, "0x0000ff"}, {"%#016llx", 0, "0x00000000000000"}, {"%08x", 255, "000000ff"},
+	{"%5d", 42, "   42"}, {"%-5d|", 42, "42   |"}, {"%05d", (uint64_t)-42, "-0042"},
+	{"%+d", 5, "+5"}, {"% d", 5, " 5"}, {"%+d", (uint64_t)-5, "-5"}, {"%-05d", 3, "3    "},
+	{"%3u", 0, "  0"}, {"%03d", 7, "007"}, {"%2d", 100, "100"},
+	/* precision: minimum digits; a zero is never hidden; "%.d" is no precision */
+	{"%.3d", 7, "007"}, {"%.0d", 0, "0"}, {"%.d", 0, "0"}, {"%8.3d", 7, "     007"},
+	{"%-8.3x|", 10, "00a     |"}, {"%05.3d", 7, "00007"}, /* a precision does not cancel '0' */
+	/* %c pads with spaces only */
+	{"%3c", 'x', "  x"}, {"%-3c|", 'x', "x  |"}, {"%03c", 'x', "  x"},
+	/* %p: 16 zero-padded hex digits; an explicit width pads with spaces */
+	{"%p", 0, "0000000000000000"}, {"%p", 0xffff8881025e5180ull, "ffff8881025e5180"},
+	{"%px", 0x1234, "0000000000001234"}, {"%20p", 0x1234, "                1234"},
+	{"%pK", 0xffffffff81000000ull, "ffffffff81000000"},
+	/* no symbol: sprint_symbol's "0x%lx" */
+	{"%pS", 0xffffffff81000010ull, "0xffffffff81000010"}, {"%ps", 0, "0x0"},
+	/* %s of a kernel address nobody can read */
+	{"%s", 0, "(null)"}, {"%s", 12, "(efault)"}, {"%s", (uint64_t)-2, "(efault)"},
+	{"%.3s", 0, "(nu"}, {"%10s|", 0, "    (null)|"},
+	/* %% and a width on it */
+	{"%%", 0, ""},
+};
+for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	if (!strcmp(cases[i].fmt, "%%")) {
 		struct kv_spec s;
-		ok(kv_decode("%pISpcxyz!", &s) == 9 && !strcmp(s.ext, "ISpcxyz"),
-		   "vsprintf: %%p extension letters are all consumed");
+		ok(kv_decode("%%", &s) == 2 && s.kind == KV_PERCENT, "vsprintf: %%%% decodes as a percent");
+		ok(kv_decode("%5%", &s) == 3 && s.kind == KV_PERCENT, "vsprintf: %%5%% decodes as a percent");
+		continue;
 	}
-	/* strings */
-	is_str(kstr("%s", "abc"), "abc", "vsprintf: %%s");
-	is_str(kstr("%5s|", "abc"), "  abc|", "vsprintf: %%5s right-justifies");
-	is_str(kstr("%-5s|", "abc"), "abc  |", "vsprintf: %%-5s");
-	is_str(kstr("%.2s", "abc"), "ab", "vsprintf: %%.2s");
-	is_str(kstr("%05s", "ab"), "   ab", "vsprintf: %%05s pads with spaces");
-	/* '*' arguments */
-	{
-		struct kv_spec s;
-		kv_decode("%*d", &s);
-		kv_set_width(&s, -4);
-		ok(s.width == 4 && (s.flags & KV_LEFT), "vsprintf: a negative '*' width left-justifies");
-		kv_decode("%.*d", &s);
-		kv_set_precision(&s, -4);
-		is_int(s.precision, 0, "vsprintf: a negative '*' precision becomes 0");
-	}
-	/* memory-reading pointer extensions */
-	static const uint8_t ip4[4] = {192, 168, 1, 10}, mac[6] = {0, 0x1b, 0x21, 0xa, 0xb, 0xc};
-	static const uint8_t ip6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-	static const uint8_t mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
-	static const uint8_t one_zero[16] = {0, 1, 0, 0, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7};
-	static const uint8_t uuid[16] = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
-					 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
-	static const uint8_t sin[16] = {2, 0, 0x1f, 0x90, 127, 0, 0, 1};
-	static const uint8_t sin6[28] = {10, 0, 0, 80, 0x01, 0x23, 0x45, 0x67, 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
-					 0, 0, 0, 0, 0, 0, 0, 1, 5, 0, 0, 0};
-	is_str(kmem("%pI4", ip4, 4, -2), "192.168.1.10", "vsprintf: %%pI4");
-	is_str(kmem("%pi4", ip4, 4, -2), "192.168.001.010", "vsprintf: %%pi4 pads to 3 digits");
-	is_str(kmem("%pI4h", ip4, 4, -2), "10.1.168.192", "vsprintf: %%pI4h takes host (little endian) order");
-	is_str(kmem("%pI6", ip6, 16, -2), "2001:0db8:0000:0000:0000:0000:0000:0001", "vsprintf: %%pI6");
-	is_str(kmem("%pi6", ip6, 16, -2), "20010db8000000000000000000000001", "vsprintf: %%pi6");
-	is_str(kmem("%pI6c", ip6, 16, -2), "2001:db8::1", "vsprintf: %%pI6c compresses the longest zero run");
-	is_str(kmem("%pI6c", mapped, 16, -2), "::ffff:10.0.0.1", "vsprintf: %%pI6c of a v4-mapped address");
-	is_str(kmem("%pI6c", one_zero, 16, -2), "1:0:2:3:4:5:6:7", "vsprintf: %%pI6c leaves a single zero group");
-	is_str(kmem("%pISpc", sin, 16, -2), "127.0.0.1:8080", "vsprintf: %%pISpc of an AF_INET sockaddr");
-	is_str(kmem("%pISpc", sin6, 28, -2), "[fe80::1]:80", "vsprintf: %%pISpc of an AF_INET6 sockaddr");
-	is_str(kmem("%pISpfsc", sin6, 28, -2), "[fe80::1]:80/19088743%5", "vsprintf: %%pIS flow label and scope");
-	is_str(kmem("%pM", mac, 6, -2), "00:1b:21:0a:0b:0c", "vsprintf: %%pM");
-	is_str(kmem("%pMF", mac, 6, -2), "00-1b-21-0a-0b-0c", "vsprintf: %%pMF");
-	is_str(kmem("%pMR", mac, 6, -2), "0c:0b:0a:21:1b:00", "vsprintf: %%pMR reverses");
-	is_str(kmem("%pm", mac, 6, -2), "001b210a0b0c", "vsprintf: %%pm");
-	is_str(kmem("%pU", uuid, 16, -2), "12345678-9abc-def0-0123-456789abcdef", "vsprintf: %%pU is %%pUb");
-	is_str(kmem("%pUL", uuid, 16, -2), "78563412-BC9A-F0DE-0123-456789ABCDEF", "vsprintf: %%pUL");
-	is_str(kmem("%ph", mac, 6, -2), "00", "vsprintf: %%ph without a width is one byte");
-	is_str(kmem("%*ph", mac, 6, 3), "00 1b 21", "vsprintf: %%*ph");
-	is_str(kmem("%*phC", mac, 6, 3), "00:1b:21", "vsprintf: %%*phC");
-	is_str(kmem("%*phD", mac, 6, 3), "00-1b-21", "vsprintf: %%*phD");
-	is_str(kmem("%*phN", mac, 6, 3), "001b21", "vsprintf: %%*phN");
-	is_str(kmem("%*ph", mac, 6, 7), "<short>", "vsprintf: %%*ph refuses bytes it does not have");
-	{
-		uint8_t bits[8] = {0x0f, 0x01, 0, 0, 0x01};
-		is_str(kmem("%*pb", bits, 8, 40), "01,0000010f", "vsprintf: %%*pb in 32-bit chunks, the top one short");
-		is_str(kmem("%*pbl", bits, 8, 40), "0-3,8,32", "vsprintf: %%*pbl as ranges");
-	}
-	{
-		uint64_t pa = 0x1000;
-		is_str(kmem("%pa", &pa, 8, -2), "0x0000000000001000", "vsprintf: %%pa");
-	}
+	is_str(knum(cases[i].fmt, cases[i].v), cases[i].want, "vsprintf: '%s' of %#llx", cases[i].fmt,
+	       (unsigned long long)cases[i].v);
+}
+/* invalid directives: the kernel stops printing there */
+static const char *const invalid[] = {"%jd", "%n", "%qd", "%llld", "%hhhd", "%", "%5"};
+for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+	is_str(knum(invalid[i], 1), "<invalid>", "vsprintf: '%s' is invalid in the kernel", invalid[i]);
+/* pointer extensions consume every alphanumeric after %p */
+{
+	struct kv_spec s;
+	ok(kv_decode("%pISpcxyz!", &s) == 9 && !strcmp(s.ext, "ISpcxyz"),
+	   "vsprintf: %%p extension letters are all consumed");
+}
+/* strings */
+is_str(kstr("%s", "abc"), "abc", "vsprintf: %%s");
+is_str(kstr("%5s|", "abc"), "  abc|", "vsprintf: %%5s right-justifies");
+is_str(kstr("%-5s|", "abc"), "abc  |", "vsprintf: %%-5s");
+is_str(kstr("%.2s", "abc"), "ab", "vsprintf: %%.2s");
+is_str(kstr("%05s", "ab"), "   ab", "vsprintf: %%05s pads with spaces");
+/* '*' arguments */
+{
+	struct kv_spec s;
+	kv_decode("%*d", &s);
+	kv_set_width(&s, -4);
+	ok(s.width == 4 && (s.flags & KV_LEFT), "vsprintf: a negative '*' width left-justifies");
+	kv_decode("%.*d", &s);
+	kv_set_precision(&s, -4);
+	is_int(s.precision, 0, "vsprintf: a negative '*' precision becomes 0");
+}
+/* memory-reading pointer extensions */
+static const uint8_t ip4[4] = {192, 168, 1, 10}, mac[6] = {0, 0x1b, 0x21, 0xa, 0xb, 0xc};
+static const uint8_t ip6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+static const uint8_t mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
+static const uint8_t one_zero[16] = {0, 1, 0, 0, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7};
+static const uint8_t uuid[16] = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
+				 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
+static const uint8_t sin[16] = {2, 0, 0x1f, 0x90, 127, 0, 0, 1};
+static const uint8_t sin6[28] = {10, 0, 0, 80, 0x01, 0x23, 0x45, 0x67, 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+				 0, 0, 0, 0, 0, 0, 0, 1, 5, 0, 0, 0};
+is_str(kmem("%pI4", ip4, 4, -2), "192.168.1.10", "vsprintf: %%pI4");
+is_str(kmem("%pi4", ip4, 4, -2), "192.168.001.010", "vsprintf: %%pi4 pads to 3 digits");
+is_str(kmem("%pI4h", ip4, 4, -2), "10.1.168.192", "vsprintf: %%pI4h takes host (little endian) order");
+is_str(kmem("%pI6", ip6, 16, -2), "2001:0db8:0000:0000:0000:0000:0000:0001", "vsprintf: %%pI6");
+is_str(kmem("%pi6", ip6, 16, -2), "20010db8000000000000000000000001", "vsprintf: %%pi6");
+is_str(kmem("%pI6c", ip6, 16, -2), "2001:db8::1", "vsprintf: %%pI6c compresses the longest zero run");
+is_str(kmem("%pI6c", mapped, 16, -2), "::ffff:10.0.0.1", "vsprintf: %%pI6c of a v4-mapped address");
+is_str(kmem("%pI6c", one_zero, 16, -2), "1:0:2:3:4:5:6:7", "vsprintf: %%pI6c leaves a single zero group");
+is_str(kmem("%pISpc", sin, 16, -2), "127.0.0.1:8080", "vsprintf: %%pISpc of an AF_INET sockaddr");
+is_str(kmem("%pISpc", sin6, 28, -2), "[fe80::1]:80", "vsprintf: %%pISpc of an AF_INET6 sockaddr");
+is_str(kmem("%pISpfsc", sin6, 28, -2), "[fe80::1]:80/19088743%5", "vsprintf: %%pIS flow label and scope");
+is_str(kmem("%pM", mac, 6, -2), "00:1b:21:0a:0b:0c", "vsprintf: %%pM");
+is_str(kmem("%pMF", mac, 6, -2), "00-1b-21-0a-0b-0c", "vsprintf: %%pMF");
+is_str(kmem("%pMR", mac, 6, -2), "0c:0b:0a:21:1b:00", "vsprintf: %%pMR reverses");
+is_str(kmem("%pm", mac, 6, -2), "001b210a0b0c", "vsprintf: %%pm");
+is_str(kmem("%pU", uuid, 16, -2), "12345678-9abc-def0-0123-456789abcdef", "vsprintf: %%pU is %%pUb");
+is_str(kmem("%pUL", uuid, 16, -2), "78563412-BC9A-F0DE-0123-456789ABCDEF", "vsprintf: %%pUL");
+is_str(kmem("%ph", mac, 6, -2), "00", "vsprintf: %%ph without a width is one byte");
+is_str(kmem("%*ph", mac, 6, 3), "00 1b 21", "vsprintf: %%*ph");
+is_str(kmem("%*phC", mac, 6, 3), "00:1b:21", "vsprintf: %%*phC");
+is_str(kmem("%*phD", mac, 6, 3), "00-1b-21", "vsprintf: %%*phD");
+is_str(kmem("%*phN", mac, 6, 3), "001b21", "vsprintf: %%*phN");
+is_str(kmem("%*ph", mac, 6, 7), "<short>", "vsprintf: %%*ph refuses bytes it does not have");
+{
+	uint8_t bits[8] = {0x0f, 0x01, 0, 0, 0x01};
+	is_str(kmem("%*pb", bits, 8, 40), "01,0000010f", "vsprintf: %%*pb in 32-bit chunks, the top one short");
+	is_str(kmem("%*pbl", bits, 8, 40), "0-3,8,32", "vsprintf: %%*pbl as ranges");
+}
+{
+	uint64_t pa = 0x1000;
+	is_str(kmem("%pa", &pa, 8, -2), "0x0000000000001000", "vsprintf: %%pa");
+}
 }
 
 /* ======================================================= 2. constructs */
@@ -241,229 +247,249 @@ static void test_vsprintf(void)
 /* The environment of the tests: a few symbols, constants and types. */
 static const char *env_symbol(void *ctx, uint64_t addr, uint64_t *start, uint64_t *size, const char **module)
 {
-	(void)ctx;
-	if (addr >= 0xffffffff81000000ull && addr < 0xffffffff81000100ull) {
-		*start = 0xffffffff81000000ull, *size = 0x100, *module = NULL;
-		return "do_work";
-	}
-	if (addr >= 0xffffffffc0000000ull && addr < 0xffffffffc0000040ull) {
-		*start = 0xffffffffc0000000ull, *size = 0x40, *module = "mymod";
-		return "mod_fn";
-	}
-	return NULL;
+(void)ctx;
+if (addr >= 0xffffffff81000000ull && addr < 0xffffffff81000100ull) {
+	*start = 0xffffffff81000000ull, *size = 0x100, *module = NULL;
+	return "do_work";
+}
+if (addr >= 0xffffffffc0000000ull && addr < 0xffffffffc0000040ull) {
+	*start = 0xffffffffc0000000ull, *size = 0x40, *module = "mymod";
+	return "mod_fn";
+}
+return NULL;
 }
 
 static const char *env_string(void *ctx, uint64_t addr)
 {
-	(void)ctx;
-	return addr == 0xffffffff82000000ull ? "kernel text" : NULL;
+(void)ctx;
+return addr == 0xffffffff82000000ull ? "kernel text" : NULL;
 }
 
 static bool env_constant(void *ctx, const char *name, int64_t *v)
 {
-	(void)ctx;
-	if (!strcmp(name, "MY_ENUM_B"))
-		return *v = 2, true;
-	if (!strcmp(name, "HZ"))
-		return *v = 250, true;
-	if (!strcmp(name, "vmemmap_base"))
-		return *v = (int64_t)0xffffea0000000000ull, true;
-	return false;
+(void)ctx;
+if (!strcmp(name, "MY_ENUM_B"))
+	return *v = 2, true;
+if (!strcmp(name, "HZ"))
+	return *v = 250, true;
+if (!strcmp(name, "vmemmap_base"))
+	return *v = (int64_t)0xffffea0000000000ull, true;
+return false;
 }
 
 static bool env_type_size(void *ctx, const char *type, uint64_t *size)
 {
-	(void)ctx;
-	if (!strcmp(type, "struct page"))
-		return *size = 64, true;
-	return false;
+(void)ctx;
+if (!strcmp(type, "struct page"))
+	return *size = 64, true;
+return false;
 }
 
 static const struct tb_print_env test_env = {NULL, env_symbol, env_string, env_constant, env_type_size};
 
 #define FIELD(decl, off, size, sgn) "\tfield:" decl ";\toffset:" #off ";\tsize:" #size ";\tsigned:" #sgn ";\n"
 static const char test_fields[] =
-	FIELD("int i", 8, 4, 1) FIELD("unsigned int u", 12, 4, 0) FIELD("long l", 16, 8, 1)
-	FIELD("unsigned long ul", 24, 8, 0) FIELD("char comm[16]", 32, 16, 1)
-	FIELD("__data_loc char[] name", 48, 4, 1) FIELD("u8 mac[6]", 52, 6, 0)
-	FIELD("unsigned char c", 58, 1, 0) FIELD("short s", 60, 2, 1) FIELD("void * ptr", 64, 8, 0)
-	FIELD("u8 addr6[16]", 72, 16, 0) FIELD("__data_loc u8[] blob", 88, 4, 0)
-	FIELD("u8 v4[4]", 92, 4, 0) FIELD("unsigned long arr[4]", 96, 32, 0)
-	FIELD("__rel_loc char[] rname", 128, 4, 1) FIELD("__data_loc unsigned long[] mask", 132, 4, 0)
-	FIELD("signed char sc", 136, 1, 1);
+FIELD("int i", 8, 4, 1) FIELD("unsigned int u", 12, 4, 0) FIELD("long l", 16, 8, 1)
+FIELD("unsigned long ul", 24, 8, 0) FIELD("char comm[16]", 32, 16, 1)
+FIELD("__data_loc char[] name", 48, 4, 1) FIELD("u8 mac[6]", 52, 6, 0)
+FIELD("unsigned char c", 58, 1, 0) FIELD("short s", 60, 2, 1) FIELD("void * ptr", 64, 8, 0)
+FIELD("u8 addr6[16]", 72, 16, 0) FIELD("__data_loc u8[] blob", 88, 4, 0)
+FIELD("u8 v4[4]", 92, 4, 0) FIELD("unsigned long arr[4]", 96, 32, 0)
+FIELD("__rel_loc char[] rname", 128, 4, 1) FIELD("__data_loc unsigned long[] mask", 132, 4, 0)
+FIELD("signed char sc", 136, 1, 1);
 
 static uint8_t test_rec[256];
 static uint32_t test_len;
 
 static void build_test_record(void)
 {
-	uint8_t *r = test_rec;
-	int32_t i = -5;
-	uint32_t u = 3000000000u, loc;
-	int64_t l = -1234567890123ll;
-	uint64_t ul = 0xdeadbeefcafef00dull, ptr = 0xffff8881025e5180ull;
-	int16_t s = -300;
-	uint64_t arr[4] = {1, 2, 0xff, 0xffffffffffffffffull}, mask = 0x1f0;
-	static const uint8_t ip6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+uint8_t *r = test_rec;
+int32_t i = -5;
+uint32_t u = 3000000000u, loc;
+int64_t l = -1234567890123ll;
+uint64_t ul = 0xdeadbeefcafef00dull, ptr = 0xffff8881025e5180ull;
+int16_t s = -300;
+uint64_t arr[4] = {1, 2, 0xff, 0xffffffffffffffffull}, mask = 0x1f0;
+static const uint8_t ip6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 
-	memset(r, 0, sizeof(test_rec));
-	r[0] = 1;
-	memcpy(r + 8, &i, 4);
-	memcpy(r + 12, &u, 4);
-	memcpy(r + 16, &l, 8);
-	memcpy(r + 24, &ul, 8);
-	memcpy(r + 32, "bash", 5);
-	memcpy(r + 52, "\x00\x1b\x21\x0a\x0b\x0c", 6);
-	r[58] = 200;
-	memcpy(r + 60, &s, 2);
-	memcpy(r + 64, &ptr, 8);
-	memcpy(r + 72, ip6, 16);
-	memcpy(r + 92, "\x0a\x00\x00\x01", 4);
-	memcpy(r + 96, arr, 32);
-	r[136] = 0xfe;
-	/* dynamic data from 140: name "kworker/0:1", blob 5 bytes, rname "rel", mask 8 bytes */
-	memcpy(r + 140, "kworker/0:1", 12);
-	loc = 12u << 16 | 140;
-	memcpy(r + 48, &loc, 4);
-	memcpy(r + 152, "\x01\x02\x03\x04\x05", 5);
-	loc = 5u << 16 | 152;
-	memcpy(r + 88, &loc, 4);
-	memcpy(r + 157, "rel", 4);
-	loc = 4u << 16 | (157 - 132);
-	memcpy(r + 128, &loc, 4);
-	memcpy(r + 164, &mask, 8);
-	loc = 8u << 16 | 164;
-	memcpy(r + 132, &loc, 4);
-	test_len = 172;
+memset(r, 0, sizeof(test_rec));
+r[0] = 1;
+memcpy(r + 8, &i, 4);
+memcpy(r + 12, &u, 4);
+memcpy(r + 16, &l, 8);
+memcpy(r + 24, &ul, 8);
+memcpy(r + 32, "bash", 5);
+memcpy(r + 52, "\x00\x1b\x21\x0a\x0b\x0c", 6);
+r[58] = 200;
+memcpy(r + 60, &s, 2);
+memcpy(r + 64, &ptr, 8);
+memcpy(r + 72, ip6, 16);
+memcpy(r + 92, "\x0a\x00\x00\x01", 4);
+memcpy(r + 96, arr, 32);
+r[136] = 0xfe;
+/* dynamic data from 140: name "kworker/0:1", blob 5 bytes, rname "rel", mask 8 bytes */
+memcpy(r + 140, "kworker/0:1", 12);
+loc = 12u << 16 | 140;
+memcpy(r + 48, &loc, 4);
+memcpy(r + 152, "\x01\x02\x03\x04\x05", 5);
+loc = 5u << 16 | 152;
+memcpy(r + 88, &loc, 4);
+memcpy(r + 157, "rel", 4);
+loc = 4u << 16 | (157 - 132);
+memcpy(r + 128, &loc, 4);
+memcpy(r + 164, &mask, 8);
+loc = 8u << 16 | 164;
+memcpy(r + 132, &loc, 4);
+test_len = 172;
 }
 
 /* Compile print_fmt over the test fields and run it on the test record: the text, or "<rc>". */
 static const char *pf_env(const char *print_fmt, const struct tb_print_env *env)
 {
-	static char out[2048];
-	char text[4096];
-	struct tb_format f;
-	struct tb_diag d = {0};
-	struct tb_printfmt *p;
-	struct tb_strbuf sb = {0};
-	int rc;
+static char out[2048];
+char text[4096];
+struct tb_format f;
+struct tb_diag d = {0};
+struct tb_printfmt *p;
+struct tb_strbuf sb = {0};
+int rc;
 
-	snprintf(text, sizeof(text),
-		 "name: t\nID: 1\nformat:\n" FIELD("unsigned short common_type", 0, 2, 0)
-		 FIELD("unsigned char common_flags", 2, 1, 0) FIELD("unsigned char common_preempt_count", 3, 1, 0)
-		 FIELD("int common_pid", 4, 4, 1) "\n%s\nprint fmt: %s\n", test_fields, print_fmt);
-	if (tb_format_parse(text, strlen(text), &f, &d) < 0) {
-		snprintf(out, sizeof(out), "<format: %s>", d.reason);
-		return out;
-	}
-	rc = tb_printfmt_compile(&f, env, &p, &d);
-	if (rc < 0) {
-		snprintf(out, sizeof(out), "<%s: %s>", rc == -ENOTSUP ? "ENOTSUP" : rc == -EINVAL ? "EINVAL" : "ERR",
-			 d.reason);
-	} else {
-		rc = tb_printfmt_run(p, test_rec, test_len, &sb);
-		if (rc < 0)
-			snprintf(out, sizeof(out), "<run %d>", rc);
-		else
-			snprintf(out, sizeof(out), "%.*s", (int)sb.len, sb.buf ? sb.buf : "");
-		tb_printfmt_free(p);
-	}
-	sb_free(&sb);
-	tb_format_release(&f);
+snprintf(text, sizeof(text),
+	 "name: t\nID: 1\nformat:\n" FIELD("unsigned short common_type", 0, 2, 0)
+	 FIELD("unsigned char common_flags", 2, 1, 0) FIELD("unsigned char common_preempt_count", 3, 1, 0)
+	 FIELD("int common_pid", 4, 4, 1) "\n%s\nprint fmt: %s\n", test_fields, print_fmt);
+if (tb_format_parse(text, strlen(text), &f, &d) < 0) {
+	snprintf(out, sizeof(out), "<format: %s>", d.reason);
 	return out;
+}
+rc = tb_printfmt_compile(&f, env, &p, &d);
+if (rc < 0) {
+	snprintf(out, sizeof(out), "<%s: %s>", rc == -ENOTSUP ? "ENOTSUP" : rc == -EINVAL ? "EINVAL" : "ERR",
+		 d.reason);
+} else {
+	rc = tb_printfmt_run(p, test_rec, test_len, &sb);
+	if (rc < 0)
+		snprintf(out, sizeof(out), "<run %d>", rc);
+	else
+		snprintf(out, sizeof(out), "%.*s", (int)sb.len, sb.buf ? sb.buf : "");
+	tb_printfmt_free(p);
+}
+sb_free(&sb);
+tb_format_release(&f);
+return out;
 }
 
 static const char *pf(const char *print_fmt)
 {
-	return pf_env(print_fmt, &test_env);
+return pf_env(print_fmt, &test_env);
 }
+
+/* Print fmts over the test fields, with the text the kernel's rules give for the test record. */
+static const struct {
+const char *fmt, *want;
+} cases[] = {
+	/* fields with their C types */
+	{"\"%d %u %ld %lu\", REC->i, REC->u, REC->l, REC->ul", "-5 3000000000 -1234567890123 16045690984503111693"},
+	{"\"%s|%-6s|%6s\", REC->comm, REC->comm, REC->comm", "bash|bash  |  bash"},
+	{"\"%u %d %hd %c\", REC->c, REC->s, REC->s, REC->c + 0", "200 -300 -300 \xc8"},
+	{"\"%d\", REC->sc", "-2"},
+	{"\"%x %#x %08lx\", REC->u, REC->c, REC->ul >> 40", "b2d05e00 0xc8 00deadbe"},
+	/* dynamic fields */
+	{"\"%s %s\", __get_str(name), __get_rel_str(rname)", "kworker/0:1 rel"},
+	{"\"%u %u\", __get_dynamic_array_len(name), __get_dynamic_array_len(blob)", "12 5"},
+	{"\"%c%c\", __get_str(name)[0], __get_str(name)[7]", "k/"},
+	{"\"%s\", __print_hex(__get_dynamic_array(blob), __get_dynamic_array_len(blob))", "01 02 03 04 05"},
+	{"\"%s\", __print_hex_str(__get_dynamic_array(blob), 3)", "010203"},
+	{"\"%s\", __get_bitmask(mask)", "00000000,000001f0"},
+	{"\"%s\", __get_cpumask(mask)", "00000000,000001f0"},
+	/* arithmetic in C's types */
+	{"\"%d\", 7 / 2 * 2 + 7 % 2 - (1 << 3)", "-1"},
+	{"\"%u\", -1 < 1U", "0"},
+	{"\"%d\", -1 < 1", "1"},
+	{"\"%u\", (unsigned int)-1 / 2", "2147483647"},
+	{"\"%lu\", (unsigned long)-1 / 2", "9223372036854775807"},
+	{"\"%d %d %d\", REC->i >> 1, REC->i / 2, REC->i % 2", "-3 -2 -1"},
+	{"\"%u\", REC->u >> 31", "1"},
+	{"\"%d\", (u8)REC->s", "212"},
+	{"\"%d %d\", (bool)REC->u, (bool)0", "1 0"},
+	{"\"%d %d %d\", !REC->i, ~0, -REC->c", "0 -1 -200"},
+	{"\"%d %d\", REC->i && REC->c, REC->i || 0", "1 1"},
+	{"\"%d\", 0 && REC->arr[9]", "0"}, /* not evaluated: no out-of-range read */
+	{"\"%lu %lu\", sizeof(u64), sizeof(REC->s)", "8 2"},
+	{"\"%d %d\", is_signed_type(int), is_signed_type(unsigned long)", "1 0"},
+	{"\"%d %d\", __builtin_expect(REC->i, 0), __builtin_constant_p(REC->i) + __builtin_constant_p(3)", "-5 1"},
+	{"\"%lu %lu\", REC->arr[2], REC->arr[3]", "255 18446744073709551615"},
+	{"\"%x\", 'A' + '\\n'", "4b"},
+	{"\"%s\", \"ab\" \"cd\"", "abcd"},
+	/* ?: with mixed types follows C's conversions */
+	{"\"%lu\", REC->i ? -1 : REC->ul", "18446744073709551615"},
+	{"\"%s\", REC->c > 100 ? \"big\" : \"small\"", "big"},
+	{"\"%s\", REC->c > 250 ? \"big\" : REC->c > 150 ? \"mid\" : \"small\"", "mid"},
+	{"\"%s\", REC->i ? __get_str(name) : \"none\"", "kworker/0:1"},
+	/* ({ }) blocks: the kernel's min() */
+	{"\"%d\", ({ int __x = (REC->i); int __y = (3); ((__x) < (__y) ? (__x) : (__y)); })", "-5"},
+	/* print helpers */
+	{"\"%s\", __print_flags(REC->c, \"|\", { 0x80, \"A\" }, { 0x40, \"B\" }, { 0x08, \"C\" })", "A|B|C"},
+	{"\"%s\", __print_flags(0x13, \"|\", { 1, \"A\" }, { 2, \"B\" })", "A|B|0x10"},
+	{"\"%s\", __print_flags(0, \"|\", { 1, \"A\" })", ""},
+	{"\"%s\", __print_flags(REC->i, \"|\", { 1, \"A\" })", "A|0xfffffffffffffffa"},
+	{"\"%s\", __print_flags(3, \"|\", { 1, \"A\" }, { 0, ((void *)0) }, { 2, \"B\" })", "A|0x2"},
+	{"\"%s\", __print_symbolic(REC->c, { 1, \"ONE\" }, { 200, \"TWO_HUNDRED\" })", "TWO_HUNDRED"},
+	{"\"%s\", __print_symbolic(REC->i, { 1, \"ONE\" })", "0xfffffffffffffffb"},
+	{"\"%s\", __print_symbolic(7, { -1, \"M\" }, { })", "0x7"},
+	{"\"[%-8s]\", __print_symbolic(1, { 1, \"ONE\" })", "[ONE     ]"},
+	{"\"[%8.2s]\", __print_symbolic(1, { 1, \"ONE\" })", "[      ON]"},
+	{"\"%s\", __print_symbolic_u64(REC->ul, { 0xdeadbeefcafef00dULL, \"X\" })", "X"},
+	{"\"%s\", __print_array(REC->arr, 3, sizeof(unsigned long))", "{0x1,0x2,0xff}"},
+	{"\"%s\", __print_array(REC->mac, 6, 1)", "{0x0,0x1b,0x21,0xa,0xb,0xc}"},
+	{"\"%s\", __print_array(REC->mac, 2, 3)", "{BAD SIZE:3 0x0,0x1b,0x21,0xa,0xb,0xc}"},
+	{"\"%s\", __print_dynamic_array(blob, 1)", "{0x1,0x2,0x3,0x4,0x5}"},
+	{"\"%llu.%09u\", __print_ns_to_secs(REC->ul), __print_ns_without_secs(REC->ul)",
+	 "16045690984.503111693"},
+	{"\"%u\", jiffies_to_msecs(25)", "100"},
+	/* pointers */
+	{"\"%p %px\", REC->ptr, REC->ptr", "ffff8881025e5180 ffff8881025e5180"},
+	{"\"%p\", (void *)0", "0000000000000000"},
+	{"\"%pS|%ps|%pS\", (void *)0xffffffff81000010UL, 0xffffffffc0000004UL, 0xffffffff81000000UL",
+	 "do_work+0x10/0x100|mod_fn [mymod]|do_work+0x0/0x100"},
+	{"\"%pB\", 0xffffffff81000100UL", "do_work+0x100/0x100"},
+	{"\"%pM %pI4 %pI6c\", REC->mac, REC->v4, REC->addr6", "00:1b:21:0a:0b:0c 10.0.0.1 2001:db8::1"},
+	{"\"%*ph\", 4, REC->mac", "00 1b 21 0a"},
+	{"\"%p\", ((struct page *)vmemmap_base) + (REC->c)", "ffffea0000003200"},
+	{"\"%s\", (char *)0xffffffff82000000UL", "kernel text"},
+	{"\"%s|%s\", (char *)0, (char *)0x1234567890", "(null)|0x1234567890"},
+	/* constants from the environment */
+	{"\"%d\", MY_ENUM_B", "2"},
+	{"\"%s\", __print_symbolic(2, { MY_ENUM_B, \"B\" })", "B"},
+	/* format string corners */
+	{"\"100%% %d\", 1", "100% 1"},
+	{"\"a %jd b %d\", 1, 2", "a "}, /* the kernel stops at an invalid directive */
+	{"\"%*d|%-*d|%.*d\", 5, 1, 3, 2, 3, 4", "    1|2  |004"},
+	{"\"%d\", 1, 2, 3", "1"}, /* extra arguments are ignored */
+	{"\"tab\\there\\x21\\101\"", "tab\there!A"},
+	{"\"(%d)\", (REC)->i", "(-5)"},
+	/*
+	 * The shapes the specialiser fuses (pf_specialise.c), each
+	 * expected string what C's printf prints for the same C
+	 * expressions (the kernel's rules agree on these directives).
+	 */
+	{"\"[%03d|%03d|%05x|%-4d|%4d|%08lx]\", REC->c, REC->i, REC->u & 0xfff, REC->i, REC->i, REC->ul >> 40",
+	 "[200|-05|00e00|-5  |  -5|00deadbe]"},
+	{"\"[%hx %x %hhd %d %u]\", REC->ul & 0xffff0000, REC->ul & 0xffff0000, REC->s & 0xff, REC->i & -16, "
+	 "REC->i & -16", "[0 cafe0000 -44 -16 4294967280]"},
+	{"\"[%lx %ld %lu %02lx]\", REC->arr[3] & 0xff00, REC->l & -256, REC->arr[1] & 3, REC->arr[2]",
+	 "[ff00 -1234567890176 2 ff]"},
+	{"\"[%s%s|%s]\", REC->c & 0x80 ? \"hi\" : \"lo\", REC->c & 0x01 ? \"odd\" : \"\", "
+	 "REC->c & 0x30 ? \"some\" : \"none\"", "[hi|none]"},
+	{"\"[%u %d %x]\", REC->sc & 0xff, REC->sc & 0x7f, (REC->u >> 24) & 0xff", "[254 126 b2]"},
+	{"\"[%lld %llu]\", REC->l - REC->i, REC->ul - 1", "[-1234567890118 16045690984503111692]"},
+	{"\"%s|%s\", REC->c & 0x0f ? __print_flags(REC->c & 0x0f, \"|\", { 8, \"E\" }, { 4, \"F\" }) : \"none\", "
+	 "REC->c & 0x30 ? __print_flags(REC->c & 0x30, \"|\", { 0x10, \"G\" }) : \"none\"", "E|none"},
+	{"\"%s\", __print_symbolic(REC->c & 0x0f, { 8, \"EIGHT\" }, { 9, \"NINE\" })", "EIGHT"},
+};
 
 static void test_constructs(void)
 {
-	static const struct {
-		const char *fmt, *want;
-	} cases[] = {
-		/* fields with their C types */
-		{"\"%d %u %ld %lu\", REC->i, REC->u, REC->l, REC->ul", "-5 3000000000 -1234567890123 16045690984503111693"},
-		{"\"%s|%-6s|%6s\", REC->comm, REC->comm, REC->comm", "bash|bash  |  bash"},
-		{"\"%u %d %hd %c\", REC->c, REC->s, REC->s, REC->c + 0", "200 -300 -300 \xc8"},
-		{"\"%d\", REC->sc", "-2"},
-		{"\"%x %#x %08lx\", REC->u, REC->c, REC->ul >> 40", "b2d05e00 0xc8 00deadbe"},
-		/* dynamic fields */
-		{"\"%s %s\", __get_str(name), __get_rel_str(rname)", "kworker/0:1 rel"},
-		{"\"%u %u\", __get_dynamic_array_len(name), __get_dynamic_array_len(blob)", "12 5"},
-		{"\"%c%c\", __get_str(name)[0], __get_str(name)[7]", "k/"},
-		{"\"%s\", __print_hex(__get_dynamic_array(blob), __get_dynamic_array_len(blob))", "01 02 03 04 05"},
-		{"\"%s\", __print_hex_str(__get_dynamic_array(blob), 3)", "010203"},
-		{"\"%s\", __get_bitmask(mask)", "00000000,000001f0"},
-		{"\"%s\", __get_cpumask(mask)", "00000000,000001f0"},
-		/* arithmetic in C's types */
-		{"\"%d\", 7 / 2 * 2 + 7 % 2 - (1 << 3)", "-1"},
-		{"\"%u\", -1 < 1U", "0"},
-		{"\"%d\", -1 < 1", "1"},
-		{"\"%u\", (unsigned int)-1 / 2", "2147483647"},
-		{"\"%lu\", (unsigned long)-1 / 2", "9223372036854775807"},
-		{"\"%d %d %d\", REC->i >> 1, REC->i / 2, REC->i % 2", "-3 -2 -1"},
-		{"\"%u\", REC->u >> 31", "1"},
-		{"\"%d\", (u8)REC->s", "212"},
-		{"\"%d %d\", (bool)REC->u, (bool)0", "1 0"},
-		{"\"%d %d %d\", !REC->i, ~0, -REC->c", "0 -1 -200"},
-		{"\"%d %d\", REC->i && REC->c, REC->i || 0", "1 1"},
-		{"\"%d\", 0 && REC->arr[9]", "0"}, /* not evaluated: no out-of-range read */
-		{"\"%lu %lu\", sizeof(u64), sizeof(REC->s)", "8 2"},
-		{"\"%d %d\", is_signed_type(int), is_signed_type(unsigned long)", "1 0"},
-		{"\"%d %d\", __builtin_expect(REC->i, 0), __builtin_constant_p(REC->i) + __builtin_constant_p(3)", "-5 1"},
-		{"\"%lu %lu\", REC->arr[2], REC->arr[3]", "255 18446744073709551615"},
-		{"\"%x\", 'A' + '\\n'", "4b"},
-		{"\"%s\", \"ab\" \"cd\"", "abcd"},
-		/* ?: with mixed types follows C's conversions */
-		{"\"%lu\", REC->i ? -1 : REC->ul", "18446744073709551615"},
-		{"\"%s\", REC->c > 100 ? \"big\" : \"small\"", "big"},
-		{"\"%s\", REC->c > 250 ? \"big\" : REC->c > 150 ? \"mid\" : \"small\"", "mid"},
-		{"\"%s\", REC->i ? __get_str(name) : \"none\"", "kworker/0:1"},
-		/* ({ }) blocks: the kernel's min() */
-		{"\"%d\", ({ int __x = (REC->i); int __y = (3); ((__x) < (__y) ? (__x) : (__y)); })", "-5"},
-		/* print helpers */
-		{"\"%s\", __print_flags(REC->c, \"|\", { 0x80, \"A\" }, { 0x40, \"B\" }, { 0x08, \"C\" })", "A|B|C"},
-		{"\"%s\", __print_flags(0x13, \"|\", { 1, \"A\" }, { 2, \"B\" })", "A|B|0x10"},
-		{"\"%s\", __print_flags(0, \"|\", { 1, \"A\" })", ""},
-		{"\"%s\", __print_flags(REC->i, \"|\", { 1, \"A\" })", "A|0xfffffffffffffffa"},
-		{"\"%s\", __print_flags(3, \"|\", { 1, \"A\" }, { 0, ((void *)0) }, { 2, \"B\" })", "A|0x2"},
-		{"\"%s\", __print_symbolic(REC->c, { 1, \"ONE\" }, { 200, \"TWO_HUNDRED\" })", "TWO_HUNDRED"},
-		{"\"%s\", __print_symbolic(REC->i, { 1, \"ONE\" })", "0xfffffffffffffffb"},
-		{"\"%s\", __print_symbolic(7, { -1, \"M\" }, { })", "0x7"},
-		{"\"[%-8s]\", __print_symbolic(1, { 1, \"ONE\" })", "[ONE     ]"},
-		{"\"[%8.2s]\", __print_symbolic(1, { 1, \"ONE\" })", "[      ON]"},
-		{"\"%s\", __print_symbolic_u64(REC->ul, { 0xdeadbeefcafef00dULL, \"X\" })", "X"},
-		{"\"%s\", __print_array(REC->arr, 3, sizeof(unsigned long))", "{0x1,0x2,0xff}"},
-		{"\"%s\", __print_array(REC->mac, 6, 1)", "{0x0,0x1b,0x21,0xa,0xb,0xc}"},
-		{"\"%s\", __print_array(REC->mac, 2, 3)", "{BAD SIZE:3 0x0,0x1b,0x21,0xa,0xb,0xc}"},
-		{"\"%s\", __print_dynamic_array(blob, 1)", "{0x1,0x2,0x3,0x4,0x5}"},
-		{"\"%llu.%09u\", __print_ns_to_secs(REC->ul), __print_ns_without_secs(REC->ul)",
-		 "16045690984.503111693"},
-		{"\"%u\", jiffies_to_msecs(25)", "100"},
-		/* pointers */
-		{"\"%p %px\", REC->ptr, REC->ptr", "ffff8881025e5180 ffff8881025e5180"},
-		{"\"%p\", (void *)0", "0000000000000000"},
-		{"\"%pS|%ps|%pS\", (void *)0xffffffff81000010UL, 0xffffffffc0000004UL, 0xffffffff81000000UL",
-		 "do_work+0x10/0x100|mod_fn [mymod]|do_work+0x0/0x100"},
-		{"\"%pB\", 0xffffffff81000100UL", "do_work+0x100/0x100"},
-		{"\"%pM %pI4 %pI6c\", REC->mac, REC->v4, REC->addr6", "00:1b:21:0a:0b:0c 10.0.0.1 2001:db8::1"},
-		{"\"%*ph\", 4, REC->mac", "00 1b 21 0a"},
-		{"\"%p\", ((struct page *)vmemmap_base) + (REC->c)", "ffffea0000003200"},
-		{"\"%s\", (char *)0xffffffff82000000UL", "kernel text"},
-		{"\"%s|%s\", (char *)0, (char *)0x1234567890", "(null)|0x1234567890"},
-		/* constants from the environment */
-		{"\"%d\", MY_ENUM_B", "2"},
-		{"\"%s\", __print_symbolic(2, { MY_ENUM_B, \"B\" })", "B"},
-		/* format string corners */
-		{"\"100%% %d\", 1", "100% 1"},
-		{"\"a %jd b %d\", 1, 2", "a "}, /* the kernel stops at an invalid directive */
-		{"\"%*d|%-*d|%.*d\", 5, 1, 3, 2, 3, 4", "    1|2  |004"},
-		{"\"%d\", 1, 2, 3", "1"}, /* extra arguments are ignored */
-		{"\"tab\\there\\x21\\101\"", "tab\there!A"},
-		{"\"(%d)\", (REC)->i", "(-5)"},
-	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		is_str(pf(cases[i].fmt), cases[i].want, "construct: %s", cases[i].fmt);
 
@@ -1334,6 +1360,240 @@ static void test_speed(void)
 	free(cf);
 }
 
+/* ================================================== 9. fused programs */
+
+struct fused_totals {
+	long programs, records, differ, refused_differ;
+};
+
+/* One record through both programs: the same return code, and the same text when it succeeds. */
+static void compare_fused(const struct tb_printfmt *generic, const struct tb_printfmt *fused, const uint8_t *rec,
+			  uint32_t len, const char *what, struct fused_totals *t)
+{
+	struct tb_strbuf a = {0}, b = {0};
+	int ra = tb_printfmt_run(generic, rec, len, &a), rb = tb_printfmt_run(fused, rec, len, &b);
+
+	t->records++;
+	if (ra != rb || (ra == 0 && (a.len != b.len || (a.len && memcmp(a.buf, b.buf, a.len))))) {
+		if (++t->differ <= 5)
+			diag("%s (%u bytes): generic %d '%.*s', fused %d '%.*s'", what, len, ra, ra ? 0 : (int)a.len,
+			     a.buf ? a.buf : "", rb, rb ? 0 : (int)b.len, b.buf ? b.buf : "");
+	}
+	sb_free(&a);
+	sb_free(&b);
+}
+
+/* f compiled both ways; false (counted) when they do not compile alike. */
+static bool compile_both(const struct tb_format *f, const struct tb_print_env *env, struct tb_printfmt **generic,
+			 struct tb_printfmt **fused, struct fused_totals *t)
+{
+	struct tb_diag d = {0};
+	int rg = pf_compile(f, env, false, generic, &d), rf = pf_compile(f, env, true, fused, &d);
+
+	if (rg != rf) {
+		t->refused_differ++;
+		diag("%s: generic compile %d, fused %d", f->name, rg, rf);
+	}
+	if (rg == 0 && rf == 0) {
+		t->programs++;
+		return true;
+	}
+	tb_printfmt_free(rg == 0 ? *generic : NULL);
+	tb_printfmt_free(rf == 0 ? *fused : NULL);
+	return false;
+}
+
+/* Synthetic records of f, whole and cut short, through both programs. */
+static void fused_format(const struct tb_format *f, const struct tb_print_env *env, const char *what,
+			 struct fused_totals *t)
+{
+	static uint8_t rec[70000];
+	struct tb_printfmt *g, *u;
+
+	if (!compile_both(f, env, &g, &u, t))
+		return;
+	for (int v = 0; v < 24; v++) {
+		uint32_t n = make_record(f, v < 2 ? v : REC_RANDOM, (uint64_t)v, rec, sizeof(rec));
+		if (!n)
+			continue;
+		compare_fused(g, u, rec, n, what, t);
+		/* cut short: the bounds checks must refuse alike */
+		compare_fused(g, u, rec, n * (uint32_t)(v % 8) / 8, what, t);
+	}
+	tb_printfmt_free(g);
+	tb_printfmt_free(u);
+}
+
+static void fused_glob(const char *pattern, const struct tb_print_env *env, struct fused_totals *t)
+{
+	glob_t g;
+
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		size_t len;
+		char *text = tap_slurp(g.gl_pathv[i], &len);
+		struct tb_format f;
+		struct tb_diag d = {0};
+		if (text && tb_format_parse(text, len, &f, &d) == 0) {
+			fused_format(&f, env, g.gl_pathv[i], t);
+			tb_format_release(&f);
+		}
+		free(text);
+	}
+	globfree(&g);
+}
+
+/* Every record of a capture through both programs of its event. */
+static void fused_capture(const char *dir, struct fused_totals *t)
+{
+	struct capture_formats *cf = calloc(1, sizeof(*cf));
+	struct tb_printfmt **generic = calloc(MAX_IDS, sizeof(*generic));
+	size_t page_size = header_page_size(dir);
+	char pattern[512];
+	glob_t g;
+
+	load_capture_formats(dir, cf);
+	for (size_t id = 0; id < MAX_IDS; id++)
+		if (cf->p[id]) {
+			struct tb_diag d = {0};
+			if (pf_compile(cf->f[id], NULL, false, &generic[id], &d) < 0)
+				generic[id] = NULL;
+		}
+	snprintf(pattern, sizeof(pattern), "%s/*.raw", dir);
+	if (page_size && glob(pattern, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			size_t raw_len = 0;
+			char *raw = tap_slurp(g.gl_pathv[i], &raw_len);
+			for (size_t off = 0; raw && off + page_size <= raw_len; off += page_size) {
+				struct tb_page_cursor c;
+				struct tb_record r;
+				uint16_t id;
+				if (tb_page_cursor_init(&c, raw + off, page_size) < 0)
+					continue;
+				while (tb_page_next_data(&c, &r) == 1)
+					if (r.len >= 2 && (memcpy(&id, r.data, 2), generic[id] && cf->p[id]))
+						compare_fused(generic[id], cf->p[id], r.data, r.len, cf->f[id]->name, t);
+			}
+			free(raw);
+		}
+		globfree(&g);
+	}
+	for (size_t id = 0; id < MAX_IDS; id++)
+		tb_printfmt_free(generic[id]);
+	free(generic);
+	free_capture_formats(cf);
+	free(cf);
+}
+
+/* The constructs of section 2 over the test record and its variants. */
+static void fused_constructs(struct fused_totals *t)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[4096];
+		struct tb_format f;
+		struct tb_diag d = {0};
+		struct tb_printfmt *g, *u;
+		uint8_t rec[sizeof(test_rec)];
+		snprintf(text, sizeof(text),
+			 "name: t\nID: 1\nformat:\n" FIELD("unsigned short common_type", 0, 2, 0)
+			 FIELD("unsigned char common_flags", 2, 1, 0) FIELD("unsigned char common_preempt_count", 3, 1, 0)
+			 FIELD("int common_pid", 4, 4, 1) "\n%s\nprint fmt: %s\n", test_fields, cases[i].fmt);
+		if (tb_format_parse(text, strlen(text), &f, &d) < 0)
+			continue;
+		if (compile_both(&f, &test_env, &g, &u, t)) {
+			compare_fused(g, u, test_rec, test_len, cases[i].fmt, t);
+			for (uint32_t k = 0; k < test_len; k++)
+				rec[k] = (uint8_t)(test_rec[k] ^ (k >= 8 && k < 48 ? 0x80 : 0)); /* other signs */
+			compare_fused(g, u, rec, test_len, cases[i].fmt, t);
+			compare_fused(g, u, test_rec, test_len / 2, cases[i].fmt, t);
+			tb_printfmt_free(g);
+			tb_printfmt_free(u);
+		}
+		tb_format_release(&f);
+	}
+}
+
+/* Directives of a print fmt's format string (%% and invalid ones aside). */
+static unsigned count_directives(const char *print_fmt)
+{
+	unsigned n = 0;
+
+	for (const char *q = strchr(print_fmt + 1, '"') ? print_fmt + 1 : ""; *q && *q != '"'; q++)
+		if (*q == '%') {
+			if (q[1] == '%')
+				q++;
+			else
+				n++;
+		}
+	return n;
+}
+
+static void test_fused(void)
+{
+	static const char *const typical[] = {
+		"sched/sched_switch", "sched/sched_wakeup", "sched/sched_waking", "irq/irq_handler_entry",
+		"irq/irq_handler_exit", "irq/softirq_entry", "irq/softirq_exit", "raw_syscalls/sys_enter",
+		"raw_syscalls/sys_exit", "kmem/kmalloc", "kmem/kfree", "timer/hrtimer_cancel",
+	};
+	struct fused_totals t = {0};
+	static const char *const caps[] = {"cap-a-small-noloss", "cap-b-overrun", "cap-c-subbuf8k",
+					   "cap-d-abs-timestamp", "cap-e-partial-and-padding", "cap-f-many-systems"};
+
+	fused_glob(DATA "cap-*/formats/*/*.format", &test_env, &t);
+	fused_glob(DATA "formats/*/*.format", &test_env, &t);
+	fused_glob(DATA "formats/*/*.format", NULL, &t);
+	fused_constructs(&t);
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		char dir[256];
+		snprintf(dir, sizeof(dir), DATA "%s", caps[i]);
+		fused_capture(dir, &t);
+	}
+	ok(t.programs > 1000 && t.records > 50000 && t.differ == 0 && t.refused_differ == 0,
+	   "fused programs print what the generic ones print: %ld programs, %ld records (bundled formats, "
+	   "constructs, captures), %ld differ, %ld compile differently",
+	   t.programs, t.records, t.differ, t.refused_differ);
+
+	if (access("/sys/kernel/tracing/events", R_OK) == 0) {
+		struct fused_totals live = {0};
+		fused_glob("/sys/kernel/tracing/events/*/*/format", &test_env, &live);
+		ok(live.differ == 0 && live.refused_differ == 0,
+		   "running kernel: %ld fused programs print what the generic ones print over %ld records", live.programs,
+		   live.records);
+	} else {
+		skip(1, "no tracefs: the running kernel's formats are not compared");
+	}
+
+	/* The specialiser fires on the typical events: one op per directive, and the end. */
+	for (size_t i = 0; i < sizeof(typical) / sizeof(typical[0]); i++) {
+		char path[256];
+		size_t len;
+		char *text;
+		struct tb_format f;
+		struct tb_diag d = {0};
+		struct tb_printfmt *p = NULL;
+		snprintf(path, sizeof(path), DATA "cap-f-many-systems/formats/%s.format", typical[i]);
+		text = tap_slurp(path, &len);
+		if (!text) { /* cap-f traced no raw_syscalls */
+			snprintf(path, sizeof(path), DATA "cap-d-abs-timestamp/formats/%s.format", typical[i]);
+			text = tap_slurp(path, &len);
+		}
+		if (!text || tb_format_parse(text, len, &f, &d) < 0) {
+			ok(0, "%s: format", typical[i]);
+			free(text);
+			continue;
+		}
+		if (tb_printfmt_compile(&f, &test_env, &p, &d) == 0)
+			ok(p->nops <= count_directives(f.print_fmt) + 1, "%s: %u ops for %u directives", typical[i],
+			   p->nops, count_directives(f.print_fmt));
+		else
+			ok(0, "%s: compiles (%s)", typical[i], d.reason);
+		tb_printfmt_free(p);
+		tb_format_release(&f);
+		free(text);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -1346,5 +1606,6 @@ int main(int argc, char **argv)
 	test_oracle();
 	test_captures();
 	test_speed();
+	test_fused();
 	return done_testing();
 }

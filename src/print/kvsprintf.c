@@ -10,8 +10,26 @@
 #include "kvsprintf.h"
 #include "printfmt.h"
 
-static const char hex_lower[] = "0123456789abcdef";
-static const char hex_upper[] = "0123456789ABCDEF";
+const char kv_hex_lower[17] = "0123456789abcdef";
+const char kv_hex_upper[17] = "0123456789ABCDEF";
+const char kv_hex_pairs_lower[513] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+const char kv_hex_pairs_upper[513] =
+	"000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F"
+	"202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F"
+	"404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F"
+	"606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F"
+	"808182838485868788898A8B8C8D8E8F909192939495969798999A9B9C9D9E9F"
+	"A0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBF"
+	"C0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDF"
+	"E0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF";
 
 /* ------------------------------------------------------------ decoding */
 
@@ -223,7 +241,7 @@ static void put_fill(struct tb_strbuf *out, char c, int64_t n)
 /* Digits of v in base 8, 10 or 16, least significant first; returns their count. */
 static int reversed_digits(char *d, uint64_t v, unsigned base, bool small)
 {
-	const char *set = small ? hex_lower : hex_upper;
+	const char *set = small ? kv_hex_lower : kv_hex_upper;
 	int n = 0;
 
 	if (base == 10) {
@@ -294,45 +312,38 @@ void kv_number(struct tb_strbuf *out, uint64_t num, const struct kv_spec *spec)
 }
 
 /* "00".."99", two bytes each: decimal output two digits per division. */
-static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
-				     "25262728293031323334353637383940414243444546474849"
-				     "50515253545556575859606162636465666768697071727374"
-				     "75767778798081828384858687888990919293949596979899";
+const char kv_digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
 
 void kv_decimal(struct tb_strbuf *out, uint64_t v, bool is_signed)
 {
-	char tmp[24], *end = tmp + sizeof(tmp), *p = end;
 	bool negative = is_signed && (int64_t)v < 0;
+	unsigned n;
+	char *d;
 
 	if (negative)
 		v = 0 - v;
-	while (v >= 100) {
-		unsigned pair = (unsigned)(v % 100);
-		v /= 100;
-		p -= 2;
-		memcpy(p, digit_pairs + 2 * pair, 2);
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, digit_pairs + 2 * v, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
+	n = kv_dec_len(v);
+	d = sb_room(out, n + 1);
+	if (!d)
+		return;
 	if (negative)
-		*--p = '-';
-	sb_put(out, p, (size_t)(end - p));
+		*d++ = '-';
+	kv_put_dec(d, v, n);
+	sb_added(out, n + negative);
 }
 
 void kv_hex(struct tb_strbuf *out, uint64_t v, bool upper)
 {
-	const char *set = upper ? hex_upper : hex_lower;
-	char tmp[16], *end = tmp + sizeof(tmp), *p = end;
+	unsigned n = kv_hex_len(v);
+	char *d = sb_room(out, n);
 
-	do {
-		*--p = set[v & 15];
-		v >>= 4;
-	} while (v);
-	sb_put(out, p, (size_t)(end - p));
+	if (d) {
+		kv_put_hex(d, v, n, upper);
+		sb_added(out, n);
+	}
 }
 
 /* -------------------------------------------------- characters, strings */
@@ -505,7 +516,7 @@ static uint64_t load_le(const uint8_t *p, size_t n)
 
 static char *hex_byte(char *d, uint8_t b, bool upper)
 {
-	const char *set = upper ? hex_upper : hex_lower;
+	const char *set = upper ? kv_hex_upper : kv_hex_lower;
 
 	*d++ = set[b >> 4];
 	*d++ = set[b & 15];
@@ -572,7 +583,7 @@ static char *hex_group(char *d, unsigned w)
 	for (int shift = 12; shift >= 0; shift -= 4) {
 		unsigned nib = (w >> shift) & 15;
 		if (nib || started || shift == 0) {
-			*d++ = hex_lower[nib];
+			*d++ = kv_hex_lower[nib];
 			started = true;
 		}
 	}
@@ -852,34 +863,54 @@ bool kv_pointer_memory(struct tb_strbuf *out, const uint8_t *p, size_t n, const 
 	}
 }
 
+/* "0x" and v in hex at d (room for 18 + 8 bytes); returns the end. */
+static char *put_0x(char *d, uint64_t v)
+{
+	*d++ = '0';
+	*d++ = 'x';
+	return kv_put_hex(d, v, kv_hex_len(v), false);
+}
+
 void kv_symbol(struct tb_strbuf *out, uint64_t addr, bool with_offset, bool backtrace,
 	       const struct tb_print_env *env)
 {
 	uint64_t look = backtrace ? addr - 1 : addr, start = 0, size = 0;
 	const char *module = NULL, *name = NULL;
+	size_t name_len, module_len;
+	char *d, *begin;
 
 	if (env && env->symbol)
 		name = env->symbol(env->ctx, look, &start, &size, &module);
 	if (!name) {
-		sb_put(out, "0x", 2);
-		kv_hex(out, addr, false);
+		if ((d = sb_room(out, 26)) != NULL)
+			sb_added(out, (size_t)(put_0x(d, addr) - d));
 		return;
 	}
-	sb_puts(out, name);
+	/* One piece of room for it all: name, "+0xOFF/0xSIZE", " [module]". */
+	name_len = strlen(name);
+	module_len = module ? strlen(module) : 0;
+	d = begin = sb_room(out, name_len + module_len + 64);
+	if (!d)
+		return;
+	memcpy(d, name, name_len);
+	d += name_len;
 	if (with_offset) {
 		/* "%#lx": the kernel's # prints 0x0 for a zero offset. */
-		sb_put(out, "+0x", 3);
-		kv_hex(out, addr - start, false);
+		*d++ = '+';
+		d = put_0x(d, addr - start);
 		if (size) {
-			sb_put(out, "/0x", 3);
-			kv_hex(out, size, false);
+			*d++ = '/';
+			d = put_0x(d, size);
 		}
 	}
 	if (module) {
-		sb_put(out, " [", 2);
-		sb_puts(out, module);
-		sb_putc(out, ']');
+		*d++ = ' ';
+		*d++ = '[';
+		memcpy(d, module, module_len);
+		d += module_len;
+		*d++ = ']';
 	}
+	sb_added(out, (size_t)(d - begin));
 }
 
 void kv_pointer_value(struct tb_strbuf *out, uint64_t v, const struct kv_spec *spec,
@@ -890,7 +921,9 @@ void kv_pointer_value(struct tb_strbuf *out, uint64_t v, const struct kv_spec *s
 	if (c == 'S' || c == 's' || c == 'B') {
 		size_t start = out->len;
 		kv_symbol(out, v, c != 's', c == 'B', env);
-		kv_string_in_place(out, start, spec);
+		/* Without a width or precision the text stays as it is: C strings and digits hold no NUL. */
+		if (spec->width > 0 || spec->precision >= 0)
+			kv_string_in_place(out, start, spec);
 		return;
 	}
 	/* The kernel's pointer_string(): hex, 16 zero-padded digits unless a width says otherwise. */

@@ -101,6 +101,84 @@ void kv_number(struct tb_strbuf *out, uint64_t v, const struct kv_spec *spec);
 void kv_decimal(struct tb_strbuf *out, uint64_t v, bool is_signed);
 void kv_hex(struct tb_strbuf *out, uint64_t v, bool upper);
 
+/*
+ * Digits written straight into a buffer with room for them: the fast
+ * paths of the compiled print fmts build whole directives this way.
+ */
+extern const char kv_digit_pairs[201]; /* "00" .. "99" */
+extern const char kv_hex_lower[17], kv_hex_upper[17];
+extern const char kv_hex_pairs_lower[513], kv_hex_pairs_upper[513]; /* "00" .. "ff" */
+
+/* Decimal digits of v, 1..20: an estimate from its bit length, corrected once. */
+static inline unsigned kv_dec_len(uint64_t v)
+{
+	static const uint64_t floor10[20] = {
+		0, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+		100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+	};
+	unsigned n = ((64u - (unsigned)__builtin_clzll(v | 1)) * 1233u) >> 12;
+
+	return n + (v >= floor10[n]);
+}
+
+/*
+ * The n = kv_dec_len(v) digits of v at d; returns d + n.  Eight digits at a
+ * time off the end of a long number, in 32-bit arithmetic and as four
+ * independent pairs, then two at a time.
+ */
+static inline char *kv_put_dec(char *d, uint64_t v, unsigned n)
+{
+	char *p = d + n;
+	uint32_t x;
+
+	while (v >= 100000000) {
+		uint64_t q = v / 100000000;
+		uint32_t r = (uint32_t)(v - q * 100000000), hi = r / 10000, lo = r % 10000;
+		p -= 8;
+		memcpy(p, kv_digit_pairs + 2 * (hi / 100), 2);
+		memcpy(p + 2, kv_digit_pairs + 2 * (hi % 100), 2);
+		memcpy(p + 4, kv_digit_pairs + 2 * (lo / 100), 2);
+		memcpy(p + 6, kv_digit_pairs + 2 * (lo % 100), 2);
+		v = q;
+	}
+	for (x = (uint32_t)v; x >= 100; x /= 100) {
+		p -= 2;
+		memcpy(p, kv_digit_pairs + 2 * (x % 100), 2);
+	}
+	if (x >= 10)
+		memcpy(p - 2, kv_digit_pairs + 2 * x, 2);
+	else
+		p[-1] = (char)('0' + x);
+	return d + n;
+}
+
+/* Hex digits of v, 1..16. */
+static inline unsigned kv_hex_len(uint64_t v)
+{
+	return (67u - (unsigned)__builtin_clzll(v | 1)) / 4;
+}
+
+/*
+ * The n hex digits of v at d (n >= kv_hex_len(v), at most 16; more than
+ * that length gives leading zeros), two at a time from a table of the 256
+ * byte values; returns d + n.
+ */
+static inline char *kv_put_hex(char *d, uint64_t v, unsigned n, bool upper)
+{
+	const char *pairs = upper ? kv_hex_pairs_upper : kv_hex_pairs_lower;
+	char *p = d + n;
+
+	for (; p - d >= 2; v >>= 8) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v & 0xff), 2);
+	}
+	if (p > d)
+		p[-1] = pairs[2 * (v & 15) + 1];
+	return d + n;
+}
+
 /* %c of the argument's low byte. */
 void kv_char(struct tb_strbuf *out, uint8_t c, const struct kv_spec *spec);
 /* %s of s[0..max): up to the first NUL, the precision or max. */

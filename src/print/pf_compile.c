@@ -2038,8 +2038,26 @@ static int read_format(struct cc *c, char **fmt)
 	return 0;
 }
 
+/* PF_POOL_PAD zero bytes after the pool, for the 16-byte copies of text. */
+static void pad_pool(struct cc *c)
+{
+	struct tb_printfmt *p = c->p;
+
+	if (!grow((void **)&p->pool, &c->pool_cap, (size_t)p->pool_len + PF_POOL_PAD, 1)) {
+		fail(c, -ENOMEM, 0, "out of memory");
+		return;
+	}
+	memset(p->pool + p->pool_len, 0, PF_POOL_PAD);
+}
+
 int tb_printfmt_compile(const struct tb_format *f, const struct tb_print_env *env,
 			struct tb_printfmt **out, struct tb_diag *err)
+{
+	return pf_compile(f, env, true, out, err);
+}
+
+int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool specialise,
+	       struct tb_printfmt **out, struct tb_diag *err)
 {
 	struct cc c = {.f = f, .env = env, .err = err, .src = f->print_fmt, .len = f->print_fmt_len};
 	char *fmt = NULL;
@@ -2071,6 +2089,10 @@ int tb_printfmt_compile(const struct tb_format *f, const struct tb_print_env *en
 		fail(&c, -EINVAL, 0, "expression needs more than %d values at once", PF_STACK_MAX);
 	if (!c.rc)
 		emit(&c, (struct pf_op){.code = OP_END}, 0);
+	if (!c.rc)
+		pad_pool(&c);
+	if (!c.rc && specialise && pf_specialise(c.p) < 0)
+		fail(&c, -ENOMEM, 0, "out of memory");
 	if (c.rc) {
 		tb_printfmt_free(c.p);
 		return c.rc;
@@ -2088,5 +2110,6 @@ void tb_printfmt_free(struct tb_printfmt *p)
 	free(p->specs);
 	free(p->syms);
 	free(p->tables);
+	free(p->direct);
 	free(p);
 }

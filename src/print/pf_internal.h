@@ -11,6 +11,14 @@
  * only need the width and signedness of the type they compute in.
  * Nothing recurses at run time, and jumps only go forward, so a program
  * always ends.
+ *
+ * The compiler emits the generic ops above; pf_specialise.c then fuses the
+ * common shapes (a field printed under a plain directive, a string field,
+ * a field through __print_symbolic, literal text) into single ops that
+ * do the whole directive with its flags decided at compile time (the
+ * OP_F_* codes and the text prefix of the ops that print).  Both forms
+ * print the same bytes: the fuzz target and tests/test_printfmt.c compare
+ * them.
  */
 #ifndef TRACEBUF_PF_INTERNAL_H
 #define TRACEBUF_PF_INTERNAL_H
@@ -54,7 +62,42 @@ enum pf_code {
 	OP_PRINT,     /* pop argument(s), print with spec a (mode: PF_PRINT_*) */
 	OP_NOP,
 	OP_END,
+	/*
+	 * Fused ops (pf_specialise.c).  Each op that prints starts with its
+	 * text prefix pool[text .. text+text_len); so do OP_PRINT and OP_END.
+	 * "V" is the field at a (size, sign) & imm: what OP_FIELD pushes,
+	 * masked by a constant.
+	 */
+	OP_F_NUM,        /* V as a number: mode PF_NUM_*, fmt b, spec */
+	OP_F_DEC,        /* V in decimal (mode 1: signed), zero-padded to b bytes */
+	OP_F_HEX,        /* V in lower-case hex, zero-padded to b <= 16 digits */
+	OP_F_STR,        /* %s of record bytes a .. a+b (b == 0: to the end), at most imm; spec if padded */
+	OP_F_DSTR,       /* %s of the dynamic field at a (size: PF_DYN_*), at most imm; spec if padded */
+	OP_F_SYMBOLIC,   /* __print_symbolic of V with table b, under a plain %s */
+	OP_F_FLAGS,      /* __print_flags of V with table b, under a plain %s; V zero: the alt text */
+	OP_F_SELECT,     /* V non-zero: the lit text, else the alt text */
+	OP_F_PRINT,      /* the field at a (size, sign) printed as OP_PRINT mode does with spec */
+	OP_SYMBOLIC_OUT, /* pop value: __print_symbolic of table b under a plain %s */
+	OP_FLAGS_OUT,    /* pop value: __print_flags of table b under a plain %s */
+	OP_SELECT_STR,   /* pop: non-zero prints the lit text, zero the alt text */
+	OP_NUM,          /* pop, cut to (size, sign) as the directive reads it, print as OP_F_NUM */
+	OP_FIELD_AND,    /* push V (a value already of the operator's type) */
+	OP_FIELD_BIN,    /* push field a (size, sign) OP imm: operator mode in (b & 0xff, b >> 8 sign) */
 };
+
+/* OP_F_NUM: how the number is printed. */
+enum {
+	PF_NUM_DEC,   /* decimal; fmt: KV_SIGN | KV_LEFT | KV_ZEROPAD | width << 8 */
+	PF_NUM_HEX,   /* hex, lower case; fmt as for PF_NUM_DEC */
+	PF_NUM_HEXU,  /* hex, upper case */
+	PF_NUM_SPEC,  /* kv_number() under spec */
+};
+#define PF_FAST_WIDTH 64 /* widest padding the fast number formats do themselves */
+/*
+ * OP_F_STR / OP_F_DSTR: mode.  PF_STR_WIDE: plain, and the field's bytes
+ * rounded up to 16 lie inside static_end, so they are read 16 at a time.
+ */
+enum { PF_STR_PLAIN, PF_STR_SPEC, PF_STR_WIDE };
 
 /* How OP_BIN finds its operands. */
 enum { PF_BOTH, PF_IMM_RIGHT, PF_IMM_LEFT };
@@ -85,6 +128,10 @@ struct pf_op {
 	uint8_t size;  /* bytes of the type computed in / loaded */
 	uint8_t sign;  /* that type is signed */
 	uint32_t a, b;
+	uint32_t spec;           /* fused ops: their directive (specs[]) */
+	uint32_t text, text_len; /* ops that print: literal text before (pool) */
+	uint32_t lit, lit_len;   /* the selects: text for a non-zero value (pool) */
+	uint32_t alt, alt_len;   /* the selects, OP_F_FLAGS: text for zero (pool) */
 	uint64_t imm;
 };
 
@@ -110,7 +157,16 @@ struct pf_sym {
 struct pf_table {
 	uint32_t first, count; /* entries in syms[] */
 	uint32_t delim, delim_len; /* __print_flags only */
+	/*
+	 * __print_symbolic with small values: direct[direct_first + v] is
+	 * 1 + the entry the kernel's scan would stop at for value v (0: none),
+	 * for v < direct_len.  direct_len 0: scan.
+	 */
+	uint32_t direct_first, direct_len;
 };
+
+/* Symbolic tables whose values all lie below this are looked up by index. */
+#define PF_DIRECT_MAX 256
 
 struct tb_printfmt {
 	const struct tb_format *f;
@@ -125,8 +181,16 @@ struct tb_printfmt {
 	uint32_t nsyms;
 	struct pf_table *tables;
 	uint32_t ntables;
+	uint16_t *direct; /* index arrays of the symbolic tables (pf_table.direct_*) */
+	uint32_t ndirect;
 	uint32_t static_end; /* every fixed-offset load ends by here */
 };
+
+/*
+ * The pool ends with this many zero bytes past pool_len, so text can be
+ * copied in 16-byte pieces; the output buffer gets as much spare room.
+ */
+#define PF_POOL_PAD 16
 
 /* value of v, of a type of size bytes, as that type (sign- or zero-extended). */
 static inline uint64_t pf_norm(uint64_t v, unsigned size, bool sign)
@@ -138,6 +202,16 @@ static inline uint64_t pf_norm(uint64_t v, unsigned size, bool sign)
 	shift = 64 - 8 * size;
 	return sign ? (uint64_t)((int64_t)(v << shift) >> shift) : (v << shift) >> shift;
 }
+
+/*
+ * tb_printfmt_compile(), with or without the fused ops (specialise false:
+ * the generic program, which the tests hold the fused one against).
+ */
+int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool specialise,
+	       struct tb_printfmt **out, struct tb_diag *err);
+
+/* Rewrite p's generic program with fused ops (pf_specialise.c); 0 or -ENOMEM. */
+int pf_specialise(struct tb_printfmt *p);
 
 /* One binary operator in (size, sign); false on division by zero. */
 bool pf_binop(unsigned op, uint64_t a, uint64_t b, unsigned size, bool sign, uint64_t scale,
