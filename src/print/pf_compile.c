@@ -12,8 +12,12 @@
  * PF_NEST_MAX, and every token is lexed a bounded number of times, so the
  * time is linear in the text and the stack is bounded whatever the input.
  *
- * What the compiler cannot reproduce exactly it refuses with -ENOTSUP and
- * names the construct in err->reason: an enum or variable name the
+ * What is not a print fmt the kernel could have (a field of 3 or 9 bytes
+ * used as a number, a float, a table or delimiter that is not a literal,
+ * an assignment...) is malformed: -EINVAL, and libtraceevent, which
+ * crashes on some such input, never sees it.  What the compiler cannot
+ * reproduce exactly it refuses with -ENOTSUP (the caller may hand it to
+ * libtraceevent) and names the construct in err->reason: an enum or variable name the
  * environment does not know, a function other than the kernel's print
  * helpers, a pointer the kernel would dereference at print time (%pI4 of
  * an address, %pd, %pV...), the address of record data (%p of an array),
@@ -316,7 +320,7 @@ static int lex(struct cc *c, size_t i, struct token *t)
 		if (v == '\\')
 			v = read_escape(s, c->len, &k);
 		if (k != i + t->len - 1)
-			return fail(c, -ENOTSUP, i, "multi-character literal");
+			return fail(c, -EINVAL, i, "multi-character literal");
 		t->kind = TK_CHAR;
 		t->num = (uint64_t)(int64_t)(int8_t)v; /* char is signed on x86 */
 		t->numty = ty_int;
@@ -638,7 +642,7 @@ static int parse_type(struct cc *c, struct ty *t, uint64_t *bytes)
 		} else if (tok_is(c, k, "_Bool") || tok_is(c, k, "bool")) {
 			bools++;
 		} else if (tok_is(c, k, "float") || tok_is(c, k, "double")) {
-			return fail(c, -ENOTSUP, k->off, "floating point type");
+			return fail(c, -EINVAL, k->off, "floating point type");
 		} else if (tok_is(c, k, "struct") || tok_is(c, k, "union") || tok_is(c, k, "enum")) {
 			size_t tag = k->off;
 			is_enum = tok_is(c, k, "enum");
@@ -814,7 +818,7 @@ static int field_access(struct cc *c, struct ex *e)
 		emit(c, (struct pf_op){.code = OP_FIELD_MEM, .a = fl->offset, .b = fl->size}, 1);
 	} else if (fl->kind == TB_FIELD_STATIC && fl->size != 1 && fl->size != 2 && fl->size != 4 &&
 		   fl->size != 8) {
-		return fail(c, -ENOTSUP, c->tok.off, "field %s of %u bytes is not a number", fl->name, fl->size);
+		return fail(c, -EINVAL, c->tok.off, "field %s of %u bytes is not a number", fl->name, fl->size);
 	} else {
 		bool ptr = fl->kind == TB_FIELD_STATIC && strchr(fl->type, '*') && fl->size == 8;
 		e->t = (struct ty){.kind = ptr ? T_PTR : T_INT, .size = (uint8_t)fl->size,
@@ -908,7 +912,7 @@ static int symbol_table(struct cc *c, uint32_t *table, uint32_t delim, uint32_t 
 			return c->rc;
 		if (!v.is_const || v.is_str) {
 			if (!c->rc)
-				fail(c, -ENOTSUP, v.off, "table value is not a constant");
+				fail(c, -EINVAL, v.off, "table value is not a constant");
 			return c->rc;
 		}
 		if (comma(c) < 0 || parse_assign(c, &name) < 0)
@@ -917,7 +921,7 @@ static int symbol_table(struct cc *c, uint32_t *table, uint32_t delim, uint32_t 
 		if (expect(c, '}', "'}' of a table entry") < 0)
 			return c->rc;
 		if (!name.is_const || (!name.is_str && (name.t.kind == T_MEM || name.v != 0)))
-			return fail(c, -ENOTSUP, name.off, "table name is not a string literal");
+			return fail(c, -EINVAL, name.off, "table name is not a string literal");
 		if (!name.is_str) /* NULL: the kernel's loops stop at the first unnamed entry */
 			ended = true;
 		if (ended)
@@ -955,7 +959,7 @@ static int helper_flags(struct cc *c, struct ex *e)
 		return c->rc;
 	if (!delim.is_str) {
 		if (!(delim.is_const && !delim.v))
-			return fail(c, -ENOTSUP, delim.off, "__print_flags delimiter is not a string literal");
+			return fail(c, -EINVAL, delim.off, "__print_flags delimiter is not a string literal");
 		delim.str = pool_add(c, "", 0), delim.str_len = 0;
 	}
 	if (symbol_table(c, &table, delim.str, (uint32_t)strnlen(c->p->pool + delim.str, delim.str_len)) < 0)
@@ -1020,7 +1024,7 @@ static int helper_array(struct cc *c, struct ex *e)
 	if (call_arg(c, &elsize, true) < 0)
 		return c->rc;
 	if (!elsize.is_const || elsize.is_str || elsize.v == 0 || elsize.v > 64)
-		return fail(c, -ENOTSUP, elsize.off, "__print_array element size is not a small constant");
+		return fail(c, -EINVAL, elsize.off, "__print_array element size is not a small constant");
 	emit(c, (struct pf_op){.code = OP_ARRAY, .a = (uint32_t)elsize.v}, -1);
 	e->helper = true;
 	return 0;
@@ -1038,7 +1042,7 @@ static int helper_dynamic_array(struct cc *c, struct ex *e)
 	if (call_arg(c, &elsize, true) < 0)
 		return c->rc;
 	if (!elsize.is_const || elsize.is_str || elsize.v == 0 || elsize.v > 64)
-		return fail(c, -ENOTSUP, elsize.off, "element size is not a small constant");
+		return fail(c, -EINVAL, elsize.off, "element size is not a small constant");
 	emit(c, (struct pf_op){.code = OP_DYN_MEM, .mode = dyn_mode(fl), .a = fl->offset}, 1);
 	emit(c, (struct pf_op){.code = OP_DYN_LEN, .mode = dyn_mode(fl), .a = fl->offset}, 1);
 	emit(c, (struct pf_op){.code = OP_BIN, .mode = PF_IMM_RIGHT, .a = PF_B_DIV, .size = 4,
@@ -1231,7 +1235,7 @@ static int identifier(struct cc *c, struct ex *e)
 		if (advance(c) < 0)
 			return c->rc;
 		if (!is_punct(&c->tok, P2('-', '>')))
-			return fail(c, -ENOTSUP, c->tok.off, "REC used other than as REC->field");
+			return fail(c, -EINVAL, c->tok.off, "REC used other than as REC->field");
 		if (advance(c) < 0)
 			return c->rc;
 		return field_access(c, e);
@@ -1407,7 +1411,7 @@ static int parse_primary(struct cc *c, struct ex *e)
 				if (advance(c) < 0 || advance(c) < 0)
 					return c->rc;
 				if (!is_punct(&c->tok, P2('-', '>')))
-					return fail(c, -ENOTSUP, c->tok.off, "REC used other than as REC->field");
+					return fail(c, -EINVAL, c->tok.off, "REC used other than as REC->field");
 				if (advance(c) < 0)
 					return c->rc;
 				return field_access(c, e);
@@ -1460,7 +1464,7 @@ static int parse_postfix(struct cc *c, struct ex *e)
 			if (index_into(c, e) < 0)
 				return c->rc;
 		} else if (is_punct(&c->tok, P2('-', '>')) || is_punct(&c->tok, '.')) {
-			return fail(c, -ENOTSUP, c->tok.off, "member access other than REC->field");
+			return fail(c, -EINVAL, c->tok.off, "member access other than REC->field");
 		} else {
 			return 0;
 		}
@@ -1751,7 +1755,7 @@ static int branch_type(struct cc *c, const struct ex *x, const struct ex *y, str
 			*t = xs ? x->t : y->t;
 			return 0;
 		}
-		return fail(c, -ENOTSUP, at, "?: between a string and a number");
+		return fail(c, -EINVAL, at, "?: between a string and a number");
 	}
 	if (x->t.kind == T_PTR || y->t.kind == T_PTR) {
 		*t = x->t.kind == T_PTR ? x->t : y->t;
@@ -1858,7 +1862,7 @@ static int parse_assign(struct cc *c, struct ex *e)
 	if (parse_ternary(c, e) < 0)
 		return c->rc;
 	if (is_punct(&c->tok, '='))
-		return fail(c, -ENOTSUP, c->tok.off, "assignment");
+		return fail(c, -EINVAL, c->tok.off, "assignment");
 	return 0;
 }
 

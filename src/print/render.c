@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "kvsprintf.h"
 #include "printers.h"
 #include "render.h"
 #include "strbuf.h"
@@ -91,17 +92,11 @@ static char depth_column(unsigned depth)
 /* Decimal digits of v, right-aligned in a field of width, zero- or space-padded; returns the end. */
 static char *put_decimal(char *p, unsigned long long v, int width, char pad)
 {
-	char digits[24];
-	int n = 0;
+	unsigned n = kv_dec_len(v);
 
-	do
-		digits[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	for (int i = n; i < width; i++)
+	for (int i = (int)n; i < width; i++)
 		*p++ = pad;
-	while (n)
-		*p++ = digits[--n];
-	return p;
+	return kv_put_dec(p, v, n);
 }
 
 /* As put_decimal, for a signed v: the sign first, then the zeros, as %0*d writes them (or no padding). */
@@ -111,6 +106,15 @@ static char *put_signed(char *p, long long v, int width)
 		return put_decimal(p, (unsigned long long)v, width, '0');
 	*p++ = '-';
 	return put_decimal(p, 0ull - (unsigned long long)v, width - 1, '0');
+}
+
+/* The six digits of a microsecond part, 0..999999, as three pairs. */
+static char *put_micros(char *p, uint32_t us)
+{
+	memcpy(p, kv_digit_pairs + 2 * (us / 10000), 2);
+	memcpy(p + 2, kv_digit_pairs + 2 * (us / 100 % 100), 2);
+	memcpy(p + 4, kv_digit_pairs + 2 * (us % 100), 2);
+	return p + 6;
 }
 
 /* Longest context prefix apart from the comm: "-PID" (11) " [CPU] " (16) flags (6) time (26) ": ". */
@@ -155,7 +159,7 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 		unsigned long long us = ((unsigned long long)ev->ts + 500) / 1000;
 		p = put_decimal(p, us / 1000000, 5, ' ');
 		*p++ = '.';
-		p = put_decimal(p, us % 1000000, 6, '0');
+		p = put_micros(p, (uint32_t)(us % 1000000));
 	} else {
 		p = put_decimal(p, (unsigned long long)ev->ts, 12, ' ');
 	}
