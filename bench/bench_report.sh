@@ -80,26 +80,14 @@ events_kt=$(grep -c -v '^#' "$T/trace")
 
 # -- the capture directory: schema, clock, comms, then the raw pages (consumed)
 C="$W/capture"
-mkdir -p "$C/formats"
-for d in "$T"/events/*/; do
-	s=$(basename "$d")
-	[ "$(cat "$d/enable" 2>/dev/null)" = 0 ] && [ "$s" != ftrace ] && continue
-	mkdir -p "$C/formats/$s"
-	for f in "$d"*/format; do
-		[ -f "$f" ] && cat "$f" > "$C/formats/$s/$(basename "$(dirname "$f")").format"
-	done
-done
-cat "$T/events/header_page" > "$C/header_page"
-cat "$T/events/header_event" > "$C/header_event"
-cat "$TOP/saved_cmdlines" > "$C/saved_cmdlines"
-echo "trace_clock: $(cat "$T/trace_clock")" > "$C/meta.txt"
-# sub-buffers are one page before kernel 6.8 (no buffer_subbuf_size_kb)
-psize=$(($(cat "$T/buffer_subbuf_size_kb" 2>/dev/null || echo $(($(getconf PAGESIZE) / 1024))) * 1024))
+# tracebuf's own capture of the instance: formats, kallsyms, the constants the
+# print fmts need (enum names, vmemmap_base), stats, and the raw pages (consumed)
+"$TB" capture -o "$C" "$T" >/dev/null 2>&1 || skip "tracebuf capture could not save $T"
 raws=""
 ncpu=$(ls -d "$T"/per_cpu/cpu* | wc -l)
 i=0
 while [ $i -lt "$ncpu" ]; do # in CPU order: trace-cmd restore numbers CPUs by position
-	dd if="$T/per_cpu/cpu$i/trace_pipe_raw" of="$C/cpu$i.raw" bs=$psize iflag=nonblock 2>/dev/null
+	[ -f "$C/cpu$i.raw" ] || : > "$C/cpu$i.raw"
 	raws="$raws $C/cpu$i.raw"
 	i=$((i + 1))
 done
@@ -123,7 +111,8 @@ bytes=$(cat $raws | wc -c)
 # tracebuf's fixed cost: every format file of this kernel, no events
 S="$W/startup"
 mkdir -p "$S/formats"
-cp "$C/header_page" "$C/header_event" "$C/saved_cmdlines" "$C/meta.txt" "$S/"
+cp "$C/header_page" "$C/header_event" "$C/meta.txt" "$S/"
+for f in kallsyms saved_cmdlines printk_formats; do [ -f "$C/$f" ] && cp "$C/$f" "$S/"; done
 for d in "$T"/events/*/; do
 	s=$(basename "$d")
 	mkdir -p "$S/formats/$s"

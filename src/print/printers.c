@@ -236,12 +236,12 @@ int print_event_body(struct tb_schema *s, const struct tb_format *f, const char 
 	return print_by_fmt(s, ep, f, system, ev, out, err, used);
 }
 
-void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used)
+void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n)
 {
 	struct printers *p = schema_print_state(s);
 
 	if (p && id <= MAX_EVENT_ID && p->by_id[id] && used < PRINTER_KINDS)
-		p->by_id[id]->printed[used]++;
+		p->by_id[id]->printed[used] += n;
 }
 
 bool printers_prepare(struct tb_schema *s, const struct tb_format *f, const char *system)

@@ -33,8 +33,8 @@ int print_event_body(struct tb_schema *s, const struct tb_format *f, const char 
 		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
 		     struct tb_diag *err, enum printer_kind *used);
 
-/* Count a record of event id against the printer that printed it (for the stat). */
-void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used);
+/* Count n records of event id against the printer that printed them (for the stat). */
+void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n);
 
 /*
  * Choose f's printer now (compiling its print fmt), so that other threads

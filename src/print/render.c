@@ -225,7 +225,7 @@ int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct
 	if (rc < 0)
 		out->len = start;
 	else
-		printers_count(s, read_common(ev->data).type, used);
+		printers_count(s, read_common(ev->data).type, used, 1);
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
 }
 
@@ -243,7 +243,7 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 		err = &ignored;
 	rc = render_event(s, ev, opts, &line, err, &used);
 	if (rc >= 0)
-		printers_count(s, read_common(ev->data).type, used);
+		printers_count(s, read_common(ev->data).type, used, 1);
 	if (rc >= 0 && fwrite(line.buf, 1, line.len, out) != line.len)
 		rc = -EIO;
 	sb_free(&line);

@@ -76,6 +76,9 @@ struct report {
 	int fatal;     /* negative errno that stopped the report */
 	uint8_t id_seen[65536 / 8];      /* IDs whose first record was printed */
 	uint8_t unknown_seen[65536 / 8]; /* IDs already reported as unknown */
+	uint8_t prepared[65536 / 8];     /* IDs whose printer was chosen (batched rendering) */
+	uint8_t here[65536 / 8];         /* ... and must be rendered by this thread */
+	uint64_t *printed;               /* records by ID and printer, for the stat */
 };
 
 /* ------------------------------------------------------------ streams */
@@ -308,7 +311,8 @@ static void account(struct report *r, const struct batch_result *res)
 		return;
 	}
 	r->t.events++;
-	printers_count(r->schema, id, res->used);
+	if (r->printed && res->used < PRINTER_KINDS)
+		r->printed[(size_t)id * PRINTER_KINDS + res->used]++;
 	if (res->rc == TB_RENDER_UNKNOWN) {
 		r->t.unknown_events++;
 		/* Once per ID: a missing format would otherwise flood stderr. */
@@ -334,6 +338,22 @@ static void emit_here(struct report *r, struct cpu_stream *s, struct tb_strbuf *
 }
 
 /*
+ * Whether records of f must be rendered by this thread (their printer may
+ * be libtraceevent): asked of the printers once per ID, then remembered.
+ */
+static bool here(struct report *r, const struct tb_format *f, const char *system)
+{
+	uint32_t id = f->id, bit = 1u << (id % 8);
+
+	if (!(r->prepared[id / 8] & bit)) {
+		r->prepared[id / 8] |= (uint8_t)bit;
+		if (printers_prepare(r->schema, f, system))
+			r->here[id / 8] |= (uint8_t)bit;
+	}
+	return r->here[id / 8] & bit;
+}
+
+/*
  * Hand the record to the batches; those whose printer may be libtraceevent
  * (not thread-safe) are rendered here and go as text.
  */
@@ -344,7 +364,7 @@ static void emit_batched(struct report *r, struct cpu_stream *s)
 	const struct tb_format *f = s->next.len >= 8 ? tb_schema_find_event(r->schema, record_id(&s->next), &system) : NULL;
 	int rc;
 
-	if (f && printers_prepare(r->schema, f, system)) {
+	if (f && here(r, f, system)) {
 		sb_reset(&r->text);
 		emit_here(r, s, &r->text);
 		put_text(r, r->text.buf, r->text.len);
@@ -578,7 +598,8 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 		free(r.books);
 		return -ENOMEM;
 	}
-	rc = open_books(&r);
+	r.printed = calloc((size_t)65536 * PRINTER_KINDS, sizeof(*r.printed));
+	rc = r.printed ? open_books(&r) : -ENOMEM;
 	if (rc == 0 && !(opts && opts->no_header)) {
 		rc = header_counts(&r, &entries, &written);
 		if (rc == 0)
@@ -591,6 +612,11 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	}
 	if (rc == 0)
 		tb_capture_warn_unused(c);
+	for (size_t i = 0; r.printed && i < (size_t)65536 * PRINTER_KINDS; i++)
+		if (r.printed[i])
+			printers_count(r.schema, (uint32_t)(i / PRINTER_KINDS), (enum printer_kind)(i % PRINTER_KINDS),
+				       r.printed[i]);
+	free(r.printed);
 	free(r.cpus);
 	sb_free(&r.text);
 	free(r.books);
