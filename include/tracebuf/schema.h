@@ -24,11 +24,14 @@
  * name is reported as "".
  *
  * libtraceevent (the fallback printer) is handed a format only when a
- * record of it is printed and our own print-fmt compiler parsed its print
- * fmt whole but declined a construct: a malformed print fmt, on which
- * libtraceevent 1.7.1 can crash, never reaches it.  A print fmt nesting
- * brackets more than 256 deep (which would overflow a recursive parser's
- * stack) is refused at load, at the first bracket too deep.  kallsyms and printk_formats are parsed line by line by our own
+ * record of it is printed and our own print-fmt compiler declined a
+ * construct in its print fmt without finding it malformed; since
+ * libtraceevent 1.7.1 can crash on print fmts, that format is first parsed
+ * and printed once by it in a short-lived child process, and one that kills
+ * the child is refused with a message.  A print fmt nesting brackets more
+ * than 256 deep (which would overflow a recursive parser's stack) is
+ * refused at load, at the first bracket too deep.  kallsyms and
+ * printk_formats are parsed line by line by our own
  * parsers and only the lines they accept reach libtraceevent (whose own
  * parsers read out of bounds on malformed lines).
  */

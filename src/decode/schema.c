@@ -29,6 +29,7 @@
 #include "kstrings.h"
 #include "kvars.h"
 #include "schema_kernel.h"
+#include "tep_trial.h"
 #include "tracebuf/schema.h"
 
 #define MAX_EVENT_ID 65535u /* common_type is 16 bits */
@@ -372,9 +373,10 @@ static int check_system_name(struct tb_schema *s, const char *file, const char *
 /*
  * libtraceevent 1.7.1 crashes on some malformed print fmts (NULL
  * dereferences in its parser: fuzz/fuzz_format.c found "REC->x^, ...").
- * It is only ever handed a format whose print fmt our own compiler parsed
- * whole and declined for a construct it does not print (printers.c): a
- * malformed one never reaches it, so no trial in a child process is needed.
+ * It is only ever handed a format whose print fmt our own compiler did not
+ * find malformed (printers.c), and that format is tried in a child process
+ * first (tep_trial.c): the compiler stops at the first construct it
+ * declines, so what follows that is not checked by it.
  */
 /*
  * libtraceevent parses a print fmt by recursion, one level per bracket, so a
@@ -422,11 +424,19 @@ static int register_with_tep(struct tb_schema *s, const char *file, const char *
 				      : format_for_libtraceevent(text, len, f->print_fmt_offset, &fixed_len);
 	char msg[128];
 	enum tep_errno rc;
+	int how = 0;
 
 	if (!fixed)
 		return -ENOMEM;
 	if (s->tep_verbatim)
 		fixed_len = strlen(fixed);
+	if (tep_trial(fixed, fixed_len, system, f, &how) < 0) {
+		free(fixed);
+		report(s, file, f->print_fmt_offset, "libtraceevent crashes on this print fmt (%s %d in "
+		       "a trial run); event %s left out", how > 0 ? "signal" : "exit status",
+		       how > 0 ? how : -how, f->name);
+		return -EINVAL;
+	}
 	rc = tep_parse_event(s->tep, fixed, fixed_len, system);
 	free(fixed);
 	ev = tep_find_event(s->tep, (int)f->id);

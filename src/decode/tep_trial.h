@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tep_trial.h - a format tried on libtraceevent in a child process first.
+ *
+ * libtraceevent 1.7.1 crashes on some print fmts (NULL dereferences in its
+ * parser; fuzz_format keeps finding more, such as a print fmt with an
+ * unknown name followed by garbage).  Our compiler parses every print fmt
+ * first and hands libtraceevent only what it parsed and declined for a
+ * construct it does not do - a handful of a kernel's formats - but it stops
+ * at the first such construct, so what follows it is unchecked.  Each of
+ * those formats is therefore parsed, and one all-zero record printed, by a
+ * short-lived child (fork, no exec) before libtraceevent in this process
+ * sees it.  It costs a fork per fallback event, once.
+ */
+#ifndef TRACEBUF_TEP_TRIAL_H
+#define TRACEBUF_TEP_TRIAL_H
+
+#include <stddef.h>
+
+#include "tracebuf/schema.h"
+
+/* 0 if libtraceevent survives the format; -EFAULT if it crashed or hung (*how: signal, or -exit status). */
+int tep_trial(const char *text, size_t len, const char *system, const struct tb_format *f, int *how);
+
+#endif
