@@ -40,12 +40,19 @@ struct tally {
 	unsigned long fixed, text, bprint, bad;
 };
 
-/* Every record of ring must be one of the three, whole and self-consistent. */
+/*
+ * Every record of ring must be one of the three, whole and self-consistent.
+ * At most DRAIN_MAX records a call: writers of events still on may keep
+ * the ring as full as the reader empties it (under ThreadSanitizer the
+ * reader is the slower one), and the tally needs no more than some of them.
+ */
+#define DRAIN_MAX 20000
+
 static void drain(struct tb_ring *ring, struct tally *t)
 {
 	struct tb_event ev;
 
-	while (tb_consume_merged(ring, &ev) == 1) {
+	for (int n = 0; n < DRAIN_MAX && tb_consume_merged(ring, &ev) == 1; n++) {
 		const unsigned char *d = ev.data;
 		uint16_t type;
 
