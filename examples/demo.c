@@ -96,7 +96,9 @@ struct worker {
 	pthread_t thread;
 	int no;
 	unsigned cpu;
-	unsigned signals; /* handled by its thread */
+	atomic_int writing; /* signalled only while it writes: a parked worker's signals would
+			     * fill its CPU's buffer with signal events alone */
+	unsigned signals;   /* handled by its thread */
 };
 
 /* Workers stay alive, parked, until the capture is saved: saved_cmdlines names live threads. */
@@ -150,6 +152,7 @@ static void *worker_main(void *arg)
 			tb_marker_write(text, (size_t)n);
 		}
 	}
+	atomic_store(&w->writing, 0);
 	atomic_fetch_sub(&flooding, 1);
 	park();
 	w->signals = demo_signals_handled();
@@ -165,7 +168,8 @@ static unsigned long signal_workers(struct worker *w)
 
 	while (atomic_load(&flooding) > 0) {
 		for (int i = 0; i < WORKERS; i++)
-			sent += pthread_kill(w[i].thread, SIGUSR1) == 0;
+			if (atomic_load(&w[i].writing))
+				sent += pthread_kill(w[i].thread, SIGUSR1) == 0;
 		nanosleep(&gap, NULL);
 	}
 	return sent;
@@ -453,7 +457,7 @@ static int run_workers(struct demo *d)
 {
 	atomic_store(&flooding, WORKERS);
 	for (int i = 0; i < WORKERS; i++) {
-		d->w[i] = (struct worker){.no = i + 1, .cpu = (unsigned)i % online_cpus};
+		d->w[i] = (struct worker){.no = i + 1, .cpu = (unsigned)i % online_cpus, .writing = 1};
 		if (pthread_create(&d->w[i].thread, NULL, worker_main, &d->w[i]) != 0) {
 			fprintf(stderr, "demo: cannot create a thread\n");
 			exit(1); /* the threads made so far are parked: exit ends them */
