@@ -211,7 +211,7 @@ $(B)/examples/demo: examples/demo.c examples/demo/demo.h $(DEMO_APP) $(B)/libtra
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(DEMO_APP) $(B)/libtracebuf-func.a \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
-tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES)
+tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES) $(B)/bench/merge_results
 
 deps:
 	$(Q)scripts/deps.sh
@@ -298,9 +298,15 @@ $(B)/bench/bench_func: BENCH_CFLAGS += $(INSTR)
 $(B)/bench/bench_func: BENCH_LIBS += $(B)/libtracebuf-func.a $(B)/libtracebuf.a
 $(B)/bench/bench_func: $(B)/libtracebuf-func.a
 
+# The benches' results-*.json as one checked list (scripts/bench.sh); libc only.
+$(B)/bench/merge_results: bench/merge_results.c Makefile
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< -lm
+
 bench: deps lib cli
 	$(Q)scripts/bench-deps.sh
-	$(Q)$(MAKE) --no-print-directory $(BENCHES)
+	$(Q)$(MAKE) --no-print-directory $(BENCHES) $(B)/bench/merge_results
 	$(Q)scripts/bench.sh $(B)
 
 # ---------------------------------------------------------------- install
