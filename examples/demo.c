@@ -15,12 +15,13 @@
  * every 100th its PMU counters (tracebuf:pmu_counters), every 500th a
  * marker (ftrace:print).  Meanwhile the main thread sends them SIGUSR1,
  * whose handler writes demo:signal in the middle of whatever its thread
- * was writing, and a PMU sampler writes tracebuf:pmu_sample events where
- * the kernel allows it.  Then the main thread serves one last request with
- * a signal raised inside lookup(), writes a blob of BLOB_BYTES (three
- * sub-buffers' worth) with a signal raised while the blob is open, its
- * counters and a marker: a known call nesting at the newest end of the
- * trace, which overwrite mode keeps.
+ * was writing, and a PMU sampler (where the kernel allows it) samples
+ * every thread.  Then the main thread spends 8 ms of CPU in crunch() for
+ * the sampler, stops it (its tracebuf:pmu_sample events are written then),
+ * serves one last request with a signal raised inside lookup(), writes a
+ * blob of BLOB_BYTES (three sub-buffers' worth) with a signal raised while
+ * the blob is open, its counters and a marker: a known call nesting at the
+ * newest end of the trace, which overwrite mode keeps.
  *
  * The reading: the blob through the non-consuming iterator, byte for
  * byte; each CPU's stats with the derived lines; the ring saved as a
@@ -313,6 +314,28 @@ static void show_from_last(const char *path, const char *from)
 		fclose(f);
 }
 
+/* Symbols from the capture's own objects file, as `tracebuf report` reads them; NULL if none. */
+static struct tb_usyms *saved_objects(const char *dir)
+{
+	char path[4096], *text = NULL;
+	size_t len = 0;
+	struct tb_usyms *u = NULL;
+	FILE *f, *mem;
+	int c;
+
+	snprintf(path, sizeof(path), "%s/objects", dir);
+	f = fopen(path, "r");
+	mem = open_memstream(&text, &len);
+	while (f && mem && (c = getc(f)) != EOF)
+		putc(c, mem);
+	if (mem && fclose(mem) == 0 && f)
+		tb_usyms_load(&u, path, text, len, NULL, NULL);
+	if (f)
+		fclose(f);
+	free(text);
+	return u;
+}
+
 static int report(const char *dir, struct tb_report_totals *rt, struct tb_graph_totals *gt)
 {
 	char path[4096];
@@ -324,7 +347,8 @@ static int report(const char *dir, struct tb_report_totals *rt, struct tb_graph_
 	/* The flat report, every event a line (what `tracebuf report --no-graph DIR` prints). */
 	if ((rc = tb_capture_open(dir, NULL, &c)) < 0)
 		return rc;
-	if (tb_usyms_self(&u, NULL, NULL) == 0)
+	u = saved_objects(dir);
+	if (u)
 		tb_usyms_register(u, tb_capture_schema(c));
 	snprintf(path, sizeof(path), "%s/report.txt", dir);
 	out = fopen(path, "w");
