@@ -15,6 +15,9 @@
  * so the minimum is the cost of the code itself (a contention that is always
  * there, such as shared cache lines, slows every batch and still shows).
  * Several threads run their batches at the same time; their rates add up.
+ *
+ * Writes results-write.json beside the program in the results.json shape
+ * (case, threads, tracebuf_ns, peer, peer_ns, ratio = peer_ns / tracebuf_ns).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -190,7 +193,52 @@ static double measure_trace_marker(void)
 	return best;
 }
 
-int main(void)
+/* One results.json entry (case, threads, tracebuf_ns, peer, peer_ns, ratio = peer_ns / tracebuf_ns). */
+static void json_entry(FILE *f, int *n, const char *name, int threads, double tb_ns, const char *peer,
+		       double peer_ns)
+{
+	if (f && tb_ns > 0 && peer_ns > 0)
+		fprintf(f, "%s  {\"case\": \"%s\", \"threads\": %d, \"tracebuf_ns\": %.3f, \"peer\": \"%s\", "
+			"\"peer_ns\": %.3f, \"ratio\": %.4f}", (*n)++ ? ",\n" : "", name, threads, tb_ns, peer,
+			peer_ns, peer_ns / tb_ns);
+}
+
+/*
+ * build/bench/results-write.json, beside the program.  A peer that could not
+ * be measured is left out, and so is LTTng-UST without a session: its
+ * tracepoints are then disabled, a load and a branch.
+ */
+static void write_json(const char *argv0, const double *f, int have_lttng)
+{
+	enum { RDTSC, W1, WI, W2, R1, MARKER, L1, L2 };
+	const char *slash = strrchr(argv0, '/');
+	char path[4096];
+	int n = 0;
+	FILE *json;
+
+	snprintf(path, sizeof(path), "%.*sresults-write.json", slash ? (int)(slash - argv0 + 1) : 0, argv0);
+	json = fopen(path, "w");
+	if (!json)
+		return;
+	fputs("[\n", json);
+	json_entry(json, &n, "tb_write 8 bytes", 1, f[W1], "rdtsc", f[RDTSC]);
+	json_entry(json, &n, "tb_write 8 bytes, payload bumped in place", 1, f[WI], "rdtsc", f[RDTSC]);
+	json_entry(json, &n, "tb_reserve+tb_commit 8 bytes", 1, f[R1], "rdtsc", f[RDTSC]);
+	json_entry(json, &n, "tb_write 8 bytes", 2, f[W2], "tb_write 8 bytes, 1 thread", f[W1]);
+	/* Only a running session makes LTTng record (scripts/bench.sh starts one and says so). */
+	if (have_lttng && getenv("TB_BENCH_LTTNG_SESSION")) {
+		json_entry(json, &n, "tb_write 8 bytes", 1, f[W1], "LTTng-UST", f[L1]);
+		json_entry(json, &n, "tb_write 8 bytes", 2, f[W2], "LTTng-UST", f[L2]);
+	} else if (have_lttng) {
+		printf("  (LTTng-UST left out of the JSON: no session recorded it; make bench starts one)\n");
+	}
+	json_entry(json, &n, "tb_write 8 bytes", 1, f[W1], "kernel trace_marker write", f[MARKER]);
+	fputs("\n]\n", json);
+	fclose(json);
+	printf("  wrote %s\n", path);
+}
+
+int main(int argc, char **argv)
 {
 	struct tb_ring_opts o;
 	double rdtsc, w1, w2, r1, marker;
@@ -247,6 +295,13 @@ int main(void)
 		       marker / w1);
 	else
 		printf("  kernel trace_marker write   unavailable (no tracefs or not root)\n");
+#ifdef HAVE_LTTNG
+	const double figures[] = {rdtsc, w1, wi, w2, r1, marker, l1, l2};
+	write_json(argc > 0 ? argv[0] : "bench_write", figures, 1);
+#else
+	const double figures[] = {rdtsc, w1, wi, w2, r1, marker, 0, 0};
+	write_json(argc > 0 ? argv[0] : "bench_write", figures, 0);
+#endif
 	tb_ring_destroy(ring);
 	return 0;
 }

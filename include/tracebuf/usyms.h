@@ -61,8 +61,9 @@ unsigned long tb_usyms_problems(const struct tb_usyms *u);
 
 /*
  * Give the schema every function symbol of every listed object (as
- * kallsyms lines), so that %ps / %pS in print fmts name user addresses in
- * the ordinary report too.  0 or -errno.
+ * kallsyms lines, in a table beside the capture's own kallsyms, which
+ * keeps answering for its addresses), so that %ps / %pS in print fmts
+ * name user addresses in the ordinary report too.  0 or -errno.
  */
 int tb_usyms_register(struct tb_usyms *u, struct tb_schema *s);
 

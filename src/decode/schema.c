@@ -78,6 +78,13 @@ struct tb_schema {
 	void (*print_state_free)(void *);
 	/* What print fmts need beyond the format files (schema_kernel.h). */
 	struct tb_ksyms *ksyms;
+	/*
+	 * User-space symbols (tb_schema_load_user_symbols), apart from the
+	 * kernel's: each table keeps its own rule for which addresses resolve,
+	 * and a kernel table's [_stext, _etext) would shut user addresses out
+	 * of a merged one.
+	 */
+	struct tb_ksyms *user_ksyms;
 	struct tb_kstrings *kstrings;
 	struct tb_constants *constants;
 	char *tracefs;       /* the running kernel's tracefs; NULL when reading a capture */
@@ -162,6 +169,7 @@ void tb_schema_free(struct tb_schema *s)
 	if (s->tep)
 		tep_free(s->tep);
 	tb_ksyms_free(s->ksyms);
+	tb_ksyms_free(s->user_ksyms);
 	tb_kstrings_free(s->kstrings);
 	tb_constants_free(s->constants);
 	tb_btf_free(s->btf);
@@ -575,7 +583,8 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
  * Without privileges (kptr_restrict) every kallsyms address reads 0 and
  * there is nothing to resolve with: not an error.
  */
-int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)
+static int load_symbols(struct tb_schema *s, struct tb_ksyms **table, const char *file,
+			const char *text, size_t len)
 {
 	struct tb_ksyms *k;
 	int rc;
@@ -587,10 +596,20 @@ int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *t
 		return 0;
 	if (!k)
 		return rc;
-	tb_ksyms_free(s->ksyms);
-	s->ksyms = k;
+	tb_ksyms_free(*table);
+	*table = k;
 	s->have_symbols = true;
 	return rc;
+}
+
+int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)
+{
+	return load_symbols(s, s ? &s->ksyms : NULL, file, text, len);
+}
+
+int tb_schema_load_user_symbols(struct tb_schema *s, const char *file, const char *text, size_t len)
+{
+	return load_symbols(s, s ? &s->user_ksyms : NULL, file, text, len);
 }
 
 int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
@@ -623,6 +642,11 @@ static int tep_learn_tables(struct tb_schema *s)
 
 	for (size_t i = 0; i < tb_ksyms_count(s->ksyms) && rc == 0; i++) {
 		tb_ksyms_at(s->ksyms, i, &sym);
+		if (tep_register_function(s->tep, (char *)sym.name, sym.start, (char *)sym.module) < 0)
+			rc = -ENOMEM;
+	}
+	for (size_t i = 0; i < tb_ksyms_count(s->user_ksyms) && rc == 0; i++) {
+		tb_ksyms_at(s->user_ksyms, i, &sym);
 		if (tep_register_function(s->tep, (char *)sym.name, sym.start, (char *)sym.module) < 0)
 			rc = -ENOMEM;
 	}
@@ -676,7 +700,7 @@ const char *tb_schema_symbol(void *schema, uint64_t addr, uint64_t *start, uint6
 	struct tb_schema *s = schema;
 	struct tb_ksym k;
 
-	if (!tb_ksyms_lookup(s->ksyms, addr, &k))
+	if (!tb_ksyms_lookup(s->ksyms, addr, &k) && !tb_ksyms_lookup(s->user_ksyms, addr, &k))
 		return NULL;
 	if (start)
 		*start = k.start;

@@ -3,7 +3,8 @@
  * schema_kernel.h - what a schema knows about the kernel beyond its format
  * files, for the printers (internal to the reading side).
  *
- * A schema owns: the kallsyms table (tb_schema_load_kallsyms), the
+ * A schema owns: the kallsyms table (tb_schema_load_kallsyms), a table of
+ * user-space symbols beside it (tb_schema_load_user_symbols), the
  * printk_formats strings (tb_schema_load_printk_formats), the constants
  * file of a capture (tb_schema_load_constants) and, once it is told it
  * reads the running kernel, the kernel's BTF (/sys/kernel/btf/vmlinux,
@@ -39,6 +40,14 @@ bool tb_schema_type_size(void *schema, const char *type, uint64_t *size);
 
 /* The kallsyms table, or NULL if none was loaded. */
 const struct tb_ksyms *tb_schema_ksyms(const struct tb_schema *s);
+
+/*
+ * User-space symbols as kallsyms lines (tb_usyms_register): a table of
+ * their own, beside the kernel's and looked up after it, so a capture with
+ * both (a tracebuf ring's printf call sites and its program's functions)
+ * names both.  Returns as tb_schema_load_kallsyms.
+ */
+int tb_schema_load_user_symbols(struct tb_schema *s, const char *file, const char *text, size_t len);
 
 /*
  * Mark the schema as describing the running kernel, whose tracefs is

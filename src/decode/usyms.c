@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "elfsyms.h"
+#include "schema_kernel.h"
 #include "tracebuf/describe.h"
 #include "tracebuf/usyms.h"
 
@@ -318,7 +319,7 @@ int tb_usyms_register(struct tb_usyms *u, struct tb_schema *s)
 		free(text);
 		return -ENOMEM;
 	}
-	rc = len ? tb_schema_load_kallsyms(s, "objects (user symbols)", text, len) : 0;
+	rc = len ? tb_schema_load_user_symbols(s, "objects (user symbols)", text, len) : 0;
 	free(text);
 	return rc;
 }
