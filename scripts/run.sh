@@ -14,6 +14,23 @@ echo "  ... ($(wc -l < "$B/report-cap-b.txt") lines in all, full text in $B/repo
 echo "  LOST lines: $(grep -c 'LOST' "$B/report-cap-b.txt" || true)"
 grep 'LOST' "$B/report-cap-b.txt" || true
 echo
+CAPF=tests/data/kernel/cap-f-many-systems
+echo "=== tracebuf report $CAPF   (15 trace systems of a 6.18 kernel, as its own trace file prints them)"
+"$B/tracebuf" report "$CAPF" > "$B/report-cap-f.txt"
+for ev in 'sys_openat(' 'sys_openat ->' 'mm_page_alloc:' 'hrtimer_start:' 'tcp_probe:' 'block_rq_issue:' \
+	'writeback_dirty_inode:' 'tracing_mark_write:'; do
+	grep -m1 -F "$ev" "$B/report-cap-f.txt" || true
+done
+grep -v '^#' "$B/report-cap-f.txt" > "$B/report-cap-f.events"
+grep -v '^#' "$CAPF/trace.txt" > "$B/report-cap-f.kernel"
+echo "  $(awk 'NR == FNR { k[FNR] = $0; n = FNR; next } $0 == k[FNR] { same++ } END { printf "%d of %d", same, n }' \
+	"$B/report-cap-f.kernel" "$B/report-cap-f.events") event lines identical to the kernel's own text ($CAPF/trace.txt);" \
+	"the printers used: tracebuf report --stat $CAPF"
+awk 'NR == FNR { k[FNR] = $0; next } $0 != k[FNR] && !shown++ {
+	print "  the first that differs, kernel then tracebuf (writeback age= needs the jiffies of the moment"
+	print "  the kernel printed it, which this capture did not save; tracebuf capture saves it now):"
+	print "  " k[FNR]; print "  " $0 }' "$B/report-cap-f.kernel" "$B/report-cap-f.events"
+echo
 echo "=== tracebuf size 8   (the kernel's buffer_size_kb arithmetic)"
 "$B/tracebuf" size 8
 echo
