@@ -357,23 +357,6 @@ static void check_unused_bad_format(void)
 
 /* ---------------------------------------------------------------- CLI */
 
-static char *run(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	char *out = NULL, buf[65536];
-	size_t len = 0, n;
-	FILE *m;
-
-	if (!p)
-		return NULL;
-	m = open_memstream(&out, &len);
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	*status = pclose(p);
-	return out;
-}
-
 static void check_cli(void)
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
@@ -383,13 +366,13 @@ static void check_cli(void)
 	if (!make_copy(dir))
 		return (void)ok(0, "temporary copy");
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1 >/dev/null", b, dir);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 2 && out && strstr(out, "no trace clock") &&
 	       strstr(out, "--clock local"),
 	   "CLI: no clock: exit status 2, and the message says how to name one");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --clock local %s", b, dir);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && out && strstr(out, "sched_switch: "),
 	   "CLI: --clock local: exit status 0, events printed");
 	free(out);
@@ -403,7 +386,7 @@ static void check_cli(void)
 	free(bad);
 	free(unused);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1 >/dev/null", b, dir);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && out && strstr(out, "tracebuf: warning: ") &&
 	       strstr(out, "zzz/broken.format"),
 	   "CLI: a broken format nothing uses: exit status 0, a warning naming it");

@@ -85,20 +85,10 @@ static long long stat_value(const char *text, const char *key)
 static char *run_report(int *status)
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
-	char cmd[600], buf[65536], *out = NULL;
-	size_t len = 0, n;
-	FILE *p, *m;
+	char cmd[600];
 
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s", b, instance);
-	p = popen(cmd, "r");
-	if (!p)
-		return NULL;
-	m = open_memstream(&out, &len);
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	*status = pclose(p);
-	return out;
+	return tap_command_output(cmd, status);
 }
 
 static void compare_events(const struct lines *ours, const struct lines *kernel)
@@ -155,9 +145,8 @@ int main(void)
 	if (writers == 0)
 		skip_all("cannot tell which CPUs this test may run on");
 	instance_remove_on_exit();
-	if (instance_create("tb-test") < 0) {
+	if (instance_create("tb-test") < 0)
 		skip_all("cannot create a tracefs instance");
-	}
 	alarm(120);
 	ok(instance_set("buffer_size_kb", "8") == 0 && instance_set("options/overwrite", "1") == 0 &&
 		   instance_set("tracing_on", "1") == 0,
