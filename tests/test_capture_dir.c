@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "lib/lines.h"
+#include "lib/problems.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
@@ -32,40 +33,6 @@
 #define CAP_A "tests/data/kernel/cap-a-small-noloss"
 
 /* ------------------------------------------------------------ helpers */
-
-struct problem {
-	char file[PATH_MAX];
-	unsigned long long offset;
-	char reason[TB_DIAG_REASON_MAX];
-	bool warning;
-};
-
-static struct problems {
-	size_t n;
-	struct problem p[16];
-} problems;
-
-static void collect(void *ctx, const struct tb_diag *d)
-{
-	struct problems *ps = ctx;
-
-	if (ps->n < 16) {
-		struct problem *p = &ps->p[ps->n++];
-		snprintf(p->file, sizeof(p->file), "%s", d->file);
-		p->offset = d->offset;
-		snprintf(p->reason, sizeof(p->reason), "%s", d->reason);
-		p->warning = d->warning;
-	}
-	diag("reported%s: %s: byte %llu: %s", d->warning ? " (warning)" : "", d->file,
-	     (unsigned long long)d->offset, d->reason);
-}
-
-static bool ends_with(const char *s, const char *tail)
-{
-	size_t a = strlen(s), b = strlen(tail);
-
-	return a >= b && !strcmp(s + a - b, tail);
-}
 
 static void link_to(const char *from, const char *to)
 {
@@ -143,7 +110,7 @@ static void put_in(const char *dir, const char *name, const char *text)
 /* Open dir (clock: opts.clock) and report it; the open's or the report's rc. */
 static int report(const char *dir, const char *clock, struct lines *out, struct tb_capture **keep)
 {
-	struct tb_capture_opts o = {.diag = collect, .diag_ctx = &problems, .clock = clock};
+	struct tb_capture_opts o = {.diag = problems_collect, .diag_ctx = &problems, .clock = clock};
 	struct tb_capture *c = NULL;
 	char *text = NULL;
 	size_t len = 0;
@@ -396,7 +363,7 @@ static void check_cli(void)
 
 int main(void)
 {
-	struct tb_capture_opts o = {.diag = collect, .diag_ctx = &problems};
+	struct tb_capture_opts o = {.diag = problems_collect, .diag_ctx = &problems};
 	struct tb_capture *c;
 	char *text = NULL;
 	size_t len = 0;
