@@ -23,6 +23,7 @@
 #include "lib/lines.h"
 #include "lib/problems.h"
 #include "lib/tap.h"
+#include "lib/tree.h"
 #include "tracebuf/capture.h"
 #include "schema_kernel.h"
 #include "tracebuf/report.h"
@@ -629,15 +630,9 @@ static bool scratch_make(void)
 	return true;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f)
-{
-	(void)st, (void)type, (void)f;
-	return remove(path);
-}
-
 static void scratch_remove(void)
 {
-	nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tree_remove(scratch);
 }
 
 static void scratch_write(const char *name, const void *data, size_t len)
