@@ -33,6 +33,7 @@
 #include "constants.h"
 #include "kvars.h"
 #include "lib/capdir.h"
+#include "lib/instance.h"
 #include "lib/tap.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -280,36 +281,6 @@ static struct tb_btf *real_btf(void)
 
 /* -------------------------------------------- against the kernel's text */
 
-static char instance[256];
-
-static void remove_instance(void)
-{
-	if (instance[0])
-		rmdir(instance);
-}
-
-static void on_signal(int sig)
-{
-	remove_instance();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int set(const char *name, const char *value)
-{
-	char path[512];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", instance, name);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /* The mode field of every hrtimer_start record of CPU 0, in order. */
 static size_t raw_modes(int64_t *modes, size_t max)
 {
@@ -368,15 +339,15 @@ static void hrtimer_modes(const struct tb_btf *b)
 	int distinct = 0;
 	int64_t seen[16];
 
-	ok(set("tracing_cpumask", "1") == 0 && set("options/hash-ptr", "0") == 0 &&
-		   set("events/timer/hrtimer_start/enable", "1") == 0 && set("tracing_on", "1") == 0,
+	ok(instance_set("tracing_cpumask", "1") == 0 && instance_set("options/hash-ptr", "0") == 0 &&
+		   instance_set("events/timer/hrtimer_start/enable", "1") == 0 && instance_set("tracing_on", "1") == 0,
 	   "instance on CPU 0 with timer:hrtimer_start");
 	for (int k = 0; k < 20; k++) { /* sleeps arm hrtimers (relative mode) */
 		struct timespec ts = {0, 200000};
 		nanosleep(&ts, NULL);
 	}
 	usleep(100000); /* and let the kernel's own timers run */
-	set("tracing_on", "0");
+	instance_set("tracing_on", "0");
 	snprintf(path, sizeof(path), "%s/trace", instance);
 	text = tap_slurp(path, NULL);
 	n = raw_modes(modes, 512);
@@ -419,8 +390,8 @@ static void page_addresses(struct tb_schema *s)
 
 	ok(known, "the schema knows vmemmap_base (0x%llx, probed) and sizeof(struct page) (%llu, BTF)",
 	   (unsigned long long)base, (unsigned long long)size);
-	ok(set("events/timer/hrtimer_start/enable", "0") == 0 &&
-		   set("events/kmem/mm_page_alloc/enable", "1") == 0 && set("tracing_on", "1") == 0,
+	ok(instance_set("events/timer/hrtimer_start/enable", "0") == 0 &&
+		   instance_set("events/kmem/mm_page_alloc/enable", "1") == 0 && instance_set("tracing_on", "1") == 0,
 	   "instance with kmem:mm_page_alloc");
 	{
 		size_t len = 32 * 4096;
@@ -430,7 +401,7 @@ static void page_addresses(struct tb_schema *s)
 		if (m != MAP_FAILED)
 			munmap((void *)m, len);
 	}
-	set("tracing_on", "0");
+	instance_set("tracing_on", "0");
 	snprintf(path, sizeof(path), "%s/trace", instance);
 	text = tap_slurp(path, NULL);
 	for (p = text; p && (p = strstr(p, "mm_page_alloc: page=")) != NULL; p++) {
@@ -513,9 +484,7 @@ static void live_kernel(const struct tb_btf *b)
 	cpu_set_t cpu0, was;
 	bool pinned;
 
-	snprintf(instance, sizeof(instance), TRACEFS "/instances/tb-btf-%d", (int)getpid());
-	if (!b || geteuid() != 0 || mkdir(instance, 0755) < 0) {
-		instance[0] = '\0';
+	if (!b || geteuid() != 0 || instance_create("tb-btf") < 0) {
 		skip(1, "against the kernel's text: needs root, tracefs and BTF");
 		return;
 	}
@@ -530,8 +499,7 @@ static void live_kernel(const struct tb_btf *b)
 	page_addresses(s);
 	if (pinned)
 		sched_setaffinity(0, sizeof(was), &was);
-	remove_instance();
-	instance[0] = '\0';
+	instance_close();
 	constants_file(s);
 	tb_schema_free(s);
 }
@@ -662,12 +630,9 @@ static void identifiers(void)
 
 int main(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGABRT, SIGSEGV, SIGBUS};
 	struct tb_btf *b;
 
-	atexit(remove_instance);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], on_signal);
+	instance_remove_on_exit();
 	alarm(120);
 	hand_made();
 	broken_blobs();

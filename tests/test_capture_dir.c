@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "lib/lines.h"
+#include "lib/problems.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
@@ -32,40 +33,6 @@
 #define CAP_A "tests/data/kernel/cap-a-small-noloss"
 
 /* ------------------------------------------------------------ helpers */
-
-struct problem {
-	char file[PATH_MAX];
-	unsigned long long offset;
-	char reason[TB_DIAG_REASON_MAX];
-	bool warning;
-};
-
-static struct problems {
-	size_t n;
-	struct problem p[16];
-} problems;
-
-static void collect(void *ctx, const struct tb_diag *d)
-{
-	struct problems *ps = ctx;
-
-	if (ps->n < 16) {
-		struct problem *p = &ps->p[ps->n++];
-		snprintf(p->file, sizeof(p->file), "%s", d->file);
-		p->offset = d->offset;
-		snprintf(p->reason, sizeof(p->reason), "%s", d->reason);
-		p->warning = d->warning;
-	}
-	diag("reported%s: %s: byte %llu: %s", d->warning ? " (warning)" : "", d->file,
-	     (unsigned long long)d->offset, d->reason);
-}
-
-static bool ends_with(const char *s, const char *tail)
-{
-	size_t a = strlen(s), b = strlen(tail);
-
-	return a >= b && !strcmp(s + a - b, tail);
-}
 
 static void link_to(const char *from, const char *to)
 {
@@ -143,7 +110,7 @@ static void put_in(const char *dir, const char *name, const char *text)
 /* Open dir (clock: opts.clock) and report it; the open's or the report's rc. */
 static int report(const char *dir, const char *clock, struct lines *out, struct tb_capture **keep)
 {
-	struct tb_capture_opts o = {.diag = collect, .diag_ctx = &problems, .clock = clock};
+	struct tb_capture_opts o = {.diag = problems_collect, .diag_ctx = &problems, .clock = clock};
 	struct tb_capture *c = NULL;
 	char *text = NULL;
 	size_t len = 0;
@@ -357,23 +324,6 @@ static void check_unused_bad_format(void)
 
 /* ---------------------------------------------------------------- CLI */
 
-static char *run(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	char *out = NULL, buf[65536];
-	size_t len = 0, n;
-	FILE *m;
-
-	if (!p)
-		return NULL;
-	m = open_memstream(&out, &len);
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	*status = pclose(p);
-	return out;
-}
-
 static void check_cli(void)
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
@@ -383,13 +333,13 @@ static void check_cli(void)
 	if (!make_copy(dir))
 		return (void)ok(0, "temporary copy");
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1 >/dev/null", b, dir);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 2 && out && strstr(out, "no trace clock") &&
 	       strstr(out, "--clock local"),
 	   "CLI: no clock: exit status 2, and the message says how to name one");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --clock local %s", b, dir);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && out && strstr(out, "sched_switch: "),
 	   "CLI: --clock local: exit status 0, events printed");
 	free(out);
@@ -403,7 +353,7 @@ static void check_cli(void)
 	free(bad);
 	free(unused);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1 >/dev/null", b, dir);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && out && strstr(out, "tracebuf: warning: ") &&
 	       strstr(out, "zzz/broken.format"),
 	   "CLI: a broken format nothing uses: exit status 0, a warning naming it");
@@ -413,7 +363,7 @@ static void check_cli(void)
 
 int main(void)
 {
-	struct tb_capture_opts o = {.diag = collect, .diag_ctx = &problems};
+	struct tb_capture_opts o = {.diag = problems_collect, .diag_ctx = &problems};
 	struct tb_capture *c;
 	char *text = NULL;
 	size_t len = 0;

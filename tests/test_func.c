@@ -23,6 +23,7 @@
 
 #include "func/tree.h"
 #include "lib/tap.h"
+#include "lib/tree.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/func.h"
 #include "tracebuf/funcgraph.h"
@@ -77,17 +78,9 @@ struct trace {
 
 static char tmp_root[] = "/tmp/tb-test-func-XXXXXX";
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void cleanup(void)
 {
-	nftw(tmp_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tree_remove(tmp_root);
 }
 
 static char *dir_for(const char *name)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "lib/tap.h"
+#include "lib/tree.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/funcgraph.h"
 #include "tracebuf/page.h"
@@ -33,17 +34,9 @@
 
 static char dir[] = "/tmp/tb-test-funcgraph-XXXXXX";
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void cleanup(void)
 {
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tree_remove(dir);
 }
 
 static void put_file(const char *name, const void *data, size_t len)

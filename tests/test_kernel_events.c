@@ -33,6 +33,7 @@
 
 #include "kernel_events.h"
 #include "lib/lines.h"
+#include "lib/instance.h"
 #include "lib/tap.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -403,51 +404,6 @@ static void hostile_records(void)
 
 /* ------------------------------------------------------ 3. live kernel */
 
-static char instance[256];
-
-static void remove_instance(void)
-{
-	if (instance[0])
-		rmdir(instance);
-}
-
-static void on_signal(int sig)
-{
-	remove_instance();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int write_file(const char *name, const char *value, size_t len)
-{
-	char path[512];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", instance, name);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, len) != (ssize_t)len)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
-static int set(const char *name, const char *value)
-{
-	return write_file(name, value, strlen(value));
-}
-
-static bool have_tracefs(void)
-{
-	struct stat st;
-
-	if (stat(TRACEFS "/instances", &st) == 0)
-		return true;
-	mount("nodev", TRACEFS, "tracefs", 0, NULL);
-	return stat(TRACEFS "/instances", &st) == 0;
-}
-
 /* ls -la / /proc/self in a grandchild (event-fork traces it): many kinds of syscalls. */
 static void run_ls(void)
 {
@@ -490,26 +446,26 @@ static void child_workload(int go)
 	if (write(fd, "hello", 5) != 5 || write(fd, big, sizeof(big)) != (ssize_t)sizeof(big))
 		_exit(2);
 	close(fd);
-	set("options/userstacktrace", "1");
+	instance_set("options/userstacktrace", "1");
 	getppid();
 	getppid();
-	set("options/userstacktrace", "0");
+	instance_set("options/userstacktrace", "0");
 	run_ls();
-	write_file("trace_marker", "tb-kprint live marker\n", 22);
-	write_file("trace_marker", "tb-kprint live marker without newline", 37);
-	write_file("trace_marker", "abc\0def", 7);
-	write_file("trace_marker", "tb-kprint live marker after the NUL one", 39);
-	write_file("trace_marker_raw", raw, sizeof(raw));
-	set("tracing_on", "0");
+	instance_write("trace_marker", "tb-kprint live marker\n", 22);
+	instance_write("trace_marker", "tb-kprint live marker without newline", 37);
+	instance_write("trace_marker", "abc\0def", 7);
+	instance_write("trace_marker", "tb-kprint live marker after the NUL one", 39);
+	instance_write("trace_marker_raw", raw, sizeof(raw));
+	instance_set("tracing_on", "0");
 	_exit(0);
 }
 
 /* The function tracer with a filter of two functions, if the instance may use it. */
 static bool try_function_tracer(void)
 {
-	if (set("set_ftrace_filter", "__x64_sys_getppid __x64_sys_getpid") < 0)
+	if (instance_set("set_ftrace_filter", "__x64_sys_getppid __x64_sys_getpid") < 0)
 		return false;
-	return set("current_tracer", "function") == 0;
+	return instance_set("current_tracer", "function") == 0;
 }
 
 static void live_kernel(void)
@@ -518,23 +474,21 @@ static void live_kernel(void)
 	char pid[32];
 	bool functions;
 	pid_t child;
-	char *kernel_text, path[300];
+	char *kernel_text;
 	struct lines ours, kernel;
 
-	if (geteuid() != 0 || !have_tracefs()) {
+	if (geteuid() != 0 || !instance_have_tracefs()) {
 		skip(1, "live kernel: needs root and tracefs");
 		return;
 	}
-	snprintf(instance, sizeof(instance), TRACEFS "/instances/tb-kprint-%d", (int)getpid());
-	if (mkdir(instance, 0755) < 0) {
-		instance[0] = '\0';
+	if (instance_create("tb-kprint") < 0) {
 		skip(1, "live kernel: cannot create a tracefs instance");
 		return;
 	}
-	ok(set("tracing_on", "0") == 0 && set("buffer_size_kb", "1024") == 0 &&
-		   set("options/hash-ptr", "0") == 0 && set("events/syscalls/enable", "1") == 0 &&
-		   set("options/event-fork", "1") == 0 &&
-		   set("events/syscalls/sys_enter_getppid/trigger", "stacktrace") == 0,
+	ok(instance_set("tracing_on", "0") == 0 && instance_set("buffer_size_kb", "1024") == 0 &&
+		   instance_set("options/hash-ptr", "0") == 0 && instance_set("events/syscalls/enable", "1") == 0 &&
+		   instance_set("options/event-fork", "1") == 0 &&
+		   instance_set("events/syscalls/sys_enter_getppid/trigger", "stacktrace") == 0,
 	   "instance %s: syscalls, a stack trigger on getppid", instance);
 	functions = try_function_tracer();
 	if (!functions)
@@ -550,20 +504,19 @@ static void live_kernel(void)
 	}
 	close(go[0]);
 	snprintf(pid, sizeof(pid), "%d", (int)child);
-	ok(set("set_event_pid", pid) == 0 && (!functions || set("set_ftrace_pid", pid) == 0) &&
-		   set("tracing_on", "1") == 0,
+	ok(instance_set("set_event_pid", pid) == 0 && (!functions || instance_set("set_ftrace_pid", pid) == 0) &&
+		   instance_set("tracing_on", "1") == 0,
 	   "tracing the child %s", pid);
 	if (write(go[1], "g", 1) != 1)
 		diag("cannot start the child");
 	close(go[1]);
 	ok(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "the child ran its workload");
-	set("tracing_on", "0");
+	instance_set("tracing_on", "0");
 	if (functions)
-		set("current_tracer", "nop");
+		instance_set("current_tracer", "nop");
 
-	snprintf(path, sizeof(path), "%s/trace", instance);
-	kernel_text = tap_slurp(path, NULL); /* before the report consumes the raw pages */
+	kernel_text = instance_read("trace"); /* before the report consumes the raw pages */
 	ok(report_lines(instance, &ours) == 0, "live: report of the instance without problems");
 	split_lines(kernel_text, &kernel);
 	compare_lines(&ours, &kernel, "live");
@@ -578,18 +531,13 @@ static void live_kernel(void)
 		skip(1, "the function tracer cannot run in an instance on this kernel");
 	free_lines(&ours);
 	free_lines(&kernel);
-	remove_instance();
-	ok(access(instance, F_OK) != 0, "instance removed");
-	instance[0] = '\0';
+	ok(instance_close() == 0, "instance removed");
 }
 
 int main(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGABRT, SIGSEGV, SIGBUS};
 
-	atexit(remove_instance);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], on_signal);
+	instance_remove_on_exit();
 	alarm(120);
 	bundled_capture();
 	hostile_records();

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ksyms.h"
+#include "lib/instance.h"
 #include "lib/tap.h"
 #include "schema_kernel.h"
 
@@ -277,57 +278,24 @@ static struct tb_ksyms *live_kallsyms(void)
 
 /* ------------------------------------------- the kernel's +offset/size */
 
-static char instance[256];
-
-static void remove_instance(void)
-{
-	if (instance[0])
-		rmdir(instance);
-}
-
-static void on_signal(int sig)
-{
-	remove_instance();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int set(const char *name, const char *value)
-{
-	char path[512];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", instance, name);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /* " => name+0xOFF/0xSIZE" lines of the kernel's stacks, against our lookups. */
 static void kernel_offsets(const struct tb_ksyms *k)
 {
-	char path[300], *text, *p;
+	char *text, *p;
 	size_t checked = 0, wrong = 0;
 
-	snprintf(instance, sizeof(instance), TRACEFS "/instances/tb-ksyms-%d", (int)getpid());
-	if (!k || geteuid() != 0 || mkdir(instance, 0755) < 0) {
-		instance[0] = '\0';
+	if (!k || geteuid() != 0 || instance_create("tb-ksyms") < 0) {
 		skip(2, "kernel +offset/size: needs root, tracefs and kallsyms");
 		return;
 	}
-	ok(set("options/sym-offset", "1") == 0 && set("events/syscalls/sys_enter_getppid/enable", "1") == 0 &&
-		   set("events/syscalls/sys_enter_getppid/trigger", "stacktrace") == 0 &&
-		   set("tracing_on", "1") == 0,
+	ok(instance_set("options/sym-offset", "1") == 0 && instance_set("events/syscalls/sys_enter_getppid/enable", "1") == 0 &&
+		   instance_set("events/syscalls/sys_enter_getppid/trigger", "stacktrace") == 0 &&
+		   instance_set("tracing_on", "1") == 0,
 	   "instance with kernel stacks printed with sym-offset");
 	for (int i = 0; i < 3; i++)
 		getppid();
-	set("tracing_on", "0");
-	snprintf(path, sizeof(path), "%s/trace", instance);
-	text = tap_slurp(path, NULL);
+	instance_set("tracing_on", "0");
+	text = instance_read("trace");
 	for (p = text; p && (p = strstr(p, "\n => ")) != NULL; p++) {
 		char name[600];
 		unsigned long long off, size;
@@ -347,20 +315,16 @@ static void kernel_offsets(const struct tb_ksyms *k)
 		}
 	}
 	free(text);
-	remove_instance();
-	instance[0] = '\0';
+	instance_close();
 	ok(checked >= 4 && wrong == 0, "%zu stack entries: our name and size equal the kernel's "
 	   "name+off/size (%zu differ)", checked, wrong);
 }
 
 int main(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGABRT, SIGSEGV, SIGBUS};
 	struct tb_ksyms *k;
 
-	atexit(remove_instance);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], on_signal);
+	instance_remove_on_exit();
 	alarm(120);
 	bad_lines();
 	lookup_rules();

@@ -25,70 +25,13 @@
 #include <unistd.h>
 
 #include "lib/lines.h"
+#include "lib/instance.h"
 #include "lib/tap.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define MARKERS_PER_CPU 3000
 #define HEADER_LINES 12
 #define MAX_CPUS 2 /* CPUs written on; more only make the test slower */
-
-static char instance[256];
-
-/* Remove the instance; safe to call from a signal handler (rmdir only). */
-static void remove_instance(void)
-{
-	if (instance[0])
-		rmdir(instance);
-}
-
-static void on_signal(int sig)
-{
-	remove_instance();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void remove_on_exit(void)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGABRT, SIGSEGV, SIGBUS};
-
-	atexit(remove_instance);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], on_signal);
-}
-
-static int write_file(const char *name, const char *value)
-{
-	char path[512];
-	int fd, ok_;
-
-	snprintf(path, sizeof(path), "%s/%s", instance, name);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ok_ = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
-	close(fd);
-	return ok_ ? 0 : -EIO;
-}
-
-static char *read_file(const char *name)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", instance, name);
-	return tap_slurp(path, NULL);
-}
-
-/* tracefs mounted at TRACEFS, mounting it if needed; false if impossible. */
-static bool have_tracefs(void)
-{
-	struct stat st;
-
-	if (stat(TRACEFS "/instances", &st) == 0)
-		return true;
-	mount("nodev", TRACEFS, "tracefs", 0, NULL);
-	return stat(TRACEFS "/instances", &st) == 0;
-}
 
 /* A child pinned to cpu writes n markers, one write() each. */
 static pid_t spawn_writer(int cpu, int n)
@@ -142,20 +85,10 @@ static long long stat_value(const char *text, const char *key)
 static char *run_report(int *status)
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
-	char cmd[600], buf[65536], *out = NULL;
-	size_t len = 0, n;
-	FILE *p, *m;
+	char cmd[600];
 
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s", b, instance);
-	p = popen(cmd, "r");
-	if (!p)
-		return NULL;
-	m = open_memstream(&out, &len);
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	*status = pclose(p);
-	return out;
+	return tap_command_output(cmd, status);
 }
 
 static void compare_events(const struct lines *ours, const struct lines *kernel)
@@ -207,19 +140,16 @@ int main(void)
 
 	if (geteuid() != 0)
 		skip_all("needs root to create a tracefs instance");
-	if (!have_tracefs())
+	if (!instance_have_tracefs())
 		skip_all("tracefs is not available at " TRACEFS);
 	if (writers == 0)
 		skip_all("cannot tell which CPUs this test may run on");
-	snprintf(instance, sizeof(instance), TRACEFS "/instances/tb-test-%d", (int)getpid());
-	remove_on_exit();
-	if (mkdir(instance, 0755) < 0) {
-		instance[0] = '\0';
+	instance_remove_on_exit();
+	if (instance_create("tb-test") < 0)
 		skip_all("cannot create a tracefs instance");
-	}
 	alarm(120);
-	ok(write_file("buffer_size_kb", "8") == 0 && write_file("options/overwrite", "1") == 0 &&
-		   write_file("tracing_on", "1") == 0,
+	ok(instance_set("buffer_size_kb", "8") == 0 && instance_set("options/overwrite", "1") == 0 &&
+		   instance_set("tracing_on", "1") == 0,
 	   "instance %s: 8 KiB per CPU, overwrite on", instance);
 	for (int w = 0; w < writers; w++) {
 		pid_t pid = spawn_writer(cpus[w], MARKERS_PER_CPU);
@@ -227,12 +157,12 @@ int main(void)
 			   WEXITSTATUS(status) == 0,
 		   "cpu%d: %d markers written", cpus[w], MARKERS_PER_CPU);
 	}
-	ok(write_file("tracing_on", "0") == 0, "tracing stopped");
+	ok(instance_set("tracing_on", "0") == 0, "tracing stopped");
 
-	kernel_text = read_file("trace");
+	kernel_text = instance_read("trace");
 	for (int w = 0; w < writers; w++) {
 		snprintf(name, sizeof(name), "per_cpu/cpu%d/stats", cpus[w]);
-		stats[w] = read_file(name);
+		stats[w] = instance_read(name);
 	}
 	report = run_report(&status);
 	ok(report && WIFEXITED(status) && WEXITSTATUS(status) == 0,
@@ -249,7 +179,7 @@ int main(void)
 		char *after;
 		check_lost(&ours, cpu, stats[w]);
 		snprintf(name, sizeof(name), "per_cpu/cpu%d/stats", cpu);
-		after = read_file(name);
+		after = instance_read(name);
 		is_int(stat_value(after, "entries: "), 0,
 		       "cpu%d: the report consumed the buffer (entries 0)", cpu);
 		is_int(stat_value(after, "read events: "), stat_value(stats[w], "entries: "),
@@ -260,8 +190,6 @@ int main(void)
 	free_lines(&ours);
 	free_lines(&kernel);
 
-	remove_instance();
-	ok(access(instance, F_OK) != 0, "instance removed");
-	instance[0] = '\0';
+	ok(instance_close() == 0, "instance removed");
 	return done_testing();
 }

@@ -394,23 +394,6 @@ static void check_header_without_stats(void)
 
 /* ------------------------------------------------------------- the CLI */
 
-static char *run(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	char *out = NULL;
-	size_t len = 0, n;
-	char buf[65536];
-
-	if (!p)
-		return NULL;
-	FILE *m = open_memstream(&out, &len);
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	*status = pclose(p);
-	return out;
-}
-
 /* Raw files whose prefix starts with a dot are found like any other (--prefix .x-). */
 static void check_dot_prefix(void)
 {
@@ -459,21 +442,21 @@ static void check_cli(void)
 		body = strchr(body, '\n') ? strchr(body, '\n') + 1 : NULL;
 
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report " DATA "cap-b-overrun", b);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(out && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "CLI: exit status 0 on a clean capture");
 	ok(out && !strcmp(out, lib), "CLI: prints what the library prints");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --no-header " DATA "cap-b-overrun", b);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(out && body && !strcmp(out, body), "CLI: --no-header prints all but the header");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report 2>/dev/null", b);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 2, "CLI: no DIR is a usage error (2)");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report /nonexistent-tb-dir 2>&1", b);
-	out = run(cmd, &status);
+	out = tap_command_output(cmd, &status);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 2 && out && strstr(out, "header_page"),
 	   "CLI: a directory without header_page cannot be opened (2), and says why");
 	free(out);

@@ -21,7 +21,9 @@
 
 #include "lib/capdir.h"
 #include "lib/lines.h"
+#include "lib/problems.h"
 #include "lib/tap.h"
+#include "lib/tree.h"
 #include "tracebuf/capture.h"
 #include "schema_kernel.h"
 #include "tracebuf/report.h"
@@ -42,37 +44,6 @@ static long payload_at(int i)
 }
 
 /* ------------------------------------------------------------ helpers */
-
-struct problem {
-	char file[256];
-	unsigned long long offset;
-	char reason[TB_DIAG_REASON_MAX];
-};
-
-static struct problems {
-	size_t n;
-	struct problem p[32];
-} problems;
-
-static void collect(void *ctx, const struct tb_diag *d)
-{
-	struct problems *ps = ctx;
-
-	if (ps->n < 32) {
-		struct problem *p = &ps->p[ps->n++];
-		snprintf(p->file, sizeof(p->file), "%s", d->file);
-		p->offset = d->offset;
-		snprintf(p->reason, sizeof(p->reason), "%s", d->reason);
-	}
-	diag("reported: %s: byte %llu: %s", d->file, (unsigned long long)d->offset, d->reason);
-}
-
-static bool ends_with(const char *s, const char *tail)
-{
-	size_t a = strlen(s), b = strlen(tail);
-
-	return a >= b && !strcmp(s + a - b, tail);
-}
 
 /* The one reported problem must be in file at offset, its reason containing why. */
 static void expect_problem(const char *name, const char *file, unsigned long long offset,
@@ -100,7 +71,7 @@ static void load_kernel_lines(void)
 /* Report dir; rc of tb_report_write (or of the open), event lines in *out. */
 static int report(const char *dir, struct lines *out)
 {
-	struct tb_capture_opts o = {.diag = collect, .diag_ctx = &problems};
+	struct tb_capture_opts o = {.diag = problems_collect, .diag_ctx = &problems};
 	struct tb_capture *c;
 	char *text = NULL;
 	size_t len = 0;
@@ -421,7 +392,7 @@ static void check_cmdlines(void)
 	struct tb_schema *s = tb_schema_new();
 	const char text[] = "2177 bash\nnot-a-pid x\n2180 seq\n";
 
-	tb_schema_set_diag(s, collect, &problems);
+	tb_schema_set_diag(s, problems_collect, &problems);
 	problems.n = 0;
 	is_int(tb_schema_load_cmdlines(s, "saved_cmdlines", text, sizeof(text) - 1), -EINVAL,
 	       "saved_cmdlines with a bad line: reported");
@@ -470,7 +441,7 @@ static void check_printk_formats(void)
 	size_t len, all = 0, found = 0;
 	char *fmt = tap_slurp("tests/data/kernel/formats/ftrace/bputs.format", &len);
 
-	tb_schema_set_diag(s, collect, &problems);
+	tb_schema_set_diag(s, problems_collect, &problems);
 	problems.n = 0;
 	is_int(fmt ? tb_schema_load_format(s, "bputs.format", "ftrace", fmt, len) : -1, 0, "bputs format loaded");
 	is_int(tb_schema_load_printk_formats(s, "printk_formats", text, sizeof(text) - 1), -EINVAL,
@@ -519,7 +490,7 @@ static void check_kallsyms(void)
 	const char *f1, *f2, *f3, *mod = NULL;
 	size_t found = 0;
 
-	tb_schema_set_diag(s, collect, &problems);
+	tb_schema_set_diag(s, problems_collect, &problems);
 	problems.n = 0;
 	is_int(tb_schema_load_kallsyms(s, "kallsyms", text, sizeof(text) - 1), -EINVAL,
 	       "kallsyms with bad lines: reported");
@@ -575,7 +546,7 @@ static void check_deep_nesting(void)
 	struct tb_schema *s = tb_schema_new();
 	int rc;
 
-	tb_schema_set_diag(s, collect, &problems);
+	tb_schema_set_diag(s, problems_collect, &problems);
 	problems.n = 0;
 	alarm(60);
 	rc = text ? tb_schema_load_format(s, "print.format", "ftrace", text, len) : 0;
@@ -659,15 +630,9 @@ static bool scratch_make(void)
 	return true;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f)
-{
-	(void)st, (void)type, (void)f;
-	return remove(path);
-}
-
 static void scratch_remove(void)
 {
-	nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tree_remove(scratch);
 }
 
 static void scratch_write(const char *name, const void *data, size_t len)

@@ -164,6 +164,22 @@ static void check_e3(void)
 	static const char *const exact[] = {"CPU:0 [LOST 816 EVENTS]"};
 	static const char *const none[] = {"CPU:0 [LOST EVENTS]"};
 	static const char *const bound[] = {"CPU:0 [LOST at least 816 EVENTS]"};
+	/* One stats line edited, and the LOST line the rule then allows. */
+	const struct {
+		const char *from, *to, *name;
+		const char *const *want;
+	} edits[] = {
+		/* A consuming reader took counts before: the pages' losses start from an unknown point. */
+		{"read events: 0", "read events: 5", "e3, stats 'read events: 5'", none},
+		/* The pages hold fewer events than the stats counted: some are missing, maybe with counts. */
+		{"entries: 184", "entries: 200", "e3, stats 'entries: 200' (pages missing)", none},
+		/* More events than the stats counted: writers ran after the stats: a lower bound only. */
+		{"entries: 184", "entries: 150", "e3, stats 'entries: 150' (written after)", bound},
+		/* Events newer than the stats' "now": written after them, however many there are. */
+		{"now ts:  1742.064963", "now ts:  1742.047500", "e3, stats 'now ts' before the last events", bound},
+		/* Overrun no larger than what other pages stored: nothing is known. */
+		{"overrun: 816", "overrun: 0", "e3, stats 'overrun: 0'", none},
+	};
 	struct outcome o;
 
 	if (!raw || !stats || len != 2 * PAGE) {
@@ -175,31 +191,12 @@ static void check_e3(void)
 	expect_lost("e3 with its stats (overrun 816, read 0, 184 entries = the pages')", o, 184, exact, 1);
 	expect_lost("e3 without a stats file", report_of(E, raw, len, NULL), 184, none, 1);
 
-	/* A consuming reader took counts before: the pages' losses start from an unknown point. */
 	free(stats);
-	stats = stats_edit(E "e3.cpu0.stats", "read events: 0", "read events: 5");
-	expect_lost("e3, stats 'read events: 5'", report_of(E, raw, len, stats), 184, none, 1);
-
-	/* The pages hold fewer events than the stats counted: some are missing, maybe with counts. */
-	free(stats);
-	stats = stats_edit(E "e3.cpu0.stats", "entries: 184", "entries: 200");
-	expect_lost("e3, stats 'entries: 200' (pages missing)", report_of(E, raw, len, stats), 184, none, 1);
-
-	/* More events than the stats counted: writers ran after the stats: a lower bound only. */
-	free(stats);
-	stats = stats_edit(E "e3.cpu0.stats", "entries: 184", "entries: 150");
-	expect_lost("e3, stats 'entries: 150' (written after)", report_of(E, raw, len, stats), 184, bound, 1);
-
-	/* Events newer than the stats' "now": written after them, however many there are. */
-	free(stats);
-	stats = stats_edit(E "e3.cpu0.stats", "now ts:  1742.064963", "now ts:  1742.047500");
-	expect_lost("e3, stats 'now ts' before the last events", report_of(E, raw, len, stats), 184, bound, 1);
-
-	/* Overrun no larger than what other pages stored: nothing is known. */
-	free(stats);
-	stats = stats_edit(E "e3.cpu0.stats", "overrun: 816", "overrun: 0");
-	expect_lost("e3, stats 'overrun: 0'", report_of(E, raw, len, stats), 184, none, 1);
-	free(stats);
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		stats = stats_edit(E "e3.cpu0.stats", edits[i].from, edits[i].to);
+		expect_lost(edits[i].name, report_of(E, raw, len, stats), 184, edits[i].want, 1);
+		free(stats);
+	}
 	free(raw);
 }
 

@@ -52,9 +52,7 @@ struct saver {
 	bool have_jiffies;
 };
 
-static int say(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int say(int rc, const char *fmt, ...)
+int capture_say(int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -82,18 +80,18 @@ static int prepare_out(const char *out)
 	int rc = make_dirs(out), found = 0;
 
 	if (rc < 0)
-		return say(rc, "%s: cannot create: %s", out, strerror(-rc));
+		return capture_say(rc, "%s: cannot create: %s", out, strerror(-rc));
 	d = opendir(out);
 	if (!d)
-		return say(-errno, "%s: cannot open: %s", out, strerror(errno));
+		return capture_say(-errno, "%s: cannot open: %s", out, strerror(errno));
 	while ((e = readdir(d)))
 		found += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(d);
 	if (found)
-		return say(-EEXIST,
-			   "%s is not empty: a capture directory must be new or empty, so that "
-			   "no file of another capture is mixed into this one",
-			   out);
+		return capture_say(-EEXIST,
+				   "%s is not empty: a capture directory must be new or empty, so that "
+				   "no file of another capture is mixed into this one",
+				   out);
 	return 0;
 }
 
@@ -107,7 +105,7 @@ static int save_copy(struct saver *s, const char *dir, const char *name, const c
 	if (rc == -ENOENT && !required)
 		return 0;
 	if (rc < 0)
-		return say(rc, "%s/%s: cannot save as %s: %s", dir, name, as, strerror(-rc));
+		return capture_say(rc, "%s/%s: cannot save as %s: %s", dir, name, as, strerror(-rc));
 	return 0;
 }
 
@@ -136,7 +134,7 @@ static int save_format(struct saver *s, const char *system, const char *event)
 	if (!text)
 		return errno == ENOENT || errno == ENOTDIR
 			   ? 0
-			   : say(-errno, "%s/%s: %s", s->events, rel, strerror(errno));
+			   : capture_say(-errno, "%s/%s: %s", s->events, rel, strerror(errno));
 	snprintf(dest, sizeof(dest), "formats/%s", system);
 	to = out_path(s, dest);
 	rc = to ? make_dirs(to) : -ENOMEM;
@@ -148,7 +146,7 @@ static int save_format(struct saver *s, const char *system, const char *event)
 	free(to);
 	free(text);
 	if (rc < 0)
-		return say(rc, "%s/%s: cannot save: %s", s->rq->out, dest, strerror(-rc));
+		return capture_say(rc, "%s/%s: cannot save: %s", s->rq->out, dest, strerror(-rc));
 	if (id > 0 && id < 65536)
 		s->saved_ids[id / 8] |= (uint8_t)(1u << (id % 8));
 	s->res->formats++;
@@ -171,7 +169,7 @@ static int save_system(struct saver *s, const char *system)
 	int n = list_events(s, system, &names), rc = 0;
 
 	if (n < 0)
-		return say(n, "%s/%s: cannot list: %s", s->events, system, strerror(-n));
+		return capture_say(n, "%s/%s: cannot list: %s", s->events, system, strerror(-n));
 	for (int i = 0; i < n; i++) {
 		if (rc >= 0 && names[i]->d_name[0] != '.')
 			rc = save_format(s, system, names[i]->d_name);
@@ -197,7 +195,7 @@ static int save_formats(struct saver *s)
 	int rc = 0;
 
 	if (!set_event)
-		return say(-errno, "%s/set_event: %s", s->rq->inst, strerror(errno));
+		return capture_say(-errno, "%s/set_event: %s", s->rq->inst, strerror(errno));
 	for (const char *line = set_event; rc == 0 && *line;) {
 		const char *nl = strchr(line, '\n'), *colon = strchr(line, ':');
 		size_t n = colon && (!nl || colon < nl) ? (size_t)(colon - line) : 0;
@@ -290,7 +288,7 @@ static int find_cpus(struct saver *s)
 
 	s->max_cpu = -1;
 	if (!d) {
-		int rc = say(-errno, "%s: %s", dir ? dir : "per_cpu", strerror(errno));
+		int rc = capture_say(-errno, "%s: %s", dir ? dir : "per_cpu", strerror(errno));
 		free(dir);
 		return rc;
 	}
@@ -301,7 +299,7 @@ static int find_cpus(struct saver *s)
 	}
 	closedir(d);
 	free(dir);
-	return s->max_cpu < 0 ? say(-ENOENT, "%s/per_cpu: no CPUs", s->rq->inst) : 0;
+	return s->max_cpu < 0 ? capture_say(-ENOENT, "%s/per_cpu: no CPUs", s->rq->inst) : 0;
 }
 
 /* per_cpu/cpuN/stats → cpuN.stats, before anything is consumed; adds to the totals. */
@@ -316,7 +314,8 @@ static int save_stats(struct saver *s, int cpu)
 	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", cpu);
 	text = tracefs_read(s->rq->inst, rel, &len);
 	if (!text)
-		return errno == ENOENT ? 0 : say(-errno, "%s/%s: %s", s->rq->inst, rel, strerror(errno));
+		return errno == ENOENT ? 0
+				       : capture_say(-errno, "%s/%s: %s", s->rq->inst, rel, strerror(errno));
 	snprintf(name, sizeof(name), "cpu%d.stats", cpu);
 	to = out_path(s, name);
 	rc = to ? write_file(to, text, len) : -ENOMEM;
@@ -327,7 +326,7 @@ static int save_stats(struct saver *s, int cpu)
 		s->res->dropped += st.dropped;
 	}
 	free(text);
-	return rc < 0 ? say(rc, "%s/%s: %s", s->rq->out, name, strerror(-rc)) : 0;
+	return rc < 0 ? capture_say(rc, "%s/%s: %s", s->rq->out, name, strerror(-rc)) : 0;
 }
 
 /* Read one whole sub-buffer; 1, 0 when the buffer is empty, or -errno. */
@@ -362,19 +361,21 @@ static int drain_cpu(struct saver *s, int cpu, uint8_t *page)
 	to = out_path(s, name);
 	in = from ? open(from, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
 	if (in < 0) {
-		rc = errno == ENODEV || errno == ENOENT ? 0 : say(-errno, "%s: %s", from, strerror(errno));
+		rc = errno == ENODEV || errno == ENOENT
+			 ? 0
+			 : capture_say(-errno, "%s: %s", from, strerror(errno));
 		goto done; /* a possible but offline CPU has no buffer */
 	}
 	out = to ? open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
 	if (out < 0) {
-		rc = say(-errno, "%s: %s", to ? to : name, strerror(errno));
+		rc = capture_say(-errno, "%s: %s", to ? to : name, strerror(errno));
 		close(in);
 		goto done;
 	}
 	while ((rc = read_subbuf(in, page, s->subbuf)) == 1) {
 		rc = write_all(out, page, s->subbuf);
 		if (rc < 0) {
-			say(rc, "%s: %s", to, strerror(-rc));
+			capture_say(rc, "%s: %s", to, strerror(-rc));
 			break;
 		}
 		s->subbufs_read[cpu]++;
@@ -382,15 +383,15 @@ static int drain_cpu(struct saver *s, int cpu, uint8_t *page)
 		s->res->bytes += s->subbuf;
 	}
 	if (rc < 0 && !s->subbufs_read[cpu] && rc == -EIO)
-		say(rc, "%s: a sub-buffer came back cut short", from);
+		capture_say(rc, "%s: a sub-buffer came back cut short", from);
 	else if (rc == -EIO)
-		say(rc, "%s: sub-buffer %llu came back cut short", from,
-		    (unsigned long long)s->subbufs_read[cpu]);
+		capture_say(rc, "%s: sub-buffer %llu came back cut short", from,
+			    (unsigned long long)s->subbufs_read[cpu]);
 	else if (rc < 0)
-		say(rc, "%s: %s", from, strerror(-rc));
+		capture_say(rc, "%s: %s", from, strerror(-rc));
 	close(in);
 	if (close(out) < 0 && rc >= 0)
-		rc = say(-errno, "%s: %s", to, strerror(errno));
+		rc = capture_say(-errno, "%s: %s", to, strerror(errno));
 	s->res->cpus++;
 	if (rc >= 0)
 		rc = raw_scan_file(&s->refs, to, s->subbuf);
@@ -432,7 +433,7 @@ static int save_kallsyms(struct saver *s)
 		rc = kallsyms_cut(text, len, s->refs.addrs, s->refs.naddrs, &cut, &cut_len);
 		if (rc < 0) {
 			free(text);
-			return say(rc, "kallsyms: %s", strerror(-rc));
+			return capture_say(rc, "kallsyms: %s", strerror(-rc));
 		}
 		for (size_t i = 0; i < cut_len; i++)
 			s->kallsyms_lines += cut[i] == '\n';
@@ -444,7 +445,7 @@ static int save_kallsyms(struct saver *s)
 	free(to);
 	free(cut);
 	free(text);
-	return rc < 0 ? say(rc, "%s/kallsyms: %s", s->rq->out, strerror(-rc)) : 0;
+	return rc < 0 ? capture_say(rc, "%s/kallsyms: %s", s->rq->out, strerror(-rc)) : 0;
 }
 
 /* The value the kallsyms scan needs to know before the pages are read. */
@@ -564,11 +565,11 @@ static int save_meta(struct saver *s)
 	int rc = 0;
 
 	if (!f)
-		rc = say(path ? -errno : -ENOMEM, "%s: cannot write", path ? path : "meta.txt");
+		rc = capture_say(path ? -errno : -ENOMEM, "%s: cannot write", path ? path : "meta.txt");
 	else {
 		put_meta(s, f);
 		if (fclose(f) != 0)
-			rc = say(-errno, "%s: %s", path, strerror(errno));
+			rc = capture_say(-errno, "%s: %s", path, strerror(errno));
 	}
 	free(path);
 	return rc;
@@ -601,8 +602,9 @@ static void save_constants(struct saver *s)
 	if (f && fclose(f) != 0 && rc == 0)
 		rc = -errno;
 	if (rc < 0) {
-		say(0, "warning: constants not saved (%s): enum names in print fmts will print as numbers",
-		    strerror(-rc));
+		capture_say(0, "warning: constants not saved (%s): enum names in print fmts will print "
+			       "as numbers",
+			    strerror(-rc));
 		if (path)
 			unlink(path);
 	} else {
@@ -661,7 +663,7 @@ static int save_text_and_stats(struct saver *s)
 static int save_pages(struct saver *s)
 {
 	uint8_t *page = malloc(s->subbuf);
-	int rc = page ? 0 : say(-ENOMEM, "out of memory");
+	int rc = page ? 0 : capture_say(-ENOMEM, "out of memory");
 
 	if (rc == 0)
 		kallsyms_bounds(s);
@@ -694,15 +696,16 @@ int capture_save(const struct save_request *rq, struct save_result *res)
 
 	memset(res, 0, sizeof(*res));
 	if (!s)
-		return say(-ENOMEM, "out of memory");
+		return capture_say(-ENOMEM, "out of memory");
 	s->rq = rq;
 	s->res = res;
 	s->events = path_of(rq->inst, "events");
 	s->subbuf = subbuf_size(rq->inst);
 	if (!s->events)
-		rc = say(-ENOMEM, "out of memory");
+		rc = capture_say(-ENOMEM, "out of memory");
 	else if (s->subbuf < 4096 || s->subbuf > (512u << 10))
-		rc = say(-EINVAL, "%s: sub-buffer size %zu is not one the kernel uses", rq->inst, s->subbuf);
+		rc = capture_say(-EINVAL, "%s: sub-buffer size %zu is not one the kernel uses", rq->inst,
+				 s->subbuf);
 	else
 		rc = prepare_out(rq->out);
 	if (rc == 0)

@@ -47,4 +47,7 @@ struct save_result {
 /* 0 when the capture was saved, -errno otherwise (said on stderr). */
 int capture_save(const struct save_request *rq, struct save_result *res);
 
+/* "tracebuf capture: " and the message, a line on stderr; returns rc (for `return capture_say(...)`). */
+int capture_say(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

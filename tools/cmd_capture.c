@@ -256,26 +256,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 /* ------------------------------------------------------- the instance */
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("tracebuf capture: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
 static const char *need_tracefs(void)
 {
 	const char *root = tracefs_mount();
 
 	if (!root)
-		fail("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		capture_say(1, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 	return root;
 }
 
@@ -285,7 +271,7 @@ static int set(const char *inst, const char *file, const char *value)
 	int rc = tracefs_write(inst, file, value);
 
 	if (rc < 0)
-		fail("%s/%s: cannot write '%s': %s", inst, file, value, strerror(-rc));
+		capture_say(1, "%s/%s: cannot write '%s': %s", inst, file, value, strerror(-rc));
 	return rc;
 }
 
@@ -299,7 +285,8 @@ static int set_up(const char *inst, const struct options *o)
 		return -1;
 	if (o->clock && tracefs_write(inst, "trace_clock", o->clock) < 0) {
 		char *clocks = tracefs_read_line(inst, "trace_clock");
-		fail("this kernel has no trace clock '%s' (it has: %s)", o->clock, clocks ? clocks : "?");
+		capture_say(1, "this kernel has no trace clock '%s' (it has: %s)", o->clock,
+			    clocks ? clocks : "?");
 		free(clocks);
 		return -1;
 	}
@@ -310,7 +297,7 @@ static int set_up(const char *inst, const struct options *o)
 				"%%p values print hashed\n");
 	n = enable_events(inst, o->events ? o->events : DEFAULT_EVENTS, err, sizeof(err));
 	if (n < 0) {
-		fail("%s", err);
+		capture_say(1, "%s", err);
 		return -1;
 	}
 	return 0;
@@ -321,11 +308,11 @@ static void remove_instance(const char *inst)
 {
 	for (int i = 0; i < 50 && rmdir(inst) < 0; i++) {
 		if (errno != EBUSY) {
-			fail("cannot remove %s: %s", inst, strerror(errno));
+			capture_say(1, "cannot remove %s: %s", inst, strerror(errno));
 			break;
 		}
 		if (i == 49)
-			fail("cannot remove %s: a file of it is still open; rmdir it later", inst);
+			capture_say(1, "cannot remove %s: a file of it is still open; rmdir it later", inst);
 		usleep(20000);
 	}
 	own_instance[0] = '\0';
@@ -344,7 +331,7 @@ static pid_t start_command(char **command, const char *inst, struct timespec *st
 	ssize_t r;
 
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(failed, O_CLOEXEC) < 0)
-		return fail("pipe: %s", strerror(errno)), -1;
+		return capture_say(1, "pipe: %s", strerror(errno)), -1;
 	pid = fork();
 	if (pid == 0) {
 		char c;
@@ -363,7 +350,7 @@ static pid_t start_command(char **command, const char *inst, struct timespec *st
 	close(failed[1]);
 	if (pid < 0 || set(inst, "tracing_on", "1") < 0) {
 		if (pid < 0)
-			fail("fork: %s", strerror(errno));
+			capture_say(1, "fork: %s", strerror(errno));
 		else
 			kill(pid, SIGKILL), waitpid(pid, NULL, 0);
 		close(go[1]), close(failed[0]);
@@ -381,7 +368,7 @@ static pid_t start_command(char **command, const char *inst, struct timespec *st
 	if (r == (ssize_t)sizeof(e)) {
 		waitpid(pid, NULL, 0);
 		child_pid = 0;
-		fail("cannot run %s: %s", command[0], strerror(e));
+		capture_say(1, "cannot run %s: %s", command[0], strerror(e));
 		return -1;
 	}
 	return pid;
@@ -465,8 +452,9 @@ static int capture_command(const struct options *o)
 	if (mkdir(own_instance, 0755) < 0) {
 		int e = errno;
 		own_instance[0] = '\0';
-		return fail("cannot create the instance %s/instances/tracebuf-%d: %s%s", root, (int)getpid(),
-			    strerror(e), e == EACCES || e == EPERM ? " (needs root)" : "");
+		return capture_say(1, "cannot create the instance %s/instances/tracebuf-%d: %s%s", root,
+				   (int)getpid(), strerror(e),
+				   e == EACCES || e == EPERM ? " (needs root)" : "");
 	}
 	if (set_up(own_instance, o) < 0 || stop_count) {
 		remove_instance(own_instance);
@@ -508,11 +496,13 @@ static int capture_instance(const struct options *o)
 	real_root = realpath(root, NULL);
 	per_cpu = real ? path_of(real, "per_cpu") : NULL;
 	if (!real || !per_cpu || !is_directory(per_cpu))
-		fail("%s is not a tracefs instance (no per_cpu directory)", inst ? inst : o->instance);
+		capture_say(1, "%s is not a tracefs instance (no per_cpu directory)",
+			    inst ? inst : o->instance);
 	else if (real_root && !strcmp(real, real_root))
-		fail("%s is the top-level buffer, which tracebuf never consumes; save an instance", real);
+		capture_say(1, "%s is the top-level buffer, which tracebuf never consumes; save an instance",
+			    real);
 	else if (!(was_on = tracefs_read_line(real, "tracing_on")))
-		fail("%s/tracing_on: %s", real, strerror(errno));
+		capture_say(1, "%s/tracing_on: %s", real, strerror(errno));
 	else if (set(real, "tracing_on", "0") == 0) {
 		clock_gettime(CLOCK_REALTIME, &stopped);
 		rc = save(root, real, o, NULL, &none, &stopped);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd_text.h"
 #include "tracefs.h"
 
 #define MAX_TEXT (64u << 20) /* kallsyms is ~5 MiB; far more is not a tracefs text */
@@ -41,41 +42,6 @@ char *path_of(const char *dir, const char *name)
 	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
 }
 
-static char *read_fd(int fd, size_t *len)
-{
-	size_t cap = 0, n = 0;
-	char *buf = NULL, *grown;
-	ssize_t r;
-
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? 2 * cap : 16384;
-			if (cap > MAX_TEXT || !(grown = realloc(buf, cap))) {
-				free(buf);
-				errno = cap > MAX_TEXT ? EFBIG : ENOMEM;
-				return NULL;
-			}
-			buf = grown;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			errno = e;
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
-}
-
 char *tracefs_read(const char *dir, const char *name, size_t *len)
 {
 	char *path = path_of(dir, name), *text;
@@ -87,7 +53,7 @@ char *tracefs_read(const char *dir, const char *name, size_t *len)
 	free(path);
 	if (fd < 0)
 		return NULL;
-	text = read_fd(fd, len);
+	text = fd_read_text(fd, MAX_TEXT, len);
 	e = errno;
 	close(fd);
 	errno = e;

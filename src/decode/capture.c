@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "capture_source.h"
+#include "fd_text.h"
 #include "diag.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -288,43 +289,19 @@ static int open_input(struct tb_capture *c, const char *path, struct stat *st)
 static char *slurp(struct tb_capture *c, const char *path, size_t *len)
 {
 	struct stat st = {0};
-	int fd;
-	size_t cap = 0, n = 0;
-	char *buf = NULL, *grown;
-	ssize_t r;
+	int fd, e;
+	char *buf;
 
 	fd = open_input(c, path, &st);
 	if (fd < 0)
 		return NULL;
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? 2 * cap : 16384;
-			if (cap > MAX_TEXT_FILE || !(grown = realloc(buf, cap))) {
-				errno = cap > MAX_TEXT_FILE ? EFBIG : ENOMEM;
-				goto failed;
-			}
-			buf = grown;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto failed;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+	buf = fd_read_text(fd, MAX_TEXT_FILE, len);
+	e = errno;
+	if (!buf)
+		tb_capture_report(c, path, *len, "cannot read: %s", strerror(e));
 	close(fd);
-	buf[n] = '\0';
-	*len = n;
+	errno = e;
 	return buf;
-failed:
-	r = errno;
-	tb_capture_report(c, path, n, "cannot read: %s", strerror((int)r));
-	close(fd);
-	free(buf);
-	errno = (int)r;
-	return NULL;
 }
 
 /* Read path and hand it to load(); a missing optional file is no problem. */

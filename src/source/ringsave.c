@@ -18,20 +18,10 @@
 #include <unistd.h>
 
 #include "tracebuf/describe.h"
+#include "tracebuf/events.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
-
-/* events/header_event of every kernel this format has had since 2.6.3x. */
-static const char header_event[] = "# compressed entry header\n"
-				   "\ttype_len    :    5 bits\n"
-				   "\ttime_delta  :   27 bits\n"
-				   "\tarray       :   32 bits\n"
-				   "\n"
-				   "\tpadding     : type == 29\n"
-				   "\ttime_extend : type == 30\n"
-				   "\ttime_stamp : type == 31\n"
-				   "\tdata max type_len  == 28\n";
 
 struct saver {
 	const char *dir;
@@ -229,9 +219,23 @@ static int write_cmdlines(struct saver *s)
 	return rc;
 }
 
+/* header_page and header_event come from format_text.c, as tracebuf dump writes them. */
+static int write_owned_text(struct saver *s, const char *name, char *text)
+{
+	int rc;
+
+	if (!text) {
+		path_of(s, name);
+		return fail(s, -ENOMEM, "cannot make the text");
+	}
+	rc = write_file(s, name, text, strlen(text));
+	free(text);
+	return rc;
+}
+
 static int write_meta(struct saver *s, struct tb_ring *ring, const struct tb_save_opts *o)
 {
-	char text[512], page[512];
+	char text[512];
 	int n, rc;
 
 	n = snprintf(text, sizeof(text),
@@ -242,17 +246,10 @@ static int write_meta(struct saver *s, struct tb_ring *ring, const struct tb_sav
 		n = snprintf(text, sizeof(text), "%s\n", o->tracer ? o->tracer : "nop");
 		rc = write_file(s, "current_tracer", text, (size_t)n);
 	}
-	if (rc == 0) {
-		n = snprintf(page, sizeof(page),
-			     "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-			     "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-			     "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-			     "\tfield: char data;\toffset:16;\tsize:%zu;\tsigned:0;\n",
-			     tb_ring_subbuf_size(ring) - 16);
-		rc = write_file(s, "header_page", page, (size_t)n);
-	}
 	if (rc == 0)
-		rc = write_file(s, "header_event", header_event, sizeof(header_event) - 1);
+		rc = write_owned_text(s, "header_page", tb_events_header_page(tb_ring_subbuf_size(ring)));
+	if (rc == 0)
+		rc = write_owned_text(s, "header_event", tb_events_header_event());
 	return rc;
 }
 

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd_text.h"
 #include "tdat_internal.h"
 
 #define COPY_BLOCK	 (1u << 20)
@@ -28,10 +29,8 @@ static char *slurp(const char *dir, const char *name, size_t *len)
 {
 	char path[PATH_MAX];
 	struct stat st;
-	char *buf = NULL;
-	ssize_t r;
-	size_t n = 0, cap = 0;
-	int fd;
+	char *buf;
+	int fd, e;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -42,32 +41,10 @@ static char *slurp(const char *dir, const char *name, size_t *len)
 		errno = EINVAL;
 		return NULL;
 	}
-	for (;;) {
-		if (n + 1 >= cap) {
-			cap = cap ? 2 * cap : 65536;
-			char *grown = cap > TDAT_MAX_TEXT ? NULL : realloc(buf, cap);
-			if (!grown) {
-				free(buf);
-				close(fd);
-				errno = cap > TDAT_MAX_TEXT ? EFBIG : ENOMEM;
-				return NULL;
-			}
-			buf = grown;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
+	buf = fd_read_text(fd, TDAT_MAX_TEXT, len);
+	e = errno;
 	close(fd);
-	if (r < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
+	errno = e;
 	return buf;
 }
 

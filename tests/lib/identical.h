@@ -566,23 +566,6 @@ static inline void identical_free(struct identical *id)
 
 /* ----------------------------------------------------- the whole check */
 
-/* What cmd writes to stdout, and its wait status. */
-static inline char *identical_run(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r"), *m;
-	char *out = NULL, buf[65536];
-	size_t len = 0, n;
-
-	if (!p)
-		return NULL;
-	m = open_memstream(&out, &len);
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(m);
-	*status = pclose(p);
-	return out;
-}
-
 /* The "# entries-in-buffer/entries-written: E/W   #P:N" line of a trace text. */
 static inline char *header_counts_line(const char *text)
 {
@@ -611,7 +594,7 @@ static inline void identical_check_capture(const char *dir, double min_percent, 
 	kernel = tap_slurp(path, NULL);
 	ok(kernel != NULL, "%s: the kernel's trace.txt is there", dir);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report '%s'", b, dir);
-	ours = identical_run(cmd, &status);
+	ours = tap_command_output(cmd, &status);
 	ok(ours && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "tracebuf report %s: exit status 0 (status %d)", dir, status);
 	kh = header_counts_line(kernel);

@@ -112,4 +112,25 @@ static inline char *tap_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* What the shell command cmd writes to stdout (malloc'd, the caller frees), and its wait status. */
+static inline char *tap_command_output(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r"), *m;
+	char *out = NULL, buf[65536];
+	size_t len = 0, n;
+
+	if (!p)
+		return NULL;
+	m = open_memstream(&out, &len);
+	if (!m) {
+		*status = pclose(p);
+		return NULL;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		fwrite(buf, 1, n, m);
+	fclose(m);
+	*status = pclose(p);
+	return out;
+}
+
 #endif
