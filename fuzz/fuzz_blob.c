@@ -30,14 +30,7 @@
 #include "tracebuf/ring.h"
 #include "tracebuf/stats.h"
 
-#define CHECK(cond)                                                                         \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "fuzz_blob: check failed at line %d: %s\n", __LINE__, \
-				#cond);                                                     \
-			abort();                                                            \
-		}                                                                           \
-	} while (0)
+#include "fuzz_check.h"
 
 #define MAX_IDS 65536
 #define SLOTS 4

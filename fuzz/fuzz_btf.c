@@ -24,13 +24,7 @@
 
 #include "btf.h"
 
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "fuzz_btf: check failed at line %d: %s\n", __LINE__, #cond); \
-			abort();                                                              \
-		}                                                                             \
-	} while (0)
+#include "fuzz_check.h"
 
 #define MAX_WORDS 64
 

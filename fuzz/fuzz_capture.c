@@ -32,14 +32,7 @@
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
 
-#define CHECK(cond)                                                                            \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "fuzz_capture: check failed at line %d: %s\n", __LINE__, \
-				#cond);                                                        \
-			abort();                                                               \
-		}                                                                              \
-	} while (0)
+#include "fuzz_check.h"
 
 /* As in fuzz_format.c: libtraceevent's parser leaks on some malformed print fmts. */
 const char *__lsan_default_suppressions(void);

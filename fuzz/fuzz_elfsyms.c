@@ -20,14 +20,7 @@
 #include "elfsyms.h"
 #include "tracebuf/usyms.h"
 
-#define CHECK(cond)                                                                            \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "fuzz_elfsyms: check failed at line %d: %s\n", __LINE__, \
-				#cond);                                                        \
-			abort();                                                               \
-		}                                                                              \
-	} while (0)
+#include "fuzz_check.h"
 
 static void check_elf(const uint8_t *data, size_t size)
 {

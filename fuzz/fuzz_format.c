@@ -32,14 +32,7 @@
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
 
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "fuzz_format: check failed at line %d: %s\n", __LINE__, \
-				#cond);                                                       \
-			abort();                                                              \
-		}                                                                             \
-	} while (0)
+#include "fuzz_check.h"
 
 /*
  * libtraceevent 1.7.1's parser leaks a few bytes on some malformed print

@@ -25,13 +25,7 @@
 #include "ksyms.h"
 #include "kstrings.h"
 
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "fuzz_ksyms: check failed at line %d: %s\n", __LINE__, #cond); \
-			abort();                                                              \
-		}                                                                             \
-	} while (0)
+#include "fuzz_check.h"
 
 static void check_diag(void *ctx, const struct tb_diag *d)
 {

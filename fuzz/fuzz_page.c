@@ -33,14 +33,7 @@
 #define MAX_PAGES 4
 #define LOW59 ((1ull << 59) - 1)
 
-#define CHECK(cond)                                                                         \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "fuzz_page: check failed at line %d: %s\n", __LINE__, \
-				#cond);                                                     \
-			abort();                                                            \
-		}                                                                           \
-	} while (0)
+#include "fuzz_check.h"
 
 /* Events handed to the writer and accepted: what decoding must give back. */
 struct sent {

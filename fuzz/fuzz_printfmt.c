@@ -25,13 +25,7 @@
 #include "tracebuf/schema.h"
 #include "../tests/lib/records.h"
 
-#define CHECK(cond)                                                                                 \
-	do {                                                                                        \
-		if (!(cond)) {                                                                      \
-			fprintf(stderr, "fuzz_printfmt: check failed at line %d: %s\n", __LINE__, #cond); \
-			abort();                                                                    \
-		}                                                                                   \
-	} while (0)
+#include "fuzz_check.h"
 
 static const char *symbol(void *ctx, uint64_t addr, uint64_t *start, uint64_t *size, const char **module)
 {

@@ -28,13 +28,7 @@
 #include "tracebuf/report.h"
 #include "tracebuf/tracedat.h"
 
-#define CHECK(cond)                                                                                          \
-	do {                                                                                                 \
-		if (!(cond)) {                                                                               \
-			fprintf(stderr, "fuzz_tracedat: check failed at line %d: %s\n", __LINE__, #cond);    \
-			abort();                                                                             \
-		}                                                                                            \
-	} while (0)
+#include "fuzz_check.h"
 
 /* libtraceevent's own leaks on malformed print fmts (see fuzz_format.c). */
 const char *__lsan_default_suppressions(void);
