@@ -835,10 +835,7 @@ static int field_access(struct cc *c, struct ex *e)
 			if (strstr(elem.type, "void"))
 				e->t.elsize = 1;
 		}
-		if (fl->kind == TB_FIELD_STATIC)
-			note_static(c, fl->offset + fl->size);
-		else
-			note_static(c, fl->offset + fl->size);
+		note_static(c, fl->offset + fl->size);
 		emit(c, (struct pf_op){.code = OP_FIELD, .a = fl->offset, .size = (uint8_t)fl->size,
 				       .sign = e->t.sign}, 1);
 	}

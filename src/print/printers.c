@@ -39,7 +39,6 @@ struct event_printer {
 	tb_kernel_printer_fn *kernel; /* the kernel's own code for this event, or NULL */
 	struct tb_printfmt *prog;     /* the compiled print fmt, or NULL */
 	enum printer_kind fallback;   /* for what the kernel printer declines */
-	bool tep_tried, tep_ok;
 	char why[TB_DIAG_REASON_MAX]; /* why the print fmt is not compiled */
 	uint64_t printed[PRINTER_KINDS];
 };
@@ -109,8 +108,10 @@ static int compile(struct tb_schema *s, struct printers *p, const struct tb_form
 static struct event_printer *printer_for(struct tb_schema *s, struct printers *p,
 					 const struct tb_format *f, const char *system)
 {
-	struct event_printer *ep = p->by_id[f->id];
+	struct event_printer *ep = p ? p->by_id[f->id] : NULL;
 
+	if (!p)
+		return NULL;
 	if (ep)
 		return ep;
 	ep = calloc(1, sizeof(*ep));
@@ -199,11 +200,7 @@ static int print_by_fmt(struct tb_schema *s, struct event_printer *ep, const str
 	if (ep->fallback == PRINTER_COMPILED) {
 		rc = print_compiled(ep, f, ev, out, err);
 	} else {
-		if (!ep->tep_tried) {
-			ep->tep_tried = true;
-			ep->tep_ok = schema_tep_ready(s, f->id);
-		}
-		if (!ep->tep_ok) {
+		if (!schema_tep_ready(s, f->id)) { /* tried once, remembered by the schema */
 			*used = PRINTER_NONE;
 			return -ENOENT;
 		}
@@ -217,7 +214,7 @@ int print_event_body(struct tb_schema *s, const struct tb_format *f, const char 
 		     struct tb_diag *err, enum printer_kind *used)
 {
 	struct printers *p = printers_of(s);
-	struct event_printer *ep = p ? printer_for(s, p, f, system) : NULL;
+	struct event_printer *ep = printer_for(s, p, f, system);
 	size_t start = out->len;
 	int rc;
 
@@ -247,7 +244,7 @@ void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, ui
 bool printers_prepare(struct tb_schema *s, const struct tb_format *f, const char *system)
 {
 	struct printers *p = printers_of(s);
-	struct event_printer *ep = p ? printer_for(s, p, f, system) : NULL;
+	struct event_printer *ep = printer_for(s, p, f, system);
 
 	return !ep || ep->fallback == PRINTER_TEP;
 }
@@ -255,15 +252,9 @@ bool printers_prepare(struct tb_schema *s, const struct tb_format *f, const char
 bool printers_tep_ready(struct tb_schema *s, const struct tb_format *f, const char *system)
 {
 	struct printers *p = printers_of(s);
-	struct event_printer *ep = p ? printer_for(s, p, f, system) : NULL;
+	struct event_printer *ep = printer_for(s, p, f, system);
 
-	if (!ep || ep->fallback == PRINTER_NONE)
-		return false;
-	if (!ep->tep_tried) {
-		ep->tep_tried = true;
-		ep->tep_ok = schema_tep_ready(s, f->id);
-	}
-	return ep->tep_ok;
+	return ep && ep->fallback != PRINTER_NONE && schema_tep_ready(s, f->id);
 }
 
 /* ---------------------------------------------------------------- stat */
