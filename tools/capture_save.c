@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -73,11 +74,13 @@ static char *out_path(struct saver *s, const char *name)
 /* ------------------------------------------------------------ directory */
 
 /* The capture directory exists afterwards and holds nothing of an older capture. */
-static int prepare_out(const char *out)
+static int prepare_out(const char *out, bool raw_started)
 {
 	DIR *d;
 	struct dirent *e;
 	int rc = make_dirs(out), found = 0;
+	unsigned cpu;
+	char end;
 
 	if (rc < 0)
 		return capture_say(rc, "%s: cannot create: %s", out, strerror(-rc));
@@ -85,7 +88,8 @@ static int prepare_out(const char *out)
 	if (!d)
 		return capture_say(-errno, "%s: cannot open: %s", out, strerror(errno));
 	while ((e = readdir(d)))
-		found += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+		found += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			 !(raw_started && sscanf(e->d_name, "cpu%u.ra%c", &cpu, &end) == 2 && end == 'w');
 	closedir(d);
 	if (found)
 		return capture_say(-EEXIST,
@@ -329,8 +333,7 @@ static int save_stats(struct saver *s, int cpu)
 	return rc < 0 ? capture_say(rc, "%s/%s: %s", s->rq->out, name, strerror(-rc)) : 0;
 }
 
-/* Read one whole sub-buffer; 1, 0 when the buffer is empty, or -errno. */
-static int read_subbuf(int fd, uint8_t *page, size_t size)
+int capture_read_subbuf(int fd, uint8_t *page, size_t size)
 {
 	size_t got = 0;
 
@@ -347,6 +350,18 @@ static int read_subbuf(int fd, uint8_t *page, size_t size)
 		return -errno;
 	}
 	return 1;
+}
+
+/* The sub-buffers drained while tracing ran (rq->raw_started), counted as read. */
+static void count_drained(struct saver *s, int cpu, int out)
+{
+	struct stat st;
+
+	if (!s->rq->raw_started || fstat(out, &st) < 0)
+		return;
+	s->subbufs_read[cpu] += (uint64_t)st.st_size / s->subbuf;
+	s->res->subbufs += (uint64_t)st.st_size / s->subbuf;
+	s->res->bytes += (uint64_t)st.st_size / s->subbuf * s->subbuf;
 }
 
 /* per_cpu/cpuN/trace_pipe_raw → cpuN.raw: every sub-buffer, oldest first. */
@@ -366,13 +381,15 @@ static int drain_cpu(struct saver *s, int cpu, uint8_t *page)
 			 : capture_say(-errno, "%s: %s", from, strerror(errno));
 		goto done; /* a possible but offline CPU has no buffer */
 	}
-	out = to ? open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+	out = to ? open(to, O_WRONLY | O_CREAT | (s->rq->raw_started ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0644)
+		 : -1;
 	if (out < 0) {
 		rc = capture_say(-errno, "%s: %s", to ? to : name, strerror(errno));
 		close(in);
 		goto done;
 	}
-	while ((rc = read_subbuf(in, page, s->subbuf)) == 1) {
+	count_drained(s, cpu, out);
+	while ((rc = capture_read_subbuf(in, page, s->subbuf)) == 1) {
 		rc = write_all(out, page, s->subbuf);
 		if (rc < 0) {
 			capture_say(rc, "%s: %s", to, strerror(-rc));
@@ -679,16 +696,6 @@ static int save_pages(struct saver *s)
 	return rc;
 }
 
-/* The sub-buffer size: buffer_subbuf_size_kb (6.8+), else the page size. */
-static size_t subbuf_size(const char *inst)
-{
-	char *kb = tracefs_read_line(inst, "buffer_subbuf_size_kb");
-	size_t size = kb ? strtoul(kb, NULL, 10) * 1024 : (size_t)sysconf(_SC_PAGESIZE);
-
-	free(kb);
-	return size;
-}
-
 int capture_save(const struct save_request *rq, struct save_result *res)
 {
 	struct saver *s = calloc(1, sizeof(*s));
@@ -700,14 +707,14 @@ int capture_save(const struct save_request *rq, struct save_result *res)
 	s->rq = rq;
 	s->res = res;
 	s->events = path_of(rq->inst, "events");
-	s->subbuf = subbuf_size(rq->inst);
+	s->subbuf = tracefs_subbuf_size(rq->inst);
 	if (!s->events)
 		rc = capture_say(-ENOMEM, "out of memory");
 	else if (s->subbuf < 4096 || s->subbuf > (512u << 10))
 		rc = capture_say(-EINVAL, "%s: sub-buffer size %zu is not one the kernel uses", rq->inst,
 				 s->subbuf);
 	else
-		rc = prepare_out(rq->out);
+		rc = prepare_out(rq->out, rq->raw_started);
 	if (rc == 0)
 		rc = find_cpus(s);
 	if (rc == 0)

@@ -13,6 +13,7 @@
 #define TRACEBUF_TOOLS_CAPTURE_SAVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -28,6 +29,12 @@ struct save_request {
 	const char *out;  /* the capture directory: created, or empty */
 	bool with_trace;  /* also trace.txt, the kernel's own text */
 	enum kallsyms_mode kallsyms;
+	/*
+	 * out already holds cpuN.raw files of pages drained while tracing ran
+	 * (kernel_session.c): they are kept, the rest is appended, and out
+	 * may hold nothing else.
+	 */
+	bool raw_started;
 	/* For meta.txt only: */
 	const char *events;		  /* the -e spec; NULL: an instance someone else set up */
 	char *const *command;		  /* CMD and its arguments; NULL: none */
@@ -46,6 +53,12 @@ struct save_result {
 
 /* 0 when the capture was saved, -errno otherwise (said on stderr). */
 int capture_save(const struct save_request *rq, struct save_result *res);
+
+/*
+ * Read one whole sub-buffer from a trace_pipe_raw opened O_NONBLOCK: 1, 0
+ * when the buffer is empty, -EIO when it came back cut short, or -errno.
+ */
+int capture_read_subbuf(int fd, uint8_t *page, size_t size);
 
 /* "tracebuf capture: " and the message, a line on stderr; returns rc (for `return capture_say(...)`). */
 int capture_say(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

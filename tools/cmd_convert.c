@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * tracebuf convert CAPTURE_DIR -o FILE.dat [--v7 [--compress zstd|zlib]]
+ *                  [--buffer NAME=DIR]...
  *
  * Write a capture directory as a trace.dat that trace-cmd and KernelShark
  * read: version 6 by default, version 7 with --v7 (trace-cmd's
- * --file-version 7 and --compression NAME are taken too).  Exit status: 0
+ * --file-version 7 and --compression NAME are taken too).  Each --buffer
+ * adds another capture as an instance NAME beside it (a program's ring and
+ * a kernel capture with the same clock, on one time line).  Exit status: 0
  * written, 1 written but some input was left out (said on stderr), 2 usage
  * or nothing could be written.
  */
@@ -28,8 +31,30 @@ static int usage(FILE *f)
 		   "  --compress NAME    version 7 compression: none, zlib or zstd\n"
 		   "  --file-version N   6 or 7, as trace-cmd convert takes it\n"
 		   "  --compression NAME the same as --compress\n"
-		   "  --prefix P         the raw and stats files are PcpuN.raw, PcpuN.stats\n");
+		   "  --prefix P         the raw and stats files are PcpuN.raw, PcpuN.stats\n"
+		   "  --buffer NAME=DIR  also the capture DIR, as the instance NAME (repeatable)\n"
+		   "  -h, --help         this text\n");
 	return f == stderr ? 2 : 0;
+}
+
+#define MAX_INPUTS 64
+
+/* --buffer NAME=DIR: one more capture, as an instance. */
+static int add_buffer(struct tb_tracedat_input *inputs, size_t *n, char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1]) {
+		fprintf(stderr, "tracebuf convert: --buffer takes NAME=DIR, not '%s'\n", arg);
+		return -1;
+	}
+	if (*n == MAX_INPUTS) {
+		fprintf(stderr, "tracebuf convert: at most %d buffers\n", MAX_INPUTS - 1);
+		return -1;
+	}
+	*eq = '\0';
+	inputs[(*n)++] = (struct tb_tracedat_input){.dir = eq + 1, .name = arg};
+	return 0;
 }
 
 struct counted {
@@ -47,19 +72,22 @@ static void count_diag(void *ctx, const struct tb_diag *d)
 
 int cmd_convert(int argc, char **argv)
 {
-	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX };
+	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX, OPT_BUFFER };
 	static const struct option longopts[] = {
 	    {"v7", no_argument, NULL, OPT_V7},
 	    {"compress", required_argument, NULL, OPT_COMPRESS},
 	    {"compression", required_argument, NULL, OPT_COMPRESS},
 	    {"file-version", required_argument, NULL, OPT_VERSION},
 	    {"prefix", required_argument, NULL, OPT_PREFIX},
+	    {"buffer", required_argument, NULL, OPT_BUFFER},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct counted counted = {0};
 	struct tb_tracedat_write_opts o = {.version = 6, .diag = count_diag, .diag_ctx = &counted};
 	const char *in = NULL, *out = NULL, *prefix = NULL;
+	struct tb_tracedat_input inputs[MAX_INPUTS];
+	size_t ninputs = 1;
 	int opt, rc;
 
 	optind = 1;
@@ -79,6 +107,10 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case OPT_PREFIX:
 			prefix = optarg;
+			break;
+		case OPT_BUFFER:
+			if (add_buffer(inputs, &ninputs, optarg) < 0)
+				return 2;
 			break;
 		case OPT_VERSION:
 			o.version = atoi(optarg);
@@ -101,7 +133,8 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "tracebuf convert: compression needs version 7 (--v7)\n");
 		return 2;
 	}
-	rc = tb_tracedat_write_capture(in, prefix, out, &o);
+	inputs[0] = (struct tb_tracedat_input){.dir = in, .prefix = prefix, .name = ""};
+	rc = tb_tracedat_write_captures(inputs, ninputs, out, &o);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf convert: %s -> %s: %s\n", in, out, strerror(-rc));
 		return 2;

@@ -69,7 +69,7 @@ char *tracefs_read_line(const char *dir, const char *name)
 	return text;
 }
 
-int tracefs_write(const char *dir, const char *name, const char *value)
+static int write_value(const char *dir, const char *name, const char *value, int how)
 {
 	char *path = path_of(dir, name);
 	size_t len = strlen(value);
@@ -78,7 +78,7 @@ int tracefs_write(const char *dir, const char *name, const char *value)
 
 	if (!path)
 		return -ENOMEM;
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = open(path, O_WRONLY | how | O_CLOEXEC);
 	free(path);
 	if (fd < 0)
 		return -errno;
@@ -88,6 +88,16 @@ int tracefs_write(const char *dir, const char *name, const char *value)
 	e = w < 0 ? errno : (size_t)w != len ? EIO : 0;
 	close(fd);
 	return -e;
+}
+
+int tracefs_write(const char *dir, const char *name, const char *value)
+{
+	return write_value(dir, name, value, O_TRUNC);
+}
+
+int tracefs_append(const char *dir, const char *name, const char *value)
+{
+	return write_value(dir, name, value, O_APPEND);
 }
 
 int write_all(int fd, const void *data, size_t len)
@@ -166,4 +176,13 @@ int make_dirs(const char *path)
 	}
 	free(copy);
 	return rc;
+}
+
+size_t tracefs_subbuf_size(const char *inst)
+{
+	char *kb = tracefs_read_line(inst, "buffer_subbuf_size_kb");
+	size_t size = kb ? strtoul(kb, NULL, 10) * 1024 : (size_t)sysconf(_SC_PAGESIZE);
+
+	free(kb);
+	return size;
 }

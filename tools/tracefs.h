@@ -28,6 +28,12 @@ char *tracefs_read_line(const char *dir, const char *name);
 /* Write value to dir/name in one write(), as tracefs wants; 0 or -errno. */
 int tracefs_write(const char *dir, const char *name, const char *value);
 
+/*
+ * The same without truncating: for files where a truncating open means
+ * "clear everything" (uprobe_events, kprobe_events, triggers).
+ */
+int tracefs_append(const char *dir, const char *name, const char *value);
+
 /* Write all len bytes to fd (retrying short writes); 0 or -errno. */
 int write_all(int fd, const void *data, size_t len);
 
@@ -41,5 +47,8 @@ int copy_file(const char *dir, const char *name, const char *path);
 int make_dirs(const char *path);
 
 bool is_directory(const char *path);
+
+/* An instance's sub-buffer size: buffer_subbuf_size_kb (6.8+), else the page size. */
+size_t tracefs_subbuf_size(const char *inst);
 
 #endif

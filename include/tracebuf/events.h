@@ -39,6 +39,11 @@
  * `tracebuf formats PROGRAM` runs.  (A program that does not include
  * tracepoint.h itself does it at exit instead.)
  *
+ * IDs.  Events declared without an ID get one from 1000 up, or from
+ * TRACEBUF_FIRST_ID when the environment names one (1000 to 65535):
+ * `tracebuf record --kernel` starts them above the kernel's own so both
+ * share one trace.dat.
+ *
  * Problems found at registration - conflicting declarations of one event,
  * malformed descriptors, printf formats the kernel's rules cannot record -
  * are printed on standard error with the file and line of the declaration

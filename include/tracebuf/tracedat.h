@@ -331,6 +331,33 @@ uint64_t tb_tracedat_writer_bytes(const struct tb_tracedat_writer *w);
 int tb_tracedat_write_capture(const char *dir, const char *prefix, const char *path,
 			      const struct tb_tracedat_write_opts *opts);
 
+/*
+ * Several capture directories in one file, each a buffer: a program's
+ * ring beside the kernel's instance (`tracebuf record --kernel`).  The
+ * first may be the top buffer (name ""), the others are instances named
+ * name.  Header texts, clock and CPU count come from the first; formats
+ * are joined (one text per event; two events with one ID are an error,
+ * -EINVAL, as a reader could not tell their records apart), kallsyms,
+ * printk formats, cmdlines and constants are joined, stats are kept per
+ * buffer.  The pieces, for a writer opened by the caller:
+ * tb_tracedat_write_capture_meta() for each capture before any buffer
+ * begins, then tb_tracedat_write_capture_pages() for each (its clock: the
+ * buffer's trace clock name, NULL: the writer's).  opts of _pages: where a
+ * partial sub-buffer is said (NULL: stderr).
+ */
+struct tb_tracedat_input {
+	const char *dir;
+	const char *prefix; /* as tb_capture_opts.prefix (NULL: "") */
+	const char *name;   /* "" or NULL: the top buffer */
+};
+int tb_tracedat_write_captures(const struct tb_tracedat_input *in, size_t n, const char *path,
+			       const struct tb_tracedat_write_opts *opts);
+int tb_tracedat_write_capture_meta(struct tb_tracedat_writer *w, const char *dir, const char *prefix,
+				   const char *buffer);
+int tb_tracedat_write_capture_pages(struct tb_tracedat_writer *w, const char *dir, const char *prefix,
+				    const char *buffer, const char *clock,
+				    const struct tb_tracedat_write_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

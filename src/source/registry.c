@@ -346,6 +346,32 @@ static void free_entry(struct entry *e)
 	free(e);
 }
 
+/*
+ * TRACEBUF_FIRST_ID=N: dynamic IDs start at N.  `tracebuf record --kernel`
+ * sets it above the kernel's highest event ID, so that the program's events
+ * and the kernel's can share one trace.dat (a file's IDs are one space).
+ * Read once, under reg.lock, before the first dynamic ID is handed out.
+ */
+static void first_dynamic_id(void)
+{
+	static bool read;
+	const char *env;
+	char *end;
+
+	if (read)
+		return;
+	read = true;
+	env = getenv("TRACEBUF_FIRST_ID");
+	if (!env || !*env)
+		return;
+	unsigned long n = strtoul(env, &end, 10);
+	if (*end || n < FIRST_DYNAMIC_ID || n > UINT16_MAX)
+		problem("TRACEBUF_FIRST_ID", "'%s' is not an event ID from %u to 65535; IDs start at %u", env,
+			FIRST_DYNAMIC_ID, reg.next_id);
+	else if (reg.next_id < n)
+		reg.next_id = (unsigned)n;
+}
+
 /* A new entry for ev, in ID order; NULL (reported) when out of IDs or memory. */
 static struct entry *new_entry(struct tb_event_desc *ev, const char *declared,
 			       const struct tb_object_sections *s)
@@ -355,6 +381,7 @@ static struct entry *new_entry(struct tb_event_desc *ev, const char *declared,
 	size_t at;
 
 	if (id == 0) {
+		first_dynamic_id();
 		while (reg.next_id <= UINT16_MAX && id_taken(reg.next_id))
 			reg.next_id++;
 		if (reg.next_id > UINT16_MAX) {

@@ -220,8 +220,8 @@ static int write_cpus(struct tb_tracedat_writer *w, const char *dir, const char 
 	return rc;
 }
 
-static int write_stats(struct tb_tracedat_writer *w, const char *dir, const char *prefix, const bool *has,
-		       int top)
+static int write_stats(struct tb_tracedat_writer *w, const char *dir, const char *prefix, const char *buffer,
+		       const bool *has, int top)
 {
 	char name[64];
 	int rc = 0;
@@ -233,7 +233,7 @@ static int write_stats(struct tb_tracedat_writer *w, const char *dir, const char
 			continue;
 		snprintf(name, sizeof(name), "%scpu%d.stats", prefix, cpu);
 		if ((text = slurp(dir, name, &len))) {
-			rc = tb_tracedat_write_cpustat(w, "", cpu, text, len);
+			rc = tb_tracedat_write_cpustat(w, buffer, cpu, text, len);
 			free(text);
 		}
 	}
@@ -258,62 +258,169 @@ static void clock_name(const char *list, char *out, size_t cap)
 	out[n] = '\0';
 }
 
+static void say(const struct tb_tracedat_write_opts *o, const char *file, const char *reason)
+{
+	struct tb_diag d = {.file = file};
+
+	snprintf(d.reason, sizeof(d.reason), "%s", reason);
+	(o->diag ? o->diag : tb_diag_print)(o->diag ? o->diag_ctx : NULL, &d);
+}
+
+/* What the writer's options take from the first capture: clock, clock list, CPUs. */
+struct capture_facts {
+	char clock[TDAT_MAX_NAME], clock_list[1024], *tc;
+	int cpus;
+};
+
+static void capture_facts(const char *dir, const char *prefix, struct capture_facts *f)
+{
+	char ncpus[32] = "";
+	bool *has = calloc(MAX_CAPTURE_CPUS, sizeof(*has));
+	size_t len;
+	char *meta = slurp(dir, "meta.txt", &len);
+
+	memset(f, 0, sizeof(*f));
+	if (meta && meta_value(meta, "trace_clock", f->clock_list, sizeof(f->clock_list)))
+		f->tc = f->clock_list;
+	else if ((f->tc = slurp(dir, "trace_clock", &len)))
+		f->tc[strcspn(f->tc, "\n")] = '\0';
+	if (f->tc)
+		clock_name(f->tc, f->clock, sizeof(f->clock));
+	if (meta && meta_value(meta, "ncpus", ncpus, sizeof(ncpus)))
+		f->cpus = atoi(ncpus);
+	if (has) {
+		int top = find_raw_cpus(dir, prefix, has);
+		f->cpus = f->cpus < top ? top : f->cpus;
+	}
+	free(has);
+	free(meta);
+}
+
+static void capture_facts_free(struct capture_facts *f)
+{
+	if (f->tc != f->clock_list)
+		free(f->tc);
+}
+
+int tb_tracedat_write_capture_meta(struct tb_tracedat_writer *w, const char *dir, const char *prefix,
+				   const char *buffer)
+{
+	bool *has = calloc(MAX_CAPTURE_CPUS, sizeof(*has));
+	size_t hp_len, he_len = 0;
+	char *hp, *he;
+	int rc = 0, top;
+
+	if (!has)
+		return -ENOMEM;
+	prefix = prefix ? prefix : "";
+	if (!tdat_writer_has_headers(w)) {
+		if (!(hp = slurp(dir, "header_page", &hp_len))) {
+			free(has);
+			return -EINVAL;
+		}
+		he = slurp(dir, "header_event", &he_len);
+		rc = tb_tracedat_write_headers(w, hp, hp_len, he ? he : "", he ? he_len : 0);
+		free(hp);
+		free(he);
+	}
+	top = find_raw_cpus(dir, prefix, has);
+	if (rc == 0)
+		rc = write_formats(w, dir);
+	if (rc == 0)
+		rc = write_optional(w, dir, "kallsyms", tb_tracedat_write_kallsyms);
+	if (rc == 0)
+		rc = write_optional(w, dir, "printk_formats", tb_tracedat_write_printk);
+	if (rc == 0)
+		rc = write_optional(w, dir, "saved_cmdlines", tb_tracedat_write_cmdlines);
+	if (rc == 0)
+		rc = write_optional(w, dir, "constants", tb_tracedat_write_constants);
+	if (rc == 0)
+		rc = write_stats(w, dir, prefix, buffer ? buffer : "", has, top);
+	free(has);
+	return rc;
+}
+
+int tb_tracedat_write_capture_pages(struct tb_tracedat_writer *w, const char *dir, const char *prefix,
+				    const char *buffer, const char *clock, const struct tb_tracedat_write_opts *opts)
+{
+	bool *has = calloc(MAX_CAPTURE_CPUS, sizeof(*has));
+	struct tb_tracedat_write_opts none = {0};
+	int rc, top;
+
+	if (!has)
+		return -ENOMEM;
+	prefix = prefix ? prefix : "";
+	top = find_raw_cpus(dir, prefix, has);
+	rc = tb_tracedat_write_begin_buffer(w, buffer, clock);
+	if (rc == 0)
+		rc = write_cpus(w, dir, prefix, has, top, tdat_writer_page_size(w), opts ? opts : &none);
+	free(has);
+	return rc;
+}
+
+int tb_tracedat_write_captures(const struct tb_tracedat_input *in, size_t n, const char *path,
+			       const struct tb_tracedat_write_opts *opts)
+{
+	struct tb_tracedat_write_opts o = *opts;
+	const char *names[TDAT_MAX_BUFFERS + 1];
+	struct capture_facts first;
+	struct tb_tracedat_writer *w;
+	size_t nnames = 0;
+	int rc;
+
+	if (n == 0 || n > TDAT_MAX_BUFFERS)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char *hp = slurp(in[i].dir, "header_page", NULL);
+		if (!hp) {
+			rc = -errno;
+			say(&o, in[i].dir, "no readable header_page: not a capture directory");
+			return rc;
+		}
+		free(hp);
+		if (in[i].name && in[i].name[0])
+			names[nnames++] = in[i].name;
+		else if (i)
+			return say(&o, in[i].dir, "only the first capture may be the top buffer"), -EINVAL;
+	}
+	names[nnames] = NULL;
+	capture_facts(in[0].dir, in[0].prefix ? in[0].prefix : "", &first);
+	if (!o.clock && first.clock[0])
+		o.clock = first.clock;
+	if (!o.trace_clock && first.tc && !opts->clock)
+		o.trace_clock = first.tc;
+	if (o.cpus < first.cpus)
+		o.cpus = first.cpus;
+	for (size_t i = 1; i < n; i++) {
+		struct capture_facts f;
+		capture_facts(in[i].dir, in[i].prefix ? in[i].prefix : "", &f);
+		o.cpus = o.cpus < f.cpus ? f.cpus : o.cpus;
+		capture_facts_free(&f);
+	}
+	if (!o.instances && nnames)
+		o.instances = names;
+	rc = tb_tracedat_writer_open(path, &o, &w);
+	if (rc == 0) {
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = tb_tracedat_write_capture_meta(w, in[i].dir, in[i].prefix, in[i].name);
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			struct capture_facts f;
+			capture_facts(in[i].dir, in[i].prefix ? in[i].prefix : "", &f);
+			rc = tb_tracedat_write_capture_pages(w, in[i].dir, in[i].prefix, in[i].name,
+							     f.clock[0] ? f.clock : NULL, &o);
+			capture_facts_free(&f);
+		}
+		int closed = tb_tracedat_writer_close(w);
+		rc = rc ? rc : closed;
+	}
+	capture_facts_free(&first);
+	return rc;
+}
+
 int tb_tracedat_write_capture(const char *dir, const char *prefix, const char *path,
 			      const struct tb_tracedat_write_opts *opts)
 {
-	struct tb_tracedat_write_opts o = *opts;
-	struct tb_tracedat_writer *w;
-	char clock[TDAT_MAX_NAME] = "", clock_list[1024] = "", ncpus[32] = "", *meta, *hp, *he, *tc = NULL;
-	size_t len, hp_len, he_len = 0;
-	bool *has = calloc(MAX_CAPTURE_CPUS, sizeof(*has));
-	int rc, top;
+	struct tb_tracedat_input in = {.dir = dir, .prefix = prefix, .name = ""};
 
-	prefix = prefix ? prefix : "";
-	if (!has)
-		return -ENOMEM;
-	if (!(hp = slurp(dir, "header_page", &hp_len))) {
-		rc = -errno;
-		struct tb_diag d = {.file = dir};
-		snprintf(d.reason, sizeof(d.reason), "no readable header_page: not a capture directory");
-		(o.diag ? o.diag : tb_diag_print)(o.diag ? o.diag_ctx : NULL, &d);
-		free(has);
-		return rc;
-	}
-	he = slurp(dir, "header_event", &he_len);
-	top = find_raw_cpus(dir, prefix, has);
-	meta = slurp(dir, "meta.txt", &len);
-	if (meta && meta_value(meta, "trace_clock", clock_list, sizeof(clock_list)))
-		tc = clock_list;
-	else if ((tc = slurp(dir, "trace_clock", &len)))
-		tc[strcspn(tc, "\n")] = '\0';
-	if (tc)
-		clock_name(tc, clock, sizeof(clock));
-	if (!o.clock && clock[0])
-		o.clock = clock;
-	if (!o.trace_clock && tc && !opts->clock)
-		o.trace_clock = tc;
-	if (!o.cpus && meta && meta_value(meta, "ncpus", ncpus, sizeof(ncpus)))
-		o.cpus = atoi(ncpus);
-	if (o.cpus < top)
-		o.cpus = top;
-	rc = tb_tracedat_writer_open(path, &o, &w);
-	if (rc == 0) {
-		tb_tracedat_write_headers(w, hp, hp_len, he ? he : "", he ? he_len : 0);
-		write_formats(w, dir);
-		write_optional(w, dir, "kallsyms", tb_tracedat_write_kallsyms);
-		write_optional(w, dir, "printk_formats", tb_tracedat_write_printk);
-		write_optional(w, dir, "saved_cmdlines", tb_tracedat_write_cmdlines);
-		write_optional(w, dir, "constants", tb_tracedat_write_constants);
-		write_stats(w, dir, prefix, has, top);
-		if (tb_tracedat_write_begin_buffer(w, "", NULL) == 0)
-			write_cpus(w, dir, prefix, has, top, tdat_writer_page_size(w), &o);
-		rc = tb_tracedat_writer_close(w);
-	}
-	if (tc != clock_list)
-		free(tc);
-	free(meta);
-	free(hp);
-	free(he);
-	free(has);
-	return rc;
+	return tb_tracedat_write_captures(&in, 1, path, opts);
 }

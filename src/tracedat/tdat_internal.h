@@ -152,5 +152,7 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
 int tdat_writer_copy_file(struct tb_tracedat_writer *w, int fd, uint64_t len);
 /* The writer's sub-buffer size, once its first buffer began (0 before). */
 uint32_t tdat_writer_page_size(const struct tb_tracedat_writer *w);
+/* Whether header_page and header_event were given yet. */
+bool tdat_writer_has_headers(const struct tb_tracedat_writer *w);
 
 #endif

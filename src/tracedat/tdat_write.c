@@ -37,6 +37,7 @@
 
 struct stored_text {
 	char *system; /* formats only */
+	char name[TDAT_MAX_NAME], id[16]; /* formats only: their name and ID lines */
 	char *text;
 	size_t len;
 };
@@ -360,6 +361,11 @@ uint64_t tb_tracedat_writer_bytes(const struct tb_tracedat_writer *w)
 	return w->pos;
 }
 
+bool tdat_writer_has_headers(const struct tb_tracedat_writer *w)
+{
+	return w->header_page != NULL;
+}
+
 uint32_t tdat_writer_page_size(const struct tb_tracedat_writer *w)
 {
 	return w->meta_written ? w->page_size : 0;
@@ -401,20 +407,73 @@ int tb_tracedat_write_headers(struct tb_tracedat_writer *w, const char *header_p
 	return 0;
 }
 
+/* The value of a format text's "KEY: " line ("name", "ID"), at most cap-1 bytes; "" if none. */
+static void format_line(const char *text, size_t len, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key), at = 0;
+
+	out[0] = '\0';
+	while (at < len) {
+		const char *line = text + at, *nl = memchr(line, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - line) : len - at;
+		if (n > klen + 1 && !memcmp(line, key, klen) && line[klen] == ':') {
+			line += klen + 1, n -= klen + 1;
+			while (n && (*line == ' ' || *line == '\t'))
+				line++, n--;
+			n = n < cap - 1 ? n : cap - 1;
+			memcpy(out, line, n);
+			out[n] = '\0';
+			return;
+		}
+		at += n + 1;
+	}
+}
+
+/*
+ * Formats of several captures go into one file (a program's buffer beside
+ * the kernel's): an event both describe is stored once, the first text
+ * kept, and two different events may not share an ID - a reader could not
+ * tell their records apart.  1 when text is a duplicate to skip, 0 when it
+ * is new, or the writer's error.
+ */
+static int format_seen(struct tb_tracedat_writer *w, const char *system, const char *name, const char *id)
+{
+	for (size_t i = 0; i < w->nformats; i++) {
+		const struct stored_text *f = &w->formats[i];
+		bool same_event = !strcmp(f->system, system) && !strcmp(f->name, name);
+		if (same_event && !strcmp(f->id, id))
+			return 1;
+		if (same_event)
+			return fail(w, -EINVAL, "%s:%s is given with ID %s and with ID %s", system, name, f->id, id);
+		if (id[0] && !strcmp(f->id, id))
+			return fail(w, -EINVAL, "%s:%s and %s:%s both have ID %s", f->system, f->name, system, name,
+				    id);
+	}
+	return 0;
+}
+
 int tb_tracedat_write_format(struct tb_tracedat_writer *w, const char *system, const char *text, size_t len)
 {
+	char name[TDAT_MAX_NAME], id[16];
 	struct stored_text *f;
+	int seen;
 
 	if (w->meta_written)
 		return too_late(w, "a format");
 	if (!system[0] || strlen(system) >= TDAT_MAX_NAME)
 		return fail(w, -EINVAL, "bad system name '%.40s'", system);
+	format_line(text, len, "name", name, sizeof(name));
+	format_line(text, len, "ID", id, sizeof(id));
+	if ((seen = format_seen(w, system, name, id)) != 0)
+		return seen > 0 ? 0 : seen;
 	f = realloc(w->formats, (w->nformats + 1) * sizeof(*f));
 	if (!f)
 		return fail(w, -ENOMEM, "out of memory");
 	w->formats = f;
 	f = &w->formats[w->nformats];
 	memset(f, 0, sizeof(*f));
+	strcpy(f->name, name);
+	strcpy(f->id, id);
 	if (!(f->system = strdup(system)) || keep_text(f, text, len) < 0) {
 		free(f->system);
 		return fail(w, -ENOMEM, "out of memory");
@@ -423,14 +482,35 @@ int tb_tracedat_write_format(struct tb_tracedat_writer *w, const char *system, c
 	return 0;
 }
 
+/*
+ * A text given again is joined to the one before (line-based texts of
+ * several captures: the program's symbols and the kernel's, their comms).
+ */
+static int join_text(struct stored_text *t, const char *text, size_t len)
+{
+	bool newline = t->len && t->text[t->len - 1] != '\n';
+	char *grown = realloc(t->text, t->len + newline + len + 1);
+
+	if (!grown)
+		return -ENOMEM;
+	if (newline)
+		grown[t->len++] = '\n';
+	memcpy(grown + t->len, text, len);
+	t->text = grown;
+	t->len += len;
+	return 0;
+}
+
 static int write_text(struct tb_tracedat_writer *w, struct stored_text *t, const char *what, const char *text,
 		      size_t len)
 {
 	if (w->meta_written)
 		return too_late(w, what);
-	if (len > TDAT_MAX_TEXT)
-		return fail(w, -EFBIG, "%s of %zu bytes is above the %u trace.dat readers accept", what, len,
-			    TDAT_MAX_TEXT);
+	if (len > TDAT_MAX_TEXT || t->len + len + 1 > TDAT_MAX_TEXT)
+		return fail(w, -EFBIG, "%s of %zu bytes is above the %u trace.dat readers accept", what,
+			    t->len + len, TDAT_MAX_TEXT);
+	if (t->text)
+		return len && join_text(t, text, len) < 0 ? fail(w, -ENOMEM, "out of memory") : 0;
 	return keep_text(t, text, len) < 0 ? fail(w, -ENOMEM, "out of memory") : 0;
 }
 
