@@ -154,17 +154,10 @@ static int usage(FILE *f)
 /* Join every -e into one comma-separated spec. */
 static int add_events(struct options *o, const char *spec)
 {
-	size_t old = o->events_buf ? strlen(o->events_buf) : 0;
-	char *grown = realloc(o->events_buf, old + strlen(spec) + 2);
+	int rc = join_events(&o->events_buf, spec);
 
-	if (!grown)
-		return -ENOMEM;
-	if (old)
-		grown[old++] = ',';
-	strcpy(grown + old, spec);
-	o->events_buf = grown;
-	o->events = grown;
-	return 0;
+	o->events = o->events_buf;
+	return rc;
 }
 
 static int parse_kallsyms(const char *mode, enum kallsyms_mode *out)

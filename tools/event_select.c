@@ -174,3 +174,17 @@ int enable_events(const char *inst, const char *spec, char *err, size_t err_size
 	free(copy);
 	return rc < 0 ? rc : total;
 }
+
+int join_events(char **joined, const char *spec)
+{
+	size_t old = *joined ? strlen(*joined) : 0;
+	char *grown = realloc(*joined, old + strlen(spec) + 2);
+
+	if (!grown)
+		return -ENOMEM;
+	if (old)
+		grown[old++] = ',';
+	strcpy(grown + old, spec);
+	*joined = grown;
+	return 0;
+}

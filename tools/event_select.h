@@ -31,4 +31,7 @@
  */
 int enable_events(const char *inst, const char *spec, char *err, size_t err_size);
 
+/* Append spec to the comma-joined *joined (malloc'ed; NULL to start): 0 or -ENOMEM. */
+int join_events(char **joined, const char *spec);
+
 #endif

@@ -379,6 +379,81 @@ int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 	return 0;
 }
 
+/*
+ * A region made by another process (tracebuf/shm.h), already copied where
+ * the caller trusts it: its geometry is computed again from the few numbers
+ * that define it, and every stored offset and size must be exactly what
+ * that computation gives, and fit in the mapping.  So no offset derived
+ * from the header can point outside the mapped bytes.  0, or -EINVAL with
+ * the first field that disagrees in why.
+ */
+int tb__region_check(const struct tb_region *r, size_t mapped, const char **why)
+{
+	struct tb_ring_opts o;
+	struct geometry g;
+
+	*why = NULL;
+	if (mapped < sizeof(*r))
+		*why = "shorter than the region header";
+	else if (r->magic != TB_MAGIC)
+		*why = "bad magic";
+	else if (r->version != TB_LAYOUT_VERSION)
+		*why = "unknown layout version";
+	else if (r->overwrite > 1 || r->clock > TB_CLOCK_COUNTER)
+		*why = "bad mode or clock";
+	else if (r->ncpus == 0 || r->ncpus > 4096 || !tb_page_size_valid(r->subbuf_size))
+		*why = "bad CPU count or sub-buffer size";
+	else if (r->blob_chunks && r->blob_chunk != BLOB_CHUNK)
+		*why = "bad blob chunk size";
+	if (*why)
+		return -EINVAL;
+	tb_ring_opts_default(&o);
+	o.size_kb = r->requested_kb;
+	o.subbuf_size = r->subbuf_size;
+	o.ncpus = r->ncpus;
+	o.blob_kb = (size_t)r->blob_chunks * BLOB_CHUNK / 1024;
+	if (r->requested_kb == 0 || r->requested_kb > ((uint64_t)1 << 32) || geometry(&o, &g) < 0)
+		*why = "sizes out of range";
+	else if (g.sz.subbufs_per_cpu != r->nr_pages || g.total != r->size || g.stride != r->cpu_stride ||
+		 g.cpu_off != r->cpu_offset || g.slot_off != r->slot_offset || g.meta_off != r->meta_offset ||
+		 g.pages_off != r->pages_offset || g.blob_chunks != r->blob_chunks ||
+		 (g.blob_chunks && (g.blob_words_off != r->blob_words_offset ||
+				    g.blob_data_off != r->blob_data_offset)))
+		*why = "offsets disagree with the geometry";
+	else if (r->size > mapped)
+		*why = "region larger than the file";
+	return *why ? -EINVAL : 0;
+}
+
+/* A handle on a region that tb__region_check accepted; the caller keeps the memory. */
+int tb__ring_attach(struct tb_ring **out, void *mem)
+{
+	struct tb_region *r = mem;
+	struct tb_ring *ring = calloc(1, sizeof(*ring));
+
+	if (!ring)
+		return -ENOMEM;
+	if (r->blob_chunks && !(ring->blob_copies = calloc(r->ncpus, sizeof(*ring->blob_copies)))) {
+		free(ring);
+		return -ENOMEM;
+	}
+	tb_ring_opts_default(&ring->opts);
+	ring->opts.size_kb = r->requested_kb;
+	ring->opts.subbuf_size = r->subbuf_size;
+	ring->opts.ncpus = r->ncpus;
+	ring->opts.overwrite = (int)r->overwrite;
+	ring->opts.clock = (enum tb_clock)r->clock;
+	ring->opts.mem = mem;
+	ring->opts.mem_size = r->size;
+	ring->opts.blob_kb = (size_t)r->blob_chunks * BLOB_CHUNK / 1024;
+	ring->r = r;
+	ring->owns_mem = 0;
+	ring->use_rseq = choose_publish_mode(ring);
+	handle_cache(ring);
+	*out = ring;
+	return 0;
+}
+
 void tb_ring_destroy(struct tb_ring *ring)
 {
 	if (!ring)

@@ -55,6 +55,10 @@ TB_HIDDEN int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t l
 /* Write a record in the long form whatever its length: a blob reference (blob.c). */
 TB_HIDDEN int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len);
 
+/* Attaching to a region another process made (shm.c): check it, then wrap it in a handle. */
+TB_HIDDEN int tb__region_check(const struct tb_region *r, size_t mapped, const char **why);
+TB_HIDDEN int tb__ring_attach(struct tb_ring **out, void *mem);
+
 /* The reader side serialises per CPU; readers may wait, writers never do. */
 void reader_lock(struct tb_cpu_ctl *c);
 /* Events committed on c so far, read consistently with the tail it returns in *v. */

@@ -705,8 +705,13 @@ void tb_registry_add_object(const struct tb_object_sections *s)
 				sync_entry(reg.events[i]); /* rules may have enabled some */
 		}
 	}
-	if (!reg.startup_done && in_main_program(s))
+	if (!reg.startup_done && in_main_program(s)) {
 		startup_complete();
+	} else if (reg.startup_done && o == NULL && !is_empty(s)) {
+		pthread_mutex_unlock(&reg.lock); /* the description takes it itself */
+		tb__session_formats();
+		return;
+	}
 	pthread_mutex_unlock(&reg.lock);
 }
 
@@ -889,6 +894,9 @@ static void startup_complete(void)
 	reg.startup_done = true;
 	report_unmatched_rules();
 	dumped = dump_formats();
+	pthread_mutex_unlock(&reg.lock); /* the description takes it itself */
+	tb__session_formats();
+	pthread_mutex_lock(&reg.lock);
 	if (dumped) {
 		fflush(NULL);
 		_exit(dumped == 2 ? 0 : 1);
@@ -906,10 +914,12 @@ static void at_exit(void)
 			reg.problems++;
 	}
 	pthread_mutex_unlock(&reg.lock);
+	tb__session_formats(); /* at exit too: the threads' names, objects loaded since */
 }
 
 static void registry_init(void)
 {
+	tb__session_start(); /* before the rules: enabled events then write to the session */
 	read_rules(getenv("TRACEBUF_EVENTS"));
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	atexit(at_exit);

@@ -1,0 +1,60 @@
+/*
+ * recorded - a program with events and no tracing code of its own: run it
+ * under `tracebuf record`, which hands it a ring in shared memory through
+ * the environment (libtracebuf attaches before main).
+ *
+ *   tracebuf record -e 'app:*' -o app.dat -- build/examples/recorded 1000 2
+ *   tracebuf report app.dat
+ *
+ * recorded [N [CHILDREN [--printf]]]: the parent and each of CHILDREN forked
+ * processes fire app:tick N times (n = 0..N-1, worker = 0 for the parent,
+ * 1..CHILDREN for the children), then app:done once; --printf adds a
+ * tb_printf line per process.  The tests count exactly these.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tracebuf/tracepoint.h"
+
+TB_EVENT(app, tick, TB_PROTO(uint64_t n, int worker),
+	 TB_FIELDS(tb_field(uint64_t, n, n), tb_field(int, worker, worker)),
+	 TB_PRINTK("n=%llu worker=%d", (unsigned long long)REC->n, REC->worker))
+
+TB_EVENT(app, done, TB_PROTO(int worker, uint64_t count),
+	 TB_FIELDS(tb_field(int, worker, worker), tb_field(uint64_t, count, count)),
+	 TB_PRINTK("worker=%d count=%llu", REC->worker, (unsigned long long)REC->count))
+
+static void work(int worker, uint64_t n, int with_printf)
+{
+	for (uint64_t i = 0; i < n; i++)
+		tb_trace(app, tick, i, worker);
+	if (with_printf)
+		tb_printf("worker %d finished\n", worker);
+	tb_trace(app, done, worker, n);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000;
+	int children = argc > 2 ? atoi(argv[2]) : 0;
+	int with_printf = argc > 3 && !strcmp(argv[3], "--printf");
+
+	for (int c = 1; c <= children; c++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			work(c, n, with_printf);
+			return 0;
+		}
+	}
+	work(0, n, with_printf);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}

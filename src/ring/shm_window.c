@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * shm_window.c - what a ring holds now, page by page, read by a process
+ * that trusts nothing in the region but its (checked, private) header:
+ * tracebuf snapshot (writers running) and tracebuf recover (writers dead,
+ * region copied into private memory).
+ *
+ * Untrusted input: every physical page number taken from a slot, the tail
+ * word, tail_hist or the reader state must be <= nr_pages; every length
+ * (tail offset, meta.len, read_off) must be within the page's data; every
+ * page is walked with the bounds-checked cursor before it is handed on.
+ * A word out of range skips the data it describes and counts in `bad`;
+ * every loop is bounded by the ring's page count or a retry budget, so a
+ * concurrently scribbled region costs data, never a hang or a stray read.
+ *
+ * Consistency with live writers is the iterator's (reader.c): a page is
+ * copied between two reads of its slot word, and a writer claims the slot
+ * before it writes a byte of the page for a new lap (I3), so an unchanged
+ * slot means an intact copy.  Bytes of the tail page below the tail
+ * offset never change while the slot holds that lap (I1).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pagefmt.h"
+#include "ring_internal.h"
+#include "tracebuf/page.h"
+#include "tracebuf/shm.h"
+
+#define TAIL_TRIES 1000 /* a tail that never resolves is a scribbled control block */
+
+struct win_cpu {
+	struct tb_region *r;
+	struct tb_cpu_ctl *c;
+	unsigned cpu;
+	uint32_t d;       /* data bytes of a page */
+	uint8_t *buf;
+	uint64_t expect;  /* number of the next event not yet accounted for */
+	int first;        /* no page handed over yet */
+	tb_shm_page_fn *fn;
+	void *ctx;
+	struct tb_shm_window *w;
+};
+
+static int tail_checked(struct win_cpu *wc, struct tail_view *v)
+{
+	for (int i = 0; i < TAIL_TRIES; i++) {
+		/* acquire: pairs with the section's final store (tail_hist, meta, page bytes) */
+		uint64_t t = atomic_load_explicit(&wc->c->tail, memory_order_acquire);
+		if (tail_resolve(wc->c, t, v))
+			return v->phys <= wc->r->nr_pages && t_off(v->t) <= wc->d ? 0 : -EIO;
+		sched_yield();
+	}
+	return -EIO;
+}
+
+/*
+ * A section that stored part of its work and not its tail word: its time
+ * in last_ts[other phase] newer than the published one, or tail_hist
+ * already naming the page after the tail.  One per CPU at most shows (the
+ * next section on the CPU overwrites the evidence); a write that stopped
+ * before its first store left nothing to see.
+ */
+static int in_flight(struct win_cpu *wc, const struct tail_view *v)
+{
+	unsigned ph = t_phase(v->t);
+	/* relaxed: evidence only, read after the acquire of the tail word */
+	uint64_t mine = atomic_load_explicit(&wc->c->last_ts[ph], memory_order_relaxed);
+	uint64_t other = atomic_load_explicit(&wc->c->last_ts[ph ^ 1], memory_order_relaxed);
+	uint64_t next = atomic_load_explicit(&wc->c->tail_hist[(v->seq + 1) & 1], memory_order_relaxed);
+
+	return other > mine || h_seq(next) == v->seq + 1;
+}
+
+/* Walk a copied page's records [from, end): how many events, or -EIO if malformed. */
+static long count_events(struct win_cpu *wc, uint32_t from, uint32_t end, uint64_t time)
+{
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	long n = 0;
+	int rc;
+
+	if (tb_page_cursor_init_range(&cur, wc->buf, wc->r->subbuf_size, from, end, time) < 0)
+		return -EIO;
+	while ((rc = tb_page_next_data(&cur, &rec)) == 1)
+		n++;
+	return rc < 0 ? -EIO : n;
+}
+
+/* Hand over buf, holding len data bytes whose first event is number cum. */
+static int emit(struct win_cpu *wc, uint32_t len, uint64_t cum, uint64_t events)
+{
+	uint64_t lost = cum > wc->expect ? cum - wc->expect : 0;
+
+	if (wc->first)
+		wc->w->lost_before += lost;
+	else
+		wc->w->lost_inside += lost;
+	memset(wc->buf + TB_PAGE_HDR_SIZE + len, 0, wc->d - len);
+	tbf_set_commit(wc->buf, wc->d, len, (int64_t)lost);
+	wc->first = 0;
+	wc->expect = cum + events;
+	wc->w->events += events;
+	wc->w->pages++;
+	return wc->fn(wc->ctx, wc->cpu, wc->buf, wc->r->subbuf_size);
+}
+
+/* The part of the page a consuming reader holds that it has not consumed yet. */
+static int held_page(struct win_cpu *wc, const struct tb_reader_state *rd, const struct tail_view *v)
+{
+	uint32_t limit, n;
+	const uint8_t *page;
+	long events;
+
+	if (!rd->held)
+		return 0;
+	if (rd->held_phys > wc->r->nr_pages || rd->read_off > wc->d) {
+		wc->w->bad++;
+		return 0;
+	}
+	page = cpu_page(wc->r, wc->c, rd->held_phys);
+	limit = page_end(wc->r, wc->c, v, rd->held_seq, rd->held_phys);
+	if (limit > wc->d || limit < rd->read_off) {
+		wc->w->bad++;
+		return 0;
+	}
+	n = limit - rd->read_off;
+	if (!n)
+		return 0;
+	tbf_put64(wc->buf, rd->read_off ? rd->time : page_ts(page));
+	memcpy(wc->buf + TB_PAGE_HDR_SIZE, page + TB_PAGE_HDR_SIZE + rd->read_off, n);
+	events = count_events(wc, 0, n, tbf_get64(wc->buf));
+	if (events < 0) {
+		wc->w->bad++;
+		return 0;
+	}
+	return emit(wc, n, rd->next_cum, (uint64_t)events);
+}
+
+/* Page seq, if the ring still holds it: copied between two reads of its slot. */
+static int ring_page(struct win_cpu *wc, uint64_t seq, const struct tail_view *v)
+{
+	_Atomic uint64_t *slot = &cpu_slots(wc->r, wc->c)[seq % wc->r->nr_pages];
+	/* acquire: pairs with the claim CAS; the page's meta and bytes are that lap's */
+	uint64_t before = atomic_load_explicit(slot, memory_order_acquire);
+	uint32_t phys = s_phys(before), limit;
+	uint64_t cum;
+	long events;
+
+	if (s_seq(before) != seq || s_free(before))
+		return 0; /* overwritten, taken by the consuming reader, or never written */
+	if (phys > wc->r->nr_pages) {
+		wc->w->bad++;
+		return 0;
+	}
+	limit = page_end(wc->r, wc->c, v, seq, phys);
+	cum = meta_cum(&cpu_meta(wc->r, wc->c)[phys]);
+	if (limit > wc->d) {
+		wc->w->bad++;
+		return 0;
+	}
+	tbf_put64(wc->buf, page_ts(cpu_page(wc->r, wc->c, phys)));
+	memcpy(wc->buf + TB_PAGE_HDR_SIZE, cpu_page(wc->r, wc->c, phys) + TB_PAGE_HDR_SIZE, limit);
+	/* acq_rel: the copy stays before it; success means nobody claimed or took the slot meanwhile */
+	if (!atomic_compare_exchange_strong_explicit(slot, &before, before, memory_order_acq_rel,
+						     memory_order_relaxed))
+		return 0;
+	if (!limit)
+		return 0;
+	events = count_events(wc, 0, limit, tbf_get64(wc->buf));
+	if (events < 0) {
+		wc->w->bad++;
+		return 0;
+	}
+	return emit(wc, limit, cum, (uint64_t)events);
+}
+
+static int window_cpu(struct win_cpu *wc)
+{
+	struct tb_reader_state rd;
+	struct tail_view v;
+	uint64_t seq, n = wc->r->nr_pages;
+	int rc;
+
+	if (tail_checked(wc, &v) < 0) {
+		wc->w->bad++;
+		return 0;
+	}
+	wc->w->in_flight += (uint64_t)in_flight(wc, &v);
+	/* one copy of the reader state: it is shared memory like the rest */
+	memcpy(&rd, &wc->c->rd, sizeof(rd));
+	wc->expect = rd.next_cum - rd.pending_lost;
+	wc->first = 1;
+	rc = held_page(wc, &rd, &v);
+	seq = rd.next_seq;
+	if (seq < oldest_seq(wc->r, v.seq) || seq > v.seq + 1)
+		seq = oldest_seq(wc->r, v.seq);
+	/* at most the ring's n pages: bounded whatever the words say */
+	for (uint64_t i = 0; rc == 0 && i < n && seq <= v.seq; i++, seq++)
+		rc = ring_page(wc, seq, &v);
+	return rc;
+}
+
+int tb_shm_window(struct tb_ring *ring, tb_shm_page_fn *fn, void *ctx, struct tb_shm_window *w)
+{
+	struct win_cpu wc;
+	int rc = 0;
+
+	if (!ring || !fn || !w)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	wc.r = ring->r;
+	wc.d = tb_page_data_size(wc.r->subbuf_size);
+	wc.fn = fn;
+	wc.ctx = ctx;
+	wc.w = w;
+	if (!(wc.buf = malloc(wc.r->subbuf_size)))
+		return -ENOMEM;
+	for (unsigned cpu = 0; rc == 0 && cpu < wc.r->ncpus; cpu++) {
+		wc.cpu = cpu;
+		wc.c = region_cpu(wc.r, cpu);
+		rc = window_cpu(&wc);
+	}
+	free(wc.buf);
+	return rc;
+}

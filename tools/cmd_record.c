@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tracebuf record [-e EVENTS] [-b KB] [-o FILE] [--flight-recorder]
+ *                 [--group G] [--shm PATH] -- CMD [ARGS...]
+ *
+ * Trace a program linked with libtracebuf from outside it.  The session is
+ * a ring in shared memory (tracebuf/shm.h): a sealed memfd, or the named
+ * file --shm gives (kept afterwards, for snapshot and recover).  CMD runs
+ * with TRACEBUF_SHM (the region's path), TRACEBUF_EVENTS (-e) and
+ * TRACEBUF_SHM_FORMATS (where each of its processes describes its events)
+ * in its environment; libtracebuf's constructor attaches to the ring
+ * (src/source/session.c), so the program needs no code of its own, and its
+ * children inherit the session.
+ *
+ * While CMD runs, this process drains the ring with the consuming reader
+ * (the reader-page swap works across processes) into a capture directory,
+ * and writes it as a trace.dat when CMD ends, when a signal stops us or on
+ * Ctrl-C: the file is always complete.  With --flight-recorder nothing is
+ * drained: the ring keeps the newest events (overwrite mode) and what it
+ * holds when CMD ends is written (tracebuf snapshot copies it meanwhile).
+ *
+ * The shape is open to more buffers (the kernel's, through a tracefs
+ * instance): each source has a drain step called from the loop and a final
+ * step that puts its pages into the capture directory before it is
+ * written.  Exit status: 0 written, 1 written with losses or problems, 2
+ * usage or nothing written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "event_select.h"
+#include "shm_capture.h"
+#include "tracebuf/reader.h"
+#include "tracebuf/shm.h"
+#include "tracebuf/stats.h"
+#include "tracefs.h"
+
+#define CMD "record"
+#define IDLE_NS (1000 * 1000) /* sleep between drains that found nothing */
+
+struct options {
+	char *events;  /* comma-joined -e items; NULL: every event */
+	size_t kb;     /* per CPU; 0: the ring's default */
+	const char *out;
+	bool flight;
+	const char *group;
+	const char *shm_path;
+	char **command;
+};
+
+struct recorder {
+	struct options o;
+	struct tb_shm *shm;        /* the creator's handle: owns the file */
+	struct tb_shm *shm_reader; /* our reader's view of it */
+	struct tb_ring *ring;      /* shm_reader's ring */
+	char tmp[PATH_MAX];  /* our temporaries: the capture directory */
+	char cap[PATH_MAX + 16];
+	char desc[PATH_MAX]; /* where CMD's processes describe their events */
+	int *raw;            /* per CPU: the capture's cpuN.raw */
+	uint8_t *page;
+	uint64_t pages, events, lost;
+	pid_t child;
+	int child_status;
+	bool child_done;
+};
+
+/* ----------------------------------------------------------- signals */
+
+static volatile sig_atomic_t stop_signal;
+static volatile pid_t child_pid;
+
+/*
+ * Stop: the file is written with what was drained so far.  A signal from
+ * the terminal (SI_KERNEL) reached CMD already (same process group);
+ * anything else is passed on once.
+ */
+static void on_stop(int sig, siginfo_t *si, void *unused)
+{
+	(void)unused;
+	if (!stop_signal && child_pid > 0 && si->si_code != SI_KERNEL)
+		kill(child_pid, sig);
+	stop_signal = sig;
+}
+
+static void install_handlers(void)
+{
+	static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_stop;
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waits return EINTR */
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		sigaction(stops[i], &sa, NULL);
+}
+
+/* ------------------------------------------------------------ options */
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: tracebuf record [-e EVENTS]... [-b KB] [-o FILE] [--flight-recorder]\n"
+		   "                       [--group G] [--shm PATH] -- CMD [ARGS...]\n"
+		   "\n"
+		   "Run CMD (linked with libtracebuf) with a ring in shared memory, drain it from\n"
+		   "outside while CMD runs, and write a trace.dat when it ends (or on a signal).\n"
+		   "\n"
+		   "  -e, --events EVENTS  SYSTEM:NAME globs, comma-separated, repeatable (default: all)\n"
+		   "  -b, --buffer-kb KB   ring size per CPU (default 1408)\n"
+		   "  -o, --output FILE    the trace.dat (default trace.dat)\n"
+		   "      --flight-recorder  keep the newest events, do not drain; write them at the end\n"
+		   "                       (tracebuf snapshot copies them meanwhile)\n"
+		   "      --group G        the shared memory is mode 0660 for group G (default 0600)\n"
+		   "      --shm PATH       make the ring in this file (e.g. /dev/shm/NAME; kept, for\n"
+		   "                       snapshot and recover) instead of a sealed memfd\n");
+	return f == stderr ? 2 : 0;
+}
+
+
+/* 0, 2 (usage error) or -1 (--help, done). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_FLIGHT = 256, OPT_GROUP, OPT_SHM };
+	static const struct option longopts[] = {
+	    {"events", required_argument, NULL, 'e'},
+	    {"buffer-kb", required_argument, NULL, 'b'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"flight-recorder", no_argument, NULL, OPT_FLIGHT},
+	    {"group", required_argument, NULL, OPT_GROUP},
+	    {"shm", required_argument, NULL, OPT_SHM},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	char *end;
+	int opt;
+
+	optind = 1;
+	o->out = "trace.dat";
+	while ((opt = getopt_long(argc, argv, "+e:b:o:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			if (join_events(&o->events, optarg) < 0)
+				return 2;
+			break;
+		case 'b':
+			o->kb = strtoul(optarg, &end, 10);
+			if (*end || !o->kb) {
+				fprintf(stderr, "tracebuf record: -b: '%s' is not a size in KiB\n", optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case OPT_FLIGHT:
+			o->flight = true;
+			break;
+		case OPT_GROUP:
+			o->group = optarg;
+			break;
+		case OPT_SHM:
+			o->shm_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			return usage(stderr);
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "tracebuf record: no command to run (tracebuf record [OPTIONS] -- CMD)\n");
+		return usage(stderr);
+	}
+	o->command = argv + optind;
+	return 0;
+}
+
+/* ------------------------------------------------------------ session */
+
+static int resolve_group(const char *name, gid_t *gid)
+{
+	struct group *g = getgrnam(name);
+	char *end;
+
+	if (g) {
+		*gid = g->gr_gid;
+		return 0;
+	}
+	*gid = (gid_t)strtoul(name, &end, 10);
+	return *name && !*end ? 0 : -ENOENT;
+}
+
+static int session_open(struct recorder *rec)
+{
+	struct tb_ring_opts ro;
+	struct tb_shm_opts so = {.path = rec->o.shm_path, .ring = &ro};
+	unsigned ncpus;
+	int rc;
+
+	tb_ring_opts_default(&ro);
+	if (rec->o.kb)
+		ro.size_kb = rec->o.kb;
+	if (rec->o.group && resolve_group(rec->o.group, &so.group) < 0)
+		return shmcap_say(CMD, -ENOENT, "--group: no group '%s'", rec->o.group);
+	so.has_group = rec->o.group != NULL;
+	rc = tb_shm_create(&so, &rec->shm);
+	if (rc < 0)
+		return shmcap_say(CMD, rc, "cannot make the shared memory: %s", tb_shm_error());
+	/* our own view is a reader's: the header private and checked, like any consumer's */
+	struct tb_shm *reader;
+	rc = tb_shm_attach(tb_shm_path(rec->shm), TB_SHM_READER, &reader);
+	if (rc < 0)
+		return shmcap_say(CMD, rc, "cannot attach to %s", tb_shm_error());
+	rec->ring = tb_shm_ring(reader);
+	rec->shm_reader = reader;
+	shmcap_desc_dir(tb_shm_path(rec->shm), rec->desc, sizeof(rec->desc));
+	if (mkdir(rec->desc, 0700) < 0 && errno != EEXIST)
+		return shmcap_say(CMD, -errno, "cannot create %s: %s", rec->desc, strerror(errno));
+	if ((rc = shmcap_tmpdir(CMD, rec->tmp, sizeof(rec->tmp))) < 0)
+		return shmcap_say(CMD, rc, "cannot create a temporary directory: %s", strerror(-rc));
+	snprintf(rec->cap, sizeof(rec->cap), "%s/capture", rec->tmp);
+	if ((rc = make_dirs(rec->cap)) < 0)
+		return shmcap_say(CMD, rc, "cannot create %s: %s", rec->cap, strerror(-rc));
+	ncpus = tb_ring_ncpus(rec->ring);
+	rec->raw = malloc(ncpus * sizeof(int));
+	rec->page = malloc(tb_ring_subbuf_size(rec->ring));
+	if (!rec->raw || !rec->page)
+		return -ENOMEM;
+	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof(path), "%s/cpu%u.raw", rec->cap, cpu);
+		rec->raw[cpu] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (rec->raw[cpu] < 0)
+			return shmcap_say(CMD, -errno, "cannot create %s: %s", path, strerror(errno));
+	}
+	fprintf(stderr, "tracebuf record: session %s (%s, %zu KiB per CPU, %u CPUs)\n", tb_shm_path(rec->shm),
+		rec->o.flight ? "flight recorder" : "drained", ro.size_kb, ncpus);
+	return 0;
+}
+
+static void session_close(struct recorder *rec)
+{
+	if (rec->raw)
+		for (unsigned cpu = 0; rec->ring && cpu < tb_ring_ncpus(rec->ring); cpu++)
+			if (rec->raw[cpu] >= 0)
+				close(rec->raw[cpu]);
+	free(rec->raw);
+	free(rec->page);
+	tb_shm_close(rec->shm_reader);
+	/* a memfd session ends with us; a named one stays for snapshot and recover */
+	if (rec->shm && !rec->o.shm_path)
+		shmcap_rmtree(rec->desc);
+	tb_shm_close(rec->shm);
+	shmcap_rmtree(rec->tmp);
+	free(rec->o.events);
+}
+
+/* ------------------------------------------------------------ the child */
+
+static int child_start(struct recorder *rec)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return shmcap_say(CMD, -errno, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		setenv("TRACEBUF_SHM", tb_shm_path(rec->shm), 1);
+		setenv("TRACEBUF_SHM_FORMATS", rec->desc, 1);
+		setenv("TRACEBUF_EVENTS", rec->o.events ? rec->o.events : "*", 1);
+		execvp(rec->o.command[0], rec->o.command);
+		fprintf(stderr, "tracebuf record: cannot run %s: %s\n", rec->o.command[0], strerror(errno));
+		_exit(127);
+	}
+	rec->child = pid;
+	child_pid = pid;
+	return 0;
+}
+
+/* Whether CMD has ended (reaped); block says whether to wait for it. */
+static bool child_ended(struct recorder *rec, bool block)
+{
+	pid_t got;
+
+	if (rec->child_done)
+		return true;
+	got = waitpid(rec->child, &rec->child_status, block ? 0 : WNOHANG);
+	if (got == rec->child) {
+		rec->child_done = true;
+		child_pid = 0;
+	}
+	return rec->child_done;
+}
+
+/* ---------------------------------------------------- the shm source */
+
+/* Every page the consuming reader can take now: how many, or -errno. */
+static long drain_ring(struct recorder *rec)
+{
+	size_t size = tb_ring_subbuf_size(rec->ring);
+	long total = 0;
+
+	for (unsigned cpu = 0; cpu < tb_ring_ncpus(rec->ring); cpu++) {
+		struct tb_page_info info;
+		long n;
+		int rc;
+
+		while ((n = tb_read_page_info(rec->ring, cpu, rec->page, size, &info)) > 0) {
+			if ((rc = write_all(rec->raw[cpu], rec->page, (size_t)n)) < 0)
+				return shmcap_say(CMD, rc, "cannot write the pages: %s", strerror(-rc));
+			rec->pages++;
+			rec->events += info.events;
+			rec->lost += info.lost;
+			total++;
+		}
+		if (n < 0)
+			return shmcap_say(CMD, (int)n, "CPU %u: the ring is damaged (%s)", cpu, strerror((int)-n));
+	}
+	return total;
+}
+
+/* Flight recorder: what the ring holds at the end, pages copied without consuming. */
+static int window_ring(struct recorder *rec)
+{
+	struct tb_shm_window w;
+	int rc = shmcap_window(CMD, rec->cap, rec->ring, &w);
+
+	if (rc == 0) {
+		rec->pages = w.pages;
+		rec->events = w.events;
+		rec->lost = w.lost_before + w.lost_inside;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ running */
+
+static void idle(void)
+{
+	struct timespec ts = {0, IDLE_NS};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Drain while CMD runs; stop when it ends or a signal stops us. */
+static int run(struct recorder *rec)
+{
+	long n = 0;
+
+	while (!stop_signal && !child_ended(rec, rec->o.flight)) {
+		if (rec->o.flight)
+			continue; /* the wait returned early: a signal */
+		if ((n = drain_ring(rec)) < 0)
+			return (int)n;
+		if (n == 0)
+			idle();
+	}
+	/* a signal: CMD has it too; give it a moment to end, not forever */
+	for (int i = 0; i < 1000 && !child_ended(rec, false); i++)
+		idle();
+	return rec->o.flight ? window_ring(rec) : (drain_ring(rec) < 0 ? -EIO : 0);
+}
+
+static void print_summary(const struct recorder *rec)
+{
+	struct tb_cpu_stats st;
+	uint64_t overrun = 0, dropped = 0, refused = 0;
+
+	for (unsigned cpu = 0; cpu < tb_ring_ncpus(rec->ring); cpu++)
+		if (tb_ring_stats(rec->ring, cpu, &st) == 0) {
+			overrun += st.overrun;
+			dropped += st.dropped;
+			refused += st.too_big + st.nested + st.busy + st.blob_full;
+		}
+	fprintf(stderr, "tracebuf record: %llu events in %llu pages; lost %llu (overwritten %llu, ring full %llu, "
+			"refused %llu)\n",
+		(unsigned long long)rec->events, (unsigned long long)rec->pages,
+		(unsigned long long)(rec->lost > overrun ? rec->lost : overrun + dropped + refused),
+		(unsigned long long)overrun, (unsigned long long)dropped, (unsigned long long)refused);
+	if (rec->child_done && WIFEXITED(rec->child_status))
+		fprintf(stderr, "tracebuf record: %s exited with status %d\n", rec->o.command[0],
+			WEXITSTATUS(rec->child_status));
+	else if (rec->child_done && WIFSIGNALED(rec->child_status))
+		fprintf(stderr, "tracebuf record: %s was killed by signal %d\n", rec->o.command[0],
+			WTERMSIG(rec->child_status));
+	else
+		fprintf(stderr, "tracebuf record: %s is still running (stopped by signal %d)\n", rec->o.command[0],
+			(int)stop_signal);
+}
+
+/* The capture directory: descriptions, stats, pages (drained already), then the trace.dat. */
+static int finish(struct recorder *rec)
+{
+	int found = shmcap_merge_desc(CMD, rec->desc, rec->cap, rec->ring), rc;
+
+	if (found < 0)
+		return shmcap_say(CMD, found, "cannot write the descriptions: %s", strerror(-found));
+	if (found == 0)
+		shmcap_say(CMD, 0, "%s described no events (is it linked with libtracebuf?)", rec->o.command[0]);
+	rc = shmcap_meta(CMD, rec->cap, rec->ring);
+	if (rc < 0)
+		return shmcap_say(CMD, rc, "cannot write the stats: %s", strerror(-rc));
+	rc = shmcap_tracedat(CMD, rec->cap, rec->o.out);
+	if (rc == 0)
+		fprintf(stderr, "tracebuf record: wrote %s\n", rec->o.out);
+	return rc;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct recorder rec = {.child = -1};
+	int rc = parse_options(argc, argv, &rec.o);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	install_handlers();
+	rc = session_open(&rec);
+	if (rc == 0)
+		rc = child_start(&rec);
+	if (rc == 0)
+		rc = run(&rec);
+	if (rc == 0) {
+		rc = finish(&rec);
+		print_summary(&rec);
+	}
+	session_close(&rec);
+	if (rc < 0)
+		return 2;
+	return rec.lost ? 1 : 0;
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tracebuf snapshot SESSION -o FILE.dat
+ * tracebuf recover SHMFILE -o FILE.dat
+ *
+ * Both write what a shared-memory ring (tracebuf/shm.h) holds as a
+ * trace.dat, with the event descriptions its processes left beside it
+ * (shm_capture.h), and neither consumes anything.
+ *
+ * snapshot maps the live region as a reader (header private and checked)
+ * and copies the window of pages while the writers go on (a page a writer
+ * claims during its copy is dropped and counted): a flight recorder's
+ * last seconds, on demand.
+ *
+ * recover is for after the writers died (SIGKILL, SIGSEGV, abort - at any
+ * instruction of a write): the file is first copied into private memory,
+ * so nothing can change under the checks, and the window of that copy is
+ * written.  A record is in it exactly when its section's final store (the
+ * tail word) happened: every committed event, never an uncommitted or
+ * torn one.  The sections that had begun and not committed are counted
+ * from what they left (shm_window.c) and reported as in flight.
+ *
+ * Exit status: 0 written, 1 written but damage was skipped, 2 nothing
+ * written.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "shm_capture.h"
+#include "tracebuf/shm.h"
+#include "tracefs.h"
+
+struct request {
+	const char *cmd;
+	const char *session;
+	const char *out;
+	const char *desc; /* --formats: where the descriptions are */
+};
+
+static int usage(const char *cmd, FILE *f)
+{
+	const char *what = strcmp(cmd, "recover") ? "SESSION" : "SHMFILE";
+
+	fprintf(f, "usage: tracebuf %s %s -o FILE.dat [--formats DIR]\n\n", cmd, what);
+	if (strcmp(cmd, "recover"))
+		fprintf(f, "Copy what the session's ring holds now (SESSION: the path `tracebuf record`\n"
+			   "printed) into a trace.dat, without stopping its writers.\n\n");
+	else
+		fprintf(f, "Write every committed event of a ring whose writers died into a trace.dat,\n"
+			   "and say how many writes were in flight.\n\n");
+	fprintf(f, "  -o, --output FILE  the trace.dat to write\n"
+		   "      --formats DIR  where the processes described their events\n"
+		   "                     (default: SESSION.formats, or record's for a memfd)\n");
+	return f == stderr ? 2 : 0;
+}
+
+static int parse(int argc, char **argv, struct request *rq)
+{
+	static const struct option longopts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"formats", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		if (opt == 'o')
+			rq->out = optarg;
+		else if (opt == 'f')
+			rq->desc = optarg;
+		else if (opt == 'h')
+			return usage(rq->cmd, stdout) - 1;
+		else
+			return usage(rq->cmd, stderr);
+	}
+	if (optind + 1 != argc || !rq->out)
+		return usage(rq->cmd, stderr);
+	rq->session = argv[optind];
+	return 0;
+}
+
+/* The window of ring into a capture directory, then out. */
+static int write_window(const struct request *rq, struct tb_ring *ring, struct tb_shm_window *w)
+{
+	char tmp[PATH_MAX], cap[PATH_MAX + 16], desc[PATH_MAX];
+	int rc, found;
+
+	if (rq->desc)
+		snprintf(desc, sizeof(desc), "%s", rq->desc);
+	else
+		shmcap_desc_dir(rq->session, desc, sizeof(desc));
+	if ((rc = shmcap_tmpdir(rq->cmd, tmp, sizeof(tmp))) < 0)
+		return shmcap_say(rq->cmd, rc, "cannot create a temporary directory: %s", strerror(-rc));
+	snprintf(cap, sizeof(cap), "%s/capture", tmp);
+	rc = make_dirs(cap);
+	if (rc == 0)
+		rc = shmcap_window(rq->cmd, cap, ring, w);
+	found = rc == 0 ? shmcap_merge_desc(rq->cmd, desc, cap, ring) : 0;
+	if (found == 0 && rc == 0)
+		shmcap_say(rq->cmd, 0, "no event descriptions in %s: events print without names", desc);
+	if (rc == 0 && found >= 0)
+		rc = shmcap_meta(rq->cmd, cap, ring);
+	if (rc == 0 && found >= 0)
+		rc = shmcap_tracedat(rq->cmd, cap, rq->out);
+	shmcap_rmtree(tmp);
+	return rc < 0 ? rc : found < 0 ? found : 0;
+}
+
+static void say_window(const struct request *rq, const struct tb_shm_window *w)
+{
+	fprintf(stderr, "tracebuf %s: %s: %llu events in %llu pages; %llu lost before the window", rq->cmd, rq->out,
+		(unsigned long long)w->events, (unsigned long long)w->pages, (unsigned long long)w->lost_before);
+	if (w->lost_inside)
+		fprintf(stderr, ", %llu overwritten while copied", (unsigned long long)w->lost_inside);
+	fprintf(stderr, "\n");
+	if (w->bad)
+		fprintf(stderr, "tracebuf %s: %llu control words out of range: their data was skipped\n", rq->cmd,
+			(unsigned long long)w->bad);
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	struct request rq = {.cmd = "snapshot"};
+	struct tb_shm_window w;
+	struct tb_shm *shm;
+	int rc = parse(argc, argv, &rq);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	rc = tb_shm_attach(rq.session, TB_SHM_READER, &shm);
+	if (rc < 0)
+		return shmcap_say(rq.cmd, 2, "cannot read the session: %s", tb_shm_error());
+	rc = write_window(&rq, tb_shm_ring(shm), &w);
+	tb_shm_close(shm);
+	if (rc < 0)
+		return 2;
+	say_window(&rq, &w);
+	return w.bad ? 1 : 0;
+}
+
+int cmd_recover(int argc, char **argv)
+{
+	struct request rq = {.cmd = "recover"};
+	struct tb_shm_window w;
+	struct tb_shm *shm;
+	int rc = parse(argc, argv, &rq);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	rc = tb_shm_load(rq.session, &shm);
+	if (rc < 0)
+		return shmcap_say(rq.cmd, 2, "cannot read the region: %s", tb_shm_error());
+	rc = write_window(&rq, tb_shm_ring(shm), &w);
+	tb_shm_close(shm);
+	if (rc < 0)
+		return 2;
+	say_window(&rq, &w);
+	fprintf(stderr, "tracebuf recover: %llu write%s in flight (begun, never committed: not recovered)\n",
+		(unsigned long long)w.in_flight, w.in_flight == 1 ? "" : "s");
+	return w.bad ? 1 : 0;
+}

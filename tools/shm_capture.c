@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/*
+ * shm_capture.c - a shared-memory session as a capture directory and a
+ * trace.dat (shm_capture.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shm_capture.h"
+#include "tracebuf/events.h"
+#include "tracebuf/stats.h"
+#include "tracebuf/tracedat.h"
+#include "tracefs.h"
+
+int shmcap_say(const char *cmd, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "tracebuf %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return rc;
+}
+
+void shmcap_desc_dir(const char *shm_path, char *out, size_t size)
+{
+	int pid, fd;
+	char tail;
+
+	/* a memfd's path lives as long as its creator: its descriptions go next to the other temporaries */
+	if (sscanf(shm_path, "/proc/%d/fd/%d%c", &pid, &fd, &tail) == 2) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(out, size, "%s/tracebuf-session.%d.%d", tmp && *tmp ? tmp : "/tmp", pid, fd);
+	} else {
+		snprintf(out, size, "%s.formats", shm_path);
+	}
+}
+
+int shmcap_tmpdir(const char *what, char *out, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(out, size, "%s/tracebuf-%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", what);
+	return mkdtemp(out) ? 0 : -errno;
+}
+
+static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void shmcap_rmtree(const char *dir)
+{
+	if (dir && *dir)
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A path made from parts; a path too long for buf is cut (and then not found or not created). */
+static void path_fmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void path_fmt(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+static char *read_whole(const char *dir, const char *name, size_t *len)
+{
+	char *text = tracefs_read(dir, name, len);
+
+	if (!text)
+		*len = 0;
+	return text;
+}
+
+/* Append dir/name to the text being joined (missing: nothing). */
+static void join(FILE *acc, const char *dir, const char *name)
+{
+	size_t len;
+	char *text = read_whole(dir, name, &len);
+
+	if (text)
+		fwrite(text, 1, len, acc);
+	free(text);
+}
+
+struct merge {
+	const char *cmd;
+	char *cap;
+	unsigned conflicts;
+};
+
+/* Copy one format file unless the same name is there: identical, fine; different, reported. */
+static int merge_format(struct merge *m, const char *pdir, const char *system, const char *file)
+{
+	char from[4096], to[4096];
+	size_t a_len, b_len;
+	char *a, *b;
+	int rc = 0;
+
+	path_fmt(from, sizeof(from), "%s/formats/%s", pdir, system);
+	path_fmt(to, sizeof(to), "%s/formats/%s", m->cap, system);
+	if ((rc = make_dirs(to)) < 0)
+		return rc;
+	a = read_whole(from, file, &a_len);
+	if (!a)
+		return 0;
+	b = read_whole(to, file, &b_len);
+	if (!b) {
+		path_fmt(to, sizeof(to), "%s/formats/%s/%s", m->cap, system, file);
+		rc = write_file(to, a, a_len);
+	} else if (a_len != b_len || memcmp(a, b, a_len)) {
+		if (m->conflicts++ == 0)
+			shmcap_say(m->cmd, 0, "processes disagree on %s:%s (event IDs are per process); kept the first",
+				   system, file);
+	}
+	free(a);
+	free(b);
+	return rc;
+}
+
+static int merge_formats(struct merge *m, const char *pdir)
+{
+	char fdir[4096];
+	struct dirent **systems = NULL;
+	int n, rc = 0;
+
+	path_fmt(fdir, sizeof(fdir), "%s/formats", pdir);
+	n = scandir(fdir, &systems, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		char sdir[4096];
+		struct dirent **files = NULL;
+		int k;
+
+		if (systems[i]->d_name[0] == '.' || rc < 0) {
+			free(systems[i]);
+			continue;
+		}
+		path_fmt(sdir, sizeof(sdir), "%s/%s", fdir, systems[i]->d_name);
+		k = scandir(sdir, &files, NULL, alphasort);
+		for (int j = 0; j < k; j++) {
+			if (files[j]->d_name[0] != '.' && rc == 0)
+				rc = merge_format(m, pdir, systems[i]->d_name, files[j]->d_name);
+			free(files[j]);
+		}
+		free(files);
+		free(systems[i]);
+	}
+	free(systems);
+	return rc;
+}
+
+static int write_joined(const char *cap, const char *name, char *text, size_t len)
+{
+	char path[4096];
+	int rc;
+
+	path_fmt(path, sizeof(path), "%s/%s", cap, name);
+	rc = write_file(path, text ? text : "", text ? len : 0);
+	free(text);
+	return rc;
+}
+
+/* Header texts and trace_clock from this program's library when no process described itself. */
+static int own_headers(const char *cap, const struct tb_ring *ring)
+{
+	char path[4096], clock[64];
+	char *hp = tb_events_header_page(tb_ring_subbuf_size(ring)), *he = tb_events_header_event();
+	int rc;
+
+	path_fmt(path, sizeof(path), "%s/header_page", cap);
+	rc = write_file(path, hp ? hp : "", hp ? strlen(hp) : 0);
+	path_fmt(path, sizeof(path), "%s/header_event", cap);
+	if (rc == 0)
+		rc = write_file(path, he ? he : "", he ? strlen(he) : 0);
+	free(hp);
+	free(he);
+	path_fmt(path, sizeof(path), "%s/trace_clock", cap);
+	snprintf(clock, sizeof(clock), "[%s]\n", tb_clock_name(tb_ring_clock(ring)));
+	return rc ? rc : write_file(path, clock, strlen(clock));
+}
+
+int shmcap_merge_desc(const char *cmd, const char *desc_dir, const char *cap, const struct tb_ring *ring)
+{
+	static const char *const joined[] = {"printk_formats", "kallsyms", "saved_cmdlines"};
+	struct merge m = {cmd, (char *)cap, 0};
+	struct dirent **procs = NULL;
+	char *text[3] = {NULL};
+	size_t len[3] = {0};
+	FILE *acc[3];
+	int n, found = 0, rc;
+	char fdir[4096];
+
+	path_fmt(fdir, sizeof(fdir), "%s/formats", cap);
+	if ((rc = make_dirs(fdir)) < 0 || (rc = own_headers(cap, ring)) < 0)
+		return rc;
+	for (int i = 0; i < 3; i++)
+		if (!(acc[i] = open_memstream(&text[i], &len[i])))
+			return -ENOMEM;
+	n = scandir(desc_dir, &procs, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		char pdir[4096];
+
+		path_fmt(pdir, sizeof(pdir), "%s/%s", desc_dir, procs[i]->d_name);
+		if (procs[i]->d_name[0] != '.' && is_directory(pdir) && rc == 0) {
+			found++;
+			rc = merge_formats(&m, pdir);
+			for (int j = 0; j < 3; j++)
+				join(acc[j], pdir, joined[j]);
+		}
+		free(procs[i]);
+	}
+	free(procs);
+	for (int i = 0; i < 3; i++) {
+		fclose(acc[i]);
+		if (rc == 0)
+			rc = write_joined(cap, joined[i], text[i], len[i]);
+		else
+			free(text[i]);
+	}
+	return rc < 0 ? rc : found;
+}
+
+int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring)
+{
+	char path[4096], text[512];
+	enum tb_clock clock = tb_ring_clock(ring);
+	int n, rc;
+
+	n = snprintf(text, sizeof(text), "producer: tracebuf %s\nncpus: %u\ntrace_clock: [%s]\nsubbuf_bytes: %zu\n",
+		     cmd, tb_ring_ncpus(ring), tb_clock_name(clock), tb_ring_subbuf_size(ring));
+	path_fmt(path, sizeof(path), "%s/meta.txt", cap);
+	rc = write_file(path, text, (size_t)n);
+	for (unsigned cpu = 0; rc == 0 && cpu < tb_ring_ncpus(ring); cpu++) {
+		struct tb_cpu_stats st;
+		FILE *f;
+
+		if ((rc = tb_ring_stats(ring, cpu, &st)) < 0)
+			break;
+		path_fmt(path, sizeof(path), "%s/cpu%u.stats", cap, cpu);
+		if (!(f = fopen(path, "w")))
+			return -errno;
+		/* raw values, as the capture's clock says: ns for mono/boot, counts otherwise */
+		tb_stats_print(f, NULL, &st, clock == TB_CLOCK_MONO || clock == TB_CLOCK_BOOT);
+		rc = ferror(f) ? -EIO : 0;
+		if (fclose(f) != 0 && rc == 0)
+			rc = -errno;
+	}
+	return rc;
+}
+
+struct raw_files {
+	const char *cap;
+	int *fd;
+	unsigned ncpus;
+};
+
+static int raw_fd(struct raw_files *rf, unsigned cpu)
+{
+	char path[4096];
+
+	if (rf->fd[cpu] >= 0)
+		return rf->fd[cpu];
+	path_fmt(path, sizeof(path), "%s/cpu%u.raw", rf->cap, cpu);
+	rf->fd[cpu] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	return rf->fd[cpu] < 0 ? -errno : rf->fd[cpu];
+}
+
+static int put_page(void *ctx, unsigned cpu, const void *page, size_t size)
+{
+	struct raw_files *rf = ctx;
+	int fd = cpu < rf->ncpus ? raw_fd(rf, cpu) : -EINVAL;
+
+	return fd < 0 ? fd : write_all(fd, page, size);
+}
+
+int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w)
+{
+	unsigned ncpus = tb_ring_ncpus(ring);
+	struct raw_files rf = {cap, calloc(ncpus, sizeof(int)), ncpus};
+	int rc;
+
+	if (!rf.fd)
+		return -ENOMEM;
+	for (unsigned i = 0; i < ncpus; i++)
+		rf.fd[i] = -1;
+	rc = tb_shm_window(ring, put_page, &rf, w);
+	for (unsigned i = 0; i < ncpus; i++)
+		if (rf.fd[i] >= 0 && close(rf.fd[i]) < 0 && rc == 0)
+			rc = -errno;
+	free(rf.fd);
+	if (rc < 0)
+		shmcap_say(cmd, rc, "cannot write the pages to %s: %s", cap, strerror(-rc));
+	return rc;
+}
+
+int shmcap_tracedat(const char *cmd, const char *cap, const char *out)
+{
+	struct tb_tracedat_write_opts o = {.version = 6};
+	int rc = tb_tracedat_write_capture(cap, NULL, out, &o);
+
+	if (rc < 0)
+		shmcap_say(cmd, rc, "cannot write %s: %s", out, strerror(-rc));
+	return rc;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm_capture.h - a shared-memory session (tracebuf/shm.h) turned into a
+ * capture directory and then a trace.dat: what record, snapshot and recover
+ * share.
+ *
+ * A session has two parts: the region, and a directory where each traced
+ * process describes its events (TRACEBUF_SHM_FORMATS, one PID directory
+ * each, src/source/session.c).  shmcap_desc_dir() derives that directory
+ * from the region's path, so snapshot and recover find it from the path
+ * alone.  A capture directory gets the merged descriptions, meta.txt, per
+ * CPU stats and cpuN.raw pages; shmcap_tracedat() writes it as a trace.dat.
+ * Messages go to stderr, prefixed with the command's name.
+ */
+#ifndef TRACEBUF_TOOLS_SHM_CAPTURE_H
+#define TRACEBUF_TOOLS_SHM_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracebuf/ring.h"
+#include "tracebuf/shm.h"
+
+/* Where the processes of the session at shm_path describe their events. */
+void shmcap_desc_dir(const char *shm_path, char *out, size_t size);
+
+/* A fresh private directory (mode 0700) under $TMPDIR or /tmp: 0 or -errno. */
+int shmcap_tmpdir(const char *what, char *out, size_t size);
+/* Remove a directory tree made here (NULL or "": nothing). */
+void shmcap_rmtree(const char *dir);
+
+/*
+ * Merge desc_dir's PID directories into cap (created): header texts and
+ * trace_clock of the first, every format file (a conflicting one is
+ * reported and the first kept), printk_formats, kallsyms and
+ * saved_cmdlines joined.  Returns how many process descriptions were
+ * found; a session without any still gets header texts (events then
+ * print without names).  Negative errno on a write error.
+ */
+int shmcap_merge_desc(const char *cmd, const char *desc_dir, const char *cap, const struct tb_ring *ring);
+
+/* meta.txt and cpuN.stats for ring into cap: 0 or -errno. */
+int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring);
+
+/* The pages the ring holds now (tb_shm_window) as cap/cpuN.raw: 0 or -errno; counts in *w. */
+int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w);
+
+/* cap as the trace.dat out (version 6): 0 or -errno. */
+int shmcap_tracedat(const char *cmd, const char *cap, const char *out);
+
+/* "tracebuf CMD: " and the message on stderr; returns rc. */
+int shmcap_say(const char *cmd, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif
