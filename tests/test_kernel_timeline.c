@@ -15,7 +15,14 @@
  *   1. `tracebuf capture --clock mono` + `tracebuf convert --buffer`;
  *   2. `tracebuf record --kernel` (when the CLI has `record`): the kernel
  *      session set up by record itself, with the program's ring in shared
- *      memory.
+ *      memory, the ring's default clock (x86-tsc), uprobes on entry and
+ *      return of the function doing the rounds (first and last of the
+ *      known order), and --offcpu (sched_switch of the program going to
+ *      sleep, followed by its kernel stack in nanosleep).  Afterwards no
+ *      probe and no instance is left, and the whole text of both reports
+ *      is the same.
+ *   3. `record --uprobe` on a function that does not exist: said, and the
+ *      program recorded alone.
  *
  * Needs root and tracefs; skips cleanly otherwise.  trace-cmd's half skips
  * when trace-cmd is not installed.
@@ -45,8 +52,13 @@
 
 static char big[COUNT0 + ROUNDS];
 
-/* The traced program's work: marker i, then write i. */
-static int write_rounds(void)
+/*
+ * The traced program's work: marker i, then write i, then a short sleep
+ * (off CPU in nanosleep, for --offcpu's stacks).  Not inlined and not
+ * static: --uprobe finds it in the symbol table.
+ */
+__attribute__((noinline)) int write_rounds(void);
+__attribute__((noinline)) int write_rounds(void)
 {
 	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	char text[64];
@@ -57,6 +69,7 @@ static int write_rounds(void)
 		snprintf(text, sizeof(text), "tb-timeline round %d", i);
 		if (tb_marker_write(text, strlen(text)) < 0 || write(fd, big, COUNT0 + i) != COUNT0 + i)
 			return 1;
+		usleep(2000);
 	}
 	close(fd);
 	return 0;
@@ -212,27 +225,117 @@ static void via_capture(const char *build, const char *self, const char *tmp)
 	check_reports(build, dat, "capture");
 }
 
+/* Some line at or after from has all of a, b and c. */
+static bool has_line(const struct lines *l, const char *a, const char *b, const char *c)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strstr(l->v[i], a) && strstr(l->v[i], b) && strstr(l->v[i], c))
+			return true;
+	return false;
+}
+
+/* The program's sched_switch away to sleep, then its stack: a line naming nanosleep before the next event. */
+static bool sleep_stack(const struct lines *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (!strstr(l->v[i], "sched_switch:") || !strstr(l->v[i], "test_kernel_tim:") ||
+		    !strstr(l->v[i], "] S ==>"))
+			continue;
+		for (size_t k = i + 1; k < l->n && k < i + 40; k++)
+			if (strstr(l->v[k], "kernel_stack:")) {
+				for (size_t j = k + 1; j < l->n && !strstr(l->v[j], ": "); j++)
+					if (strstr(l->v[j], "nanosleep"))
+						return true;
+				break;
+			}
+	}
+	return false;
+}
+
+/* Nothing of ours left in tracefs: no tracebuf-kernel-* instance, no tb_* probe. */
+static bool tracefs_clean(void)
+{
+	char *probes = tap_slurp(TRACEFS "/uprobe_events", NULL);
+	int status;
+	char *inst = tap_command_output("ls " TRACEFS "/instances | grep '^tracebuf-kernel-'", &status);
+	bool clean = probes && !strstr(probes, ":tb_") && inst && !inst[0];
+
+	if (!clean)
+		diag("left behind: probes '%s', instances '%s'", probes ? probes : "?", inst ? inst : "?");
+	free(probes);
+	free(inst);
+	return clean;
+}
+
 static void via_record(const char *build, const char *self, const char *tmp)
 {
 	char cmd[8192], dat[512];
+	struct lines ours, theirs;
 	int status;
 
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf record --help >/dev/null 2>&1", build);
 	if (system(cmd) != 0) {
-		skip(8, "this tracebuf has no record command");
+		skip(17, "this tracebuf has no record command");
 		return;
 	}
 	snprintf(dat, sizeof(dat), "%s/record.dat", tmp);
 	snprintf(cmd, sizeof(cmd),
-		 "%s/tracebuf record --clock mono -e ftrace:print --kernel syscalls:sys_enter_write -o %s -- %s "
-		 "--record-child 2>&1",
+		 "%s/tracebuf record -e ftrace:print --kernel syscalls:sys_enter_write --uprobe write_rounds "
+		 "--uprobe 'write_rounds%%return' --offcpu -o %s -- %s --record-child 2>&1",
 		 build, dat, self);
 	char *out = tap_command_output(cmd, &status);
 	ok(status == 0, "record --kernel: recorded");
 	if (status)
 		diag("%s", out ? out : "");
 	free(out);
+	ok(tracefs_clean(), "record --kernel: its instance and uprobes are removed");
 	check_reports(build, dat, "record --kernel");
+
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1", build, dat);
+	run_lines(cmd, &ours);
+	long entry = find_line(&ours, 0, "write_rounds:", "kernel:");
+	long ret = find_line(&ours, 0, "write_rounds__return:", "kernel:");
+	long first = find_line(&ours, 0, "tb-timeline round 0", "");
+	char last_count[32];
+	snprintf(last_count, sizeof(last_count), "%x", COUNT0 + ROUNDS - 1);
+	long last = find_line(&ours, 0, "sys_enter_write", last_count);
+	ok(entry >= 0 && first >= 0 && entry < first, "--uprobe: the function's entry before its first marker");
+	ok(ret >= 0 && last >= 0 && ret > last, "--uprobe FUNC%%return: its return after its last write");
+	ok(has_line(&ours, "kernel:", "sched_wakeup:", "test_kernel_tim:"), "--offcpu: sched_wakeup recorded");
+	ok(sleep_stack(&ours), "--offcpu: the program's switch to sleep, then its kernel stack in nanosleep");
+	if (access("/usr/bin/trace-cmd", X_OK) == 0) {
+		snprintf(cmd, sizeof(cmd), "trace-cmd report %s 2>/dev/null", dat);
+		run_lines(cmd, &theirs);
+		size_t same = 0;
+		while (same < ours.n && same < theirs.n && !strcmp(ours.v[same], theirs.v[same]))
+			same++;
+		ok(ours.n == theirs.n && same == ours.n, "record --kernel: tracebuf report's text is trace-cmd's (%zu lines)",
+		   ours.n);
+		if (same < ours.n || same < theirs.n)
+			diag("first difference at line %zu:\n  tracebuf:  %s\n  trace-cmd: %s", same + 1,
+			     same < ours.n ? ours.v[same] : "(end)", same < theirs.n ? theirs.v[same] : "(end)");
+		free_lines(&theirs);
+	} else {
+		skip(1, "trace-cmd is not installed");
+	}
+	free_lines(&ours);
+
+	/* A probe that cannot be set: said, and the program recorded alone. */
+	snprintf(dat, sizeof(dat), "%s/alone.dat", tmp);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/tracebuf record -e ftrace:print --uprobe no_such_function_here -o %s -- %s --record-child 2>&1",
+		 build, dat, self);
+	out = tap_command_output(cmd, &status);
+	ok(status == 0, "--uprobe of a missing function: recorded all the same");
+	ok(out && strstr(out, "no function 'no_such_function_here'") && strstr(out, "without the kernel"),
+	   "--uprobe of a missing function: said, and that the kernel is left out");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1", build, dat);
+	run_lines(cmd, &ours);
+	ok(find_line(&ours, 0, "tb-timeline round 4", "") >= 0 && find_line(&ours, 0, "kernel:", "") < 0,
+	   "--uprobe of a missing function: the program's events, no kernel buffer");
+	free_lines(&ours);
+	ok(tracefs_clean(), "--uprobe of a missing function: nothing left in tracefs");
 }
 
 int main(int argc, char **argv)

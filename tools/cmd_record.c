@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * tracebuf record [-e EVENTS] [-b KB] [-o FILE] [--flight-recorder]
- *                 [--group G] [--shm PATH] -- CMD [ARGS...]
+ *                 [--group G] [--shm PATH] [--clock CLOCK]
+ *                 [--kernel EVENTS] [--uprobe FUNC] [--offcpu] [--kernel-kb KB]
+ *                 -- CMD [ARGS...]
  *
  * Trace a program linked with libtracebuf from outside it.  The session is
  * a ring in shared memory (tracebuf/shm.h): a sealed memfd, or the named
@@ -18,6 +20,13 @@
  * Ctrl-C: the file is always complete.  With --flight-recorder nothing is
  * drained: the ring keeps the newest events (overwrite mode) and what it
  * holds when CMD ends is written (tracebuf snapshot copies it meanwhile).
+ *
+ * With --kernel, --uprobe or --offcpu the live kernel records too, in a
+ * private tracefs instance on the ring's clock (kernel_session.c), drained
+ * by a thread of its own; its capture becomes the trace.dat's second
+ * buffer, the instance "kernel".  CMD's events get IDs above the kernel's
+ * (TRACEBUF_FIRST_ID).  Without tracefs or root that is said, and CMD is
+ * recorded alone.
  *
  * The shape is open to more buffers (the kernel's, through a tracefs
  * instance): each source has a drain step called from the loop and a final
@@ -42,10 +51,12 @@
 
 #include "cmds.h"
 #include "event_select.h"
+#include "kernel_session.h"
 #include "shm_capture.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/shm.h"
 #include "tracebuf/stats.h"
+#include "tracebuf/tracedat.h"
 #include "tracefs.h"
 
 #define CMD "record"
@@ -58,6 +69,12 @@ struct options {
 	bool flight;
 	const char *group;
 	const char *shm_path;
+	const char *clock;	/* the ring's clock name; NULL: the default (x86-tsc) */
+	char *kernel_events;	/* --kernel, comma-joined */
+	const char **uprobes;	/* --uprobe */
+	size_t nuprobes;
+	bool offcpu;
+	const char *kernel_kb;
 	char **command;
 };
 
@@ -75,6 +92,9 @@ struct recorder {
 	pid_t child;
 	int child_status;
 	bool child_done;
+	struct kernel_session *kernel; /* NULL: the program alone */
+	char kernel_cap[PATH_MAX + 16];
+	unsigned first_id;		/* TRACEBUF_FIRST_ID for CMD; 0: not set */
 };
 
 /* ----------------------------------------------------------- signals */
@@ -125,15 +145,53 @@ static int usage(FILE *f)
 		   "                       (tracebuf snapshot copies them meanwhile)\n"
 		   "      --group G        the shared memory is mode 0660 for group G (default 0600)\n"
 		   "      --shm PATH       make the ring in this file (e.g. /dev/shm/NAME; kept, for\n"
-		   "                       snapshot and recover) instead of a sealed memfd\n");
+		   "                       snapshot and recover) instead of a sealed memfd\n"
+		   "      --clock CLOCK    the ring's clock: x86-tsc (default), mono or boot\n"
+		   "\n"
+		   "The live kernel on the same time line (root, tracefs; a private instance):\n"
+		   "      --kernel EVENTS  kernel events too (sched:sched_switch,irq:*,...), repeatable\n"
+		   "      --uprobe FUNC    a uprobe on CMD's function FUNC (FILE:FUNC for another object,\n"
+		   "                       FUNC%%return for its return), repeatable\n"
+		   "      --offcpu         what `tracebuf offcpu` needs: sched_switch, sched_wakeup and\n"
+		   "                       the kernel stack of every switch (the stacktrace trigger)\n"
+		   "      --kernel-kb KB   the kernel instance's buffer_size_kb per CPU\n"
+		   "  -h, --help           this text\n");
 	return f == stderr ? 2 : 0;
 }
 
 
+static int add_uprobe(struct options *o, const char *spec)
+{
+	const char **grown = realloc(o->uprobes, (o->nuprobes + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	o->uprobes = grown;
+	o->uprobes[o->nuprobes++] = spec;
+	return 0;
+}
+
+/* The ring clock named by --clock ("tsc" for x86-tsc too); -EINVAL if none. */
+static int ring_clock(const char *name, enum tb_clock *out)
+{
+	static const enum tb_clock clocks[] = {TB_CLOCK_TSC, TB_CLOCK_MONO, TB_CLOCK_BOOT};
+
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++)
+		if (!strcmp(name, tb_clock_name(clocks[i]))) {
+			*out = clocks[i];
+			return 0;
+		}
+	if (!strcmp(name, "tsc")) {
+		*out = TB_CLOCK_TSC;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 /* 0, 2 (usage error) or -1 (--help, done). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_FLIGHT = 256, OPT_GROUP, OPT_SHM };
+	enum { OPT_FLIGHT = 256, OPT_GROUP, OPT_SHM, OPT_CLOCK, OPT_KERNEL, OPT_UPROBE, OPT_OFFCPU, OPT_KERNEL_KB };
 	static const struct option longopts[] = {
 	    {"events", required_argument, NULL, 'e'},
 	    {"buffer-kb", required_argument, NULL, 'b'},
@@ -141,6 +199,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"flight-recorder", no_argument, NULL, OPT_FLIGHT},
 	    {"group", required_argument, NULL, OPT_GROUP},
 	    {"shm", required_argument, NULL, OPT_SHM},
+	    {"clock", required_argument, NULL, OPT_CLOCK},
+	    {"kernel", required_argument, NULL, OPT_KERNEL},
+	    {"uprobe", required_argument, NULL, OPT_UPROBE},
+	    {"offcpu", no_argument, NULL, OPT_OFFCPU},
+	    {"kernel-kb", required_argument, NULL, OPT_KERNEL_KB},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -173,6 +236,27 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_SHM:
 			o->shm_path = optarg;
+			break;
+		case OPT_CLOCK:
+			o->clock = optarg;
+			break;
+		case OPT_KERNEL:
+			if (join_events(&o->kernel_events, optarg) < 0)
+				return 2;
+			break;
+		case OPT_UPROBE:
+			if (add_uprobe(o, optarg) < 0)
+				return 2;
+			break;
+		case OPT_OFFCPU:
+			o->offcpu = true;
+			break;
+		case OPT_KERNEL_KB:
+			o->kernel_kb = optarg;
+			if (strspn(optarg, "0123456789") != strlen(optarg) || atol(optarg) <= 0) {
+				fprintf(stderr, "tracebuf record: --kernel-kb: '%s' is not a size in KiB\n", optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -214,6 +298,8 @@ static int session_open(struct recorder *rec)
 	tb_ring_opts_default(&ro);
 	if (rec->o.kb)
 		ro.size_kb = rec->o.kb;
+	if (rec->o.clock && ring_clock(rec->o.clock, &ro.clock) < 0)
+		return shmcap_say(CMD, -EINVAL, "--clock: '%s' is not x86-tsc, mono or boot", rec->o.clock);
 	if (rec->o.group && resolve_group(rec->o.group, &so.group) < 0)
 		return shmcap_say(CMD, -ENOENT, "--group: no group '%s'", rec->o.group);
 	so.has_group = rec->o.group != NULL;
@@ -267,6 +353,79 @@ static void session_close(struct recorder *rec)
 	tb_shm_close(rec->shm);
 	shmcap_rmtree(rec->tmp);
 	free(rec->o.events);
+	free(rec->o.kernel_events);
+	free(rec->o.uprobes);
+}
+
+/* -------------------------------------------------- the kernel source */
+
+static bool kernel_wanted(const struct options *o)
+{
+	return o->kernel_events || o->nuprobes || o->offcpu;
+}
+
+/* The kernel's instance on the ring's clock; without it, CMD is recorded alone. */
+static void kernel_start(struct recorder *rec)
+{
+	struct kernel_session_opts ko = {
+	    .events = rec->o.kernel_events,
+	    .uprobes = rec->o.uprobes,
+	    .nuprobes = rec->o.nuprobes,
+	    .program = rec->o.command[0],
+	    .offcpu = rec->o.offcpu,
+	    .clock = tb_clock_name(tb_ring_clock(rec->ring)),
+	    .buffer_kb = rec->o.kernel_kb,
+	    .dir = rec->kernel_cap,
+	    .who = "tracebuf record",
+	};
+
+	snprintf(rec->kernel_cap, sizeof(rec->kernel_cap), "%s/kernel", rec->tmp);
+	if (kernel_session_start(&ko, &rec->kernel) < 0) {
+		shmcap_say(CMD, 0, "recording %s without the kernel", rec->o.command[0]);
+		rec->kernel = NULL;
+		rec->kernel_cap[0] = '\0';
+		return;
+	}
+	rec->first_id = kernel_session_first_free_id(rec->kernel);
+}
+
+/* Tracing off, the rest of the kernel's pages and its descriptions saved. */
+static int kernel_stop(struct recorder *rec)
+{
+	struct save_result r;
+	int rc;
+
+	if (!rec->kernel)
+		return 0;
+	rc = kernel_session_stop(rec->kernel, &r);
+	rec->kernel = NULL;
+	if (rc < 0) {
+		rec->kernel_cap[0] = '\0';
+		return shmcap_say(CMD, 0, "the kernel's capture is lost; writing %s alone", rec->o.command[0]);
+	}
+	fprintf(stderr, "tracebuf record: kernel: %llu sub-buffers (%llu KiB)", (unsigned long long)r.subbufs,
+		(unsigned long long)(r.bytes >> 10));
+	if (r.overrun || r.dropped)
+		fprintf(stderr, "; lost %llu (overwritten %llu, buffer full %llu: a larger --kernel-kb keeps them)",
+			(unsigned long long)(r.overrun + r.dropped), (unsigned long long)r.overrun,
+			(unsigned long long)r.dropped);
+	fputc('\n', stderr);
+	return 0;
+}
+
+/* The program's capture as the top buffer, the kernel's as the instance "kernel". */
+static int write_both(const struct recorder *rec)
+{
+	struct tb_tracedat_input in[] = {
+	    {.dir = rec->cap, .name = ""},
+	    {.dir = rec->kernel_cap, .name = "kernel"},
+	};
+	struct tb_tracedat_write_opts o = {.version = 6};
+	int rc = tb_tracedat_write_captures(in, 2, rec->o.out, &o);
+
+	if (rc < 0)
+		shmcap_say(CMD, rc, "cannot write %s: %s", rec->o.out, strerror(-rc));
+	return rc;
 }
 
 /* ------------------------------------------------------------ the child */
@@ -281,6 +440,11 @@ static int child_start(struct recorder *rec)
 		setenv("TRACEBUF_SHM", tb_shm_path(rec->shm), 1);
 		setenv("TRACEBUF_SHM_FORMATS", rec->desc, 1);
 		setenv("TRACEBUF_EVENTS", rec->o.events ? rec->o.events : "*", 1);
+		if (rec->first_id) {
+			char id[16];
+			snprintf(id, sizeof(id), "%u", rec->first_id);
+			setenv("TRACEBUF_FIRST_ID", id, 1);
+		}
 		execvp(rec->o.command[0], rec->o.command);
 		fprintf(stderr, "tracebuf record: cannot run %s: %s\n", rec->o.command[0], strerror(errno));
 		_exit(127);
@@ -413,7 +577,7 @@ static int finish(struct recorder *rec)
 	rc = shmcap_meta(CMD, rec->cap, rec->ring);
 	if (rc < 0)
 		return shmcap_say(CMD, rc, "cannot write the stats: %s", strerror(-rc));
-	rc = shmcap_tracedat(CMD, rec->cap, rec->o.out);
+	rc = rec->kernel_cap[0] ? write_both(rec) : shmcap_tracedat(CMD, rec->cap, rec->o.out);
 	if (rc == 0)
 		fprintf(stderr, "tracebuf record: wrote %s\n", rec->o.out);
 	return rc;
@@ -428,10 +592,14 @@ int cmd_record(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	install_handlers();
 	rc = session_open(&rec);
+	if (rc == 0 && kernel_wanted(&rec.o))
+		kernel_start(&rec);
 	if (rc == 0)
 		rc = child_start(&rec);
 	if (rc == 0)
 		rc = run(&rec);
+	if (kernel_stop(&rec) < 0 && rc == 0)
+		rc = -EIO;
 	if (rc == 0) {
 		rc = finish(&rec);
 		print_summary(&rec);
