@@ -52,6 +52,9 @@
 
 static char big[COUNT0 + ROUNDS];
 
+/* An event of the program's own: its ID is dynamic, above the kernel's under record --kernel. */
+TB_EVENT(timeline, round, TB_PROTO(int i), TB_FIELDS(tb_field(int, i, i)), TB_PRINTK("i=%d", REC->i))
+
 /*
  * The traced program's work: marker i, then write i, then a short sleep
  * (off CPU in nanosleep, for --offcpu's stacks).  Not inlined and not
@@ -69,6 +72,7 @@ __attribute__((noinline)) int write_rounds(void)
 		snprintf(text, sizeof(text), "tb-timeline round %d", i);
 		if (tb_marker_write(text, strlen(text)) < 0 || write(fd, big, COUNT0 + i) != COUNT0 + i)
 			return 1;
+		tb_trace_timeline_round(i);
 		usleep(2000);
 	}
 	close(fd);
@@ -88,7 +92,7 @@ static int child_own_ring(const char *dir)
 	if (tb_ring_create(&ring, &o) < 0)
 		return 1;
 	tb_events_attach(ring);
-	if (tb_events_enable("ftrace:print", NULL, 0) < 0 || write_rounds())
+	if (tb_events_enable("ftrace:print,timeline:round", NULL, 0) < 0 || write_rounds())
 		return 1;
 	tb_events_attach(NULL);
 	if (tb_events_dump(dir, ring) < 0 || tb_ring_save_dir(ring, dir, NULL, &err) < 0) {
@@ -207,7 +211,7 @@ static void via_capture(const char *build, const char *self, const char *tmp)
 	snprintf(kern, sizeof(kern), "%s/kernel", tmp);
 	snprintf(dat, sizeof(dat), "%s/joined.dat", tmp);
 	snprintf(cmd, sizeof(cmd),
-		 "%s/tracebuf capture --clock mono -e syscalls:sys_enter_write --kallsyms none -o %s -- %s "
+		 "TRACEBUF_FIRST_ID=60000 %s/tracebuf capture --clock mono -e syscalls:sys_enter_write --kallsyms none -o %s -- %s "
 		 "--child %s 2>&1",
 		 build, kern, self, prog);
 	int status;
@@ -275,12 +279,12 @@ static void via_record(const char *build, const char *self, const char *tmp)
 
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf record --help >/dev/null 2>&1", build);
 	if (system(cmd) != 0) {
-		skip(17, "this tracebuf has no record command");
+		skip(18, "this tracebuf has no record command");
 		return;
 	}
 	snprintf(dat, sizeof(dat), "%s/record.dat", tmp);
 	snprintf(cmd, sizeof(cmd),
-		 "%s/tracebuf record -e ftrace:print --kernel syscalls:sys_enter_write --uprobe write_rounds "
+		 "%s/tracebuf record -e ftrace:print,timeline:round --kernel syscalls:sys_enter_write --uprobe write_rounds "
 		 "--uprobe 'write_rounds%%return' --offcpu -o %s -- %s --record-child 2>&1",
 		 build, dat, self);
 	char *out = tap_command_output(cmd, &status);
@@ -302,6 +306,8 @@ static void via_record(const char *build, const char *self, const char *tmp)
 	ok(entry >= 0 && first >= 0 && entry < first, "--uprobe: the function's entry before its first marker");
 	ok(ret >= 0 && last >= 0 && ret > last, "--uprobe FUNC%%return: its return after its last write");
 	ok(has_line(&ours, "kernel:", "sched_wakeup:", "test_kernel_tim:"), "--offcpu: sched_wakeup recorded");
+	ok(find_line(&ours, 0, " round:", "i=4") > last,
+	   "the program's own event (ID above the kernel's) printed by name, after the last write");
 	ok(sleep_stack(&ours), "--offcpu: the program's switch to sleep, then its kernel stack in nanosleep");
 	if (access("/usr/bin/trace-cmd", X_OK) == 0) {
 		snprintf(cmd, sizeof(cmd), "trace-cmd report %s 2>/dev/null", dat);

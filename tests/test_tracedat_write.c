@@ -440,6 +440,24 @@ static void test_misuse(void)
 	   "v6: an instance not announced is refused, named");
 	tb_tracedat_writer_close(w);
 
+	/* Formats of several captures: one text per event, and one event per ID. */
+	static const char a5[] = "name: alpha\nID: 1500\nformat:\n", a5_again[] = "name: alpha\nID: 1500\nformat:\n";
+	static const char b5[] = "name: beta\nID: 1500\nformat:\n", a6[] = "name: alpha\nID: 1600\nformat:\n";
+	tb_tracedat_writer_open(out, &o, &w);
+	ok(tb_tracedat_write_format(w, "sys", a5, sizeof(a5) - 1) == 0 &&
+	       tb_tracedat_write_format(w, "sys", a5_again, sizeof(a5_again) - 1) == 0,
+	   "an event given twice with one ID is kept once");
+	ok(tb_tracedat_write_format(w, "other", b5, sizeof(b5) - 1) == -EINVAL &&
+	       strstr(last_problem, "sys:alpha and other:beta both have ID 1500"),
+	   "two events with one ID are refused, both named");
+	tb_tracedat_writer_close(w);
+	tb_tracedat_writer_open(out, &o, &w);
+	tb_tracedat_write_format(w, "sys", a5, sizeof(a5) - 1);
+	ok(tb_tracedat_write_format(w, "sys", a6, sizeof(a6) - 1) == -EINVAL &&
+	       strstr(last_problem, "sys:alpha is given with ID 1500 and with ID 1600"),
+	   "one event with two IDs is refused");
+	tb_tracedat_writer_close(w);
+
 	tb_tracedat_writer_open(out, &o, &w);
 	ok(tb_tracedat_writer_close(w) == -EINVAL && strstr(last_problem, "header_page"),
 	   "a file without header_page is refused");
