@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "program_formats.h"
 
 struct format_file {
 	unsigned id;
@@ -99,35 +100,6 @@ static long read_formats(const char *dir, struct format_file **out)
 	return n;
 }
 
-/* Run argv with TRACEBUF_FORMATS=dir; its exit status, or -1. */
-static int run_program(char **argv, const char *dir)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		setenv("TRACEBUF_FORMATS", dir, 1);
-		execvp(argv[0], argv);
-		fprintf(stderr, "tracebuf formats: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static void remove_dir(const char *dir)
-{
-	char cmd[4200];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "tracebuf formats: could not remove %s\n", dir);
-}
-
 static int usage(void)
 {
 	fprintf(stderr, "usage: tracebuf formats [--dir DIR] [--list] PROGRAM [ARGS...]\n");
@@ -136,13 +108,12 @@ static int usage(void)
 
 int cmd_formats(int argc, char **argv)
 {
-	char tmp[] = "/tmp/tracebuf-formats-XXXXXX", path[4200];
+	char tmp[] = "/tmp/tracebuf-formats-XXXXXX";
 	const char *dir = NULL;
 	struct format_file *files = NULL;
-	struct stat st;
 	bool list = false;
 	long n;
-	int i = 1, status, rc = 0;
+	int i = 1, rc = 0;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--dir") && i + 1 < argc)
@@ -158,13 +129,10 @@ int cmd_formats(int argc, char **argv)
 		perror("tracebuf formats: mkdtemp");
 		return 1;
 	}
-	status = run_program(argv + i, dir);
-	snprintf(path, sizeof(path), "%s/header_event", dir);
-	if (status != 0 || stat(path, &st) != 0 || (n = read_formats(dir, &files)) < 0) {
-		fprintf(stderr,
-			"tracebuf formats: %s wrote no formats (exit status %d): it must be linked with "
-			"libtracebuf and include tracebuf/tracepoint.h\n",
-			argv[i], status);
+	if (program_formats("formats", argv + i, dir) < 0) {
+		rc = 1;
+	} else if ((n = read_formats(dir, &files)) < 0) {
+		fprintf(stderr, "tracebuf formats: %s/formats: %s\n", dir, strerror(errno));
 		rc = 1;
 	} else {
 		for (long k = 0; k < n; k++) {
@@ -177,6 +145,6 @@ int cmd_formats(int argc, char **argv)
 		free(files);
 	}
 	if (dir == tmp)
-		remove_dir(tmp);
+		program_formats_remove("formats", tmp);
 	return rc;
 }

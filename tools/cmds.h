@@ -11,6 +11,7 @@ int cmd_capture(int argc, char **argv); /* tools/cmd_capture.c */
 int cmd_formats(int argc, char **argv); /* tools/cmd_formats.c */
 int cmd_convert(int argc, char **argv); /* tools/cmd_convert.c */
 int cmd_dump(int argc, char **argv);    /* tools/cmd_dump.c */
+int cmd_list(int argc, char **argv);    /* tools/cmd_list.c */
 int cmd_record(int argc, char **argv);  /* tools/cmd_record.c */
 int cmd_snapshot(int argc, char **argv); /* tools/cmd_snapshot.c */
 int cmd_recover(int argc, char **argv);  /* tools/cmd_snapshot.c */

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tracebuf list [-i] [-F] [-c] FILE.dat | CAPTURE_DIR
+ * tracebuf list [-i] [-F] [--] PROGRAM [ARGS...]
+ *
+ * The events of a trace.dat, of a capture directory, or of a program
+ * linked with libtracebuf (run so that it describes its events and exits
+ * before main, program_formats.h): one SYSTEM:NAME a line, sorted, as
+ * `trace-cmd list -e` prints them.  -i puts the ID in front, -F lists each
+ * event's own fields below it with their offset and size (the common_*
+ * fields every event has are left out; arrays as NAME[]), -c counts the records of each event in a file (every buffer
+ * of a trace.dat, every CPU) and lists only the events that occur, the
+ * count in front.
+ *
+ * What is a file and what a program: a directory is a capture, a file that
+ * starts with trace.dat's magic a trace.dat, anything else (or anything
+ * after "--") a program.  Exit status: 0, 1 if the input had problems
+ * (said on stderr; what could be read is listed), 2 usage or unreadable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "program_formats.h"
+#include "tracebuf/capture.h"
+#include "tracebuf/page.h"
+#include "tracebuf/schema.h"
+#include "tracebuf/tracedat.h"
+
+#define MAX_ID 65535
+
+struct options {
+	bool ids, fields, counts;
+	bool program; /* "--" given: what follows is a program */
+};
+
+struct listed {
+	const struct tb_format *f;
+	const char *system;
+	uint64_t count;
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: tracebuf list [-i] [-F] [-c] FILE.dat | CAPTURE_DIR\n"
+		   "       tracebuf list [-i] [-F] [--] PROGRAM [ARGS...]\n"
+		   "\n"
+		   "The events of a trace.dat, a capture directory or a program linked with\n"
+		   "libtracebuf (which is run only to describe its events), as SYSTEM:NAME lines.\n"
+		   "\n"
+		   "  -i, --ids     the event ID in front\n"
+		   "  -F, --fields  each event's fields below it, offset and size (not common_*)\n"
+		   "  -c, --counts  records of each event in the file; only events that occur\n"
+		   "  -h, --help    this text\n");
+	return f == stderr ? 2 : 0;
+}
+
+/* 0, 2 (usage error) or -1 (--help). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+	    {"ids", no_argument, NULL, 'i'},
+	    {"fields", no_argument, NULL, 'F'},
+	    {"counts", no_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+iFch", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			o->ids = true;
+			break;
+		case 'F':
+			o->fields = true;
+			break;
+		case 'c':
+			o->counts = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			return usage(stderr);
+		}
+	}
+	if (optind >= argc)
+		return usage(stderr);
+	o->program = !strcmp(argv[optind - 1], "--");
+	return 0;
+}
+
+static bool is_tracedat(const char *path)
+{
+	static const char magic[] = "\x17\x08\x44tracing";
+	char head[sizeof(magic) - 1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool yes = fd >= 0 && read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
+		   !memcmp(head, magic, sizeof(head));
+
+	if (fd >= 0)
+		close(fd);
+	return yes;
+}
+
+/* ------------------------------------------------------------ counting */
+
+/* Every record of every CPU of c, counted by event ID into counts[]. */
+static void count_capture(struct tb_capture *c, uint64_t *counts)
+{
+	struct tb_raw_page page;
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+
+	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
+		if (!tb_capture_has_cpu(c, cpu))
+			continue;
+		while (tb_capture_next_page(c, cpu, &page) == 1) {
+			if (tb_page_cursor_init(&cur, page.data, page.size) < 0)
+				continue; /* a damaged page: the capture reported it */
+			while (tb_page_next_data(&cur, &rec) == 1)
+				if (rec.len >= 2) {
+					uint16_t id;
+					memcpy(&id, rec.data, sizeof(id));
+					counts[id]++;
+				}
+		}
+	}
+}
+
+static int count_tracedat(struct tb_tracedat *td, uint64_t *counts)
+{
+	for (int b = 0; b < tb_tracedat_buffer_count(td); b++) {
+		struct tb_capture *c;
+		int rc = tb_tracedat_capture(td, b, NULL, &c);
+		if (rc < 0)
+			return rc;
+		count_capture(c, counts);
+		tb_capture_close(c);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- listing */
+
+static int by_name(const void *a, const void *b)
+{
+	const struct listed *x = a, *y = b;
+	int c = strcmp(x->system, y->system);
+
+	return c ? c : strcmp(x->f->name, y->f->name);
+}
+
+static void print_fields(const struct tb_format *f)
+{
+	for (size_t i = 0; i < f->nfields; i++)
+		if (strncmp(f->fields[i].name, "common_", 7))
+			printf("\t%s %s%s;\toffset:%u;\tsize:%u;\n", f->fields[i].type, f->fields[i].name,
+			       f->fields[i].is_array ? "[]" : "", f->fields[i].offset, f->fields[i].size);
+}
+
+/* Every event of schema s, sorted; counts (or NULL) from the file's records. */
+static int list_schema(struct tb_schema *s, const uint64_t *counts, const struct options *o)
+{
+	struct listed *v = malloc((MAX_ID + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t id = 1; id <= MAX_ID; id++) {
+		const char *system = "";
+		const struct tb_format *f = tb_schema_event(s, id, &system);
+		if (f && (!counts || counts[id]))
+			v[n++] = (struct listed){f, system, counts ? counts[id] : 0};
+	}
+	qsort(v, n, sizeof(*v), by_name);
+	for (size_t i = 0; i < n; i++) {
+		if (counts)
+			printf("%llu ", (unsigned long long)v[i].count);
+		if (o->ids)
+			printf("%u ", v[i].f->id);
+		printf("%s:%s\n", v[i].system, v[i].f->name);
+		if (o->fields)
+			print_fields(v[i].f);
+	}
+	free(v);
+	return 0;
+}
+
+static int list_tracedat(const char *path, const struct options *o)
+{
+	uint64_t *counts = o->counts ? calloc(MAX_ID + 1, sizeof(*counts)) : NULL;
+	struct tb_tracedat *td;
+	int rc = o->counts && !counts ? -ENOMEM : tb_tracedat_open(path, NULL, &td);
+
+	if (rc < 0) {
+		free(counts);
+		return rc;
+	}
+	if (counts)
+		rc = count_tracedat(td, counts);
+	if (rc == 0)
+		rc = list_schema(tb_tracedat_schema(td), counts, o);
+	if (rc == 0 && tb_tracedat_problems(td))
+		rc = 1;
+	tb_tracedat_close(td);
+	free(counts);
+	return rc;
+}
+
+/* A capture directory; a program's description is one without pages or clock. */
+static int list_capture(const char *dir, const struct options *o)
+{
+	uint64_t *counts = o->counts ? calloc(MAX_ID + 1, sizeof(*counts)) : NULL;
+	struct tb_capture_opts co = {.clock = "local"};
+	struct tb_capture *c;
+	int rc = o->counts && !counts ? -ENOMEM : tb_capture_open(dir, &co, &c);
+
+	if (rc < 0) {
+		free(counts);
+		return rc;
+	}
+	if (counts)
+		count_capture(c, counts);
+	rc = list_schema(tb_capture_schema(c), counts, o);
+	if (rc == 0 && tb_capture_problems(c))
+		rc = 1;
+	tb_capture_close(c);
+	free(counts);
+	return rc;
+}
+
+static int list_program(char **argv, const struct options *o)
+{
+	char tmp[] = "/tmp/tracebuf-list-XXXXXX";
+	int rc;
+
+	if (o->counts) {
+		fprintf(stderr, "tracebuf list: -c counts the records of a file; a program has none yet\n");
+		return 2;
+	}
+	if (!mkdtemp(tmp)) {
+		fprintf(stderr, "tracebuf list: mkdtemp: %s\n", strerror(errno));
+		return 2;
+	}
+	rc = program_formats("list", argv, tmp) < 0 ? 2 : list_capture(tmp, o);
+	program_formats_remove("list", tmp);
+	return rc;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct options o = {0};
+	struct stat st;
+	const char *what;
+	int rc = parse_options(argc, argv, &o);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	what = argv[optind];
+	if (o.program || stat(what, &st) < 0 || (!S_ISDIR(st.st_mode) && !is_tracedat(what)))
+		return list_program(argv + optind, &o);
+	if (optind + 1 != argc)
+		return usage(stderr);
+	rc = S_ISDIR(st.st_mode) ? list_capture(what, &o) : list_tracedat(what, &o);
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf list: %s: %s\n", what, strerror(-rc));
+		return 2;
+	}
+	return rc;
+}
