@@ -158,6 +158,21 @@ static unsigned long write_events(struct tb_ring *ring, unsigned long events)
 	return refused;
 }
 
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: tracebuf demo [--kb KB] [--events N] [--no-overwrite]\n"
+		   "\n"
+		   "Fill a small tracebuf ring far past its size, then show every way of reading\n"
+		   "it: the sizing, the stats with written, lost and the time window, the\n"
+		   "non-consuming iterator's LOST line, a raw page and a consuming read.\n"
+		   "\n"
+		   "  --kb KB         ring size per CPU in KiB (default 8)\n"
+		   "  --events N      events to write (default 5000)\n"
+		   "  --no-overwrite  refuse the newest events instead of dropping the oldest\n"
+		   "  -h, --help      this text\n");
+	return f == stderr ? 2 : 0;
+}
+
 int cmd_demo(int argc, char **argv)
 {
 	unsigned long kb = 8, events = 5000;
@@ -168,16 +183,16 @@ int cmd_demo(int argc, char **argv)
 	unsigned long refused = 0;
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return usage(stdout);
 		if (!strcmp(argv[i], "--kb") && i + 1 < argc)
 			kb = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--events") && i + 1 < argc)
 			events = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--no-overwrite"))
 			overwrite = 0;
-		else {
-			fprintf(stderr, "usage: tracebuf demo [--kb KB] [--events N] [--no-overwrite]\n");
-			return 2;
-		}
+		else
+			return usage(stderr);
 	}
 	if (tb_sizing_compute(kb, 4, &s) < 0) {
 		fprintf(stderr, "tracebuf demo: bad size %lu KiB\n", kb);

@@ -100,10 +100,17 @@ static long read_formats(const char *dir, struct format_file **out)
 	return n;
 }
 
-static int usage(void)
+static int usage(FILE *f)
 {
-	fprintf(stderr, "usage: tracebuf formats [--dir DIR] [--list] PROGRAM [ARGS...]\n");
-	return 2;
+	fprintf(f, "usage: tracebuf formats [--dir DIR] [--list] PROGRAM [ARGS...]\n"
+		   "\n"
+		   "The format files of the events of PROGRAM (linked with libtracebuf), which\n"
+		   "is run only to describe them (TRACEBUF_FORMATS) and exits before main().\n"
+		   "\n"
+		   "  --dir DIR   keep the description (a capture directory's metadata) in DIR\n"
+		   "  --list      one \"ID SYSTEM:NAME\" line per event instead of the texts\n"
+		   "  -h, --help  this text\n");
+	return f == stderr ? 2 : 0;
 }
 
 int cmd_formats(int argc, char **argv)
@@ -116,15 +123,17 @@ int cmd_formats(int argc, char **argv)
 	int i = 1, rc = 0;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return usage(stdout);
 		if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			dir = argv[++i];
 		else if (!strcmp(argv[i], "--list"))
 			list = true;
 		else
-			return usage();
+			return usage(stderr);
 	}
 	if (i >= argc)
-		return usage();
+		return usage(stderr);
 	if (!dir && !(dir = mkdtemp(tmp))) {
 		perror("tracebuf formats: mkdtemp");
 		return 1;

@@ -13,10 +13,19 @@
 #include "tracebuf/page.h"
 #include "tracebuf/ring.h"
 
-static int usage(void)
+static int usage(FILE *f)
 {
-	fprintf(stderr, "usage: tracebuf size KB [--subbuf-kb K] [--cpus N] [--json]\n");
-	return 2;
+	fprintf(f, "usage: tracebuf size KB [--subbuf-kb K] [--cpus N] [--json]\n"
+		   "\n"
+		   "What the kernel makes of buffer_size_kb KB (sub-buffers, what the file reads\n"
+		   "back, bytes per CPU with the reader page) and what a tracebuf ring of that\n"
+		   "size allocates.\n"
+		   "\n"
+		   "  --subbuf-kb K  sub-buffer size in KiB (buffer_subbuf_size_kb; default 4)\n"
+		   "  --cpus N       CPUs, for the totals (default 1)\n"
+		   "  --json         the figures as one JSON object\n"
+		   "  -h, --help     this text\n");
+	return f == stderr ? 2 : 0;
 }
 
 static int parse_u64(const char *s, unsigned long long *v)
@@ -36,21 +45,23 @@ int cmd_size(int argc, char **argv)
 	int json = 0, have_kb = 0;
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return usage(stdout);
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else if (!strcmp(argv[i], "--subbuf-kb") && i + 1 < argc) {
 			if (parse_u64(argv[++i], &subbuf_kb) < 0)
-				return usage();
+				return usage(stderr);
 		} else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
 			if (parse_u64(argv[++i], &cpus) < 0 || cpus == 0 || cpus > 4096)
-				return usage();
+				return usage(stderr);
 		} else if (!have_kb && parse_u64(argv[i], &kb) == 0)
 			have_kb = 1;
 		else
-			return usage();
+			return usage(stderr);
 	}
 	if (!have_kb)
-		return usage();
+		return usage(stderr);
 	if (subbuf_kb > 512 || tb_sizing_compute(kb, (uint32_t)subbuf_kb, &s) < 0) {
 		fprintf(stderr, "tracebuf size: %llu KiB with %llu KiB sub-buffers is not a size the kernel accepts\n",
 			kb, subbuf_kb);

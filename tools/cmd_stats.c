@@ -105,7 +105,7 @@ int cmd_stats(int argc, char **argv)
 		       "stats trace-cmd stored when it stopped recording, per buffer.\n");
 		return 0;
 	}
-	if (argc != 2) {
+	if (argc != 2 || argv[1][0] == '-') {
 		fprintf(stderr, "usage: tracebuf stats DIR | FILE.dat  (tracefs dir, instance, capture or trace.dat)\n");
 		return 2;
 	}
