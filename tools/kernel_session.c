@@ -12,8 +12,10 @@
  * removed (which disables its events), probes deleted.
  *
  * The drain thread reads each CPU's trace_pipe_raw non-blocking, one whole
- * sub-buffer per read, appending to DIR/cpuN.raw, every DRAIN_MS or at
- * once when told to stop.  It shares nothing with the main thread but the
+ * sub-buffer per read, appending to DIR/cpuN.raw: when poll() says a CPU's
+ * buffer filled to the instance's buffer_percent (the kernel's wake-up
+ * mark, 50 % by default), every DRAIN_MS in any case, and once more when
+ * told to stop.  It shares nothing with the main thread but the
  * stop pipe and the file names, fixed before it starts; the main thread
  * reads its results only after pthread_join.
  */
@@ -33,6 +35,7 @@
 #include <unistd.h>
 
 #include "event_select.h"
+#include "tracebuf/page.h"
 #include "kernel_session.h"
 #include "tracefs.h"
 #include "uprobes.h"
@@ -57,8 +60,7 @@ struct kernel_session {
 	struct timespec started;
 };
 
-/* The instance to remove however the process ends (set only while it exists). */
-static char live_instance[PATH_MAX];
+/* The session to tear down at exit (set only while it runs). */
 static struct kernel_session *live_session;
 
 static int say(const struct kernel_session *ks, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -73,12 +75,6 @@ static int say(const struct kernel_session *ks, int rc, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return rc;
-}
-
-void kernel_session_abandon(void)
-{
-	if (live_instance[0])
-		rmdir(live_instance);
 }
 
 /* ------------------------------------------------------------- set-up */
@@ -168,14 +164,23 @@ struct drain_cpu {
 	int in, out;
 };
 
-/* Every whole sub-buffer in, appended to out; 0 or -errno. */
+/*
+ * The sub-buffers in, appended to out, up to the first one not full (the
+ * one the kernel is writing: read now, it comes back cut at its commit,
+ * and reading on would give a sliver per read); 0 or -errno.
+ */
 static int drain_once(int in, int out, uint8_t *page, size_t size)
 {
+	struct tb_page_header h;
 	int rc;
 
-	while ((rc = capture_read_subbuf(in, page, size)) == 1)
+	while ((rc = capture_read_subbuf(in, page, size)) == 1) {
 		if ((rc = write_all(out, page, size)) < 0)
 			return rc;
+		/* A sub-buffer the kernel moved past is all but full: less than half is the one being written. */
+		if (tb_page_read_header(page, size, &h, NULL) < 0 || h.data_len < (size - 16) / 2)
+			return 0;
+	}
 	return rc;
 }
 
@@ -199,23 +204,48 @@ static int open_cpus(struct kernel_session *ks, struct drain_cpu *c)
 	return 0;
 }
 
+/*
+ * Wait for a CPU's buffer to fill to buffer_percent, for DRAIN_MS or for
+ * the stop pipe.  Returns 1 when told to stop, 0 on time-out (every CPU is
+ * due), or the number of CPUs with data, their `due` set.
+ */
+static int wait_for_data(struct kernel_session *ks, const struct drain_cpu *c, struct pollfd *fds, bool *due)
+{
+	int n = 0, ready, woken = 0;
+
+	fds[n++] = (struct pollfd){.fd = ks->stop_pipe[0], .events = POLLIN};
+	for (int cpu = 0; cpu < ks->ncpus; cpu++)
+		if (c[cpu].in >= 0)
+			fds[n++] = (struct pollfd){.fd = c[cpu].in, .events = POLLIN};
+	ready = poll(fds, (nfds_t)n, DRAIN_MS);
+	if (ready > 0 && fds[0].revents)
+		return -1;
+	for (int cpu = 0, i = 1; cpu < ks->ncpus; cpu++) {
+		due[cpu] = c[cpu].in >= 0 && (ready <= 0 || fds[i].revents);
+		woken += due[cpu] && ready > 0;
+		i += c[cpu].in >= 0;
+	}
+	return woken;
+}
+
 static void *drain_thread(void *arg)
 {
 	struct kernel_session *ks = arg;
 	struct drain_cpu *c = calloc((size_t)ks->ncpus, sizeof(*c));
+	struct pollfd *fds = calloc((size_t)ks->ncpus + 1, sizeof(*fds));
+	bool *due = calloc((size_t)ks->ncpus, sizeof(*due));
 	uint8_t *page = malloc(ks->subbuf);
-	struct pollfd stop = {.fd = ks->stop_pipe[0], .events = POLLIN};
-	int rc = c && page ? 0 : -ENOMEM;
+	int rc = c && fds && due && page ? 0 : -ENOMEM;
 
 	for (int cpu = 0; c && cpu < ks->ncpus; cpu++)
 		c[cpu].in = c[cpu].out = -1;
 	if (rc == 0)
 		rc = open_cpus(ks, c);
 	for (bool last = false; rc == 0 && !last;) {
-		/* Woken by the stop pipe's end: one more pass, then done. */
-		last = poll(&stop, 1, DRAIN_MS) > 0;
+		/* Told to stop: every CPU once more, then done (capture_save reads the rest). */
+		last = wait_for_data(ks, c, fds, due) < 0;
 		for (int cpu = 0; rc == 0 && cpu < ks->ncpus; cpu++)
-			if (c[cpu].in >= 0)
+			if (c[cpu].in >= 0 && (last || due[cpu]))
 				rc = drain_once(c[cpu].in, c[cpu].out, page, ks->subbuf);
 	}
 	for (int cpu = 0; c && cpu < ks->ncpus; cpu++) {
@@ -225,6 +255,8 @@ static void *drain_thread(void *arg)
 			rc = -errno;
 	}
 	free(c);
+	free(fds);
+	free(due);
 	free(page);
 	ks->drain_error = rc;
 	return NULL;
@@ -274,7 +306,6 @@ static void remove_instance(struct kernel_session *ks)
 			say(ks, 0, "cannot remove %s: a file of it is still open; rmdir it later", ks->inst);
 		usleep(20000);
 	}
-	live_instance[0] = '\0';
 	uprobes_remove(ks->root, &ks->probes);
 }
 
@@ -353,7 +384,6 @@ int kernel_session_start(const struct kernel_session_opts *opts, struct kernel_s
 		free(ks);
 		return rc;
 	}
-	snprintf(live_instance, sizeof(live_instance), "%s", ks->inst);
 	live_session = ks;
 	if (!registered)
 		atexit(remove_at_exit);

@@ -17,9 +17,9 @@
  * then a capture, and tb_tracedat_write_capture_meta/_pages put it into a
  * trace.dat as a buffer of its own.
  *
- * The instance and the probes are also removed at exit, and the instance
- * on a fatal signal (kernel_session_abandon(), async-signal-safe), so an
- * interrupted recording leaves nothing behind.  Messages go to stderr.
+ * The instance and the probes are also removed at exit (a recording that
+ * ends without kernel_session_stop), so an interrupted recording leaves
+ * nothing behind.  Messages go to stderr.
  */
 #ifndef TRACEBUF_TOOLS_KERNEL_SESSION_H
 #define TRACEBUF_TOOLS_KERNEL_SESSION_H
@@ -70,8 +70,5 @@ const char *kernel_session_clock(const struct kernel_session *ks);
  * negative errno when the capture could not be saved (said).
  */
 int kernel_session_stop(struct kernel_session *ks, struct save_result *res);
-
-/* For a fatal signal: remove the instance now (rmdir only; async-signal-safe). */
-void kernel_session_abandon(void);
 
 #endif
