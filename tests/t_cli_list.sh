@@ -36,7 +36,7 @@ if command -v trace-cmd > /dev/null; then
 	# -c: records per event, against trace-cmd report's lines counted by event name.
 	"$B/tracebuf" list -c "$dat" | sed 's/ [^:]*:/ /' | LC_ALL=C sort -k2 > "$tmp/counts"
 	trace-cmd report "$dat" 2>/dev/null |
-		awk '{for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) {e = $(i+1); sub(/:$/, "", e); c[e]++; break}}
+		awk '{for (i = 1; i < NF; i++) if ($i ~ /^(\[[0-9]+\])?[0-9]+(\.[0-9]+)?:$/) {e = $(i+1); sub(/:$/, "", e); c[e]++; break}}
 		     END {for (e in c) print c[e], e}' | LC_ALL=C sort -k2 > "$tmp/counts_want"
 	cmp -s "$tmp/counts" "$tmp/counts_want"; rc=$?
 	check $rc "list -c FILE.dat: each event's records, as many as trace-cmd report prints lines of it"
