@@ -185,6 +185,7 @@ $(B)/obj-crash/%.o: src/%.S src/ring/write_fast.h src/ring/crash_point.h Makefil
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
 $(B)/tests/test_shm_crash: $(CRASH_OBJS)
 $(B)/tests/test_shm_crash: TEST_EXTRA = $(CRASH_OBJS)
+$(B)/tests/test_shm_crash: CPPFLAGS += -DTB_CRASH_POINTS
 
 # A shared library with events, for the dlopen tests.  It is built without
 # libtracebuf: the test programs export theirs (-rdynamic), as a program
