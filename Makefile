@@ -104,7 +104,7 @@ $(B)/obj/%.o: src/%.c $(HEADERS) Makefile
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) $(if $(filter $(READ_OBJS),$@),$(TEV_CFLAGS)) -c -o $@ $<
 
-$(B)/obj/%.o: src/%.S src/ring/write_fast.h Makefile
+$(B)/obj/%.o: src/%.S src/ring/write_fast.h src/ring/crash_point.h Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -c -o $@ $<
@@ -171,6 +171,21 @@ $(B)/tests/test_func_self: tests/test_func_self.c $(SELF_OBJS) $(CORE_ASM:src/%.
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(INSTR) -finstrument-functions-exclude-file-list=lib/tap.h \
 		-o $@ $< $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) -lpthread
+
+# test_shm_crash: the library with its write path's crash points compiled in
+# (src/ring/crash_point.h; a normal build has none), linked in place of libtracebuf.a.
+CRASH_OBJS := $(patsubst src/%.c,$(B)/obj-crash/%.o,$(wildcard $(CORE_SRCS)) src/ring/crash_point.c) \
+	$(CORE_ASM:src/%.S=$(B)/obj-crash/%.o)
+$(B)/obj-crash/%.o: src/%.c $(HEADERS) Makefile
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@ (crash points)")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
+$(B)/obj-crash/%.o: src/%.S src/ring/write_fast.h src/ring/crash_point.h Makefile
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
+$(B)/tests/test_shm_crash: $(CRASH_OBJS)
+$(B)/tests/test_shm_crash: TEST_EXTRA = $(CRASH_OBJS)
+$(B)/tests/test_shm_crash: CPPFLAGS += -DTB_CRASH_POINTS
 
 # A shared library with events, for the dlopen tests.  It is built without
 # libtracebuf: the test programs export theirs (-rdynamic), as a program

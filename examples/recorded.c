@@ -6,14 +6,18 @@
  *   tracebuf record -e 'app:*' -o app.dat -- build/examples/recorded 1000 2
  *   tracebuf report app.dat
  *
- * recorded [N [CHILDREN [--printf]]]: the parent and each of CHILDREN forked
- * processes fire app:tick N times (n = 0..N-1, worker = 0 for the parent,
- * 1..CHILDREN for the children), then app:done once; --printf adds a
- * tb_printf line per process.  The tests count exactly these.
+ * recorded [N [CHILDREN [--printf|--slow]]]: the parent and each of CHILDREN
+ * forked processes fire app:tick N times (n = 0..N-1, worker = 0 for the
+ * parent, 1..CHILDREN for the children), then app:done once; --printf adds
+ * a tb_printf line per process, --slow a 1 ms pause every 100 ticks (a
+ * program still running when a test stops it).  The tests count exactly
+ * these.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,10 +31,13 @@ TB_EVENT(app, done, TB_PROTO(int worker, uint64_t count),
 	 TB_FIELDS(tb_field(int, worker, worker), tb_field(uint64_t, count, count)),
 	 TB_PRINTK("worker=%d count=%llu", REC->worker, (unsigned long long)REC->count))
 
-static void work(int worker, uint64_t n, int with_printf)
+static void work(int worker, uint64_t n, int with_printf, int slow)
 {
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t i = 0; i < n; i++) {
 		tb_trace(app, tick, i, worker);
+		if (slow && i % 100 == 99)
+			usleep(1000);
+	}
 	if (with_printf)
 		tb_printf("worker %d finished\n", worker);
 	tb_trace(app, done, worker, n);
@@ -41,6 +48,7 @@ int main(int argc, char **argv)
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000;
 	int children = argc > 2 ? atoi(argv[2]) : 0;
 	int with_printf = argc > 3 && !strcmp(argv[3], "--printf");
+	int slow = argc > 3 && !strcmp(argv[3], "--slow");
 
 	for (int c = 1; c <= children; c++) {
 		pid_t pid = fork();
@@ -49,11 +57,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid == 0) {
-			work(c, n, with_printf);
+			prctl(PR_SET_PDEATHSIG, SIGTERM); /* stopped with its parent */
+			work(c, n, with_printf, slow);
 			return 0;
 		}
 	}
-	work(0, n, with_printf);
+	work(0, n, with_printf, slow);
 	while (wait(NULL) > 0)
 		;
 	return 0;

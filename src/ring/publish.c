@@ -4,6 +4,7 @@
  * on x86-64, a try-lock elsewhere.  See publish.h for the contract.
  */
 #include "publish.h"
+#include "crash_point.h" /* test builds only: empty otherwise */
 
 #include <sched.h>
 #include <stddef.h>
@@ -94,6 +95,7 @@ int pub_section(unsigned cpu, struct publish *p)
 		"movq (%%rdi), %%rax\n\t"
 		"cmpq %c[o_expect2](%[p]), %%rax\n\t"
 		"jnz %l[stale]\n\t"
+		TB_CRASH_ASM(TB_CP_GEN_CHECKED)
 		/* 64-bit stores */
 		"movl %c[o_n64](%[p]), %%ecx\n\t"
 		"leaq %c[o_st64](%[p]), %%rdx\n\t"
@@ -120,16 +122,19 @@ int pub_section(unsigned cpu, struct publish *p)
 		"decl %%ecx\n\t"
 		"jmp 12b\n\t"
 		"13:\n\t"
+		TB_CRASH_ASM(TB_CP_GEN_WORDS)
 		/* the payload */
 		"movq %c[o_dst](%[p]), %%rdi\n\t"
 		"movq %c[o_src](%[p]), %%rsi\n\t"
 		"movq %c[o_len](%[p]), %%rcx\n\t"
 		PUB_ASM_COPY
+		TB_CRASH_ASM(TB_CP_GEN_PAYLOAD)
 		/* the commit: one store makes the record and its bookkeeping visible */
 		"movq %c[o_word](%[p]), %%rdx\n\t"
 		"movq %c[o_update](%[p]), %%rax\n\t"
 		"movq %%rax, (%%rdx)\n\t"
 		PUB_ASM_END
+		TB_CRASH_ASM(TB_CP_GEN_COMMITTED)
 		:
 		: [p] "r"(p), [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
 		  [o_word] "i"(offsetof(struct publish, word)),
@@ -197,6 +202,7 @@ int pub_locked(_Atomic uint32_t *lock, struct publish *p)
 	if (atomic_load_explicit(p->word, memory_order_relaxed) == p->expect &&
 	    atomic_load_explicit(p->word2, memory_order_relaxed) == p->expect2) {
 		do_stores(p);
+		TB_CRASH_C(TB_CP_LOCKED_STORES);
 		/* release: readers' acquire of the tail word sees the record */
 		atomic_store_explicit(p->word, p->update, memory_order_release);
 		rc = PUB_OK;

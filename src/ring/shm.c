@@ -212,15 +212,22 @@ static int read_header(struct tb_shm *s, struct tb_region *hdr, size_t *file_siz
 	return 0;
 }
 
-/* A memfd handed to a reader must be sealed against shrinking; a named file cannot be. */
+/*
+ * A memfd (a file with no name: nlink 0) handed to a reader must be sealed
+ * against shrinking; a named file cannot be sealed, and is read knowing it.
+ */
 static int check_seals(struct tb_shm *s)
 {
-	int seals = fcntl(s->fd, F_GET_SEALS);
+	struct stat st;
+	int seals;
 
-	if (seals < 0)
-		return 0; /* not a memfd */
-	if (!(seals & F_SEAL_SHRINK))
-		return say(-EPERM, s->path, "memfd not sealed against shrinking");
+	if (fstat(s->fd, &st) < 0)
+		return say(-errno, s->path, strerror(errno));
+	if (st.st_nlink > 0)
+		return 0;
+	seals = fcntl(s->fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return say(-EPERM, s->path, "unnamed shared memory not sealed against shrinking");
 	return 0;
 }
 

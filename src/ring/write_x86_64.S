@@ -49,6 +49,7 @@
  * frames skip it.  shrx is BMI2: ring.c turns the fast path off without it.
  */
 #include "write_fast.h"
+#include "crash_point.h" /* test builds only: empty otherwise */
 #ifdef __CET__
 #include <cet.h> /* the IBT/SHSTK note, so the library keeps the C objects' marking */
 #else
@@ -93,6 +94,7 @@ tb__write:
 	 * preempted, migrated or signalled: the CPU read here stays ours,
 	 * and so does its tail, which only sections on this CPU write.
 	 */
+	TB_CRASH_POINT(TB_CP_FAST_ENTERED)
 	movl	%fs:WF_RSEQ_CPU_ID(%rdx), %r10d
 	cmpl	WF_RING_FAST_NCPUS(%rdi), %r10d
 	jae	.Lout				/* not a fast ring, a CPU born after it, or no rseq */
@@ -132,9 +134,11 @@ tb__write:
 	leaq	WF_T_COUNT_ONE+1(%r11,%r8), %r11
 	btcq	$WF_T_PHASE_BIT, %r11
 	movq	$0, -4(%rcx,%r8,4)		/* the record's last 8 bytes: its fill */
+	TB_CRASH_POINT(TB_CP_FAST_FILL)
 	shll	$5, %edx
 	orl	%r8d, %edx			/* the header */
 	movl	%edx, (%rcx)
+	TB_CRASH_POINT(TB_CP_FAST_HEADER)
 	/*
 	 * The payload, len bytes to 4(%rcx).  Every branch stays inside the
 	 * section: the commit must be its last instruction, so the other
@@ -173,10 +177,13 @@ tb__write:
 	movzwl	-2(%rsi,%r9), %edx
 	movw	%dx, 2(%rcx,%r9)
 .Lcopied:
+	TB_CRASH_POINT(TB_CP_FAST_PAYLOAD)
 	xorl	$1, %edi			/* the new phase */
 	movq	%rax, WF_CTL_LAST_TS(%r10,%rdi,8)
+	TB_CRASH_POINT(TB_CP_FAST_TIME)
 	movq	%r11, WF_CTL_TAIL(%r10)		/* the commit: the section's last instruction */
 .Lend:
+	TB_CRASH_POINT(TB_CP_FAST_COMMITTED)
 	xorl	%eax, %eax
 	ret
 

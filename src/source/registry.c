@@ -836,6 +836,7 @@ static void after_fork_child(void)
 		if (reg.objects[i].s.forget_tid)
 			reg.objects[i].s.forget_tid();
 	pthread_mutex_unlock(&reg.lock);
+	tb__session_formats(); /* a traced child: its pid gets its name in the session */
 }
 
 /* ---------------------------------------------------------- environment */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * crash_point.h - named points of the write path where a test can make
+ * the writing process die (SIGKILL, raised at that instruction), to check
+ * what crash recovery returns for a write stopped exactly there
+ * (tests/test_shm_crash.c).
+ *
+ * Compiled in only when TB_CRASH_POINTS is defined (the test's own build
+ * of the library, $(B)/obj-crash); otherwise every point expands to
+ * nothing and the write path is byte for byte what it was.  Inside an rseq
+ * section a point is a compare and a conditional jump: it stores nothing,
+ * so it changes no state the section keeps.
+ */
+#ifndef TRACEBUF_CRASH_POINT_H
+#define TRACEBUF_CRASH_POINT_H
+
+/* The points: the fast path (write_x86_64.S), the general path's section and its locked twin (publish.c). */
+#define TB_CP_FAST_ENTERED 1   /* in the section, nothing stored */
+#define TB_CP_FAST_FILL 2      /* the record's last 8 bytes zeroed */
+#define TB_CP_FAST_HEADER 3    /* the header stored */
+#define TB_CP_FAST_PAYLOAD 4   /* the payload stored */
+#define TB_CP_FAST_TIME 5      /* last_ts[new phase] stored: only the tail word is missing */
+#define TB_CP_FAST_COMMITTED 6 /* after the tail word: committed */
+#define TB_CP_GEN_CHECKED 11   /* the section's checks passed, nothing stored */
+#define TB_CP_GEN_WORDS 12     /* bookkeeping stored (header, time, meta, tail_hist) */
+#define TB_CP_GEN_PAYLOAD 13   /* the payload stored: only the tail word is missing */
+#define TB_CP_GEN_COMMITTED 14 /* after the tail word: committed */
+#define TB_CP_LOCKED_STORES 21 /* fallback: everything but the tail word, lock held */
+
+#ifdef TB_CRASH_POINTS
+#ifdef __ASSEMBLER__
+#define TB_CRASH_POINT(n) cmpl $n, tb__crash_at(%rip); je tb__crash_now
+#else
+extern volatile int tb__crash_at __attribute__((visibility("hidden")));
+__attribute__((noreturn, visibility("hidden"))) void tb__crash_now(void);
+/* For inline asm: a string of instructions (operands escaped for asm goto). */
+#define TB_CRASH_ASM(n) TB_CRASH_ASM_(n) /* n expanded first: the point's name works */
+#define TB_CRASH_ASM_(n) "cmpl $" #n ", tb__crash_at(%%rip)\n\tje tb__crash_now\n\t"
+#define TB_CRASH_C(n)                                                                              \
+	do {                                                                                       \
+		if (tb__crash_at == (n))                                                           \
+			tb__crash_now();                                                           \
+	} while (0)
+#endif
+#else
+#define TB_CRASH_POINT(n)
+#define TB_CRASH_ASM(n) ""
+#define TB_CRASH_C(n) ((void)0)
+#endif
+
+#endif

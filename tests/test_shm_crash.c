@@ -1,0 +1,211 @@
+/*
+ * Crash recovery, exactly: a writer process is killed (SIGKILL) at each
+ * named point of the write path (src/ring/crash_point.h, compiled into this
+ * test's build of the library only), on the fast path, the general path
+ * (large events, the MONO clock, a page switch, tb_reserve/tb_commit) and
+ * the locked fallback; then the region is recovered as `tracebuf recover`
+ * does (tb_shm_load: a private copy; tb_shm_window) and must hold every
+ * committed event - the K written before, plus the one being written iff
+ * the point is past its commit - with the right payloads, nothing torn,
+ * and the in-flight count the point implies: 1 once a section has stored
+ * its time (the evidence a dead section leaves), 0 before that or after
+ * the commit.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "crash_point.h"
+#include "lib/tap.h"
+#include "tracebuf/page.h"
+#include "tracebuf/shm.h"
+
+enum api { API_WRITE, API_RESERVE };
+
+struct scenario {
+	const char *name;
+	int point;
+	enum api api;
+	enum tb_clock clock;
+	uint32_t len;    /* payload bytes */
+	unsigned before; /* events committed before the one that dies */
+	int no_rseq;
+	int committed;   /* the dying write is past its commit */
+	int in_flight;   /* what recovery must count */
+};
+
+#define SMALL 16
+#define LARGE 200   /* above the fast path's 112 bytes */
+#define PAGEFUL 1000 /* 4 per 4 KiB page: the 5th write enters a new page */
+
+static const struct scenario scenarios[] = {
+    {"fast path: entered, nothing stored", TB_CP_FAST_ENTERED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"fast path: fill stored", TB_CP_FAST_FILL, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"fast path: header stored", TB_CP_FAST_HEADER, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"fast path: payload stored", TB_CP_FAST_PAYLOAD, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"fast path: time stored, tail word not", TB_CP_FAST_TIME, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: committed", TB_CP_FAST_COMMITTED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 1, 0},
+    {"general path, large event: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 0},
+    {"general path, large event: words stored", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
+    {"general path, large event: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
+    {"general path, large event: committed", TB_CP_GEN_COMMITTED, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 1, 0},
+    {"general path, mono clock: words stored", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_MONO, SMALL, 10, 0, 0, 1},
+    {"general path, mono clock: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_MONO, SMALL, 10, 0, 0, 1},
+    {"page switch: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 0},
+    {"page switch: words stored (new page entered, tail not)", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 1},
+    {"page switch: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 1},
+    {"page switch: committed", TB_CP_GEN_COMMITTED, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 1, 0},
+    {"tb_reserve/tb_commit, small: header stored", TB_CP_FAST_HEADER, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"tb_reserve/tb_commit, small: time stored", TB_CP_FAST_TIME, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"tb_reserve/tb_commit, small: committed", TB_CP_FAST_COMMITTED, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 1, 0},
+    {"tb_reserve/tb_commit, large: checked", TB_CP_GEN_CHECKED, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 0},
+    {"tb_reserve/tb_commit, large: payload stored", TB_CP_GEN_PAYLOAD, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
+    {"tb_reserve/tb_commit, large: committed", TB_CP_GEN_COMMITTED, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 1, 0},
+    {"locked fallback: everything but the tail word", TB_CP_LOCKED_STORES, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 1, 0, 1},
+};
+
+/* The payload of event i: its number, then a pattern a torn copy would break. */
+static void fill(uint8_t *p, uint32_t len, uint32_t i)
+{
+	memcpy(p, &i, 4);
+	for (uint32_t k = 4; k < len; k++)
+		p[k] = (uint8_t)(i * 31 + k);
+}
+
+static int write_one(struct tb_ring *ring, const struct scenario *sc, uint32_t i)
+{
+	uint8_t buf[PAGEFUL];
+
+	if (sc->api == API_RESERVE) {
+		void *p = tb_reserve(ring, sc->len);
+		if (!p)
+			return -ENOMEM;
+		fill(p, sc->len, i);
+		return tb_commit(ring, p);
+	}
+	fill(buf, sc->len, i);
+	return tb_write(ring, buf, sc->len);
+}
+
+/*
+ * The child: attach, write, arm the point, write once more.  Exit 3: the
+ * point was not reached.  The locked fallback is a handle's choice (no
+ * rseq), not the region's: that child writes through the creator's handle,
+ * inherited with the mapping.
+ */
+static int child(const char *path, const struct scenario *sc, struct tb_ring *creators)
+{
+	struct tb_shm *s = NULL;
+	struct tb_ring *ring = creators;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one); /* the page-switch count assumes one CPU's buffer */
+	if (!sc->no_rseq) {
+		if (tb_shm_attach(path, TB_SHM_WRITER, &s) < 0)
+			return 1;
+		ring = tb_shm_ring(s);
+	}
+	for (uint32_t i = 0; i < sc->before; i++)
+		if (write_one(ring, sc, i) < 0)
+			return 2;
+	tb__crash_at = sc->point;
+	write_one(ring, sc, sc->before);
+	return 3;
+}
+
+struct seen {
+	uint32_t len;
+	uint32_t count, bad;
+};
+
+static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
+{
+	struct seen *sn = ctx;
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	uint8_t want[PAGEFUL];
+	int rc;
+
+	(void)cpu;
+	if (tb_page_cursor_init(&cur, page, size) < 0) {
+		sn->bad++;
+		return 0;
+	}
+	while ((rc = tb_page_next_data(&cur, &rec)) == 1) {
+		fill(want, sn->len, sn->count);
+		if (rec.len < sn->len || memcmp(rec.data, want, sn->len))
+			sn->bad++;
+		sn->count++;
+	}
+	sn->bad += rc < 0;
+	return 0;
+}
+
+static void run(const struct scenario *sc)
+{
+	struct tb_ring_opts ro;
+	struct tb_shm_opts so = {.ring = &ro};
+	struct tb_shm *s, *rec;
+	struct tb_shm_window w;
+	struct seen sn = {sc->len, 0, 0};
+	uint32_t want = sc->before + (sc->committed ? 1 : 0);
+	int status;
+	pid_t pid;
+
+	tb_ring_opts_default(&ro);
+	ro.size_kb = 64;
+	ro.clock = sc->clock;
+	ro.no_rseq = sc->no_rseq;
+	if (tb_shm_create(&so, &s) < 0) {
+		ok(0, "%s: a session", sc->name);
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(child(tb_shm_path(s), sc, tb_shm_ring(s)));
+	waitpid(pid, &status, 0);
+	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)) {
+		ok(0, "%s: the writer died at the point (exit %d)", sc->name,
+		   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		tb_shm_close(s);
+		return;
+	}
+	if (tb_shm_load(tb_shm_path(s), &rec) < 0 || tb_shm_window(tb_shm_ring(rec), check_page, &sn, &w) < 0) {
+		ok(0, "%s: recovered", sc->name);
+	} else {
+		ok(sn.count == want && sn.bad == 0 && w.events == want && w.bad == 0 && w.lost_before == 0,
+		   "%s: exactly the %u committed events, intact (%u, %u bad)", sc->name, want, sn.count, sn.bad);
+		ok(w.in_flight == (uint64_t)sc->in_flight, "%s: %d write in flight reported (%llu)", sc->name,
+		   sc->in_flight, (unsigned long long)w.in_flight);
+		tb_shm_close(rec);
+	}
+	tb_shm_close(s);
+}
+
+int main(void)
+{
+	struct tb_ring_opts ro;
+	struct tb_shm_opts so = {.ring = &ro};
+	struct tb_shm *probe;
+
+	tb_ring_opts_default(&ro);
+	ro.size_kb = 64;
+	if (tb_shm_create(&so, &probe) < 0)
+		skip_all("no shared memory");
+	if (!tb_ring_uses_rseq(tb_shm_ring(probe))) {
+		tb_shm_close(probe);
+		skip_all("no rseq here: the fast path and the sections are not in use");
+	}
+	tb_shm_close(probe);
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		run(&scenarios[i]);
+	return done_testing();
+}
