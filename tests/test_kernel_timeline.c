@@ -274,6 +274,19 @@ static bool sleep_stack(const struct lines *l)
 	return false;
 }
 
+/* The time stamp after "[CPU]" is in seconds with a fraction (a clock in ns), not a raw count. */
+static bool stamp_in_seconds(const char *line)
+{
+	const char *p = strstr(line, "] ");
+
+	p = p ? strstr(line, "]") + 1 : NULL;
+	while (p && *p == ' ')
+		p++;
+	while (p && *p >= '0' && *p <= '9')
+		p++;
+	return p && *p == '.';
+}
+
 /* Nothing of ours left in tracefs: no tracebuf-kernel-* instance, no tb_* probe. */
 static bool tracefs_clean(void)
 {
@@ -297,7 +310,7 @@ static void via_record(const char *build, const char *self, const char *tmp)
 
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf record --help >/dev/null 2>&1", build);
 	if (system(cmd) != 0) {
-		skip(18, "this tracebuf has no record command");
+		skip(19, "this tracebuf has no record command");
 		return;
 	}
 	snprintf(dat, sizeof(dat), "%s/record.dat", tmp);
@@ -327,6 +340,8 @@ static void via_record(const char *build, const char *self, const char *tmp)
 	ok(find_line(&ours, 0, " round:", "i=4") > last,
 	   "the program's own event (ID above the kernel's) printed by name, after the last write");
 	ok(sleep_stack(&ours), "--offcpu: the program's switch to sleep, then its kernel stack in nanosleep");
+	long sw = find_line(&ours, 0, "sched_switch:", "kernel:");
+	ok(sw >= 0 && stamp_in_seconds(ours.v[sw]), "--offcpu: on the mono clock by default (time stamps in seconds)");
 	if (access("/usr/bin/trace-cmd", X_OK) == 0) {
 		snprintf(cmd, sizeof(cmd), "trace-cmd report %s 2>/dev/null", dat);
 		run_lines(cmd, &theirs);
@@ -370,7 +385,7 @@ static void drained_live(const char *build, const char *self, const char *tmp)
 
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf record --help >/dev/null 2>&1", build);
 	if (system(cmd) != 0) {
-		skip(3, "this tracebuf has no record command");
+		skip(4, "this tracebuf has no record command");
 		return;
 	}
 	snprintf(dat, sizeof(dat), "%s/burst.dat", tmp);
@@ -392,6 +407,8 @@ static void drained_live(const char *build, const char *self, const char *tmp)
 			seen++;
 	/* A 64 KiB sub-buffer ring keeps (64 KiB / 4 KiB) sub-buffers of ~4 KiB / 48-byte records per CPU. */
 	size_t per_cpu_cap = (BURST_KB / 4) * (4096 / 48);
+	long first = find_line(&l, 0, "sys_enter_write:", "kernel:");
+	ok(first >= 0 && !stamp_in_seconds(l.v[first]), "burst: the ring's default clock, x86-tsc, for both (raw counts)");
 	ok(seen > 4 * per_cpu_cap, "burst: %zu of %d writes' events kept, beyond the %zu a buffer holds undrained", seen,
 	   BURST, per_cpu_cap);
 	if (lost)

@@ -146,7 +146,8 @@ static int usage(FILE *f)
 		   "      --group G        the shared memory is mode 0660 for group G (default 0600)\n"
 		   "      --shm PATH       make the ring in this file (e.g. /dev/shm/NAME; kept, for\n"
 		   "                       snapshot and recover) instead of a sealed memfd\n"
-		   "      --clock CLOCK    the ring's clock: x86-tsc (default), mono or boot\n"
+		   "      --clock CLOCK    the ring's clock: x86-tsc (default; mono with --offcpu), mono\n"
+		   "                       or boot\n"
 		   "\n"
 		   "The live kernel on the same time line (root, tracefs; a private instance):\n"
 		   "      --kernel EVENTS  kernel events too (sched:sched_switch,irq:*,...), repeatable\n"
@@ -300,6 +301,9 @@ static int session_open(struct recorder *rec)
 		ro.size_kb = rec->o.kb;
 	if (rec->o.clock && ring_clock(rec->o.clock, &ro.clock) < 0)
 		return shmcap_say(CMD, -EINVAL, "--clock: '%s' is not x86-tsc, mono or boot", rec->o.clock);
+	/* Off-CPU time is read as durations: a clock in nanoseconds, for every reader. */
+	if (!rec->o.clock && rec->o.offcpu)
+		ro.clock = TB_CLOCK_MONO;
 	if (rec->o.group && resolve_group(rec->o.group, &so.group) < 0)
 		return shmcap_say(CMD, -ENOENT, "--group: no group '%s'", rec->o.group);
 	so.has_group = rec->o.group != NULL;
