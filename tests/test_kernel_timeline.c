@@ -15,10 +15,10 @@
  *   1. `tracebuf capture --clock mono` + `tracebuf convert --buffer`;
  *   2. `tracebuf record --kernel` (when the CLI has `record`): the kernel
  *      session set up by record itself, with the program's ring in shared
- *      memory, the ring's default clock (x86-tsc), uprobes on entry and
- *      return of the function doing the rounds (first and last of the
- *      known order), and --offcpu (sched_switch of the program going to
- *      sleep, followed by its kernel stack in nanosleep).  Afterwards no
+ *      memory, uprobes on entry and return of the function doing the
+ *      rounds (first and last of the known order), and --offcpu
+ *      (sched_switch of the program going to sleep, followed by its
+ *      kernel stack in nanosleep; the mono clock it picks).  Afterwards no
  *      probe and no instance is left, and the whole text of both reports
  *      is the same.
  *   3. `record --uprobe` on a function that does not exist: said, and the
@@ -27,7 +27,9 @@
  *      BURST write() calls through a 64 KiB buffer per CPU, which holds a
  *      few thousand of their events at most, arrives whole when record
  *      says nothing was lost, and in any case far beyond what the buffer
- *      alone could have kept.
+ *      alone could have kept; on the ring's default clock, x86-tsc.
+ *   5. Without root (setpriv to nobody): said, and the program recorded
+ *      alone.
  *
  * Needs root and tracefs; skips cleanly otherwise.  trace-cmd's half skips
  * when trace-cmd is not installed.
@@ -421,6 +423,36 @@ static void drained_live(const char *build, const char *self, const char *tmp)
 	free_lines(&l);
 }
 
+static void without_root(const char *build, const char *self, const char *tmp)
+{
+	char cmd[8192], dir[512];
+	struct lines l;
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf record --help >/dev/null 2>&1 && command -v setpriv >/dev/null", build);
+	snprintf(dir, sizeof(dir), "%s/nobody", tmp);
+	if (system(cmd) != 0 || mkdir(dir, 0777) < 0 || chmod(dir, 0777) < 0 || chmod(tmp, 0711) < 0) {
+		skip(3, "no record command, no setpriv, or no directory for nobody");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "setpriv --reuid=65534 --regid=65534 --clear-groups %s/tracebuf record -e ftrace:print --kernel "
+		 "sched:sched_switch -o %s/alone.dat -- %s --record-child 2>&1",
+		 build, dir, self);
+	char *out = tap_command_output(cmd, &status);
+	ok(status == 0, "without root: recorded all the same");
+	ok(out && strstr(out, "tracing needs root") && strstr(out, "without the kernel"),
+	   "without root: said why, and that the kernel is left out");
+	if (!out || !strstr(out, "tracing needs root"))
+		diag("%s", out ? out : "");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s/alone.dat 2>&1", build, dir);
+	run_lines(cmd, &l);
+	ok(find_line(&l, 0, "tb-timeline round 4", "") >= 0 && find_line(&l, 0, "kernel:", "") < 0,
+	   "without root: the program's events, no kernel buffer");
+	free_lines(&l);
+}
+
 int main(int argc, char **argv)
 {
 	const char *build = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
@@ -446,6 +478,7 @@ int main(int argc, char **argv)
 	via_capture(build, self, tmp);
 	via_record(build, self, tmp);
 	drained_live(build, self, tmp);
+	without_root(build, self, tmp);
 	tree_remove(tmp);
 	return done_testing();
 }

@@ -371,10 +371,13 @@ int kernel_session_start(const struct kernel_session_opts *opts, struct kernel_s
 	ks->o = *opts;
 	ks->root = tracefs_mount();
 	if (!ks->root) {
+		struct stat st;
+		/* Mounted but closed to us, or not there at all. */
+		bool closed = stat("/sys/kernel/tracing/instances", &st) < 0 && errno == EACCES;
+		say(ks, 0, "%s", closed ? "/sys/kernel/tracing is not open to this user (tracing needs root)"
+				      : "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 		free(ks);
-		say(&(struct kernel_session){.o = *opts}, 0,
-		    "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
-		return -ENODEV;
+		return closed ? -EACCES : -ENODEV;
 	}
 	snprintf(ks->inst, sizeof(ks->inst), "%s/instances/tracebuf-kernel-%d", ks->root, (int)getpid());
 	if (mkdir(ks->inst, 0755) < 0) {
