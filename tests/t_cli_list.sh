@@ -68,6 +68,19 @@ check $rc "list -- PROGRAM: the $(wc -l < "$tmp/prog_want") events of its source
 "$B/tracebuf" list "$ex" | cmp -s - "$tmp/prog"
 check $? "list PROGRAM (no --): the same"
 
+# The running kernel: every event of available_events, and ftrace's own (they have formats, no enable).
+if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/tracing/available_events ]; then
+	"$B/tracebuf" list > "$tmp/live"
+	check $? "list (the running kernel) runs"
+	LC_ALL=C sort /sys/kernel/tracing/available_events > "$tmp/live_want"
+	grep -v '^ftrace:' "$tmp/live" | LC_ALL=C sort | cmp -s - "$tmp/live_want"; rc=$?
+	check $rc "list: the $(wc -l < "$tmp/live_want") events of the kernel's available_events, with ftrace's besides"
+	[ $rc = 0 ] || grep -v '^ftrace:' "$tmp/live" | LC_ALL=C sort | diff - "$tmp/live_want" | show
+else
+	n=$((n+1)); echo "ok $n # skip not root or no tracefs"
+	n=$((n+1)); echo "ok $n # skip not root or no tracefs"
+fi
+
 # Misuse.
 "$B/tracebuf" list /bin/true > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q 'linked with libtracebuf' "$tmp/err"

@@ -2,6 +2,7 @@
 /*
  * tracebuf list [-i] [-F] [-c] FILE.dat | CAPTURE_DIR
  * tracebuf list [-i] [-F] [--] PROGRAM [ARGS...]
+ * tracebuf list [-i] [-F]
  *
  * The events of a trace.dat, of a capture directory, or of a program
  * linked with libtracebuf (run so that it describes its events and exits
@@ -12,14 +13,20 @@
  * of a trace.dat, every CPU) and lists only the events that occur, the
  * count in front.
  *
+ * Without an argument: the running kernel's events (every format file under
+ * tracefs's events/, ftrace's own included; available_events lists the
+ * others).
+ *
  * What is a file and what a program: a directory is a capture, a file that
  * starts with trace.dat's magic a trace.dat, anything else (or anything
  * after "--") a program.  Exit status: 0, 1 if the input had problems
  * (said on stderr; what could be read is listed), 2 usage or unreadable.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +36,7 @@
 
 #include "cmds.h"
 #include "program_formats.h"
+#include "tracefs.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
@@ -51,9 +59,11 @@ static int usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf list [-i] [-F] [-c] FILE.dat | CAPTURE_DIR\n"
 		   "       tracebuf list [-i] [-F] [--] PROGRAM [ARGS...]\n"
+		   "       tracebuf list [-i] [-F]\n"
 		   "\n"
 		   "The events of a trace.dat, a capture directory or a program linked with\n"
-		   "libtracebuf (which is run only to describe its events), as SYSTEM:NAME lines.\n"
+		   "libtracebuf (which is run only to describe its events), as SYSTEM:NAME lines;\n"
+		   "without an argument, the running kernel's (tracefs).\n"
 		   "\n"
 		   "  -i, --ids     the event ID in front\n"
 		   "  -F, --fields  each event's fields below it, offset and size (not common_*)\n"
@@ -93,9 +103,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return usage(stderr);
 		}
 	}
-	if (optind >= argc)
+	o->program = optind > 1 && !strcmp(argv[optind - 1], "--");
+	if (o->program && optind >= argc)
 		return usage(stderr);
-	o->program = !strcmp(argv[optind - 1], "--");
 	return 0;
 }
 
@@ -239,6 +249,61 @@ static int list_capture(const char *dir, const struct options *o)
 	return rc;
 }
 
+/* Every events/SYSTEM/EVENT/format of the tracefs at root into s; -ENOENT if none. */
+static int load_live(struct tb_schema *s, const char *root)
+{
+	char *events = path_of(root, "events"), rel[2 * NAME_MAX + 16];
+	DIR *systems = events ? opendir(events) : NULL, *evs;
+	struct dirent *sys, *ev;
+	size_t len;
+	int loaded = 0;
+
+	while (systems && (sys = readdir(systems))) {
+		snprintf(rel, sizeof(rel), "%s/%s", events, sys->d_name);
+		if (sys->d_name[0] == '.' || !(evs = opendir(rel)))
+			continue;
+		while ((ev = readdir(evs))) {
+			char *text;
+			snprintf(rel, sizeof(rel), "%s/%s/format", sys->d_name, ev->d_name);
+			if (ev->d_name[0] == '.' || !(text = tracefs_read(events, rel, &len)))
+				continue;
+			loaded += tb_schema_load_format(s, rel, sys->d_name, text, len) == 0;
+			free(text);
+		}
+		closedir(evs);
+	}
+	if (systems)
+		closedir(systems);
+	free(events);
+	return loaded ? 0 : -ENOENT;
+}
+
+/* The running kernel's events. */
+static int list_live(const struct options *o)
+{
+	const char *root = tracefs_mount();
+	struct tb_schema *s;
+	int rc;
+
+	if (o->counts) {
+		fprintf(stderr, "tracebuf list: -c counts the records of a file\n");
+		return 2;
+	}
+	if (!root) {
+		fprintf(stderr, "tracebuf list: no tracefs (mounted at /sys/kernel/tracing? root?)\n");
+		return 2;
+	}
+	if (!(s = tb_schema_new()))
+		return 2;
+	rc = load_live(s, root);
+	if (rc == 0)
+		rc = list_schema(s, NULL, o);
+	else
+		fprintf(stderr, "tracebuf list: %s/events: no event formats readable\n", root);
+	tb_schema_free(s);
+	return rc < 0 ? 2 : 0;
+}
+
 static int list_program(char **argv, const struct options *o)
 {
 	char tmp[] = "/tmp/tracebuf-list-XXXXXX";
@@ -266,6 +331,8 @@ int cmd_list(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (optind >= argc)
+		return list_live(&o);
 	what = argv[optind];
 	if (o.program || stat(what, &st) < 0 || (!S_ISDIR(st.st_mode) && !is_tracedat(what)))
 		return list_program(argv + optind, &o);
