@@ -62,7 +62,7 @@ LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c blob.c) \
 	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
 		registry.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
-		filter_parse.c filter_eval.c)
+		filter_parse.c filter_eval.c event_filter.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
 READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c))
 # Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
