@@ -20,21 +20,12 @@
 #include <string.h>
 
 #include "tracebuf/filter.h"
+#include "../tests/lib/filter_fields.h"
 
 #include "fuzz_check.h"
 
 static const struct tb_filter_field fields[] = {
-    {"common_type", 0, 2, TB_FILTER_INT, false},
-    {"common_flags", 2, 1, TB_FILTER_INT, false},
-    {"common_preempt_count", 3, 1, TB_FILTER_INT, false},
-    {"common_pid", 4, 4, TB_FILTER_INT, true},
-    {"prev_comm", 8, 16, TB_FILTER_CHARS, false},
-    {"prev_pid", 24, 4, TB_FILTER_INT, true},
-    {"prev_prio", 28, 4, TB_FILTER_INT, true},
-    {"prev_state", 32, 8, TB_FILTER_INT, true},
-    {"next_comm", 40, 16, TB_FILTER_CHARS, false},
-    {"next_pid", 56, 4, TB_FILTER_INT, true},
-    {"next_prio", 60, 4, TB_FILTER_INT, true},
+    SCHED_SWITCH_FILTER_FIELDS,
     {"name", 64, 4, TB_FILTER_DATA_LOC, false},
     {"rel", 68, 4, TB_FILTER_REL_LOC, false},
     {"args", 72, 48, TB_FILTER_OTHER, false},

@@ -15,6 +15,7 @@
 
 #include "lib/tap.h"
 #include "tracebuf/filter.h"
+#include "lib/filter_fields.h"
 
 struct rec {
 	uint16_t type;
@@ -32,17 +33,7 @@ struct rec {
 };
 
 static const struct tb_filter_field fields[] = {
-    {"common_type", 0, 2, TB_FILTER_INT, false},
-    {"common_flags", 2, 1, TB_FILTER_INT, false},
-    {"common_preempt_count", 3, 1, TB_FILTER_INT, false},
-    {"common_pid", 4, 4, TB_FILTER_INT, true},
-    {"prev_comm", 8, 16, TB_FILTER_CHARS, false},
-    {"prev_pid", 24, 4, TB_FILTER_INT, true},
-    {"prev_prio", 28, 4, TB_FILTER_INT, true},
-    {"prev_state", 32, 8, TB_FILTER_INT, true},
-    {"next_comm", 40, 16, TB_FILTER_CHARS, false},
-    {"next_pid", 56, 4, TB_FILTER_INT, true},
-    {"next_prio", 60, 4, TB_FILTER_INT, true},
+    SCHED_SWITCH_FILTER_FIELDS,
     {"name", 64, 4, TB_FILTER_DATA_LOC, false},
     {"small", 68, 1, TB_FILTER_INT, false},
     {"tiny", 69, 1, TB_FILTER_INT, true},
