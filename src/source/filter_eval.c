@@ -17,31 +17,6 @@
 /* The kernel's TASK_COMM_LEN: COMM compares within that many bytes. */
 #define COMM_LEN 16
 
-static uint64_t load_int(const uint8_t *p, unsigned size, bool is_signed)
-{
-	switch (size) {
-	case 1: {
-		uint8_t v = p[0];
-		return is_signed ? (uint64_t)(int64_t)(int8_t)v : v;
-	}
-	case 2: {
-		uint16_t v;
-		memcpy(&v, p, 2);
-		return is_signed ? (uint64_t)(int64_t)(int16_t)v : v;
-	}
-	case 4: {
-		uint32_t v;
-		memcpy(&v, p, 4);
-		return is_signed ? (uint64_t)(int64_t)(int32_t)v : v;
-	}
-	default: {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		return v;
-	}
-	}
-}
-
 /* a OP b, both already extended from the field's size by its signedness. */
 static bool compare(unsigned op, uint64_t a, uint64_t b, bool is_signed)
 {
@@ -143,36 +118,98 @@ static bool match_string(const struct filter_pred *p, const uint8_t *rec, uint32
 	return match_text(p, s, n) != p->invert;
 }
 
-static bool run_pred(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
+/*
+ * Integer tests, one function per operator, size and signedness (as the
+ * kernel has them), so a predicate costs one indirect call, a load and a
+ * compare.  The value was cut and extended to the field's type by the parser.
+ */
+#define INT_TEST(T, NAME, EXPR)                                                                  \
+	static bool NAME(const struct filter_pred *p, const uint8_t *rec, uint32_t len,          \
+			 const struct tb_filter_env *env)                                        \
+	{                                                                                        \
+		T v, c = (T)p->val;                                                              \
+		(void)len, (void)env;                                                            \
+		memcpy(&v, rec + p->offset, sizeof(v));                                          \
+		return EXPR;                                                                     \
+	}
+#define INT_TESTS(T, S)                                       \
+	INT_TEST(T, eq_##S, v == c)                           \
+	INT_TEST(T, ne_##S, v != c)                           \
+	INT_TEST(T, lt_##S, v < c)                            \
+	INT_TEST(T, le_##S, v <= c)                           \
+	INT_TEST(T, gt_##S, v > c)                            \
+	INT_TEST(T, ge_##S, v >= c)                           \
+	INT_TEST(T, band_##S, (v & c) != 0)                   \
+	static filter_pred_fn *const tests_##S[OP_COUNT] = {  \
+		[OP_EQ] = eq_##S, [OP_NE] = ne_##S, [OP_LT] = lt_##S, [OP_LE] = le_##S, \
+		[OP_GT] = gt_##S, [OP_GE] = ge_##S, [OP_BAND] = band_##S};
+
+INT_TESTS(uint8_t, u8)
+INT_TESTS(int8_t, s8)
+INT_TESTS(uint16_t, u16)
+INT_TESTS(int16_t, s16)
+INT_TESTS(uint32_t, u32)
+INT_TESTS(int32_t, s32)
+INT_TESTS(uint64_t, u64)
+INT_TESTS(int64_t, s64)
+
+static bool test_cpu(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
 		     const struct tb_filter_env *env)
 {
+	(void)rec, (void)len;
+	return match_cpu(p, env);
+}
+
+static bool test_string(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
+			const struct tb_filter_env *env)
+{
+	return match_string(p, rec, len, env);
+}
+
+static bool test_false(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
+		       const struct tb_filter_env *env)
+{
+	(void)p, (void)rec, (void)len, (void)env;
+	return false;
+}
+
+void filter_bind(struct filter_pred *p)
+{
+	static filter_pred_fn *const *const by_size[2][4] = {{tests_u8, tests_u16, tests_u32, tests_u64},
+							      {tests_s8, tests_s16, tests_s32, tests_s64}};
+	unsigned size_index = p->size == 1 ? 0 : p->size == 2 ? 1 : p->size == 4 ? 2 : 3;
+
 	switch (p->kind) {
 	case PRED_INT:
-		return compare(p->op, load_int(rec + p->offset, p->size, p->is_signed), p->val,
-			       p->is_signed);
+		p->fn = by_size[p->is_signed][size_index][p->op];
+		break;
 	case PRED_CPU:
-		return match_cpu(p, env);
-	case PRED_FALSE:
-		return false;
+		p->fn = test_cpu;
+		break;
+	case PRED_STR:
+		p->fn = test_string;
+		break;
 	default:
-		return match_string(p, rec, len, env);
+		p->fn = test_false;
+		break;
 	}
 }
 
 bool tb_filter_match(const struct tb_filter *f, const void *rec, uint32_t len,
 		     const struct tb_filter_env *env)
 {
+	const struct filter_pred *preds;
 	int32_t i = 0;
 
 	if (!f)
 		return true;
 	if (len < f->min_len || !rec)
 		return false; /* every predicate reads a field the record does not hold */
+	preds = f->preds;
 	/* Targets only point forward (filter_parse.c), so this ends. */
-	while (i >= 0) {
-		const struct filter_pred *p = &f->preds[i];
-		i = run_pred(p, rec, len, env) ? p->on_true : p->on_false;
-	}
+	do
+		i = preds[i].fn(&preds[i], rec, len, env) ? preds[i].on_true : preds[i].on_false;
+	while (i >= 0);
 	return i == FILTER_ACCEPT;
 }
 

@@ -37,7 +37,12 @@ enum str_source { SRC_CHARS, SRC_DATA_LOC, SRC_REL_LOC, SRC_COMM };
 /* How a string predicate matches: the kernel's five kinds. */
 enum str_match { MATCH_FULL, MATCH_FRONT, MATCH_MIDDLE, MATCH_END, MATCH_GLOB };
 
+struct filter_pred;
+typedef bool filter_pred_fn(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
+			    const struct tb_filter_env *env);
+
 struct filter_pred {
+	filter_pred_fn *fn; /* the test, specialised for kind, op, size and signedness (filter_bind) */
 	uint8_t kind;   /* enum pred_kind */
 	uint8_t op;     /* enum filter_op */
 	uint8_t size;   /* PRED_INT: 1, 2, 4 or 8 */
@@ -60,6 +65,9 @@ struct tb_filter {
 	struct filter_pred *preds;
 	char *pool; /* the patterns */
 };
+
+/* Choose how p runs, from the rest of p (which the parser filled). */
+void filter_bind(struct filter_pred *p);
 
 /* The kernel's glob (lib/glob.c rules: * ? [a-z] [!a-z] and \ escapes) over str[0..len). */
 bool filter_glob(const char *pat, const char *str, uint32_t len);
