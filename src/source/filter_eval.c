@@ -119,39 +119,48 @@ static bool match_string(const struct filter_pred *p, const uint8_t *rec, uint32
 }
 
 /*
- * Integer tests, one function per operator, size and signedness (as the
- * kernel has them), so a predicate costs one indirect call, a load and a
- * compare.  The value was cut and extended to the field's type by the parser.
+ * Integer predicates are all one test, without calls or indirect jumps
+ * (which cost the most on a filtered event's path): the field, extended to
+ * 64 bits as its type is (its value was cut and extended the same way by
+ * the parser), has its sign bit flipped for signed fields so that unsigned
+ * order is the field's order; then ==, !=, <, <=, > and >= are "inside
+ * [lo, lo + span]", possibly inverted, and & is a test of bits.
  */
-#define INT_TEST(T, NAME, EXPR)                                                                  \
-	static bool NAME(const struct filter_pred *p, const uint8_t *rec, uint32_t len,          \
-			 const struct tb_filter_env *env)                                        \
-	{                                                                                        \
-		T v, c = (T)p->val;                                                              \
-		(void)len, (void)env;                                                            \
-		memcpy(&v, rec + p->offset, sizeof(v));                                          \
-		return EXPR;                                                                     \
-	}
-#define INT_TESTS(T, S)                                       \
-	INT_TEST(T, eq_##S, v == c)                           \
-	INT_TEST(T, ne_##S, v != c)                           \
-	INT_TEST(T, lt_##S, v < c)                            \
-	INT_TEST(T, le_##S, v <= c)                           \
-	INT_TEST(T, gt_##S, v > c)                            \
-	INT_TEST(T, ge_##S, v >= c)                           \
-	INT_TEST(T, band_##S, (v & c) != 0)                   \
-	static filter_pred_fn *const tests_##S[OP_COUNT] = {  \
-		[OP_EQ] = eq_##S, [OP_NE] = ne_##S, [OP_LT] = lt_##S, [OP_LE] = le_##S, \
-		[OP_GT] = gt_##S, [OP_GE] = ge_##S, [OP_BAND] = band_##S};
+#define SIGN_BIT (UINT64_C(1) << 63)
 
-INT_TESTS(uint8_t, u8)
-INT_TESTS(int8_t, s8)
-INT_TESTS(uint16_t, u16)
-INT_TESTS(int16_t, s16)
-INT_TESTS(uint32_t, u32)
-INT_TESTS(int32_t, s32)
-INT_TESTS(uint64_t, u64)
-INT_TESTS(int64_t, s64)
+__attribute__((always_inline)) static inline bool int_test(const struct filter_pred *p, const uint8_t *rec)
+{
+	uint64_t raw, key;
+
+	/*
+	 * Exactly the field's bytes (the emitter has just stored the record,
+	 * and a wider load across its fields would wait for store forwarding),
+	 * extended to 64 bits as its type is.
+	 */
+	switch (p->size) {
+	case 1:
+		raw = p->is_signed ? (uint64_t)(int64_t)(int8_t)rec[p->offset] : rec[p->offset];
+		break;
+	case 2: {
+		uint16_t x;
+		memcpy(&x, rec + p->offset, 2);
+		raw = p->is_signed ? (uint64_t)(int64_t)(int16_t)x : x;
+		break;
+	}
+	case 4: {
+		uint32_t x;
+		memcpy(&x, rec + p->offset, 4);
+		raw = p->is_signed ? (uint64_t)(int64_t)(int32_t)x : x;
+		break;
+	}
+	default:
+		memcpy(&raw, rec + p->offset, 8);
+	}
+	key = raw ^ p->flip;
+	if (p->op == OP_BAND)
+		return (raw & p->val) != 0;
+	return ((key - p->lo) <= p->span) != p->invert;
+}
 
 static bool test_cpu(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
 		     const struct tb_filter_env *env)
@@ -173,15 +182,46 @@ static bool test_false(const struct filter_pred *p, const uint8_t *rec, uint32_t
 	return false;
 }
 
+/* lo and span for an integer predicate: the values, in key order, that make it true. */
+static void bind_range(struct filter_pred *p)
+{
+	uint64_t k = p->val ^ p->flip;
+
+	p->lo = 0;
+	p->span = UINT64_MAX;
+	switch (p->op) {
+	case OP_EQ:
+	case OP_NE:
+		p->lo = k;
+		p->span = 0;
+		p->invert = p->op == OP_NE;
+		break;
+	case OP_LT:
+		p->invert = k == 0; /* nothing is below the least value: the full range, inverted */
+		p->span = k ? k - 1 : UINT64_MAX;
+		break;
+	case OP_LE:
+		p->span = k;
+		break;
+	case OP_GT:
+		p->invert = k == UINT64_MAX;
+		p->lo = k + 1;
+		p->span = UINT64_MAX - p->lo;
+		break;
+	case OP_GE:
+		p->lo = k;
+		p->span = UINT64_MAX - k;
+		break;
+	}
+}
+
 void filter_bind(struct filter_pred *p)
 {
-	static filter_pred_fn *const *const by_size[2][4] = {{tests_u8, tests_u16, tests_u32, tests_u64},
-							      {tests_s8, tests_s16, tests_s32, tests_s64}};
-	unsigned size_index = p->size == 1 ? 0 : p->size == 2 ? 1 : p->size == 4 ? 2 : 3;
-
 	switch (p->kind) {
 	case PRED_INT:
-		p->fn = by_size[p->is_signed][size_index][p->op];
+		p->fn = NULL; /* run inline by tb_filter_match */
+		p->flip = p->is_signed ? SIGN_BIT : 0;
+		bind_range(p);
 		break;
 	case PRED_CPU:
 		p->fn = test_cpu;
@@ -206,11 +246,56 @@ bool tb_filter_match(const struct tb_filter *f, const void *rec, uint32_t len,
 	if (len < f->min_len || !rec)
 		return false; /* every predicate reads a field the record does not hold */
 	preds = f->preds;
+	if (f->table) {
+		/*
+		 * Up to six integer predicates: all run, each independent of the
+		 * others' verdicts (so the CPU overlaps them), and the verdict is
+		 * looked up in the table the program was run into at compile time.
+		 */
+		unsigned bits = 0;
+		for (uint32_t k = 0; k < f->npreds; k++)
+			bits |= (unsigned)int_test(&preds[k], rec) << k;
+		return (f->truth >> bits) & 1;
+	}
 	/* Targets only point forward (filter_parse.c), so this ends. */
+	do {
+		const struct filter_pred *p = &preds[i];
+		bool r = p->kind == PRED_INT ? int_test(p, rec) : p->fn(p, rec, len, env);
+		/*
+		 * A branch, not a conditional move: predicted, it lets the next
+		 * predicate's loads start before this one's verdict is known
+		 * (a cmov would chain every predicate's latency to the next).
+		 */
+		if (r) {
+			__asm__ volatile("");
+			i = p->on_true;
+		} else {
+			i = p->on_false;
+		}
+	} while (i >= 0);
+	return i == FILTER_ACCEPT;
+}
+
+/* The program's verdict when predicate k answers bit k of bits. */
+static bool verdict_of(const struct tb_filter *f, unsigned bits)
+{
+	int32_t i = 0;
+
 	do
-		i = preds[i].fn(&preds[i], rec, len, env) ? preds[i].on_true : preds[i].on_false;
+		i = (bits >> i) & 1 ? f->preds[i].on_true : f->preds[i].on_false;
 	while (i >= 0);
 	return i == FILTER_ACCEPT;
+}
+
+void filter_tabulate(struct tb_filter *f)
+{
+	f->table = f->npreds <= MAX_TABLE_PREDS;
+	/* Integer predicates only: inside min_len, without side effects, cheap to run needlessly. */
+	for (uint32_t k = 0; k < f->npreds && f->table; k++)
+		f->table = f->preds[k].kind == PRED_INT;
+	f->truth = 0;
+	for (unsigned bits = 0; f->table && bits < (1u << f->npreds); bits++)
+		f->truth |= (uint64_t)verdict_of(f, bits) << bits;
 }
 
 unsigned tb_filter_uses(const struct tb_filter *f)

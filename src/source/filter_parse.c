@@ -629,6 +629,7 @@ static int finish(struct parser *p, int root, struct tb_filter **out)
 	f->pool = p->pool;
 	p->preds = NULL;
 	p->pool = NULL;
+	filter_tabulate(f);
 	*out = f;
 	return 0;
 }
