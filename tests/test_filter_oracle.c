@@ -40,11 +40,16 @@
 
 static char inst[2][256];
 
+/* rmdir, retried a while: an instance is busy while anything (another reader) holds its files. */
 static void remove_instances(void)
 {
 	for (int i = 0; i < 2; i++)
-		if (inst[i][0])
-			rmdir(inst[i]);
+		for (int tries = 0; inst[i][0] && tries < 100; tries++) {
+			if (rmdir(inst[i]) == 0 || errno == ENOENT)
+				inst[i][0] = '\0';
+			else
+				usleep(10000);
+		}
 }
 
 static void on_signal(int sig)
