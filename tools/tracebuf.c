@@ -20,6 +20,7 @@ static const struct command {
 	{"size", cmd_size, "kernel buffer sizing arithmetic for a per-CPU size"},
 	{"stats", cmd_stats, "a kernel's per-CPU stats with written, lost share and time window"},
 	{"demo", cmd_demo, "fill a small ring far past its size and show every read path"},
+	{"offcpu", cmd_offcpu, "off-CPU time by blocking stack: folded stacks, SVG flame graph"},
 	{"formats", cmd_formats, "the format files of a program's events (tracebuf/tracepoint.h)"},
 };
 

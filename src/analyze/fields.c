@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+/* fields.c - a record's fields by name, bounds checked (fields.h). */
+#include <string.h>
+
+#include "fields.h"
+
+bool field_at_find(const struct tb_format *f, const char *name, struct field_at *out)
+{
+	const struct tb_field *fd = f ? tb_format_field(f, name) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!fd || fd->kind != TB_FIELD_STATIC)
+		return false;
+	out->offset = fd->offset;
+	out->size = fd->size;
+	out->is_signed = fd->is_signed;
+	return out->found = true;
+}
+
+bool field_int(const struct field_at *fa, const uint8_t *data, uint32_t len, int64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!fa->found || fa->size > 8 || fa->size == 0 || fa->offset > len || len - fa->offset < fa->size)
+		return false;
+	/* Little endian: the page format is (page.h). */
+	for (uint32_t i = 0; i < fa->size; i++)
+		v |= (uint64_t)data[fa->offset + i] << (8 * i);
+	if (fa->is_signed && fa->size < 8 && (v >> (8 * fa->size - 1)) & 1)
+		v |= ~0ull << (8 * fa->size);
+	*out = (int64_t)v;
+	return true;
+}
+
+int field_str(const struct field_at *fa, const uint8_t *data, uint32_t len, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (!fa->found || fa->offset > len || len - fa->offset < fa->size || size == 0)
+		return -1;
+	while (n < fa->size && n + 1 < size && data[fa->offset + n])
+		n++;
+	memcpy(buf, data + fa->offset, n);
+	buf[n] = '\0';
+	return (int)n;
+}
+
+const struct tb_format *schema_find_by_name(const struct tb_schema *s, const char *system, const char *name)
+{
+	for (uint32_t id = 1; id < 65536; id++) {
+		const char *sys;
+		const struct tb_format *f = tb_schema_event(s, id, &sys);
+		if (f && !strcmp(f->name, name) && (!system || (sys && !strcmp(sys, system))))
+			return f;
+	}
+	return NULL;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * intern.h - byte strings (a comm, a stack of addresses, a composite key)
+ * numbered densely in the order they were first seen, so an analysis keeps
+ * small integers per task and per interval instead of copies.
+ *
+ * Open addressing with linear probing, grown at half full; the keys live
+ * back to back in one arena.  Lookups cost one hash of the key and, on a
+ * hit, one memcmp.
+ *
+ * Ownership: the table owns its arena; intern_key() pointers stay valid
+ * until the next intern_add() (the arena may move) or intern_free().
+ */
+#ifndef TRACEBUF_ANALYZE_INTERN_H
+#define TRACEBUF_ANALYZE_INTERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct intern {
+	uint32_t *slots;  /* id + 1, 0 = empty */
+	size_t nslots;    /* a power of two */
+	uint64_t *hashes; /* by id */
+	size_t *offsets;  /* by id: where the key starts in the arena */
+	uint32_t *lens;   /* by id */
+	size_t count, cap;
+	uint8_t *arena;
+	size_t used, arena_cap;
+	bool oom; /* an allocation failed: intern_add() returns -1 from then on */
+};
+
+/* The id of key (len bytes), adding it if new (*added says which); -1 when out of memory. */
+int64_t intern_add(struct intern *t, const void *key, uint32_t len, bool *added);
+/* The key of id and its length. */
+const void *intern_key(const struct intern *t, uint32_t id, uint32_t *len);
+void intern_free(struct intern *t);
+
+#endif
