@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracebuf offcpu [--blocked] [--no-preempted] [--svg FILE] [--title T] [-q] FILE
+ * tracebuf offcpu [--blocked] [--no-preempted] [--comm C] [--svg FILE] [--title T] [-q] FILE
  *
  * Off-CPU time of a capture directory or trace.dat, by the stack each task
  * blocked in (tracebuf/offcpu.h): folded stacks on stdout (`comm;frame;...
@@ -30,7 +30,8 @@ struct offcpu_args {
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: tracebuf offcpu [--blocked] [--no-preempted] [--svg FILE] [--title TEXT] [-q] "
+	fprintf(f, "usage: tracebuf offcpu [--blocked] [--no-preempted] [--comm COMM] [--svg FILE]\n"
+		   "                      [--title TEXT] [-q] "
 		   "CAPTURE|FILE.dat\n"
 		   "\n"
 		   "Time each task spent off CPU, by the kernel (and user) stack it blocked in, from\n"
@@ -41,18 +42,20 @@ static int usage(FILE *f)
 		   "  --title TEXT      the flame graph's title\n"
 		   "  --blocked         count only the time blocked (to the wakeup), not the wait for a CPU\n"
 		   "  --no-preempted    leave out intervals begun by a preemption (prev_state R)\n"
+		   "  --comm COMM       only tasks of this command name\n"
 		   "  -q                no summary on stderr\n");
 	return f == stderr ? 2 : 0;
 }
 
 static int parse_args(int argc, char **argv, struct offcpu_args *a)
 {
-	enum { OPT_SVG = 256, OPT_TITLE, OPT_BLOCKED, OPT_NO_PREEMPTED };
+	enum { OPT_SVG = 256, OPT_TITLE, OPT_BLOCKED, OPT_NO_PREEMPTED, OPT_COMM };
 	static const struct option longopts[] = {
 	    {"svg", required_argument, NULL, OPT_SVG},
 	    {"title", required_argument, NULL, OPT_TITLE},
 	    {"blocked", no_argument, NULL, OPT_BLOCKED},
 	    {"no-preempted", no_argument, NULL, OPT_NO_PREEMPTED},
+	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -72,6 +75,9 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 			break;
 		case OPT_NO_PREEMPTED:
 			a->o.no_preempted = true;
+			break;
+		case OPT_COMM:
+			a->o.comm = optarg;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -103,6 +109,12 @@ static void summarize(const struct offcpu_args *a, const struct tb_offcpu_totals
 	if (t->open_at_end)
 		fprintf(stderr, "tracebuf offcpu: %llu tasks were still off CPU when the trace ended (not counted)\n",
 			(unsigned long long)t->open_at_end);
+	if (t->inferred || t->dropped)
+		fprintf(stderr,
+			"tracebuf offcpu: %llu tasks ran again without a switch-in in the trace: %llu intervals "
+			"end at their wakeup, %llu without one are left out\n",
+			(unsigned long long)(t->inferred + t->dropped), (unsigned long long)t->inferred,
+			(unsigned long long)t->dropped);
 	if (t->lost_pages)
 		fprintf(stderr,
 			"tracebuf offcpu: warning: %llu sub-buffers follow lost events: some intervals may be "

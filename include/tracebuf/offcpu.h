@@ -47,6 +47,8 @@ struct tb_offcpu_opts {
 	bool blocked_only;
 	/* Leave out intervals that began with a preemption (prev_state R): waiting, not blocking. */
 	bool no_preempted;
+	/* Only tasks whose comm (as the switch-out names it, 15 bytes at most) is this; NULL: all. */
+	const char *comm;
 };
 
 struct tb_offcpu_totals {
@@ -61,6 +63,8 @@ struct tb_offcpu_totals {
 	uint64_t blocked_ns;	  /* of it, switch-out to wakeup (intervals with one) */
 	uint64_t runq_ns;	  /* of it, wakeup to switch-in */
 	uint64_t open_at_end;	  /* tasks still off CPU when the trace ends (not counted) */
+	uint64_t inferred;	  /* intervals whose switch-in is missing, ended at their wakeup */
+	uint64_t dropped;	  /* intervals whose switch-in is missing and no wakeup came (not counted) */
 	uint64_t lost_pages;	  /* sub-buffers flagged as following lost events */
 	uint64_t bad_pages;	  /* sub-buffers that did not decode */
 	bool have_wakeup, have_kernel_stack, have_user_stack; /* the trace has the events' formats */

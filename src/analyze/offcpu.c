@@ -166,6 +166,30 @@ static int close_interval(struct pairing *p, struct task *tk, uint64_t ts)
 	return add_sum(p, tk, counted);
 }
 
+/*
+ * A task switched out while it was off CPU: the switch that put it back on
+ * is not in the trace (some kernels leave out the idle task's switches on
+ * a CPU).  It ran at the latest now; woken, it was off until about its
+ * wakeup, which ends the interval (the wait for a CPU unknown); never
+ * woken, its interval has no known end and is dropped.  Both are counted.
+ */
+static int missed_switch_in(struct pairing *p, int32_t pid)
+{
+	struct task *tk = task_of(p, pid, NULL);
+
+	if (!tk)
+		return -ENOMEM;
+	if (!tk->off)
+		return 0;
+	if (tk->woken && tk->wake_ts >= tk->off_ts) {
+		p->t->inferred++;
+		return close_interval(p, tk, tk->wake_ts);
+	}
+	p->t->dropped++;
+	tk->off = false;
+	return 0;
+}
+
 /* prev_state bits of a task that has exited: EXIT_DEAD (X) and EXIT_ZOMBIE (Z). */
 #define TASK_GONE 0x30
 
@@ -181,6 +205,7 @@ static int on_switch(struct pairing *p, const struct merged_record *r)
 	int64_t prev, next, state, idx;
 	char comm[COMM_LEN + 1] = {0};
 	struct task *tk;
+	int rc;
 
 	cs->pending = -1;
 	p->t->switches++;
@@ -188,8 +213,10 @@ static int on_switch(struct pairing *p, const struct merged_record *r)
 	    !field_int(&p->prev_state, r->data, r->len, &state) ||
 	    field_str(&p->prev_comm, r->data, r->len, comm, sizeof(comm)) < 0)
 		return 0; /* a short record: nothing to pair */
+	if (prev != 0 && (rc = missed_switch_in(p, (int32_t)prev)) < 0)
+		return rc;
 	/* A task leaving dead (X) or a zombie (Z) is gone, not off CPU. */
-	if (prev != 0 && !(state & TASK_GONE)) {
+	if (prev != 0 && !(state & TASK_GONE) && (!p->o->comm || !strncmp(comm, p->o->comm, COMM_LEN - 1))) {
 		bool added;
 		int64_t c = intern_add(&p->sums.comms, comm, COMM_LEN, &added);
 		if (c < 0 || !(tk = task_of(p, (int32_t)prev, &idx)))
