@@ -110,6 +110,21 @@ const void *intern_key(const struct intern *t, uint32_t id, uint32_t *len)
 	return t->arena + t->offsets[id];
 }
 
+void *intern_room(void *arr, size_t *cap, size_t index, size_t elem)
+{
+	size_t n = *cap ? *cap : 256;
+	void *grown;
+
+	if (index < *cap)
+		return arr;
+	while (n <= index)
+		n *= 2;
+	if (!(grown = realloc(arr, n * elem)))
+		return NULL;
+	*cap = n;
+	return grown;
+}
+
 void intern_free(struct intern *t)
 {
 	free(t->slots);

@@ -36,4 +36,11 @@ int64_t intern_add(struct intern *t, const void *key, uint32_t len, bool *added)
 const void *intern_key(const struct intern *t, uint32_t id, uint32_t *len);
 void intern_free(struct intern *t);
 
+/*
+ * Room in arr (elements of elem bytes, *cap of them) for index: the arrays
+ * kept beside a table, by id.  Doubles; returns the array (moved or not),
+ * or NULL when out of memory (arr is then still valid and unchanged).
+ */
+void *intern_room(void *arr, size_t *cap, size_t index, size_t elem);
+
 #endif

@@ -99,14 +99,10 @@ static struct task *task_of(struct pairing *p, int32_t pid, int64_t *index)
 
 	if (i < 0)
 		return NULL;
-	if ((size_t)i >= p->tasks_cap) {
-		size_t n = p->tasks_cap ? p->tasks_cap * 2 : 1024;
-		struct task *grown = realloc(p->tasks, n * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		p->tasks = grown;
-		p->tasks_cap = n;
-	}
+	struct task *tasks = intern_room(p->tasks, &p->tasks_cap, (size_t)i, sizeof(*tasks));
+	if (!tasks)
+		return NULL;
+	p->tasks = tasks;
 	if (added)
 		memset(&p->tasks[i], 0, sizeof(p->tasks[i]));
 	if (index)
@@ -124,14 +120,10 @@ static int add_sum(struct pairing *p, const struct task *tk, uint64_t ns)
 
 	if (id < 0)
 		return -ENOMEM;
-	if ((size_t)id >= p->sums.ns_cap) {
-		size_t n = p->sums.ns_cap ? p->sums.ns_cap * 2 : 1024;
-		uint64_t *grown = realloc(p->sums.ns, n * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		p->sums.ns = grown;
-		p->sums.ns_cap = n;
-	}
+	uint64_t *sums = intern_room(p->sums.ns, &p->sums.ns_cap, (size_t)id, sizeof(*sums));
+	if (!sums)
+		return -ENOMEM;
+	p->sums.ns = sums;
 	if (added)
 		p->sums.ns[id] = 0;
 	p->sums.ns[id] += ns;

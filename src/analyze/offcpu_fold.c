@@ -46,14 +46,10 @@ static const char *kernel_name(struct namer *nm, uint64_t addr)
 		return NULL;
 	if (!added)
 		return nm->names[i];
-	if ((size_t)i >= nm->cap) {
-		size_t n = nm->cap ? nm->cap * 2 : 256;
-		char **grown = realloc(nm->names, n * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		nm->names = grown;
-		nm->cap = n;
-	}
+	char **names = intern_room(nm->names, &nm->cap, (size_t)i, sizeof(*names));
+	if (!names)
+		return NULL;
+	nm->names = names;
 	uint64_t start, size;
 	const char *module;
 	const char *sym = tb_schema_symbol(nm->schema, addr, &start, &size, &module);
