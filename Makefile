@@ -196,6 +196,13 @@ $(B)/bench/bench_tracedat: bench/bench_tracedat.c $(B)/libtracebuf-read.a $(B)/l
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
 		$(B)/libtracebuf.a $(LDLIBS_READ)
 
+# bench_offcpu makes a trace.dat (tests/lib/synth.h) and times tracebuf offcpu on it.
+$(B)/bench/bench_offcpu: bench/bench_offcpu.c tests/lib/synth.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
+		$(B)/libtracebuf.a $(LDLIBS_READ)
+
 $(B)/examples/%: examples/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread

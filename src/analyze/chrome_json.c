@@ -53,7 +53,7 @@ struct chrome {
 	bool first; /* no event written yet: no comma before the next */
 	struct cpu_run *cpus;
 	int ncpus;
-	struct intern pids;
+	struct pidmap pids;
 	struct task_info *tasks;
 	size_t tasks_cap;
 	struct event_info *events; /* by ID */
@@ -108,7 +108,7 @@ static void put_dur(struct chrome *c, uint64_t ns)
 static struct task_info *task(struct chrome *c, int32_t pid)
 {
 	bool added;
-	int64_t i = intern_add(&c->pids, &pid, sizeof(pid), &added);
+	int64_t i = pidmap_add(&c->pids, pid, &added);
 
 	if (i < 0)
 		return NULL;
@@ -413,9 +413,7 @@ static void put_metadata(struct chrome *c)
 		put_name_meta(c, "thread_name", TB_CHROME_CPU_PID, cpu, label);
 	}
 	for (size_t i = 0; i < c->pids.count; i++) {
-		uint32_t len;
-		int32_t pid;
-		memcpy(&pid, intern_key(&c->pids, (uint32_t)i, &len), sizeof(pid));
+		int32_t pid = c->pids.pids[i];
 		snprintf(label, sizeof(label), "%.*s %d", COMM_LEN, c->tasks[i].comm, (int)pid);
 		put_name_meta(c, "process_name", pid, pid, label);
 		put_name_meta(c, "thread_name", pid, pid, label);
@@ -474,7 +472,7 @@ int tb_chrome_json_write(struct tb_capture *cap, FILE *out, const struct tb_chro
 	c->events = calloc(65536, sizeof(*c->events));
 	rc = c->cpus && c->events ? run(c) : -ENOMEM;
 	sb_free(&c->b);
-	intern_free(&c->pids);
+	pidmap_free(&c->pids);
 	free(c->tasks);
 	free(c->cpus);
 	free(c->events);

@@ -43,4 +43,25 @@ void intern_free(struct intern *t);
  */
 void *intern_room(void *arr, size_t *cap, size_t index, size_t elem);
 
+/*
+ * Task ids numbered densely, as intern does, but without hashing the
+ * common case: a pid below the kernel's PID_MAX_LIMIT indexes a table
+ * directly; others (damaged or made-up input) go through an intern table.
+ */
+#define PIDMAP_DIRECT (1u << 22)
+
+struct pidmap {
+	uint32_t *slot; /* by pid: dense id + 1, 0 = not seen */
+	size_t slot_cap;
+	struct intern other;  /* pids outside the table */
+	uint32_t *other_ids;  /* by intern id: dense id */
+	size_t other_cap;
+	int32_t *pids;	      /* by dense id: the pid */
+	size_t count, pids_cap;
+};
+
+/* The dense id of pid, made if new (*added says); -1 when out of memory. */
+int64_t pidmap_add(struct pidmap *m, int32_t pid, bool *added);
+void pidmap_free(struct pidmap *m);
+
 #endif

@@ -26,6 +26,7 @@ enum kind { K_OTHER = 0, K_SWITCH, K_WAKEUP, K_KSTACK, K_USTACK };
 
 struct task {
 	bool off;	/* switched out, not yet back */
+	bool has_comm;	/* comm is set (kept between intervals: comms rarely change) */
 	bool woken;	/* a wakeup came since */
 	bool preempted; /* went off in state R */
 	uint64_t off_ts, wake_ts;
@@ -42,7 +43,7 @@ struct pairing {
 	const struct tb_offcpu_opts *o;
 	struct tb_offcpu_totals *t;
 	struct offcpu_sums sums;
-	struct intern pids; /* int32 pid -> index into tasks */
+	struct pidmap pids; /* pid -> index into tasks */
 	struct task *tasks;
 	size_t tasks_cap;
 	struct cpu_state *cpus;
@@ -95,7 +96,7 @@ static int find_events(struct pairing *p)
 static struct task *task_of(struct pairing *p, int32_t pid, int64_t *index)
 {
 	bool added;
-	int64_t i = intern_add(&p->pids, &pid, sizeof(pid), &added);
+	int64_t i = pidmap_add(&p->pids, pid, &added);
 
 	if (i < 0)
 		return NULL;
@@ -191,6 +192,17 @@ static bool state_is_running(int64_t state)
 	return (state & 0xff) == 0;
 }
 
+/* The comm's id: the task's last one when unchanged (no hashing), else interned. */
+static int64_t comm_id(struct pairing *p, const struct task *tk, const char *comm)
+{
+	uint32_t len;
+	bool added;
+
+	if (tk->has_comm && !memcmp(intern_key(&p->sums.comms, tk->comm, &len), comm, COMM_LEN))
+		return tk->comm;
+	return intern_add(&p->sums.comms, comm, COMM_LEN, &added);
+}
+
 static int on_switch(struct pairing *p, const struct merged_record *r)
 {
 	struct cpu_state *cs = &p->cpus[r->cpu];
@@ -209,11 +221,10 @@ static int on_switch(struct pairing *p, const struct merged_record *r)
 		return rc;
 	/* A task leaving dead (X) or a zombie (Z) is gone, not off CPU. */
 	if (prev != 0 && !(state & TASK_GONE) && (!p->o->comm || !strncmp(comm, p->o->comm, COMM_LEN - 1))) {
-		bool added;
-		int64_t c = intern_add(&p->sums.comms, comm, COMM_LEN, &added);
-		if (c < 0 || !(tk = task_of(p, (int32_t)prev, &idx)))
+		int64_t c;
+		if (!(tk = task_of(p, (int32_t)prev, &idx)) || (c = comm_id(p, tk, comm)) < 0)
 			return -ENOMEM;
-		*tk = (struct task){.off = true, .off_ts = r->ts, .comm = (uint32_t)c,
+		*tk = (struct task){.off = true, .has_comm = true, .off_ts = r->ts, .comm = (uint32_t)c,
 				    .preempted = state_is_running(state), .kstack = NO_STACK, .ustack = NO_STACK};
 		cs->pending = idx;
 		cs->pending_pid = (int32_t)prev;
@@ -328,7 +339,7 @@ static void pairing_free(struct pairing *p)
 	intern_free(&p->sums.stacks);
 	intern_free(&p->sums.keys);
 	free(p->sums.ns);
-	intern_free(&p->pids);
+	pidmap_free(&p->pids);
 	free(p->tasks);
 	free(p->cpus);
 	free(p);

@@ -21,7 +21,7 @@
 
 #define WIDTH 1200
 #define PAD 10
-#define ROW_H 150
+#define ROW_H 185
 #define CELL_H 70
 #define TOP 60
 #define READER_W 56

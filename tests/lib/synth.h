@@ -71,12 +71,13 @@ static inline int synth_format(struct synth *s, const char *system, const char *
 	return synth_link(s, from, name);
 }
 
-static inline int synth_open(struct synth *s, int ncpus, const char *kallsyms)
+/* A new capture directory under base (/tmp, or /dev/shm for a bench's big one). */
+static inline int synth_open_in(struct synth *s, const char *base, int ncpus, const char *kallsyms)
 {
 	char path[PATH_MAX];
 
 	memset(s, 0, sizeof(*s));
-	snprintf(s->dir, sizeof(s->dir), "/tmp/tb-synth-XXXXXX");
+	snprintf(s->dir, sizeof(s->dir), "%s/tb-synth-XXXXXX", base);
 	if (ncpus > SYNTH_MAX_CPUS || !mkdtemp(s->dir))
 		return -EINVAL;
 	s->ncpus = ncpus;
@@ -95,6 +96,11 @@ static inline int synth_open(struct synth *s, int ncpus, const char *kallsyms)
 			return -errno;
 	}
 	return 0;
+}
+
+static inline int synth_open(struct synth *s, int ncpus, const char *kallsyms)
+{
+	return synth_open_in(s, "/tmp", ncpus, kallsyms);
 }
 
 static inline void synth_flush(struct synth *s, int cpu)
