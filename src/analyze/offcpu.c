@@ -113,22 +113,59 @@ static struct task *task_of(struct pairing *p, int32_t pid, int64_t *index)
 
 /* ---------------------------------------------------------- intervals */
 
+/* A sum's slot: one multiply of the key's three ids, no call. */
+static size_t sum_slot_of(const struct offcpu_sums *s, struct sum_key k)
+{
+	uint64_t h = ((uint64_t)k.comm << 32 ^ k.kstack) * 0x9e3779b97f4a7c15ull ^ (uint64_t)k.ustack * 0xff51afd7ed558ccdull;
+
+	return (size_t)(h ^ h >> 29) & (s->nslots - 1);
+}
+
+static bool same_sum_key(struct sum_key a, struct sum_key b)
+{
+	return a.comm == b.comm && a.kstack == b.kstack && a.ustack == b.ustack;
+}
+
+static int sums_grow(struct offcpu_sums *s)
+{
+	struct offcpu_sums bigger = {.nslots = s->nslots ? 2 * s->nslots : 1024};
+
+	bigger.slots = calloc(bigger.nslots, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nslots; i++) {
+		if (!s->slots[i].used)
+			continue;
+		size_t j = sum_slot_of(&bigger, s->slots[i].key);
+		while (bigger.slots[j].used)
+			j = (j + 1) & (bigger.nslots - 1);
+		bigger.slots[j] = s->slots[i];
+	}
+	free(s->slots);
+	s->slots = bigger.slots;
+	s->nslots = bigger.nslots;
+	return 0;
+}
+
+int sums_add(struct offcpu_sums *s, struct sum_key key, uint64_t ns)
+{
+	size_t i;
+
+	if ((s->count + 1) * 2 > s->nslots && sums_grow(s) < 0)
+		return -ENOMEM;
+	for (i = sum_slot_of(s, key); s->slots[i].used; i = (i + 1) & (s->nslots - 1))
+		if (same_sum_key(s->slots[i].key, key)) {
+			s->slots[i].ns += ns;
+			return 0;
+		}
+	s->slots[i] = (struct sum_slot){.key = key, .used = true, .ns = ns};
+	s->count++;
+	return 0;
+}
+
 static int add_sum(struct pairing *p, const struct task *tk, uint64_t ns)
 {
-	struct sum_key key = {tk->comm, tk->kstack, tk->ustack};
-	bool added;
-	int64_t id = intern_add(&p->sums.keys, &key, sizeof(key), &added);
-
-	if (id < 0)
-		return -ENOMEM;
-	uint64_t *sums = intern_room(p->sums.ns, &p->sums.ns_cap, (size_t)id, sizeof(*sums));
-	if (!sums)
-		return -ENOMEM;
-	p->sums.ns = sums;
-	if (added)
-		p->sums.ns[id] = 0;
-	p->sums.ns[id] += ns;
-	return 0;
+	return sums_add(&p->sums, (struct sum_key){tk->comm, tk->kstack, tk->ustack}, ns);
 }
 
 /* The task is back on a CPU at ts: its interval is counted. */
@@ -337,8 +374,7 @@ static void pairing_free(struct pairing *p)
 {
 	intern_free(&p->sums.comms);
 	intern_free(&p->sums.stacks);
-	intern_free(&p->sums.keys);
-	free(p->sums.ns);
+	free(p->sums.slots);
 	pidmap_free(&p->pids);
 	free(p->tasks);
 	free(p->cpus);

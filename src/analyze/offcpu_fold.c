@@ -131,11 +131,11 @@ static void merge_equal(struct tb_offcpu *r)
 	r->n = w;
 }
 
-static int fold_one(struct offcpu_sums *sums, uint32_t id, struct namer *nm, struct tb_strbuf *b,
+static int fold_one(struct offcpu_sums *sums, const struct sum_slot *slot, struct namer *nm, struct tb_strbuf *b,
 		    struct tb_folded *line)
 {
 	uint32_t len;
-	const struct sum_key *k = intern_key(&sums->keys, id, &len);
+	const struct sum_key *k = &slot->key;
 	const char *comm = intern_key(&sums->comms, k->comm, &len);
 
 	sb_reset(b);
@@ -147,7 +147,7 @@ static int fold_one(struct offcpu_sums *sums, uint32_t id, struct namer *nm, str
 	sb_putc(b, '\0');
 	if (b->oom || !(line->stack = strdup(b->buf)))
 		return -ENOMEM;
-	line->value = sums->ns[id];
+	line->value = slot->ns;
 	return 0;
 }
 
@@ -157,11 +157,13 @@ int offcpu_fold(struct offcpu_sums *sums, struct tb_schema *s, struct tb_offcpu 
 	struct tb_strbuf b = {0};
 	int rc = 0;
 
-	r->lines = calloc(sums->keys.count ? sums->keys.count : 1, sizeof(*r->lines));
+	r->lines = calloc(sums->count ? sums->count : 1, sizeof(*r->lines));
 	if (!r->lines)
 		return -ENOMEM;
-	for (size_t id = 0; rc == 0 && id < sums->keys.count; id++) {
-		rc = fold_one(sums, (uint32_t)id, &nm, &b, &r->lines[r->n]);
+	for (size_t i = 0; rc == 0 && i < sums->nslots; i++) {
+		if (!sums->slots[i].used)
+			continue;
+		rc = fold_one(sums, &sums->slots[i], &nm, &b, &r->lines[r->n]);
 		r->n += rc == 0;
 	}
 	for (size_t i = 0; i < nm.addrs.count; i++)

@@ -18,13 +18,22 @@ struct sum_key {
 };
 #define NO_STACK UINT32_MAX
 
-struct offcpu_sums {
-	struct intern comms;  /* 16-byte comm arrays */
-	struct intern stacks; /* address lists, kernel and user alike */
-	struct intern keys;   /* struct sum_key */
-	uint64_t *ns;	      /* by key id */
-	size_t ns_cap;
+/* A sum: its key and the nanoseconds off CPU under it. */
+struct sum_slot {
+	struct sum_key key;
+	bool used;
+	uint64_t ns;
 };
+
+struct offcpu_sums {
+	struct intern comms;	/* 16-byte comm arrays */
+	struct intern stacks;	/* address lists, kernel and user alike */
+	struct sum_slot *slots; /* open addressing by key, grown at half full */
+	size_t nslots, count;
+};
+
+/* Add ns under key; 0 or -ENOMEM. */
+int sums_add(struct offcpu_sums *s, struct sum_key key, uint64_t ns);
 
 struct tb_offcpu {
 	struct tb_folded *lines;
