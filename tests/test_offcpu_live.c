@@ -101,6 +101,15 @@ static enum tower tower_of(const char *stack)
 	return T_OTHER;
 }
 
+static char cleanup_cmd[3 * PATH_MAX + 64];
+
+/* The capture and the CLI's outputs go whatever happens (TB_KEEP=1 keeps them). */
+static void clean_up(void)
+{
+	if (cleanup_cmd[0] && !getenv("TB_KEEP"))
+		(void)!system(cleanup_cmd);
+}
+
 int main(int argc, char **argv)
 {
 	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
@@ -122,6 +131,8 @@ int main(int argc, char **argv)
 		skip_all("cannot find this program");
 	self[n] = '\0';
 	snprintf(dir, sizeof(dir), "%s/tests/offcpu-live-%d", b, (int)getpid());
+	snprintf(cleanup_cmd, sizeof(cleanup_cmd), "rm -rf %s %s.svg %s.folded", dir, dir, dir);
+	atexit(clean_up);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf capture --offcpu -b 4096 --kallsyms used -o %s -- %s --workload %s/tests",
 		 b, dir, self, b);
 	if (!ok(system(cmd) == 0, "captured: %s", cmd))
@@ -153,9 +164,5 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf offcpu -q --comm " LOAD_COMM " --svg %s.svg %s > %s.folded", b, dir,
 		 dir, dir);
 	ok(system(cmd) == 0, "the CLI writes the folded stacks and the SVG");
-	if (!getenv("TB_KEEP")) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s %s.svg %s.folded", dir, dir, dir);
-		(void)!system(cmd);
-	}
 	return done_testing();
 }

@@ -136,6 +136,13 @@ static int stats_svg(const char *svg, const char *input)
 		fprintf(stderr, "tracebuf stats: %s: cannot open: %s\n", input, strerror(-rc));
 		return 2;
 	}
+	if (tb_capture_is_live(c)) {
+		fprintf(stderr, "tracebuf stats: %s is a live instance: drawing it would consume its buffer; "
+				"save it first (tracebuf capture -o DIR INSTANCE) and draw DIR\n",
+			input);
+		tb_capture_close(c);
+		return 2;
+	}
 	char title[512];
 	snprintf(title, sizeof(title), "Ring buffer of %s", input);
 	struct tb_ring_svg_opts o = {.title = title,

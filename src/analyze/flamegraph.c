@@ -31,6 +31,7 @@ struct node {
 	char *name;
 	uint64_t value;
 	struct node *child, *next; /* first child; next sibling, name order */
+	struct node *last;	   /* last child: sorted lines mostly add after it */
 };
 
 struct layout {
@@ -54,17 +55,26 @@ static void free_tree(struct node *n)
 }
 
 /* The child of parent called name[0..len), made (in name order) if new; NULL when out of memory. */
+/* strcmp of a node's name with name[0..len). */
+static int cmp_name(const struct node *n, const char *name, size_t len)
+{
+	int c = strncmp(n->name, name, len);
+
+	return c ? c : n->name[len] != '\0';
+}
+
 static struct node *child_of(struct node *parent, const char *name, size_t len)
 {
 	struct node **at = &parent->child;
+	int c = parent->last ? cmp_name(parent->last, name, len) : 1;
 
-	for (; *at; at = &(*at)->next) {
-		int c = strncmp((*at)->name, name, len);
-		if (c == 0 && (*at)->name[len] == '\0')
+	if (c == 0)
+		return parent->last;
+	if (c < 0) /* after every child: the common case, as lines come sorted */
+		at = &parent->last->next;
+	for (; *at && (c = cmp_name(*at, name, len)) <= 0; at = &(*at)->next)
+		if (c == 0)
 			return *at;
-		if (c > 0 || (c == 0 && (*at)->name[len] != '\0'))
-			break;
-	}
 	struct node *n = calloc(1, sizeof(*n));
 	if (!n || !(n->name = strndup(name, len))) {
 		free(n);
@@ -72,6 +82,8 @@ static struct node *child_of(struct node *parent, const char *name, size_t len)
 	}
 	n->next = *at;
 	*at = n;
+	if (!n->next)
+		parent->last = n;
 	return n;
 }
 

@@ -100,10 +100,12 @@ static struct task *task_of(struct pairing *p, int32_t pid, int64_t *index)
 
 	if (i < 0)
 		return NULL;
-	struct task *tasks = intern_room(p->tasks, &p->tasks_cap, (size_t)i, sizeof(*tasks));
-	if (!tasks)
-		return NULL;
-	p->tasks = tasks;
+	if ((size_t)i >= p->tasks_cap) {
+		struct task *tasks = intern_room(p->tasks, &p->tasks_cap, (size_t)i, sizeof(*tasks));
+		if (!tasks)
+			return NULL;
+		p->tasks = tasks;
+	}
 	if (added)
 		memset(&p->tasks[i], 0, sizeof(p->tasks[i]));
 	if (index)
@@ -301,7 +303,6 @@ static int on_stack(struct pairing *p, const struct merged_record *r, bool kerne
 {
 	struct cpu_state *cs = &p->cpus[r->cpu];
 	const struct field_at *caller = kernel ? &p->kcaller : &p->ucaller;
-	uint64_t addrs[STACK_MAX];
 	int64_t pid, size, limit = STACK_MAX;
 	uint32_t n = 0;
 	struct task *tk;
@@ -312,17 +313,17 @@ static int on_stack(struct pairing *p, const struct merged_record *r, bool kerne
 	/* kernel_stack's size: the number of entries the kernel stored. */
 	if (kernel && field_int(&p->ksize, r->data, r->len, &size) && size > 0 && size < STACK_MAX)
 		limit = size;
-	for (uint32_t off = caller->offset; n < limit && off <= r->len && r->len - off >= 8; off += 8) {
+	for (uint32_t off = caller->offset; n < limit && off <= r->len && r->len - off >= 8; off += 8, n++) {
 		uint64_t a;
 		memcpy(&a, r->data + off, 8);
 		if ((kernel && a == STACK_END) || (!kernel && a == 0))
 			break;
-		addrs[n++] = a;
 	}
 	if (n == 0)
 		return 0;
+	/* The addresses as the record holds them (little endian, as offcpu_fold.c reads them back). */
 	bool added;
-	int64_t id = intern_add(&p->sums.stacks, addrs, n * 8, &added);
+	int64_t id = intern_add(&p->sums.stacks, r->data + caller->offset, n * 8, &added);
 	if (id < 0)
 		return -ENOMEM;
 	if (kernel && tk->kstack == NO_STACK)
