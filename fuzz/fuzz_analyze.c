@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_analyze.c - libFuzzer target for the analyses of src/analyze: a
- * capture directory (fuzz_archive.h; the table of fuzz_capture.c plus the
- * kernel_stack and user_stack formats) opened with tb_capture_open() and
+ * capture directory (fuzz_archive.h, every name of its table) opened with tb_capture_open() and
  * given to tb_offcpu_run() with its folded output and flame graph,
  * tb_chrome_json_write() and tb_ring_svg(), all to /dev/null.
  *
@@ -32,28 +31,6 @@ const char *__lsan_default_suppressions(void)
 	return "leak:libtraceevent.so\n";
 }
 
-/* fuzz_capture.c's table, then the stack formats (capture_pack.sh knows them all). */
-static const char *const names[] = {
-	"header_page",
-	"header_event",
-	"formats/ftrace/print.format",
-	"formats/sched/sched_switch.format",
-	"formats/sched/sched_wakeup.format",
-	"cpu0.raw",
-	"cpu0.stats",
-	"cpu1.raw",
-	"cpu1.stats",
-	"saved_cmdlines",
-	"printk_formats",
-	"kallsyms",
-	"meta.txt",
-	"trace_clock",
-	"formats/ftrace/bputs.format",
-	"formats/irq/irq_handler_entry.format",
-	"formats/ftrace/kernel_stack.format",
-	"formats/ftrace/user_stack.format",
-};
-#define NNAMES (sizeof(names) / sizeof(names[0]))
 
 static void quiet(void *ctx, const struct tb_diag *d)
 {
@@ -104,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strcpy(dir, "/tmp/tb-fuzz-analyze-XXXXXX");
 	if (!mkdtemp(dir))
 		return 0;
-	archive_unpack(dir, names, NNAMES, data, size);
+	archive_unpack(dir, archive_names, ARCHIVE_NAMES, data, size);
 	null = fopen("/dev/null", "w");
 	if (null && tb_capture_open(dir, &opts, &c) == 0) {
 		check_offcpu(c, null);

@@ -19,6 +19,31 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The archive's file names, by index (capture_pack.sh has the same table). */
+static const char *const archive_names[] = {
+	"header_page",
+	"header_event",
+	"formats/ftrace/print.format",
+	"formats/sched/sched_switch.format",
+	"formats/sched/sched_wakeup.format",
+	"cpu0.raw",
+	"cpu0.stats",
+	"cpu1.raw",
+	"cpu1.stats",
+	"saved_cmdlines",
+	"printk_formats",
+	"kallsyms",
+	"meta.txt",
+	"trace_clock",
+	"formats/ftrace/bputs.format",
+	"formats/irq/irq_handler_entry.format",
+	/* fuzz_capture's inputs use the names above (index modulo 16); fuzz_analyze's these too */
+	"formats/ftrace/kernel_stack.format",
+	"formats/ftrace/user_stack.format",
+};
+#define ARCHIVE_NAMES (sizeof(archive_names) / sizeof(archive_names[0]))
+#define ARCHIVE_CAPTURE_NAMES 16
+
 /* dir/name with data, its directories made. */
 static inline void archive_write_file(const char *dir, const char *name, const uint8_t *data, size_t len)
 {

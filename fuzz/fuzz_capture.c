@@ -5,9 +5,9 @@
  * format.c) and printed with tb_report_write() (src/print/report.c,
  * render.c) to /dev/null.
  *
- * An input is a small archive of files (fuzz_archive.h) whose names index
- * the table below; capture_pack.sh builds seeds from real capture
- * directories.
+ * An input is a small archive of files (fuzz_archive.h) named by the first
+ * ARCHIVE_CAPTURE_NAMES entries of its table; capture_pack.sh builds seeds
+ * from real capture directories.
  *
  * Checked beyond "no crash, no leak, no overread, no hang": every problem
  * reported names a file inside the capture (or the capture itself) and an
@@ -36,26 +36,6 @@ const char *__lsan_default_suppressions(void)
 	return "leak:libtraceevent.so\n";
 }
 
-/* The archive's file names, by index (capture_pack.sh has the same table). */
-static const char *const names[] = {
-	"header_page",
-	"header_event",
-	"formats/ftrace/print.format",
-	"formats/sched/sched_switch.format",
-	"formats/sched/sched_wakeup.format",
-	"cpu0.raw",
-	"cpu0.stats",
-	"cpu1.raw",
-	"cpu1.stats",
-	"saved_cmdlines",
-	"printk_formats",
-	"kallsyms",
-	"meta.txt",
-	"trace_clock",
-	"formats/ftrace/bputs.format",
-	"formats/irq/irq_handler_entry.format",
-};
-#define NNAMES (sizeof(names) / sizeof(names[0]))
 
 static char dir[64];
 
@@ -84,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strcpy(dir, "/tmp/tb-fuzz-capture-XXXXXX");
 	if (!mkdtemp(dir))
 		return 0;
-	archive_unpack(dir, names, NNAMES, data, size);
+	archive_unpack(dir, archive_names, ARCHIVE_CAPTURE_NAMES, data, size);
 	rc = tb_capture_open(dir, &opts, &c);
 	CHECK(rc == 0 || rc == -ENOENT || rc == -EINVAL || rc == -E2BIG || rc == -ENOMEM);
 	if (rc == 0) {
