@@ -205,12 +205,8 @@ static int close_interval(struct pairing *p, struct task *tk, uint64_t ts)
  * wakeup, which ends the interval (the wait for a CPU unknown); never
  * woken, its interval has no known end and is dropped.  Both are counted.
  */
-static int missed_switch_in(struct pairing *p, int32_t pid)
+static int missed_switch_in(struct pairing *p, struct task *tk)
 {
-	struct task *tk = task_of(p, pid, NULL);
-
-	if (!tk)
-		return -ENOMEM;
 	if (!tk->off)
 		return 0;
 	if (tk->woken && tk->wake_ts >= tk->off_ts) {
@@ -242,32 +238,66 @@ static int64_t comm_id(struct pairing *p, const struct task *tk, const char *com
 	return intern_add(&p->sums.comms, comm, COMM_LEN, &added);
 }
 
-static int on_switch(struct pairing *p, const struct merged_record *r)
+/*
+ * prev_comm's 16 bytes: in the record itself when the field has the
+ * kernel's size, else copied into buf, zero-padded.  Bytes after the NUL
+ * may differ between records of one comm: the sums then keep two ids, and
+ * their lines, named up to the NUL, are merged by text (offcpu_fold.c).
+ */
+static const char *comm_bytes(const struct pairing *p, const struct merged_record *r, char buf[COMM_LEN])
+{
+	const struct field_at *f = &p->prev_comm;
+	char tmp[COMM_LEN + 1];
+
+	if (f->size == COMM_LEN && f->offset <= r->len && r->len - f->offset >= COMM_LEN)
+		return (const char *)r->data + f->offset;
+	memset(buf, 0, COMM_LEN);
+	if (field_str(f, r->data, r->len, tmp, sizeof(tmp)) < 0)
+		return NULL;
+	memcpy(buf, tmp, strlen(tmp));
+	return buf;
+}
+
+/* The task taken off the CPU: its interval begins (the idle task and exiting tasks excepted). */
+static int switch_out(struct pairing *p, const struct merged_record *r, int32_t prev, int64_t state,
+		      const char *comm)
 {
 	struct cpu_state *cs = &p->cpus[r->cpu];
-	int64_t prev, next, state, idx;
-	char comm[COMM_LEN + 1] = {0};
+	struct task *tk;
+	int64_t idx, c;
+	int rc;
+
+	if (!(tk = task_of(p, prev, &idx)))
+		return -ENOMEM;
+	if ((rc = missed_switch_in(p, tk)) < 0)
+		return rc;
+	/* A task leaving dead (X) or a zombie (Z) is gone, not off CPU. */
+	if ((state & TASK_GONE) || (p->o->comm && strncmp(comm, p->o->comm, COMM_LEN - 1)))
+		return 0;
+	if ((c = comm_id(p, tk, comm)) < 0)
+		return -ENOMEM;
+	*tk = (struct task){.off = true, .has_comm = true, .off_ts = r->ts, .comm = (uint32_t)c,
+			    .preempted = state_is_running(state), .kstack = NO_STACK, .ustack = NO_STACK};
+	cs->pending = idx;
+	cs->pending_pid = prev;
+	return 0;
+}
+
+static int on_switch(struct pairing *p, const struct merged_record *r)
+{
+	int64_t prev, next, state;
+	char buf[COMM_LEN];
+	const char *comm;
 	struct task *tk;
 	int rc;
 
-	cs->pending = -1;
+	p->cpus[r->cpu].pending = -1;
 	p->t->switches++;
 	if (!field_int(&p->prev_pid, r->data, r->len, &prev) || !field_int(&p->next_pid, r->data, r->len, &next) ||
-	    !field_int(&p->prev_state, r->data, r->len, &state) ||
-	    field_str(&p->prev_comm, r->data, r->len, comm, sizeof(comm)) < 0)
+	    !field_int(&p->prev_state, r->data, r->len, &state) || !(comm = comm_bytes(p, r, buf)))
 		return 0; /* a short record: nothing to pair */
-	if (prev != 0 && (rc = missed_switch_in(p, (int32_t)prev)) < 0)
+	if (prev != 0 && (rc = switch_out(p, r, (int32_t)prev, state, comm)) < 0)
 		return rc;
-	/* A task leaving dead (X) or a zombie (Z) is gone, not off CPU. */
-	if (prev != 0 && !(state & TASK_GONE) && (!p->o->comm || !strncmp(comm, p->o->comm, COMM_LEN - 1))) {
-		int64_t c;
-		if (!(tk = task_of(p, (int32_t)prev, &idx)) || (c = comm_id(p, tk, comm)) < 0)
-			return -ENOMEM;
-		*tk = (struct task){.off = true, .has_comm = true, .off_ts = r->ts, .comm = (uint32_t)c,
-				    .preempted = state_is_running(state), .kstack = NO_STACK, .ustack = NO_STACK};
-		cs->pending = idx;
-		cs->pending_pid = (int32_t)prev;
-	}
 	if (next != 0) {
 		if (!(tk = task_of(p, (int32_t)next, NULL)))
 			return -ENOMEM;
