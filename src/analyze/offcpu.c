@@ -115,12 +115,17 @@ static struct task *task_of(struct pairing *p, int32_t pid, int64_t *index)
 
 /* ---------------------------------------------------------- intervals */
 
-/* A sum's slot: one multiply of the key's three ids, no call. */
+/* A sum's slot: the key's three ids mixed (murmur3's finalizer), no call. */
 static size_t sum_slot_of(const struct offcpu_sums *s, struct sum_key k)
 {
-	uint64_t h = ((uint64_t)k.comm << 32 ^ k.kstack) * 0x9e3779b97f4a7c15ull ^ (uint64_t)k.ustack * 0xff51afd7ed558ccdull;
+	uint64_t h = ((uint64_t)k.comm << 32 | k.kstack) ^ (uint64_t)k.ustack * 0x9e3779b97f4a7c15ull;
 
-	return (size_t)(h ^ h >> 29) & (s->nslots - 1);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (size_t)h & (s->nslots - 1);
 }
 
 static bool same_sum_key(struct sum_key a, struct sum_key b)
