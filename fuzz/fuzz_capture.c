@@ -5,15 +5,9 @@
  * format.c) and printed with tb_report_write() (src/print/report.c,
  * render.c) to /dev/null.
  *
- * An input is a small archive of files, unpacked into a fresh temporary
- * directory for each run:
- *
- *   record  := name:u8  length:u32 (little endian)  bytes[length]
- *
- * name indexes the table below (modulo its size); a length past the end of
- * the input takes what is left; a name given twice keeps the last.  The
- * names are fixed so that mutations change contents, not paths.
- * capture_pack.sh builds seeds from real capture directories.
+ * An input is a small archive of files (fuzz_archive.h) named by the first
+ * ARCHIVE_CAPTURE_NAMES entries of its table; capture_pack.sh builds seeds
+ * from real capture directories.
  *
  * Checked beyond "no crash, no leak, no overread, no hang": every problem
  * reported names a file inside the capture (or the capture itself) and an
@@ -32,6 +26,7 @@
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
 
+#include "fuzz_archive.h"
 #include "fuzz_check.h"
 
 /* As in fuzz_format.c: libtraceevent's parser leaks on some malformed print fmts. */
@@ -41,26 +36,6 @@ const char *__lsan_default_suppressions(void)
 	return "leak:libtraceevent.so\n";
 }
 
-/* The archive's file names, by index (capture_pack.sh has the same table). */
-static const char *const names[] = {
-	"header_page",
-	"header_event",
-	"formats/ftrace/print.format",
-	"formats/sched/sched_switch.format",
-	"formats/sched/sched_wakeup.format",
-	"cpu0.raw",
-	"cpu0.stats",
-	"cpu1.raw",
-	"cpu1.stats",
-	"saved_cmdlines",
-	"printk_formats",
-	"kallsyms",
-	"meta.txt",
-	"trace_clock",
-	"formats/ftrace/bputs.format",
-	"formats/irq/irq_handler_entry.format",
-};
-#define NNAMES (sizeof(names) / sizeof(names[0]))
 
 static char dir[64];
 
@@ -76,45 +51,6 @@ static void check_diag(void *ctx, const struct tb_diag *d)
 		CHECK(d->offset <= (uint64_t)st.st_size);
 }
 
-static void write_file(const char *name, const uint8_t *data, size_t len)
-{
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		mkdir(path, 0700);
-		*slash = '/';
-	}
-	f = fopen(path, "w");
-	if (!f)
-		return;
-	if (len)
-		fwrite(data, 1, len, f);
-	fclose(f);
-}
-
-static void unpack(const uint8_t *data, size_t size)
-{
-	while (size >= 5) {
-		const char *name = names[data[0] % NNAMES];
-		uint32_t len = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16 |
-			       (uint32_t)data[4] << 24;
-		data += 5, size -= 5;
-		if (len > size)
-			len = (uint32_t)size;
-		write_file(name, data, len);
-		data += len, size -= len;
-	}
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f)
-{
-	(void)st, (void)type, (void)f;
-	return remove(path);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -128,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strcpy(dir, "/tmp/tb-fuzz-capture-XXXXXX");
 	if (!mkdtemp(dir))
 		return 0;
-	unpack(data, size);
+	archive_unpack(dir, archive_names, ARCHIVE_CAPTURE_NAMES, data, size);
 	rc = tb_capture_open(dir, &opts, &c);
 	CHECK(rc == 0 || rc == -ENOENT || rc == -EINVAL || rc == -E2BIG || rc == -ENOMEM);
 	if (rc == 0) {
@@ -141,6 +77,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		tb_capture_close(c);
 	}
-	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	archive_remove(dir);
 	return 0;
 }

@@ -4,7 +4,7 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in gcc make pkg-config libtraceevent-dev libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl; do
+for p in gcc make pkg-config libtraceevent-dev libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracebuf capture [-e EVENTS]... [-b KB] [--clock C] [--no-hash-ptr]
+ * tracebuf capture [-e EVENTS]... [-b KB] [--clock C] [--no-hash-ptr] [--offcpu]
  *                  [--with-trace] [--kallsyms all|used|none] -o DIR -- CMD [ARGS...]
  * tracebuf capture [--with-trace] [--kallsyms all|used|none] -o DIR INSTANCE
  *
@@ -39,6 +39,9 @@
 #include "event_select.h"
 #include "tracefs.h"
 
+/* What --offcpu enables besides -e: the switches and the wakeups that split their time. */
+#define OFFCPU_EVENTS "sched:sched_switch,sched:sched_wakeup"
+
 struct options {
 	const char *events; /* comma-joined -e items; NULL: DEFAULT_EVENTS */
 	char *events_buf;
@@ -46,6 +49,7 @@ struct options {
 	const char *clock;
 	bool no_hash_ptr;
 	bool with_trace;
+	bool offcpu; /* sched_switch + sched_wakeup, a kernel stack at every switch */
 	enum kallsyms_mode kallsyms;
 	const char *out;
 	char **command;	      /* after "--" */
@@ -131,7 +135,7 @@ static void install_handlers(void)
 static int usage(FILE *f)
 {
 	fprintf(f,
-		"usage: tracebuf capture [-e EVENTS]... [-b KB] [--clock CLOCK] [--no-hash-ptr]\n"
+		"usage: tracebuf capture [-e EVENTS]... [-b KB] [--clock CLOCK] [--no-hash-ptr] [--offcpu]\n"
 		"                        [--with-trace] [--kallsyms all|used|none] -o DIR -- CMD [ARGS...]\n"
 		"       tracebuf capture [--with-trace] [--kallsyms all|used|none] -o DIR INSTANCE\n"
 		"\n"
@@ -144,6 +148,8 @@ static int usage(FILE *f)
 		"  -b, --buffer-kb KB   buffer_size_kb per CPU (default: the instance's default)\n"
 		"      --clock CLOCK    trace_clock (default: local)\n"
 		"      --no-hash-ptr    print %%p values as they are, not hashed (options/hash-ptr 0)\n"
+		"      --offcpu         what `tracebuf offcpu` needs: sched_switch, sched_wakeup and\n"
+		"                       the stacktrace trigger on sched_switch (a kernel stack each)\n"
 		"      --with-trace     also save trace.txt, the kernel's own text of the capture\n"
 		"      --kallsyms MODE  all: a copy of /proc/kallsyms (default); used: only the\n"
 		"                       symbols the data refers to; none\n"
@@ -181,6 +187,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"buffer-kb", required_argument, NULL, 'b'},
 	    {"clock", required_argument, NULL, 'c'},
 	    {"no-hash-ptr", no_argument, NULL, 'H'},
+	    {"offcpu", no_argument, NULL, 'O'},
 	    {"with-trace", no_argument, NULL, 't'},
 	    {"kallsyms", required_argument, NULL, 'k'},
 	    {"output", required_argument, NULL, 'o'},
@@ -209,6 +216,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 't':
 			o->with_trace = true;
 			break;
+		case 'O':
+			o->offcpu = true;
+			if (add_events(o, OFFCPU_EVENTS) < 0)
+				return 1;
+			break;
 		case 'o':
 			o->out = optarg;
 			break;
@@ -224,7 +236,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		default:
 			return usage(stderr);
 		}
-		setup |= opt == 'e' || opt == 'b' || opt == 'c' || opt == 'H';
+		setup |= opt == 'e' || opt == 'b' || opt == 'c' || opt == 'H' || opt == 'O';
 	}
 	if (optind > 1 && !strcmp(argv[optind - 1], "--") && optind < argc)
 		o->command = argv + optind;
@@ -234,7 +246,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage(stderr);
 	if (o->instance && setup) {
 		fprintf(stderr,
-			"tracebuf capture: -e, -b, --clock and --no-hash-ptr set up the instance "
+			"tracebuf capture: -e, -b, --clock, --no-hash-ptr and --offcpu set up the instance "
 			"tracebuf creates; %s is saved as it is\n",
 			o->instance);
 		return 2;
@@ -293,6 +305,9 @@ static int set_up(const char *inst, const struct options *o)
 		capture_say(1, "%s", err);
 		return -1;
 	}
+	/* A kernel_stack record right after each sched_switch, in the task switched out. */
+	if (o->offcpu && set(inst, "events/sched/sched_switch/trigger", "stacktrace") < 0)
+		return -1;
 	return 0;
 }
 

@@ -10,20 +10,30 @@
  * a kernel capture with the same clock, on one time line).  Exit status: 0
  * written, 1 written but some input was left out (said on stderr), 2 usage
  * or nothing could be written.
+ *
+ * tracebuf convert FILE.dat|CAPTURE_DIR -o FILE.json writes Chrome / Perfetto
+ * trace-event JSON instead (tracebuf/chrome.h), chosen by the name's .json.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
+#include "objects_file.h"
+#include "tracebuf/chrome.h"
 #include "tracebuf/tracedat.h"
 
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf convert [OPTIONS] CAPTURE_DIR -o FILE.dat\n"
+		   "       tracebuf convert CAPTURE_DIR|FILE.dat -o FILE.json\n"
 		   "\n"
-		   "Write a capture directory (what `tracebuf capture` saves) as a trace.dat.\n"
+		   "Write a capture directory (what `tracebuf capture` saves) as a trace.dat; or a\n"
+		   "capture or trace.dat as Chrome/Perfetto trace-event JSON (ui.perfetto.dev,\n"
+		   "chrome://tracing), when the output's name ends in .json.\n"
 		   "\n"
 		   "  -o FILE            the trace.dat to write\n"
 		   "  -i DIR             the capture directory, as trace-cmd takes its input\n"
@@ -68,6 +78,51 @@ static void count_diag(void *ctx, const struct tb_diag *d)
 	if (!d->warning)
 		c->problems++;
 	tb_diag_print(NULL, d);
+}
+
+static bool is_json_name(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 5 && !strcmp(path + n - 5, ".json");
+}
+
+/* The JSON export: tasks, CPUs, calls and counters as tracks (tracebuf/chrome.h). */
+static int convert_json(const char *in, const char *out)
+{
+	struct tb_chrome_totals t;
+	struct tb_capture *c;
+	FILE *f;
+	int rc = tb_capture_open(in, NULL, &c);
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf convert: %s: cannot open: %s\n", in, strerror(-rc));
+		return 2;
+	}
+	struct tb_chrome_opts o = {.usyms = objects_load("convert", in, NULL)};
+	if (o.usyms)
+		tb_usyms_register(o.usyms, tb_capture_schema(c));
+	if (!(f = fopen(out, "w"))) {
+		fprintf(stderr, "tracebuf convert: %s: %s\n", out, strerror(errno));
+		rc = -errno;
+	} else {
+		rc = tb_chrome_json_write(c, f, &o, &t);
+		if (fclose(f) != 0 && rc == 0)
+			rc = -EIO;
+		if (rc < 0)
+			fprintf(stderr, "tracebuf convert: %s: %s\n", out, strerror(-rc));
+	}
+	if (rc == 0)
+		fprintf(stderr,
+			"tracebuf convert: %s: %llu records: %llu CPU slices, %llu calls, %llu counter values, "
+			"%llu instants, %llu tasks\n",
+			out, (unsigned long long)t.records, (unsigned long long)t.cpu_slices,
+			(unsigned long long)t.calls, (unsigned long long)t.counters, (unsigned long long)t.instants,
+			(unsigned long long)t.tracks);
+	unsigned long problems = tb_capture_problems(c);
+	tb_usyms_free(o.usyms);
+	tb_capture_close(c);
+	return rc < 0 ? 2 : problems ? 1 : 0;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -129,6 +184,8 @@ int cmd_convert(int argc, char **argv)
 		in = argv[optind++];
 	if (!in || !out || optind != argc)
 		return usage(stderr);
+	if (is_json_name(out))
+		return convert_json(in, out);
 	if (o.compression && strcmp(o.compression, "none") && o.version != 7) {
 		fprintf(stderr, "tracebuf convert: compression needs version 7 (--v7)\n");
 		return 2;

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cmds.h"
+#include "objects_file.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/funcgraph.h"
@@ -110,44 +111,6 @@ static bool graph_options(char *list, struct tb_graph_opts *o)
 		*(bool *)((char *)o + names[i].offset) = true;
 	}
 	return true;
-}
-
-/* The objects file given, or DIR/objects if there is one; NULL when none. */
-static struct tb_usyms *load_objects(const char *dir, const char *file)
-{
-	char path[4096];
-	struct tb_usyms *u = NULL;
-	size_t len = 0, cap = 0;
-	char *text = NULL;
-	FILE *f;
-
-	if (!file) {
-		snprintf(path, sizeof(path), "%s/objects", dir);
-		file = path;
-	}
-	f = fopen(file, "r");
-	if (!f) {
-		if (file != path)
-			fprintf(stderr, "tracebuf report: %s: %s\n", file, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (len + 4096 > cap) {
-			char *grown = realloc(text, cap = cap ? 2 * cap : 65536);
-			if (!grown)
-				break;
-			text = grown;
-		}
-		size_t n = fread(text + len, 1, cap - len, f);
-		if (n == 0)
-			break;
-		len += n;
-	}
-	fclose(f);
-	if (text && tb_usyms_load(&u, file, text, len, NULL, NULL) < 0)
-		u = NULL;
-	free(text);
-	return u;
 }
 
 struct report_args {
@@ -417,7 +380,7 @@ static int report_capture(struct report_args *a)
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
 		return 2;
 	}
-	usyms = load_objects(a->input, a->objects);
+	usyms = objects_load("report", a->input, a->objects);
 	if (usyms)
 		tb_usyms_register(usyms, tb_capture_schema(c));
 	if (a->graph < 0)

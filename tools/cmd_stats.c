@@ -9,8 +9,13 @@
  * per_cpu/cpuN/stats) or a capture directory (cpuN.stats); FILE.dat a
  * trace.dat, whose CPUSTAT options hold the stats trace-cmd read when it
  * stopped recording (of every buffer it recorded).
+ *
+ * tracebuf stats --svg FILE.svg DIR|FILE.dat draws each CPU's ring instead
+ * (tracebuf/ringsvg.h): its sub-buffers as the capture holds them, with the
+ * ring's size from meta.txt's buffer_size_kb where the capture says it.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +23,9 @@
 #include <sys/stat.h>
 
 #include "cmds.h"
+#include "tracebuf/capture.h"
+#include "tracebuf/ring.h"
+#include "tracebuf/ringsvg.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
 #include "tracebuf/tracedat.h"
@@ -91,6 +99,69 @@ static int tracedat_stats(const char *path)
 	return 0;
 }
 
+/* A number after "key: " at the start of a line of text; false when there is none. */
+static bool meta_number(const char *text, const char *key, unsigned long long *out)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ':')
+			return sscanf(p + klen + 1, " %llu", out) == 1;
+	return false;
+}
+
+/* Sub-buffers per CPU from a capture directory's meta.txt (the kernel's sizing arithmetic); 0 unknown. */
+static unsigned ring_subbufs(const char *dir, size_t subbuf_bytes)
+{
+	char path[4096];
+	unsigned long long kb;
+	struct tb_sizing sz;
+	char *meta;
+
+	snprintf(path, sizeof(path), "%s/meta.txt", dir);
+	meta = read_text(path);
+	bool known = meta && meta_number(meta, "buffer_size_kb", &kb) &&
+		     tb_sizing_compute(kb, (uint32_t)(subbuf_bytes / 1024), &sz) == 0;
+	free(meta);
+	return known ? sz.subbufs_per_cpu : 0;
+}
+
+static int stats_svg(const char *svg, const char *input)
+{
+	struct tb_capture *c;
+	FILE *f;
+	int rc = tb_capture_open(input, NULL, &c);
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf stats: %s: cannot open: %s\n", input, strerror(-rc));
+		return 2;
+	}
+	if (tb_capture_is_live(c)) {
+		fprintf(stderr, "tracebuf stats: %s is a live instance: drawing it would consume its buffer; "
+				"save it first (tracebuf capture -o DIR INSTANCE) and draw DIR\n",
+			input);
+		tb_capture_close(c);
+		return 2;
+	}
+	char title[512];
+	snprintf(title, sizeof(title), "Ring buffer of %s", input);
+	struct tb_ring_svg_opts o = {.title = title,
+				     .subbufs_per_cpu = ring_subbufs(input, tb_capture_subbuf_size(c))};
+	if (!(f = fopen(svg, "w"))) {
+		fprintf(stderr, "tracebuf stats: %s: %s\n", svg, strerror(errno));
+		tb_capture_close(c);
+		return 2;
+	}
+	rc = tb_ring_svg(c, &o, f);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -EIO;
+	if (rc < 0)
+		fprintf(stderr, "tracebuf stats: %s: %s\n", svg, strerror(-rc));
+	unsigned long problems = tb_capture_problems(c);
+	tb_capture_close(c);
+	return rc < 0 ? 2 : problems ? 1 : 0;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	const char *dir;
@@ -98,15 +169,23 @@ int cmd_stats(int argc, char **argv)
 	int found = 0, bad = 0;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: tracebuf stats DIR | FILE.dat\n\n"
+		printf("usage: tracebuf stats [--svg FILE.svg] DIR | FILE.dat\n\n"
 		       "Each CPU's stats, the kernel's lines first, then written, lost (with its\n"
 		       "share) and the time window.  DIR: a tracefs directory or instance\n"
 		       "(per_cpu/cpuN/stats) or a capture directory (cpuN.stats); FILE.dat: the\n"
-		       "stats trace-cmd stored when it stopped recording, per buffer.\n");
+		       "stats trace-cmd stored when it stopped recording, per buffer.\n"
+		       "--svg FILE.svg: draw each CPU's ring instead - sub-buffers as cells, the head,\n"
+		       "the commit page and the reader page, how full each is, what was overwritten\n"
+		       "and the loss numbers (a capture directory or trace.dat; not a live instance,\n"
+		       "which reading would consume).\n");
 		return 0;
 	}
+	if (argc == 4 && !strcmp(argv[1], "--svg"))
+		return stats_svg(argv[2], argv[3]);
 	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: tracebuf stats DIR | FILE.dat  (tracefs dir, instance, capture or trace.dat)\n");
+		fprintf(stderr, "usage: tracebuf stats [--svg FILE.svg] DIR | FILE.dat  (tracefs dir, instance, "
+				"capture or trace.dat)
+");
 		return 2;
 	}
 	dir = argv[1];

@@ -15,5 +15,6 @@ int cmd_list(int argc, char **argv);    /* tools/cmd_list.c */
 int cmd_record(int argc, char **argv);  /* tools/cmd_record.c */
 int cmd_snapshot(int argc, char **argv); /* tools/cmd_snapshot.c */
 int cmd_recover(int argc, char **argv);  /* tools/cmd_snapshot.c */
+int cmd_offcpu(int argc, char **argv);  /* tools/cmd_offcpu.c */
 
 #endif

@@ -236,11 +236,15 @@ static int write_owned_text(struct saver *s, const char *name, char *text)
 static int write_meta(struct saver *s, struct tb_ring *ring, const struct tb_save_opts *o)
 {
 	char text[512];
+	struct tb_sizing sz;
 	int n, rc;
 
+	/* buffer_size_kb as a kernel capture's meta.txt has it: the ring's size, for pictures of it. */
+	tb_ring_sizing(ring, &sz);
 	n = snprintf(text, sizeof(text),
-		     "producer: tracebuf\nncpus: %u\ntrace_clock: [%s]\nsubbuf_bytes: %zu\n",
-		     tb_ring_ncpus(ring), tb_clock_name(tb_ring_clock(ring)), tb_ring_subbuf_size(ring));
+		     "producer: tracebuf\nncpus: %u\ntrace_clock: [%s]\nsubbuf_bytes: %zu\nbuffer_size_kb: %llu\n",
+		     tb_ring_ncpus(ring), tb_clock_name(tb_ring_clock(ring)), tb_ring_subbuf_size(ring),
+		     (unsigned long long)sz.requested_kb);
 	rc = write_file(s, "meta.txt", text, (size_t)n);
 	if (rc == 0) {
 		n = snprintf(text, sizeof(text), "%s\n", o->tracer ? o->tracer : "nop");

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * intern.h - byte strings (a comm, a stack of addresses, a composite key)
+ * numbered densely in the order they were first seen, so an analysis keeps
+ * small integers per task and per interval instead of copies.
+ *
+ * Open addressing with linear probing, grown at half full; the keys live
+ * back to back in one arena.  Lookups cost one hash of the key and, on a
+ * hit, one memcmp.
+ *
+ * Ownership: the table owns its arena; intern_key() pointers stay valid
+ * until the next intern_add() (the arena may move) or intern_free().
+ */
+#ifndef TRACEBUF_ANALYZE_INTERN_H
+#define TRACEBUF_ANALYZE_INTERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct intern {
+	uint32_t *slots;  /* id + 1, 0 = empty */
+	size_t nslots;    /* a power of two */
+	uint64_t *hashes; /* by id */
+	size_t *offsets;  /* by id: where the key starts in the arena */
+	uint32_t *lens;   /* by id */
+	size_t count, cap;
+	uint8_t *arena;
+	size_t used, arena_cap;
+	bool oom; /* an allocation failed: intern_add() returns -1 from then on */
+};
+
+/* The id of key (len bytes), adding it if new (*added says which); -1 when out of memory. */
+int64_t intern_add(struct intern *t, const void *key, uint32_t len, bool *added);
+/* The key of id and its length. */
+const void *intern_key(const struct intern *t, uint32_t id, uint32_t *len);
+void intern_free(struct intern *t);
+
+/*
+ * Room in arr (elements of elem bytes, *cap of them) for index: the arrays
+ * kept beside a table, by id.  Doubles; returns the array (moved or not),
+ * or NULL when out of memory (arr is then still valid and unchanged).
+ */
+void *intern_room(void *arr, size_t *cap, size_t index, size_t elem);
+
+/*
+ * Task ids numbered densely, as intern does, but without hashing the
+ * common case: a pid below the kernel's PID_MAX_LIMIT indexes a table
+ * directly; others (damaged or made-up input) go through an intern table.
+ */
+#define PIDMAP_DIRECT (1u << 22)
+
+struct pidmap {
+	uint32_t *slot; /* by pid: dense id + 1, 0 = not seen */
+	size_t slot_cap;
+	struct intern other;  /* pids outside the table */
+	uint32_t *other_ids;  /* by intern id: dense id */
+	size_t other_cap;
+	int32_t *pids;	      /* by dense id: the pid */
+	size_t count, pids_cap;
+};
+
+/* The dense id of pid, made if new (*added says); -1 when out of memory. */
+int64_t pidmap_add(struct pidmap *m, int32_t pid, bool *added);
+void pidmap_free(struct pidmap *m);
+
+#endif
