@@ -184,8 +184,7 @@ int cmd_stats(int argc, char **argv)
 		return stats_svg(argv[2], argv[3]);
 	if (argc != 2 || argv[1][0] == '-') {
 		fprintf(stderr, "usage: tracebuf stats [--svg FILE.svg] DIR | FILE.dat  (tracefs dir, instance, "
-				"capture or trace.dat)
-");
+				"capture or trace.dat)\n");
 		return 2;
 	}
 	dir = argv[1];
