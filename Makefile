@@ -184,8 +184,8 @@ $(B)/obj-crash/%.o: src/%.S src/ring/write_fast.h src/ring/crash_point.h Makefil
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
 $(B)/tests/test_shm_crash: $(CRASH_OBJS)
+# (not a target-specific -D: prerequisites would inherit it; the test defines TB_CRASH_POINTS itself)
 $(B)/tests/test_shm_crash: TEST_EXTRA = $(CRASH_OBJS)
-$(B)/tests/test_shm_crash: CPPFLAGS += -DTB_CRASH_POINTS
 
 # A shared library with events, for the dlopen tests.  It is built without
 # libtracebuf: the test programs export theirs (-rdynamic), as a program

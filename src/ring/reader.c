@@ -48,11 +48,28 @@ void reader_unlock(struct tb_cpu_ctl *c)
 	atomic_store_explicit(&c->reader_lock, 0, memory_order_release);
 }
 
-static void tail_now(struct tb_cpu_ctl *c, struct tail_view *v)
+#define TAIL_TRIES 100000 /* a tail that never resolves is a scribbled control block (shm.c) */
+
+/*
+ * A consistent view of the tail.  A region shared with other processes is
+ * not trusted: a tail that does not resolve after TAIL_TRIES attempts is
+ * taken as its words say, and the page it names is kept inside the region,
+ * so a scribbled control block costs data, never a hang or a stray read.
+ */
+static void tail_now(struct tb_region *r, struct tb_cpu_ctl *c, struct tail_view *v)
 {
-	/* acquire: pairs with the publish's final store (tail_hist, meta, page bytes) */
-	while (!tail_resolve(c, atomic_load_explicit(&c->tail, memory_order_acquire), v))
+	for (int i = 0; i < TAIL_TRIES; i++) {
+		/* acquire: pairs with the publish's final store (tail_hist, meta, page bytes) */
+		if (tail_resolve(c, atomic_load_explicit(&c->tail, memory_order_acquire), v) &&
+		    v->phys <= r->nr_pages)
+			return;
 		sched_yield();
+	}
+	/* acquire: as above */
+	v->t = atomic_load_explicit(&c->tail, memory_order_acquire);
+	/* relaxed: the fallback for a broken region; its value is only kept in range */
+	v->seq = h_seq(atomic_load_explicit(&c->tail_hist[t_gen(v->t) & 1], memory_order_relaxed));
+	v->phys = t_phys(v->t) <= r->nr_pages ? t_phys(v->t) : r->nr_pages;
 }
 
 /*
@@ -66,7 +83,7 @@ uint64_t tail_events(struct tb_region *r, struct tb_cpu_ctl *c, struct tail_view
 	for (;;) {
 		uint64_t cum;
 
-		tail_now(c, v);
+		tail_now(r, c, v);
 		/* acquire: keeps the re-load of the tail word below after this load */
 		cum = __atomic_load_n(&cpu_meta(r, c)[v->phys].cum_before, __ATOMIC_ACQUIRE);
 		/* acquire: pairs with the section's final store, like every tail load */
@@ -89,7 +106,7 @@ static uint32_t held_limit(struct tb_region *r, struct tb_cpu_ctl *c, int *write
 		*writer_on = 0;
 		return rd->held_end;
 	}
-	tail_now(c, &v);
+	tail_now(r, c, &v);
 	*writer_on = v.seq == rd->held_seq;
 	end = page_end(r, c, &v, rd->held_seq, rd->held_phys);
 	if (!*writer_on) {
@@ -108,7 +125,7 @@ static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
 	_Atomic uint64_t *slots = cpu_slots(r, c);
 	struct tail_view v;
 
-	tail_now(c, &v);
+	tail_now(r, c, &v);
 	if (rd->next_seq < oldest_seq(r, v.seq))
 		rd->next_seq = oldest_seq(r, v.seq);
 	while (rd->next_seq <= v.seq) {
@@ -118,8 +135,8 @@ static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
 		uint64_t cur = atomic_load_explicit(slot, memory_order_acquire);
 		uint64_t cum;
 
-		if (s_seq(cur) != seq || s_free(cur)) {
-			rd->next_seq++; /* overwritten (the gap shows in cum_before) */
+		if (s_seq(cur) != seq || s_free(cur) || s_phys(cur) > r->nr_pages) {
+			rd->next_seq++; /* overwritten (the gap shows in cum_before), or a scribbled word */
 			continue;
 		}
 		/* seq_cst: a writer overwriting this slot and this take are totally ordered */
@@ -253,6 +270,10 @@ int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
 		return -EINVAL;
 	c = region_cpu(ring->r, cpu);
 	reader_lock(c);
+	if (!reader_state_sane(ring->r, &c->rd)) {
+		reader_unlock(c);
+		return -EIO;
+	}
 	rc = peek(ring->r, c, &it);
 	if (rc == 1) {
 		int err = to_event(ring, cpu, c, &it, ev);
@@ -308,7 +329,7 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
 
 			c = region_cpu(r, cpu);
 			reader_lock(c);
-			rc = peek(r, c, &it);
+			rc = reader_state_sane(r, &c->rd) ? peek(r, c, &it) : -EIO;
 			pos = reader_pos(&c->rd);
 			reader_unlock(c);
 			if (rc < 0)
@@ -375,6 +396,9 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf,
 	struct tb_reader_state *rd = &c->rd;
 	struct tb_page_meta *m = &cpu_meta(r, c)[rd->held_phys];
 	uint32_t d = tb_page_data_size(r->subbuf_size), len = meta_len(m), entries = meta_entries(m);
+
+	if (len > d)
+		len = d; /* a scribbled length (shm.c): the copy stays in the page */
 	uint8_t *page = cpu_page(r, c, rd->held_phys);
 
 	tbf_put64(buf, page_ts(page));
@@ -434,6 +458,10 @@ long tb_read_page_info(struct tb_ring *ring, unsigned cpu, void *buf, size_t siz
 		return -EINVAL;
 	c = region_cpu(r, cpu);
 	reader_lock(c);
+	if (!reader_state_sane(r, &c->rd)) {
+		reader_unlock(c);
+		return -EIO;
+	}
 	for (;;) {
 		int writer_on;
 		uint32_t limit;
@@ -508,7 +536,7 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 	ic->end_off = t_off(v.t);
 	ic->expect = rd->next_cum - rd->pending_lost;
 	ic->next_seq = rd->next_seq;
-	if (rd->held) {
+	if (rd->held && reader_state_sane(r, rd)) {
 		uint32_t limit = page_end(r, c, &v, rd->held_seq, rd->held_phys);
 		uint8_t *page = cpu_page(r, c, rd->held_phys);
 		uint64_t time = rd->read_off ? rd->time : page_ts(page);
@@ -538,7 +566,7 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 		uint64_t seq, before, cum;
 		uint32_t phys, limit;
 
-		tail_now(c, &v);
+		tail_now(r, c, &v);
 		if (ic->next_seq < oldest_seq(r, v.seq))
 			ic->next_seq = oldest_seq(r, v.seq);
 		seq = ic->next_seq++;
