@@ -228,11 +228,11 @@ $(DEMO_APP): examples/demo/app.c examples/demo/demo.h $(HEADERS) Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@ (instrumented)")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR) $(DEMO_INSTR_EXCLUDE) -c -o $@ $<
-$(B)/examples/demo: examples/demo.c examples/demo/demo.h $(DEMO_APP) $(B)/libtracebuf-func.a \
+$(B)/examples/demo: examples/demo.c examples/demo/demo.h examples/demo/crash.c $(DEMO_APP) $(B)/libtracebuf-func.a \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(DEMO_APP) $(B)/libtracebuf-func.a \
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< examples/demo/crash.c $(DEMO_APP) $(B)/libtracebuf-func.a \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
 tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES) $(B)/bench/merge_results
