@@ -20,6 +20,10 @@
  * out of the blob area when the event is handed to the caller (blob.c).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -30,14 +34,78 @@
 #include "ring_internal.h"
 #include "tracebuf/reader.h"
 
+/*
+ * The lock word holds its owner's process id (0: free).  In shared memory
+ * the owner may be another process, and it may die holding the lock, or a
+ * writer may scribble the word: a waiter that finds the owner gone (kill 0
+ * says ESRCH), or still waits for another process after
+ * READER_LOCK_TAKEOVER_NS, takes the lock over, so no reader hangs on it.  The reader state it then finds may
+ * be half updated; every use of it is range-checked (reader_state_sane),
+ * so the cost is data, never a stray read.  Within one process threads
+ * share the id, and the owner is alive: they wait for each other as before.
+ */
+#define READER_LOCK_TAKEOVER_NS 1000000000ull /* held for a page copy, never for a second */
+
+static uint32_t my_id;
+
+static void forget_id(void)
+{
+	my_id = 0;
+}
+
+/* A forked child is another process: it must not lock with its parent's id. */
+static void reader_id_init(void)
+{
+	pthread_atfork(NULL, NULL, forget_id);
+}
+
+static uint32_t reader_id(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, reader_id_init);
+	/* relaxed: each thread may compute it; every computation gives the same value */
+	uint32_t id = __atomic_load_n(&my_id, __ATOMIC_RELAXED);
+	if (!id) {
+		id = (uint32_t)getpid();
+		__atomic_store_n(&my_id, id, __ATOMIC_RELAXED);
+	}
+	return id;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int owner_gone(uint32_t owner)
+{
+	return owner > INT32_MAX || (kill((pid_t)owner, 0) < 0 && errno == ESRCH);
+}
+
 void reader_lock(struct tb_cpu_ctl *c)
 {
-	for (;;) {
-		uint32_t free_ = 0;
+	uint32_t me = reader_id();
+	uint64_t since = 0;
+
+	for (unsigned spins = 0;; spins++) {
+		uint32_t owner = 0;
 		/* acquire: pairs with reader_unlock's release; the reader state is ours */
-		if (atomic_compare_exchange_weak_explicit(&c->reader_lock, &free_, 1, memory_order_acquire,
+		if (atomic_compare_exchange_weak_explicit(&c->reader_lock, &owner, me, memory_order_acquire,
 							  memory_order_relaxed))
 			return;
+		if (owner && spins % 256 == 255) {
+			if (!since)
+				since = now_ns();
+			/* acquire: as above, taking over from a dead or stuck owner */
+			if (owner != me && (owner_gone(owner) || now_ns() - since > READER_LOCK_TAKEOVER_NS))
+				if (atomic_compare_exchange_strong_explicit(&c->reader_lock, &owner, me,
+									    memory_order_acquire, memory_order_relaxed))
+					return;
+		}
 		sched_yield();
 	}
 }
@@ -48,7 +116,7 @@ void reader_unlock(struct tb_cpu_ctl *c)
 	atomic_store_explicit(&c->reader_lock, 0, memory_order_release);
 }
 
-#define TAIL_TRIES 100000 /* a tail that never resolves is a scribbled control block (shm.c) */
+#define TAIL_TRIES 10000 /* a tail that never resolves is a scribbled control block (shm.c) */
 
 /*
  * A consistent view of the tail.  A region shared with other processes is
@@ -574,8 +642,8 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 			break;
 		/* acquire: pairs with the claim CAS; the page's meta and bytes are that lap's */
 		before = atomic_load_explicit(&slots[seq % r->nr_pages], memory_order_acquire);
-		if (s_seq(before) != seq || s_free(before))
-			continue; /* overwritten, or taken by a consuming reader */
+		if (s_seq(before) != seq || s_free(before) || s_phys(before) > r->nr_pages)
+			continue; /* overwritten, taken by a consuming reader, or a scribbled word */
 		phys = s_phys(before);
 		limit = page_end(r, c, &v, seq, phys);
 		if (seq == ic->end_seq && limit > ic->end_off)
