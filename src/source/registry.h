@@ -72,8 +72,8 @@ int printf_plan_matches(const char *plan, int nplan, const char *cls, int n);
 extern TB__HIDDEN struct tb_event_desc tb__print_event, tb__bprint_event, tb__raw_data_event;
 
 /* session.c: the shared-memory session named in the environment (TRACEBUF_SHM). */
-void tb__session_start(void);
+__attribute__((visibility("hidden"))) void tb__session_start(void);
 /* Describe this process's events for the session's consumer (call without the registry lock). */
-void tb__session_formats(void);
+__attribute__((visibility("hidden"))) void tb__session_formats(void);
 
 #endif
