@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,12 @@ static void *crash_worker(void *arg)
 	int no = (int)(long)arg;
 	char name[16];
 
+	cpu_set_t one;
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&one);
+	CPU_SET((no - 1) % (ncpus > 0 ? ncpus : 1), &one);
+	sched_setaffinity(0, sizeof(one), &one); /* one worker per CPU: every CPU's buffer shows */
 	snprintf(name, sizeof(name), "demo-w%d", no);
 	pthread_setname_np(pthread_self(), name);
 	demo_set_worker(no);
