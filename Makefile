@@ -185,8 +185,8 @@ $(B)/obj-crash/%.o: src/%.S src/ring/write_fast.h src/ring/crash_point.h Makefil
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
 $(B)/tests/test_shm_crash: $(CRASH_OBJS)
+# (not a target-specific -D: prerequisites would inherit it; the test defines TB_CRASH_POINTS itself)
 $(B)/tests/test_shm_crash: TEST_EXTRA = $(CRASH_OBJS)
-$(B)/tests/test_shm_crash: CPPFLAGS += -DTB_CRASH_POINTS
 
 # A shared library with events, for the dlopen tests.  It is built without
 # libtracebuf: the test programs export theirs (-rdynamic), as a program
@@ -236,11 +236,11 @@ $(DEMO_APP): examples/demo/app.c examples/demo/demo.h $(HEADERS) Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@ (instrumented)")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR) $(DEMO_INSTR_EXCLUDE) -c -o $@ $<
-$(B)/examples/demo: examples/demo.c examples/demo/demo.h $(DEMO_APP) $(B)/libtracebuf-func.a \
+$(B)/examples/demo: examples/demo.c examples/demo/demo.h examples/demo/crash.c $(DEMO_APP) $(B)/libtracebuf-func.a \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(DEMO_APP) $(B)/libtracebuf-func.a \
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< examples/demo/crash.c $(DEMO_APP) $(B)/libtracebuf-func.a \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
 tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES) $(B)/bench/merge_results

@@ -589,8 +589,10 @@ int main(int argc, char **argv)
 	static struct demo d;
 	int rc;
 
+	if (argc >= 2 && !strcmp(argv[1], "--crash"))
+		return demo_crash(argc > 2 ? argv[2] : "/dev/shm/tracebuf-demo-crash");
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: %s [DIR]\n", argv[0]);
+		fprintf(stderr, "usage: %s [DIR]\n       %s --crash [SHMFILE]\n", argv[0], argv[0]);
 		return 2;
 	}
 	if (make_dir(d.dir, sizeof(d.dir), argc == 2 ? argv[1] : NULL) < 0)

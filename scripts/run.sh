@@ -42,3 +42,15 @@ echo "    PMU counters and samples, a 12000-byte blob; a 16 KiB ring overrun, th
 rm -rf "$B/demo"
 "$B/examples/demo" "$B/demo"
 echo "  (the capture stays in $B/demo: tracebuf report --no-graph $B/demo, tracebuf report $B/demo)"
+echo
+SHM=/dev/shm/tracebuf-demo-crash-$$
+echo "=== build/examples/demo --crash $SHM   (workers write into a ring in shared memory; SIGKILL mid-write)"
+rm -rf "$SHM" "$SHM.formats"
+"$B/examples/demo" --crash "$SHM" || echo "  (the demo died: status $?, as planned)"
+echo "=== tracebuf recover $SHM -o $B/crash.dat   (every committed event; the writes in flight counted)"
+"$B/tracebuf" recover "$SHM" -o "$B/crash.dat"
+"$B/tracebuf" report --like-kernel "$B/crash.dat" > "$B/crash.txt"
+grep 'LOST' "$B/crash.txt" || true
+grep -v '^#' "$B/crash.txt" | grep -v LOST | tail -n 6
+echo "  ($(grep -vc '^#' "$B/crash.txt") lines in $B/crash.txt; trace-cmd report $B/crash.dat reads it too)"
+rm -rf "$SHM" "$SHM.formats"

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define TB_CRASH_POINTS /* this test links the crash build of the library ($(B)/obj-crash) */
 #include "crash_point.h"
 #include "lib/tap.h"
 #include "tracebuf/page.h"

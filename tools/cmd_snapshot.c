@@ -125,44 +125,47 @@ static void say_window(const struct request *rq, const struct tb_shm_window *w)
 			(unsigned long long)w->bad);
 }
 
-int cmd_snapshot(int argc, char **argv)
+/* Open the region (attach or load), write its window, say what it held: the exit status. */
+static int window_command(struct request *rq, int argc, char **argv,
+			  int (*open_region)(const char *path, struct tb_shm **out), const char *open_what)
 {
-	struct request rq = {.cmd = "snapshot"};
 	struct tb_shm_window w;
 	struct tb_shm *shm;
-	int rc = parse(argc, argv, &rq);
+	int rc = parse(argc, argv, rq);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	rc = tb_shm_attach(rq.session, TB_SHM_READER, &shm);
+	rc = open_region(rq->session, &shm);
 	if (rc < 0)
-		return shmcap_say(rq.cmd, 2, "cannot read the session: %s", tb_shm_error());
-	rc = write_window(&rq, tb_shm_ring(shm), &w);
+		return shmcap_say(rq->cmd, 2, "cannot read the %s: %s", open_what, tb_shm_error());
+	rc = write_window(rq, tb_shm_ring(shm), &w);
 	tb_shm_close(shm);
 	if (rc < 0)
 		return 2;
-	say_window(&rq, &w);
+	say_window(rq, &w);
+	if (!strcmp(rq->cmd, "recover"))
+		fprintf(stderr, "tracebuf recover: %llu write%s in flight (begun, never committed: not recovered)\n",
+			(unsigned long long)w.in_flight, w.in_flight == 1 ? "" : "s");
 	return w.bad ? 1 : 0;
 }
 
+/* snapshot: the live region, mapped as a reader (header private and checked). */
+static int attach_reader(const char *path, struct tb_shm **out)
+{
+	return tb_shm_attach(path, TB_SHM_READER, out);
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	struct request rq = {.cmd = "snapshot"};
+
+	return window_command(&rq, argc, argv, attach_reader, "session");
+}
+
+/* recover: the file copied into private memory first. */
 int cmd_recover(int argc, char **argv)
 {
 	struct request rq = {.cmd = "recover"};
-	struct tb_shm_window w;
-	struct tb_shm *shm;
-	int rc = parse(argc, argv, &rq);
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	rc = tb_shm_load(rq.session, &shm);
-	if (rc < 0)
-		return shmcap_say(rq.cmd, 2, "cannot read the region: %s", tb_shm_error());
-	rc = write_window(&rq, tb_shm_ring(shm), &w);
-	tb_shm_close(shm);
-	if (rc < 0)
-		return 2;
-	say_window(&rq, &w);
-	fprintf(stderr, "tracebuf recover: %llu write%s in flight (begun, never committed: not recovered)\n",
-		(unsigned long long)w.in_flight, w.in_flight == 1 ? "" : "s");
-	return w.bad ? 1 : 0;
+	return window_command(&rq, argc, argv, tb_shm_load, "region");
 }

@@ -61,4 +61,7 @@ int send_blob(struct tb_ring *ring, const void *bytes, size_t len);
 /* Keep the CPU busy for ms milliseconds of the calling thread's time (the sampler's subject). */
 uint64_t crunch(unsigned ms);
 
+/* demo --crash: write into a ring in shared memory at path and die by SIGKILL mid-write (crash.c). */
+int demo_crash(const char *path);
+
 #endif

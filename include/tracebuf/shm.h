@@ -59,7 +59,7 @@ int tb_shm_create(const struct tb_shm_opts *opts, struct tb_shm **out);
  * Map an existing region.  -ENOENT/-EACCES as open(2), -EINVAL when the
  * file is not a tracebuf region or a field is out of range (tb_shm_error()
  * says which), -EPERM for a reader of a memfd that is not sealed against
- * shrinking.  errbuf may be NULL.
+ * shrinking.
  */
 int tb_shm_attach(const char *path, enum tb_shm_mode mode, struct tb_shm **out);
 /* Copy the file into private memory and check it there: recovery after writers died. */

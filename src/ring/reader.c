@@ -20,6 +20,10 @@
  * out of the blob area when the event is handed to the caller (blob.c).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -30,14 +34,78 @@
 #include "ring_internal.h"
 #include "tracebuf/reader.h"
 
+/*
+ * The lock word holds its owner's process id (0: free).  In shared memory
+ * the owner may be another process, and it may die holding the lock, or a
+ * writer may scribble the word: a waiter that finds the owner gone (kill 0
+ * says ESRCH), or still waits for another process after
+ * READER_LOCK_TAKEOVER_NS, takes the lock over, so no reader hangs on it.  The reader state it then finds may
+ * be half updated; every use of it is range-checked (reader_state_sane),
+ * so the cost is data, never a stray read.  Within one process threads
+ * share the id, and the owner is alive: they wait for each other as before.
+ */
+#define READER_LOCK_TAKEOVER_NS 1000000000ull /* held for a page copy, never for a second */
+
+static uint32_t my_id;
+
+static void forget_id(void)
+{
+	my_id = 0;
+}
+
+/* A forked child is another process: it must not lock with its parent's id. */
+static void reader_id_init(void)
+{
+	pthread_atfork(NULL, NULL, forget_id);
+}
+
+static uint32_t reader_id(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, reader_id_init);
+	/* relaxed: each thread may compute it; every computation gives the same value */
+	uint32_t id = __atomic_load_n(&my_id, __ATOMIC_RELAXED);
+	if (!id) {
+		id = (uint32_t)getpid();
+		__atomic_store_n(&my_id, id, __ATOMIC_RELAXED);
+	}
+	return id;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int owner_gone(uint32_t owner)
+{
+	return owner > INT32_MAX || (kill((pid_t)owner, 0) < 0 && errno == ESRCH);
+}
+
 void reader_lock(struct tb_cpu_ctl *c)
 {
-	for (;;) {
-		uint32_t free_ = 0;
+	uint32_t me = reader_id();
+	uint64_t since = 0;
+
+	for (unsigned spins = 0;; spins++) {
+		uint32_t owner = 0;
 		/* acquire: pairs with reader_unlock's release; the reader state is ours */
-		if (atomic_compare_exchange_weak_explicit(&c->reader_lock, &free_, 1, memory_order_acquire,
+		if (atomic_compare_exchange_weak_explicit(&c->reader_lock, &owner, me, memory_order_acquire,
 							  memory_order_relaxed))
 			return;
+		if (owner && spins % 256 == 255) {
+			if (!since)
+				since = now_ns();
+			/* acquire: as above, taking over from a dead or stuck owner */
+			if (owner != me && (owner_gone(owner) || now_ns() - since > READER_LOCK_TAKEOVER_NS))
+				if (atomic_compare_exchange_strong_explicit(&c->reader_lock, &owner, me,
+									    memory_order_acquire, memory_order_relaxed))
+					return;
+		}
 		sched_yield();
 	}
 }
@@ -48,11 +116,28 @@ void reader_unlock(struct tb_cpu_ctl *c)
 	atomic_store_explicit(&c->reader_lock, 0, memory_order_release);
 }
 
-static void tail_now(struct tb_cpu_ctl *c, struct tail_view *v)
+#define TAIL_TRIES 10000 /* a tail that never resolves is a scribbled control block (shm.c) */
+
+/*
+ * A consistent view of the tail.  A region shared with other processes is
+ * not trusted: a tail that does not resolve after TAIL_TRIES attempts is
+ * taken as its words say, and the page it names is kept inside the region,
+ * so a scribbled control block costs data, never a hang or a stray read.
+ */
+static void tail_now(struct tb_region *r, struct tb_cpu_ctl *c, struct tail_view *v)
 {
-	/* acquire: pairs with the publish's final store (tail_hist, meta, page bytes) */
-	while (!tail_resolve(c, atomic_load_explicit(&c->tail, memory_order_acquire), v))
+	for (int i = 0; i < TAIL_TRIES; i++) {
+		/* acquire: pairs with the publish's final store (tail_hist, meta, page bytes) */
+		if (tail_resolve(c, atomic_load_explicit(&c->tail, memory_order_acquire), v) &&
+		    v->phys <= r->nr_pages)
+			return;
 		sched_yield();
+	}
+	/* acquire: as above */
+	v->t = atomic_load_explicit(&c->tail, memory_order_acquire);
+	/* relaxed: the fallback for a broken region; its value is only kept in range */
+	v->seq = h_seq(atomic_load_explicit(&c->tail_hist[t_gen(v->t) & 1], memory_order_relaxed));
+	v->phys = t_phys(v->t) <= r->nr_pages ? t_phys(v->t) : r->nr_pages;
 }
 
 /*
@@ -66,7 +151,7 @@ uint64_t tail_events(struct tb_region *r, struct tb_cpu_ctl *c, struct tail_view
 	for (;;) {
 		uint64_t cum;
 
-		tail_now(c, v);
+		tail_now(r, c, v);
 		/* acquire: keeps the re-load of the tail word below after this load */
 		cum = __atomic_load_n(&cpu_meta(r, c)[v->phys].cum_before, __ATOMIC_ACQUIRE);
 		/* acquire: pairs with the section's final store, like every tail load */
@@ -89,7 +174,7 @@ static uint32_t held_limit(struct tb_region *r, struct tb_cpu_ctl *c, int *write
 		*writer_on = 0;
 		return rd->held_end;
 	}
-	tail_now(c, &v);
+	tail_now(r, c, &v);
 	*writer_on = v.seq == rd->held_seq;
 	end = page_end(r, c, &v, rd->held_seq, rd->held_phys);
 	if (!*writer_on) {
@@ -108,7 +193,7 @@ static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
 	_Atomic uint64_t *slots = cpu_slots(r, c);
 	struct tail_view v;
 
-	tail_now(c, &v);
+	tail_now(r, c, &v);
 	if (rd->next_seq < oldest_seq(r, v.seq))
 		rd->next_seq = oldest_seq(r, v.seq);
 	while (rd->next_seq <= v.seq) {
@@ -118,8 +203,8 @@ static int take_next(struct tb_region *r, struct tb_cpu_ctl *c)
 		uint64_t cur = atomic_load_explicit(slot, memory_order_acquire);
 		uint64_t cum;
 
-		if (s_seq(cur) != seq || s_free(cur)) {
-			rd->next_seq++; /* overwritten (the gap shows in cum_before) */
+		if (s_seq(cur) != seq || s_free(cur) || s_phys(cur) > r->nr_pages) {
+			rd->next_seq++; /* overwritten (the gap shows in cum_before), or a scribbled word */
 			continue;
 		}
 		/* seq_cst: a writer overwriting this slot and this take are totally ordered */
@@ -253,6 +338,10 @@ int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
 		return -EINVAL;
 	c = region_cpu(ring->r, cpu);
 	reader_lock(c);
+	if (!reader_state_sane(ring->r, &c->rd)) {
+		reader_unlock(c);
+		return -EIO;
+	}
 	rc = peek(ring->r, c, &it);
 	if (rc == 1) {
 		int err = to_event(ring, cpu, c, &it, ev);
@@ -308,7 +397,7 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
 
 			c = region_cpu(r, cpu);
 			reader_lock(c);
-			rc = peek(r, c, &it);
+			rc = reader_state_sane(r, &c->rd) ? peek(r, c, &it) : -EIO;
 			pos = reader_pos(&c->rd);
 			reader_unlock(c);
 			if (rc < 0)
@@ -375,6 +464,9 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf,
 	struct tb_reader_state *rd = &c->rd;
 	struct tb_page_meta *m = &cpu_meta(r, c)[rd->held_phys];
 	uint32_t d = tb_page_data_size(r->subbuf_size), len = meta_len(m), entries = meta_entries(m);
+
+	if (len > d)
+		len = d; /* a scribbled length (shm.c): the copy stays in the page */
 	uint8_t *page = cpu_page(r, c, rd->held_phys);
 
 	tbf_put64(buf, page_ts(page));
@@ -434,6 +526,10 @@ long tb_read_page_info(struct tb_ring *ring, unsigned cpu, void *buf, size_t siz
 		return -EINVAL;
 	c = region_cpu(r, cpu);
 	reader_lock(c);
+	if (!reader_state_sane(r, &c->rd)) {
+		reader_unlock(c);
+		return -EIO;
+	}
 	for (;;) {
 		int writer_on;
 		uint32_t limit;
@@ -508,7 +604,7 @@ static void iter_start_cpu(struct tb_region *r, struct tb_cpu_ctl *c, struct ite
 	ic->end_off = t_off(v.t);
 	ic->expect = rd->next_cum - rd->pending_lost;
 	ic->next_seq = rd->next_seq;
-	if (rd->held) {
+	if (rd->held && reader_state_sane(r, rd)) {
 		uint32_t limit = page_end(r, c, &v, rd->held_seq, rd->held_phys);
 		uint8_t *page = cpu_page(r, c, rd->held_phys);
 		uint64_t time = rd->read_off ? rd->time : page_ts(page);
@@ -538,7 +634,7 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 		uint64_t seq, before, cum;
 		uint32_t phys, limit;
 
-		tail_now(c, &v);
+		tail_now(r, c, &v);
 		if (ic->next_seq < oldest_seq(r, v.seq))
 			ic->next_seq = oldest_seq(r, v.seq);
 		seq = ic->next_seq++;
@@ -546,8 +642,8 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 			break;
 		/* acquire: pairs with the claim CAS; the page's meta and bytes are that lap's */
 		before = atomic_load_explicit(&slots[seq % r->nr_pages], memory_order_acquire);
-		if (s_seq(before) != seq || s_free(before))
-			continue; /* overwritten, or taken by a consuming reader */
+		if (s_seq(before) != seq || s_free(before) || s_phys(before) > r->nr_pages)
+			continue; /* overwritten, taken by a consuming reader, or a scribbled word */
 		phys = s_phys(before);
 		limit = page_end(r, c, &v, seq, phys);
 		if (seq == ic->end_seq && limit > ic->end_off)

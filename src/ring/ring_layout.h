@@ -285,6 +285,23 @@ static inline uint8_t *cpu_blob_data(struct tb_region *r, struct tb_cpu_ctl *c)
 	return (uint8_t *)c + r->blob_data_offset;
 }
 
+/* Record bytes of a sub-buffer: its size less the kernel's 16-byte page header (time stamp, commit). */
+static inline uint32_t region_data_size(const struct tb_region *r)
+{
+	return r->subbuf_size - 16;
+}
+
+/*
+ * Whether the consuming reader's state, which lives in the region, names
+ * only pages and offsets the region has (a writer of another process
+ * could have scribbled it: shm.c).
+ */
+static inline int reader_state_sane(const struct tb_region *r, const struct tb_reader_state *rd)
+{
+	return rd->held_phys <= r->nr_pages && rd->read_off <= region_data_size(r) &&
+	       rd->held_end <= region_data_size(r);
+}
+
 /* The tail as seen through one tail word: its sequence number and page. */
 struct tail_view {
 	uint64_t t;
@@ -334,7 +351,10 @@ static inline uint64_t oldest_seq(const struct tb_region *r, uint64_t tail_seq)
 static inline uint32_t page_end(struct tb_region *r, struct tb_cpu_ctl *c, const struct tail_view *v,
 				uint64_t seq, uint32_t phys)
 {
-	return seq == v->seq ? t_off(v->t) : meta_len(&cpu_meta(r, c)[phys]);
+	uint32_t end = seq == v->seq ? t_off(v->t) : meta_len(&cpu_meta(r, c)[phys]);
+
+	/* never past the page's data: a region shared with other processes is not trusted (shm.c) */
+	return end <= region_data_size(r) ? end : region_data_size(r);
 }
 
 #endif

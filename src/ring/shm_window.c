@@ -9,7 +9,9 @@
  * word, tail_hist or the reader state must be <= nr_pages; every length
  * (tail offset, meta.len, read_off) must be within the page's data; every
  * page is walked with the bounds-checked cursor before it is handed on.
- * A word out of range skips the data it describes and counts in `bad`;
+ * A word out of range skips the data it describes and counts in `bad`
+ * (a closed page whose stored count is possible is handed on as it is:
+ * its records are checked by whoever decodes it, as any page's are);
  * every loop is bounded by the ring's page count or a retry budget, so a
  * concurrently scribbled region costs data, never a hang or a stray read.
  *
@@ -145,7 +147,7 @@ static int ring_page(struct win_cpu *wc, uint64_t seq, const struct tail_view *v
 	_Atomic uint64_t *slot = &cpu_slots(wc->r, wc->c)[seq % wc->r->nr_pages];
 	/* acquire: pairs with the claim CAS; the page's meta and bytes are that lap's */
 	uint64_t before = atomic_load_explicit(slot, memory_order_acquire);
-	uint32_t phys = s_phys(before), limit;
+	uint32_t phys = s_phys(before), limit, entries;
 	uint64_t cum;
 	long events;
 
@@ -157,6 +159,7 @@ static int ring_page(struct win_cpu *wc, uint64_t seq, const struct tail_view *v
 	}
 	limit = page_end(wc->r, wc->c, v, seq, phys);
 	cum = meta_cum(&cpu_meta(wc->r, wc->c)[phys]);
+	entries = meta_entries(&cpu_meta(wc->r, wc->c)[phys]);
 	if (limit > wc->d) {
 		wc->w->bad++;
 		return 0;
@@ -169,7 +172,15 @@ static int ring_page(struct win_cpu *wc, uint64_t seq, const struct tail_view *v
 		return 0;
 	if (!limit)
 		return 0;
-	events = count_events(wc, 0, limit, tbf_get64(wc->buf));
+	/*
+	 * A closed page's count is final (I4) and was read under the same
+	 * slot check as its bytes: no need to walk the records - unless it
+	 * could not be true (a record takes 8 bytes at least), then walk.
+	 */
+	if (seq != v->seq && entries <= limit / 8)
+		events = entries;
+	else
+		events = count_events(wc, 0, limit, tbf_get64(wc->buf));
 	if (events < 0) {
 		wc->w->bad++;
 		return 0;

@@ -85,8 +85,8 @@ struct tb_ring *source_filter_ring(struct source_filter *sf, struct tb_ring *rin
 extern TB__HIDDEN struct tb_event_desc tb__print_event, tb__bprint_event, tb__raw_data_event;
 
 /* session.c: the shared-memory session named in the environment (TRACEBUF_SHM). */
-void tb__session_start(void);
+__attribute__((visibility("hidden"))) void tb__session_start(void);
 /* Describe this process's events for the session's consumer (call without the registry lock). */
-void tb__session_formats(void);
+__attribute__((visibility("hidden"))) void tb__session_formats(void);
 
 #endif
