@@ -11,5 +11,6 @@ int cmd_capture(int argc, char **argv); /* tools/cmd_capture.c */
 int cmd_formats(int argc, char **argv); /* tools/cmd_formats.c */
 int cmd_convert(int argc, char **argv); /* tools/cmd_convert.c */
 int cmd_dump(int argc, char **argv);    /* tools/cmd_dump.c */
+int cmd_hist(int argc, char **argv);    /* tools/cmd_hist.c */
 
 #endif

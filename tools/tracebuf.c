@@ -15,6 +15,7 @@ static const struct command {
 } commands[] = {
 	{"capture", cmd_capture, "trace a command in a private tracefs instance and save it"},
 	{"report", cmd_report, "print a capture, live instance or trace.dat as text"},
+	{"hist", cmd_hist, "the kernel's hist triggers over a trace.dat, capture or live instance"},
 	{"convert", cmd_convert, "write a capture directory as a trace.dat (trace-cmd's format)"},
 	{"dump", cmd_dump, "a trace.dat's sections and sub-buffers, annotated"},
 	{"size", cmd_size, "kernel buffer sizing arithmetic for a per-CPU size"},
