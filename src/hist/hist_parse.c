@@ -150,6 +150,8 @@ static int check_modifier(struct spec *s, const char *at, const struct hist_fiel
 {
 	const char *m = hist_mod_name(f->mod);
 
+	if (!key && f->str != HIST_STR_NONE)
+		return fail(s, at, "vals= sums numbers, and '%s' is a string", f->name);
 	if (f->mod == HIST_MOD_NONE)
 		return 0;
 	if (f->str != HIST_STR_NONE)
