@@ -111,6 +111,17 @@ expect 'keys=common_timestamp.usecs:vals=hitcount:sort=common_timestamp.usecs:si
 	sed "s/Dropped: 0/Dropped: $drop/" > "$W/want"
 cmp -s "$W/got" "$W/want"; check $? "size=100 holds 128 entries; the $drop later events are Dropped, not Hits"
 
+# .sym-offset and .sym: the kernel's own %pS of the same addresses in its text (cap-f has kallsyms).
+F=tests/data/kernel/cap-f-many-systems
+awk '/ kmalloc: / { for (i = 1; i <= NF; i++) { if ($i ~ /^call_site=/) c = substr($i, 11); if ($i ~ /^bytes_req=/) b = substr($i, 11) }
+	n[c]++; s[c] += b } END { for (c in n) printf "%-55s } hitcount: %10d  bytes_req: %10d\n", c, n[c], s[c] }' $F/trace.txt |
+	LC_ALL=C sort > "$W/e"
+"$TB" hist -e kmem:kmalloc 'keys=call_site.sym-offset:vals=bytes_req' $F | sed -n 's/^{ call_site: \[[0-9a-f]*\] //p' | LC_ALL=C sort > "$W/got"
+[ -s "$W/e" ] && cmp -s "$W/e" "$W/got"; check $? ".sym-offset prints each call site as the kernel's text does"
+sed 's/+0x[0-9a-f]*\/0x[0-9a-f]* */ /' "$W/e" | awk '{ printf "%-45s } hitcount: %10d\n", $1, $4 }' | LC_ALL=C sort > "$W/e2"
+"$TB" hist -e kmem:kmalloc 'keys=call_site.sym' $F | sed -n 's/^{ call_site: \[[0-9a-f]*\] //p' | LC_ALL=C sort > "$W/got"
+[ -s "$W/e2" ] && cmp -s "$W/e2" "$W/got"; check $? ".sym prints the symbol alone, one entry per address"
+
 # -- a trace.dat, against trace-cmd's own report of it
 awk '/ sched_switch: / { for (i = 1; i <= NF; i++) if ($i == "==>") { s = $(i + 1); sub(/.*:/, "", s); print s } }' \
 	tests/data/trace-dat/sched-v7-zstd.report.txt | sort -n | uniq -c |
