@@ -89,6 +89,22 @@ if [ $HAVE_HIST = 1 ]; then
 else
 	echo "# the kernel half skipped: no hist triggers in this kernel (CONFIG_HIST_TRIGGERS)"
 fi
+
+# --live: printed again every second, the events since added.
+echo 1 > "$T/tracing_on"
+"$TB" hist -e raw_syscalls:sys_enter --live --count 3 'keys=common_pid,id.syscall' "$T" > "$W/live" 2>> "$W/err" &
+live=$!
+sleep 0.3
+dd if=/dev/zero of=/dev/null bs=1 count=500 status=none &
+pid=$!
+wait $pid
+wait $live
+echo 0 > "$T/tracing_on"
+[ "$(grep -c "^# event histogram" "$W/live")" = 3 ]; check $? "--live --count 3 prints the hist three times, a second apart"
+awk '/^# event histogram/ { n++ } n == 3' "$W/live" > "$W/live2"
+w=$(mine "$W/live2" | sed -n 's/.*id: sys_write *\[  1\] } hitcount: *//p')
+[ "$w" = 500 ]; check $? "the last print holds the 500 writes of a dd started after the first (got ${w:-none})"
+[ "$w" = 500 ] || sed 's/^/# /' "$W/live" | tail -30
 [ $fail = 0 ] || sed 's/^/# /' "$W/err"
 echo "1..$n"
 exit $fail

@@ -47,6 +47,19 @@ static inline uint32_t hash_key(const void *key, uint32_t size)
 	return (uint32_t)(h ^ (h >> 29));
 }
 
+/* Keys are whole u64 words: compared word by word, inline (a memcmp call costs more than the compare). */
+static inline bool same_key(const uint8_t *a, const uint8_t *b, uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	return true;
+}
+
 static int grow_index(struct hist_table *t)
 {
 	size_t n = (t->mask + 1) * 2;
@@ -97,7 +110,7 @@ uint64_t *hist_table_get(struct hist_table *t, const void *key, uint64_t ts)
 		if (t->slots[i].hash != hash)
 			continue;
 		e = hist_table_entry(t, t->slots[i].entry - 1);
-		if (!memcmp(hist_entry_key(t, e), key, t->key_size)) {
+		if (same_key(hist_entry_key(t, e), key, t->key_size)) {
 			/* CPUs are read one after the other: keep the earliest first sighting. */
 			if (ts < e[HIST_E_FIRST_TS])
 				e[HIST_E_FIRST_TS] = ts;
