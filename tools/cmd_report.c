@@ -25,6 +25,7 @@
 
 #include "cmds.h"
 #include "tracebuf/capture.h"
+#include "tracebuf/filter.h"
 #include "tracebuf/funcgraph.h"
 #include "tracebuf/report.h"
 #include "tracebuf/tracedat.h"
@@ -47,6 +48,11 @@ static int usage(FILE *f)
 		   "  --buffer NAME     with --like-kernel: the instance to print (default: the\n"
 		   "                    first buffer with data; \"\" is the top-level buffer)\n"
 		   "  -i FILE           the input, as trace-cmd takes it\n"
+		   "  -F 'EVENTS: EXPR' only these events, and of them the records EXPR (the\n"
+		   "                    kernel's filter language) keeps; EVENTS is SYSTEM/EVENT,\n"
+		   "                    SYSTEM or EVENT (regular expressions), ','-separated;\n"
+		   "                    repeatable (a record any -F keeps is printed)\n"
+		   "  -v                the -F options after it drop what they match\n"
 		   "\n"
 		   "trace-cmd's layout:\n"
 		   "  -t                nanosecond time stamps\n"
@@ -156,7 +162,25 @@ struct report_args {
 	int graph; /* -1: as the capture's tracer says */
 	struct tb_graph_opts gopts;
 	const char *objects;
+	struct tb_filter_set *filter; /* -F, NULL when none */
+	bool exclude;                 /* -v seen: later -F drop */
 };
+
+/* One -F spec into a->filter; false (said why) when it is malformed. */
+static bool add_filter(struct report_args *a, const char *spec)
+{
+	struct tb_filter_error err;
+	int rc;
+
+	if (!a->filter && !(a->filter = tb_filter_set_new()))
+		return false;
+	rc = tb_filter_set_add(a->filter, spec, a->exclude, &err);
+	if (rc == -EINVAL)
+		fprintf(stderr, "tracebuf report: -F '%s': at byte %zu: %s\n", spec, err.pos, err.reason);
+	else if (rc < 0)
+		fprintf(stderr, "tracebuf report: -F: %s\n", strerror(-rc));
+	return rc == 0;
+}
 
 /* trace-cmd's CPU list: numbers and ranges separated by ',' or ':'. */
 static int add_cpu_list(struct report_args *a, const char *list)
@@ -227,7 +251,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hi:tRlN", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hi:tRlNF:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PREFIX:
 			a->copts.prefix = optarg;
@@ -276,6 +300,13 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 'N':
 			a->topts.no_plugins = true;
 			break;
+		case 'F':
+			if (!add_filter(a, optarg))
+				return 2;
+			break;
+		case 'v':
+			a->exclude = true;
+			break;
 		case OPT_CPU:
 			if (add_cpu_list(a, optarg) < 0) {
 				fprintf(stderr,
@@ -297,6 +328,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		return usage(stderr);
 	a->topts.cpus = a->cpus;
 	a->topts.ncpus = a->ncpus;
+	a->topts.filter = a->ropts.filter = a->filter;
 	return 0;
 }
 
@@ -416,6 +448,10 @@ int cmd_report(int argc, char **argv)
 		rc = stat(a.input, &st) == 0 && S_ISREG(st.st_mode) ? report_tracedat(&a) : report_capture(&a);
 	else if (rc < 0)
 		rc = 0; /* --help */
+	/* An -F expression that did not fit an event it names: said, and a usage error. */
+	if (tb_filter_set_failures(a.filter))
+		rc = 2;
+	tb_filter_set_free(a.filter);
 	free(a.cpus);
 	return rc;
 }

@@ -81,6 +81,23 @@ struct tb_ring *tb_events_ring(void);
 int tb_events_enable(const char *patterns, char *unknown, size_t size);
 int tb_events_disable(const char *patterns, char *unknown, size_t size);
 
+/*
+ * Filter event ("SYSTEM:NAME") at the source with expr in the kernel's
+ * event-filter language (tracebuf/filter.h), as writing the kernel's
+ * events/SYSTEM/NAME/filter does: a record the filter rejects is built
+ * (on the emitter's stack, as always) and tested, but never reserved in
+ * the ring, and is counted in the ring's filtered counter (tb_ring_stats,
+ * `tracebuf stats`), never as lost.  COMM is the writing thread's name,
+ * CPU the CPU it writes on.  expr NULL, "" or "0" removes the filter.
+ * Events without a filter write exactly as before; a filtered event costs
+ * the test of its filter more.  A filter stays set across attach, enable
+ * and disable.  0, -ENOENT (no such event loaded), -EOPNOTSUPP (the
+ * built-in ftrace events), -EINVAL (a malformed event name, or expr:
+ * *err then says where and why, if err is not NULL) or -ENOMEM.
+ */
+struct tb_filter_error; /* tracebuf/filter.h */
+int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_error *err);
+
 struct tb_event_info {
 	const char *system, *name;
 	uint16_t id;

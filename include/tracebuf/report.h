@@ -73,8 +73,11 @@ int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t written,
 		      int cpus);
 
+struct tb_filter_set; /* tracebuf/filter.h */
+
 struct tb_report_opts {
 	bool no_header; /* events only */
+	struct tb_filter_set *filter; /* -F: only the records it keeps (NULL: all); borrowed */
 };
 
 struct tb_report_totals {

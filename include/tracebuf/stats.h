@@ -8,6 +8,8 @@
  *   refused   = dropped + commit_overrun + too_big + nested + busy + blob_full
  *   lost      = overrun + refused                (never reached a reader)
  *   attempted = written + refused
+ * Events a filter at the source left out (tb_events_set_filter) are counted
+ * in filtered, apart from all of these: they were never attempted.
  *
  * Blobs (tracebuf/blob.h) are events like records: their reference records
  * are in the counts above.  Their own counters say what became of the bytes:
@@ -46,6 +48,7 @@ struct tb_cpu_stats {
 	uint64_t written, refused, lost, attempted;
 	uint64_t newest_ts;      /* raw clock of the newest event held */
 	int has_events;          /* oldest/newest are meaningful */
+	uint64_t filtered;       /* events a filter at the source left out (tracebuf/filter.h): not lost */
 };
 
 /* 0, or -EINVAL for a NULL ring or st or a CPU the ring does not have. */

@@ -215,6 +215,7 @@ struct tb_tcmd_report_opts {
 	bool no_plugins; /* -N: every event by its print fmt alone */
 	const int *cpus; /* --cpu: only these merged CPU numbers (NULL: all) */
 	size_t ncpus;
+	struct tb_filter_set *filter; /* -F: only the records it keeps (NULL: all); borrowed */
 };
 
 /*

@@ -21,6 +21,7 @@
 #include "printers.h"
 #include "render.h"
 #include "strbuf.h"
+#include "tracebuf/filter.h"
 #include "tracebuf/page.h"
 #include "tracebuf/report.h"
 
@@ -73,6 +74,7 @@ struct report {
 	struct loss_books *books;
 	int ncpus;
 	bool counting; /* first pass: count events, print nothing */
+	struct tb_filter_set *filter; /* -F; NULL: every record */
 	int fatal;     /* negative errno that stopped the report */
 	uint8_t id_seen[65536 / 8];      /* IDs whose first record was printed */
 	uint8_t unknown_seen[65536 / 8]; /* IDs already reported as unknown */
@@ -383,6 +385,11 @@ static void emit(struct report *r, struct cpu_stream *s)
 		r->t.events++;
 		return;
 	}
+	if (r->filter) {
+		struct tb_event_ref ev = {s->cpu, s->next.ts, s->next.data, s->next.len};
+		if (!tb_filter_set_keep(r->filter, r->schema, &ev))
+			return;
+	}
 	note_first_record(r, s);
 	if (r->batch) {
 		emit_batched(r, s);
@@ -583,7 +590,8 @@ static int header_counts(struct report *r, uint64_t *entries, uint64_t *written)
 int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts *opts,
 		    struct tb_report_totals *totals)
 {
-	struct report r = {.capture = c, .schema = tb_capture_schema(c), .out = out};
+	struct report r = {.capture = c, .schema = tb_capture_schema(c), .out = out,
+			   .filter = opts ? opts->filter : NULL};
 	uint64_t entries = 0, written = 0;
 	int rc = 0;
 

@@ -3,6 +3,7 @@
 #ifndef TRACEBUF_RING_INTERNAL_H
 #define TRACEBUF_RING_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ring_layout.h"
@@ -33,6 +34,15 @@ struct tb_ring {
 	 * the event's data stays valid like a record's.  Process-local.
 	 */
 	struct blob_copy *blob_copies;
+	/*
+	 * A gate (tb__ring_gate_new): a copy of gate_target's handle whose
+	 * fast_ncpus is 0, so every write takes the general path, which asks
+	 * gate() first and writes what it passes to gate_target, counting the
+	 * rest in gate_target's filtered counter.  NULL in a real ring.
+	 */
+	struct tb_ring *gate_target;
+	bool (*gate)(const void *ctx, const void *data, uint32_t len, int cpu);
+	const void *gate_ctx;
 };
 
 struct blob_copy {
@@ -52,6 +62,15 @@ TB_HIDDEN extern const uint8_t tb__small_type_len[];
 #define tb__write tb_write
 #endif
 TB_HIDDEN int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len);
+/*
+ * A handle that writes to target what gate(ctx, data, len, cpu) passes and
+ * counts the rest as filtered (never as lost).  For events with a filter at
+ * the source: the unfiltered events keep the real handle and its fast path.
+ * Never destroyed (emitters may hold it); NULL when out of memory.
+ */
+TB_HIDDEN struct tb_ring *tb__ring_gate_new(struct tb_ring *target,
+					    bool (*gate)(const void *ctx, const void *data, uint32_t len, int cpu),
+					    const void *ctx);
 /* Write a record in the long form whatever its length: a blob reference (blob.c). */
 TB_HIDDEN int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len);
 

@@ -149,7 +149,7 @@ static inline uint32_t meta_entries(const struct tb_page_meta *m) { return __ato
 static inline uint64_t meta_cum(const struct tb_page_meta *m) { return __atomic_load_n(&m->cum_before, __ATOMIC_RELAXED); }
 static inline uint64_t page_ts(const uint8_t *page) { return __atomic_load_n((const uint64_t *)page, __ATOMIC_RELAXED); }
 
-/* Counters: each refused or lost event lands in exactly one. */
+/* Counters: each refused or lost event lands in exactly one (filtered ones are neither). */
 struct tb_counters {
 	_Atomic uint64_t overrun;        /* overwritten with their page */
 	_Atomic uint64_t dropped;        /* refused: ring full, producer/consumer */
@@ -162,6 +162,7 @@ struct tb_counters {
 	_Atomic uint64_t blob_written;   /* blobs committed into this CPU's blob area */
 	_Atomic uint64_t blob_read;      /* references consumed here, blob intact */
 	_Atomic uint64_t blob_lost;      /* references consumed here, blob overwritten */
+	_Atomic uint64_t filtered;       /* not written: a filter at the source said no (not lost) */
 };
 
 struct tb_reader_state {

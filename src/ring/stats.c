@@ -80,6 +80,7 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 	st->blob_written = load(&c->cnt.blob_written);
 	st->blob_read = load(&c->cnt.blob_read);
 	st->blob_lost = load(&c->cnt.blob_lost);
+	st->filtered = load(&c->cnt.filtered);
 	/* relaxed: after the tail word's acquire in tail_resolve; the phase names the entry */
 	st->newest_ts = atomic_load_explicit(&c->last_ts[t_phase(t)], memory_order_relaxed);
 	scan_held(r, c, &v, st);
@@ -140,6 +141,9 @@ void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_s
 		fprintf(out, "refused: too big %llu, nested %llu, busy %llu\n",
 			(unsigned long long)st->too_big, (unsigned long long)st->nested,
 			(unsigned long long)st->busy);
+	if (ring)
+		fprintf(out, "filtered: %llu (left out by filters at the source; not lost)\n",
+			(unsigned long long)st->filtered);
 	if (ring && tb_ring_blob_size(ring))
 		fprintf(out, "blobs: written %llu, read %llu, overwritten %llu, refused (area full) %llu\n",
 			(unsigned long long)st->blob_written, (unsigned long long)st->blob_read,

@@ -40,6 +40,7 @@ struct entry {
 	size_t format_len;
 	struct tb_event_desc **descs; /* live descriptors of this event */
 	size_t ndescs, cap;
+	struct source_filter *filter; /* tb_events_set_filter; NULL: none */
 };
 
 struct site_entry {
@@ -123,9 +124,18 @@ static char *where_of(const char *file, int line)
 
 /* ------------------------------------------------------------- state */
 
-static struct tb_ring *ring_for(const struct entry *e)
+/* Where e's records go: the ring, through its filter's gate when it has one. */
+static struct tb_ring *ring_for(struct entry *e)
 {
-	return e->enabled ? reg.ring : NULL;
+	struct tb_ring *gate;
+
+	if (!e->enabled || !reg.ring || !e->filter)
+		return e->enabled ? reg.ring : NULL;
+	gate = source_filter_ring(e->filter, reg.ring);
+	if (!gate)
+		problem(e->declared, "%s:%s: out of memory for its filter: the event stays off", e->system,
+			e->name);
+	return gate;
 }
 
 /* release: the ring is set up before an emitter can see the pointer (it loads with acquire) */
@@ -282,6 +292,48 @@ int tb_events_enable(const char *patterns, char *unknown, size_t size)
 int tb_events_disable(const char *patterns, char *unknown, size_t size)
 {
 	return set_enabled(patterns, false, unknown, size);
+}
+
+/* "SYSTEM:NAME" split at its colon into system[]/name[]; false when malformed. */
+static bool split_event(const char *event, char *system, char *name, size_t size)
+{
+	const char *colon = strchr(event, ':');
+	size_t n = colon ? (size_t)(colon - event) : 0;
+
+	if (!colon || n == 0 || n >= size || !colon[1] || strlen(colon + 1) >= size)
+		return false;
+	memcpy(system, event, n);
+	system[n] = '\0';
+	strcpy(name, colon + 1);
+	return true;
+}
+
+static void registry_init(void);
+
+int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_error *err)
+{
+	char system[128], name[128];
+	struct source_filter *sf = NULL;
+	struct entry *e;
+	int rc = 0;
+
+	if (!event || !split_event(event, system, name, sizeof(system)))
+		return -EINVAL;
+	pthread_once(&reg_once, registry_init);
+	pthread_mutex_lock(&reg.lock);
+	e = find_entry(system, name);
+	if (!e || !e->ndescs)
+		rc = -ENOENT;
+	else if (!strcmp(system, "ftrace"))
+		rc = -EOPNOTSUPP; /* the built-in events write with the ring's own calls */
+	else if (expr && *expr && strcmp(expr, "0"))
+		rc = source_filter_new(e->descs[0], expr, err, &sf);
+	if (rc == 0) {
+		e->filter = sf; /* a replaced filter stays allocated: see event_filter.c */
+		sync_entry(e);
+	}
+	pthread_mutex_unlock(&reg.lock);
+	return rc;
 }
 
 void tb_events_attach(struct tb_ring *ring)

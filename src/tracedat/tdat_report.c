@@ -30,6 +30,7 @@
 #include "printers.h"
 #include "strbuf.h"
 #include "tdat_internal.h"
+#include "tracebuf/filter.h"
 #include "tracebuf/page.h"
 
 #define FLUSH_AT    (256 * 1024)
@@ -300,6 +301,11 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	s->first_of_page = false;
 	if (!cpu_selected(r, s->index))
 		return;
+	if (r->o->filter) {
+		struct tb_event_ref ref = {s->cpu, s->next.ts, s->next.data, s->next.len};
+		if (!tb_filter_set_keep(r->o->filter, r->schema, &ref))
+			return;
+	}
 	if (s->next.len >= 8) {
 		memcpy(&id, d, 2);
 		memcpy(&pid, d + 4, 4);

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_filter_oracle - the kernel's own event filters as the oracle for
+ * tracebuf/filter.h.
+ *
+ * Two private instances record the same events at the same time: A with no
+ * filter, B with an expression in each event's `filter` file.  Every
+ * record of A that tracebuf's compiled filter keeps must be in B (same
+ * CPU, same payload but for common_flags, time stamps within 2 ms: each
+ * instance reads the clock itself), and B must hold nothing else.  Only
+ * records inside the window both instances were on are compared, with
+ * CLOCK_MONOTONIC (the instances run on the "mono" trace clock) telling
+ * where it is.  Invalid expressions: the kernel refuses the write, and
+ * tb_filter_compile refuses it with the message the kernel shows.
+ *
+ * Skipped without root or tracefs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/tap.h"
+#include "tracebuf/capture.h"
+#include "tracebuf/filter.h"
+#include "tracebuf/page.h"
+#include "tracebuf/schema.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define WINDOW_MARGIN_NS 5000000ull /* 5 ms kept clear of both ends */
+#define TS_SLACK_NS 2000000ull
+
+static char inst[2][256];
+
+static void remove_instances(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (inst[i][0])
+			rmdir(inst[i]);
+}
+
+static void on_signal(int sig)
+{
+	remove_instances();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* 0, or -errno of the write (the kernel refuses a bad filter with EINVAL). */
+static int put(int which, const char *file, const char *value)
+{
+	char path[768];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", inst[which], file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static char *get(int which, const char *file)
+{
+	char path[768];
+
+	snprintf(path, sizeof(path), "%s/%s", inst[which], file);
+	return tap_slurp(path, NULL);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Context switches, wakeups and syscalls from a few named processes. */
+static void workload(void)
+{
+	static const char *const names[] = {"bash", "tbf-worker", "sleepy", "x"};
+	pid_t kids[4];
+
+	for (int i = 0; i < 4; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			int fd = open("/proc/self/comm", O_WRONLY);
+			if (fd >= 0) {
+				if (write(fd, names[i], strlen(names[i])) < 0)
+					_exit(1);
+				close(fd);
+			}
+			for (int k = 0; k < 40; k++) {
+				struct timespec t = {0, 200000 + 50000 * i};
+				nanosleep(&t, NULL);
+				getppid();
+			}
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < 4; i++)
+		if (kids[i] > 0)
+			waitpid(kids[i], NULL, 0);
+}
+
+struct rec {
+	int cpu;
+	uint64_t ts;
+	uint32_t len;
+	uint8_t *data;
+	bool used;
+};
+
+struct recs {
+	struct rec *r;
+	size_t n, cap;
+};
+
+static void recs_free(struct recs *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		free(rs->r[i].data);
+	free(rs->r);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* Every data record of the instance's buffer (consumed), with its event ID in want. */
+static int read_records(int which, const uint16_t *want, int nwant, struct recs *out, struct tb_capture **cap)
+{
+	struct tb_capture *c;
+	int rc = tb_capture_open(inst[which], NULL, &c);
+
+	if (rc < 0)
+		return rc;
+	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
+		struct tb_raw_page p;
+		if (!tb_capture_has_cpu(c, cpu))
+			continue;
+		while (tb_capture_next_page(c, cpu, &p) == 1) {
+			struct tb_page_cursor cur;
+			struct tb_record r;
+			if (tb_page_cursor_init(&cur, p.data, p.size) < 0)
+				continue;
+			while (tb_page_next_data(&cur, &r) == 1) {
+				uint16_t id;
+				bool keep = false;
+				if (r.len < 8)
+					continue;
+				memcpy(&id, r.data, 2);
+				for (int k = 0; k < nwant; k++)
+					keep |= id == want[k];
+				if (!keep)
+					continue;
+				if (out->n == out->cap) {
+					out->cap = out->cap ? 2 * out->cap : 1024;
+					out->r = realloc(out->r, out->cap * sizeof(*out->r));
+				}
+				struct rec *x = &out->r[out->n++];
+				x->cpu = cpu;
+				x->ts = r.ts;
+				x->len = r.len;
+				x->data = malloc(r.len);
+				memcpy(x->data, r.data, r.len);
+				x->used = false;
+			}
+		}
+	}
+	*cap = c;
+	return 0;
+}
+
+static uint64_t gap(const struct rec *a, const struct rec *b)
+{
+	return a->ts > b->ts ? a->ts - b->ts : b->ts - a->ts;
+}
+
+/* Same record from the other instance: CPU, payload but common_flags, time close. */
+static bool same(const struct rec *a, const struct rec *b)
+{
+	uint64_t d = a->ts > b->ts ? a->ts - b->ts : b->ts - a->ts;
+
+	return a->cpu == b->cpu && a->len == b->len && d < TS_SLACK_NS &&
+	       !memcmp(a->data, b->data, 2) && !memcmp(a->data + 3, b->data + 3, a->len - 3);
+}
+
+/* Inside the window both instances were on, margin kept clear of its ends. */
+static bool inside(const struct rec *x, uint64_t t0, uint64_t t1, uint64_t margin)
+{
+	return x->ts > t0 + margin && x->ts + margin < t1;
+}
+
+struct event_filter {
+	const char *event; /* SYSTEM/EVENT */
+	const char *expr;
+};
+
+static uint16_t event_id(const char *event)
+{
+	char path[512];
+	char *text;
+	uint16_t id = 0;
+
+	snprintf(path, sizeof(path), "%s/events/%s/id", inst[0], event);
+	text = tap_slurp(path, NULL);
+	if (text)
+		id = (uint16_t)atoi(text);
+	free(text);
+	return id;
+}
+
+/* One round: the filters set in B, both record, tracebuf's filters over A must give B. */
+static void round_trip(const struct event_filter *ef, int n)
+{
+	struct tb_filter *filt[8] = {0};
+	uint16_t ids[8];
+	struct recs a = {0}, b = {0};
+	struct tb_capture *ca = NULL, *cb = NULL;
+	char file[256];
+	uint64_t t0, t1;
+	size_t kept = 0, in_b = 0, matched = 0, dropped = 0;
+	bool ok_all = true;
+
+	for (int i = 0; i < n; i++) {
+		ids[i] = event_id(ef[i].event);
+		snprintf(file, sizeof(file), "events/%s/filter", ef[i].event);
+		if (put(1, file, ef[i].expr) < 0) {
+			ok(0, "the kernel takes '%s' for %s", ef[i].expr, ef[i].event);
+			return;
+		}
+	}
+	put(0, "trace", "");
+	put(1, "trace", "");
+	put(0, "tracing_on", "1");
+	put(1, "tracing_on", "1");
+	t0 = mono_ns();
+	workload();
+	t1 = mono_ns();
+	put(0, "tracing_on", "0");
+	put(1, "tracing_on", "0");
+
+	if (read_records(0, ids, n, &a, &ca) < 0 || read_records(1, ids, n, &b, &cb) < 0) {
+		ok(0, "both instances read");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *sys;
+		const struct tb_format *f = tb_schema_find_event(tb_capture_schema(ca), ids[i], &sys);
+		struct tb_filter_error e = {0};
+		int rc = f ? tb_filter_compile_format(ef[i].expr, f, 0, &filt[i], &e) : -ENOENT;
+		if (!ok(rc == 0, "tracebuf compiles '%s' for %s", ef[i].expr, ef[i].event))
+			diag("rc %d at %zu: %s", rc, e.pos, e.reason);
+	}
+	for (size_t i = 0; i < a.n; i++) {
+		struct rec *x = &a.r[i];
+		uint16_t id;
+		int k = 0;
+		memcpy(&id, x->data, 2);
+		while (k < n && ids[k] != id)
+			k++;
+		if (!inside(x, t0, t1, WINDOW_MARGIN_NS) || k == n)
+			continue;
+		struct tb_filter_env env = {.cpu = x->cpu};
+		if (!tb_filter_match(filt[k], x->data, x->len, &env)) {
+			dropped++;
+			continue;
+		}
+		kept++;
+		/* Records alike in all but time recur (a task switching in and out): take the nearest. */
+		size_t best = b.n;
+		for (size_t j = 0; j < b.n; j++)
+			if (!b.r[j].used && same(x, &b.r[j]) &&
+			    (best == b.n || gap(x, &b.r[j]) < gap(x, &b.r[best])))
+				best = j;
+		bool found = best < b.n;
+		if (found)
+			b.r[best].used = true;
+		matched += found;
+		if (!found && ok_all) {
+			ok_all = false;
+			diag("kept by tracebuf, missing from the kernel's: cpu %d ts %llu id %u", x->cpu,
+			     (unsigned long long)x->ts, id);
+		}
+	}
+	for (size_t j = 0; j < b.n; j++) {
+		/* Narrower by the clock slack: its twin in A is surely inside A's window. */
+		if (!inside(&b.r[j], t0, t1, WINDOW_MARGIN_NS + TS_SLACK_NS))
+			continue;
+		in_b++;
+		if (!b.r[j].used && ok_all) {
+			ok_all = false;
+			diag("kept by the kernel, not by tracebuf: cpu %d ts %llu", b.r[j].cpu,
+			     (unsigned long long)b.r[j].ts);
+		}
+	}
+	ok(ok_all && matched == kept,
+	   "%s: '%s'%s: tracebuf keeps %zu of %zu, the kernel kept %zu", ef[0].event, ef[0].expr,
+	   n > 1 ? " (and more events)" : "", kept, kept + dropped, in_b);
+	if (kept + dropped == 0)
+		diag("no records in the window: the comparison says little");
+out:
+	for (int i = 0; i < n; i++) {
+		tb_filter_free(filt[i]);
+		snprintf(file, sizeof(file), "events/%s/filter", ef[i].event);
+		put(1, file, "0");
+	}
+	recs_free(&a);
+	recs_free(&b);
+	if (ca)
+		tb_capture_close(ca);
+	if (cb)
+		tb_capture_close(cb);
+}
+
+/* Invalid expressions: the kernel refuses, tracebuf refuses with the kernel's message. */
+static void refusals(void)
+{
+	static const char *const bad[] = {
+	    "prev_pid ~ 1",         "next_comm == 1",        "prev_pid == \"x\"",
+	    "nofield == 1",         "prev_pid = 1",          "(prev_pid == 1",
+	    "prev_pid == 1)",       "next_comm ~ \"ab",      "prev_pid == 1 & next_pid == 2",
+	    "prev_pid == abc",      "prev_pid == 12abc",     "comm < \"bash\"",
+	    "next_comm < \"bash\"", "common_flags == -1",    "prev_pid == 0b1",
+	    "prev_pid.hex == 1",    "prev_pid !~ 1",         "cpu ~ \"1\"",
+	    "comm & 1",             "prev_pid == 9223372036854775808",
+	};
+	const char *sys;
+	struct tb_capture *c;
+	struct recs none = {0};
+	uint16_t id = event_id("sched/sched_switch");
+	const struct tb_format *f;
+
+	if (read_records(0, &id, 0, &none, &c) < 0) {
+		ok(0, "instance A opens");
+		return;
+	}
+	f = tb_schema_find_event(tb_capture_schema(c), id, &sys);
+	for (size_t i = 0; f && i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tb_filter *flt = NULL;
+		struct tb_filter_error e = {0};
+		int krc = put(1, "events/sched/sched_switch/filter", bad[i]);
+		char *shown = get(1, "events/sched/sched_switch/filter");
+		const char *kmsg = shown ? strstr(shown, "parse_error: ") : NULL;
+		int rc = tb_filter_compile_format(bad[i], f, 0, &flt, &e);
+		char want[128] = "";
+		if (kmsg)
+			sscanf(kmsg + 13, "%127[^\n]", want);
+		ok(krc < 0 && rc == -EINVAL && (!*want || !strncmp(e.reason, want, strlen(want))),
+		   "'%s': kernel %s (%s), tracebuf: %s at %zu", bad[i], krc < 0 ? "refuses" : "TAKES",
+		   *want ? want : "no message", rc == -EINVAL ? e.reason : "TAKES", e.pos);
+		tb_filter_free(flt);
+		free(shown);
+		put(1, "events/sched/sched_switch/filter", "0");
+	}
+	tb_capture_close(c);
+}
+
+static const struct event_filter rounds[][3] = {
+    {{"sched/sched_switch", "prev_pid == 0"}},
+    {{"sched/sched_switch", "next_comm == \"tbf-worker\" || prev_comm == \"sleepy\""}},
+    {{"sched/sched_switch", "next_comm ~ \"tbf*\""}},
+    {{"sched/sched_switch", "next_comm ~ \"*er\" || prev_comm ~ \"*eepy*\""}},
+    {{"sched/sched_switch", "next_comm ~ \"[bs]?*\" && !(prev_comm ~ \"!x\")"}},
+    {{"sched/sched_switch", "prev_state & 1 && prev_prio >= 100"}},
+    {{"sched/sched_switch", "(prev_pid != 0 && next_pid != 0) || prev_prio < -1"}},
+    {{"sched/sched_switch", "common_pid == 0 || common_preempt_count & 0xf0"}},
+    {{"sched/sched_switch", "cpu == 0 || next_pid > 0x100"}},
+    {{"sched/sched_wakeup", "prio < 120 || target_cpu == 1"},
+     {"sched/sched_waking", "!(comm ~ \"kworker*\") && pid > 1"},
+     {"raw_syscalls/sys_enter", "id == 110 || (id >= 230 && id <= 231) || id & 0x400"}},
+    {{"raw_syscalls/sys_exit", "ret < 0 || ret == -1 || id == -1"}},
+};
+
+int main(void)
+{
+	static const char *const events[] = {"sched/sched_switch", "sched/sched_wakeup", "sched/sched_waking",
+					     "raw_syscalls/sys_enter", "raw_syscalls/sys_exit"};
+	struct stat st;
+
+	if (geteuid() != 0 || stat(TRACEFS "/instances", &st) < 0)
+		skip_all("needs root and tracefs at " TRACEFS);
+	atexit(remove_instances);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGABRT, on_signal);
+	signal(SIGSEGV, on_signal);
+	for (int i = 0; i < 2; i++) {
+		snprintf(inst[i], sizeof(inst[i]), TRACEFS "/instances/tb-filter-%c-%d", 'a' + i, (int)getpid());
+		if (mkdir(inst[i], 0755) < 0) {
+			inst[i][0] = '\0';
+			skip_all("cannot make a tracefs instance");
+		}
+		put(i, "tracing_on", "0");
+		put(i, "buffer_size_kb", "2048");
+		if (put(i, "trace_clock", "mono") < 0)
+			skip_all("no mono trace clock");
+		for (size_t e = 0; e < sizeof(events) / sizeof(events[0]); e++) {
+			char file[128];
+			snprintf(file, sizeof(file), "events/%s/enable", events[e]);
+			put(i, file, "1");
+		}
+	}
+	for (size_t r = 0; r < sizeof(rounds) / sizeof(rounds[0]); r++) {
+		int n = 0;
+		while (n < 3 && rounds[r][n].event)
+			n++;
+		round_trip(rounds[r], n);
+	}
+	refusals();
+	remove_instances();
+	return done_testing();
+}

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_tp_filter - filters at the source (tb_events_set_filter): a
+ * TB_EVENT fired with known arguments writes exactly the records whose
+ * arguments satisfy the expression (the same condition, written in C here),
+ * in order; the others are counted as filtered, never as lost; events
+ * without a filter are untouched; COMM and common_pid see the writing
+ * thread; bad expressions and names are refused with the kernel's
+ * messages; "0" removes the filter.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "lib/tap.h"
+#include "tracebuf/events.h"
+#include "tracebuf/filter.h"
+#include "tracebuf/reader.h"
+#include "tracebuf/stats.h"
+#include "tracebuf/tracepoint.h"
+
+TB_EVENT(tpflt, req, TB_PROTO(int id, uint64_t bytes, const char *path, const char *who),
+	 TB_FIELDS(tb_field(int, id, id), tb_field(uint64_t, bytes, bytes), tb_string(path, path),
+		   tb_chars(who, 16, who)),
+	 TB_PRINTK("id=%d bytes=%llu path=%s who=%s", REC->id, REC->bytes, __get_str(path), REC->who))
+TB_EVENT(tpflt, tick, TB_PROTO(int n), TB_FIELDS(tb_field(int, n, n)), TB_PRINTK("n=%d", REC->n))
+
+struct rec_req {
+	struct tb_common_fields common;
+	int id;
+	uint64_t bytes;
+};
+
+static const char *const paths[] = {"/api/v1", "/index", "/api", "/static/x.css", "/ap"};
+static const char *const whos[] = {"alice", "bob", "carol"};
+
+#define N 3000
+
+static uint64_t bytes_of(int i)
+{
+	return (uint64_t)i * 2654435761u % 100000;
+}
+
+static bool want(int i)
+{
+	return (i > 1010 && (bytes_of(i) & 1)) || !strncmp(paths[i % 5], "/api/", 5) ||
+	       (!strcmp(whos[i % 3], "carol") && i < 1100);
+}
+
+static uint64_t filtered_total(struct tb_ring *ring, uint64_t *lost)
+{
+	uint64_t n = 0;
+
+	*lost = 0;
+	for (unsigned c = 0; c < tb_ring_ncpus(ring); c++) {
+		struct tb_cpu_stats st;
+		if (tb_ring_stats(ring, c, &st) == 0) {
+			n += st.filtered;
+			*lost += st.lost;
+		}
+	}
+	return n;
+}
+
+/* The req records in the ring, consumed: their ids into ids[], the tick records counted. */
+static size_t drain(struct tb_ring *ring, int *ids, size_t max, size_t *ticks, int32_t *pid)
+{
+	struct tb_event ev;
+	size_t n = 0;
+
+	*ticks = 0;
+	while (tb_consume_merged(ring, &ev) == 1) {
+		struct rec_req r;
+		if (ev.kind != TB_EVENT_RECORD || ev.len < 8)
+			continue;
+		memcpy(&r, ev.data, ev.len < sizeof(r) ? ev.len : sizeof(r));
+		if (r.common.common_type == tb_event_tpflt_tick.id)
+			(*ticks)++;
+		else if (r.common.common_type == tb_event_tpflt_req.id && n < max) {
+			ids[n++] = r.id;
+			*pid = r.common.common_pid;
+		}
+	}
+	return n;
+}
+
+static void filtered_writes(struct tb_ring *ring)
+{
+	static int got[N], expect[N];
+	struct tb_filter_error e = {0};
+	size_t nexp = 0, ngot, ticks;
+	uint64_t lost, filtered;
+	int32_t pid = 0;
+	int rc;
+
+	rc = tb_events_set_filter("tpflt:req",
+				  "id > 1010 && bytes & 1 || path ~ \"/api/*\" || (who == \"carol\" && id < 1100)", &e);
+	if (!ok(rc == 0, "a filter on tpflt:req is set"))
+		diag("%d: %s at %zu", rc, e.reason, e.pos);
+	for (int i = 0; i < N; i++) {
+		tb_trace(tpflt, req, i, bytes_of(i), paths[i % 5], whos[i % 3]);
+		tb_trace(tpflt, tick, i);
+		if (want(i))
+			expect[nexp++] = i;
+	}
+	ngot = drain(ring, got, N, &ticks, &pid);
+	filtered = filtered_total(ring, &lost);
+	ok(ngot == nexp && !memcmp(got, expect, nexp * sizeof(int)),
+	   "the records written are exactly those the condition keeps, in order (%zu of %d)", ngot, N);
+	is_int((long long)filtered, (long long)(N - nexp), "the others are counted as filtered");
+	is_int((long long)lost, 0, "... and nothing as lost");
+	is_int((long long)ticks, N, "an event without a filter writes every record");
+	is_int(pid, (int32_t)gettid(), "common_pid is the writing thread");
+}
+
+static void comm_and_pid(struct tb_ring *ring)
+{
+	static int got[16];
+	size_t ticks;
+	int32_t pid;
+	char expr[64];
+
+	prctl(PR_SET_NAME, "tpf-main", 0, 0, 0);
+	snprintf(expr, sizeof(expr), "COMM == \"tpf-main\" && common_pid == %d", (int)gettid());
+	ok(tb_events_set_filter("tpflt:req", expr, NULL) == 0, "a COMM filter is set");
+	for (int i = 0; i < 5; i++)
+		tb_trace(tpflt, req, i, 0, "/", "x");
+	prctl(PR_SET_NAME, "other", 0, 0, 0);
+	for (int i = 0; i < 5; i++)
+		tb_trace(tpflt, req, i, 0, "/", "x");
+	is_int((long long)drain(ring, got, 16, &ticks, &pid), 5, "COMM is the writing thread's name");
+	ok(tb_events_set_filter("tpflt:req", "0", NULL) == 0, "\"0\" removes the filter");
+	for (int i = 0; i < 7; i++)
+		tb_trace(tpflt, req, i, 0, "/", "x");
+	is_int((long long)drain(ring, got, 16, &ticks, &pid), 7, "... and every record is written again");
+}
+
+static void refusals(void)
+{
+	struct tb_filter_error e = {0};
+
+	is_int(tb_events_set_filter("tpflt:req", "size > 3", &e), -EINVAL, "a missing field is refused");
+	ok(!strncmp(e.reason, "Field not found", 15) && e.pos == 0, "... with the kernel's message: %s", e.reason);
+	is_int(tb_events_set_filter("tpflt:req", "path < \"x\"", &e), -EINVAL, "< on a string is refused");
+	ok(!strncmp(e.reason, "Illegal operation for field type", 32) && e.pos == 7, "... %s at %zu", e.reason, e.pos);
+	is_int(tb_events_set_filter("tpflt:nope", "n == 1", NULL), -ENOENT, "an unknown event: -ENOENT");
+	is_int(tb_events_set_filter("tpflt", "n == 1", NULL), -EINVAL, "a name without a system: -EINVAL");
+	is_int(tb_events_set_filter("ftrace:print", "ip == 1", NULL), -EOPNOTSUPP,
+	       "the built-in events take no filter");
+}
+
+int main(void)
+{
+	struct tb_ring *ring;
+	struct tb_ring_opts o = {.size_kb = 1024};
+
+	if (tb_ring_create(&ring, &o) < 0)
+		skip_all("no ring");
+	tb_events_attach(ring);
+	ok(tb_events_enable("tpflt:*", NULL, 0) == 2, "the test's events are enabled");
+	refusals();
+	filtered_writes(ring);
+	comm_and_pid(ring);
+	tb_events_attach(NULL);
+	tb_ring_destroy(ring);
+	return done_testing();
+}
