@@ -83,6 +83,18 @@ field $A/trace.txt sched_switch next_pid | awk '{ print int($1 / 1000) * 1000 }'
 same sched:sched_switch 'keys=next_pid.buckets=1000:sort=next_pid' $A \
 	'keys=next_pid.buckets=1000:vals=hitcount:sort=next_pid.buckets=1000:size=2048' "$W/e" ".buckets=1000"
 
+# if FILTER: only the records the kernel's filter language keeps, the filter printed back.
+awk '/ sched_switch: / { for (i = 1; i <= NF; i++) { if ($i ~ /^prev_prio=/) q = substr($i, 11) + 0; if ($i ~ /^next_comm=/) c = substr($i, 11); if ($i ~ /^next_pid=/) p = substr($i, 10) }
+	if (q < 120 || c ~ /^ba/) print p }' $A/trace.txt | sort -n | uniq -c |
+	awk '{ printf "{ next_pid: %10d } hitcount: %10d\n", $2, $1 }' > "$W/e"
+same sched:sched_switch 'keys=next_pid:sort=next_pid if prev_prio < 120 || next_comm ~ "ba*"' $A \
+	'keys=next_pid:vals=hitcount:sort=next_pid:size=2048 if prev_prio < 120 || next_comm ~ "ba*"' "$W/e" \
+	"if FILTER keeps what the kernel's filter language keeps"
+awk '/ sched_switch: / { t = $1; sub(/-[0-9]+$/, "", t); if (t == "bash") for (i = 1; i <= NF; i++) if ($i ~ /^next_pid=/) print substr($i, 10) }' \
+	$A/trace.txt | sort -n | uniq -c | awk '{ printf "{ next_pid: %10d } hitcount: %10d\n", $2, $1 }' > "$W/e"
+same sched:sched_switch 'keys=next_pid:sort=next_pid if COMM == "bash"' $A \
+	'keys=next_pid:vals=hitcount:sort=next_pid:size=2048 if COMM == "bash"' "$W/e" "if COMM == ...: the writer's comm"
+
 # -- syscalls and signed numbers: cap-d's sys_enter / sys_exit (2711 each)
 field_nr() { awk '/ sys_enter: NR / { print $7 }' $D/trace.txt; }
 field_nr | sort -n | uniq -c | awk 'BEGIN { n[0] = "sys_read"; n[1] = "sys_write"; n[3] = "sys_close"; n[13] = "sys_rt_sigaction";
@@ -151,7 +163,8 @@ refused sched:sched_switch 'keys=a,b,c,d' 5 "Couldn't find field 'a'"
 refused sched:sched_switch 'keys=prev_pid,next_pid,prev_prio,next_prio' 33 "too many keys (3 at most)"
 refused sched:sched_switch 'vals=prev_prio' 0 "no keys="
 refused sched:sched_switch 'keys=next_pid+1' 13 "expressions and variables are not supported"
-refused sched:sched_switch 'keys=next_pid if next_pid > 0' 14 "filters ('if ...') are not supported"
+refused sched:sched_switch 'keys=next_pid if next_pidd > 0' 17 "in the filter: Field not found"
+refused sched:sched_switch 'keys=next_pid if next_pid >' 27 "in the filter: Invalid value"
 refused raw_syscalls:sys_enter 'keys=args' 5 "'args' (unsigned long) is an array"
 
 # -- a trace without the event: what to record, and how

@@ -19,9 +19,11 @@
  * always), sort= (up to 2, keys or vals, .ascending/.descending), size=,
  * the modifiers .hex .sym .sym-offset .execname (common_pid) .syscall
  * .log2 .buckets=N .usecs (common_timestamp), common_timestamp,
- * common_cpu, and numeric and string fields (fixed char arrays and
- * __data_loc / __rel_loc strings).  Not supported: variables, expressions,
- * actions (onmax, onmatch, ...), stacktrace keys, "if FILTER", name=.
+ * common_cpu, numeric and string fields (fixed char arrays and
+ * __data_loc / __rel_loc strings), and "if FILTER" in the kernel's filter
+ * language (tracebuf/filter.h; COMM there is the pid's saved comm).  Not
+ * supported: variables, expressions, actions (onmax, onmatch, ...),
+ * stacktrace keys, name=.
  *
  * What differs from the kernel by nature: .execname prints the comm of the
  * pid from the trace's saved_cmdlines (the kernel saves the running task's

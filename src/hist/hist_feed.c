@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "hist_internal.h"
+#include "load_int.h"
+#include "tracebuf/filter.h"
 #include "tracebuf/page.h"
 
 #define BAD_RECORDS_TOLD 10 /* damaged records reported one by one, then only counted */
@@ -52,6 +54,8 @@ void tb_hist_free(struct tb_hist *h)
 	if (!h)
 		return;
 	hist_table_free(&h->table);
+	tb_filter_free(h->filter);
+	free(h->filter_text);
 	free(h->key_buf);
 	free(h);
 }
@@ -60,30 +64,6 @@ void tb_hist_set_ns_clock(struct tb_hist *h, int ns_clock)
 {
 	if (h)
 		h->ns_clock = ns_clock != 0;
-}
-
-/* A number of 1, 2, 4 or 8 bytes, sign-extended when signed (the kernel's (u64)(unsigned long)*addr). */
-static inline uint64_t load_number(const uint8_t *p, uint32_t size, bool is_signed)
-{
-	switch (size) {
-	case 1:
-		return is_signed ? (uint64_t)(int64_t)(int8_t)p[0] : p[0];
-	case 2: {
-		uint16_t v;
-		memcpy(&v, p, 2);
-		return is_signed ? (uint64_t)(int64_t)(int16_t)v : v;
-	}
-	case 4: {
-		uint32_t v;
-		memcpy(&v, p, 4);
-		return is_signed ? (uint64_t)(int64_t)(int32_t)v : v;
-	}
-	default: {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		return v;
-	}
-	}
 }
 
 /* ilog2(roundup_pow_of_two(v)) as the kernel computes it on x86_64: 0 for 0, 1 and above 2^63. */
@@ -111,7 +91,7 @@ static inline uint64_t field_number(const struct tb_hist *h, const struct hist_f
 		v = (uint64_t)cpu;
 		break;
 	default:
-		v = load_number(rec + f->offset, f->size, f->is_signed);
+		v = load_int(rec + f->offset, f->size, f->is_signed);
 	}
 	if (f->mod == HIST_MOD_LOG2)
 		v = kernel_log2(v);
@@ -141,6 +121,25 @@ static inline bool put_string(const struct hist_field *f, uint8_t *slot, const u
 	return true;
 }
 
+/* Whether the filter keeps the record; the comm it may ask for is the writer's, from saved_cmdlines. */
+static bool filter_keeps(const struct tb_hist *h, const uint8_t *rec, uint32_t len, int cpu)
+{
+	struct tb_filter_env env = {.cpu = cpu, .comm = NULL};
+	char comm[TB_NAME_MAX];
+
+	if (h->filter_uses & TB_FILTER_USES_COMM) {
+		int32_t pid = 0;
+		size_t n;
+		const char *name;
+		if (len >= 8)
+			memcpy(&pid, rec + 4, 4);
+		name = tb_schema_comm(h->schema, pid, &n);
+		snprintf(comm, sizeof(comm), "%.*s", (int)n, name);
+		env.comm = comm;
+	}
+	return tb_filter_match(h->filter, rec, len, &env);
+}
+
 int tb_hist_add_record(struct tb_hist *h, const void *data, uint32_t len, uint64_t ts, int cpu)
 {
 	const uint8_t *rec = data;
@@ -151,6 +150,10 @@ int tb_hist_add_record(struct tb_hist *h, const void *data, uint32_t len, uint64
 		return -EINVAL;
 	if (len < h->min_size)
 		return -EINVAL;
+	if (h->filter && !filter_keeps(h, rec, len, cpu)) {
+		h->filtered++;
+		return 0;
+	}
 	key = h->key_buf;
 	for (unsigned i = 0; i < h->nkeys; i++) {
 		const struct hist_field *f = &h->keys[i];

@@ -112,6 +112,10 @@ struct tb_hist {
 	uint32_t key_size;
 	struct hist_table table;
 	struct tb_schema *schema;
+	struct tb_filter *filter; /* "if EXPR": only records it keeps count (NULL: all) */
+	char *filter_text;	  /* EXPR as the trigger info prints it */
+	unsigned filter_uses;	  /* tb_filter_uses(): whether it reads the CPU or the comm */
+	uint64_t filtered;	  /* records of the event the filter left out */
 	uint64_t bad_records;
 	uint8_t *key_buf; /* key_size bytes, for building one key */
 };

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "hist_internal.h"
+#include "tracebuf/filter.h"
 
 /* The spec being parsed: a writable copy, and where the copy starts in the user's text. */
 struct spec {
@@ -350,6 +351,31 @@ static int parse_attr(struct spec *s, struct tb_hist *h, char *attr, char **keys
 	return 0;
 }
 
+/*
+ * "if EXPR" compiled against the event (tracebuf/filter.h, the kernel's
+ * filter language).  As the kernel keeps it, EXPR starts one blank after
+ * "if" and is printed back as given.
+ */
+static int parse_filter(struct spec *s, struct tb_hist *h, char *at_if)
+{
+	char *expr = at_if + 3;
+	struct tb_filter_error ferr = {0};
+	int rc;
+
+	if (!*expr)
+		return fail(s, at_if, "'if' with no filter after it");
+	h->filter_text = strdup(expr);
+	if (!h->filter_text)
+		return -ENOMEM;
+	rc = tb_filter_compile_format(expr, s->fmt, 0, &h->filter, &ferr);
+	if (rc == -EINVAL)
+		return fail(s, expr + ferr.pos, "in the filter: %s", ferr.reason);
+	if (rc < 0)
+		return rc;
+	h->filter_uses = tb_filter_uses(h->filter);
+	return 0;
+}
+
 /* Where " if " starts the filter (the kernel wants blanks on both sides), or NULL. */
 static char *find_filter(char *text)
 {
@@ -365,8 +391,14 @@ static int parse_all(struct spec *s, struct tb_hist *h)
 	char *filter = find_filter(s->text);
 	int rc;
 
-	if (filter)
-		return fail(s, filter, "filters ('if ...') are not supported by tracebuf hist yet");
+	if (filter) {
+		char *end = filter - 1;
+		while (end > s->text && (end[-1] == ' ' || end[-1] == '\t'))
+			end--; /* the attributes end where the blanks before "if" start */
+		*end = '\0';
+		if ((rc = parse_filter(s, h, filter)) < 0)
+			return rc;
+	}
 	while ((attr = strsep(&save, ":")) != NULL)
 		if ((rc = parse_attr(s, h, attr, &keys, &vals, &sort)) < 0)
 			return rc;

@@ -159,6 +159,8 @@ static void print_trigger_info(const struct tb_hist *h, FILE *out)
 	fprintf(out, ":size=%u", 1u << h->map_bits);
 	if (h->timestamps)
 		fprintf(out, ":clock=%s", h->clock);
+	if (h->filter_text)
+		fprintf(out, " if %s", h->filter_text);
 	fputs(" [active]\n#\n\n", out);
 }
 

@@ -13,34 +13,10 @@
 #include <string.h>
 
 #include "filter_internal.h"
+#include "load_int.h"
 
 /* The kernel's TASK_COMM_LEN: COMM compares within that many bytes. */
 #define COMM_LEN 16
-
-static uint64_t load_int(const uint8_t *p, unsigned size, bool is_signed)
-{
-	switch (size) {
-	case 1: {
-		uint8_t v = p[0];
-		return is_signed ? (uint64_t)(int64_t)(int8_t)v : v;
-	}
-	case 2: {
-		uint16_t v;
-		memcpy(&v, p, 2);
-		return is_signed ? (uint64_t)(int64_t)(int16_t)v : v;
-	}
-	case 4: {
-		uint32_t v;
-		memcpy(&v, p, 4);
-		return is_signed ? (uint64_t)(int64_t)(int32_t)v : v;
-	}
-	default: {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		return v;
-	}
-	}
-}
 
 /* a OP b, both already extended from the field's size by its signedness. */
 static bool compare(unsigned op, uint64_t a, uint64_t b, bool is_signed)
