@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common_fields.h"
 #include "lib/tap.h"
 #include "tracebuf/hist.h"
 #include "tracebuf/schema.h"
@@ -24,10 +25,7 @@ static const char format_text[] =
 	"name: tbh\n"
 	"ID: 900\n"
 	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	FORMAT_COMMON_FIELDS
 	"\n"
 	"\tfield:s8 a8;\toffset:8;\tsize:1;\tsigned:1;\n"
 	"\tfield:s16 a16;\toffset:10;\tsize:2;\tsigned:1;\n"
