@@ -35,7 +35,8 @@
  *
  * Ownership: tb_hist_new() returns a handle freed with tb_hist_free(); it
  * borrows the schema (for comms and symbols at print time), which must
- * outlive it.  tb_hist_add_capture() keeps nothing of the capture.
+ * outlive it.  tb_hist_add_capture() keeps nothing of the capture.  A hist
+ * is not thread-safe: use each from one thread at a time.
  *
  * Misuse: NULL arguments are -EINVAL.
  */

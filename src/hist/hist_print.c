@@ -22,9 +22,6 @@
 #include "schema_kernel.h"
 #include "strbuf.h"
 
-/* qsort has no context argument: the table being sorted, for one call at a time. */
-static const struct tb_hist *sorting;
-
 static int cmp_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? -1 : a > b;
@@ -65,9 +62,9 @@ static int cmp_sort_key(const struct tb_hist *h, const struct hist_sort *k, cons
 }
 
 /* The sort keys in order, then (for a stable answer where the kernel's is arbitrary) the keys. */
-static int cmp_entries(const void *pa, const void *pb)
+static int cmp_entries(const void *pa, const void *pb, void *ctx)
 {
-	const struct tb_hist *h = sorting;
+	const struct tb_hist *h = ctx;
 	const uint64_t *ea = hist_table_entry(&h->table, *(const uint32_t *)pa);
 	const uint64_t *eb = hist_table_entry(&h->table, *(const uint32_t *)pb);
 	int c;
@@ -81,9 +78,9 @@ static int cmp_entries(const void *pa, const void *pb)
 	return 0;
 }
 
-static int cmp_first_seen(const void *pa, const void *pb)
+static int cmp_first_seen(const void *pa, const void *pb, void *ctx)
 {
-	const struct tb_hist *h = sorting;
+	const struct tb_hist *h = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 	int c = cmp_u64(hist_table_entry(&h->table, a)[HIST_E_FIRST_TS], hist_table_entry(&h->table, b)[HIST_E_FIRST_TS]);
 
@@ -103,16 +100,14 @@ static uint32_t *kept_entries(const struct tb_hist *h, size_t *n, uint64_t *hits
 		idx[i] = (uint32_t)i;
 		*hits += hist_table_entry(&h->table, i)[HIST_E_HITCOUNT];
 	}
-	sorting = h;
 	if (count > max) {
-		qsort(idx, count, sizeof(*idx), cmp_first_seen);
+		qsort_r(idx, count, sizeof(*idx), cmp_first_seen, (void *)h);
 		for (size_t i = max; i < count; i++)
 			*dropped += hist_table_entry(&h->table, idx[i])[HIST_E_HITCOUNT];
 		*hits -= *dropped;
 		count = max;
 	}
-	qsort(idx, count, sizeof(*idx), cmp_entries);
-	sorting = NULL;
+	qsort_r(idx, count, sizeof(*idx), cmp_entries, (void *)h);
 	*n = count;
 	return idx;
 }
