@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,15 +118,22 @@ static void split_event(const char *name, char *sys, size_t n, const char **even
 	}
 }
 
-/* A live instance's events/SYS/EVENT/id, so its format is loaded on demand; 0 if none. */
+/*
+ * A live instance's events/SYS/EVENT/id (SYS "*" when not given: the first
+ * system with such an event), so its format is loaded on demand; 0 if none.
+ */
 static uint32_t live_event_id(const char *dir, const char *sys, const char *event)
 {
 	char path[4096];
 	unsigned id = 0;
-	FILE *f;
+	glob_t g;
+	FILE *f = NULL;
 
-	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dir, sys, event);
-	f = fopen(path, "r");
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dir, sys[0] ? sys : "*", event);
+	if (glob(path, 0, NULL, &g) == 0) {
+		f = fopen(g.gl_pathv[0], "r");
+		globfree(&g);
+	}
 	if (!f)
 		return 0;
 	if (fscanf(f, "%u", &id) != 1)
@@ -148,7 +156,7 @@ static const struct tb_format *find_event(struct tb_capture *c, const char *dir,
 		if (f && !strcmp(f->name, event) && (!sys[0] || !strcmp(*system, sys)))
 			return f;
 	}
-	if (sys[0] && tb_capture_is_live(c)) {
+	if (tb_capture_is_live(c)) {
 		uint32_t id = live_event_id(dir, sys, event);
 		return id ? tb_schema_find_event(s, id, system) : NULL;
 	}
@@ -221,6 +229,11 @@ static int hist_capture(const struct hist_args *a, struct tb_capture *c)
 	const struct tb_format *f = find_event(c, a->input, a->event, &system);
 	int rc;
 
+	if (!f && tb_capture_is_live(c)) {
+		fprintf(stderr, "tracebuf hist: %s: this kernel has no event %s (see its events/ directory)\n",
+			a->input, a->event);
+		return 1;
+	}
 	if (!f) {
 		fprintf(stderr, "tracebuf hist: %s has no event %s (no format for it: it was not recorded)\n",
 			a->input, a->event);
