@@ -107,6 +107,12 @@ awk '/^# event histogram/ { n++ } n == 3' "$W/live" > "$W/live2"
 w=$(mine "$W/live2" | sed -n 's/.*id: sys_write *\[  1\] } hitcount: *//p')
 [ "$w" = 500 ]; check $? "the last print holds the 500 writes of a dd started after the first (got ${w:-none})"
 [ "$w" = 500 ] || sed 's/^/# /' "$W/live" | tail -30
+
+# An event named without its system is found in the live instance; one the kernel lacks is said.
+"$TB" hist -e sys_enter 'keys=common_pid' "$T" 2>> "$W/err" | grep -q '^# trigger info: hist:keys=common_pid:'
+check $? "-e sys_enter (no system) on a live instance"
+"$TB" hist -e no_such_event 'keys=common_pid' "$T" 2>&1 >/dev/null | grep -q "this kernel has no event no_such_event"
+check $? "an event the kernel lacks is named as such"
 [ $fail = 0 ] || sed 's/^/# /' "$W/err"
 echo "1..$n"
 exit $fail
