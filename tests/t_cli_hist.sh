@@ -182,5 +182,14 @@ printf '\377\377\377\377\377\377\377\377' | dd of="$W/bad/cpu0.raw" bs=1 seek=82
 [ $rc -eq 1 ] && grep -q "cpu0.raw: byte 8" "$W/err" && grep -q "^Totals:" "$W/got"
 check $? "a damaged sub-buffer: named with its file and offset, exit 1, the hist of the rest printed"
 
+# Records too short for the fields the hist reads (a format that puts next_prio past their end):
+# the first ten named with file and offset, all counted, exit 1.
+mkdir "$W/short" && cp -r $A/. "$W/short/"
+sed -i 's/next_prio;\toffset:[0-9]*;/next_prio;\toffset:200;/' "$W/short/formats/sched/sched_switch.format"
+"$TB" hist -e sched:sched_switch 'keys=next_prio' "$W/short" > "$W/got" 2> "$W/err"; rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c 'cpu[01].raw: byte [0-9]*: sched:sched_switch record of [0-9]* bytes does not hold' "$W/err")" = 10 ] &&
+	grep -q "^tracebuf hist: 221 damaged sched:sched_switch records left out" "$W/err" && grep -q "Hits: 0" "$W/got"
+check $? "records too short for the hist's fields: 10 named, 221 counted, exit 1"
+
 echo "1..$n"
 exit $fail

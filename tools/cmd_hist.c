@@ -211,6 +211,9 @@ static int verdict(const struct hist_args *a, struct tb_capture *c, const struct
 			"tracebuf hist: warning: %s lost events on %llu sub-buffers: the kernel's hist "
 			"would have counted them\n",
 			a->input, (unsigned long long)t->lost_pages);
+	if (t->bad_records)
+		fprintf(stderr, "tracebuf hist: %llu damaged %s records left out (the first are named above)\n",
+			(unsigned long long)t->bad_records, a->event);
 	if (!t->matched && !a->live) {
 		fprintf(stderr, "tracebuf hist: %s holds no %s records (%llu records of other events)\n", a->input,
 			a->event, (unsigned long long)t->records);

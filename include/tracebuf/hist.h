@@ -77,7 +77,7 @@ void tb_hist_set_ns_clock(struct tb_hist *h, int ns_clock);
 struct tb_hist_totals {
 	uint64_t records;     /* data records of any event */
 	uint64_t matched;     /* records of the hist's event */
-	uint64_t bad_records; /* of the event, too short for its fields (reported) */
+	uint64_t bad_records; /* of the event, too short for its fields (the first 10 reported) */
 	uint64_t bad_pages;   /* sub-buffers that did not decode (reported) */
 	uint64_t lost_pages;  /* sub-buffers flagged as having lost events before them */
 };

