@@ -4,7 +4,10 @@
  * u64 tracepoint, a 22-character string tracepoint and a printf event with
  * three ints beside a bare rdtsc (and beside LTTng-UST's equivalent
  * tracepoints and its tracef, when built with -DHAVE_LTTNG and run in an
- * LTTng session, as scripts/bench.sh does); one thread against two.
+ * LTTng session, as scripts/bench.sh does); one thread against two; an
+ * event with a two-comparison filter at the source (tb_events_set_filter)
+ * that keeps every record, and one that keeps none, each beside the same
+ * event layout unfiltered (the filter's cost is the difference).
  *
  * As in bench_write: each thread times batches of 1000 events with the TSC
  * and keeps the fastest batch, and every batch of the case is followed by a
@@ -36,6 +39,11 @@
 TB_EVENT(bs, off, TB_PROTO(uint64_t v), TB_FIELDS(tb_field(uint64_t, v, v)), TB_PRINTK("v=%llu", (unsigned long long)REC->v))
 TB_EVENT(bs, u64, TB_PROTO(uint64_t v), TB_FIELDS(tb_field(uint64_t, v, v)), TB_PRINTK("v=%llu", (unsigned long long)REC->v))
 TB_EVENT(bs, str, TB_PROTO(const char *s), TB_FIELDS(tb_string(s, s)), TB_PRINTK("s=%s", __get_str(s)))
+/* bs:u64's layout, with filters: bs:keep's keeps every record, bs:drop's none. */
+TB_EVENT(bs, keep, TB_PROTO(uint64_t v), TB_FIELDS(tb_field(uint64_t, v, v)), TB_PRINTK("v=%llu", (unsigned long long)REC->v))
+TB_EVENT(bs, drop, TB_PROTO(uint64_t v), TB_FIELDS(tb_field(uint64_t, v, v)), TB_PRINTK("v=%llu", (unsigned long long)REC->v))
+#define KEEP_FILTER "v < 1000000000000 && common_pid != 0"
+#define DROP_FILTER "v > 1000000000000 && common_pid != 0"
 
 const char *bench_string = "/api/v1/users/42/items"; /* 22 characters */
 static struct tb_ring *ring;
@@ -98,6 +106,18 @@ __attribute__((noinline)) static void loop_u64_reserve(long n)
 		e->v = (uint64_t)i;
 		tb_commit(ring, e);
 	}
+}
+
+__attribute__((noinline)) static void loop_keep(long n)
+{
+	for (long i = 0; i < n; i++)
+		tb_trace(bs, keep, (uint64_t)i);
+}
+
+__attribute__((noinline)) static void loop_drop(long n)
+{
+	for (long i = 0; i < n; i++)
+		tb_trace(bs, drop, (uint64_t)i);
 }
 
 __attribute__((noinline)) static void loop_str(long n)
@@ -240,8 +260,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	tb_events_attach(ring);
-	if (tb_events_enable("bs:u64,bs:str,ftrace:bprint", NULL, 0) != 3) {
-		fprintf(stderr, "bench_sources: cannot enable the events\n");
+	if (tb_events_enable("bs:u64,bs:str,bs:keep,bs:drop,ftrace:bprint", NULL, 0) != 5 ||
+	    tb_events_set_filter("bs:keep", KEEP_FILTER, NULL) < 0 ||
+	    tb_events_set_filter("bs:drop", DROP_FILTER, NULL) < 0) {
+		fprintf(stderr, "bench_sources: cannot enable the events and their filters\n");
 		return 1;
 	}
 	calibrate();
@@ -261,6 +283,12 @@ int main(int argc, char **argv)
 	result("22-char string tracepoint", 1, f.ns, "rdtsc", f.peer_ns);
 	f = measure(loop_printf3, loop_rdtsc, 1);
 	result("printf, 3 ints", 1, f.ns, "rdtsc", f.peer_ns);
+	f = measure(loop_keep, loop_u64, 1);
+	result("u64, filter keeps (2 comparisons)", 1, f.ns, "u64 tracepoint, no filter", f.peer_ns);
+	printf("  %-34s %+7.2f ns per event (goal: at most +5)\n", "  the filter's cost", f.ns - f.peer_ns);
+	f = measure(loop_drop, loop_u64, 1);
+	result("u64, filter drops (2 comparisons)", 1, f.ns, "u64 tracepoint, no filter", f.peer_ns);
+	printf("  %-34s %+7.2f ns per event\n", "  the filter's cost", f.ns - f.peer_ns);
 	f = measure(loop_u64, NULL, 1);
 	f2 = measure(loop_u64, NULL, 2);
 	result("u64 tracepoint, 2 threads", 2, f2.ns, "u64 tracepoint, 1 thread", f.ns);

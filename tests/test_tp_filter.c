@@ -9,9 +9,11 @@
  * messages; "0" removes the filter.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -138,6 +140,41 @@ static void comm_and_pid(struct tb_ring *ring)
 	is_int((long long)drain(ring, got, 16, &ticks, &pid), 7, "... and every record is written again");
 }
 
+/* Threads firing while the filter is replaced and removed: every record passed the filter then in force. */
+static atomic_bool stop_firing;
+
+static void *fire(void *arg)
+{
+	(void)arg;
+	for (int i = 0; !atomic_load_explicit(&stop_firing, memory_order_relaxed); i++)
+		tb_trace(tpflt, req, i % 100, (uint64_t)i, "/api/x", "t");
+	return NULL;
+}
+
+static void replaced_under_load(struct tb_ring *ring)
+{
+	static int got[1 << 16];
+	pthread_t t[2];
+	size_t ticks, n, bad = 0;
+	int32_t pid;
+	bool all_set = tb_events_set_filter("tpflt:req", "id >= 90", NULL) == 0;
+
+	drain(ring, got, sizeof(got) / sizeof(got[0]), &ticks, &pid);
+	for (int k = 0; k < 2; k++)
+		pthread_create(&t[k], NULL, fire, NULL);
+	for (int round = 0; round < 200; round++) {
+		all_set &= tb_events_set_filter("tpflt:req", round % 2 ? "id < 10" : "id >= 90", NULL) == 0;
+		n = drain(ring, got, sizeof(got) / sizeof(got[0]), &ticks, &pid);
+		for (size_t k = 0; k < n; k++)
+			bad += got[k] >= 10 && got[k] < 90; /* neither filter keeps these */
+	}
+	atomic_store(&stop_firing, true);
+	for (int k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	tb_events_set_filter("tpflt:req", NULL, NULL);
+	ok(all_set && bad == 0, "filters replaced 200 times under two writing threads: no record either refused (%zu)", bad);
+}
+
 static void refusals(void)
 {
 	struct tb_filter_error e = {0};
@@ -164,6 +201,7 @@ int main(void)
 	refusals();
 	filtered_writes(ring);
 	comm_and_pid(ring);
+	replaced_under_load(ring);
 	tb_events_attach(NULL);
 	tb_ring_destroy(ring);
 	return done_testing();

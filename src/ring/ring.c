@@ -778,16 +778,16 @@ static int gated_write(struct tb_ring *gate, const void *data, uint32_t len)
 	/* relaxed: as in tb__append_slow; a stopped ring counts nothing */
 	if (atomic_load_explicit(&ring->r->record_disabled, memory_order_relaxed))
 		return -EAGAIN;
-	if (!data || len > tb_page_max_payload(ring->r->subbuf_size))
+	if (!data || len > gate->gate_max_len)
 		return tb__write(ring, data, len);
-	if (gate->gate(gate->gate_ctx, data, len, (int)pub_current_cpu()))
+	if (gate->gate(gate->gate_ctx, data, len))
 		return tb__write(ring, data, len);
 	COUNT_REFUSED(ring, filtered);
 	return 0;
 }
 
 struct tb_ring *tb__ring_gate_new(struct tb_ring *target,
-				  bool (*gate)(const void *ctx, const void *data, uint32_t len, int cpu),
+				  bool (*gate)(const void *ctx, const void *data, uint32_t len),
 				  const void *ctx)
 {
 	struct tb_ring *g = malloc(sizeof(*g));
@@ -799,6 +799,7 @@ struct tb_ring *tb__ring_gate_new(struct tb_ring *target,
 	g->owns_mem = 0;
 	g->blob_copies = NULL;
 	g->gate_target = target;
+	g->gate_max_len = tb_page_max_payload(target->r->subbuf_size);
 	g->gate = gate;
 	g->gate_ctx = ctx;
 	return g;

@@ -41,7 +41,8 @@ struct tb_ring {
 	 * rest in gate_target's filtered counter.  NULL in a real ring.
 	 */
 	struct tb_ring *gate_target;
-	bool (*gate)(const void *ctx, const void *data, uint32_t len, int cpu);
+	uint32_t gate_max_len; /* longer records go to gate_target untested, for it to refuse */
+	bool (*gate)(const void *ctx, const void *data, uint32_t len);
 	const void *gate_ctx;
 };
 
@@ -63,13 +64,13 @@ TB_HIDDEN extern const uint8_t tb__small_type_len[];
 #endif
 TB_HIDDEN int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len);
 /*
- * A handle that writes to target what gate(ctx, data, len, cpu) passes and
+ * A handle that writes to target what gate(ctx, data, len) passes and
  * counts the rest as filtered (never as lost).  For events with a filter at
  * the source: the unfiltered events keep the real handle and its fast path.
  * Never destroyed (emitters may hold it); NULL when out of memory.
  */
 TB_HIDDEN struct tb_ring *tb__ring_gate_new(struct tb_ring *target,
-					    bool (*gate)(const void *ctx, const void *data, uint32_t len, int cpu),
+					    bool (*gate)(const void *ctx, const void *data, uint32_t len),
 					    const void *ctx);
 /* Write a record in the long form whatever its length: a blob reference (blob.c). */
 TB_HIDDEN int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len);

@@ -13,6 +13,7 @@
  * for the rest of the process (a few hundred bytes each).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -66,13 +67,17 @@ static struct tb_filter_field *fields_of(const struct tb_event_desc *d, size_t *
 	return f;
 }
 
-/* The gate's test: the filter over the record, with the CPU and (if it asks) the thread's name. */
-static bool pass(const void *ctx, const void *data, uint32_t len, int cpu)
+/* The gate's test: the filter over the record, with the CPU and thread name if it reads them. */
+static bool pass(const void *ctx, const void *data, uint32_t len)
 {
 	const struct tb_filter *f = ctx;
 	char comm[17] = "";
-	struct tb_filter_env env = {cpu, comm};
+	struct tb_filter_env env = {-1, comm};
 
+	if (!f->uses)
+		return tb_filter_match(f, data, len, NULL);
+	if (f->uses & TB_FILTER_USES_CPU)
+		env.cpu = sched_getcpu();
 	if (f->uses & TB_FILTER_USES_COMM)
 		prctl(PR_GET_NAME, comm, 0, 0, 0);
 	return tb_filter_match(f, data, len, &env);

@@ -119,37 +119,184 @@ static bool match_string(const struct filter_pred *p, const uint8_t *rec, uint32
 	return match_text(p, s, n) != p->invert;
 }
 
-static bool run_pred(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
+/*
+ * Integer predicates are all one test, without calls or indirect jumps
+ * (which cost the most on a filtered event's path): the field, extended to
+ * 64 bits as its type is (its value was cut and extended the same way by
+ * the parser), has its sign bit flipped for signed fields so that unsigned
+ * order is the field's order; then ==, !=, <, <=, > and >= are "inside
+ * [lo, lo + span]", possibly inverted, and & is a test of bits.
+ */
+#define SIGN_BIT (UINT64_C(1) << 63)
+
+__attribute__((always_inline)) static inline bool int_test(const struct filter_pred *p, const uint8_t *rec)
+{
+	uint64_t raw, key;
+
+	/*
+	 * Exactly the field's bytes (the emitter has just stored the record,
+	 * and a wider load across its fields would wait for store forwarding),
+	 * extended to 64 bits as its type is.
+	 */
+	switch (p->size) {
+	case 1:
+		raw = p->is_signed ? (uint64_t)(int64_t)(int8_t)rec[p->offset] : rec[p->offset];
+		break;
+	case 2: {
+		uint16_t x;
+		memcpy(&x, rec + p->offset, 2);
+		raw = p->is_signed ? (uint64_t)(int64_t)(int16_t)x : x;
+		break;
+	}
+	case 4: {
+		uint32_t x;
+		memcpy(&x, rec + p->offset, 4);
+		raw = p->is_signed ? (uint64_t)(int64_t)(int32_t)x : x;
+		break;
+	}
+	default:
+		memcpy(&raw, rec + p->offset, 8);
+	}
+	key = raw ^ p->flip;
+	if (p->op == OP_BAND)
+		return (raw & p->val) != 0;
+	return ((key - p->lo) <= p->span) != p->invert;
+}
+
+static bool test_cpu(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
 		     const struct tb_filter_env *env)
+{
+	(void)rec, (void)len;
+	return match_cpu(p, env);
+}
+
+static bool test_string(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
+			const struct tb_filter_env *env)
+{
+	return match_string(p, rec, len, env);
+}
+
+static bool test_false(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
+		       const struct tb_filter_env *env)
+{
+	(void)p, (void)rec, (void)len, (void)env;
+	return false;
+}
+
+/* lo and span for an integer predicate: the values, in key order, that make it true. */
+static void bind_range(struct filter_pred *p)
+{
+	uint64_t k = p->val ^ p->flip;
+
+	p->lo = 0;
+	p->span = UINT64_MAX;
+	switch (p->op) {
+	case OP_EQ:
+	case OP_NE:
+		p->lo = k;
+		p->span = 0;
+		p->invert = p->op == OP_NE;
+		break;
+	case OP_LT:
+		p->invert = k == 0; /* nothing is below the least value: the full range, inverted */
+		p->span = k ? k - 1 : UINT64_MAX;
+		break;
+	case OP_LE:
+		p->span = k;
+		break;
+	case OP_GT:
+		p->invert = k == UINT64_MAX;
+		p->lo = k + 1;
+		p->span = UINT64_MAX - p->lo;
+		break;
+	case OP_GE:
+		p->lo = k;
+		p->span = UINT64_MAX - k;
+		break;
+	}
+}
+
+void filter_bind(struct filter_pred *p)
 {
 	switch (p->kind) {
 	case PRED_INT:
-		return compare(p->op, load_int(rec + p->offset, p->size, p->is_signed), p->val,
-			       p->is_signed);
+		p->fn = NULL; /* run inline by tb_filter_match */
+		p->flip = p->is_signed ? SIGN_BIT : 0;
+		bind_range(p);
+		break;
 	case PRED_CPU:
-		return match_cpu(p, env);
-	case PRED_FALSE:
-		return false;
+		p->fn = test_cpu;
+		break;
+	case PRED_STR:
+		p->fn = test_string;
+		break;
 	default:
-		return match_string(p, rec, len, env);
+		p->fn = test_false;
+		break;
 	}
 }
 
 bool tb_filter_match(const struct tb_filter *f, const void *rec, uint32_t len,
 		     const struct tb_filter_env *env)
 {
+	const struct filter_pred *preds;
 	int32_t i = 0;
 
 	if (!f)
 		return true;
 	if (len < f->min_len || !rec)
 		return false; /* every predicate reads a field the record does not hold */
-	/* Targets only point forward (filter_parse.c), so this ends. */
-	while (i >= 0) {
-		const struct filter_pred *p = &f->preds[i];
-		i = run_pred(p, rec, len, env) ? p->on_true : p->on_false;
+	preds = f->preds;
+	if (f->table) {
+		/*
+		 * Up to six integer predicates: all run, each independent of the
+		 * others' verdicts (so the CPU overlaps them), and the verdict is
+		 * looked up in the table the program was run into at compile time.
+		 */
+		unsigned bits = 0;
+		for (uint32_t k = 0; k < f->npreds; k++)
+			bits |= (unsigned)int_test(&preds[k], rec) << k;
+		return (f->truth >> bits) & 1;
 	}
+	/* Targets only point forward (filter_parse.c), so this ends. */
+	do {
+		const struct filter_pred *p = &preds[i];
+		bool r = p->kind == PRED_INT ? int_test(p, rec) : p->fn(p, rec, len, env);
+		/*
+		 * A branch, not a conditional move: predicted, it lets the next
+		 * predicate's loads start before this one's verdict is known
+		 * (a cmov would chain every predicate's latency to the next).
+		 */
+		if (r) {
+			__asm__ volatile("");
+			i = p->on_true;
+		} else {
+			i = p->on_false;
+		}
+	} while (i >= 0);
 	return i == FILTER_ACCEPT;
+}
+
+/* The program's verdict when predicate k answers bit k of bits. */
+static bool verdict_of(const struct tb_filter *f, unsigned bits)
+{
+	int32_t i = 0;
+
+	do
+		i = (bits >> i) & 1 ? f->preds[i].on_true : f->preds[i].on_false;
+	while (i >= 0);
+	return i == FILTER_ACCEPT;
+}
+
+void filter_tabulate(struct tb_filter *f)
+{
+	f->table = f->npreds <= MAX_TABLE_PREDS;
+	/* Integer predicates only: inside min_len, without side effects, cheap to run needlessly. */
+	for (uint32_t k = 0; k < f->npreds && f->table; k++)
+		f->table = f->preds[k].kind == PRED_INT;
+	f->truth = 0;
+	for (unsigned bits = 0; f->table && bits < (1u << f->npreds); bits++)
+		f->truth |= (uint64_t)verdict_of(f, bits) << bits;
 }
 
 unsigned tb_filter_uses(const struct tb_filter *f)

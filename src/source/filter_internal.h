@@ -37,7 +37,12 @@ enum str_source { SRC_CHARS, SRC_DATA_LOC, SRC_REL_LOC, SRC_COMM };
 /* How a string predicate matches: the kernel's five kinds. */
 enum str_match { MATCH_FULL, MATCH_FRONT, MATCH_MIDDLE, MATCH_END, MATCH_GLOB };
 
+struct filter_pred;
+typedef bool filter_pred_fn(const struct filter_pred *p, const uint8_t *rec, uint32_t len,
+			    const struct tb_filter_env *env);
+
 struct filter_pred {
+	filter_pred_fn *fn; /* the test of a non-integer predicate (filter_bind) */
 	uint8_t kind;   /* enum pred_kind */
 	uint8_t op;     /* enum filter_op */
 	uint8_t size;   /* PRED_INT: 1, 2, 4 or 8 */
@@ -51,6 +56,9 @@ struct filter_pred {
 	const char *pattern; /* PRED_STR: NUL-terminated, inside the filter's string pool */
 	uint32_t pat_len;
 	int32_t on_true, on_false; /* next predicate, or FILTER_ACCEPT / FILTER_REJECT */
+	/* PRED_INT, from filter_bind: true when (field ^ flip) - lo <= span, != invert (& apart) */
+	uint64_t flip; /* the sign bit for signed fields, so unsigned order is theirs */
+	uint64_t lo, span;
 };
 
 struct tb_filter {
@@ -59,7 +67,17 @@ struct tb_filter {
 	unsigned uses;    /* TB_FILTER_USES_* */
 	struct filter_pred *preds;
 	char *pool; /* the patterns */
+	bool table;     /* run every predicate and look the verdict up in truth */
+	uint64_t truth; /* bit b: the verdict when predicate k answered bit k of b */
 };
+
+#define MAX_TABLE_PREDS 6 /* 2^6 verdicts in truth */
+
+/* Fill table and truth once the program is wired. */
+void filter_tabulate(struct tb_filter *f);
+
+/* Choose how p runs, from the rest of p (which the parser filled). */
+void filter_bind(struct filter_pred *p);
 
 /* The kernel's glob (lib/glob.c rules: * ? [a-z] [!a-z] and \ escapes) over str[0..len). */
 bool filter_glob(const char *pat, const char *str, uint32_t len);

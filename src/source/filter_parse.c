@@ -617,9 +617,11 @@ static int finish(struct parser *p, int root, struct tb_filter **out)
 	if (!f)
 		return -ENOMEM;
 	wire(p, root, FILTER_ACCEPT, FILTER_REJECT);
-	for (size_t i = 0; i < p->npreds; i++)
+	for (size_t i = 0; i < p->npreds; i++) {
 		if (p->pat_off[i] != SIZE_MAX)
 			p->preds[i].pattern = p->pool + p->pat_off[i];
+		filter_bind(&p->preds[i]);
+	}
 	f->npreds = (uint32_t)p->npreds;
 	f->min_len = p->min_len;
 	f->uses = p->uses;
@@ -627,6 +629,7 @@ static int finish(struct parser *p, int root, struct tb_filter **out)
 	f->pool = p->pool;
 	p->preds = NULL;
 	p->pool = NULL;
+	filter_tabulate(f);
 	*out = f;
 	return 0;
 }
