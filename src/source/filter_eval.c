@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "filter_internal.h"
-#include "load_int.h"
 
 /* The kernel's TASK_COMM_LEN: COMM compares within that many bytes. */
 #define COMM_LEN 16
