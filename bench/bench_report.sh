@@ -22,36 +22,9 @@
 # Usage: bench_report.sh [BUILD_DIR]   (root, tracefs, trace-cmd; else skipped)
 # TB_BENCH_KEEP=1 keeps the capture and the trace.dat (the path is printed).
 B=${1:-build}
-TB="$B/tracebuf"
-TOP=/sys/kernel/tracing
-INST=tb-bench-report-$$
-T=$TOP/instances/$INST
-W=$(mktemp -d /tmp/tb-bench-report.XXXXXX)
-
-skip() {
-	echo "bench_report: skipped: $1"
-	rm -rf "$W"
-	exit 0
-}
-[ -x "$TB" ] || skip "$TB not built"
-command -v trace-cmd >/dev/null 2>&1 || skip "trace-cmd not installed"
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -d "$TOP/instances" ] || mount -t tracefs nodev "$TOP" 2>/dev/null
-[ -d "$TOP/instances" ] || skip "no tracefs at $TOP"
-[ -e "$T" ] && skip "$T exists already; not ours to use"
-mkdir "$T" 2>/dev/null || skip "cannot make the instance $T"
-cleanup() {
-	echo 0 > "$T/tracing_on" 2>/dev/null
-	rmdir "$T" 2>/dev/null
-	if [ -n "${TB_BENCH_KEEP:-}" ]; then
-		echo "bench_report: kept $W (capture/, trace.dat)"
-	else
-		rm -rf "$W"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+NAME=bench_report
+. "$(dirname "$0")/lib_instance.sh"
+bench_instance
 
 # -- record: 40 MiB a CPU, nothing overwritten, a workload of processes and syscalls
 echo 0 > "$T/tracing_on"
@@ -83,19 +56,8 @@ C="$W/capture"
 # tracebuf's own capture of the instance: formats, kallsyms, the constants the
 # print fmts need (enum names, vmemmap_base), stats, and the raw pages (consumed)
 "$TB" capture -o "$C" "$T" >/dev/null 2>&1 || skip "tracebuf capture could not save $T"
-raws=""
-ncpu=$(ls -d "$T"/per_cpu/cpu* | wc -l)
-i=0
-while [ $i -lt "$ncpu" ]; do # in CPU order: trace-cmd restore numbers CPUs by position
-	[ -f "$C/cpu$i.raw" ] || : > "$C/cpu$i.raw"
-	raws="$raws $C/cpu$i.raw"
-	i=$((i + 1))
-done
-
 # -- the same pages as a trace.dat (headers from this kernel: the events are its own)
-(cd "$W" && trace-cmd restore -c -o head.dat >/dev/null 2>&1 &&
-	trace-cmd restore -i head.dat -o trace.dat $raws >/dev/null 2>&1) ||
-	skip "trace-cmd restore could not build a trace.dat"
+bench_tracedat "$C"
 
 # an event line, in either layout: "... 15460.622241: " (the instance's clock is in ns)
 event_line='^[^#].* [0-9]+\.[0-9]{6}: '

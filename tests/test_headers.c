@@ -8,6 +8,7 @@
 #include "tracebuf/describe.h"
 #include "tracebuf/func.h"
 #include "tracebuf/funcgraph.h"
+#include "tracebuf/hist.h"
 #include "tracebuf/events.h"
 #include "tracebuf/page.h"
 #include "tracebuf/pmu.h"

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "lib/lines.h"
+#include "lib/common_fields.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
@@ -258,10 +259,7 @@ static const char sample_format[] =
     "name: sample\n"
     "ID: 900\n"
     "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+    FORMAT_COMMON_FIELDS
     "\n"
     "\tfield:u64 seq;\toffset:8;\tsize:8;\tsigned:0;\n"
     "\tfield:u32 value;\toffset:16;\tsize:4;\tsigned:0;\n"

@@ -16,5 +16,6 @@ int cmd_record(int argc, char **argv);  /* tools/cmd_record.c */
 int cmd_snapshot(int argc, char **argv); /* tools/cmd_snapshot.c */
 int cmd_recover(int argc, char **argv);  /* tools/cmd_snapshot.c */
 int cmd_offcpu(int argc, char **argv);  /* tools/cmd_offcpu.c */
+int cmd_hist(int argc, char **argv);    /* tools/cmd_hist.c */
 
 #endif

@@ -15,6 +15,7 @@ static const struct command {
 } commands[] = {
 	{"capture", cmd_capture, "trace a command in a private tracefs instance and save it"},
 	{"report", cmd_report, "print a capture, live instance or trace.dat as text"},
+	{"hist", cmd_hist, "the kernel's hist triggers over a trace.dat, capture or live instance"},
 	{"convert", cmd_convert, "write a capture directory as a trace.dat (trace-cmd's format)"},
 	{"record", cmd_record, "run a program with its ring in shared memory and write a trace.dat"},
 	{"snapshot", cmd_snapshot, "copy what a flight-recorder session holds now into a trace.dat"},

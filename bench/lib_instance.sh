@@ -1,0 +1,57 @@
+# lib_instance.sh - what the benches on live kernel events share (sourced):
+# a private tracefs instance (never the top-level buffer) removed at exit,
+# and a trace.dat of the very same pages a `tracebuf capture` saved.
+#
+#   NAME=bench_x; B=...; . "$(dirname "$0")/lib_instance.sh"
+#   bench_instance        sets TB, T (the instance), W (scratch, removed at exit
+#                         unless TB_BENCH_KEEP is set), or skips the bench
+#   bench_tracedat C      $W/trace.dat from capture C's raw pages ($raws)
+
+skip() {
+	echo "$NAME: skipped: $1"
+	rm -rf "$W"
+	exit 0
+}
+
+bench_cleanup() {
+	echo 0 > "$T/tracing_on" 2>/dev/null
+	rmdir "$T" 2>/dev/null
+	if [ -n "${TB_BENCH_KEEP:-}" ]; then
+		echo "$NAME: kept $W"
+	else
+		rm -rf "$W"
+	fi
+}
+
+bench_instance() {
+	TB="$B/tracebuf"
+	TOP=/sys/kernel/tracing
+	T=$TOP/instances/tb-$(echo "$NAME" | tr _ -)-$$
+	W=$(mktemp -d "/tmp/tb-$NAME.XXXXXX")
+	[ -x "$TB" ] || skip "$TB not built"
+	command -v trace-cmd >/dev/null 2>&1 || skip "trace-cmd not installed"
+	[ "$(id -u)" = 0 ] || skip "not root"
+	[ -d "$TOP/instances" ] || mount -t tracefs nodev "$TOP" 2>/dev/null
+	[ -d "$TOP/instances" ] || skip "no tracefs at $TOP"
+	[ -e "$T" ] && skip "$T exists already; not ours to use"
+	mkdir "$T" 2>/dev/null || skip "cannot make the instance $T"
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+# The capture's pages, one raw file per CPU of the instance in CPU order
+# (trace-cmd restore numbers CPUs by position), with this kernel's headers.
+bench_tracedat() {
+	raws=""
+	ncpu=$(ls -d "$T"/per_cpu/cpu* | wc -l)
+	i=0
+	while [ $i -lt "$ncpu" ]; do
+		[ -f "$1/cpu$i.raw" ] || : > "$1/cpu$i.raw"
+		raws="$raws $1/cpu$i.raw"
+		i=$((i + 1))
+	done
+	(cd "$W" && trace-cmd restore -c -o head.dat >/dev/null 2>&1 &&
+		trace-cmd restore -i head.dat -o trace.dat $raws >/dev/null 2>&1) ||
+		skip "trace-cmd restore could not build a trace.dat"
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracebuf/hist.h - the kernel's hist triggers, computed from recorded
+ * pages instead of inside the kernel.
+ *
+ * A hist spec is what one writes after "hist:" into an event's trigger
+ * file: "keys=common_pid.execname,id.syscall:vals=hitcount:sort=hitcount.
+ * descending:size=2048".  tb_hist_new() parses it against one event's
+ * format and compiles every key and value into a field accessor (offset,
+ * size, signedness, string kind); tb_hist_add_capture() then walks the
+ * capture's sub-buffers record by record, straight from the pages, and
+ * adds every record of that event to a hash table; tb_hist_print() prints
+ * the table as the kernel's `hist` file prints it: the "# event histogram"
+ * header with the trigger info, one "{ key: value, ... } hitcount: N"
+ * line per entry in the sort order, and the Totals footer (Hits, Entries,
+ * Dropped).
+ *
+ * Supported: keys= (up to 3, compound), vals= (up to 2 sums; hitcount
+ * always), sort= (up to 2, keys or vals, .ascending/.descending), size=,
+ * the modifiers .hex .sym .sym-offset .execname (common_pid) .syscall
+ * .log2 .buckets=N .usecs (common_timestamp), common_timestamp,
+ * common_cpu, numeric and string fields (fixed char arrays and
+ * __data_loc / __rel_loc strings), and "if FILTER" in the kernel's filter
+ * language (tracebuf/filter.h; COMM there is the pid's saved comm).  Not
+ * supported: variables, expressions, actions (onmax, onmatch, ...),
+ * stacktrace keys, name=.
+ *
+ * What differs from the kernel by nature: .execname prints the comm of the
+ * pid from the trace's saved_cmdlines (the kernel saves the running task's
+ * comm when the entry is made); .sym needs the trace's kallsyms; .syscall
+ * names are those of an x86_64 kernel; the entries the kernel drops when
+ * size= is exceeded are those whose first event came last, by time stamp;
+ * and entries that tie on every sort key are printed in key order (the
+ * kernel leaves their order to its sort).
+ *
+ * Ownership: tb_hist_new() returns a handle freed with tb_hist_free(); it
+ * borrows the schema (for comms and symbols at print time), which must
+ * outlive it.  tb_hist_add_capture() keeps nothing of the capture.  A hist
+ * is not thread-safe: use each from one thread at a time.
+ *
+ * Misuse: NULL arguments are -EINVAL.
+ */
+#ifndef TRACEBUF_HIST_H
+#define TRACEBUF_HIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracebuf/capture.h"
+#include "tracebuf/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tb_hist;
+
+/* Where a spec is wrong: pos is the byte offset in the spec text. */
+struct tb_hist_error {
+	size_t pos;
+	char reason[256];
+};
+
+/*
+ * Parse spec (an optional "hist:" prefix is skipped) for event fmt of
+ * system.  0 with *out set, -EINVAL with *err filled, or -ENOMEM.
+ */
+int tb_hist_new(const char *spec, const struct tb_format *fmt, const char *system,
+		struct tb_schema *schema, struct tb_hist **out, struct tb_hist_error *err);
+void tb_hist_free(struct tb_hist *h);
+
+/* The timestamp unit: whether the clock counts nanoseconds (.usecs divides by 1000 only then). */
+void tb_hist_set_ns_clock(struct tb_hist *h, int ns_clock);
+
+/* What one pass over a capture met. */
+struct tb_hist_totals {
+	uint64_t records;     /* data records of any event */
+	uint64_t matched;     /* records of the hist's event */
+	uint64_t bad_records; /* of the event, too short for its fields (the first 10 reported) */
+	uint64_t bad_pages;   /* sub-buffers that did not decode (reported) */
+	uint64_t lost_pages;  /* sub-buffers flagged as having lost events before them */
+};
+
+/*
+ * Add every record of the event in c's pages (all CPUs; a live instance is
+ * consumed).  0, or a negative errno (-ENOMEM).  Problems are reported
+ * through the capture's diag callback and counted in *totals (may be NULL;
+ * it is added to, not cleared).
+ */
+int tb_hist_add_capture(struct tb_hist *h, struct tb_capture *c, struct tb_hist_totals *totals);
+
+/* Add one record (payload, common header first) written at ts on cpu. */
+int tb_hist_add_record(struct tb_hist *h, const void *data, uint32_t len, uint64_t ts, int cpu);
+
+/* Print the kernel's `hist` text.  0 or -EIO when writing failed. */
+int tb_hist_print(struct tb_hist *h, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,118 @@
+#!/bin/sh
+# tracebuf hist against the live kernel as oracle: in a private instance the
+# same events go to a hist trigger and into the ring buffer; the kernel's
+# `hist` file and `tracebuf hist` over the instance's raw pages must show the
+# same trigger info and, for a workload we run (dd making a known number of
+# read and write calls), the very same entries.  Other processes' entries are
+# not compared: they keep running after the pages are read.  Without
+# CONFIG_HIST_TRIGGERS the kernel half is skipped and the workload's known
+# counts are the oracle alone.  Skipped without root or tracefs.
+B=${TB_BUILD:-build}
+TB="$B/tracebuf"
+TOP=/sys/kernel/tracing
+T=$TOP/instances/tb-hist-live-$$
+skip() { echo "1..0 # SKIP $1"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "not root"
+[ -d "$TOP/instances" ] || mount -t tracefs nodev "$TOP" 2>/dev/null
+[ -d "$TOP/instances" ] || skip "no tracefs at $TOP"
+[ -d "$TOP/events/raw_syscalls" ] || skip "no raw_syscalls events"
+HAVE_HIST=0
+grep -q "hist" "$TOP/events/raw_syscalls/sys_enter/trigger" 2>/dev/null && HAVE_HIST=1
+mkdir "$T" || skip "cannot make $T"
+ENTER='hist:keys=common_pid,id.syscall:sort=common_pid,id'
+# (not .execname: the kernel saves the comm at a key's first event, which for dd's pid
+# can come before its exec, while the capture knows the comm after it)
+EXIT='hist:keys=common_pid,ret.buckets=100:vals=hitcount:sort=common_pid,ret'
+W=$(mktemp -d /tmp/tb-hist-live.XXXXXX)
+cleanup() {
+	echo 0 > "$T/tracing_on" 2>/dev/null
+	echo "!$ENTER" >> "$T/events/raw_syscalls/sys_enter/trigger" 2>/dev/null
+	echo "!$EXIT" >> "$T/events/raw_syscalls/sys_exit/trigger" 2>/dev/null
+	echo 0 > "$T/events/enable" 2>/dev/null
+	rmdir "$T" 2>/dev/null
+	rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+n=0; fail=0
+check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+
+echo 0 > "$T/tracing_on"
+echo 16384 > "$T/buffer_size_kb"
+echo 0 > "$T/options/overwrite"
+if [ $HAVE_HIST = 1 ]; then
+	echo "$ENTER" > "$T/events/raw_syscalls/sys_enter/trigger"
+	echo "$EXIT" > "$T/events/raw_syscalls/sys_exit/trigger"
+fi
+echo 1 > "$T/events/raw_syscalls/enable"
+echo 1 > "$T/tracing_on"
+dd if=/dev/zero of=/dev/null bs=1 count=3000 status=none &
+pid=$!
+wait $pid
+echo 0 > "$T/tracing_on"
+
+# The lines of one pid: "common_pid: NNN" (plain) or "common_pid: COMM [NNN]" (execname).
+mine() { grep -E "common_pid: +$pid,|common_pid: [^[]*\[ *$pid\]" "$1"; }
+compare() { # $1 event  $2 spec  $3 kernel's hist  $4 ours  $5 what
+	grep '^# trigger info:' "$3" | sed 's/ \[active\]$//' > "$W/ti.k"
+	grep '^# trigger info:' "$4" | sed 's/ \[active\]$//' > "$W/ti.t"
+	cmp -s "$W/ti.k" "$W/ti.t"; check $? "$5: the same trigger info line"
+	mine "$3" > "$W/k"; mine "$4" > "$W/t"
+	[ -s "$W/k" ] && cmp -s "$W/k" "$W/t"; check $? "$5: the same entries for dd (pid $pid), $(wc -l < "$W/k") of them"
+	[ -s "$W/k" ] || sed 's/^/# kernel: /' "$3" | head -20
+	cmp -s "$W/k" "$W/t" || diff "$W/k" "$W/t" | sed 's/^/# /' | head -20
+}
+if [ $HAVE_HIST = 1 ]; then
+	cat "$T/events/raw_syscalls/sys_enter/hist" > "$W/enter.k"
+	cat "$T/events/raw_syscalls/sys_exit/hist" > "$W/exit.k"
+fi
+for cpu in "$T"/per_cpu/cpu*; do
+	o=$(awk '/^overrun:/ { print $2 }' "$cpu/stats")
+	[ "${o:-0}" = 0 ] || echo "# $cpu overran $o events: the comparison may fail"
+done
+# One pass over the raw pages serves both events: save them as a capture first.
+"$TB" capture -o "$W/cap" "$T" > /dev/null 2> "$W/err"
+check $? "the instance's pages saved as a capture"
+"$TB" hist -e raw_syscalls:sys_enter "${ENTER#hist:}" "$W/cap" > "$W/enter.t" 2>> "$W/err"
+check $? "tracebuf hist over the live instance's pages"
+"$TB" hist -e raw_syscalls:sys_exit "${EXIT#hist:}" "$W/cap" > "$W/exit.t" 2>> "$W/err"
+# The workload's own counts: status=none, so dd writes exactly its 3000 bytes
+# one by one, and reads them the same way (the loader's few reads come on top).
+w=$(mine "$W/enter.t" | sed -n 's/.*id: sys_write *\[  1\] } hitcount: *//p')
+[ "$w" = 3000 ]; check $? "dd's 3000 one-byte writes are counted exactly (got ${w:-none})"
+r=$(mine "$W/enter.t" | sed -n 's/.*id: sys_read *\[  0\] } hitcount: *//p')
+[ "${r:-0}" -ge 3000 ] && [ "${r:-0}" -le 3010 ]; check $? "dd's 3000 one-byte reads are counted (got ${r:-none})"
+b=$(mine "$W/exit.t" | sed -n 's/.*ret: ~ 0-99 } hitcount: *//p')
+[ "${b:-0}" -ge 6000 ]; check $? "its 6000 calls returning 1 fall in the bucket 0-99 (got ${b:-none})"
+if [ $HAVE_HIST = 1 ]; then
+	compare sys_enter "$ENTER" "$W/enter.k" "$W/enter.t" "keys=common_pid,id.syscall"
+	compare sys_exit "$EXIT" "$W/exit.k" "$W/exit.t" "keys=common_pid,ret.buckets=100"
+else
+	echo "# the kernel half skipped: no hist triggers in this kernel (CONFIG_HIST_TRIGGERS)"
+fi
+
+# --live: printed again every second, the events since added.
+echo 1 > "$T/tracing_on"
+"$TB" hist -e raw_syscalls:sys_enter --live --count 3 'keys=common_pid,id.syscall' "$T" > "$W/live" 2>> "$W/err" &
+live=$!
+sleep 0.3
+dd if=/dev/zero of=/dev/null bs=1 count=500 status=none &
+pid=$!
+wait $pid
+wait $live
+echo 0 > "$T/tracing_on"
+[ "$(grep -c "^# event histogram" "$W/live")" = 3 ]; check $? "--live --count 3 prints the hist three times, a second apart"
+awk '/^# event histogram/ { n++ } n == 3' "$W/live" > "$W/live2"
+w=$(mine "$W/live2" | sed -n 's/.*id: sys_write *\[  1\] } hitcount: *//p')
+[ "$w" = 500 ]; check $? "the last print holds the 500 writes of a dd started after the first (got ${w:-none})"
+[ "$w" = 500 ] || sed 's/^/# /' "$W/live" | tail -30
+
+# An event named without its system is found in the live instance; one the kernel lacks is said.
+"$TB" hist -e sys_enter 'keys=common_pid' "$T" 2>> "$W/err" | grep -q '^# trigger info: hist:keys=common_pid:'
+check $? "-e sys_enter (no system) on a live instance"
+"$TB" hist -e no_such_event 'keys=common_pid' "$T" 2>&1 >/dev/null | grep -q "this kernel has no event no_such_event"
+check $? "an event the kernel lacks is named as such"
+[ $fail = 0 ] || sed 's/^/# /' "$W/err"
+echo "1..$n"
+exit $fail

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tracebuf hist -e SYSTEM:EVENT 'keys=...[:vals=...][:sort=...][:size=N]' SOURCE
+ *
+ * The kernel's hist trigger, computed from a recording: SOURCE is a
+ * trace.dat, a capture directory or a live tracefs instance (consumed), and
+ * the output is what the event's `hist` file would show had the trigger
+ * been set while the events were recorded (tracebuf/hist.h says what is
+ * supported).  --live refreshes a live instance's hist every second.
+ * Exit status: 0 clean, 1 some input was damaged or the trace holds none of
+ * the event (said on stderr), 2 usage, a spec that does not parse, or an
+ * input that cannot be opened.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "tracebuf/capture.h"
+#include "tracebuf/hist.h"
+#include "tracebuf/tracedat.h"
+
+#define MAX_EVENT_ID 65535
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: tracebuf hist -e [SYSTEM:]EVENT [OPTIONS] SPEC SOURCE\n"
+		   "\n"
+		   "The kernel's hist trigger SPEC (what follows 'hist:' in an event's trigger\n"
+		   "file) computed over the EVENT records of SOURCE, printed as the event's\n"
+		   "`hist` file shows it.  SOURCE is a trace.dat, a capture directory, or a live\n"
+		   "tracefs instance such as /sys/kernel/tracing/instances/NAME (consumed).\n"
+		   "\n"
+		   "  SPEC  keys=F[,F...][:vals=F[,F]][:sort=F[.descending][,F]][:size=N]\n"
+		   "        F is a field of EVENT, common_timestamp or common_cpu, with at most\n"
+		   "        one modifier: .hex .sym .sym-offset .execname .syscall .log2\n"
+		   "        .buckets=N .usecs\n"
+		   "\n"
+		   "  -e, --event [SYSTEM:]EVENT  the event (required)\n"
+		   "  --buffer NAME               a trace.dat's instance (default: the first with data)\n"
+		   "  --prefix P                  a capture's raw files are PcpuN.raw\n"
+		   "  --clock CLOCK               the trace clock, for a capture that does not say\n"
+		   "  --live                      SOURCE is a live instance: print its hist every\n"
+		   "                              second, as events come (Ctrl-C stops)\n"
+		   "  --count N                   with --live: stop after N refreshes\n");
+	return f == stderr ? 2 : 0;
+}
+
+struct hist_args {
+	const char *event, *spec, *input, *buffer;
+	struct tb_capture_opts copts;
+	bool live;
+	long count;
+};
+
+enum { OPT_BUFFER = 256, OPT_PREFIX, OPT_CLOCK, OPT_LIVE, OPT_COUNT };
+
+static int parse_args(int argc, char **argv, struct hist_args *a)
+{
+	static const struct option longopts[] = {
+	    {"event", required_argument, NULL, 'e'},   {"buffer", required_argument, NULL, OPT_BUFFER},
+	    {"prefix", required_argument, NULL, OPT_PREFIX}, {"clock", required_argument, NULL, OPT_CLOCK},
+	    {"live", no_argument, NULL, OPT_LIVE},	 {"count", required_argument, NULL, OPT_COUNT},
+	    {"help", no_argument, NULL, 'h'},		 {NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "he:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			a->event = optarg;
+			break;
+		case OPT_BUFFER:
+			a->buffer = optarg;
+			break;
+		case OPT_PREFIX:
+			a->copts.prefix = optarg;
+			break;
+		case OPT_CLOCK:
+			a->copts.clock = optarg;
+			break;
+		case OPT_LIVE:
+			a->live = true;
+			break;
+		case OPT_COUNT:
+			a->count = strtol(optarg, NULL, 10);
+			break;
+		case 'h':
+			return usage(stdout) - 1;
+		default:
+			return usage(stderr);
+		}
+	}
+	if (optind + 2 != argc || !a->event)
+		return usage(stderr);
+	a->spec = argv[optind];
+	a->input = argv[optind + 1];
+	return 0;
+}
+
+/* SYSTEM:EVENT (or SYSTEM/EVENT, or EVENT alone) split into its parts. */
+static void split_event(const char *name, char *sys, size_t n, const char **event)
+{
+	const char *sep = strpbrk(name, ":/");
+
+	sys[0] = '\0';
+	*event = name;
+	if (sep && (size_t)(sep - name) < n) {
+		memcpy(sys, name, (size_t)(sep - name));
+		sys[sep - name] = '\0';
+		*event = sep + 1;
+	}
+}
+
+/*
+ * A live instance's events/SYS/EVENT/id (SYS "*" when not given: the first
+ * system with such an event), so its format is loaded on demand; 0 if none.
+ */
+static uint32_t live_event_id(const char *dir, const char *sys, const char *event)
+{
+	char path[4096];
+	unsigned id = 0;
+	glob_t g;
+	FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dir, sys[0] ? sys : "*", event);
+	if (glob(path, 0, NULL, &g) == 0) {
+		f = fopen(g.gl_pathv[0], "r");
+		globfree(&g);
+	}
+	if (!f)
+		return 0;
+	if (fscanf(f, "%u", &id) != 1)
+		id = 0;
+	fclose(f);
+	return id <= MAX_EVENT_ID ? id : 0;
+}
+
+/* The event's format in the schema: by name among the loaded ones, else a live instance's id file. */
+static const struct tb_format *find_event(struct tb_capture *c, const char *dir, const char *name,
+					  const char **system)
+{
+	struct tb_schema *s = tb_capture_schema(c);
+	const char *event;
+	char sys[TB_NAME_MAX];
+
+	split_event(name, sys, sizeof(sys), &event);
+	for (uint32_t id = 1; id <= MAX_EVENT_ID; id++) {
+		const struct tb_format *f = tb_schema_event(s, id, system);
+		if (f && !strcmp(f->name, event) && (!sys[0] || !strcmp(*system, sys)))
+			return f;
+	}
+	if (tb_capture_is_live(c)) {
+		uint32_t id = live_event_id(dir, sys, event);
+		return id ? tb_schema_find_event(s, id, system) : NULL;
+	}
+	return NULL;
+}
+
+static void how_to_record(const char *event)
+{
+	fprintf(stderr,
+		"  record it with:  tracebuf capture -e %s -o DIR -- COMMAND\n"
+		"             or:  trace-cmd record -e %s COMMAND   (then tracebuf hist ... trace.dat)\n",
+		event, event);
+}
+
+/* The spec's error, with the spec and a caret under the offset, as the kernel's error_log shows it. */
+static void spec_error(const struct hist_args *a, const struct tb_hist_error *err)
+{
+	fprintf(stderr, "tracebuf hist: error in the hist spec at offset %zu: %s\n  Command: %s\n%*s^\n", err->pos,
+		err->reason, a->spec, (int)(err->pos + strlen("  Command: ")), "");
+}
+
+static int run_once(struct tb_hist *h, struct tb_capture *c, struct tb_hist_totals *t)
+{
+	int rc = tb_hist_add_capture(h, c, t);
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf hist: %s\n", strerror(-rc));
+		return 2;
+	}
+	return tb_hist_print(h, stdout) < 0 ? 2 : 0;
+}
+
+static int run_live(const struct hist_args *a, struct tb_hist *h, struct tb_capture *c, struct tb_hist_totals *t)
+{
+	int rc = 0;
+
+	for (long n = 0; rc == 0 && (a->count <= 0 || n < a->count); n++) {
+		if (n) {
+			sleep(1);
+			fputs(isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "\n", stdout);
+		}
+		rc = run_once(h, c, t);
+	}
+	return rc;
+}
+
+/* After the pass: what the reader should know about the numbers. */
+static int verdict(const struct hist_args *a, struct tb_capture *c, const struct tb_hist_totals *t)
+{
+	if (t->lost_pages)
+		fprintf(stderr,
+			"tracebuf hist: warning: %s lost events on %llu sub-buffers: the kernel's hist "
+			"would have counted them\n",
+			a->input, (unsigned long long)t->lost_pages);
+	if (t->bad_records)
+		fprintf(stderr, "tracebuf hist: %llu damaged %s records left out (the first are named above)\n",
+			(unsigned long long)t->bad_records, a->event);
+	if (!t->matched && !a->live) {
+		fprintf(stderr, "tracebuf hist: %s holds no %s records (%llu records of other events)\n", a->input,
+			a->event, (unsigned long long)t->records);
+		how_to_record(a->event);
+		return 1;
+	}
+	return tb_capture_problems(c) ? 1 : 0;
+}
+
+static int hist_capture(const struct hist_args *a, struct tb_capture *c)
+{
+	struct tb_hist_totals t = {0};
+	struct tb_hist_error err;
+	struct tb_hist *h;
+	const char *system = "";
+	const struct tb_format *f = find_event(c, a->input, a->event, &system);
+	int rc;
+
+	if (!f && tb_capture_is_live(c)) {
+		fprintf(stderr, "tracebuf hist: %s: this kernel has no event %s (see its events/ directory)\n",
+			a->input, a->event);
+		return 1;
+	}
+	if (!f) {
+		fprintf(stderr, "tracebuf hist: %s has no event %s (no format for it: it was not recorded)\n",
+			a->input, a->event);
+		how_to_record(a->event);
+		return 1;
+	}
+	rc = tb_hist_new(a->spec, f, system, tb_capture_schema(c), &h, &err);
+	if (rc < 0) {
+		if (rc == -EINVAL)
+			spec_error(a, &err);
+		else
+			fprintf(stderr, "tracebuf hist: %s\n", strerror(-rc));
+		return 2;
+	}
+	tb_hist_set_ns_clock(h, tb_capture_clock_is_ns(c));
+	rc = a->live ? run_live(a, h, c, &t) : run_once(h, c, &t);
+	if (rc == 0)
+		rc = verdict(a, c, &t);
+	tb_hist_free(h);
+	return rc;
+}
+
+static int buffer_by_name(const struct tb_tracedat *td, const char *name)
+{
+	for (int i = 0; i < tb_tracedat_buffer_count(td); i++)
+		if (!strcmp(tb_tracedat_buffer(td, i)->name, name))
+			return i;
+	return -1;
+}
+
+static int hist_tracedat(const struct hist_args *a)
+{
+	struct tb_tracedat *td;
+	struct tb_capture *c;
+	int buffer, rc = tb_tracedat_open(a->input, NULL, &td);
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
+		return 2;
+	}
+	buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
+	if (buffer < 0 || (rc = tb_tracedat_capture(td, buffer, &a->copts, &c)) < 0) {
+		fprintf(stderr, "tracebuf hist: %s: no buffer '%s'\n", a->input, a->buffer ? a->buffer : "");
+		tb_tracedat_close(td);
+		return 2;
+	}
+	rc = hist_capture(a, c);
+	tb_capture_close(c);
+	if (rc == 0 && tb_tracedat_problems(td))
+		rc = 1;
+	tb_tracedat_close(td);
+	return rc;
+}
+
+static int hist_dir(const struct hist_args *a)
+{
+	struct tb_capture *c;
+	int rc = tb_capture_open(a->input, &a->copts, &c);
+
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
+		return 2;
+	}
+	if (a->live && !tb_capture_is_live(c)) {
+		fprintf(stderr, "tracebuf hist: --live needs a live instance; %s is a capture\n", a->input);
+		tb_capture_close(c);
+		return 2;
+	}
+	rc = hist_capture(a, c);
+	tb_capture_close(c);
+	return rc;
+}
+
+int cmd_hist(int argc, char **argv)
+{
+	struct hist_args a = {0};
+	struct stat st;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc < 0)
+		return 0; /* --help */
+	if (rc > 0)
+		return rc;
+	if (stat(a.input, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (a.live) {
+			fprintf(stderr, "tracebuf hist: --live needs a live instance, not the file %s\n", a.input);
+			return 2;
+		}
+		return hist_tracedat(&a);
+	}
+	return hist_dir(&a);
+}
