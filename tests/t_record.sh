@@ -48,6 +48,22 @@ if [ $have_tcmd = 1 ]; then
 else
 	n=$((n+2)); echo "ok $((n-1)) # skip trace-cmd not installed"; echo "ok $n # skip trace-cmd not installed"
 fi
+# x86-tsc (the default clock) counts cycles: the file's TSC2NSEC option makes
+# seconds of them for every reader.  --slow pauses 1 ms after every 100th of
+# 1000 ticks, so the first and last tick lie 9 ms to a few seconds apart;
+# raw cycle counts printed as time would put them millions of units apart.
+$TB record -e 'app:tick' -o "$tmp/slow.dat" -- $P 1000 0 --slow > /dev/null 2>&1 &&
+	$TB report "$tmp/slow.dat" > "$tmp/slow.txt" 2>&1 &&
+	sed -n 's/.*\] *\([0-9.]*\): tick:.*/\1/p' "$tmp/slow.txt" |
+	awk 'NR == 1 {first = $1} {last = $1} END {exit !(NR == 1000 && last - first >= 0.009 && last - first < 5)}'
+check $? "x86-tsc: the ticks' times are seconds (TSC2NSEC): 1000 ticks, 9 ms to 5 s apart"
+if [ $have_tcmd = 1 ]; then
+	trace-cmd report "$tmp/slow.dat" 2>/dev/null | grep -v '^cpus=' | grep -v '^ *$' > "$tmp/x"
+	grep -v '^cpus=' "$tmp/slow.txt" | grep -v '^ *$' | cmp -s "$tmp/x" -
+	check $? "x86-tsc: trace-cmd report prints the same times"
+else
+	n=$((n+1)); echo "ok $n # skip trace-cmd not installed"
+fi
 
 # 2. permissions: 0600, or 0660 with the group named
 $TB record -o "$tmp/p.dat" -- sh -c 'stat -L -c "%a %g" "$TRACEBUF_SHM"' > "$tmp/perm" 2>/dev/null

@@ -424,8 +424,11 @@ static int write_both(const struct recorder *rec)
 	    {.dir = rec->cap, .name = ""},
 	    {.dir = rec->kernel_cap, .name = "kernel"},
 	};
-	struct tb_tracedat_write_opts o = {.version = 6};
-	int rc = tb_tracedat_write_captures(in, 2, rec->o.out, &o);
+	struct tb_tracedat_write_opts o;
+	int rc;
+
+	shmcap_write_opts(rec->ring, &o); /* the kernel's x86-tsc counts the same cycles */
+	rc = tb_tracedat_write_captures(in, 2, rec->o.out, &o);
 
 	if (rc < 0)
 		shmcap_say(CMD, rc, "cannot write %s: %s", rec->o.out, strerror(-rc));
@@ -581,7 +584,7 @@ static int finish(struct recorder *rec)
 	rc = shmcap_meta(CMD, rec->cap, rec->ring);
 	if (rc < 0)
 		return shmcap_say(CMD, rc, "cannot write the stats: %s", strerror(-rc));
-	rc = rec->kernel_cap[0] ? write_both(rec) : shmcap_tracedat(CMD, rec->cap, rec->o.out);
+	rc = rec->kernel_cap[0] ? write_both(rec) : shmcap_tracedat(CMD, rec->cap, rec->o.out, rec->ring);
 	if (rc == 0)
 		fprintf(stderr, "tracebuf record: wrote %s\n", rec->o.out);
 	return rc;

@@ -108,7 +108,7 @@ static int write_window(const struct request *rq, struct tb_ring *ring, struct t
 	if (rc == 0 && found >= 0)
 		rc = shmcap_meta(rq->cmd, cap, ring);
 	if (rc == 0 && found >= 0)
-		rc = shmcap_tracedat(rq->cmd, cap, rq->out);
+		rc = shmcap_tracedat(rq->cmd, cap, rq->out, ring);
 	shmcap_rmtree(tmp);
 	return rc < 0 ? rc : found < 0 ? found : 0;
 }

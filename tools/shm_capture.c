@@ -308,10 +308,34 @@ int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct
 	return rc;
 }
 
-int shmcap_tracedat(const char *cmd, const char *cap, const char *out)
+/*
+ * The ring's cycles-to-ns conversion as trace.dat's TSC2NSEC (mult, shift),
+ * taken from the ring's own calibration: tb_ring_to_ns() is linear, so the
+ * ns of 2^32 cycles anywhere on it give the rate, which mult keeps with 24
+ * bits of fraction (a 1 GHz TSC is mult 2^24, a 5 GHz one about 3.4e6).
+ */
+void shmcap_write_opts(const struct tb_ring *ring, struct tb_tracedat_write_opts *o)
 {
-	struct tb_tracedat_write_opts o = {.version = 6};
-	int rc = tb_tracedat_write_capture(cap, NULL, out, &o);
+	const uint64_t base = 1ull << 40, span = 1ull << 32;
+	uint64_t per_span;
+
+	*o = (struct tb_tracedat_write_opts){.version = 6};
+	if (tb_ring_clock(ring) != TB_CLOCK_TSC)
+		return;
+	per_span = tb_ring_to_ns(ring, base + span) - tb_ring_to_ns(ring, base);
+	if (per_span == span) /* uncalibrated: to_ns is the identity */
+		return;
+	o->tsc2nsec_shift = 24;
+	o->tsc2nsec_mult = (uint32_t)((per_span + 128) >> 8); /* ns per cycle << 24 */
+}
+
+int shmcap_tracedat(const char *cmd, const char *cap, const char *out, const struct tb_ring *ring)
+{
+	struct tb_tracedat_write_opts o;
+	int rc;
+
+	shmcap_write_opts(ring, &o);
+	rc = tb_tracedat_write_capture(cap, NULL, out, &o);
 
 	if (rc < 0)
 		shmcap_say(cmd, rc, "cannot write %s: %s", out, strerror(-rc));

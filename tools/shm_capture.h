@@ -46,7 +46,10 @@ int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring);
 int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w);
 
 /* cap as the trace.dat out (version 6): 0 or -errno. */
-int shmcap_tracedat(const char *cmd, const char *cap, const char *out);
+int shmcap_tracedat(const char *cmd, const char *cap, const char *out, const struct tb_ring *ring);
+/* Options for writing ring's pages as a trace.dat: v6, and TSC2NSEC on an x86-tsc ring. */
+struct tb_tracedat_write_opts;
+void shmcap_write_opts(const struct tb_ring *ring, struct tb_tracedat_write_opts *o);
 
 /* "tracebuf CMD: " and the message on stderr; returns rc. */
 int shmcap_say(const char *cmd, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

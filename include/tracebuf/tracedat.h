@@ -281,6 +281,12 @@ struct tb_tracedat_write_opts {
 	const char *trace_clock; /* the whole trace_clock text for the TRACECLOCK option; NULL: "[clock]" */
 	const char *uname;	 /* UNAME option, NULL: none */
 	/*
+	 * A TSC2NSEC option (mult 0: none): the time stamps are CPU cycle
+	 * counts (x86-tsc) and a reader makes nanoseconds of them as
+	 * (ts * mult) >> shift, so trace-cmd prints seconds, not raw counts.
+	 */
+	uint32_t tsc2nsec_mult, tsc2nsec_shift;
+	/*
 	 * v6 only: the instance names (NULL-terminated list) the file will hold
 	 * besides the top buffer; version 6 announces them before any data.
 	 */

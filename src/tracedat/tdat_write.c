@@ -67,6 +67,7 @@ struct tb_tracedat_writer {
 	uint32_t page_size;
 	int cpus;
 	char *clock, *trace_clock, *uname;
+	uint32_t tsc2nsec_mult, tsc2nsec_shift;
 	tb_diag_fn *diag;
 	void *diag_ctx;
 	char *path;
@@ -312,6 +313,10 @@ int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opt
 	w->clock = dup_or_null(opts->clock, &rc);
 	w->trace_clock = dup_or_null(opts->trace_clock, &rc);
 	w->uname = dup_or_null(opts->uname, &rc);
+	w->tsc2nsec_mult = opts->tsc2nsec_mult;
+	w->tsc2nsec_shift = opts->tsc2nsec_shift;
+	if (w->tsc2nsec_shift > 63)
+		rc = -EINVAL;
 	for (const char *const *n = opts->instances; rc == 0 && n && *n; n++) {
 		char **grown = realloc(w->instances, (size_t)(w->ninstances + 1) * sizeof(*grown));
 		if (!grown || w->ninstances >= TDAT_MAX_BUFFERS - 1 || !**n || strlen(*n) >= TDAT_MAX_NAME) {
@@ -652,6 +657,13 @@ static void body_common_options(struct tb_tracedat_writer *w, struct tb_strbuf *
 		sb_u16(b, TB_TDAT_OPT_UNAME);
 		sb_u32(b, (uint32_t)strlen(w->uname) + 1);
 		sb_cstr(b, w->uname);
+	}
+	if (w->tsc2nsec_mult) {
+		sb_u16(b, TB_TDAT_OPT_TSC2NSEC);
+		sb_u32(b, 16);
+		sb_u32(b, w->tsc2nsec_mult);
+		sb_u32(b, w->tsc2nsec_shift);
+		sb_u64(b, 0); /* no offset: time counts from the TSC's zero, for every buffer alike */
 	}
 	sb_u16(b, TB_TDAT_OPT_VERSION);
 	sb_u32(b, sizeof(WRITER_NAME));
