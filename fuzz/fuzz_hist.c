@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_hist.c - libFuzzer target for tracebuf hist (src/hist/): the spec
+ * fuzz_hist.c - libFuzzer target for tracebuf hist (src/analyze/): the spec
  * parser, the record feeder and the printer.
  *
  * The input's first line is the hist spec, compiled against an event with

@@ -1,5 +1,5 @@
 #!/bin/sh
-# gen_syscall_names.sh - src/hist/syscall_names.c: the name the kernel's
+# gen_syscall_names.sh - src/analyze/syscall_names.c: the name the kernel's
 # `.syscall` hist modifier prints for each x86_64 system call number.
 #
 # The kernel prints the name of the call's syscall metadata ("sys_" and the
@@ -9,7 +9,7 @@
 # has the matching events/syscalls/sys_enter_NAME (tried as NAME, then
 # newNAME), which is what the metadata is named after.
 #
-# Usage (root, tracefs): scripts/gen_syscall_names.sh > src/hist/syscall_names.c
+# Usage (root, tracefs): scripts/gen_syscall_names.sh > src/analyze/syscall_names.c
 set -e
 H=/usr/include/x86_64-linux-gnu/asm/unistd_64.h
 E=/sys/kernel/tracing/events/syscalls
