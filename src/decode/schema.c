@@ -877,6 +877,11 @@ const char *tb_schema_comm(const struct tb_schema *s, int pid, size_t *len)
 	return comms_lookup(&s->comms, pid, len);
 }
 
+const char *schema_comm_column(const struct tb_schema *s, int pid, size_t *len)
+{
+	return comms_column(&s->comms, pid, len);
+}
+
 void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(void *))
 {
 	if (s->print_state_free)
