@@ -1,5 +1,5 @@
 /*
- * A report rendered by worker threads (src/print/batch.c) is the report
+ * A report rendered by worker threads (src/print/pagework.c) is the report
  * rendered by one thread: the same bytes, the same totals, the same
  * problems - for real captures, one of them damaged, whatever the number
  * of workers.  Also run under ThreadSanitizer (make test-tsan).
