@@ -28,23 +28,23 @@
 
 enum unit_state { U_FREE, U_READY, U_WORKING, U_DONE };
 
-struct cpu_queue {
+struct stream_queue {
 	struct pw_unit *units[DEPTH]; /* units[head..head+count) in page order */
 	size_t head, count;
 	struct pw_unit *replayed;     /* handed out last: refilled at the next call */
-	bool exhausted;               /* the capture has no more pages for the CPU */
+	bool exhausted;               /* the capture has no more pages for the stream's CPU */
+	struct pw_source src;
 	bool started;
 };
 
 struct pagework {
-	struct tb_capture *capture;
 	struct tb_schema *schema;
 	struct tb_render_opts opts;
 	const _Atomic uint8_t *ready;
 	bool render;
-	int ncpus, depth;
+	int nstreams, depth;
 	size_t unit_pages;
-	struct cpu_queue *queues;
+	struct stream_queue *queues;
 	struct pw_unit *units;  /* ncpus * depth */
 	pthread_mutex_t lock;
 	pthread_cond_t work;    /* a unit became READY, or stop */
@@ -182,8 +182,8 @@ static void walk_unit(struct pagework *w, struct pw_unit *u)
 /* The READY unit filled first (the lowest page of the CPU whose replay is furthest behind is not known: any will do). */
 static struct pw_unit *oldest_ready(struct pagework *w)
 {
-	for (int c = 0; c < w->ncpus; c++) {
-		struct cpu_queue *q = &w->queues[c];
+	for (int c = 0; c < w->nstreams; c++) {
+		struct stream_queue *q = &w->queues[c];
 		for (size_t k = 0; k < q->count; k++) {
 			struct pw_unit *u = q->units[(q->head + k) % DEPTH];
 			if (u->state == U_READY)
@@ -220,14 +220,14 @@ static void *worker(void *arg)
 /* --------------------------------------------------------- reading side */
 
 /* Copy up to unit_pages of the CPU's next pages into u; false when there were none. */
-static bool fill(struct pagework *w, struct cpu_queue *q, struct pw_unit *u)
+static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 {
 	struct tb_raw_page p;
 
 	u->npages = 0;
 	while (!q->exhausted && u->npages < w->unit_pages) {
 		size_t i = u->npages;
-		if (tb_capture_next_page(w->capture, u->cpu, &p) <= 0) {
+		if (tb_capture_next_page(q->src.capture, q->src.cpu, &p) <= 0) {
 			q->exhausted = true;
 			break;
 		}
@@ -251,7 +251,7 @@ static bool fill(struct pagework *w, struct cpu_queue *q, struct pw_unit *u)
 }
 
 /* Fill u and queue it for the workers (or walk it here, without them). */
-static void submit(struct pagework *w, struct cpu_queue *q, struct pw_unit *u)
+static void submit(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 {
 	if (!fill(w, q, u))
 		return;
@@ -268,15 +268,15 @@ static void submit(struct pagework *w, struct cpu_queue *q, struct pw_unit *u)
 	pthread_mutex_unlock(&w->lock);
 }
 
-const struct pw_unit *pagework_next(struct pagework *w, int cpu)
+const struct pw_unit *pagework_next(struct pagework *w, int stream)
 {
-	struct cpu_queue *q = &w->queues[cpu];
+	struct stream_queue *q = &w->queues[stream];
 	struct pw_unit *u;
 
 	if (!q->started) {
 		q->started = true;
 		for (int k = 0; k < w->depth; k++)
-			submit(w, q, &w->units[(size_t)cpu * DEPTH + (size_t)k]);
+			submit(w, q, &w->units[(size_t)stream * DEPTH + (size_t)k]);
 	} else if (q->replayed) {
 		u = q->replayed;
 		q->replayed = NULL;
@@ -322,7 +322,7 @@ static void free_unit(struct pw_unit *u)
 
 static bool alloc_unit(struct pw_unit *u, int cpu)
 {
-	u->cpu = cpu;
+	u->cpu = cpu; /* as the records' lines show it */
 	u->page = calloc(UNIT_PAGES, sizeof(*u->page));
 	u->size = calloc(UNIT_PAGES, sizeof(*u->size));
 	u->page_cap = calloc(UNIT_PAGES, sizeof(*u->page_cap));
@@ -348,7 +348,7 @@ void pagework_free(struct pagework *w)
 	if (!w)
 		return;
 	stop_workers(w);
-	for (size_t i = 0; w->units && i < (size_t)w->ncpus * DEPTH; i++)
+	for (size_t i = 0; w->units && i < (size_t)w->nstreams * DEPTH; i++)
 		free_unit(&w->units[i]);
 	free(w->units);
 	free(w->queues);
@@ -359,18 +359,18 @@ void pagework_free(struct pagework *w)
 	free(w);
 }
 
-int pagework_new(struct tb_capture *c, struct tb_schema *s, const struct tb_render_opts *opts,
-		 int ncpus, int threads, bool render, const _Atomic uint8_t *ready,
-		 struct pagework **out)
+int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema *s,
+		 const struct tb_render_opts *opts, int threads, bool render,
+		 const _Atomic uint8_t *ready, struct pagework **out)
 {
 	struct pagework *w = calloc(1, sizeof(*w));
-	size_t nunits = (size_t)(ncpus > 0 ? ncpus : 1) * DEPTH;
+	size_t nunits = (size_t)(nstreams > 0 ? nstreams : 1) * DEPTH;
 
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
-	*w = (struct pagework){.capture = c, .schema = s, .ready = ready, .render = render,
-			       .ncpus = ncpus, .opts = opts ? *opts : (struct tb_render_opts){0}};
+	*w = (struct pagework){.schema = s, .ready = ready, .render = render && ready,
+			       .nstreams = nstreams, .opts = opts ? *opts : (struct tb_render_opts){0}};
 	/* Without workers: one page at a time, read when the replay needs it. */
 	w->depth = threads > 0 ? DEPTH : 1;
 	w->unit_pages = threads > 0 ? UNIT_PAGES : 1;
@@ -380,8 +380,12 @@ int pagework_new(struct tb_capture *c, struct tb_schema *s, const struct tb_rend
 	w->queues = calloc(nunits / DEPTH, sizeof(*w->queues));
 	w->units = calloc(nunits, sizeof(*w->units));
 	w->threads = calloc(threads > 0 ? (size_t)threads : 1, sizeof(*w->threads));
+	for (size_t i = 0; w->queues && i < (size_t)nstreams; i++) {
+		w->queues[i].src = streams[i];
+		w->queues[i].exhausted = !streams[i].capture;
+	}
 	for (size_t i = 0; w->units && i < nunits; i++)
-		if (!alloc_unit(&w->units[i], (int)(i / DEPTH))) {
+		if (!alloc_unit(&w->units[i], nstreams > 0 ? streams[i / DEPTH].cpu : 0)) {
 			free(w->queues);
 			w->queues = NULL;
 			break;
@@ -399,4 +403,38 @@ int pagework_new(struct tb_capture *c, struct tb_schema *s, const struct tb_rend
 	}
 	*out = w;
 	return 0;
+}
+
+const struct pw_step *pw_cursor_next(struct pw_cursor *c)
+{
+	while (!c->done) {
+		if (c->unit && c->step < c->unit->nsteps)
+			return &c->unit->steps[c->step++];
+		c->unit = pagework_next(c->work, c->stream);
+		c->step = 0;
+		if (!c->unit)
+			c->done = true;
+		else if (c->unit->text.oom)
+			c->oom = true;
+	}
+	return NULL;
+}
+
+const struct pw_step *pw_cursor_next_record(struct pw_cursor *c, pw_page_step_fn *page_step, void *ctx)
+{
+	const struct pw_step *st;
+
+	while ((st = pw_cursor_next(c)) && st->kind != PW_RECORD)
+		page_step(ctx, c->unit, st);
+	return st;
+}
+
+void pw_record_at(const struct pw_cursor *c, const struct pw_step *st, struct tb_record *rec,
+		  const char **file, uint64_t *file_offset)
+{
+	const struct pw_unit *u = c->unit;
+
+	*rec = (struct tb_record){.data = u->page[st->page] + st->off, .len = st->len, .ts = st->ts};
+	*file = u->file[st->page];
+	*file_offset = u->file_offset[st->page] + st->off;
 }

@@ -85,22 +85,57 @@ struct pw_unit {
 
 struct pagework;
 
-/*
- * 0 with *out set, -ENOMEM, or -EAGAIN when no thread could be started.
- * render false: records are only decoded (a counting pass).  ready: a
- * bitmap of 65536 event IDs the reading thread sets (release) and workers
- * read (acquire); it must outlive the handle.
- */
-int pagework_new(struct tb_capture *c, struct tb_schema *s, const struct tb_render_opts *opts,
-		 int ncpus, int threads, bool render, const _Atomic uint8_t *ready,
-		 struct pagework **out);
+/* One stream of pages: a CPU of a capture (NULL: a stream without pages). */
+struct pw_source {
+	struct tb_capture *capture;
+	int cpu;
+};
 
 /*
- * The CPU's next unit, its steps all written (waiting for a worker if
- * need be); NULL when the CPU has no more pages.  The previous unit of the
- * CPU is taken back and refilled.
+ * 0 with *out set, -ENOMEM, or -EAGAIN when no thread could be started.
+ * render false (or ready NULL): records are only decoded, never rendered.
+ * ready: a bitmap of 65536 event IDs the reading thread sets (release) and
+ * workers read (acquire); it must outlive the handle.  Records are rendered
+ * with s and opts, as the kernel's `trace` lines.
  */
-const struct pw_unit *pagework_next(struct pagework *w, int cpu);
+int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema *s,
+		 const struct tb_render_opts *opts, int threads, bool render,
+		 const _Atomic uint8_t *ready, struct pagework **out);
+
+/*
+ * The stream's next unit, its steps all written (waiting for a worker if
+ * need be); NULL when the stream has no more pages.  The previous unit of
+ * the stream is taken back and refilled.
+ */
+const struct pw_unit *pagework_next(struct pagework *w, int stream);
+
+/*
+ * A stream's steps one at a time, across its units: what a page walk of
+ * one CPU meets, in order.  Zero it, set work and stream, then call
+ * pw_cursor_next() until it returns NULL.  A record's payload lies at
+ * unit->page[step->page] + step->off, valid until the next call.
+ */
+struct pw_cursor {
+	struct pagework *work;
+	int stream;
+	const struct pw_unit *unit; /* the unit the last step came from */
+	size_t step;
+	bool done;
+	bool oom; /* a unit could not be filled or walked whole */
+};
+
+const struct pw_step *pw_cursor_next(struct pw_cursor *c);
+
+/*
+ * The stream's next PW_RECORD step, after handing every page-level step
+ * before it to page_step (with the unit it belongs to); NULL at the end.
+ */
+typedef void pw_page_step_fn(void *ctx, const struct pw_unit *u, const struct pw_step *st);
+const struct pw_step *pw_cursor_next_record(struct pw_cursor *c, pw_page_step_fn *page_step, void *ctx);
+
+/* The PW_RECORD step st the cursor just gave: its data, len and ts, and where its payload lies in which file. */
+void pw_record_at(const struct pw_cursor *c, const struct pw_step *st, struct tb_record *rec,
+		  const char **file, uint64_t *file_offset);
 
 /* Stop the workers and free everything. */
 void pagework_free(struct pagework *w);

@@ -3,9 +3,11 @@
  * report.c - a capture or live instance as the kernel's `trace` text: the
  * header, then every CPU's events merged by time stamp.
  *
- * Each CPU is a stream of sub-buffers decoded one record at a time, so
- * memory stays at one sub-buffer per CPU whatever the capture's size.  The
- * merge takes the smallest time stamp next, the lowest CPU on a tie, which
+ * Each CPU is a stream of sub-buffers walked by pagework.c - in units of
+ * a few pages decoded and rendered by worker threads for large captures,
+ * one page at a time here otherwise - so memory stays at a few sub-buffers
+ * per CPU whatever the capture's size; this file replays each CPU's steps
+ * as its merge reaches them.  The merge takes the smallest time stamp next, the lowest CPU on a tie, which
  * is how the kernel's iterator orders `trace`.  Loss is reported where the
  * kernel's consuming readers report it: before the first event of the
  * sub-buffer that carries the lost flag.  A flag without a stored count
@@ -35,8 +37,7 @@ struct pending_loss {
 struct cpu_stream {
 	int cpu;
 	bool done;
-	const struct pw_unit *unit; /* being replayed; NULL before the first */
-	size_t step;                /* the unit's next step to replay */
+	struct pw_cursor steps;     /* the CPU's pages as walked, replayed */
 	bool has_next;
 	const struct pw_step *next; /* the record to print next, in unit */
 	struct pending_loss loss;
@@ -145,10 +146,16 @@ static void check_time_order(struct report *r, struct cpu_stream *s, const struc
 				  (unsigned long long)stamp, (unsigned long long)(s->prev_ts - stamp));
 }
 
+struct page_ctx {
+	struct report *r;
+	struct cpu_stream *s;
+};
+
 /* What a page-level step says: pages opened (their loss, their time) and skipped. */
-static void replay_page_step(struct report *r, struct cpu_stream *s, const struct pw_unit *u,
-			     const struct pw_step *st)
+static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *st)
 {
+	struct report *r = ((struct page_ctx *)ctx)->r;
+	struct cpu_stream *s = ((struct page_ctx *)ctx)->s;
 	const char *file = u->file[st->page];
 	uint64_t at = u->file_offset[st->page];
 
@@ -181,29 +188,19 @@ static void replay_page_step(struct report *r, struct cpu_stream *s, const struc
 /* Find the CPU's next data record, replaying what comes before it; false when the CPU has no more. */
 static bool advance(struct report *r, struct cpu_stream *s)
 {
-	s->has_next = false;
-	while (!s->done) {
-		if (!s->unit || s->step == s->unit->nsteps) {
-			s->unit = pagework_next(r->work, s->cpu);
-			s->step = 0;
-			if (!s->unit) {
-				s->done = true;
-				break;
-			}
-			if (s->unit->text.oom && !r->fatal)
-				r->fatal = -ENOMEM;
-			continue;
-		}
-		const struct pw_step *st = &s->unit->steps[s->step++];
-		if (st->kind == PW_RECORD) {
-			s->next = st;
-			s->has_next = true;
-			s->have_prev = true;
-			s->prev_ts = st->ts;
-			return true;
-		}
-		replay_page_step(r, s, s->unit, st);
+	struct page_ctx pc = {r, s};
+	const struct pw_step *st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
+
+	s->has_next = st != NULL;
+	if (st) {
+		s->next = st;
+		s->have_prev = true;
+		s->prev_ts = st->ts;
+		return true;
 	}
+	if (s->steps.oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	s->done = true;
 	return false;
 }
 
@@ -334,7 +331,7 @@ static void prepare(struct report *r, uint16_t id)
 /* Render the record here and now, into the text. */
 static void emit_here(struct report *r, const struct cpu_stream *s, const struct pw_step *st)
 {
-	const struct pw_unit *u = s->unit;
+	const struct pw_unit *u = s->steps.unit;
 	struct tb_event_ref ev = {s->cpu, st->ts, u->page[st->page] + st->off, st->len};
 	struct tb_diag err; /* filled only on failure: zeroing its 200-byte reason per record cost 10% */
 	struct rendered res = {.id = st->id, .file = u->file[st->page],
@@ -349,7 +346,7 @@ static void emit_here(struct report *r, const struct cpu_stream *s, const struct
 /* The text a worker rendered for the record, and what it adds up to. */
 static void emit_rendered(struct report *r, const struct cpu_stream *s, const struct pw_step *st)
 {
-	const struct pw_unit *u = s->unit;
+	const struct pw_unit *u = s->steps.unit;
 	uint32_t start = st == u->steps ? 0 : st[-1].text_end;
 	struct rendered res = {.rc = st->rc, .id = st->id, .file = u->file[st->page],
 			       .file_offset = u->file_offset[st->page] + st->off,
@@ -396,26 +393,41 @@ static int render_threads(struct report *r)
 	return online > 4 ? 4 : (int)online;
 }
 
+/* Start the CPUs' page walks: rendered by workers when threads, else here. */
+static int start_streams(struct report *r)
+{
+	struct pw_source *src = calloc(r->ncpus > 0 ? (size_t)r->ncpus : 1, sizeof(*src));
+	int rc;
+
+	if (!src)
+		return -ENOMEM;
+	for (int i = 0; i < r->ncpus; i++)
+		src[i] = (struct pw_source){tb_capture_has_cpu(r->capture, i) ? r->capture : NULL, i};
+	rc = pagework_new(src, r->ncpus, r->schema, &r->render, render_threads(r), !r->counting,
+			  r->ready, &r->work);
+	if (rc == -EAGAIN) /* no threads to be had: walk the pages here */
+		rc = pagework_new(src, r->ncpus, r->schema, &r->render, 0, false, NULL, &r->work);
+	free(src);
+	for (int i = 0; rc == 0 && i < r->ncpus; i++) {
+		memset(&r->cpus[i], 0, sizeof(r->cpus[i]));
+		r->cpus[i].cpu = i;
+		r->cpus[i].steps = (struct pw_cursor){.work = r->work, .stream = i};
+	}
+	return rc;
+}
+
 /* Run every stream to its end, merged by time. */
 static void merge(struct report *r)
 {
 	struct cpu_stream *s;
-	int rc = pagework_new(r->capture, r->schema, &r->render, r->ncpus, render_threads(r),
-			      !r->counting, r->ready, &r->work);
+	int rc = start_streams(r);
 
-	if (rc == -EAGAIN) /* no threads to be had: walk the pages here */
-		rc = pagework_new(r->capture, r->schema, &r->render, r->ncpus, 0, false, r->ready,
-				  &r->work);
 	if (rc < 0) {
 		r->fatal = rc;
 		return;
 	}
-	for (int i = 0; i < r->ncpus; i++) {
-		memset(&r->cpus[i], 0, sizeof(r->cpus[i]));
-		r->cpus[i].cpu = i;
-		r->cpus[i].done = !tb_capture_has_cpu(r->capture, i);
+	for (int i = 0; i < r->ncpus; i++)
 		advance(r, &r->cpus[i]);
-	}
 	while (!r->fatal && (s = earliest(r))) {
 		emit(r, s);
 		advance(r, s);

@@ -14,7 +14,8 @@
  * Records of every CPU of every buffer are merged by time stamp; a tie
  * goes to the lower position in trace-cmd's merged CPU order (the top
  * buffer's CPUs, then each instance's), and --cpu selects by that position,
- * as trace-cmd does.
+ * as trace-cmd does.  The pages are walked by pagework.c (one at a time:
+ * libtraceevent prints every record and is not thread-safe), as report.c's are.
  *
  * The event text is libtraceevent's - with its plugins (sched_switch,
  * hrtimer, function's raw_data, ...) unless -N, and with the print fmts as
@@ -26,8 +27,9 @@
 
 #include <traceevent/event-parse.h>
 
-#include "schema_internal.h"
+#include "pagework.h"
 #include "printers.h"
+#include "schema_internal.h"
 #include "strbuf.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
@@ -55,10 +57,11 @@ struct tc_stream {
 	struct tc_buffer *buf;
 	int cpu;   /* the CPU number in its buffer */
 	int index; /* its place in the merged order */
-	bool done, in_page, has_next;
-	struct tb_raw_page page;
-	struct tb_page_cursor cursor;
-	struct tb_record next;
+	bool done, has_next;
+	struct pw_cursor steps;   /* the CPU's pages as walked (pagework.h) */
+	struct tb_record next;    /* data, len and ts of the next record */
+	const char *next_file;    /* where it lies */
+	uint64_t next_offset;
 	uint64_t ts;	    /* next's time stamp, with the file's offsets applied */
 	bool first_of_page; /* next is the page's first record */
 	long long missed;   /* the page's loss: 0, -1 (count unknown) or the count */
@@ -75,6 +78,7 @@ struct tc_report {
 	int name_width; /* 0: no instances, no prefixes */
 	struct tc_stream *streams;
 	int nstreams;
+	struct pagework *work;
 	int64_t ts_offset;
 	uint32_t mult, shift;
 	struct tb_report_totals t;
@@ -109,48 +113,52 @@ static uint64_t adjusted(const struct tc_report *r, uint64_t ts)
 	return ts + (uint64_t)r->ts_offset;
 }
 
-static bool open_next_page(struct tc_report *r, struct tc_stream *s)
+/* A sub-buffer opened: its loss goes with its first record. */
+static void open_page(struct tc_stream *s, const struct tb_page_header *h)
 {
-	while (!s->done) {
-		int rc = tb_capture_next_page(s->buf->cap, s->cpu, &s->page);
-		if (rc <= 0) {
-			s->done = true;
-			break;
-		}
-		r->t.pages++;
-		if (tb_page_cursor_init(&s->cursor, s->page.data, s->page.size) == 0) {
-			const struct tb_page_header *h = &s->cursor.hdr;
-			s->missed = !h->lost ? 0 : h->lost_stored ? (long long)h->lost_count : -1;
-			s->first_of_page = true;
-			s->in_page = true;
-			return true;
-		}
-		r->t.bad_pages++;
-		problem(r, s->page.file, s->page.file_offset + s->cursor.err.offset, "%s; sub-buffer skipped",
-			s->cursor.err.reason);
-	}
-	return false;
+	s->missed = !h->lost ? 0 : h->lost_stored ? (long long)h->lost_count : -1;
+	s->first_of_page = true;
+}
+
+struct page_ctx {
+	struct tc_report *r;
+	struct tc_stream *s;
+};
+
+/* What comes before a CPU's next record: pages opened (their loss) and pages skipped. */
+static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *st)
+{
+	static const struct tb_page_header zeros;
+	struct page_ctx *pc = ctx;
+	const char *file = u->file[st->page];
+	uint64_t at = u->file_offset[st->page] + st->off;
+
+	pc->r->t.pages += st->kind != PW_PAGE_ERROR;
+	pc->r->t.bad_pages += st->kind == PW_BAD_PAGE || st->kind == PW_PAGE_ERROR;
+	if (st->kind == PW_PAGE)
+		open_page(pc->s, &u->hdr[st->page]);
+	else if (st->kind == PW_ZERO_PAGE) /* read as trace-cmd reads it: no records, no loss */
+		open_page(pc->s, &zeros);
+	else if (st->kind == PW_BAD_PAGE)
+		problem(pc->r, file, at, "%s; sub-buffer skipped", st->reason);
+	else
+		problem(pc->r, file, at, "%s; rest of the sub-buffer skipped", st->reason);
 }
 
 static void advance(struct tc_report *r, struct tc_stream *s)
 {
-	s->has_next = false;
-	for (;;) {
-		if (!s->in_page && !open_next_page(r, s))
-			return;
-		int rc = tb_page_next_data(&s->cursor, &s->next);
-		if (rc == 1) {
-			s->has_next = true;
-			s->ts = adjusted(r, s->next.ts);
-			return;
-		}
-		s->in_page = false;
-		if (rc < 0) {
-			r->t.bad_pages++;
-			problem(r, s->page.file, s->page.file_offset + s->cursor.err.offset,
-				"%s; rest of the sub-buffer skipped", s->cursor.err.reason);
-		}
+	struct page_ctx pc = {r, s};
+	const struct pw_step *st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
+
+	s->has_next = st != NULL;
+	if (st) {
+		pw_record_at(&s->steps, st, &s->next, &s->next_file, &s->next_offset);
+		s->ts = adjusted(r, st->ts);
+		return;
 	}
+	if (s->steps.oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	s->done = true;
 }
 
 static struct tc_stream *earliest(struct tc_report *r)
@@ -307,8 +315,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	}
 	if (f && tb_schema_check_record(f, d, s->next.len, &err) < 0) {
 		r->t.bad_records++;
-		problem(r, s->page.file, s->page.file_offset + (uint64_t)(d - s->page.data) + err.offset,
-			"%s; record skipped", err.reason);
+		problem(r, s->next_file, s->next_offset + err.offset, "%s; record skipped", err.reason);
 		return;
 	}
 	if (f && printers_tep_ready(r->schema, f, system))
@@ -352,25 +359,33 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 
 /* ---------------------------------------------------------------- run */
 
+/* Every CPU of every buffer, in trace-cmd's merged order, and their page walks. */
 static int make_streams(struct tc_report *r)
 {
-	int n = 0;
+	struct pw_source *src;
+	int n = 0, rc;
 
 	for (int b = 0; b < r->nbufs; b++)
 		n += r->bufs[b].slots;
 	r->streams = calloc(n ? (size_t)n : 1, sizeof(*r->streams));
-	if (!r->streams)
+	src = calloc(n ? (size_t)n : 1, sizeof(*src));
+	if (!r->streams || !src) {
+		free(src);
 		return -ENOMEM;
+	}
 	r->nstreams = n;
 	for (int b = 0, i = 0; b < r->nbufs; b++)
 		for (int c = 0; c < r->bufs[b].slots; c++, i++) {
-			struct tc_stream *s = &r->streams[i];
-			s->buf = &r->bufs[b];
-			s->cpu = c;
-			s->index = i;
-			s->done = !s->buf->cap || !tb_capture_has_cpu(s->buf->cap, c);
+			struct tb_capture *cap = r->bufs[b].cap;
+			r->streams[i] = (struct tc_stream){.buf = &r->bufs[b], .cpu = c, .index = i};
+			src[i] = (struct pw_source){cap && tb_capture_has_cpu(cap, c) ? cap : NULL, c};
 		}
-	return 0;
+	/* One thread: libtraceevent, which prints every record, is not thread-safe. */
+	rc = pagework_new(src, n, r->schema, NULL, 0, false, NULL, &r->work);
+	free(src);
+	for (int i = 0; rc == 0 && i < n; i++)
+		r->streams[i].steps = (struct pw_cursor){.work = r->work, .stream = i};
+	return rc;
 }
 
 static int run(struct tc_report *r, int cpus)
@@ -397,6 +412,7 @@ static int run(struct tc_report *r, int cpus)
 	flush_text(r);
 	if (plugins)
 		tep_unload_plugins(plugins, r->tep);
+	pagework_free(r->work);
 	free(r->streams);
 	sb_free(&r->text);
 	return rc < 0 ? rc : r->fatal;
