@@ -572,17 +572,21 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	}
 	r.printed = calloc((size_t)65536 * PRINTER_KINDS, sizeof(*r.printed));
 	rc = r.printed ? open_books(&r) : -ENOMEM;
-	if (rc == 0 && !(opts && opts->no_header)) {
+	if (rc == 0 && opts && opts->count_only) {
+		r.counting = true; /* the merge's order and its loss accounting, no text */
+		merge(&r);
+		rc = r.fatal;
+	} else if (rc == 0 && !(opts && opts->no_header)) {
 		rc = header_counts(&r, &entries, &written);
 		if (rc == 0)
 			tb_render_header(out, tb_capture_tracer(c), entries, written,
 					 tb_capture_online_cpus(c));
 	}
-	if (rc == 0) {
+	if (rc == 0 && !r.counting) {
 		merge(&r);
 		rc = r.fatal;
 	}
-	if (rc == 0)
+	if (rc == 0 && !(opts && opts->count_only)) /* a count meets no event by its format */
 		tb_capture_warn_unused(c);
 	for (size_t i = 0; r.printed && i < (size_t)65536 * PRINTER_KINDS; i++)
 		if (r.printed[i])
