@@ -420,7 +420,7 @@ const struct pw_step *pw_cursor_next(struct pw_cursor *c)
 	return NULL;
 }
 
-const struct pw_step *pw_cursor_next_record(struct pw_cursor *c, pw_page_step_fn *page_step, void *ctx)
+const struct pw_step *pw_cursor_next_record_slow(struct pw_cursor *c, pw_page_step_fn *page_step, void *ctx)
 {
 	const struct pw_step *st;
 

@@ -131,7 +131,16 @@ const struct pw_step *pw_cursor_next(struct pw_cursor *c);
  * before it to page_step (with the unit it belongs to); NULL at the end.
  */
 typedef void pw_page_step_fn(void *ctx, const struct pw_unit *u, const struct pw_step *st);
-const struct pw_step *pw_cursor_next_record(struct pw_cursor *c, pw_page_step_fn *page_step, void *ctx);
+const struct pw_step *pw_cursor_next_record_slow(struct pw_cursor *c, pw_page_step_fn *page_step, void *ctx);
+
+/* Inline for the common case, a record next in the same unit: once per record of every report. */
+static inline const struct pw_step *pw_cursor_next_record(struct pw_cursor *c, pw_page_step_fn *page_step,
+							  void *ctx)
+{
+	if (c->unit && c->step < c->unit->nsteps && c->unit->steps[c->step].kind == PW_RECORD)
+		return &c->unit->steps[c->step++];
+	return pw_cursor_next_record_slow(c, page_step, ctx);
+}
 
 /* The PW_RECORD step st the cursor just gave: its data, len and ts, and where its payload lies in which file. */
 void pw_record_at(const struct pw_cursor *c, const struct pw_step *st, struct tb_record *rec,
