@@ -22,8 +22,13 @@
 #include "pagework.h"
 #include "render.h"
 
-/* Sub-buffers in a unit of the threaded mode, and units in flight per CPU. */
+/*
+ * A unit of the threaded mode: up to UNIT_PAGES sub-buffers, no more than
+ * UNIT_BYTES of them (large sub-buffers: fewer), and DEPTH units in flight
+ * per CPU - what bounds memory whatever the capture's size.
+ */
 #define UNIT_PAGES 8
+#define UNIT_BYTES (64u * 1024)
 #define DEPTH 3
 
 enum unit_state { U_FREE, U_READY, U_WORKING, U_DONE };
@@ -224,8 +229,10 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 {
 	struct tb_raw_page p;
 
+	size_t bytes = 0;
+
 	u->npages = 0;
-	while (!q->exhausted && u->npages < w->unit_pages) {
+	while (!q->exhausted && u->npages < w->unit_pages && bytes < UNIT_BYTES) {
 		size_t i = u->npages;
 		if (tb_capture_next_page(q->src.capture, q->src.cpu, &p) <= 0) {
 			q->exhausted = true;
@@ -243,6 +250,7 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 		}
 		memcpy(u->page[i], p.data, p.size);
 		u->size[i] = p.size;
+		bytes += p.size;
 		u->file[i] = p.file;
 		u->file_offset[i] = p.file_offset;
 		u->npages++;

@@ -23,8 +23,9 @@
  * the reading thread rendering every record.  That is the mode for live
  * buffers (pages are read only as they are needed) and small captures.
  *
- * Memory: at most depth units per CPU, each of pages sub-buffers and their
- * text, whatever the capture's size.
+ * Memory: at most three units per stream, each of at most 64 KiB of
+ * sub-buffers (or one larger sub-buffer) and their text, whatever the
+ * capture's size.
  *
  * Ownership: pagework_new() returns a handle freed by pagework_free(); a
  * unit returned by pagework_next() stays valid until the next call for the
