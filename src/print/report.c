@@ -204,17 +204,37 @@ static bool advance(struct report *r, struct cpu_stream *s)
 	return false;
 }
 
-/* The stream with the earliest next record; ties go to the lower CPU. */
-static struct cpu_stream *earliest(struct report *r)
+/*
+ * The stream with the earliest next record; ties go to the lower CPU.
+ * *until is the stream that would come next were it gone (NULL: none), so
+ * the caller may take records from the winner while they still come first.
+ */
+static struct cpu_stream *earliest(struct report *r, struct cpu_stream **until)
 {
-	struct cpu_stream *best = NULL;
+	struct cpu_stream *best = NULL, *second = NULL;
 
 	for (int i = 0; i < r->ncpus; i++) {
 		struct cpu_stream *s = &r->cpus[i];
-		if (s->has_next && (!best || s->next->ts < best->next->ts))
+		if (!s->has_next)
+			continue;
+		if (!best || s->next->ts < best->next->ts) {
+			second = best;
 			best = s;
+		} else if (!second || s->next->ts < second->next->ts) {
+			second = s;
+		}
 	}
+	*until = second;
 	return best;
+}
+
+/* Whether s's next record still comes before every record of other (NULL: no other). */
+static bool still_first(const struct cpu_stream *s, const struct cpu_stream *other)
+{
+	if (!s->has_next)
+		return false;
+	return !other || s->next->ts < other->next->ts ||
+	       (s->next->ts == other->next->ts && s->cpu < other->cpu);
 }
 
 /* ------------------------------------------------------------- output */
@@ -419,7 +439,7 @@ static int start_streams(struct report *r)
 /* Run every stream to its end, merged by time. */
 static void merge(struct report *r)
 {
-	struct cpu_stream *s;
+	struct cpu_stream *s, *other;
 	int rc = start_streams(r);
 
 	if (rc < 0) {
@@ -428,9 +448,12 @@ static void merge(struct report *r)
 	}
 	for (int i = 0; i < r->ncpus; i++)
 		advance(r, &r->cpus[i]);
-	while (!r->fatal && (s = earliest(r))) {
-		emit(r, s);
-		advance(r, s);
+	/* A CPU's records go out in a run for as long as they come before every other CPU's next. */
+	while (!r->fatal && (s = earliest(r, &other))) {
+		do {
+			emit(r, s);
+			advance(r, s);
+		} while (!r->fatal && still_first(s, other));
 	}
 	/* Loss announced by sub-buffers that held no events still gets its line. */
 	for (int i = 0; i < r->ncpus && !r->fatal; i++)
