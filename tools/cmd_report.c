@@ -40,9 +40,11 @@ static int usage(FILE *f)
 		   "DIR is a capture directory (header_page, formats/, cpuN.raw, ...) or a\n"
 		   "live tracefs instance such as /sys/kernel/tracing/instances/NAME, whose\n"
 		   "buffer is consumed; it prints as the kernel's `trace` file.  FILE.dat is\n"
-		   "a trace-cmd trace.dat; it prints as `trace-cmd report` prints it.\n"
+		   "a trace-cmd trace.dat; it prints in `trace-cmd report`'s layout with\n"
+		   "the kernel's text of each event.\n"
 		   "\n"
-		   "  --like-trace-cmd  trace-cmd's layout for DIR as well\n"
+		   "  --like-trace-cmd  trace-cmd's layout for DIR as well; for FILE.dat the\n"
+		   "                    event text too (libtraceevent's, as trace-cmd prints it)\n"
 		   "  --like-kernel     the kernel's `trace` text for FILE.dat (one buffer)\n"
 		   "  --buffer NAME     with --like-kernel: the instance to print (default: the\n"
 		   "                    first buffer with data; \"\" is the top-level buffer)\n"
@@ -302,6 +304,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		a->input = argv[optind++];
 	if (!a->input || optind != argc || (a->like_kernel && a->like_trace_cmd))
 		return usage(stderr);
+	/* A trace.dat's events print in the kernel's text unless trace-cmd's is asked for. */
+	a->topts.kernel_text = !a->like_trace_cmd;
 	a->topts.cpus = a->cpus;
 	a->topts.ncpus = a->ncpus;
 	return 0;

@@ -213,6 +213,13 @@ struct tb_tcmd_report_opts {
 	bool raw;	 /* -R: fields as name=value */
 	bool latency;	 /* -l: the latency columns */
 	bool no_plugins; /* -N: every event by its print fmt alone */
+	/*
+	 * The kernel's text of each event (tracebuf's printer: the kernel's own
+	 * printers, the compiled print fmt, libtraceevent last) inside trace-cmd's
+	 * framing, rendered by worker threads; false: libtraceevent's text, as
+	 * trace-cmd prints it.  Ignored with raw (-R is libtraceevent's).
+	 */
+	bool kernel_text;
 	const int *cpus; /* --cpu: only these merged CPU numbers (NULL: all) */
 	size_t ncpus;
 };

@@ -46,7 +46,7 @@ struct pagework {
 	struct tb_schema *schema;
 	struct tb_render_opts opts;
 	const _Atomic uint8_t *ready;
-	bool render;
+	int render; /* enum pw_render */
 	int nstreams, depth;
 	size_t unit_pages;
 	struct stream_queue *queues;
@@ -136,7 +136,9 @@ static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
 	st->here = !(w->render && rec->len >= 8 && id_ready(w, st->id));
 	if (!st->here) {
 		struct tb_event_ref ev = {u->cpu, rec->ts, rec->data, rec->len};
-		st->rc = render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
+		st->rc = w->render == PW_RENDER_BODIES
+				 ? render_event_body(w->schema, &ev, w->opts.ns_clock, &u->text, &err, &used)
+				 : render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
 		st->used = (uint8_t)used;
 		if (st->rc == -EINVAL && !keep_error(u, &err, &st->err))
 			st->rc = -ENOMEM;
@@ -368,7 +370,7 @@ void pagework_free(struct pagework *w)
 }
 
 int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema *s,
-		 const struct tb_render_opts *opts, int threads, bool render,
+		 const struct tb_render_opts *opts, int threads, int render,
 		 const _Atomic uint8_t *ready, struct pagework **out)
 {
 	struct pagework *w = calloc(1, sizeof(*w));
@@ -377,7 +379,7 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
-	*w = (struct pagework){.schema = s, .ready = ready, .render = render && ready,
+	*w = (struct pagework){.schema = s, .ready = ready, .render = ready ? render : PW_RENDER_NONE,
 			       .nstreams = nstreams, .opts = opts ? *opts : (struct tb_render_opts){0}};
 	/* Without workers: one page at a time, read when the replay needs it. */
 	w->depth = threads > 0 ? DEPTH : 1;

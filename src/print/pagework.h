@@ -86,6 +86,13 @@ struct pw_unit {
 
 struct pagework;
 
+/* What workers render of each record they may render (pagework_new's render). */
+enum pw_render {
+	PW_RENDER_NONE = 0,   /* decode only */
+	PW_RENDER_LINES = 1,  /* the kernel's `trace` line (render_event) */
+	PW_RENDER_BODIES = 2, /* the body alone (render_event_body): the caller frames it */
+};
+
 /* One stream of pages: a CPU of a capture (NULL: a stream without pages). */
 struct pw_source {
 	struct tb_capture *capture;
@@ -94,13 +101,14 @@ struct pw_source {
 
 /*
  * 0 with *out set, -ENOMEM, or -EAGAIN when no thread could be started.
- * render false (or ready NULL): records are only decoded, never rendered.
+ * render (enum pw_render) PW_RENDER_NONE (or ready NULL): records are only
+ * decoded, never rendered.
  * ready: a bitmap of 65536 event IDs the reading thread sets (release) and
  * workers read (acquire); it must outlive the handle.  Records are rendered
  * with s and opts, as the kernel's `trace` lines.
  */
 int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema *s,
-		 const struct tb_render_opts *opts, int threads, bool render,
+		 const struct tb_render_opts *opts, int threads, int render,
 		 const _Atomic uint8_t *ready, struct pagework **out);
 
 /*

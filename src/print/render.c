@@ -242,6 +242,22 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
 }
 
+int render_event_body(struct tb_schema *s, const struct tb_event_ref *ev, bool ns_clock,
+		      struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used)
+{
+	size_t start = out->len;
+	int rc;
+
+	*used = PRINTER_NONE;
+	if (ev->len < COMMON_HEADER_SIZE)
+		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
+				 ev->len, COMMON_HEADER_SIZE);
+	rc = render_body(s, ev, ns_clock, out, err, used);
+	if (rc < 0)
+		out->len = start;
+	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
+}
+
 /*
  * The event's text without the context columns - what the kernel's
  * function_graph tracer puts inside a comment - for the call-graph printer.
@@ -249,19 +265,12 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct tb_strbuf *out,
 		      struct tb_diag *err)
 {
-	size_t start = out->len;
 	enum printer_kind used;
-	int rc;
+	int rc = render_event_body(s, ev, true, out, err, &used);
 
-	if (ev->len < COMMON_HEADER_SIZE)
-		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
-				 ev->len, COMMON_HEADER_SIZE);
-	rc = render_body(s, ev, true, out, err, &used);
-	if (rc < 0)
-		out->len = start;
-	else
+	if (rc >= 0)
 		printers_count(s, read_common(ev->data).type, used, 1);
-	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
+	return rc;
 }
 
 int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,

@@ -19,16 +19,23 @@
  *
  * The event text is libtraceevent's - with its plugins (sched_switch,
  * hrtimer, function's raw_data, ...) unless -N, and with the print fmts as
- * the file holds them - which is exactly what trace-cmd prints.
+ * the file holds them - which is exactly what trace-cmd prints.  With
+ * kernel_text it is the kernel's text instead, by tracebuf's printer
+ * (printers.h), rendered by pagework's workers (the body alone: this
+ * thread frames it, dropping the "name: " the kernel starts it with, as
+ * trace-cmd's column already names the event).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <traceevent/event-parse.h>
 
 #include "pagework.h"
 #include "printers.h"
+#include "render.h"
 #include "schema_internal.h"
 #include "strbuf.h"
 #include "tdat_internal.h"
@@ -60,6 +67,7 @@ struct tc_stream {
 	bool done, has_next;
 	struct pw_cursor steps;   /* the CPU's pages as walked (pagework.h) */
 	struct tb_record next;    /* data, len and ts of the next record */
+	const struct pw_step *step; /* its step (valid until the next advance) */
 	const char *next_file;    /* where it lies */
 	uint64_t next_offset;
 	uint64_t ts;	    /* next's time stamp, with the file's offsets applied */
@@ -73,6 +81,12 @@ struct tc_report {
 	struct tep_handle *tep;
 	const struct tb_tcmd_report_opts *o;
 	struct tb_strbuf text;
+	struct tb_strbuf body; /* kernel_text: a body rendered on this thread */
+	struct tb_diag body_err; /* its problem, filled only on failure */
+	bool kernel_text;      /* o->kernel_text and not -R */
+	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
+	/* ... and which workers may render: set here (release), read by them (pagework.c) */
+	_Atomic uint8_t ready[65536 / 8];
 	struct tc_buffer *bufs;
 	int nbufs;
 	int name_width; /* 0: no instances, no prefixes */
@@ -151,6 +165,7 @@ static void advance(struct tc_report *r, struct tc_stream *s)
 	const struct pw_step *st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
 
 	s->has_next = st != NULL;
+	s->step = st;
 	if (st) {
 		pw_record_at(&s->steps, st, &s->next, &s->next_file, &s->next_offset);
 		s->ts = adjusted(r, st->ts);
@@ -284,6 +299,65 @@ static void put_info(struct tc_report *r, const struct tc_stream *s)
 		free(copy);
 }
 
+/*
+ * Whether workers may render records of the ID: its printer is chosen
+ * (here, once per ID) and is not libtraceevent, which only this thread may call.
+ */
+static void prepare(struct tc_report *r, uint16_t id, const struct tb_format *f, const char *system)
+{
+	uint8_t bit = (uint8_t)(1u << (id % 8));
+
+	if (r->prepared[id / 8] & bit)
+		return;
+	r->prepared[id / 8] |= bit;
+	if (!printers_prepare(r->schema, f, system))
+		/* release: the printer chosen above is complete before a worker sees the bit (pagework.c acquires) */
+		atomic_fetch_or_explicit(&r->ready[id / 8], bit, memory_order_release);
+}
+
+/*
+ * The kernel's text of the record (the body without "name: " and the
+ * newline): a worker's, or rendered here.  rc as render_event_body(); err
+ * points at the problem when -EINVAL.
+ */
+static int kernel_body(struct tc_report *r, const struct tc_stream *s, const struct tb_format *f,
+		       const char **text, size_t *len, const struct tb_diag **err)
+{
+	const struct pw_unit *u = s->steps.unit;
+	const struct pw_step *st = s->step;
+	size_t name_len = strlen(f->name);
+	enum printer_kind used;
+	int rc;
+
+	if (st->here) {
+		struct tb_event_ref ev = {s->cpu, st->ts, s->next.data, s->next.len};
+		sb_reset(&r->body);
+		rc = render_event_body(r->schema, &ev, s->buf->usecs, &r->body, &r->body_err, &used);
+		*text = r->body.buf;
+		*len = r->body.len;
+		*err = &r->body_err;
+		if (r->body.oom)
+			rc = -ENOMEM;
+	} else {
+		uint32_t start = st == u->steps ? 0 : st[-1].text_end;
+		rc = st->rc;
+		used = st->used;
+		*text = u->text.buf + start;
+		*len = st->text_end - start;
+		*err = rc == -EINVAL ? &u->errs[st->err] : NULL;
+	}
+	if (rc < 0)
+		return rc;
+	printers_count(r->schema, f->id, used, 1);
+	if (*len && (*text)[*len - 1] == '\n')
+		--*len;
+	if (*len >= name_len + 2 && !memcmp(*text, f->name, name_len) && !memcmp(*text + name_len, ": ", 2)) {
+		*text += name_len + 2;
+		*len -= name_len + 2;
+	}
+	return rc;
+}
+
 static bool cpu_selected(const struct tc_report *r, int index)
 {
 	if (!r->o->cpus)
@@ -304,6 +378,9 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	uint16_t id = 0;
 	int32_t pid = 0;
 	long long missed = s->first_of_page ? s->missed : 0;
+	const char *body = NULL;
+	size_t body_len = 0;
+	bool known;
 
 	s->first_of_page = false;
 	if (!cpu_selected(r, s->index))
@@ -318,8 +395,27 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		problem(r, s->next_file, s->next_offset + err.offset, "%s; record skipped", err.reason);
 		return;
 	}
-	if (f && printers_tep_ready(r->schema, f, system))
-		ev = tep_find_event(r->tep, id);
+	if (f && r->kernel_text) {
+		const struct tb_diag *bad;
+		int rc;
+		prepare(r, id, f, system);
+		rc = kernel_body(r, s, f, &body, &body_len, &bad);
+		if (rc == -EINVAL) {
+			r->t.bad_records++;
+			problem(r, s->next_file, s->next_offset + bad->offset, "%s; record skipped", bad->reason);
+			return;
+		}
+		if (rc < 0) {
+			if (!r->fatal)
+				r->fatal = rc;
+			return;
+		}
+		known = rc == TB_RENDER_OK;
+	} else {
+		if (f && printers_tep_ready(r->schema, f, system))
+			ev = tep_find_event(r->tep, id);
+		known = ev != NULL;
+	}
 	put_prefix(r, s->buf);
 	if (missed) {
 		r->t.lost_lines++;
@@ -331,7 +427,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		}
 	}
 	r->t.events++;
-	if (!ev) {
+	if (!known) {
 		/* libtraceevent prints each context part of an unknown record this way. */
 		r->t.unknown_events++;
 		sb_puts(&r->text, r->o->latency ? UNKNOWN UNKNOWN UNKNOWN : UNKNOWN UNKNOWN);
@@ -350,14 +446,30 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		put_fmt(&r->text, "%16s-%-5d [%03d]", comm, pid, s->cpu);
 	}
 	put_time(r, s);
-	put_name(&r->text, ev->name);
-	put_info(r, s);
+	put_name(&r->text, ev ? ev->name : f->name);
+	if (body)
+		sb_put(&r->text, body, body_len);
+	else
+		put_info(r, s);
 	sb_putc(&r->text, '\n');
 	if (r->text.len >= FLUSH_AT)
 		flush_text(r);
 }
 
 /* ---------------------------------------------------------------- run */
+
+/* Worker threads for the kernel's text: TB_REPORT_THREADS when set (0: none), else one per online CPU up to 4. */
+static int render_threads(void)
+{
+	const char *env = getenv("TB_REPORT_THREADS");
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (env && *env)
+		return atoi(env) > 0 ? (atoi(env) > 16 ? 16 : atoi(env)) : 0;
+	if (online < 2)
+		return 0;
+	return online > 4 ? 4 : (int)online;
+}
 
 /* Every CPU of every buffer, in trace-cmd's merged order, and their page walks. */
 static int make_streams(struct tc_report *r)
@@ -380,8 +492,15 @@ static int make_streams(struct tc_report *r)
 			r->streams[i] = (struct tc_stream){.buf = &r->bufs[b], .cpu = c, .index = i};
 			src[i] = (struct pw_source){cap && tb_capture_has_cpu(cap, c) ? cap : NULL, c};
 		}
-	/* One thread: libtraceevent, which prints every record, is not thread-safe. */
-	rc = pagework_new(src, n, r->schema, NULL, 0, false, NULL, &r->work);
+	/* libtraceevent's text: one thread, as libtraceevent is not thread-safe. */
+	if (r->kernel_text) {
+		struct tb_render_opts ro = {.ns_clock = n && r->bufs[0].usecs};
+		rc = pagework_new(src, n, r->schema, &ro, render_threads(), PW_RENDER_BODIES, r->ready, &r->work);
+		if (rc == -EAGAIN) /* no threads to be had: render here */
+			rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
+	} else {
+		rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
+	}
 	free(src);
 	for (int i = 0; rc == 0 && i < n; i++)
 		r->streams[i].steps = (struct pw_cursor){.work = r->work, .stream = i};
@@ -395,8 +514,10 @@ static int run(struct tc_report *r, int cpus)
 	int rc;
 
 	r->tep = tb_schema_tep(r->schema);
-	schema_set_tep_verbatim(r->schema, true);
-	if (!r->o->no_plugins)
+	r->kernel_text = r->o->kernel_text && !r->o->raw;
+	/* trace-cmd's text: libtraceevent's, with the print fmts as the file has them, and its plugins. */
+	schema_set_tep_verbatim(r->schema, !r->kernel_text);
+	if (!r->o->no_plugins && !r->kernel_text)
 		plugins = tep_load_plugins(r->tep);
 	for (int b = 0; b < r->nbufs; b++)
 		if (r->bufs[b].name[0] && (int)strlen(r->bufs[b].name) > r->name_width)
@@ -415,6 +536,7 @@ static int run(struct tc_report *r, int cpus)
 	pagework_free(r->work);
 	free(r->streams);
 	sb_free(&r->text);
+	sb_free(&r->body);
 	return rc < 0 ? rc : r->fatal;
 }
 
