@@ -21,8 +21,8 @@
 #
 # The same pages as trace.dat files, v6 and v7 with zstd (trace-cmd convert),
 # are then read by both tools: `trace-cmd report FILE.dat` beside tracebuf's
-# `report FILE.dat` (trace-cmd's layout, libtraceevent's text) and `report
-# --like-kernel FILE.dat` (the kernel's text, our printer, worker threads);
+# `report FILE.dat` (trace-cmd's layout, the kernel's text by our printer,
+# worker threads) and `report --like-kernel FILE.dat` (the kernel's layout);
 # the fastest of three runs each.  `report --count` (every record decoded
 # and merged, no text) gives the events per second of the reading alone.
 # TB_BENCH_SECONDS (default 5) sets how long the workload is recorded.
@@ -182,7 +182,7 @@ for v in v6 v7z; do
 	t_tk=$(best_of 3 "$TB" report --like-kernel "$f")
 	t_ct=$(best_of 5 "$TB" report --count "$f")
 	r_tk=0
-	[ -x /usr/bin/time ] && r_tk=$(rss "$TB" report --like-kernel "$f")
+	[ -x /usr/bin/time ] && r_tk=$(rss "$TB" report "$f")
 	dat_rows="$dat_rows $v $n_tc $n_tl $n_tk $n_ct $t_tc $t_tl $t_tk $t_ct $r_tk"
 done
 t_cc=$(best_of 5 "$TB" report --count "$C")
@@ -216,10 +216,10 @@ awk -v tb=$best_tb -v tc=$best_tc -v st=$best_st -v kt=$best_kt -v ts=$best_ts \
 		name = v == "v6" ? "trace.dat v6" : "trace.dat v7+zstd"
 		printf "  %s (%d events), fastest of 3 runs each:\n", name, ntc_d
 		printf "    trace-cmd report          %8.1f ms (%.0f ns/event)\n", ttc / 1e6, ttc / ntc_d
-		printf "    tracebuf report           %8.1f ms (trace-cmd layout, libtraceevent text); %.1fx as fast\n",
-			ttl / 1e6, ttc / ttl
-		printf "    tracebuf report --like-kernel %4.1f ms (the kernel text, our printer), %.1f MiB resident; %.1fx as fast\n",
-			ttk / 1e6, rtk / 1024, (ttc / ntc_d) / (ttk / ntk)
+		printf "    tracebuf report           %8.1f ms (trace-cmd layout, the kernel text), %.1f MiB resident; %.1fx as fast\n",
+			ttl / 1e6, rtk / 1024, (ttc / ntc_d) / (ttl / ntl)
+		printf "    tracebuf report --like-kernel %4.1f ms (the kernel layout); %.1fx as fast\n",
+			ttk / 1e6, (ttc / ntc_d) / (ttk / ntk)
 		printf "    tracebuf report --count   %8.1f ms (%.1f M events/s)\n", tct / 1e6, nct / tct * 1e3
 		if (ntl != ntc_d || ntk != ntc_d || nct != ntc_d)
 			printf "    WARNING: event lines differ (trace-cmd %d, report %d, --like-kernel %d, --count %d)\n", ntc_d, ntl, ntk, nct

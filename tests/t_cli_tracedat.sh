@@ -49,6 +49,12 @@ for dat in $V/*.dat; do
 	[ $? = 0 ] && [ $rc = 0 ] && [ "$(wc -l < "$tmp/k")" = "$(wc -l < "$tmp/t")" ]
 	check $? "report $(basename "$dat"): trace-cmd's lines, the kernel's text where trace-cmd's differs $(head -1 "$tmp/why")"
 done
+# rendered by worker threads or all on the reading thread: the same text
+for dat in $V/top-buffer-v6.dat $V/sched-v7-zstd.dat; do
+	TB_REPORT_THREADS=0 $TB report "$dat" > "$tmp/k0" 2>&1
+	TB_REPORT_THREADS=3 $TB report "$dat" | cmp -s - "$tmp/k0"
+	check $? "report $(basename "$dat"): 3 worker threads print what the reading thread alone prints"
+done
 # ... and that text is the kernel's own: a capture's trace.txt, as the kernel printed it, is the oracle.
 for cap in cap-a-small-noloss cap-c-subbuf8k; do
 	$TB convert $K/$cap -o "$tmp/c.dat" 2>/dev/null

@@ -357,7 +357,9 @@ static int report_tracedat(struct report_args *a)
 {
 	struct tb_tracedat *td;
 	struct tb_capture *c;
-	int rc = tb_tracedat_open(a->input, NULL, &td), buffer;
+	/* --count prints no symbol: the kernel's symbols are not parsed. */
+	struct tb_tracedat_opts topen = {.no_symbols = a->ropts.count_only && !a->stat};
+	int rc = tb_tracedat_open(a->input, &topen, &td), buffer;
 
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));

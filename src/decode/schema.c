@@ -768,7 +768,7 @@ bool tb_schema_constant(void *schema, const char *name, int64_t *value)
 		*value = (int64_t)u;
 		return true;
 	}
-	return false;
+	return tb_constants_builtin(name, value);
 }
 
 bool tb_schema_type_size(void *schema, const char *type, uint64_t *size)

@@ -75,8 +75,18 @@ struct tc_stream {
 	long long missed;   /* the page's loss: 0, -1 (count unknown) or the count */
 };
 
+/* A pid's comm-pid column, made once (libtraceevent's comm lookup and a printf per line were a third of a report). */
+struct comm_column {
+	int32_t pid;
+	uint8_t len; /* 0: empty slot */
+	char text[47];
+};
+
+#define COMM_SLOTS 1024
+
 struct tc_report {
 	FILE *out;
+	struct comm_column comms[COMM_SLOTS]; /* direct-mapped by pid */
 	struct tb_schema *schema;
 	struct tep_handle *tep;
 	const struct tb_tcmd_report_opts *o;
@@ -240,17 +250,72 @@ static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 	sb_put(b, col, sizeof(col));
 }
 
+/* v in exactly width digits, zeros in front: "%0*llu" by hand, as it is on every line. */
+static char *put_zero_padded(char *p, unsigned long long v, int width)
+{
+	for (int i = width - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + width;
+}
+
 static void put_time(struct tc_report *r, const struct tc_stream *s)
 {
-	unsigned long long ts = s->ts;
+	unsigned long long ts = s->ts, secs;
+	int frac = r->o->nsec ? 9 : 6;
+	char *line, *p;
 
-	if (!s->buf->usecs)
+	if (!s->buf->usecs) {
 		put_fmt(&r->text, "%12llu:", ts);
-	else if (r->o->nsec)
-		put_fmt(&r->text, " %5llu.%09llu:", ts / 1000000000ull, ts % 1000000000ull);
-	else {
+		return;
+	}
+	if (!r->o->nsec)
 		ts = (ts + 500) / 1000;
-		put_fmt(&r->text, " %5llu.%06llu:", ts / 1000000ull, ts % 1000000ull);
+	secs = ts / (r->o->nsec ? 1000000000ull : 1000000ull);
+	if (secs > 99999 || !(line = sb_room(&r->text, 32))) {
+		/* " %5llu.%06llu:" (or %09llu with -t) when the seconds overflow the column */
+		put_fmt(&r->text, r->o->nsec ? " %5llu.%09llu:" : " %5llu.%06llu:", secs,
+			ts % (r->o->nsec ? 1000000000ull : 1000000ull));
+		return;
+	}
+	p = line;
+	*p++ = ' ';
+	int digits = 1;
+	for (unsigned long long t = secs; t >= 10; t /= 10)
+		digits++;
+	for (int i = digits; i < 5; i++)
+		*p++ = ' ';
+	p = put_zero_padded(p, secs, digits);
+	*p++ = '.';
+	p = put_zero_padded(p, ts % (r->o->nsec ? 1000000000ull : 1000000ull), frac);
+	*p++ = ':';
+	sb_added(&r->text, (size_t)(p - line));
+}
+
+/* "%16s-%-5d [%03d]" (or with -l "%8.8s-%-5d %3d"): the comm-pid column from the cache, the CPU by hand. */
+static void put_task(struct tc_report *r, int32_t pid, int cpu)
+{
+	struct comm_column *c = &r->comms[(uint32_t)pid % COMM_SLOTS];
+
+	if (!c->len || c->pid != pid) {
+		const char *comm = tep_data_comm_from_pid(r->tep, pid);
+		int n = snprintf(c->text, sizeof(c->text), r->o->latency ? "%8.8s-%-5d" : "%16s-%-5d", comm, pid);
+		if (n <= 0 || (size_t)n >= sizeof(c->text)) {
+			c->len = 0;
+			put_fmt(&r->text, r->o->latency ? "%8.8s-%-5d" : "%16s-%-5d", comm, pid);
+			goto cpu;
+		}
+		c->pid = pid;
+		c->len = (uint8_t)n;
+	}
+	sb_put(&r->text, c->text, c->len);
+cpu:
+	if (cpu < 0 || cpu > 999)
+		put_fmt(&r->text, r->o->latency ? " %3d" : " [%03d]", cpu);
+	else if (r->o->latency)
+		put_fmt(&r->text, " %3d", cpu);
+	else {
+		char col[6] = {' ', '[', (char)('0' + cpu / 100), (char)('0' + cpu / 10 % 10), (char)('0' + cpu % 10), ']'};
+		sb_put(&r->text, col, sizeof(col));
 	}
 }
 
@@ -435,15 +500,12 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		sb_puts(&r->text, UNKNOWN "\n");
 		return;
 	}
-	const char *comm = tep_data_comm_from_pid(r->tep, pid);
+	put_task(r, pid, s->cpu);
 	if (r->o->latency) {
-		put_fmt(&r->text, "%8.8s-%-5d %3d", comm, pid, s->cpu);
 		if (r->o->raw)
 			put_fmt(&r->text, "-0x%x", d[2]); /* -R -l: the flags as a number */
 		else
 			put_latency(&r->text, d[2], d[3]);
-	} else {
-		put_fmt(&r->text, "%16s-%-5d [%03d]", comm, pid, s->cpu);
 	}
 	put_time(r, s);
 	put_name(&r->text, ev ? ev->name : f->name);
