@@ -79,7 +79,14 @@ struct tc_stream {
 struct comm_column {
 	int32_t pid;
 	uint8_t len; /* 0: empty slot */
-	char text[47];
+	char text[48];
+};
+
+/* An event's name column, " NAME: " padded to 20, made once per event. */
+struct name_column {
+	uint8_t len;       /* 0: not made yet */
+	uint8_t name_len;  /* strlen(NAME) */
+	char text[TB_NAME_MAX + 4];
 };
 
 #define COMM_SLOTS 1024
@@ -87,6 +94,7 @@ struct comm_column {
 struct tc_report {
 	FILE *out;
 	struct comm_column comms[COMM_SLOTS]; /* direct-mapped by pid */
+	struct name_column *names;            /* [65536] by event ID, allocated on first use */
 	struct tb_schema *schema;
 	struct tep_handle *tep;
 	const struct tb_tcmd_report_opts *o;
@@ -307,7 +315,12 @@ static void put_task(struct tc_report *r, int32_t pid, int cpu)
 		c->pid = pid;
 		c->len = (uint8_t)n;
 	}
-	sb_put(&r->text, c->text, c->len);
+	/* A fixed-size copy: a short one of variable length was compiled to a slow rep movs. */
+	char *p = sb_room(&r->text, sizeof(c->text));
+	if (p) {
+		memcpy(p, c->text, sizeof(c->text));
+		sb_added(&r->text, c->len);
+	}
 cpu:
 	if (cpu < 0 || cpu > 999)
 		put_fmt(&r->text, r->o->latency ? " %3d" : " [%03d]", cpu);
@@ -328,6 +341,31 @@ static void put_name(struct tb_strbuf *b, const char *name)
 	sb_put(b, ": ", 2);
 	for (; n < 20; n++)
 		sb_putc(b, ' ');
+}
+
+/* " NAME: " padded to 20 for event id, from the cache (NULL when it cannot be had: put_name then). */
+static const struct name_column *name_column(struct tc_report *r, uint16_t id, const char *name)
+{
+	struct name_column *c;
+	size_t n;
+
+	if (!r->names && !(r->names = calloc(65536, sizeof(*r->names))))
+		return NULL;
+	c = &r->names[id];
+	if (c->len) /* an ID names one event throughout */
+		return c;
+	n = strlen(name);
+	if (n + 3 > sizeof(c->text) || n + 20 > 255)
+		return NULL;
+	c->text[0] = ' ';
+	memcpy(c->text + 1, name, n);
+	memcpy(c->text + 1 + n, ": ", 2);
+	size_t len = n + 3;
+	c->name_len = (uint8_t)n;
+	for (; n < 20 && len < sizeof(c->text); n++)
+		c->text[len++] = ' ';
+	c->len = (uint8_t)len;
+	return c;
 }
 
 /* The event's own text, by libtraceevent (and its plugins), one trailing newline dropped. */
@@ -386,11 +424,10 @@ static void prepare(struct tc_report *r, uint16_t id, const struct tb_format *f,
  * points at the problem when -EINVAL.
  */
 static int kernel_body(struct tc_report *r, const struct tc_stream *s, const struct tb_format *f,
-		       const char **text, size_t *len, const struct tb_diag **err)
+		       size_t name_len, const char **text, size_t *len, const struct tb_diag **err)
 {
 	const struct pw_unit *u = s->steps.unit;
 	const struct pw_step *st = s->step;
-	size_t name_len = strlen(f->name);
 	enum printer_kind used;
 	int rc;
 
@@ -445,6 +482,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	long long missed = s->first_of_page ? s->missed : 0;
 	const char *body = NULL;
 	size_t body_len = 0;
+	const struct name_column *nc = NULL;
 	bool known;
 
 	s->first_of_page = false;
@@ -464,7 +502,8 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		const struct tb_diag *bad;
 		int rc;
 		prepare(r, id, f, system);
-		rc = kernel_body(r, s, f, &body, &body_len, &bad);
+		nc = name_column(r, (uint16_t)f->id, f->name);
+		rc = kernel_body(r, s, f, nc ? nc->name_len : strlen(f->name), &body, &body_len, &bad);
 		if (rc == -EINVAL) {
 			r->t.bad_records++;
 			problem(r, s->next_file, s->next_offset + bad->offset, "%s; record skipped", bad->reason);
@@ -508,7 +547,10 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 			put_latency(&r->text, d[2], d[3]);
 	}
 	put_time(r, s);
-	put_name(&r->text, ev ? ev->name : f->name);
+	if (nc)
+		sb_put(&r->text, nc->text, nc->len);
+	else
+		put_name(&r->text, ev ? ev->name : f->name);
 	if (body)
 		sb_put(&r->text, body, body_len);
 	else
@@ -599,6 +641,7 @@ static int run(struct tc_report *r, int cpus)
 	free(r->streams);
 	sb_free(&r->text);
 	sb_free(&r->body);
+	free(r->names);
 	return rc < 0 ? rc : r->fatal;
 }
 
