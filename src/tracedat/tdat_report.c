@@ -547,9 +547,11 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 			put_latency(&r->text, d[2], d[3]);
 	}
 	put_time(r, s);
-	if (nc)
-		sb_put(&r->text, nc->text, nc->len);
-	else
+	char *room = nc ? sb_room(&r->text, sizeof(nc->text)) : NULL;
+	if (room) {
+		memcpy(room, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
+		sb_added(&r->text, nc->len);
+	} else
 		put_name(&r->text, ev ? ev->name : f->name);
 	if (body)
 		sb_put(&r->text, body, body_len);
