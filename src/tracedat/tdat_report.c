@@ -95,6 +95,9 @@ struct tc_report {
 	FILE *out;
 	struct comm_column comms[COMM_SLOTS]; /* direct-mapped by pid */
 	struct name_column *names;            /* [65536] by event ID, allocated on first use */
+	unsigned long long secs;              /* the seconds of the last time stamp printed ... */
+	char secs_text[32];                   /* ... as " %5llu." */
+	size_t secs_len;                      /* 0: none yet */
 	struct tb_schema *schema;
 	struct tep_handle *tep;
 	const struct tb_tcmd_report_opts *o;
@@ -258,43 +261,50 @@ static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 	sb_put(b, col, sizeof(col));
 }
 
-/* v in exactly width digits, zeros in front: "%0*llu" by hand, as it is on every line. */
-static char *put_zero_padded(char *p, unsigned long long v, int width)
+/* v in exactly width digits, zeros in front: "%0*u" by hand (32-bit: cheaper divisions), as it is on every line. */
+static char *put_zero_padded(char *p, uint32_t v, int width)
 {
 	for (int i = width - 1; i >= 0; i--, v /= 10)
 		p[i] = (char)('0' + v % 10);
 	return p + width;
 }
 
+/*
+ * " %5llu.%06llu:" (or %09llu with -t) by hand.  The seconds change a few
+ * times a second of trace: their " SSSSS." is kept from the line before.
+ */
 static void put_time(struct tc_report *r, const struct tc_stream *s)
 {
 	unsigned long long ts = s->ts, secs;
-	int frac = r->o->nsec ? 9 : 6;
+	uint32_t frac;
+	int width;
 	char *line, *p;
 
 	if (!s->buf->usecs) {
 		put_fmt(&r->text, "%12llu:", ts);
 		return;
 	}
-	if (!r->o->nsec)
+	if (r->o->nsec) {
+		secs = ts / 1000000000ull;
+		frac = (uint32_t)(ts % 1000000000ull);
+		width = 9;
+	} else {
 		ts = (ts + 500) / 1000;
-	secs = ts / (r->o->nsec ? 1000000000ull : 1000000ull);
-	if (secs > 99999 || !(line = sb_room(&r->text, 32))) {
-		/* " %5llu.%06llu:" (or %09llu with -t) when the seconds overflow the column */
-		put_fmt(&r->text, r->o->nsec ? " %5llu.%09llu:" : " %5llu.%06llu:", secs,
-			ts % (r->o->nsec ? 1000000000ull : 1000000ull));
+		secs = ts / 1000000ull;
+		frac = (uint32_t)(ts % 1000000ull);
+		width = 6;
+	}
+	if (!r->secs_len || secs != r->secs) {
+		int n = snprintf(r->secs_text, sizeof(r->secs_text), " %5llu.", secs);
+		r->secs = secs;
+		r->secs_len = n > 0 && (size_t)n < sizeof(r->secs_text) ? (size_t)n : 0;
+	}
+	if (!r->secs_len || !(line = sb_room(&r->text, sizeof(r->secs_text) + 16))) {
+		put_fmt(&r->text, r->o->nsec ? " %5llu.%09u:" : " %5llu.%06u:", secs, (unsigned)frac);
 		return;
 	}
-	p = line;
-	*p++ = ' ';
-	int digits = 1;
-	for (unsigned long long t = secs; t >= 10; t /= 10)
-		digits++;
-	for (int i = digits; i < 5; i++)
-		*p++ = ' ';
-	p = put_zero_padded(p, secs, digits);
-	*p++ = '.';
-	p = put_zero_padded(p, ts % (r->o->nsec ? 1000000000ull : 1000000ull), frac);
+	memcpy(line, r->secs_text, sizeof(r->secs_text)); /* fixed size: see put_task() */
+	p = put_zero_padded(line + r->secs_len, frac, width);
 	*p++ = ':';
 	sb_added(&r->text, (size_t)(p - line));
 }
