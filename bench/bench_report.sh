@@ -19,6 +19,14 @@
 # more: it resolves %ps symbols, where tracebuf prints addresses without
 # kallsyms in the capture.
 #
+# The same pages as trace.dat files, v6 and v7 with zstd (trace-cmd convert),
+# are then read by both tools: `trace-cmd report FILE.dat` beside tracebuf's
+# `report FILE.dat` (trace-cmd's layout, the kernel's text by our printer,
+# worker threads) and `report --like-kernel FILE.dat` (the kernel's layout);
+# the fastest of three runs each.  `report --count` (every record decoded
+# and merged, no text) gives the events per second of the reading alone.
+# TB_BENCH_SECONDS (default 5) sets how long the workload is recorded.
+#
 # Usage: bench_report.sh [BUILD_DIR]   (root, tracefs, trace-cmd; else skipped)
 # TB_BENCH_KEEP=1 keeps the capture and the trace.dat (the path is printed).
 B=${1:-build}
@@ -111,9 +119,40 @@ for i in 1 2 3 4 5; do
 	[ $best_st = 0 ] || [ $d_st -lt $best_st ] && best_st=$d_st
 done
 
+# -- trace.dat: v6 and v7+zstd of the same pages, read by both tools
+(cd "$W" && trace-cmd convert --file-version 6 -i trace.dat -o v6.dat >/dev/null 2>&1 &&
+	trace-cmd convert --file-version 7 --compression zstd -i trace.dat -o v7z.dat >/dev/null 2>&1) ||
+	skip "trace-cmd convert could not write v6 and v7+zstd files"
+# best_of N CMD...: the fastest wall time of N runs, in ns
+best_of() {
+	n=$1; shift; best=0
+	for _ in $(seq "$n"); do
+		t0=$(now_ns); "$@" > /dev/null 2>&1; t1=$(now_ns)
+		d=$((t1 - t0)); [ $best = 0 ] || [ $d -lt $best ] && best=$d
+	done
+	echo $best
+}
+dat_rows=""
+for v in v6 v7z; do
+	f="$W/$v.dat"
+	n_tc=$(trace-cmd report -i "$f" 2>/dev/null | grep -c -E "$event_line")
+	n_tl=$("$TB" report "$f" 2>/dev/null | grep -c -E "$event_line")
+	n_tk=$("$TB" report --like-kernel "$f" 2>/dev/null | grep -c -E "$event_line")
+	n_ct=$("$TB" report --count "$f" 2>/dev/null | sed -n 's/^events \([0-9]*\).*/\1/p')
+	t_tc=$(best_of 3 trace-cmd report -i "$f")
+	t_tl=$(best_of 3 "$TB" report "$f")
+	t_tk=$(best_of 3 "$TB" report --like-kernel "$f")
+	t_ct=$(best_of 5 "$TB" report --count "$f")
+	r_tk=0
+	[ -x /usr/bin/time ] && r_tk=$(rss "$TB" report "$f")
+	dat_rows="$dat_rows $v $n_tc $n_tl $n_tk $n_ct $t_tc $t_tl $t_tk $t_ct $r_tk"
+done
+t_cc=$(best_of 5 "$TB" report --count "$C")
+
 awk -v tb=$best_tb -v tc=$best_tc -v st=$best_st -v kt=$best_kt -v ts=$best_ts \
 	-v ntb=$events_tb -v ntc=$events_tc -v nkt=$events_kt -v bytes=$bytes -v nf=$nformats \
-	-v rtb=$rss_tb -v rtc=$rss_tc -v json="$B/bench/results-report.json" 'BEGIN {
+	-v rtb=$rss_tb -v rtc=$rss_tc -v json="$B/bench/results-report.json" -v dat="$dat_rows" \
+	-v tcc=$t_cc 'BEGIN {
 	printf "bench_report: %d events in %.1f MiB of raw pages from this kernel, fastest of 5 runs each\n",
 		ntb, bytes / 1048576
 	printf "  tracebuf report            %8.1f ms (%.0f ns/event, %.1f M events/s), %.1f MiB resident\n",
@@ -130,7 +169,28 @@ awk -v tb=$best_tb -v tc=$best_tc -v st=$best_st -v kt=$best_kt -v ts=$best_ts \
 		ts / 1e6, nf
 	if (ntb != ntc || ntb != nkt)
 		printf "  WARNING: event lines differ (%d here, %d from trace-cmd, %d from the kernel): the comparison is off\n", ntb, ntc, nkt
+	printf "  tracebuf report --count    %8.1f ms (%.1f M events/s: decoded and merged, no text)\n",
+		tcc / 1e6, ntb / tcc * 1e3
+	nd = split(dat, d, " ")
+	for (i = 1; i + 9 <= nd; i += 10) {
+		v = d[i]; ntc_d = d[i+1]; ntl = d[i+2]; ntk = d[i+3]; nct = d[i+4]
+		ttc = d[i+5]; ttl = d[i+6]; ttk = d[i+7]; tct = d[i+8]; rtk = d[i+9]
+		name = v == "v6" ? "trace.dat v6" : "trace.dat v7+zstd"
+		printf "  %s (%d events), fastest of 3 runs each:\n", name, ntc_d
+		printf "    trace-cmd report          %8.1f ms (%.0f ns/event)\n", ttc / 1e6, ttc / ntc_d
+		printf "    tracebuf report           %8.1f ms (trace-cmd layout, the kernel text), %.1f MiB resident; %.1fx as fast\n",
+			ttl / 1e6, rtk / 1024, (ttc / ntc_d) / (ttl / ntl)
+		printf "    tracebuf report --like-kernel %4.1f ms (the kernel layout); %.1fx as fast\n",
+			ttk / 1e6, (ttc / ntc_d) / (ttk / ntk)
+		printf "    tracebuf report --count   %8.1f ms (%.1f M events/s)\n", tct / 1e6, nct / tct * 1e3
+		if (ntl != ntc_d || ntk != ntc_d || nct != ntc_d)
+			printf "    WARNING: event lines differ (trace-cmd %d, report %d, --like-kernel %d, --count %d)\n", ntc_d, ntl, ntk, nct
+		rows = rows sprintf("  {\"case\": \"report %s\", \"threads\": 1, \"tracebuf_ns\": %.1f, \"peer\": \"trace-cmd report\", \"peer_ns\": %.1f, \"ratio\": %.2f},\n", name, ttl / ntl, ttc / ntc_d, (ttc / ntc_d) / (ttl / ntl))
+		rows = rows sprintf("  {\"case\": \"report --like-kernel %s\", \"threads\": 2, \"tracebuf_ns\": %.1f, \"peer\": \"trace-cmd report\", \"peer_ns\": %.1f, \"ratio\": %.2f},\n", name, ttk / ntk, ttc / ntc_d, (ttc / ntc_d) / (ttk / ntk))
+		rows = rows sprintf("  {\"case\": \"report --count %s\", \"threads\": 2, \"tracebuf_ns\": %.2f, \"peer\": \"trace-cmd report\", \"peer_ns\": %.1f, \"ratio\": %.2f},\n", name, tct / nct, ttc / ntc_d, (ttc / ntc_d) / (tct / nct))
+	}
 	printf "[\n" > json
+	printf "%s", rows > json
 	printf "  {\"case\": \"report\", \"threads\": 1, \"tracebuf_ns\": %.1f, \"peer\": \"trace-cmd report -l\", \"peer_ns\": %.1f, \"ratio\": %.2f},\n", tb / ntb, tc / ntc, (tc / ntc) / (tb / ntb) > json
 	printf "  {\"case\": \"report\", \"threads\": 1, \"tracebuf_ns\": %.1f, \"peer\": \"kernel cat trace\", \"peer_ns\": %.1f, \"ratio\": %.2f},\n", tb / ntb, kt / nkt, (kt / nkt) / (tb / ntb) > json
 	printf "  {\"case\": \"report start-up\", \"threads\": 1, \"tracebuf_ns\": %.0f, \"peer\": \"trace-cmd report -l start-up\", \"peer_ns\": %.0f, \"ratio\": %.2f}\n", ts, st, st / ts > json

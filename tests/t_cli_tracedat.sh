@@ -19,11 +19,11 @@ for want in $V/*.report*.txt; do
 	case $suffix in
 	-N) opt=-N ;; -R) opt=-R ;; -l) opt=-l ;; -t) opt=-t ;; -stat) opt=--stat ;; *) opt= ;;
 	esac
-	$TB report $opt "$V/$dat.dat" > "$tmp/out" 2> "$tmp/err"; rc=$?
+	$TB report --like-trace-cmd $opt "$V/$dat.dat" > "$tmp/out" 2> "$tmp/err"; rc=$?
 	cmp -s "$tmp/out" "$want" && [ $rc = 0 ] && [ ! -s "$tmp/err" ]
 	check $? "report $opt $dat.dat prints $base.txt byte for byte, exit 0, nothing on stderr"
 done
-$TB report -i $V/sched-v7-zstd.dat | cmp -s - $V/sched-v7-zstd.report.txt
+$TB report --like-trace-cmd -i $V/sched-v7-zstd.dat | cmp -s - $V/sched-v7-zstd.report.txt
 check $? "report -i FILE, as trace-cmd takes its input"
 $TB report --cpu 3 $V/sched-marker-v6.dat | grep -c 'dat: .*\[001\]' | grep -qx 199
 check $? "report --cpu 3 (trace-cmd's merged numbering: dat's CPU 1) prints its 199 events"
@@ -31,6 +31,44 @@ check $? "report --cpu 3 (trace-cmd's merged numbering: dat's CPU 1) prints its 
 check $? "report --cpu 0,1 selects the empty top buffer: cpus= alone"
 $TB report --cpu 2-x $V/sched-marker-v6.dat >/dev/null 2>&1
 [ $? = 2 ]; check $? "report --cpu with a bad list: usage, exit 2"
+
+# The default: trace-cmd's framing with the kernel's text.  Against trace-cmd's
+# own text (--like-trace-cmd, byte-for-byte trace-cmd's above): every line's
+# framing (prefix, comm-pid, CPU, time, event name) the same, and the text the
+# same except for the events trace-cmd prints otherwise (README lists why).
+differs='sched_switch|sched_wakeup|sched_wakeup_new|hrtimer_start|hrtimer_expire_entry|timer_start|raw_data'
+for dat in $V/*.dat; do
+	$TB report "$dat" > "$tmp/k" 2>&1; rc=$?
+	$TB report --like-trace-cmd "$dat" > "$tmp/t" 2>&1
+	paste -d '\n' "$tmp/k" "$tmp/t" | paste - - | awk -F '\t' -v differs="^($differs)$" '
+		{ k = $1; t = $2; split(k, kk, /: +/); n = index(k, "] ") }
+		k == t { next }
+		{ frame = substr(k, 1, n + 20); rest = substr(k, n + 2); sub(/^ *[0-9.]+: /, "", rest); name = rest; sub(/:.*/, "", name) }
+		substr(t, 1, length(frame)) != frame || name !~ differs { print "unexpected: " k; bad = 1 }
+		END { exit bad }' > "$tmp/why"
+	[ $? = 0 ] && [ $rc = 0 ] && [ "$(wc -l < "$tmp/k")" = "$(wc -l < "$tmp/t")" ]
+	check $? "report $(basename "$dat"): trace-cmd's lines, the kernel's text where trace-cmd's differs $(head -1 "$tmp/why")"
+done
+# rendered by worker threads or all on the reading thread: the same text
+for dat in $V/top-buffer-v6.dat $V/sched-v7-zstd.dat; do
+	TB_REPORT_THREADS=0 $TB report "$dat" > "$tmp/k0" 2>&1
+	TB_REPORT_THREADS=3 $TB report "$dat" | cmp -s - "$tmp/k0"
+	check $? "report $(basename "$dat"): 3 worker threads print what the reading thread alone prints"
+done
+# ... and that text is the kernel's own: a capture's trace.txt, as the kernel printed it, is the oracle.
+for cap in cap-a-small-noloss cap-c-subbuf8k; do
+	$TB convert $K/$cap -o "$tmp/c.dat" 2>/dev/null
+	$TB report "$tmp/c.dat" 2>/dev/null | awk '/^cpus=/ || /EVENTS DROPPED/ { next }
+		{ r = substr($0, index($0, "]") + 1); sub(/^ +/, "", r); ts = r; sub(/:.*/, "", ts)
+		  r = substr(r, length(ts) + 3); name = r; sub(/:.*/, "", name)
+		  t = substr(r, length(name) + 3); sub(/^ +/, "", t)
+		  # the kernel names an ftrace event by its text alone; every other event by "name: "
+		  print ts " " (name ~ /^(print|bprint|bputs|function|raw_data)$/ ? "" : name ": ") t }' | sort -s -k1,1 > "$tmp/ours"
+	grep -v -e '^#' -e 'LOST' $K/$cap/trace.txt | awk '{ r = substr($0, index($0, "]") + 1); sub(/^ +[^ ]+ +/, "", r); print r }' |
+		sed 's/: / /' | sort -s -k1,1 > "$tmp/kern"
+	[ -s "$tmp/ours" ] && cmp -s "$tmp/ours" "$tmp/kern"
+	check $? "report of $cap as a trace.dat: every event's text is the kernel's own (its trace.txt)"
+done
 
 # the kernel's text of a trace.dat, and trace-cmd's text of a capture directory
 $TB report --like-kernel $V/sched-marker-v6.dat > "$tmp/k" 2>&1
@@ -53,7 +91,7 @@ fi
 for args in "" "--v7" "--v7 --compress zstd" "--file-version 7 --compression zstd" "--v7 --compress zlib"; do
 	# shellcheck disable=SC2086
 	$TB convert $args $K/cap-b-overrun -o "$tmp/b.dat" 2> "$tmp/err"; rc=$?
-	$TB report "$tmp/b.dat" > "$tmp/ours" 2>> "$tmp/err"
+	$TB report --like-trace-cmd "$tmp/b.dat" > "$tmp/ours" 2>> "$tmp/err"
 	[ $rc = 0 ] && [ ! -s "$tmp/err" ] && [ "$(wc -l < "$tmp/ours")" = 527 ]
 	check $? "convert $args cap-b-overrun: exit 0, and its 526 events read back"
 	case "$args" in *zlib*) continue ;; esac

@@ -1,8 +1,8 @@
 /*
- * A report rendered by worker threads (src/print/batch.c) is the report
+ * A report rendered by worker threads (src/print/pagework.c) is the report
  * rendered by one thread: the same bytes, the same totals, the same
  * problems - for real captures, one of them damaged, whatever the number
- * of workers.  Also run under ThreadSanitizer (make test-tsan).
+ * of workers.  A count (no text) gives the totals of the same merge.  Also run under ThreadSanitizer (make test-tsan).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,8 @@ static void count_problem(void *ctx, const struct tb_diag *d)
 	++*(unsigned long *)ctx;
 }
 
-static struct outcome report_with(const char *dir, const char *threads)
+static struct outcome report_with_opts(const char *dir, const char *threads,
+				       const struct tb_report_opts *ropts)
 {
 	struct outcome o = {0};
 	struct tb_capture_opts opts = {.diag = count_problem, .diag_ctx = &o.problems};
@@ -39,11 +40,36 @@ static struct outcome report_with(const char *dir, const char *threads)
 		return o;
 	}
 	f = open_memstream(&o.text, &o.len);
-	o.rc = f ? tb_report_write(c, f, NULL, &o.totals) : -1;
+	o.rc = f ? tb_report_write(c, f, ropts, &o.totals) : -1;
 	if (f)
 		fclose(f);
 	tb_capture_close(c);
 	return o;
+}
+
+static struct outcome report_with(const char *dir, const char *threads)
+{
+	return report_with_opts(dir, threads, NULL);
+}
+
+/* --count: no text, and the totals of the merge a report makes - events, sub-buffers, losses. */
+static void same_count(const char *dir, const char *threads)
+{
+	struct tb_report_opts count = {.count_only = true};
+	struct outcome full = report_with(dir, "0"), n = report_with_opts(dir, threads, &count);
+
+	is_int(n.rc, full.rc, "%s, count by %s workers: same result", dir, threads);
+	is_int(n.len, 0, "%s, count by %s workers: no text", dir, threads);
+	ok(n.totals.events == full.totals.events + full.totals.bad_records &&
+	   n.totals.pages == full.totals.pages && n.totals.bad_pages == full.totals.bad_pages &&
+	   n.totals.lost_lines == full.totals.lost_lines && n.totals.lost_events == full.totals.lost_events,
+	   "%s, count by %s workers: %llu records (the report: %llu events, %llu skipped), %llu sub-buffers, "
+	   "%llu LOST lines of %llu events, as the report", dir, threads,
+	   (unsigned long long)n.totals.events, (unsigned long long)full.totals.events,
+	   (unsigned long long)full.totals.bad_records, (unsigned long long)n.totals.pages,
+	   (unsigned long long)n.totals.lost_lines, (unsigned long long)n.totals.lost_events);
+	free(full.text);
+	free(n.text);
 }
 
 static void same_report(const char *dir, const char *threads)
@@ -73,6 +99,8 @@ int main(void)
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		same_report(dirs[i], "1");
 		same_report(dirs[i], "3");
+		same_count(dirs[i], "0");
+		same_count(dirs[i], "2");
 	}
 	return done_testing();
 }

@@ -42,9 +42,11 @@ static int usage(FILE *f)
 		   "DIR is a capture directory (header_page, formats/, cpuN.raw, ...) or a\n"
 		   "live tracefs instance such as /sys/kernel/tracing/instances/NAME, whose\n"
 		   "buffer is consumed; it prints as the kernel's `trace` file.  FILE.dat is\n"
-		   "a trace-cmd trace.dat; it prints as `trace-cmd report` prints it.\n"
+		   "a trace-cmd trace.dat; it prints in `trace-cmd report`'s layout with\n"
+		   "the kernel's text of each event.\n"
 		   "\n"
-		   "  --like-trace-cmd  trace-cmd's layout for DIR as well\n"
+		   "  --like-trace-cmd  trace-cmd's layout for DIR as well; for FILE.dat the\n"
+		   "                    event text too (libtraceevent's, as trace-cmd prints it)\n"
 		   "  --like-kernel     the kernel's `trace` text for FILE.dat (one buffer)\n"
 		   "  --buffer NAME     with --like-kernel: the instance to print (default: the\n"
 		   "                    first buffer with data; \"\" is the top-level buffer)\n"
@@ -77,6 +79,8 @@ static int usage(FILE *f)
 		   "  --no-graph        print every event as a line, whatever the tracer\n"
 		   "  --graph-opt O     the kernel's funcgraph options: proc, abstime, tail,\n"
 		   "                    overrun, retaddr, nocpu, noduration, nooverhead\n"
+		   "  --count           decode and merge every record, print no text: the\n"
+		   "                    totals line (FILE.dat: its main buffer)\n"
 		   "  --objects FILE    name user-space addresses from the objects listed in\n"
 		   "                    FILE (default: DIR/objects when it exists)\n");
 	return f == stderr ? 2 : 0;
@@ -190,7 +194,8 @@ enum {
 	OPT_GRAPH,
 	OPT_NO_GRAPH,
 	OPT_GRAPH_OPT,
-	OPT_OBJECTS
+	OPT_OBJECTS,
+	OPT_COUNT
 };
 
 static int parse_args(int argc, char **argv, struct report_args *a)
@@ -208,6 +213,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	    {"no-graph", no_argument, NULL, OPT_NO_GRAPH},
 	    {"graph-opt", required_argument, NULL, OPT_GRAPH_OPT},
 	    {"objects", required_argument, NULL, OPT_OBJECTS},
+	    {"count", no_argument, NULL, OPT_COUNT},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -247,6 +253,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			break;
 		case OPT_STAT:
 			a->stat = true;
+			break;
+		case OPT_COUNT:
+			a->ropts.count_only = true;
 			break;
 		case 'i':
 			a->input = optarg;
@@ -289,6 +298,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		a->input = argv[optind++];
 	if (!a->input || optind != argc || (a->like_kernel && a->like_trace_cmd))
 		return usage(stderr);
+	/* A trace.dat's events print in the kernel's text unless trace-cmd's is asked for. */
+	a->topts.kernel_text = !a->like_trace_cmd;
 	a->topts.cpus = a->cpus;
 	a->topts.ncpus = a->ncpus;
 	a->topts.filter = a->ropts.filter = a->filter;
@@ -313,11 +324,37 @@ static int buffer_by_name(const struct tb_tracedat *td, const char *name)
 	return -1;
 }
 
+/* The totals of a report: what --count and --stat end with. */
+static void print_totals(const struct tb_report_totals *t)
+{
+	const struct tb_report_totals totals = *t;
+
+	printf("events %llu (unknown %llu), records skipped %llu, sub-buffers %llu (bad %llu), "
+	       "LOST lines %llu (%llu events)\n",
+	       (unsigned long long)totals.events, (unsigned long long)totals.unknown_events,
+	       (unsigned long long)totals.bad_records, (unsigned long long)totals.pages,
+	       (unsigned long long)totals.bad_pages, (unsigned long long)totals.lost_lines,
+	       (unsigned long long)totals.lost_events);
+}
+
+/* --count: every record decoded and merged, no text: the totals alone. */
+static int report_count(struct tb_capture *c, const struct tb_report_opts *ropts)
+{
+	struct tb_report_totals totals;
+	int rc = tb_report_write(c, stdout, ropts, &totals);
+
+	if (rc >= 0)
+		print_totals(&totals);
+	return rc;
+}
+
 static int report_tracedat(struct report_args *a)
 {
 	struct tb_tracedat *td;
 	struct tb_capture *c;
-	int rc = tb_tracedat_open(a->input, NULL, &td), buffer;
+	/* --count prints no symbol: the kernel's symbols are not parsed. */
+	struct tb_tracedat_opts topen = {.no_symbols = a->ropts.count_only && !a->stat};
+	int rc = tb_tracedat_open(a->input, &topen, &td), buffer;
 
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
@@ -325,7 +362,7 @@ static int report_tracedat(struct report_args *a)
 	}
 	if (a->stat)
 		rc = tb_tracedat_print_stat(td, stdout);
-	else if (!a->like_kernel)
+	else if (!a->like_kernel && !a->ropts.count_only)
 		rc = tb_tracedat_report(td, stdout, &a->topts, NULL);
 	else {
 		buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
@@ -339,7 +376,7 @@ static int report_tracedat(struct report_args *a)
 			tb_tracedat_close(td);
 			return exit_status(a->input, rc);
 		}
-		rc = tb_report_write(c, stdout, &a->ropts, NULL);
+		rc = a->ropts.count_only ? report_count(c, &a->ropts) : tb_report_write(c, stdout, &a->ropts, NULL);
 		tb_capture_close(c);
 	}
 	if (rc == 0 && tb_tracedat_problems(td))
@@ -360,12 +397,8 @@ static int report_printers(struct tb_capture *c, const struct tb_report_opts *ro
 	rc = tb_report_write(c, null, ropts, &totals);
 	fclose(null);
 	tb_report_write_printers(c, stdout);
-	printf("\nevents %llu (unknown %llu), records skipped %llu, sub-buffers %llu (bad %llu), "
-	       "LOST lines %llu (%llu events)\n",
-	       (unsigned long long)totals.events, (unsigned long long)totals.unknown_events,
-	       (unsigned long long)totals.bad_records, (unsigned long long)totals.pages,
-	       (unsigned long long)totals.bad_pages, (unsigned long long)totals.lost_lines,
-	       (unsigned long long)totals.lost_events);
+	putchar('\n');
+	print_totals(&totals);
 	return rc;
 }
 
@@ -389,6 +422,8 @@ static int report_capture(struct report_args *a)
 		rc = tb_report_write_like_trace_cmd(c, stdout, &a->topts, NULL);
 	else if (a->graph)
 		rc = tb_funcgraph_write(c, usyms, stdout, &a->gopts, NULL);
+	else if (a->ropts.count_only)
+		rc = report_count(c, &a->ropts);
 	else if (a->stat)
 		rc = report_printers(c, &a->ropts);
 	else

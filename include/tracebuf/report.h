@@ -76,7 +76,8 @@ void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t 
 struct tb_filter_set; /* tracebuf/filter.h */
 
 struct tb_report_opts {
-	bool no_header; /* events only */
+	bool no_header;  /* events only */
+	bool count_only; /* decode and merge every record, print nothing: the totals alone */
 	struct tb_filter_set *filter; /* -F: only the records it keeps (NULL: all); borrowed */
 };
 

@@ -96,6 +96,12 @@ struct tb_tracedat;
 struct tb_tracedat_opts {
 	tb_diag_fn *diag; /* where problems go; NULL: tb_diag_print to stderr */
 	void *diag_ctx;
+	/*
+	 * The kallsyms section is read and bounds-checked but its symbols are
+	 * not parsed: for readers that print no text (report --count), as
+	 * parsing a kernel's symbols costs more than decoding millions of events.
+	 */
+	bool no_symbols;
 };
 
 /*
@@ -213,6 +219,13 @@ struct tb_tcmd_report_opts {
 	bool raw;	 /* -R: fields as name=value */
 	bool latency;	 /* -l: the latency columns */
 	bool no_plugins; /* -N: every event by its print fmt alone */
+	/*
+	 * The kernel's text of each event (tracebuf's printer: the kernel's own
+	 * printers, the compiled print fmt, libtraceevent last) inside trace-cmd's
+	 * framing, rendered by worker threads; false: libtraceevent's text, as
+	 * trace-cmd prints it.  Ignored with raw (-R is libtraceevent's).
+	 */
+	bool kernel_text;
 	const int *cpus; /* --cpu: only these merged CPU numbers (NULL: all) */
 	size_t ncpus;
 	struct tb_filter_set *filter; /* -F: only the records it keeps (NULL: all); borrowed */

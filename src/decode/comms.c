@@ -3,10 +3,15 @@
  * comms.c - pid -> comm, for the first column of every `trace` line.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comms.h"
+
+/* Longer names are cut here: a kernel comm is 16 bytes; the column's length must fit 16 bits. */
+#define COMM_MAX 4096
+#define IDLE_COLUMN "          <idle>-0      "
 
 static size_t slot_of(int32_t pid, size_t mask)
 {
@@ -51,13 +56,16 @@ int comms_add(struct comms *t, int32_t pid, const char *name, size_t len)
 	e = find_slot(t->slots, t->mask, pid);
 	if (e->pid == pid)
 		return 0;
-	if (len > UINT16_MAX)
-		len = UINT16_MAX;
-	e->name = strndup(name, len);
+	len = strnlen(name, len < COMM_MAX ? len : COMM_MAX);
+	/* The name, its NUL, then "%16s-%-7d": at most 16 spaces' padding or the name, '-', 11 for the pid, NUL. */
+	e->name = malloc(len + 1 + (len > 16 ? len : 16) + 1 + 11 + 1);
 	if (!e->name)
 		return -ENOMEM;
+	memcpy(e->name, name, len);
+	e->name[len] = '\0';
+	e->column_len = (uint16_t)sprintf(e->name + len + 1, "%16.*s-%-7d", (int)len, name, (int)pid);
 	e->pid = pid;
-	e->len = (uint16_t)strlen(e->name);
+	e->len = (uint16_t)len;
 	t->used++;
 	return 0;
 }
@@ -79,6 +87,23 @@ const char *comms_lookup(const struct comms *t, int32_t pid, size_t *len)
 	}
 	*len = 5;
 	return "<...>";
+}
+
+const char *comms_column(const struct comms *t, int32_t pid, size_t *len)
+{
+	const struct comm_entry *e;
+
+	if (pid == 0) {
+		*len = sizeof(IDLE_COLUMN) - 1;
+		return IDLE_COLUMN;
+	}
+	if (!t->mask)
+		return NULL;
+	e = find_slot(t->slots, t->mask, pid);
+	if (e->pid != pid)
+		return NULL;
+	*len = e->column_len;
+	return e->name + e->len + 1;
 }
 
 void comms_free(struct comms *t)

@@ -7,6 +7,7 @@
  * multiply, a mask and usually one compare.  The first name given for a pid
  * wins, as it does in the kernel's and libtraceevent's tables.  pid 0 is
  * always "<idle>" and an unknown pid "<...>", as the kernel prints them.
+ * The table does not change while a report runs, so threads may read it.
  *
  * Ownership: comms_free() releases the table and every name in it.
  */
@@ -19,7 +20,8 @@
 struct comm_entry {
 	int32_t pid;    /* 0 marks an empty slot (pid 0 is never stored) */
 	uint16_t len;
-	char *name;
+	uint16_t column_len;
+	char *name;     /* the name, its NUL, then its column (comms_column()) */
 };
 
 struct comms {
@@ -33,6 +35,14 @@ int comms_add(struct comms *t, int32_t pid, const char *name, size_t len);
 
 /* The name of pid and its length; never NULL. */
 const char *comms_lookup(const struct comms *t, int32_t pid, size_t *len);
+
+/*
+ * The first column of the pid's `trace` lines, "%16s-%-7d" as the kernel
+ * prints it ("            bash-23861  "), made once when the pid was
+ * added: it is on every line.  NULL for a pid the table does not hold
+ * (its name is "<...>": the caller formats that rare column itself).
+ */
+const char *comms_column(const struct comms *t, int32_t pid, size_t *len);
 
 void comms_free(struct comms *t);
 

@@ -56,6 +56,35 @@ static struct entry *find(const struct tb_constants *c, const char *name, bool i
 	return NULL;
 }
 
+/*
+ * Enum constants kernel print fmts name and the kernel leaves unresolved in
+ * its format files (no TRACE_DEFINE_ENUM), for inputs that carry neither a
+ * constants file nor BTF (trace-cmd's trace.dat never do).  Only values
+ * fixed for years belong here: enum hrtimer_mode (include/linux/hrtimer.h)
+ * is ABS 0, REL 1, | PINNED 2, | SOFT 4, | HARD 8, unchanged since 5.4.
+ */
+bool tb_constants_builtin(const char *name, int64_t *value)
+{
+	static const struct {
+		const char *suffix;
+		int64_t value;
+	} modes[] = {
+	    {"ABS", 0},		    {"REL", 1},		    {"ABS_PINNED", 2},	    {"REL_PINNED", 3},
+	    {"ABS_SOFT", 4},	    {"REL_SOFT", 5},	    {"ABS_PINNED_SOFT", 6}, {"REL_PINNED_SOFT", 7},
+	    {"ABS_HARD", 8},	    {"REL_HARD", 9},	    {"ABS_PINNED_HARD", 10}, {"REL_PINNED_HARD", 11},
+	};
+	static const char prefix[] = "HRTIMER_MODE_";
+
+	if (strncmp(name, prefix, sizeof(prefix) - 1))
+		return false;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(name + sizeof(prefix) - 1, modes[i].suffix)) {
+			*value = modes[i].value;
+			return true;
+		}
+	return false;
+}
+
 bool tb_constants_value(const struct tb_constants *c, const char *name, int64_t *value)
 {
 	const struct entry *e = find(c, name, false);

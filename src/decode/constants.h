@@ -44,6 +44,9 @@
 struct tb_constants;
 
 struct tb_constants *tb_constants_new(void);
+
+/* A few enum constants whose values the kernel has kept for years (hrtimer modes): true with *value. */
+bool tb_constants_builtin(const char *name, int64_t *value);
 void tb_constants_free(struct tb_constants *c);
 
 /*

@@ -768,7 +768,7 @@ bool tb_schema_constant(void *schema, const char *name, int64_t *value)
 		*value = (int64_t)u;
 		return true;
 	}
-	return false;
+	return tb_constants_builtin(name, value);
 }
 
 bool tb_schema_type_size(void *schema, const char *type, uint64_t *size)
@@ -875,6 +875,11 @@ void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, con
 const char *tb_schema_comm(const struct tb_schema *s, int pid, size_t *len)
 {
 	return comms_lookup(&s->comms, pid, len);
+}
+
+const char *schema_comm_column(const struct tb_schema *s, int pid, size_t *len)
+{
+	return comms_column(&s->comms, pid, len);
 }
 
 void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(void *))

@@ -28,6 +28,9 @@ bool schema_tep_ready(struct tb_schema *s, uint32_t id);
 /* Report a problem in event id's format file, at offset bytes into it. */
 void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, const char *reason);
 
+/* The pid's "%16s-%-7d" column of `trace` lines, made once; NULL for a pid without a name (comms.h). */
+const char *schema_comm_column(const struct tb_schema *s, int pid, size_t *len);
+
 /*
  * Hand print fmts to libtraceevent as they are, without the fix of its
  * OR-group parsing bug (schema.c): what trace-cmd, which does not fix it,

@@ -9,7 +9,8 @@
  * close whose entry was seen from one whose entry was lost).  Records are
  * merged across CPUs by time like the `trace` file; a CPU's next record is
  * always read before its current one is printed, because an entry whose
- * exit comes right after it on the same CPU is printed as a leaf.
+ * exit comes right after it on the same CPU is printed as a leaf.  The
+ * pages are walked by pagework.c, one at a time, as report.c's are.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pagework.h"
 #include "render.h"
 #include "schema_kernel.h"
 #include "strbuf.h"
@@ -49,10 +51,11 @@ struct loss {
 
 struct stream {
 	int cpu;
-	bool done, in_page, has_next;
-	struct tb_raw_page page;
-	struct tb_page_cursor cursor;
-	struct tb_record next;
+	bool done, has_next;
+	struct pw_cursor steps;   /* the CPU's pages as walked (pagework.h) */
+	struct tb_record next;    /* data, len and ts of the next record */
+	const char *next_file;    /* where it lies */
+	uint64_t next_offset;
 	struct loss loss;
 	/* The kernel's struct fgraph_cpu_data. */
 	int32_t last_pid;
@@ -196,41 +199,42 @@ static void note_page_loss(struct stream *s, const struct tb_page_header *h)
 		s->loss.count_unknown = true;
 }
 
-static bool open_next_page(struct graph *g, struct stream *s)
+struct page_ctx {
+	struct graph *g;
+	struct stream *s;
+};
+
+/* What comes before a CPU's next record: a page's loss, and pages the capture could not give whole. */
+static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *st)
 {
-	while (!s->done) {
-		if (tb_capture_next_page(g->capture, s->cpu, &s->page) <= 0) {
-			s->done = true;
-			break;
-		}
-		if (tb_page_cursor_init(&s->cursor, s->page.data, s->page.size) == 0) {
-			note_page_loss(s, &s->cursor.hdr);
-			s->in_page = true;
-			return true;
-		}
-		tb_capture_report(g->capture, s->page.file, s->page.file_offset + s->cursor.err.offset,
-				  "%s; sub-buffer skipped", s->cursor.err.reason);
-	}
-	return false;
+	struct page_ctx *pc = ctx;
+	const char *file = u->file[st->page];
+	uint64_t at = u->file_offset[st->page] + st->off;
+
+	if (st->kind == PW_PAGE)
+		note_page_loss(pc->s, &u->hdr[st->page]);
+	else if (st->kind == PW_BAD_PAGE)
+		tb_capture_report(pc->g->capture, file, at, "%s; sub-buffer skipped", st->reason);
+	else if (st->kind == PW_PAGE_ERROR)
+		tb_capture_report(pc->g->capture, file, at, "%s; rest of the sub-buffer skipped", st->reason);
+	/* PW_ZERO_PAGE: no records, no loss: nothing to say in a graph. */
 }
 
 /* Read the CPU's next data record into s->next; false when there is none. */
 static bool advance(struct graph *g, struct stream *s)
 {
-	s->has_next = false;
-	for (;;) {
-		if (!s->in_page && !open_next_page(g, s))
-			return false;
-		int rc = tb_page_next_data(&s->cursor, &s->next);
-		if (rc == 1) {
-			s->has_next = true;
-			return true;
-		}
-		s->in_page = false;
-		if (rc < 0)
-			tb_capture_report(g->capture, s->page.file, s->page.file_offset + s->cursor.err.offset,
-					  "%s; rest of the sub-buffer skipped", s->cursor.err.reason);
+	struct page_ctx pc = {g, s};
+	const struct pw_step *st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
+
+	s->has_next = st != NULL;
+	if (st) {
+		pw_record_at(&s->steps, st, &s->next, &s->next_file, &s->next_offset);
+		return true;
 	}
+	if (s->steps.oom && !g->fatal)
+		g->fatal = -ENOMEM;
+	s->done = true;
+	return false;
 }
 
 static struct stream *earliest(struct graph *g)
@@ -261,8 +265,8 @@ static bool take_current(struct graph *g, struct stream *s)
 	g->cur.cpu = s->cpu;
 	g->cur.ts = s->next.ts;
 	g->cur.len = s->next.len;
-	g->cur.file = s->page.file;
-	g->cur.file_offset = s->page.file_offset + (uint64_t)((const uint8_t *)s->next.data - s->page.data);
+	g->cur.file = s->next_file;
+	g->cur.file_offset = s->next_offset;
 	return true;
 }
 
@@ -642,11 +646,23 @@ static void merge(struct graph *g)
 {
 	struct stream *s;
 
+	struct pw_source *src = calloc(g->ncpus > 0 ? (size_t)g->ncpus : 1, sizeof(*src));
+	struct pagework *work = NULL;
+
+	for (int i = 0; src && i < g->ncpus; i++)
+		src[i] = (struct pw_source){tb_capture_has_cpu(g->capture, i) ? g->capture : NULL, i};
+	/* One thread: the graph needs each record's text in order, and it is small work. */
+	if (!src || pagework_new(src, g->ncpus, g->schema, NULL, 0, false, NULL, &work) < 0) {
+		free(src);
+		g->fatal = -ENOMEM;
+		return;
+	}
+	free(src);
 	for (int i = 0; i < g->ncpus; i++) {
 		memset(&g->cpus[i], 0, sizeof(g->cpus[i]));
 		g->cpus[i].cpu = i;
 		g->cpus[i].last_pid = -1;
-		g->cpus[i].done = !tb_capture_has_cpu(g->capture, i);
+		g->cpus[i].steps = (struct pw_cursor){.work = work, .stream = i};
 		advance(g, &g->cpus[i]);
 	}
 	while (!g->fatal && (s = earliest(g))) {
@@ -660,6 +676,7 @@ static void merge(struct graph *g)
 	}
 	for (int i = 0; i < g->ncpus && !g->fatal; i++)
 		print_loss(g, &g->cpus[i]);
+	pagework_free(work);
 	flush_text(g);
 }
 

@@ -25,6 +25,7 @@
 #include "kernel_events.h"
 #include "printers.h"
 #include "printfmt.h"
+#include "raw_syscalls.h"
 #include "schema_internal.h"
 
 #define MAX_EVENT_ID 65535u
@@ -38,7 +39,9 @@ static const char *const kind_names[PRINTER_KINDS] = {
 struct event_printer {
 	tb_kernel_printer_fn *kernel; /* the kernel's own code for this event, or NULL */
 	struct tb_printfmt *prog;     /* the compiled print fmt, or NULL */
+	raw_syscalls_fn *by_hand;     /* the same print fmt written by hand, or NULL */
 	enum printer_kind fallback;   /* for what the kernel printer declines */
+	bool dynamic;                 /* the format has fields whose place each record gives */
 	char why[TB_DIAG_REASON_MAX]; /* why the print fmt is not compiled */
 	uint64_t printed[PRINTER_KINDS];
 };
@@ -118,6 +121,9 @@ static struct event_printer *printer_for(struct tb_schema *s, struct printers *p
 	if (!ep)
 		return NULL;
 	ep->kernel = tb_kernel_printer_find(system, f);
+	ep->by_hand = raw_syscalls_printer(system, f);
+	for (size_t i = 0; i < f->nfields; i++)
+		ep->dynamic |= f->fields[i].kind != TB_FIELD_STATIC;
 	if (compile(s, p, f, ep) < 0) {
 		free(ep);
 		return NULL;
@@ -195,9 +201,13 @@ static int print_by_fmt(struct tb_schema *s, struct event_printer *ep, const str
 	*used = ep->fallback;
 	if (ep->fallback == PRINTER_NONE)
 		return -ENOENT;
-	if (tb_schema_check_record(f, ev->data, ev->len, err) < 0)
+	/* Without dynamic fields only the size can be wrong: the full check then just says so. */
+	if ((ep->dynamic || ev->len < f->min_size) && tb_schema_check_record(f, ev->data, ev->len, err) < 0)
 		return -EINVAL;
-	if (ep->fallback == PRINTER_COMPILED) {
+	if (ep->fallback == PRINTER_COMPILED && ep->by_hand) {
+		ep->by_hand(ev->data, out);
+		rc = 0;
+	} else if (ep->fallback == PRINTER_COMPILED) {
 		rc = print_compiled(ep, f, ev, out, err);
 	} else {
 		if (!schema_tep_ready(s, f->id)) { /* tried once, remembered by the schema */

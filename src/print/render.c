@@ -16,6 +16,7 @@
 #include "kvsprintf.h"
 #include "printers.h"
 #include "render.h"
+#include "schema_internal.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
 
@@ -120,20 +121,11 @@ static char *put_micros(char *p, uint32_t us)
 /* Longest context prefix apart from the comm: "-PID" (11) " [CPU] " (16) flags (6) time (26) ": ". */
 #define CONTEXT_MAX_BEYOND_COMM 64
 
-/*
- * "      bash-23861   [000] d..2.  1721.124010: ", the kernel's printf
- * layout ("%16s-%-7d [%03d] %c%c%c%c%c %5llu.%06llu: ") built by hand:
- * it is on every line, and printf's format parsing was a tenth of a report.
- */
-static void print_context(const struct tb_schema *s, const struct common_header *h,
-			  const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out)
+/* "%16s-%-7d" of a pid the comm table has no name for ("<...>"); returns the end. */
+static char *put_comm_pid(char *p, const char *comm, size_t comm_len, int32_t pid)
 {
-	size_t comm_len;
-	const char *comm = tb_schema_comm(s, h->pid, &comm_len);
-	char *line = sb_room(out, comm_len + 16 + CONTEXT_MAX_BEYOND_COMM), *p = line, *pid_start;
+	char *pid_start;
 
-	if (!line)
-		return;
 	/* A comm longer than a kernel comm is printed whole, as %16s would. */
 	for (size_t i = comm_len; i < 16; i++)
 		*p++ = ' ';
@@ -141,12 +133,55 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 	p += comm_len;
 	*p++ = '-';
 	pid_start = p;
-	p = put_signed(p, h->pid, 0);
+	p = put_signed(p, pid, 0);
 	while (p - pid_start < 7)
 		*p++ = ' ';
+	return p;
+}
+
+/* "%5llu" of the seconds: five spaces written, then the digits over their tail. */
+static char *put_seconds(char *p, unsigned long long secs)
+{
+	unsigned n = kv_dec_len(secs);
+
+	memcpy(p, "     ", 5);
+	if (n < 5)
+		p += 5 - n;
+	return kv_put_dec(p, secs, n);
+}
+
+/*
+ * "      bash-23861   [000] d..2.  1721.124010: ", the kernel's printf
+ * layout ("%16s-%-7d [%03d] %c%c%c%c%c %5llu.%06llu: ") built by hand:
+ * it is on every line, and printf's format parsing was a tenth of a report.
+ * The comm-pid column of a named pid comes ready-made from the comm table.
+ */
+static void print_context(const struct tb_schema *s, const struct common_header *h,
+			  const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out)
+{
+	size_t comm_len, column_len;
+	const char *column = schema_comm_column(s, h->pid, &column_len);
+	const char *comm = column ? NULL : tb_schema_comm(s, h->pid, &comm_len);
+	char *line = sb_room(out, (column ? column_len : comm_len + 16) + CONTEXT_MAX_BEYOND_COMM), *p = line;
+
+	if (!line)
+		return;
+	if (column) {
+		memcpy(p, column, column_len);
+		p += column_len;
+	} else {
+		p = put_comm_pid(p, comm, comm_len, h->pid);
+	}
 	*p++ = ' ';
 	*p++ = '[';
-	p = put_signed(p, ev->cpu, 3);
+	if (ev->cpu >= 0 && ev->cpu < 1000) {
+		p[0] = (char)('0' + ev->cpu / 100);
+		p[1] = (char)('0' + ev->cpu / 10 % 10);
+		p[2] = (char)('0' + ev->cpu % 10);
+		p += 3;
+	} else {
+		p = put_signed(p, ev->cpu, 3);
+	}
 	*p++ = ']';
 	*p++ = ' ';
 	*p++ = irqs_column(h->flags);
@@ -157,7 +192,7 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 	*p++ = ' ';
 	if (ns_clock) {
 		unsigned long long us = ((unsigned long long)ev->ts + 500) / 1000;
-		p = put_decimal(p, us / 1000000, 5, ' ');
+		p = put_seconds(p, us / 1000000);
 		*p++ = '.';
 		p = put_micros(p, (uint32_t)(us % 1000000));
 	} else {
@@ -207,6 +242,22 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
 }
 
+int render_event_body(struct tb_schema *s, const struct tb_event_ref *ev, bool ns_clock,
+		      struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used)
+{
+	size_t start = out->len;
+	int rc;
+
+	*used = PRINTER_NONE;
+	if (ev->len < COMMON_HEADER_SIZE)
+		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
+				 ev->len, COMMON_HEADER_SIZE);
+	rc = render_body(s, ev, ns_clock, out, err, used);
+	if (rc < 0)
+		out->len = start;
+	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
+}
+
 /*
  * The event's text without the context columns - what the kernel's
  * function_graph tracer puts inside a comment - for the call-graph printer.
@@ -214,19 +265,12 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct tb_strbuf *out,
 		      struct tb_diag *err)
 {
-	size_t start = out->len;
 	enum printer_kind used;
-	int rc;
+	int rc = render_event_body(s, ev, true, out, err, &used);
 
-	if (ev->len < COMMON_HEADER_SIZE)
-		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
-				 ev->len, COMMON_HEADER_SIZE);
-	rc = render_body(s, ev, true, out, err, &used);
-	if (rc < 0)
-		out->len = start;
-	else
+	if (rc >= 0)
 		printers_count(s, read_common(ev->data).type, used, 1);
-	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
+	return rc;
 }
 
 int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,

@@ -24,6 +24,15 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 		 enum printer_kind *used);
 
 /*
+ * Append the body alone: what follows the context columns ("name: fields"
+ * or an ftrace print's text), newline included, without counting it
+ * against its printer (*used says which; the caller counts).  Returns as
+ * render_event(); thread-safe as it is.
+ */
+int render_event_body(struct tb_schema *s, const struct tb_event_ref *ev, bool ns_clock,
+		      struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used);
+
+/*
  * Append only what follows the context columns on ev's line ("name:
  * fields", or the text of an ftrace print), newline included.  Returns as
  * render_event().

@@ -3,9 +3,11 @@
  * report.c - a capture or live instance as the kernel's `trace` text: the
  * header, then every CPU's events merged by time stamp.
  *
- * Each CPU is a stream of sub-buffers decoded one record at a time, so
- * memory stays at one sub-buffer per CPU whatever the capture's size.  The
- * merge takes the smallest time stamp next, the lowest CPU on a tie, which
+ * Each CPU is a stream of sub-buffers walked by pagework.c - in units of
+ * a few pages decoded and rendered by worker threads for large captures,
+ * one page at a time here otherwise - so memory stays at a few sub-buffers
+ * per CPU whatever the capture's size; this file replays each CPU's steps
+ * as its merge reaches them.  The merge takes the smallest time stamp next, the lowest CPU on a tie, which
  * is how the kernel's iterator orders `trace`.  Loss is reported where the
  * kernel's consuming readers report it: before the first event of the
  * sub-buffer that carries the lost flag.  A flag without a stored count
@@ -17,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "batch.h"
+#include "pagework.h"
 #include "printers.h"
 #include "render.h"
 #include "strbuf.h"
@@ -36,11 +38,9 @@ struct pending_loss {
 struct cpu_stream {
 	int cpu;
 	bool done;
-	bool in_page; /* cursor is valid */
-	struct tb_raw_page page;
-	struct tb_page_cursor cursor;
+	struct pw_cursor steps;     /* the CPU's pages as walked, replayed */
 	bool has_next;
-	struct tb_record next;
+	const struct pw_step *next; /* the record to print next, in unit */
 	struct pending_loss loss;
 	uint64_t stored_seen;   /* stored lost counts of the sub-buffers opened so far */
 	uint64_t unknown_seen;  /* lost flags without a count opened so far */
@@ -67,7 +67,7 @@ struct report {
 	struct tb_schema *schema;
 	FILE *out;
 	struct tb_strbuf text; /* lines not yet written to out */
-	struct batcher *batch; /* rendering threads, for large inputs; NULL: render here */
+	struct pagework *work; /* the streams' pages, decoded (and rendered) in units */
 	struct tb_render_opts render;
 	struct tb_report_totals t;
 	struct cpu_stream *cpus;
@@ -78,8 +78,9 @@ struct report {
 	int fatal;     /* negative errno that stopped the report */
 	uint8_t id_seen[65536 / 8];      /* IDs whose first record was printed */
 	uint8_t unknown_seen[65536 / 8]; /* IDs already reported as unknown */
-	uint8_t prepared[65536 / 8];     /* IDs whose printer was chosen (batched rendering) */
-	uint8_t here[65536 / 8];         /* ... and must be rendered by this thread */
+	uint8_t prepared[65536 / 8];     /* IDs whose printer was chosen */
+	/* ... and may be rendered by workers; set here (release), read by them (pagework.c) */
+	_Atomic uint8_t ready[65536 / 8];
 	uint64_t *printed;               /* records by ID and printer, for the stat */
 };
 
@@ -134,92 +135,108 @@ static void note_page_loss(struct report *r, struct cpu_stream *s, const struct 
 	s->unknown_seen++;
 }
 
-/* A page that is all zeros was never written by the kernel (a short read() of trace_pipe_raw leaves them). */
-static bool all_zero(const struct tb_raw_page *p)
-{
-	for (size_t i = 0; i < p->size; i++)
-		if (p->data[i])
-			return false;
-	return true;
-}
-
 /* A sub-buffer dated before the CPU's previous event: said once per sub-buffer, order kept. */
-static void check_time_order(struct report *r, struct cpu_stream *s)
+static void check_time_order(struct report *r, struct cpu_stream *s, const struct pw_unit *u,
+			     uint32_t page)
 {
-	uint64_t stamp = s->cursor.hdr.timestamp;
+	uint64_t stamp = u->hdr[page].timestamp;
 
 	if (s->have_prev && stamp < s->prev_ts)
-		tb_capture_report(r->capture, s->page.file, s->page.file_offset,
+		tb_capture_report(r->capture, u->file[page], u->file_offset[page],
 				  "time goes back: this sub-buffer's stamp %llu is %llu before the "
 				  "CPU's previous event; its events keep the file's order",
 				  (unsigned long long)stamp, (unsigned long long)(s->prev_ts - stamp));
 }
 
-/* Load the CPU's next sub-buffer that has a readable header. */
-static bool open_next_page(struct report *r, struct cpu_stream *s)
+struct page_ctx {
+	struct report *r;
+	struct cpu_stream *s;
+};
+
+/* What a page-level step says: pages opened (their loss, their time) and skipped. */
+static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *st)
 {
-	while (!s->done) {
-		int rc = tb_capture_next_page(r->capture, s->cpu, &s->page);
-		if (rc <= 0) {
-			s->done = true;
-			break;
-		}
+	struct report *r = ((struct page_ctx *)ctx)->r;
+	struct cpu_stream *s = ((struct page_ctx *)ctx)->s;
+	const char *file = u->file[st->page];
+	uint64_t at = u->file_offset[st->page];
+
+	switch (st->kind) {
+	case PW_ZERO_PAGE: /* a short read() of trace_pipe_raw leaves them */
 		r->t.pages++;
-		if (all_zero(&s->page)) {
-			r->t.bad_pages++;
-			tb_capture_report(r->capture, s->page.file, s->page.file_offset,
-					  "sub-buffer is all zeros (no time stamp, no data): not one "
-					  "the kernel wrote; skipped");
-			continue;
-		}
-		if (tb_page_cursor_init(&s->cursor, s->page.data, s->page.size) == 0) {
-			note_page_loss(r, s, &s->cursor.hdr);
-			check_time_order(r, s);
-			s->in_page = true;
-			return true;
-		}
 		r->t.bad_pages++;
-		tb_capture_report(r->capture, s->page.file, s->page.file_offset + s->cursor.err.offset,
-				  "%s; sub-buffer skipped", s->cursor.err.reason);
+		tb_capture_report(r->capture, file, at,
+				  "sub-buffer is all zeros (no time stamp, no data): not one "
+				  "the kernel wrote; skipped");
+		break;
+	case PW_BAD_PAGE:
+		r->t.pages++;
+		r->t.bad_pages++;
+		tb_capture_report(r->capture, file, at + st->off, "%s; sub-buffer skipped", st->reason);
+		break;
+	case PW_PAGE:
+		r->t.pages++;
+		note_page_loss(r, s, &u->hdr[st->page]);
+		check_time_order(r, s, u, st->page);
+		break;
+	case PW_PAGE_ERROR:
+		r->t.bad_pages++;
+		tb_capture_report(r->capture, file, at + st->off, "%s; rest of the sub-buffer skipped",
+				  st->reason);
+		break;
 	}
+}
+
+/* Find the CPU's next data record, replaying what comes before it; false when the CPU has no more. */
+static bool advance(struct report *r, struct cpu_stream *s)
+{
+	struct page_ctx pc = {r, s};
+	const struct pw_step *st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
+
+	s->has_next = st != NULL;
+	if (st) {
+		s->next = st;
+		s->have_prev = true;
+		s->prev_ts = st->ts;
+		return true;
+	}
+	if (s->steps.oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	s->done = true;
 	return false;
 }
 
-/* Find the CPU's next data record; false when the CPU has no more. */
-static bool advance(struct report *r, struct cpu_stream *s)
+/*
+ * The stream with the earliest next record; ties go to the lower CPU.
+ * *until is the stream that would come next were it gone (NULL: none), so
+ * the caller may take records from the winner while they still come first.
+ */
+static struct cpu_stream *earliest(struct report *r, struct cpu_stream **until)
 {
-	s->has_next = false;
-	for (;;) {
-		if (!s->in_page && !open_next_page(r, s))
-			return false;
-		int rc = tb_page_next_data(&s->cursor, &s->next);
-		if (rc == 1) {
-			s->has_next = true;
-			s->have_prev = true;
-			s->prev_ts = s->next.ts;
-			return true;
-		}
-		s->in_page = false;
-		if (rc < 0) {
-			r->t.bad_pages++;
-			tb_capture_report(r->capture, s->page.file,
-					  s->page.file_offset + s->cursor.err.offset,
-					  "%s; rest of the sub-buffer skipped", s->cursor.err.reason);
-		}
-	}
-}
-
-/* The stream with the earliest next record; ties go to the lower CPU. */
-static struct cpu_stream *earliest(struct report *r)
-{
-	struct cpu_stream *best = NULL;
+	struct cpu_stream *best = NULL, *second = NULL;
 
 	for (int i = 0; i < r->ncpus; i++) {
 		struct cpu_stream *s = &r->cpus[i];
-		if (s->has_next && (!best || s->next.ts < best->next.ts))
+		if (!s->has_next)
+			continue;
+		if (!best || s->next->ts < best->next->ts) {
+			second = best;
 			best = s;
+		} else if (!second || s->next->ts < second->next->ts) {
+			second = s;
+		}
 	}
+	*until = second;
 	return best;
+}
+
+/* Whether s's next record still comes before every record of other (NULL: no other). */
+static bool still_first(const struct cpu_stream *s, const struct cpu_stream *other)
+{
+	if (!s->has_next)
+		return false;
+	return !other || s->next->ts < other->next->ts ||
+	       (s->next->ts == other->next->ts && s->cpu < other->cpu);
 }
 
 /* ------------------------------------------------------------- output */
@@ -238,18 +255,10 @@ static void flush_text(struct report *r)
 	sb_reset(&r->text);
 }
 
-/* Text that goes out between records: straight into the text, or through the batches. */
+/* Text that goes out between records. */
 static void put_text(struct report *r, const char *text, size_t len)
 {
-	int rc;
-
-	if (!r->batch) {
-		sb_put(&r->text, text, len);
-		return;
-	}
-	rc = batcher_add_text(r->batch, text, len);
-	if (rc < 0 && !r->fatal)
-		r->fatal = rc;
+	sb_put(&r->text, text, len);
 }
 
 static void print_loss(struct report *r, struct cpu_stream *s)
@@ -270,34 +279,29 @@ static void print_loss(struct report *r, struct cpu_stream *s)
 	memset(&s->loss, 0, sizeof(s->loss));
 }
 
-/* Byte offset of the record's payload in its file. */
-static uint64_t payload_offset(const struct cpu_stream *s)
-{
-	return s->page.file_offset + (uint64_t)((const uint8_t *)s->next.data - s->page.data);
-}
-
-static uint16_t record_id(const struct tb_record *rec)
-{
-	uint16_t id = 0;
-
-	if (rec->len >= sizeof(id))
-		memcpy(&id, rec->data, sizeof(id));
-	return id;
-}
-
 /* The first record of each ID lets the capture tell what its format file had wrong, if anything. */
 static void note_first_record(struct report *r, const struct cpu_stream *s)
 {
-	uint16_t id = record_id(&s->next);
+	uint16_t id = s->next->id;
 
-	if (s->next.len >= sizeof(id) && !(r->id_seen[id / 8] & (1u << (id % 8)))) {
+	if (s->next->len >= sizeof(id) && !(r->id_seen[id / 8] & (1u << (id % 8)))) {
 		r->id_seen[id / 8] |= (uint8_t)(1u << (id % 8));
 		tb_capture_event_seen(r->capture, id);
 	}
 }
 
+/* A record rendered: what render_event() returned, where it came from, its problem if any. */
+struct rendered {
+	int rc;
+	uint16_t id;
+	const char *file;
+	uint64_t file_offset;
+	const struct tb_diag *err; /* when rc is -EINVAL */
+	enum printer_kind used;    /* which printer printed it */
+};
+
 /* What a rendered record adds to the totals and the problems, in output order. */
-static void account(struct report *r, const struct batch_result *res)
+static void account(struct report *r, const struct rendered *res)
 {
 	uint16_t id = res->id;
 
@@ -327,55 +331,51 @@ static void account(struct report *r, const struct batch_result *res)
 	}
 }
 
-/* Render the record here and now, into text. */
-static void emit_here(struct report *r, struct cpu_stream *s, struct tb_strbuf *text)
+/*
+ * Whether workers may render records of the ID: its printer is chosen (here,
+ * once per ID) and is not libtraceevent, which only this thread may call.
+ */
+static void prepare(struct report *r, uint16_t id)
 {
-	struct tb_event_ref ev = {s->cpu, s->next.ts, s->next.data, s->next.len};
-	struct tb_diag err; /* filled only on failure: zeroing its 200-byte reason per record cost 10% */
-	struct batch_result res = {.cpu = s->cpu, .id = record_id(&s->next), .file = s->page.file,
-				   .file_offset = payload_offset(s), .err = &err};
+	const char *system = "";
+	const struct tb_format *f = tb_schema_find_event(r->schema, id, &system);
+	uint32_t bit = 1u << (id % 8);
 
-	res.rc = render_event(r->schema, &ev, &r->render, text, &err, &res.used);
+	if (r->prepared[id / 8] & bit)
+		return;
+	r->prepared[id / 8] |= (uint8_t)bit;
+	/* An ID without a format prints as unknown, here: that needs no printer. */
+	if (f && !printers_prepare(r->schema, f, system))
+		/* release: the printer chosen above is complete before a worker sees the bit (pagework.c acquires) */
+		atomic_fetch_or_explicit(&r->ready[id / 8], (uint8_t)bit, memory_order_release);
+}
+
+/* Render the record here and now, into the text. */
+static void emit_here(struct report *r, const struct cpu_stream *s, const struct pw_step *st)
+{
+	const struct pw_unit *u = s->steps.unit;
+	struct tb_event_ref ev = {s->cpu, st->ts, u->page[st->page] + st->off, st->len};
+	struct tb_diag err; /* filled only on failure: zeroing its 200-byte reason per record cost 10% */
+	struct rendered res = {.id = st->id, .file = u->file[st->page],
+			       .file_offset = u->file_offset[st->page] + st->off, .err = &err};
+
+	if (st->len >= 8)
+		prepare(r, st->id);
+	res.rc = render_event(r->schema, &ev, &r->render, &r->text, &err, &res.used);
 	account(r, &res);
 }
 
-/*
- * Whether records of f must be rendered by this thread (their printer may
- * be libtraceevent): asked of the printers once per ID, then remembered.
- */
-static bool here(struct report *r, const struct tb_format *f, const char *system)
+/* The text a worker rendered for the record, and what it adds up to. */
+static void emit_rendered(struct report *r, const struct cpu_stream *s, const struct pw_step *st)
 {
-	uint32_t id = f->id, bit = 1u << (id % 8);
+	const struct pw_unit *u = s->steps.unit;
+	uint32_t start = st == u->steps ? 0 : st[-1].text_end;
+	struct rendered res = {.rc = st->rc, .id = st->id, .file = u->file[st->page],
+			       .file_offset = u->file_offset[st->page] + st->off,
+			       .err = st->rc == -EINVAL ? &u->errs[st->err] : NULL, .used = st->used};
 
-	if (!(r->prepared[id / 8] & bit)) {
-		r->prepared[id / 8] |= (uint8_t)bit;
-		if (printers_prepare(r->schema, f, system))
-			r->here[id / 8] |= (uint8_t)bit;
-	}
-	return r->here[id / 8] & bit;
-}
-
-/*
- * Hand the record to the batches; those whose printer may be libtraceevent
- * (not thread-safe) are rendered here and go as text.
- */
-static void emit_batched(struct report *r, struct cpu_stream *s)
-{
-	struct tb_event_ref ev = {s->cpu, s->next.ts, s->next.data, s->next.len};
-	const char *system = "";
-	const struct tb_format *f = s->next.len >= 8 ? tb_schema_find_event(r->schema, record_id(&s->next), &system) : NULL;
-	int rc;
-
-	if (f && here(r, f, system)) {
-		sb_reset(&r->text);
-		emit_here(r, s, &r->text);
-		put_text(r, r->text.buf, r->text.len);
-		sb_reset(&r->text);
-		return;
-	}
-	rc = batcher_add_event(r->batch, &ev, s->page.file, payload_offset(s));
-	if (rc < 0 && !r->fatal)
-		r->fatal = rc;
+	sb_put(&r->text, u->text.buf + start, st->text_end - start);
+	account(r, &res);
 }
 
 static void emit(struct report *r, struct cpu_stream *s)
@@ -386,43 +386,35 @@ static void emit(struct report *r, struct cpu_stream *s)
 		return;
 	}
 	if (r->filter) {
-		struct tb_event_ref ev = {s->cpu, s->next.ts, s->next.data, s->next.len};
+		/* a worker may have rendered it already: the filter decides what is printed */
+		const struct pw_step *st = s->next;
+		struct tb_event_ref ev = {s->cpu, st->ts, s->steps.unit->page[st->page] + st->off, st->len};
 		if (!tb_filter_set_keep(r->filter, r->schema, &ev))
 			return;
 	}
 	note_first_record(r, s);
-	if (r->batch) {
-		emit_batched(r, s);
-		return;
-	}
-	emit_here(r, s, &r->text);
+	if (s->next->here)
+		emit_here(r, s, s->next);
+	else
+		emit_rendered(r, s, s->next);
 	if (r->text.len >= FLUSH_AT)
 		flush_text(r);
 }
 
-/* ------------------------------------------------------------- batches */
-
-static int batch_write(void *ctx, const char *text, size_t len)
-{
-	struct report *r = ctx;
-
-	return fwrite(text, 1, len, r->out) == len ? 0 : -EIO;
-}
-
-static void batch_done(void *ctx, const struct batch_result *res)
-{
-	account(ctx, res);
-}
+/* ------------------------------------------------------------- streams */
 
 /*
  * Threads to render with: TB_REPORT_THREADS when set (0: none), else one
- * per online CPU, up to 4, for inputs big enough to pay for them.
+ * per online CPU, up to 4, for inputs big enough to pay for them; never
+ * for a live buffer, whose pages are read only as the merge needs them.
  */
 static int render_threads(struct report *r)
 {
 	const char *env = getenv("TB_REPORT_THREADS");
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 
+	if (tb_capture_is_live(r->capture))
+		return 0;
 	if (env && *env)
 		return atoi(env) > 0 ? (atoi(env) > 16 ? 16 : atoi(env)) : 0;
 	if (online < 2 || tb_capture_data_bytes(r->capture) < THREADED_FROM)
@@ -430,48 +422,53 @@ static int render_threads(struct report *r)
 	return online > 4 ? 4 : (int)online;
 }
 
-static void start_batches(struct report *r)
+/* Start the CPUs' page walks: rendered by workers when threads, else here. */
+static int start_streams(struct report *r)
 {
-	struct batch_sink sink = {r, batch_write, batch_done};
-	int n = render_threads(r);
-
-	if (n > 0 && batcher_new(r->schema, &r->render, n, &sink, &r->batch) < 0)
-		r->batch = NULL; /* no threads to be had: render here */
-}
-
-static void finish_batches(struct report *r)
-{
+	struct pw_source *src = calloc(r->ncpus > 0 ? (size_t)r->ncpus : 1, sizeof(*src));
 	int rc;
 
-	if (!r->batch)
-		return;
-	rc = batcher_finish(r->batch);
-	r->batch = NULL;
-	if (rc < 0 && !r->fatal)
-		r->fatal = rc;
+	if (!src)
+		return -ENOMEM;
+	for (int i = 0; i < r->ncpus; i++)
+		src[i] = (struct pw_source){tb_capture_has_cpu(r->capture, i) ? r->capture : NULL, i};
+	rc = pagework_new(src, r->ncpus, r->schema, &r->render, render_threads(r), !r->counting,
+			  r->ready, &r->work);
+	if (rc == -EAGAIN) /* no threads to be had: walk the pages here */
+		rc = pagework_new(src, r->ncpus, r->schema, &r->render, 0, false, NULL, &r->work);
+	free(src);
+	for (int i = 0; rc == 0 && i < r->ncpus; i++) {
+		memset(&r->cpus[i], 0, sizeof(r->cpus[i]));
+		r->cpus[i].cpu = i;
+		r->cpus[i].steps = (struct pw_cursor){.work = r->work, .stream = i};
+	}
+	return rc;
 }
 
 /* Run every stream to its end, merged by time. */
 static void merge(struct report *r)
 {
-	struct cpu_stream *s;
+	struct cpu_stream *s, *other;
+	int rc = start_streams(r);
 
-	for (int i = 0; i < r->ncpus; i++) {
-		memset(&r->cpus[i], 0, sizeof(r->cpus[i]));
-		r->cpus[i].cpu = i;
-		r->cpus[i].done = !tb_capture_has_cpu(r->capture, i);
-		advance(r, &r->cpus[i]);
+	if (rc < 0) {
+		r->fatal = rc;
+		return;
 	}
-	if (!r->counting)
-		start_batches(r);
-	while (!r->fatal && (s = earliest(r))) {
-		emit(r, s);
-		advance(r, s);
+	for (int i = 0; i < r->ncpus; i++)
+		advance(r, &r->cpus[i]);
+	/* A CPU's records go out in a run for as long as they come before every other CPU's next. */
+	while (!r->fatal && (s = earliest(r, &other))) {
+		do {
+			emit(r, s);
+			advance(r, s);
+		} while (!r->fatal && still_first(s, other));
 	}
 	/* Loss announced by sub-buffers that held no events still gets its line. */
 	for (int i = 0; i < r->ncpus && !r->fatal; i++)
 		print_loss(r, &r->cpus[i]);
-	finish_batches(r);
+	pagework_free(r->work);
+	r->work = NULL;
 	flush_text(r);
 }
 
@@ -608,17 +605,21 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	}
 	r.printed = calloc((size_t)65536 * PRINTER_KINDS, sizeof(*r.printed));
 	rc = r.printed ? open_books(&r) : -ENOMEM;
-	if (rc == 0 && !(opts && opts->no_header)) {
+	if (rc == 0 && opts && opts->count_only) {
+		r.counting = true; /* the merge's order and its loss accounting, no text */
+		merge(&r);
+		rc = r.fatal;
+	} else if (rc == 0 && !(opts && opts->no_header)) {
 		rc = header_counts(&r, &entries, &written);
 		if (rc == 0)
 			tb_render_header(out, tb_capture_tracer(c), entries, written,
 					 tb_capture_online_cpus(c));
 	}
-	if (rc == 0) {
+	if (rc == 0 && !r.counting) {
 		merge(&r);
 		rc = r.fatal;
 	}
-	if (rc == 0)
+	if (rc == 0 && !(opts && opts->count_only)) /* a count meets no event by its format */
 		tb_capture_warn_unused(c);
 	for (size_t i = 0; r.printed && i < (size_t)65536 * PRINTER_KINDS; i++)
 		if (r.printed[i])

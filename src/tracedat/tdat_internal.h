@@ -44,6 +44,7 @@ struct tb_tracedat {
 	char compression_version[64];
 	tb_diag_fn *diag;
 	void *diag_ctx;
+	bool no_symbols; /* tb_tracedat_opts.no_symbols */
 	unsigned long problems;
 	struct tb_schema *schema;
 

@@ -466,9 +466,17 @@ static int read_text(struct tb_tracedat *td, struct rd *r, int len_bytes, const 
 	return rc;
 }
 
+/* The text read and checked, its symbols not wanted (tb_tracedat_opts.no_symbols). */
+static int ignore_text(struct tb_schema *s, const char *file, const char *text, size_t len)
+{
+	(void)s, (void)file, (void)text, (void)len;
+	return 0;
+}
+
 static int read_kallsyms(struct tb_tracedat *td, struct rd *r)
 {
-	return read_text(td, r, 4, "kallsyms", tb_schema_load_kallsyms, &td->info.kallsyms_len);
+	return read_text(td, r, 4, "kallsyms", td->no_symbols ? ignore_text : tb_schema_load_kallsyms,
+			 &td->info.kallsyms_len);
 }
 
 static int read_printk(struct tb_tracedat *td, struct rd *r)
@@ -1423,6 +1431,7 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 	td->fd = -1;
 	td->diag = opts && opts->diag ? opts->diag : tb_diag_print;
 	td->diag_ctx = opts && opts->diag ? opts->diag_ctx : NULL;
+	td->no_symbols = opts && opts->no_symbols;
 	td->path = strdup(path);
 	td->schema = tb_schema_new();
 	if (!td->path || !td->schema) {

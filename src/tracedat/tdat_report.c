@@ -14,20 +14,29 @@
  * Records of every CPU of every buffer are merged by time stamp; a tie
  * goes to the lower position in trace-cmd's merged CPU order (the top
  * buffer's CPUs, then each instance's), and --cpu selects by that position,
- * as trace-cmd does.
+ * as trace-cmd does.  The pages are walked by pagework.c (one at a time:
+ * libtraceevent prints every record and is not thread-safe), as report.c's are.
  *
  * The event text is libtraceevent's - with its plugins (sched_switch,
  * hrtimer, function's raw_data, ...) unless -N, and with the print fmts as
- * the file holds them - which is exactly what trace-cmd prints.
+ * the file holds them - which is exactly what trace-cmd prints.  With
+ * kernel_text it is the kernel's text instead, by tracebuf's printer
+ * (printers.h), rendered by pagework's workers (the body alone: this
+ * thread frames it, dropping the "name: " the kernel starts it with, as
+ * trace-cmd's column already names the event).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <traceevent/event-parse.h>
 
-#include "schema_internal.h"
+#include "pagework.h"
 #include "printers.h"
+#include "render.h"
+#include "schema_internal.h"
 #include "strbuf.h"
 #include "tdat_internal.h"
 #include "tracebuf/filter.h"
@@ -56,26 +65,56 @@ struct tc_stream {
 	struct tc_buffer *buf;
 	int cpu;   /* the CPU number in its buffer */
 	int index; /* its place in the merged order */
-	bool done, in_page, has_next;
-	struct tb_raw_page page;
-	struct tb_page_cursor cursor;
-	struct tb_record next;
+	bool done, has_next;
+	struct pw_cursor steps;   /* the CPU's pages as walked (pagework.h) */
+	struct tb_record next;    /* data, len and ts of the next record */
+	const struct pw_step *step; /* its step (valid until the next advance) */
+	const char *next_file;    /* where it lies */
+	uint64_t next_offset;
 	uint64_t ts;	    /* next's time stamp, with the file's offsets applied */
 	bool first_of_page; /* next is the page's first record */
 	long long missed;   /* the page's loss: 0, -1 (count unknown) or the count */
 };
 
+/* A pid's comm-pid column, made once (libtraceevent's comm lookup and a printf per line were a third of a report). */
+struct comm_column {
+	int32_t pid;
+	uint8_t len; /* 0: empty slot */
+	char text[48];
+};
+
+/* An event's name column, " NAME: " padded to 20, made once per event. */
+struct name_column {
+	uint8_t len;       /* 0: not made yet */
+	uint8_t name_len;  /* strlen(NAME) */
+	char text[TB_NAME_MAX + 4];
+};
+
+#define COMM_SLOTS 1024
+
 struct tc_report {
 	FILE *out;
+	struct comm_column comms[COMM_SLOTS]; /* direct-mapped by pid */
+	struct name_column *names;            /* [65536] by event ID, allocated on first use */
+	unsigned long long secs;              /* the seconds of the last time stamp printed ... */
+	char secs_text[32];                   /* ... as " %5llu." */
+	size_t secs_len;                      /* 0: none yet */
 	struct tb_schema *schema;
 	struct tep_handle *tep;
 	const struct tb_tcmd_report_opts *o;
 	struct tb_strbuf text;
+	struct tb_strbuf body; /* kernel_text: a body rendered on this thread */
+	struct tb_diag body_err; /* its problem, filled only on failure */
+	bool kernel_text;      /* o->kernel_text and not -R */
+	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
+	/* ... and which workers may render: set here (release), read by them (pagework.c) */
+	_Atomic uint8_t ready[65536 / 8];
 	struct tc_buffer *bufs;
 	int nbufs;
 	int name_width; /* 0: no instances, no prefixes */
 	struct tc_stream *streams;
 	int nstreams;
+	struct pagework *work;
 	int64_t ts_offset;
 	uint32_t mult, shift;
 	struct tb_report_totals t;
@@ -110,48 +149,53 @@ static uint64_t adjusted(const struct tc_report *r, uint64_t ts)
 	return ts + (uint64_t)r->ts_offset;
 }
 
-static bool open_next_page(struct tc_report *r, struct tc_stream *s)
+/* A sub-buffer opened: its loss goes with its first record. */
+static void open_page(struct tc_stream *s, const struct tb_page_header *h)
 {
-	while (!s->done) {
-		int rc = tb_capture_next_page(s->buf->cap, s->cpu, &s->page);
-		if (rc <= 0) {
-			s->done = true;
-			break;
-		}
-		r->t.pages++;
-		if (tb_page_cursor_init(&s->cursor, s->page.data, s->page.size) == 0) {
-			const struct tb_page_header *h = &s->cursor.hdr;
-			s->missed = !h->lost ? 0 : h->lost_stored ? (long long)h->lost_count : -1;
-			s->first_of_page = true;
-			s->in_page = true;
-			return true;
-		}
-		r->t.bad_pages++;
-		problem(r, s->page.file, s->page.file_offset + s->cursor.err.offset, "%s; sub-buffer skipped",
-			s->cursor.err.reason);
-	}
-	return false;
+	s->missed = !h->lost ? 0 : h->lost_stored ? (long long)h->lost_count : -1;
+	s->first_of_page = true;
+}
+
+struct page_ctx {
+	struct tc_report *r;
+	struct tc_stream *s;
+};
+
+/* What comes before a CPU's next record: pages opened (their loss) and pages skipped. */
+static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *st)
+{
+	static const struct tb_page_header zeros;
+	struct page_ctx *pc = ctx;
+	const char *file = u->file[st->page];
+	uint64_t at = u->file_offset[st->page] + st->off;
+
+	pc->r->t.pages += st->kind != PW_PAGE_ERROR;
+	pc->r->t.bad_pages += st->kind == PW_BAD_PAGE || st->kind == PW_PAGE_ERROR;
+	if (st->kind == PW_PAGE)
+		open_page(pc->s, &u->hdr[st->page]);
+	else if (st->kind == PW_ZERO_PAGE) /* read as trace-cmd reads it: no records, no loss */
+		open_page(pc->s, &zeros);
+	else if (st->kind == PW_BAD_PAGE)
+		problem(pc->r, file, at, "%s; sub-buffer skipped", st->reason);
+	else
+		problem(pc->r, file, at, "%s; rest of the sub-buffer skipped", st->reason);
 }
 
 static void advance(struct tc_report *r, struct tc_stream *s)
 {
-	s->has_next = false;
-	for (;;) {
-		if (!s->in_page && !open_next_page(r, s))
-			return;
-		int rc = tb_page_next_data(&s->cursor, &s->next);
-		if (rc == 1) {
-			s->has_next = true;
-			s->ts = adjusted(r, s->next.ts);
-			return;
-		}
-		s->in_page = false;
-		if (rc < 0) {
-			r->t.bad_pages++;
-			problem(r, s->page.file, s->page.file_offset + s->cursor.err.offset,
-				"%s; rest of the sub-buffer skipped", s->cursor.err.reason);
-		}
+	struct page_ctx pc = {r, s};
+	const struct pw_step *st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
+
+	s->has_next = st != NULL;
+	s->step = st;
+	if (st) {
+		pw_record_at(&s->steps, st, &s->next, &s->next_file, &s->next_offset);
+		s->ts = adjusted(r, st->ts);
+		return;
 	}
+	if (s->steps.oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	s->done = true;
 }
 
 static struct tc_stream *earliest(struct tc_report *r)
@@ -218,17 +262,84 @@ static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 	sb_put(b, col, sizeof(col));
 }
 
+/* v in exactly width digits, zeros in front: "%0*u" by hand (32-bit: cheaper divisions), as it is on every line. */
+static char *put_zero_padded(char *p, uint32_t v, int width)
+{
+	for (int i = width - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + width;
+}
+
+/*
+ * " %5llu.%06llu:" (or %09llu with -t) by hand.  The seconds change a few
+ * times a second of trace: their " SSSSS." is kept from the line before.
+ */
 static void put_time(struct tc_report *r, const struct tc_stream *s)
 {
-	unsigned long long ts = s->ts;
+	unsigned long long ts = s->ts, secs;
+	uint32_t frac;
+	int width;
+	char *line, *p;
 
-	if (!s->buf->usecs)
+	if (!s->buf->usecs) {
 		put_fmt(&r->text, "%12llu:", ts);
-	else if (r->o->nsec)
-		put_fmt(&r->text, " %5llu.%09llu:", ts / 1000000000ull, ts % 1000000000ull);
-	else {
+		return;
+	}
+	if (r->o->nsec) {
+		secs = ts / 1000000000ull;
+		frac = (uint32_t)(ts % 1000000000ull);
+		width = 9;
+	} else {
 		ts = (ts + 500) / 1000;
-		put_fmt(&r->text, " %5llu.%06llu:", ts / 1000000ull, ts % 1000000ull);
+		secs = ts / 1000000ull;
+		frac = (uint32_t)(ts % 1000000ull);
+		width = 6;
+	}
+	if (!r->secs_len || secs != r->secs) {
+		int n = snprintf(r->secs_text, sizeof(r->secs_text), " %5llu.", secs);
+		r->secs = secs;
+		r->secs_len = n > 0 && (size_t)n < sizeof(r->secs_text) ? (size_t)n : 0;
+	}
+	if (!r->secs_len || !(line = sb_room(&r->text, sizeof(r->secs_text) + 16))) {
+		put_fmt(&r->text, r->o->nsec ? " %5llu.%09u:" : " %5llu.%06u:", secs, (unsigned)frac);
+		return;
+	}
+	memcpy(line, r->secs_text, sizeof(r->secs_text)); /* fixed size: see put_task() */
+	p = put_zero_padded(line + r->secs_len, frac, width);
+	*p++ = ':';
+	sb_added(&r->text, (size_t)(p - line));
+}
+
+/* "%16s-%-5d [%03d]" (or with -l "%8.8s-%-5d %3d"): the comm-pid column from the cache, the CPU by hand. */
+static void put_task(struct tc_report *r, int32_t pid, int cpu)
+{
+	struct comm_column *c = &r->comms[(uint32_t)pid % COMM_SLOTS];
+
+	if (!c->len || c->pid != pid) {
+		const char *comm = tep_data_comm_from_pid(r->tep, pid);
+		int n = snprintf(c->text, sizeof(c->text), r->o->latency ? "%8.8s-%-5d" : "%16s-%-5d", comm, pid);
+		if (n <= 0 || (size_t)n >= sizeof(c->text)) {
+			c->len = 0;
+			put_fmt(&r->text, r->o->latency ? "%8.8s-%-5d" : "%16s-%-5d", comm, pid);
+			goto cpu;
+		}
+		c->pid = pid;
+		c->len = (uint8_t)n;
+	}
+	/* A fixed-size copy: a short one of variable length was compiled to a slow rep movs. */
+	char *p = sb_room(&r->text, sizeof(c->text));
+	if (p) {
+		memcpy(p, c->text, sizeof(c->text));
+		sb_added(&r->text, c->len);
+	}
+cpu:
+	if (cpu < 0 || cpu > 999)
+		put_fmt(&r->text, r->o->latency ? " %3d" : " [%03d]", cpu);
+	else if (r->o->latency)
+		put_fmt(&r->text, " %3d", cpu);
+	else {
+		char col[6] = {' ', '[', (char)('0' + cpu / 100), (char)('0' + cpu / 10 % 10), (char)('0' + cpu % 10), ']'};
+		sb_put(&r->text, col, sizeof(col));
 	}
 }
 
@@ -241,6 +352,31 @@ static void put_name(struct tb_strbuf *b, const char *name)
 	sb_put(b, ": ", 2);
 	for (; n < 20; n++)
 		sb_putc(b, ' ');
+}
+
+/* " NAME: " padded to 20 for event id, from the cache (NULL when it cannot be had: put_name then). */
+static const struct name_column *name_column(struct tc_report *r, uint16_t id, const char *name)
+{
+	struct name_column *c;
+	size_t n;
+
+	if (!r->names && !(r->names = calloc(65536, sizeof(*r->names))))
+		return NULL;
+	c = &r->names[id];
+	if (c->len) /* an ID names one event throughout */
+		return c;
+	n = strlen(name);
+	if (n + 3 > sizeof(c->text) || n + 20 > 255)
+		return NULL;
+	c->text[0] = ' ';
+	memcpy(c->text + 1, name, n);
+	memcpy(c->text + 1 + n, ": ", 2);
+	size_t len = n + 3;
+	c->name_len = (uint8_t)n;
+	for (; n < 20 && len < sizeof(c->text); n++)
+		c->text[len++] = ' ';
+	c->len = (uint8_t)len;
+	return c;
 }
 
 /* The event's own text, by libtraceevent (and its plugins), one trailing newline dropped. */
@@ -288,6 +424,64 @@ static bool short_by_design(const struct tb_format *f, const char *system, uint3
 	       (uint64_t)len + PAYLOAD_PAD >= f->min_size;
 }
 
+/*
+ * Whether workers may render records of the ID: its printer is chosen
+ * (here, once per ID) and is not libtraceevent, which only this thread may call.
+ */
+static void prepare(struct tc_report *r, uint16_t id, const struct tb_format *f, const char *system)
+{
+	uint8_t bit = (uint8_t)(1u << (id % 8));
+
+	if (r->prepared[id / 8] & bit)
+		return;
+	r->prepared[id / 8] |= bit;
+	if (!printers_prepare(r->schema, f, system))
+		/* release: the printer chosen above is complete before a worker sees the bit (pagework.c acquires) */
+		atomic_fetch_or_explicit(&r->ready[id / 8], bit, memory_order_release);
+}
+
+/*
+ * The kernel's text of the record (the body without "name: " and the
+ * newline): a worker's, or rendered here.  rc as render_event_body(); err
+ * points at the problem when -EINVAL.
+ */
+static int kernel_body(struct tc_report *r, const struct tc_stream *s, const struct tb_format *f,
+		       size_t name_len, const char **text, size_t *len, const struct tb_diag **err)
+{
+	const struct pw_unit *u = s->steps.unit;
+	const struct pw_step *st = s->step;
+	enum printer_kind used;
+	int rc;
+
+	if (st->here) {
+		struct tb_event_ref ev = {s->cpu, st->ts, s->next.data, s->next.len};
+		sb_reset(&r->body);
+		rc = render_event_body(r->schema, &ev, s->buf->usecs, &r->body, &r->body_err, &used);
+		*text = r->body.buf;
+		*len = r->body.len;
+		*err = &r->body_err;
+		if (r->body.oom)
+			rc = -ENOMEM;
+	} else {
+		uint32_t start = st == u->steps ? 0 : st[-1].text_end;
+		rc = st->rc;
+		used = st->used;
+		*text = u->text.buf + start;
+		*len = st->text_end - start;
+		*err = rc == -EINVAL ? &u->errs[st->err] : NULL;
+	}
+	if (rc < 0)
+		return rc;
+	printers_count(r->schema, f->id, used, 1);
+	if (*len && (*text)[*len - 1] == '\n')
+		--*len;
+	if (*len >= name_len + 2 && !memcmp(*text, f->name, name_len) && !memcmp(*text + name_len, ": ", 2)) {
+		*text += name_len + 2;
+		*len -= name_len + 2;
+	}
+	return rc;
+}
+
 static bool cpu_selected(const struct tc_report *r, int index)
 {
 	if (!r->o->cpus)
@@ -308,6 +502,10 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	uint16_t id = 0;
 	int32_t pid = 0;
 	long long missed = s->first_of_page ? s->missed : 0;
+	const char *body = NULL;
+	size_t body_len = 0;
+	const struct name_column *nc = NULL;
+	bool known;
 
 	s->first_of_page = false;
 	if (!cpu_selected(r, s->index))
@@ -324,12 +522,31 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	}
 	if (f && !short_by_design(f, system, s->next.len) && tb_schema_check_record(f, d, s->next.len, &err) < 0) {
 		r->t.bad_records++;
-		problem(r, s->page.file, s->page.file_offset + (uint64_t)(d - s->page.data) + err.offset,
-			"%s; record skipped", err.reason);
+		problem(r, s->next_file, s->next_offset + err.offset, "%s; record skipped", err.reason);
 		return;
 	}
-	if (f && printers_tep_ready(r->schema, f, system))
-		ev = tep_find_event(r->tep, id);
+	if (f && r->kernel_text) {
+		const struct tb_diag *bad;
+		int rc;
+		prepare(r, id, f, system);
+		nc = name_column(r, (uint16_t)f->id, f->name);
+		rc = kernel_body(r, s, f, nc ? nc->name_len : strlen(f->name), &body, &body_len, &bad);
+		if (rc == -EINVAL) {
+			r->t.bad_records++;
+			problem(r, s->next_file, s->next_offset + bad->offset, "%s; record skipped", bad->reason);
+			return;
+		}
+		if (rc < 0) {
+			if (!r->fatal)
+				r->fatal = rc;
+			return;
+		}
+		known = rc == TB_RENDER_OK;
+	} else {
+		if (f && printers_tep_ready(r->schema, f, system))
+			ev = tep_find_event(r->tep, id);
+		known = ev != NULL;
+	}
 	put_prefix(r, s->buf);
 	if (missed) {
 		r->t.lost_lines++;
@@ -341,7 +558,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		}
 	}
 	r->t.events++;
-	if (!ev) {
+	if (!known) {
 		/* libtraceevent prints each context part of an unknown record this way. */
 		r->t.unknown_events++;
 		sb_puts(&r->text, r->o->latency ? UNKNOWN UNKNOWN UNKNOWN : UNKNOWN UNKNOWN);
@@ -349,19 +566,24 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		sb_puts(&r->text, UNKNOWN "\n");
 		return;
 	}
-	const char *comm = tep_data_comm_from_pid(r->tep, pid);
+	put_task(r, pid, s->cpu);
 	if (r->o->latency) {
-		put_fmt(&r->text, "%8.8s-%-5d %3d", comm, pid, s->cpu);
 		if (r->o->raw)
 			put_fmt(&r->text, "-0x%x", d[2]); /* -R -l: the flags as a number */
 		else
 			put_latency(&r->text, d[2], d[3]);
-	} else {
-		put_fmt(&r->text, "%16s-%-5d [%03d]", comm, pid, s->cpu);
 	}
 	put_time(r, s);
-	put_name(&r->text, ev->name);
-	put_info(r, s);
+	char *room = nc ? sb_room(&r->text, sizeof(nc->text)) : NULL;
+	if (room) {
+		memcpy(room, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
+		sb_added(&r->text, nc->len);
+	} else
+		put_name(&r->text, ev ? ev->name : f->name);
+	if (body)
+		sb_put(&r->text, body, body_len);
+	else
+		put_info(r, s);
 	sb_putc(&r->text, '\n');
 	if (r->text.len >= FLUSH_AT)
 		flush_text(r);
@@ -369,25 +591,53 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 
 /* ---------------------------------------------------------------- run */
 
+/* Worker threads for the kernel's text: TB_REPORT_THREADS when set (0: none), else one per online CPU up to 4. */
+static int render_threads(void)
+{
+	const char *env = getenv("TB_REPORT_THREADS");
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (env && *env)
+		return atoi(env) > 0 ? (atoi(env) > 16 ? 16 : atoi(env)) : 0;
+	if (online < 2)
+		return 0;
+	return online > 4 ? 4 : (int)online;
+}
+
+/* Every CPU of every buffer, in trace-cmd's merged order, and their page walks. */
 static int make_streams(struct tc_report *r)
 {
-	int n = 0;
+	struct pw_source *src;
+	int n = 0, rc;
 
 	for (int b = 0; b < r->nbufs; b++)
 		n += r->bufs[b].slots;
 	r->streams = calloc(n ? (size_t)n : 1, sizeof(*r->streams));
-	if (!r->streams)
+	src = calloc(n ? (size_t)n : 1, sizeof(*src));
+	if (!r->streams || !src) {
+		free(src);
 		return -ENOMEM;
+	}
 	r->nstreams = n;
 	for (int b = 0, i = 0; b < r->nbufs; b++)
 		for (int c = 0; c < r->bufs[b].slots; c++, i++) {
-			struct tc_stream *s = &r->streams[i];
-			s->buf = &r->bufs[b];
-			s->cpu = c;
-			s->index = i;
-			s->done = !s->buf->cap || !tb_capture_has_cpu(s->buf->cap, c);
+			struct tb_capture *cap = r->bufs[b].cap;
+			r->streams[i] = (struct tc_stream){.buf = &r->bufs[b], .cpu = c, .index = i};
+			src[i] = (struct pw_source){cap && tb_capture_has_cpu(cap, c) ? cap : NULL, c};
 		}
-	return 0;
+	/* libtraceevent's text: one thread, as libtraceevent is not thread-safe. */
+	if (r->kernel_text) {
+		struct tb_render_opts ro = {.ns_clock = n && r->bufs[0].usecs};
+		rc = pagework_new(src, n, r->schema, &ro, render_threads(), PW_RENDER_BODIES, r->ready, &r->work);
+		if (rc == -EAGAIN) /* no threads to be had: render here */
+			rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
+	} else {
+		rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
+	}
+	free(src);
+	for (int i = 0; rc == 0 && i < n; i++)
+		r->streams[i].steps = (struct pw_cursor){.work = r->work, .stream = i};
+	return rc;
 }
 
 static int run(struct tc_report *r, int cpus)
@@ -397,8 +647,10 @@ static int run(struct tc_report *r, int cpus)
 	int rc;
 
 	r->tep = tb_schema_tep(r->schema);
-	schema_set_tep_verbatim(r->schema, true);
-	if (!r->o->no_plugins)
+	r->kernel_text = r->o->kernel_text && !r->o->raw;
+	/* trace-cmd's text: libtraceevent's, with the print fmts as the file has them, and its plugins. */
+	schema_set_tep_verbatim(r->schema, !r->kernel_text);
+	if (!r->o->no_plugins && !r->kernel_text)
 		plugins = tep_load_plugins(r->tep);
 	for (int b = 0; b < r->nbufs; b++)
 		if (r->bufs[b].name[0] && (int)strlen(r->bufs[b].name) > r->name_width)
@@ -414,8 +666,11 @@ static int run(struct tc_report *r, int cpus)
 	flush_text(r);
 	if (plugins)
 		tep_unload_plugins(plugins, r->tep);
+	pagework_free(r->work);
 	free(r->streams);
 	sb_free(&r->text);
+	sb_free(&r->body);
+	free(r->names);
 	return rc < 0 ? rc : r->fatal;
 }
 

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pagework.c - units of whole sub-buffers decoded and rendered by workers,
+ * handed back per CPU in page order (pagework.h says what and why).
+ *
+ * Each CPU has a queue of at most depth units in page order.  The reading
+ * thread fills a FREE unit with the CPU's next pages, makes it READY and
+ * appends it to its CPU's queue; a worker takes the oldest READY unit,
+ * walks it (WORKING) and marks it DONE; the reading thread replays the
+ * head unit of a CPU once it is DONE and, when it asks for the CPU's next
+ * unit, refills the one it replayed.  One mutex guards every state change
+ * (a few per unit of thousands of records, never per record); a unit's
+ * contents belong to whoever holds it in its state - the reading thread in
+ * FREE and DONE, a worker in WORKING - and the mutex hand-over orders those
+ * accesses.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pagework.h"
+#include "render.h"
+
+/*
+ * A unit of the threaded mode: up to UNIT_PAGES sub-buffers, no more than
+ * UNIT_BYTES of them (large sub-buffers: fewer), and DEPTH units in flight
+ * per CPU - what bounds memory whatever the capture's size.
+ */
+#define UNIT_PAGES 8
+#define UNIT_BYTES (64u * 1024)
+#define DEPTH 3
+
+enum unit_state { U_FREE, U_READY, U_WORKING, U_DONE };
+
+struct stream_queue {
+	struct pw_unit *units[DEPTH]; /* units[head..head+count) in page order */
+	size_t head, count;
+	struct pw_unit *replayed;     /* handed out last: refilled at the next call */
+	bool exhausted;               /* the capture has no more pages for the stream's CPU */
+	struct pw_source src;
+	bool started;
+};
+
+struct pagework {
+	struct tb_schema *schema;
+	struct tb_render_opts opts;
+	const _Atomic uint8_t *ready;
+	int render; /* enum pw_render */
+	int nstreams, depth;
+	size_t unit_pages;
+	struct stream_queue *queues;
+	struct pw_unit *units;  /* ncpus * depth */
+	pthread_mutex_t lock;
+	pthread_cond_t work;    /* a unit became READY, or stop */
+	pthread_cond_t done;    /* a unit became DONE */
+	bool stop;
+	pthread_t *threads;
+	int nthreads;
+};
+
+/* ------------------------------------------------------------- walking */
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * One more step of kind on page, its text_end where the text ends now (a
+ * record's line starts at the previous step's text_end); NULL when memory
+ * ran out (the unit's text says oom).
+ */
+static struct pw_step *new_step(struct pw_unit *u, enum pw_step_kind kind, uint32_t page)
+{
+	struct pw_step *st;
+
+	if (u->nsteps == u->steps_cap) {
+		size_t cap = u->steps_cap ? 2 * u->steps_cap : 1024;
+		struct pw_step *grown = realloc(u->steps, cap * sizeof(*grown));
+		if (!grown) {
+			u->text.oom = true;
+			return NULL;
+		}
+		u->steps = grown;
+		u->steps_cap = cap;
+	}
+	st = memset(&u->steps[u->nsteps++], 0, sizeof(struct pw_step));
+	st->kind = (uint8_t)kind;
+	st->page = page;
+	st->text_end = (uint32_t)u->text.len;
+	return st;
+}
+
+static bool keep_error(struct pw_unit *u, const struct tb_diag *err, uint32_t *index)
+{
+	if (u->nerrs == u->errs_cap) {
+		size_t cap = u->errs_cap ? 2 * u->errs_cap : 16;
+		struct tb_diag *grown = realloc(u->errs, cap * sizeof(*grown));
+		if (!grown)
+			return false;
+		u->errs = grown;
+		u->errs_cap = cap;
+	}
+	u->errs[u->nerrs] = *err;
+	*index = (uint32_t)u->nerrs++;
+	return true;
+}
+
+/* Whether workers may render records of id: the reading thread said so. */
+static bool id_ready(const struct pagework *w, uint16_t id)
+{
+	/* acquire: pairs with the reading thread's release after it chose the printer */
+	uint8_t bits = atomic_load_explicit(&w->ready[id / 8], memory_order_acquire);
+
+	return bits & (1u << (id % 8));
+}
+
+static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
+			const struct tb_record *rec)
+{
+	struct pw_step *st = new_step(u, PW_RECORD, page);
+	struct tb_diag err; /* filled only on failure */
+	enum printer_kind used;
+
+	if (!st)
+		return;
+	st->off = (uint32_t)((const uint8_t *)rec->data - u->page[page]);
+	st->len = rec->len;
+	st->ts = rec->ts;
+	if (rec->len >= 2)
+		memcpy(&st->id, rec->data, 2);
+	st->here = !(w->render && rec->len >= 8 && id_ready(w, st->id));
+	if (!st->here) {
+		struct tb_event_ref ev = {u->cpu, rec->ts, rec->data, rec->len};
+		st->rc = w->render == PW_RENDER_BODIES
+				 ? render_event_body(w->schema, &ev, w->opts.ns_clock, &u->text, &err, &used)
+				 : render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
+		st->used = (uint8_t)used;
+		if (st->rc == -EINVAL && !keep_error(u, &err, &st->err))
+			st->rc = -ENOMEM;
+	}
+	st->text_end = (uint32_t)u->text.len;
+}
+
+/* Every step of one page, as a one-thread walk would meet them. */
+static void walk_page(struct pagework *w, struct pw_unit *u, uint32_t page)
+{
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	struct pw_step *st;
+	int rc;
+
+	if (all_zero(u->page[page], u->size[page])) {
+		new_step(u, PW_ZERO_PAGE, page);
+		return;
+	}
+	if (tb_page_cursor_init(&cur, u->page[page], u->size[page]) < 0) {
+		if ((st = new_step(u, PW_BAD_PAGE, page))) {
+			st->off = (uint32_t)cur.err.offset;
+			st->reason = cur.err.reason;
+		}
+		return;
+	}
+	u->hdr[page] = cur.hdr;
+	new_step(u, PW_PAGE, page);
+	while ((rc = tb_page_next_data(&cur, &rec)) == 1)
+		walk_record(w, u, page, &rec);
+	if (rc < 0 && (st = new_step(u, PW_PAGE_ERROR, page))) {
+		st->off = (uint32_t)cur.err.offset;
+		st->reason = cur.err.reason;
+	}
+}
+
+static void walk_unit(struct pagework *w, struct pw_unit *u)
+{
+	u->nsteps = 0;
+	u->nerrs = 0;
+	sb_reset(&u->text);
+	for (uint32_t i = 0; i < u->npages; i++)
+		walk_page(w, u, i);
+}
+
+/* ------------------------------------------------------------- workers */
+
+/* The READY unit filled first (the lowest page of the CPU whose replay is furthest behind is not known: any will do). */
+static struct pw_unit *oldest_ready(struct pagework *w)
+{
+	for (int c = 0; c < w->nstreams; c++) {
+		struct stream_queue *q = &w->queues[c];
+		for (size_t k = 0; k < q->count; k++) {
+			struct pw_unit *u = q->units[(q->head + k) % DEPTH];
+			if (u->state == U_READY)
+				return u;
+		}
+	}
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	struct pagework *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct pw_unit *u = oldest_ready(w);
+		if (!u) {
+			if (w->stop)
+				break;
+			pthread_cond_wait(&w->work, &w->lock);
+			continue;
+		}
+		u->state = U_WORKING;
+		pthread_mutex_unlock(&w->lock);
+		walk_unit(w, u);
+		pthread_mutex_lock(&w->lock);
+		u->state = U_DONE;
+		pthread_cond_broadcast(&w->done);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* --------------------------------------------------------- reading side */
+
+/* Copy up to unit_pages of the CPU's next pages into u; false when there were none. */
+static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
+{
+	struct tb_raw_page p;
+
+	size_t bytes = 0;
+
+	u->npages = 0;
+	while (!q->exhausted && u->npages < w->unit_pages && bytes < UNIT_BYTES) {
+		size_t i = u->npages;
+		if (tb_capture_next_page(q->src.capture, q->src.cpu, &p) <= 0) {
+			q->exhausted = true;
+			break;
+		}
+		if (p.size > u->page_cap[i]) {
+			uint8_t *grown = realloc(u->page[i], p.size);
+			if (!grown) { /* the page is lost: said as an oom by the unit's text */
+				u->text.oom = true;
+				q->exhausted = true;
+				break;
+			}
+			u->page[i] = grown;
+			u->page_cap[i] = p.size;
+		}
+		memcpy(u->page[i], p.data, p.size);
+		u->size[i] = p.size;
+		bytes += p.size;
+		u->file[i] = p.file;
+		u->file_offset[i] = p.file_offset;
+		u->npages++;
+	}
+	return u->npages > 0 || u->text.oom;
+}
+
+/* Fill u and queue it for the workers (or walk it here, without them). */
+static void submit(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
+{
+	if (!fill(w, q, u))
+		return;
+	if (w->nthreads == 0) {
+		walk_unit(w, u);
+		u->state = U_DONE;
+		q->units[(q->head + q->count++) % DEPTH] = u;
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	u->state = U_READY;
+	q->units[(q->head + q->count++) % DEPTH] = u;
+	pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->lock);
+}
+
+const struct pw_unit *pagework_next(struct pagework *w, int stream)
+{
+	struct stream_queue *q = &w->queues[stream];
+	struct pw_unit *u;
+
+	if (!q->started) {
+		q->started = true;
+		for (int k = 0; k < w->depth; k++)
+			submit(w, q, &w->units[(size_t)stream * DEPTH + (size_t)k]);
+	} else if (q->replayed) {
+		u = q->replayed;
+		q->replayed = NULL;
+		u->state = U_FREE;
+		submit(w, q, u);
+	}
+	if (q->count == 0)
+		return NULL;
+	u = q->units[q->head];
+	if (w->nthreads > 0) {
+		pthread_mutex_lock(&w->lock);
+		while (u->state != U_DONE)
+			pthread_cond_wait(&w->done, &w->lock);
+		pthread_mutex_unlock(&w->lock);
+	}
+	/* The head leaves the queue under the lock: workers scan the queues for READY units. */
+	if (w->nthreads > 0)
+		pthread_mutex_lock(&w->lock);
+	q->head = (q->head + 1) % DEPTH;
+	q->count--;
+	if (w->nthreads > 0)
+		pthread_mutex_unlock(&w->lock);
+	q->replayed = u;
+	return u;
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+static void free_unit(struct pw_unit *u)
+{
+	for (size_t i = 0; u->page && i < UNIT_PAGES; i++)
+		free(u->page[i]);
+	free(u->page);
+	free(u->size);
+	free(u->page_cap);
+	free(u->file);
+	free(u->file_offset);
+	free(u->hdr);
+	free(u->steps);
+	free(u->errs);
+	sb_free(&u->text);
+}
+
+static bool alloc_unit(struct pw_unit *u, int cpu)
+{
+	u->cpu = cpu; /* as the records' lines show it */
+	u->page = calloc(UNIT_PAGES, sizeof(*u->page));
+	u->size = calloc(UNIT_PAGES, sizeof(*u->size));
+	u->page_cap = calloc(UNIT_PAGES, sizeof(*u->page_cap));
+	u->file = calloc(UNIT_PAGES, sizeof(*u->file));
+	u->file_offset = calloc(UNIT_PAGES, sizeof(*u->file_offset));
+	u->hdr = calloc(UNIT_PAGES, sizeof(*u->hdr));
+	return u->page && u->size && u->page_cap && u->file && u->file_offset && u->hdr;
+}
+
+static void stop_workers(struct pagework *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_broadcast(&w->work);
+	pthread_mutex_unlock(&w->lock);
+	for (int i = 0; i < w->nthreads; i++)
+		pthread_join(w->threads[i], NULL);
+	w->nthreads = 0;
+}
+
+void pagework_free(struct pagework *w)
+{
+	if (!w)
+		return;
+	stop_workers(w);
+	for (size_t i = 0; w->units && i < (size_t)w->nstreams * DEPTH; i++)
+		free_unit(&w->units[i]);
+	free(w->units);
+	free(w->queues);
+	free(w->threads);
+	pthread_cond_destroy(&w->work);
+	pthread_cond_destroy(&w->done);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema *s,
+		 const struct tb_render_opts *opts, int threads, int render,
+		 const _Atomic uint8_t *ready, struct pagework **out)
+{
+	struct pagework *w = calloc(1, sizeof(*w));
+	size_t nunits = (size_t)(nstreams > 0 ? nstreams : 1) * DEPTH;
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	*w = (struct pagework){.schema = s, .ready = ready, .render = ready ? render : PW_RENDER_NONE,
+			       .nstreams = nstreams, .opts = opts ? *opts : (struct tb_render_opts){0}};
+	/* Without workers: one page at a time, read when the replay needs it. */
+	w->depth = threads > 0 ? DEPTH : 1;
+	w->unit_pages = threads > 0 ? UNIT_PAGES : 1;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->work, NULL);
+	pthread_cond_init(&w->done, NULL);
+	w->queues = calloc(nunits / DEPTH, sizeof(*w->queues));
+	w->units = calloc(nunits, sizeof(*w->units));
+	w->threads = calloc(threads > 0 ? (size_t)threads : 1, sizeof(*w->threads));
+	for (size_t i = 0; w->queues && i < (size_t)nstreams; i++) {
+		w->queues[i].src = streams[i];
+		w->queues[i].exhausted = !streams[i].capture;
+	}
+	for (size_t i = 0; w->units && i < nunits; i++)
+		if (!alloc_unit(&w->units[i], nstreams > 0 ? streams[i / DEPTH].cpu : 0)) {
+			free(w->queues);
+			w->queues = NULL;
+			break;
+		}
+	if (!w->queues || !w->units || !w->threads) {
+		pagework_free(w);
+		return -ENOMEM;
+	}
+	for (; w->nthreads < threads; w->nthreads++)
+		if (pthread_create(&w->threads[w->nthreads], NULL, worker, w) != 0)
+			break;
+	if (threads > 0 && w->nthreads == 0) {
+		pagework_free(w);
+		return -EAGAIN;
+	}
+	*out = w;
+	return 0;
+}
+
+const struct pw_step *pw_cursor_next(struct pw_cursor *c)
+{
+	while (!c->done) {
+		if (c->unit && c->step < c->unit->nsteps)
+			return &c->unit->steps[c->step++];
+		c->unit = pagework_next(c->work, c->stream);
+		c->step = 0;
+		if (!c->unit)
+			c->done = true;
+		else if (c->unit->text.oom)
+			c->oom = true;
+	}
+	return NULL;
+}
+
+const struct pw_step *pw_cursor_next_record_slow(struct pw_cursor *c, pw_page_step_fn *page_step, void *ctx)
+{
+	const struct pw_step *st;
+
+	while ((st = pw_cursor_next(c)) && st->kind != PW_RECORD)
+		page_step(ctx, c->unit, st);
+	return st;
+}
+
+void pw_record_at(const struct pw_cursor *c, const struct pw_step *st, struct tb_record *rec,
+		  const char **file, uint64_t *file_offset)
+{
+	const struct pw_unit *u = c->unit;
+
+	*rec = (struct tb_record){.data = u->page[st->page] + st->off, .len = st->len, .ts = st->ts};
+	*file = u->file[st->page];
+	*file_offset = u->file_offset[st->page] + st->off;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pagework.h - a CPU's sub-buffers decoded (and their records rendered) in
+ * units of whole pages, by worker threads, then replayed in order.
+ *
+ * Decoding a record and rendering it are independent of every other CPU;
+ * only the merge by time stamp is not.  So the reading thread reads a few
+ * consecutive sub-buffers of one CPU into a unit and hands it over; a
+ * worker walks the unit's pages and writes down, in order, every step the
+ * page walk met - a page opened (its header), a page skipped (why), a
+ * record (its time, where its payload lies, its text), a page cut short
+ * (why) - and the reading thread replays those steps when its merge gets
+ * to them, as if it had walked the pages itself.  Problems are reported at
+ * replay, so they come out in the order a one-thread walk reports them.
+ *
+ * Which records a worker renders: those whose event ID the reading thread
+ * marked in `ready` (its printer chosen and thread-safe, printers.h
+ * printers_prepare()); the others are left for the reading thread
+ * (`here`), which renders them from the unit's copy of the page.
+ *
+ * Without workers (threads == 0) a unit is one page, read and decoded when
+ * the replay needs it and never rendered: exactly a one-thread page walk,
+ * the reading thread rendering every record.  That is the mode for live
+ * buffers (pages are read only as they are needed) and small captures.
+ *
+ * Memory: at most three units per stream, each of at most 64 KiB of
+ * sub-buffers (or one larger sub-buffer) and their text, whatever the
+ * capture's size.
+ *
+ * Ownership: pagework_new() returns a handle freed by pagework_free(); a
+ * unit returned by pagework_next() stays valid until the next call for the
+ * same CPU.  The capture and schema stay the caller's and must outlive it.
+ */
+#ifndef TRACEBUF_PAGEWORK_H
+#define TRACEBUF_PAGEWORK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "printers.h"
+#include "strbuf.h"
+#include "tracebuf/capture.h"
+#include "tracebuf/page.h"
+#include "tracebuf/report.h"
+
+enum pw_step_kind {
+	PW_PAGE,       /* a sub-buffer opened: hdr[page] holds its header */
+	PW_ZERO_PAGE,  /* a sub-buffer of zeros skipped (never written by the kernel) */
+	PW_BAD_PAGE,   /* a sub-buffer skipped whole: reason at offset in it */
+	PW_RECORD,     /* a data record */
+	PW_PAGE_ERROR, /* the rest of the sub-buffer skipped: reason at offset */
+};
+
+struct pw_step {
+	uint8_t kind;         /* enum pw_step_kind */
+	uint8_t used;         /* PW_RECORD rendered: enum printer_kind */
+	bool here;            /* PW_RECORD: not rendered, the reading thread must */
+	uint16_t id;          /* PW_RECORD: the event ID (0 if too short to hold one) */
+	int32_t rc;           /* PW_RECORD rendered: what render_event() returned */
+	uint32_t page;        /* index of the page in the unit */
+	uint32_t off;         /* byte offset in the page: the payload, or the problem */
+	uint32_t len;         /* PW_RECORD: payload bytes */
+	uint32_t text_end;    /* PW_RECORD: text.len after this record's line */
+	uint32_t err;         /* PW_RECORD with rc -EINVAL: index in errs */
+	const char *reason;   /* PW_BAD_PAGE, PW_PAGE_ERROR: a static string */
+	uint64_t ts;          /* PW_RECORD: its time stamp */
+};
+
+struct pw_unit {
+	int cpu;
+	size_t npages;
+	uint8_t **page;               /* [npages]: copies of the sub-buffers */
+	size_t *size;                 /* [npages]: their sizes */
+	const char **file;            /* [npages]: where each page was read */
+	uint64_t *file_offset;        /* [npages] */
+	struct tb_page_header *hdr;   /* [npages] */
+	struct pw_step *steps;
+	size_t nsteps, steps_cap;
+	struct tb_strbuf text;        /* the rendered records' lines, in step order */
+	struct tb_diag *errs;
+	size_t nerrs, errs_cap;
+	int state;                    /* private: enum unit_state (pagework.c) */
+	size_t *page_cap;             /* private: bytes allocated for each page copy */
+};
+
+struct pagework;
+
+/* What workers render of each record they may render (pagework_new's render). */
+enum pw_render {
+	PW_RENDER_NONE = 0,   /* decode only */
+	PW_RENDER_LINES = 1,  /* the kernel's `trace` line (render_event) */
+	PW_RENDER_BODIES = 2, /* the body alone (render_event_body): the caller frames it */
+};
+
+/* One stream of pages: a CPU of a capture (NULL: a stream without pages). */
+struct pw_source {
+	struct tb_capture *capture;
+	int cpu;
+};
+
+/*
+ * 0 with *out set, -ENOMEM, or -EAGAIN when no thread could be started.
+ * render (enum pw_render) PW_RENDER_NONE (or ready NULL): records are only
+ * decoded, never rendered.
+ * ready: a bitmap of 65536 event IDs the reading thread sets (release) and
+ * workers read (acquire); it must outlive the handle.  Records are rendered
+ * with s and opts, as the kernel's `trace` lines.
+ */
+int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema *s,
+		 const struct tb_render_opts *opts, int threads, int render,
+		 const _Atomic uint8_t *ready, struct pagework **out);
+
+/*
+ * The stream's next unit, its steps all written (waiting for a worker if
+ * need be); NULL when the stream has no more pages.  The previous unit of
+ * the stream is taken back and refilled.
+ */
+const struct pw_unit *pagework_next(struct pagework *w, int stream);
+
+/*
+ * A stream's steps one at a time, across its units: what a page walk of
+ * one CPU meets, in order.  Zero it, set work and stream, then call
+ * pw_cursor_next() until it returns NULL.  A record's payload lies at
+ * unit->page[step->page] + step->off, valid until the next call.
+ */
+struct pw_cursor {
+	struct pagework *work;
+	int stream;
+	const struct pw_unit *unit; /* the unit the last step came from */
+	size_t step;
+	bool done;
+	bool oom; /* a unit could not be filled or walked whole */
+};
+
+const struct pw_step *pw_cursor_next(struct pw_cursor *c);
+
+/*
+ * The stream's next PW_RECORD step, after handing every page-level step
+ * before it to page_step (with the unit it belongs to); NULL at the end.
+ */
+typedef void pw_page_step_fn(void *ctx, const struct pw_unit *u, const struct pw_step *st);
+const struct pw_step *pw_cursor_next_record_slow(struct pw_cursor *c, pw_page_step_fn *page_step, void *ctx);
+
+/* Inline for the common case, a record next in the same unit: once per record of every report. */
+static inline const struct pw_step *pw_cursor_next_record(struct pw_cursor *c, pw_page_step_fn *page_step,
+							  void *ctx)
+{
+	if (c->unit && c->step < c->unit->nsteps && c->unit->steps[c->step].kind == PW_RECORD)
+		return &c->unit->steps[c->step++];
+	return pw_cursor_next_record_slow(c, page_step, ctx);
+}
+
+/* The PW_RECORD step st the cursor just gave: its data, len and ts, and where its payload lies in which file. */
+void pw_record_at(const struct pw_cursor *c, const struct pw_step *st, struct tb_record *rec,
+		  const char **file, uint64_t *file_offset);
+
+/* Stop the workers and free everything. */
+void pagework_free(struct pagework *w);
+
+#endif

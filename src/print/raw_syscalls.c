@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * raw_syscalls.c - the two raw_syscalls events' print fmts, written by hand
+ * (raw_syscalls.h says when and why).
+ *
+ * The numbers follow the kernel's vsprintf for these directives: %ld is
+ * the signed decimal with a '-' and no padding, %lx the unsigned hex in
+ * lower case, no "0x", no padding.  A line is at most "sys_enter: NR " +
+ * 20 + " (" + 6 * 16 + 5 * ", " + ")\n": its room is asked for once.
+ */
+#include <string.h>
+
+#include "kvsprintf.h"
+#include "raw_syscalls.h"
+
+#define ENTER_FMT "\"NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\", REC->id, REC->args[0], REC->args[1], " \
+		  "REC->args[2], REC->args[3], REC->args[4], REC->args[5]"
+#define EXIT_FMT "\"NR %ld = %ld\", REC->id, REC->ret"
+#define LINE_MAX_BYTES 160
+
+static uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* %ld of v. */
+static char *put_long(char *p, uint64_t v)
+{
+	if ((int64_t)v < 0) {
+		*p++ = '-';
+		v = 0 - v;
+	}
+	return kv_put_dec(p, v, kv_dec_len(v));
+}
+
+/* %lx of v. */
+static char *put_hex(char *p, uint64_t v)
+{
+	return kv_put_hex(p, v, kv_hex_len(v), false);
+}
+
+/* "sys_enter: NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\n": id at 8, args[6] at 16. */
+static void print_enter(const uint8_t *rec, struct tb_strbuf *out)
+{
+	char *line = sb_room(out, LINE_MAX_BYTES), *p = line;
+
+	if (!line)
+		return;
+	memcpy(p, "sys_enter: NR ", 14);
+	p = put_long(p + 14, load64(rec + 8));
+	*p++ = ' ';
+	*p++ = '(';
+	for (int i = 0; i < 6; i++) {
+		if (i) {
+			*p++ = ',';
+			*p++ = ' ';
+		}
+		p = put_hex(p, load64(rec + 16 + 8 * i));
+	}
+	*p++ = ')';
+	*p++ = '\n';
+	sb_added(out, (size_t)(p - line));
+}
+
+/* "sys_exit: NR %ld = %ld\n": id at 8, ret at 16. */
+static void print_exit(const uint8_t *rec, struct tb_strbuf *out)
+{
+	char *line = sb_room(out, LINE_MAX_BYTES), *p = line;
+
+	if (!line)
+		return;
+	memcpy(p, "sys_exit: NR ", 13);
+	p = put_long(p + 13, load64(rec + 8));
+	memcpy(p, " = ", 3);
+	p = put_long(p + 3, load64(rec + 16));
+	*p++ = '\n';
+	sb_added(out, (size_t)(p - line));
+}
+
+/* The field name as declared: at offset, size bytes, signed or not. */
+static bool field_is(const struct tb_format *f, const char *name, uint32_t offset, uint32_t size,
+		     bool is_signed)
+{
+	const struct tb_field *fl = tb_format_field(f, name);
+
+	return fl && fl->kind == TB_FIELD_STATIC && fl->offset == offset && fl->size == size &&
+	       fl->is_signed == is_signed;
+}
+
+/* The print fmt is exactly text (the format file may end its line with blanks). */
+static bool print_fmt_is(const struct tb_format *f, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (!f->print_fmt || f->print_fmt_len < n || memcmp(f->print_fmt, text, n) != 0)
+		return false;
+	for (size_t i = n; i < f->print_fmt_len; i++)
+		if (f->print_fmt[i] != ' ' && f->print_fmt[i] != '\t' && f->print_fmt[i] != '\n')
+			return false;
+	return true;
+}
+
+raw_syscalls_fn *raw_syscalls_printer(const char *system, const struct tb_format *f)
+{
+	if (!system || strcmp(system, "raw_syscalls") != 0 || !field_is(f, "id", 8, 8, true))
+		return NULL;
+	if (!strcmp(f->name, "sys_enter") && field_is(f, "args", 16, 48, false) &&
+	    print_fmt_is(f, ENTER_FMT))
+		return print_enter;
+	if (!strcmp(f->name, "sys_exit") && field_is(f, "ret", 16, 8, true) && print_fmt_is(f, EXIT_FMT))
+		return print_exit;
+	return NULL;
+}
