@@ -1,6 +1,7 @@
 /*
  * A program's events and the live kernel's on one time line, in one
- * trace.dat, as `tracebuf report` and the real `trace-cmd report` print it.
+ * trace.dat, as `tracebuf report --like-trace-cmd` (trace-cmd's text, which the
+ * checks below read) and the real `trace-cmd report` print it.
  *
  * The traced program (this file, run with --child) writes a marker into
  * its own ring right before each of ROUNDS write() calls whose byte counts
@@ -194,7 +195,7 @@ static void check_reports(const char *build, const char *dat, const char *what)
 	struct lines l;
 	bool all;
 
-	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1", build, dat);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --like-trace-cmd %s 2>&1", build, dat);
 	ok(run_lines(cmd, &l) == 0, "%s: tracebuf report exits 0", what);
 	all = timeline(&l, ours, at_ours);
 	ok(all, "%s: tracebuf report prints all %d markers and their writes' sys_enter", what, ROUNDS);
@@ -328,7 +329,7 @@ static void via_record(const char *build, const char *self, const char *tmp)
 	ok(tracefs_clean(), "record --kernel: its instance and uprobes are removed");
 	check_reports(build, dat, "record --kernel");
 
-	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1", build, dat);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --like-trace-cmd %s 2>&1", build, dat);
 	run_lines(cmd, &ours);
 	long entry = find_line(&ours, 0, "write_rounds:", "kernel:");
 	long ret = find_line(&ours, 0, "write_rounds__return:", "kernel:");
@@ -371,7 +372,7 @@ static void via_record(const char *build, const char *self, const char *tmp)
 	ok(out && strstr(out, "no function 'no_such_function_here'") && strstr(out, "without the kernel"),
 	   "--uprobe of a missing function: said, and that the kernel is left out");
 	free(out);
-	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1", build, dat);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --like-trace-cmd %s 2>&1", build, dat);
 	run_lines(cmd, &ours);
 	ok(find_line(&ours, 0, "tb-timeline round 4", "") >= 0 && find_line(&ours, 0, "kernel:", "") < 0,
 	   "--uprobe of a missing function: the program's events, no kernel buffer");
@@ -399,7 +400,7 @@ static void drained_live(const char *build, const char *self, const char *tmp)
 	ok(status == 0, "burst: recorded");
 	if (status)
 		diag("%s", out ? out : "");
-	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1", build, dat);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --like-trace-cmd %s 2>&1", build, dat);
 	run_lines(cmd, &l);
 	/* The burst's records: a count of 0x00000001, from the pid that wrote the burst (not record's). */
 	size_t seen = 0;
@@ -410,7 +411,8 @@ static void drained_live(const char *build, const char *self, const char *tmp)
 	/* A 64 KiB sub-buffer ring keeps (64 KiB / 4 KiB) sub-buffers of ~4 KiB / 48-byte records per CPU. */
 	size_t per_cpu_cap = (BURST_KB / 4) * (4096 / 48);
 	long first = find_line(&l, 0, "sys_enter_write:", "kernel:");
-	ok(first >= 0 && !stamp_in_seconds(l.v[first]), "burst: the ring's default clock, x86-tsc, for both (raw counts)");
+	ok(first >= 0 && stamp_in_seconds(l.v[first]),
+	   "burst: the ring's default clock, x86-tsc, for both, printed in seconds (the file's TSC2NSEC)");
 	ok(seen > 4 * per_cpu_cap, "burst: %zu of %d writes' events kept, beyond the %zu a buffer holds undrained", seen,
 	   BURST, per_cpu_cap);
 	if (lost)
