@@ -43,8 +43,13 @@ check $? "a malformed expression: caret and the kernel's message"
 # trace.dat, in trace-cmd's layout: its lines are "COMM-PID [CPU] TS: EVENT: ..."
 dat=tests/data/trace-dat/sched-marker-v6.dat
 "$T" report "$dat" > $tmp/all
-awk '/ sched_switch: / && / ==> swapper/' $tmp/all > $tmp/want
+awk '/ sched_switch: / && / next_pid=0 /' $tmp/all > $tmp/want
 "$T" report -F 'sched_switch: next_pid == 0' "$dat" | grep -v '^cpus=' > $tmp/got
-cmp -s $tmp/got $tmp/want; check $? "trace.dat: next_pid == 0 ($(wc -l < $tmp/want) lines)"
+[ -s $tmp/want ] && cmp -s $tmp/got $tmp/want; check $? "trace.dat: next_pid == 0 ($(wc -l < $tmp/want) lines)"
+# the same with trace-cmd's text of the events
+"$T" report --like-trace-cmd "$dat" > $tmp/all
+awk '/ sched_switch: / && / ==> swapper/' $tmp/all > $tmp/want
+"$T" report --like-trace-cmd -F 'sched_switch: next_pid == 0' "$dat" | grep -v '^cpus=' > $tmp/got
+[ -s $tmp/want ] && cmp -s $tmp/got $tmp/want; check $? "trace.dat --like-trace-cmd: next_pid == 0 ($(wc -l < $tmp/want) lines)"
 echo "1..$n"
 exit $fail

@@ -92,7 +92,9 @@ else
 	echo "# the kernel half skipped: no hist triggers in this kernel (CONFIG_HIST_TRIGGERS)"
 fi
 
-# --live: printed again every second, the events since added.
+# --live: printed again every second, the events since added.  The buffer
+# starts empty, so what the parts above left cannot fill it first.
+echo > "$T/trace"
 echo 1 > "$T/tracing_on"
 "$TB" hist -e raw_syscalls:sys_enter --live --count 3 'keys=common_pid,id.syscall' "$T" > "$W/live" 2>> "$W/err" &
 live=$!
