@@ -48,6 +48,15 @@ if [ $have_tcmd = 1 ]; then
 else
 	n=$((n+2)); echo "ok $((n-1)) # skip trace-cmd not installed"; echo "ok $n # skip trace-cmd not installed"
 fi
+# Two unrelated programs in one session: each declares its own events, so
+# IDs handed out per process would collide (both start at the same number);
+# the session's shared ID table keeps every record its own event's.
+$TB record -o "$tmp/both.dat" -- sh -c "$B/examples/recorded_peer 700 & $P 600; wait" > /dev/null 2> "$tmp/both.err" &&
+	$TB report "$tmp/both.dat" > "$tmp/both.txt" 2>&1 && ! grep -q disagree "$tmp/both.err" &&
+	[ "$(grep -c ' send: *seq=[0-9]* bytes=' "$tmp/both.txt")" = 700 ] &&
+	[ "$(grep -c ' tick: *n=[0-9]* worker=0' "$tmp/both.txt")" = 600 ] &&
+	grep -q ' closed: *sent=700$' "$tmp/both.txt" && grep -q ' done: *worker=0 count=600$' "$tmp/both.txt"
+check $? "two unrelated programs in one session: every record read as its own event (700 send, 600 tick)"
 # x86-tsc (the default clock) counts cycles: the file's TSC2NSEC option makes
 # seconds of them for every reader.  --slow pauses 1 ms after every 100th of
 # 1000 ticks, so the first and last tick lie 9 ms to a few seconds apart;

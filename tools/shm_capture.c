@@ -125,7 +125,7 @@ static int merge_format(struct merge *m, const char *pdir, const char *system, c
 		rc = write_file(to, a, a_len);
 	} else if (a_len != b_len || memcmp(a, b, a_len)) {
 		if (m->conflicts++ == 0)
-			shmcap_say(m->cmd, 0, "processes disagree on %s:%s (event IDs are per process); kept the first",
+			shmcap_say(m->cmd, 0, "processes disagree on %s:%s (one could not use the session's ID table); kept the first",
 				   system, file);
 	}
 	free(a);

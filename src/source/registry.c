@@ -424,6 +424,27 @@ static void first_dynamic_id(void)
 		reg.next_id = (unsigned)n;
 }
 
+/*
+ * The ID the session's processes agree on for ev (session_ids.c), 0 outside
+ * a session.  Its shape is its format text with ID 0, which is the same in
+ * every process that declares the same event.
+ */
+static unsigned session_id(const struct tb_event_desc *ev, const struct tb_object_sections *s)
+{
+	size_t len;
+	char *shape;
+	unsigned id;
+
+	first_dynamic_id();
+	if (!getenv("TRACEBUF_SHM_FORMATS"))
+		return 0;
+	if (!(shape = event_format_text(ev, 0, s->enums, s->enums_end, &len)))
+		return 0;
+	id = tb__session_event_id(ev->system, ev->name, tb__session_shape(shape, len), reg.next_id, id_taken);
+	free(shape);
+	return id;
+}
+
 /* A new entry for ev, in ID order; NULL (reported) when out of IDs or memory. */
 static struct entry *new_entry(struct tb_event_desc *ev, const char *declared,
 			       const struct tb_object_sections *s)
@@ -432,8 +453,10 @@ static struct entry *new_entry(struct tb_event_desc *ev, const char *declared,
 	struct entry *e;
 	size_t at;
 
-	if (id == 0) {
-		first_dynamic_id();
+	if (id == 0 && (id = session_id(ev, s)) != 0) {
+		if (reg.next_id <= id)
+			reg.next_id = id + 1;
+	} else if (id == 0) {
 		while (reg.next_id <= UINT16_MAX && id_taken(reg.next_id))
 			reg.next_id++;
 		if (reg.next_id > UINT16_MAX) {

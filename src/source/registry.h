@@ -89,4 +89,18 @@ __attribute__((visibility("hidden"))) void tb__session_start(void);
 /* Describe this process's events for the session's consumer (call without the registry lock). */
 __attribute__((visibility("hidden"))) void tb__session_formats(void);
 
+/*
+ * session_ids.c: in a session (TRACEBUF_SHM_FORMATS), the ID its processes
+ * agree on for the event SYSTEM:NAME whose format text without the ID line
+ * hashes to shape (tb__session_shape); a new one is at least floor and not
+ * taken(ID) here.  0: no session, or its file could not be used (the caller
+ * picks an ID of its own).
+ */
+#define TB__SESSION_NAME_MAX 255
+#define TB__SESSION_NAME_SCAN "255"
+__attribute__((visibility("hidden"))) unsigned tb__session_event_id(const char *system, const char *name,
+								    uint64_t shape, unsigned floor,
+								    bool (*taken)(unsigned));
+__attribute__((visibility("hidden"))) uint64_t tb__session_shape(const char *text, size_t len);
+
 #endif

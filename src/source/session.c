@@ -13,9 +13,10 @@
  *                              own events are registered, again whenever an
  *                              object registers later, and at exit
  *
- * Event IDs are per process; processes of one program (fork, or exec of
- * the same binaries in the same order) agree on them.  The consumer merges
- * the PID directories and says so when two disagree.
+ * Event IDs: in a session every process takes its events' IDs from one
+ * table, DIR/event_ids (session_ids.c), so unrelated programs agree on
+ * them too.  The consumer merges the PID directories and says so should
+ * two still disagree (a process whose table could not be used).
  */
 #include <errno.h>
 #include <limits.h>
