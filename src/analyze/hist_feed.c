@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "hist_internal.h"
 #include "load_int.h"
@@ -216,38 +215,20 @@ static int add_page(struct tb_hist *h, struct tb_capture *c, int cpu, const stru
 	return 0;
 }
 
-static uint64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/*
- * A live instance may never run dry: when it traces the reader's own system
- * calls, every read adds events.  So a pass over a live CPU ends after
- * LIVE_PASS_MS; the pages left are the next pass's.
- */
-#define LIVE_PASS_MS 200
-
 int tb_hist_add_capture(struct tb_hist *h, struct tb_capture *c, struct tb_hist_totals *totals)
 {
 	struct tb_hist_totals local = {0}, *t = totals ? totals : &local;
 	uint64_t bad_before = t->bad_records;
-	bool live;
 
 	if (!h || !c)
 		return -EINVAL;
-	live = tb_capture_is_live(c);
 	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
-		uint64_t end = live ? monotonic_ms() + LIVE_PASS_MS : 0;
 		struct tb_raw_page pg;
 		int rc;
 
 		if (!tb_capture_has_cpu(c, cpu))
 			continue;
-		while ((!live || monotonic_ms() < end) && (rc = tb_capture_next_page(c, cpu, &pg)) > 0)
+		while ((rc = tb_capture_next_page(c, cpu, &pg)) > 0)
 			if ((rc = add_page(h, c, cpu, &pg, t)) < 0)
 				return rc;
 	}
