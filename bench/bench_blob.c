@@ -26,6 +26,8 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include "bench_util.h"
+
 #include "tracebuf/blob.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/ring.h"
@@ -39,13 +41,6 @@ static struct tb_ring *ring;
 static uint8_t *src, *hot, *slices;
 static double tsc_per_ns;
 
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static void calibrate(void)
 {
 	struct timespec pause = {0, 100 * 1000 * 1000};
@@ -53,14 +48,6 @@ static void calibrate(void)
 	uint64_t c0 = __rdtsc();
 	nanosleep(&pause, NULL);
 	tsc_per_ns = (double)(__rdtsc() - c0) / (now_ns() - t0);
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
 static int failures;

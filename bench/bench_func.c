@@ -24,6 +24,8 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include "bench_util.h"
+
 #include "tracebuf/func.h"
 #include "tracebuf/ring.h"
 
@@ -51,14 +53,6 @@ __attribute__((noipa)) NOTRACE void plain_call(uint64_t x);
 __attribute__((noipa)) NOTRACE void plain_call(uint64_t x)
 {
 	sink = x;
-}
-
-static NOTRACE double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static NOTRACE double tsc_per_ns(void)

@@ -38,6 +38,8 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include "bench_util.h"
+
 #include "lib/records.h"
 #include "printfmt.h"
 #include "tracebuf/page.h"
@@ -94,14 +96,6 @@ static struct event events[MAX_EVENTS];
 static size_t nevents;
 static struct record *all;
 static size_t nall, all_cap;
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* The whole file, NUL-terminated; read in chunks, because tracefs files have no size. */
 static char *slurp(const char *path, size_t *len)

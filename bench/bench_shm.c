@@ -33,6 +33,8 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "bench_util.h"
+
 #include "tracebuf/reader.h"
 #include "tracebuf/shm.h"
 #include "tracebuf/stats.h"
@@ -42,21 +44,6 @@
 #define RATE 10000000.0      /* events per second */
 #define RECORD_SECONDS 2.0
 #define BIG_KB (32 * 1024)   /* per CPU: 64 MiB on 2 CPUs */
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 static double tsc_per_ns(void)
 {

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include "bench_util.h"
+
 #include "tracebuf/events.h"
 #include "tracebuf/ring.h"
 #include "tracebuf/tracepoint.h"
@@ -149,15 +151,6 @@ struct job {
 	int cpu;
 	uint64_t best, best_peer; /* TSC ticks of the fastest batches */
 };
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
 
 static void *run_job(void *arg)
 {

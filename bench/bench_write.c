@@ -32,6 +32,8 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "bench_util.h"
+
 #include "tracebuf/ring.h"
 #include "tracebuf/stats.h"
 
@@ -43,21 +45,6 @@ static struct tb_ring *ring;
 void lttng_loop(long n); /* bench/lttng_peer.c */
 #endif
 static volatile uint64_t sink;
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
 
 static void loop_rdtsc(long n)
 {
