@@ -714,11 +714,30 @@ static int put_initial(struct tb_tracedat_writer *w)
 	return put(w, b, sizeof(b));
 }
 
+/*
+ * v6: a buffer's CPU table (offset and size of each CPU's data, zeros
+ * patched when the CPUs are written) and then its clock record.
+ */
+static void put_v6_cpu_table(struct tb_tracedat_writer *w, struct w_buffer *b)
+{
+	char buf[TDAT_MAX_NAME + 4];
+
+	b->table_at = w->pos;
+	for (int i = 0; i < w->cpus; i++) {
+		put_u64(w, 0);
+		put_u64(w, 0);
+	}
+	if (w->clock) {
+		snprintf(buf, sizeof(buf), "[%s]", w->clock);
+		put_u64(w, strlen(buf));
+		put(w, buf, strlen(buf));
+	}
+}
+
 /* v6: everything up to the top buffer's flyrecord table, which is left to patch. */
 static int write_v6_metadata(struct tb_tracedat_writer *w)
 {
 	struct tb_strbuf b = {0};
-	char buf[TDAT_MAX_NAME + 4];
 	int rc;
 
 	put_initial(w);
@@ -753,16 +772,7 @@ static int write_v6_metadata(struct tb_tracedat_writer *w)
 	if (!(w->buffers = calloc(1, sizeof(*w->buffers))) || !(w->buffers[0].name = strdup("")))
 		return fail(w, -ENOMEM, "out of memory");
 	w->nbuffers = 1;
-	w->buffers[0].table_at = w->pos;
-	for (int i = 0; i < w->cpus; i++) {
-		put_u64(w, 0);
-		put_u64(w, 0);
-	}
-	if (w->clock) {
-		snprintf(buf, sizeof(buf), "[%s]", w->clock);
-		put_u64(w, strlen(buf));
-		put(w, buf, strlen(buf));
-	}
+	put_v6_cpu_table(w, &w->buffers[0]);
 	return w->err;
 }
 
@@ -932,7 +942,6 @@ static int v6_instance_slot(struct tb_tracedat_writer *w, const char *name)
 static int begin_buffer(struct tb_tracedat_writer *w, const char *name, const char *clock)
 {
 	int rc = 0, slot;
-	char buf[TDAT_MAX_NAME + 4];
 
 	if (w->err)
 		return w->err;
@@ -970,16 +979,7 @@ static int begin_buffer(struct tb_tracedat_writer *w, const char *name, const ch
 	w->cur->section_at = w->pos;
 	patch_u64(w, w->v6_buffer_opts[slot], w->pos);
 	put(w, "flyrecord", 10);
-	w->cur->table_at = w->pos;
-	for (int i = 0; i < w->cpus; i++) {
-		put_u64(w, 0);
-		put_u64(w, 0);
-	}
-	if (w->clock) {
-		snprintf(buf, sizeof(buf), "[%s]", w->clock);
-		put_u64(w, strlen(buf));
-		put(w, buf, strlen(buf));
-	}
+	put_v6_cpu_table(w, w->cur);
 	return pad_to_page(w);
 }
 
