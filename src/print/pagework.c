@@ -133,6 +133,12 @@ static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
 	st->ts = rec->ts;
 	if (rec->len >= 2)
 		memcpy(&st->id, rec->data, 2);
+	if (rec->len >= 8) {
+		const uint8_t *d = rec->data;
+		st->flags = d[2];
+		st->preempt = d[3];
+		memcpy(&st->pid, d + 4, 4);
+	}
 	st->here = !(w->render && rec->len >= 8 && id_ready(w, st->id));
 	if (!st->here) {
 		struct tb_event_ref ev = {u->cpu, rec->ts, rec->data, rec->len};

@@ -63,7 +63,13 @@ struct pw_step {
 	uint32_t len;         /* PW_RECORD: payload bytes */
 	uint32_t text_end;    /* PW_RECORD: text.len after this record's line */
 	uint32_t err;         /* PW_RECORD with rc -EINVAL: index in errs */
-	const char *reason;   /* PW_BAD_PAGE, PW_PAGE_ERROR: a static string */
+	union {
+		const char *reason; /* PW_BAD_PAGE, PW_PAGE_ERROR: a static string */
+		struct {            /* PW_RECORD of 8 bytes or more: its common header, read by the worker */
+			int32_t pid;        /* so that the merge never touches the payload it only frames */
+			uint8_t flags, preempt;
+		};
+	};
 	uint64_t ts;          /* PW_RECORD: its time stamp */
 };
 
