@@ -23,6 +23,7 @@
 #include "capture_source.h"
 #include "fd_text.h"
 #include "diag.h"
+#include "diag_defer.h"
 #include "schema_internal.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -141,6 +142,10 @@ static void hold_problem(struct tb_capture *c, const struct tb_diag *d)
 static void forward_diag(void *ctx, const struct tb_diag *d)
 {
 	struct tb_capture *c = ctx;
+
+	/* Met by a worker reading pages: the reading thread tells it (diag_defer.h). */
+	if (diag_defer(forward_diag, ctx, d))
+		return;
 
 	if (c->holding) {
 		hold_problem(c, d);

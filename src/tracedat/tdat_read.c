@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "diag_defer.h"
 #include "schema_internal.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
@@ -26,15 +27,25 @@ static const uint8_t MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n'
 
 /* ------------------------------------------------------------ problems */
 
+static void tell_diag(void *ctx, const struct tb_diag *d)
+{
+	struct tb_tracedat *td = ctx;
+
+	/* Met by a worker reading pages: the reading thread tells it (diag_defer.h). */
+	if (diag_defer(tell_diag, ctx, d))
+		return;
+	if (!d->warning)
+		td->problems++;
+	td->diag(td->diag_ctx, d);
+}
+
 static void tell(struct tb_tracedat *td, const char *file, uint64_t offset, bool warning, const char *fmt,
 		 va_list ap)
 {
 	struct tb_diag d = {.file = file, .warning = warning};
 
 	diag_vset(&d, offset, fmt, ap);
-	if (!warning)
-		td->problems++;
-	td->diag(td->diag_ctx, &d);
+	tell_diag(td, &d);
 }
 
 void tdat_report(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
