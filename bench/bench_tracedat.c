@@ -14,6 +14,10 @@
  *    and zstd.
  *
  * Files go to /dev/shm (tmpfs), so the figures are the code's, not a disk's.
+ * The peer, timed in the same run: write(2) of the same bytes to a file
+ * there, in 1 MiB calls - what any writer of these bytes pays at least.
+ * results-tracedat.json (beside the program) gets the uncompressed writers'
+ * rows: ns per MB (10^6 bytes) against that peer, and their MB/s.
  * Each line gives MB/s (10^6 bytes of sub-buffers per second) of wall time
  * and of the process's CPU time: on a machine shared with other work the
  * wall figure drops while the CPU figure does not.  The goal for
@@ -23,6 +27,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +146,7 @@ static uint64_t write_api(int version, const char *compression)
 	return size;
 }
 
-static void bench_write(const char *what, int version, const char *compression, int runs)
+static struct clocks bench_write(const char *what, int version, const char *compression, int runs)
 {
 	struct clocks best = {0};
 	uint64_t size = 0;
@@ -152,6 +157,44 @@ static void bench_write(const char *what, int version, const char *compression, 
 		keep_best(&best, t0, r);
 	}
 	print_rate(what, &best, d.total, size);
+	return best;
+}
+
+/* The peer: the same bytes with write(2), 1 MiB a call, into a new file beside out. */
+static struct clocks bench_plain_write(int runs)
+{
+	struct clocks best = {0};
+
+	for (int r = 0; r < runs; r++) {
+		struct clocks t0 = now();
+		int fd = open(d.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			exit(1);
+		for (int cpu = 0; cpu < NCPUS; cpu++)
+			for (size_t at = 0; at < d.bytes[cpu];) {
+				size_t n = d.bytes[cpu] - at < (1u << 20) ? d.bytes[cpu] - at : (1u << 20);
+				ssize_t w = write(fd, d.pages[cpu] + at, n);
+				if (w <= 0)
+					exit(1);
+				at += (size_t)w;
+			}
+		close(fd);
+		keep_best(&best, t0, r);
+	}
+	print_rate("peer: write(2) of the bytes", &best, d.total, d.total);
+	return best;
+}
+
+/* One results.json row: ns per MB of wall time against the peer's, and the MB/s. */
+static void json_row(FILE *f, const char *what, struct clocks t, struct clocks peer, bool last)
+{
+	double ns = t.wall * 1e9 / (d.total / 1e6), peer_ns = peer.wall * 1e9 / (d.total / 1e6);
+
+	fprintf(f,
+		"  {\"case\": \"%s (ns per MB)\", \"threads\": 1, \"tracebuf_ns\": %.1f, \"peer\": "
+		"\"write(2) of the same bytes\", \"peer_ns\": %.1f, \"ratio\": %.3f, \"mb_per_s\": %.0f, "
+		"\"cpu_mb_per_s\": %.0f, \"goal_mb_per_s\": 500}%s\n",
+		what, ns, peer_ns, peer_ns / ns, d.total / t.wall / 1e6, d.total / t.cpu / 1e6, last ? "" : ",");
 }
 
 /* The same pages as a capture directory, converted as `tracebuf convert` does. */
@@ -217,8 +260,11 @@ static void bench_read(const char *what, int version, const char *compression, i
 	print_rate(what, &best, bytes, bytes);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	const char *slash = strrchr(argv[0], '/');
+	char json[512];
+	struct clocks v6, v7, peer;
 	const char *e = getenv("SIZE_MB"), *r = getenv("RUNS");
 	size_t size_mb = e ? strtoul(e, NULL, 10) : 256;
 	int runs = r ? atoi(r) : 3;
@@ -241,8 +287,18 @@ int main(void)
 	printf("bench_tracedat: %.0f MB of real kernel sub-buffers (%d CPUs), files in %s, fastest of "
 	       "%d (load average %.1f on %ld CPUs)\n",
 	       d.total / 1e6, NCPUS, d.dir, runs, loadavg, sysconf(_SC_NPROCESSORS_ONLN));
-	bench_write("write v6", 6, NULL, runs);
-	bench_write("write v7", 7, NULL, runs);
+	(void)argc;
+	peer = bench_plain_write(runs);
+	v6 = bench_write("write v6", 6, NULL, runs);
+	v7 = bench_write("write v7", 7, NULL, runs);
+	snprintf(json, sizeof(json), "%.*sresults-tracedat.json", slash ? (int)(slash - argv[0] + 1) : 0, argv[0]);
+	if ((f = fopen(json, "w"))) {
+		fputs("[\n", f);
+		json_row(f, "trace.dat write v6, uncompressed", v6, peer, false);
+		json_row(f, "trace.dat write v7, uncompressed", v7, peer, true);
+		fputs("]\n", f);
+		fclose(f);
+	}
 	bench_write("write v7 zstd", 7, "zstd", runs);
 	bench_write("write v7 zlib", 7, "zlib", 1);
 	bench_convert(runs);

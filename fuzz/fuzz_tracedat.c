@@ -52,7 +52,8 @@ static void check_diag(void *ctx, const struct tb_diag *d)
 static void read_every_way(void)
 {
 	struct tb_tracedat_opts o = {.diag = check_diag};
-	struct tb_capture_opts co = {.diag = check_diag};
+	/* The capture view parses formats as records meet them (what report does); the handle above at open. */
+	struct tb_capture_opts co = {.diag = check_diag, .lazy_formats = true};
 	struct tb_tcmd_report_opts raw = {.raw = true, .latency = true, .nsec = true};
 	struct tb_tracedat_dump_opts dump = {.records = true, .cpu = -1};
 	struct tb_tracedat *td;

@@ -353,7 +353,7 @@ static int report_tracedat(struct report_args *a)
 	struct tb_tracedat *td;
 	struct tb_capture *c;
 	/* --count prints no symbol: the kernel's symbols are not parsed. */
-	struct tb_tracedat_opts topen = {.no_symbols = a->ropts.count_only && !a->stat};
+	struct tb_tracedat_opts topen = {.no_symbols = a->ropts.count_only && !a->stat, .lazy_formats = true};
 	int rc = tb_tracedat_open(a->input, &topen, &td), buffer;
 
 	if (rc < 0) {
@@ -407,8 +407,13 @@ static int report_capture(struct report_args *a)
 {
 	struct tb_usyms *usyms;
 	struct tb_capture *c;
-	int rc = tb_capture_open(a->input, &a->copts, &c);
+	int rc;
 
+	/* A report looks events up by the IDs of its records: formats are parsed as they are met. */
+	a->copts.lazy_formats = true;
+	/* --count prints no symbol: the kernel's symbols are not parsed. */
+	a->copts.no_symbols = a->ropts.count_only && !a->like_trace_cmd && a->graph <= 0 && !a->stat;
+	rc = tb_capture_open(a->input, &a->copts, &c);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
 		return 2;
@@ -416,8 +421,8 @@ static int report_capture(struct report_args *a)
 	usyms = objects_load("report", a->input, a->objects);
 	if (usyms)
 		tb_usyms_register(usyms, tb_capture_schema(c));
-	if (a->graph < 0)
-		a->graph = !strcmp(tb_capture_tracer(c), "function_graph");
+	if (a->graph < 0) /* --count counts, whatever the tracer */
+		a->graph = !a->ropts.count_only && !strcmp(tb_capture_tracer(c), "function_graph");
 	if (a->like_trace_cmd)
 		rc = tb_report_write_like_trace_cmd(c, stdout, &a->topts, NULL);
 	else if (a->graph)

@@ -64,6 +64,14 @@ struct tb_capture_opts {
 	void *diag_ctx;
 	/* The trace clock's name, for a capture that does not say (or says wrongly); NULL: its own. */
 	const char *clock;
+	/*
+	 * Capture directories and trace.dat files: formats are indexed by ID
+	 * at open and parsed when a record of the ID is first met, as live
+	 * instances always are (tb_tracedat_opts.lazy_formats says more).
+	 */
+	bool lazy_formats;
+	/* Capture directories: kallsyms is not read (readers that print no text, report --count). */
+	bool no_symbols;
 };
 
 /*

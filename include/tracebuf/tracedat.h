@@ -102,6 +102,15 @@ struct tb_tracedat_opts {
 	 * parsing a kernel's symbols costs more than decoding millions of events.
 	 */
 	bool no_symbols;
+	/*
+	 * Event formats are indexed by ID at open and each is parsed when a
+	 * record of its ID is first met (tb_schema_find_event), so opening a
+	 * file with a kernel's thousands of formats costs no parsing; a
+	 * malformed format is reported then, naming the file, the section and
+	 * the event.  For readers that look events up by ID only (report):
+	 * tb_schema_event() and enumerations see only the formats parsed so far.
+	 */
+	bool lazy_formats;
 };
 
 /*

@@ -23,6 +23,8 @@
 #include "capture_source.h"
 #include "fd_text.h"
 #include "diag.h"
+#include "diag_defer.h"
+#include "schema_internal.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
@@ -45,11 +47,13 @@ struct cpu_source {
 	struct tb_cpu_stats stats;
 };
 
-/* Live: where the format of each event ID is, loaded when first needed. */
+/* Live (or lazy_formats): where the format of each event ID is, loaded when first needed. */
 struct event_file {
 	uint32_t id;
 	char *system;
 	char *path;
+	size_t seq; /* the order it was found in: files of one ID load in it */
+	bool loaded; /* already handed to the schema (one of several files of its ID) */
 };
 
 /*
@@ -93,6 +97,8 @@ struct tb_capture {
 	bool holding;        /* loading a capture's format file: hold its problems */
 	uint32_t holding_id; /* the ID that file declares */
 	bool has_src;        /* pages come from src (capture_source.h), not files */
+	bool lazy_formats;   /* tb_capture_opts.lazy_formats */
+	bool no_symbols;     /* tb_capture_opts.no_symbols */
 	struct capture_source src;
 };
 
@@ -136,6 +142,10 @@ static void hold_problem(struct tb_capture *c, const struct tb_diag *d)
 static void forward_diag(void *ctx, const struct tb_diag *d)
 {
 	struct tb_capture *c = ctx;
+
+	/* Met by a worker reading pages: the reading thread tells it (diag_defer.h). */
+	if (diag_defer(forward_diag, ctx, d))
+		return;
 
 	if (c->holding) {
 		hold_problem(c, d);
@@ -354,30 +364,6 @@ static int each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const
 	return rc;
 }
 
-/*
- * The number on the "ID:" line of a format file, 0 if there is none.  Only
- * to know which event a file is about before (or without) parsing it.
- */
-static uint32_t format_file_id(const char *text, size_t len)
-{
-	for (size_t pos = 0; pos + 3 < len;) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len;
-		uint32_t id = 0;
-
-		if (!strncmp(text + pos, "ID:", 3)) {
-			size_t i = pos + 3;
-			while (i < end && text[i] == ' ')
-				i++;
-			for (; i < end && text[i] >= '0' && text[i] <= '9' && id <= 65535; i++)
-				id = id * 10 + (uint32_t)(text[i] - '0');
-			return i == end && id <= 65535 ? id : 0;
-		}
-		pos = end + 1;
-	}
-	return 0;
-}
-
 static int load_format_file(struct tb_capture *c, const char *path, const char *system)
 {
 	size_t len;
@@ -394,11 +380,45 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 		c->holding = false;
 		return errno == ENOMEM ? -ENOMEM : 0; /* the event is just unknown; go on */
 	}
-	c->holding_id = format_file_id(text, len);
+	c->holding_id = format_text_id(text, len);
 	rc = tb_schema_load_format(c->schema, path, system, text, len);
 	c->holding = false;
 	free(text);
 	return rc == -ENOMEM ? rc : 0;
+}
+
+static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path);
+
+/*
+ * lazy_formats: only the file's ID now (its first bytes: the "ID:" line is
+ * the second); the format is parsed when a record of the ID is met.  A file
+ * whose ID cannot be read so is loaded now, for the parser to say why.
+ */
+static int index_format_file(struct tb_capture *c, char *path, const char *system)
+{
+	char head[512];
+	struct stat st;
+	int fd = open_input(c, path, &st), rc;
+	ssize_t n = fd < 0 ? -1 : read(fd, head, sizeof(head));
+	uint32_t id = 0;
+
+	if (fd >= 0)
+		close(fd);
+	/* What was read may end inside a line: only whole lines are looked at. */
+	if ((size_t)n == sizeof(head))
+		while (n > 0 && head[n - 1] != '\n')
+			n--;
+	if (n > 0)
+		id = format_text_id(head, (size_t)n);
+	if (!id) {
+		rc = load_format_file(c, path, system);
+		free(path);
+		return rc;
+	}
+	rc = add_to_index(c, id, system, path);
+	if (rc < 0)
+		free(path);
+	return rc;
 }
 
 /* A capture dir holds SYSTEM/EVENT.format files. */
@@ -412,6 +432,8 @@ static int load_format_entry(struct tb_capture *c, const char *sysdir, const cha
 		return 0;
 	if (!(path = path_join(sysdir, name)))
 		return -ENOMEM;
+	if (c->lazy_formats)
+		return index_format_file(c, path, system);
 	rc = load_format_file(c, path, system);
 	free(path);
 	return rc;
@@ -457,6 +479,8 @@ static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, c
 	if (!e->system)
 		return -ENOMEM;
 	e->path = path;
+	e->seq = c->nindex;
+	e->loaded = false;
 	c->nindex++;
 	return 0;
 }
@@ -471,7 +495,7 @@ static bool read_format_id(struct tb_capture *c, const char *path, uint32_t *out
 	size_t len;
 	char *text = slurp(c, path, &len);
 
-	*out = text ? format_file_id(text, len) : 0;
+	*out = text ? format_text_id(text, len) : 0;
 	free(text);
 	return *out != 0;
 }
@@ -508,6 +532,14 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The index's order: by ID, then in the order the files were found. */
+static int by_id_then_found(const void *a, const void *b)
+{
+	const struct event_file *x = a, *y = b;
+
+	return by_id(a, b) ? by_id(a, b) : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /* tb_format_loader_fn for a live instance. */
 static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 {
@@ -517,8 +549,30 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 		c->nindex ? bsearch(&key, c->index, c->nindex, sizeof(key), by_id) : NULL;
 
 	(void)s;
-	if (e)
+	if (e && !e->loaded)
 		load_format_file(c, e->path, e->system);
+}
+
+/*
+ * Files that claim one ID are loaded now, in the order they were found, so
+ * that the schema says which two clash whether or not a record needs them
+ * (the first one stays the event).
+ */
+static int load_claimed_twice(struct tb_capture *c)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i + 1 < c->nindex; i++) {
+		size_t j = i;
+		while (j + 1 < c->nindex && c->index[j + 1].id == c->index[i].id)
+			j++;
+		for (size_t k = i; j > i && k <= j && rc == 0; k++) {
+			rc = load_format_file(c, c->index[k].path, c->index[k].system);
+			c->index[k].loaded = true;
+		}
+		i = j;
+	}
+	return rc;
 }
 
 /* Only running out of memory stops the loading; an unreadable file or directory is an unknown event. */
@@ -544,10 +598,12 @@ static int load_formats(struct tb_capture *c, const char *dir)
 
 	if (rc != -ENOMEM)
 		rc = 0;
-	if (c->live && c->nindex) {
-		qsort(c->index, c->nindex, sizeof(*c->index), by_id);
+	if (c->nindex) {
+		qsort(c->index, c->nindex, sizeof(*c->index), by_id_then_found);
 		tb_schema_set_loader(c->schema, load_by_id, c);
 	}
+	if (rc == 0 && !c->live)
+		rc = load_claimed_twice(c);
 	return rc;
 }
 
@@ -888,6 +944,8 @@ static int load_capture_schema(struct tb_capture *c)
 
 	free(path);
 	for (size_t i = 0; rc == 0 && i < sizeof(optional) / sizeof(optional[0]); i++) {
+		if (c->no_symbols && optional[i].load == tb_schema_load_kallsyms)
+			continue;
 		path = path_join(c->dir, optional[i].name);
 		rc = path ? load_file(c, path, false, optional[i].load) : -ENOMEM;
 		rc = rc == -ENOMEM ? rc : 0;
@@ -912,6 +970,8 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct tb_c
 		c->dir[n - 1] = '\0';
 	c->prefix = strdup(o && o->prefix ? o->prefix : "");
 	c->clock_given = o && o->clock ? strdup(o->clock) : NULL;
+	c->lazy_formats = o && o->lazy_formats;
+	c->no_symbols = o && o->no_symbols;
 	c->schema = tb_schema_new();
 	per_cpu = path_join(dir, "per_cpu");
 	if (!c->dir || !c->prefix || !c->schema || !per_cpu || (o && o->clock && !c->clock_given)) {

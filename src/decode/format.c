@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "schema_internal.h"
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
 
@@ -639,4 +640,28 @@ const struct tb_field *tb_format_field(const struct tb_format *f, const char *na
 		if (!strcmp(f->fields[i].name, name))
 			return &f->fields[i];
 	return NULL;
+}
+
+/*
+ * The number on the "ID:" line of a format file, 0 if there is none.  Only
+ * to know which event a file is about before (or without) parsing it.
+ */
+uint32_t format_text_id(const char *text, size_t len)
+{
+	for (size_t pos = 0; pos + 3 < len;) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		uint32_t id = 0;
+
+		if (!strncmp(text + pos, "ID:", 3)) {
+			size_t i = pos + 3;
+			while (i < end && text[i] == ' ')
+				i++;
+			for (; i < end && text[i] >= '0' && text[i] <= '9' && id <= 65535; i++)
+				id = id * 10 + (uint32_t)(text[i] - '0');
+			return i == end && id <= 65535 ? id : 0;
+		}
+		pos = end + 1;
+	}
+	return 0;
 }

@@ -11,6 +11,7 @@
 #define TRACEBUF_SCHEMA_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tracebuf/schema.h"
@@ -37,5 +38,12 @@ const char *schema_comm_column(const struct tb_schema *s, int pid, size_t *len);
  * prints.  For events libtraceevent has not seen yet.
  */
 void schema_set_tep_verbatim(struct tb_schema *s, bool verbatim);
+
+/*
+ * The number on the "ID:" line of a format file, 0 if there is none or it
+ * is not a 16-bit number: which event a file is about before (or without)
+ * parsing it (format.c).
+ */
+uint32_t format_text_id(const char *text, size_t len);
 
 #endif

@@ -4,15 +4,18 @@
  * handed back per CPU in page order (pagework.h says what and why).
  *
  * Each CPU has a queue of at most depth units in page order.  The reading
- * thread fills a FREE unit with the CPU's next pages, makes it READY and
- * appends it to its CPU's queue; a worker takes the oldest READY unit,
- * walks it (WORKING) and marks it DONE; the reading thread replays the
- * head unit of a CPU once it is DONE and, when it asks for the CPU's next
- * unit, refills the one it replayed.  One mutex guards every state change
- * (a few per unit of thousands of records, never per record); a unit's
- * contents belong to whoever holds it in its state - the reading thread in
- * FREE and DONE, a worker in WORKING - and the mutex hand-over orders those
- * accesses.
+ * thread appends a FREE unit to its CPU's queue as QUEUED; a worker takes
+ * the first QUEUED unit of a CPU no other worker is filling (so a CPU's
+ * units are filled in page order), fills it with the CPU's next pages under
+ * the read lock (WORKING), walks it and marks it DONE - or DONE and empty
+ * when the CPU has no more pages; the reading thread replays the head unit
+ * of a CPU once it is DONE and, when it asks for the CPU's next unit, queues
+ * the one it replayed again.  One mutex guards every state change (a few
+ * per unit of thousands of records, never per record); a unit's contents
+ * belong to whoever holds it in its state - the reading thread in FREE and
+ * DONE, a worker in WORKING - and the mutex hand-over orders those
+ * accesses.  The read lock keeps the capture's page sources to one thread
+ * at a time (they share descriptors and the file's handle).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,7 +34,7 @@
 #define UNIT_BYTES (64u * 1024)
 #define DEPTH 3
 
-enum unit_state { U_FREE, U_READY, U_WORKING, U_DONE };
+enum unit_state { U_FREE, U_QUEUED, U_WORKING, U_DONE };
 
 struct stream_queue {
 	struct pw_unit *units[DEPTH]; /* units[head..head+count) in page order */
@@ -40,6 +43,7 @@ struct stream_queue {
 	bool exhausted;               /* the capture has no more pages for the stream's CPU */
 	struct pw_source src;
 	bool started;
+	bool filling;                 /* a worker is filling one of its units (under lock) */
 };
 
 struct pagework {
@@ -52,7 +56,8 @@ struct pagework {
 	struct stream_queue *queues;
 	struct pw_unit *units;  /* ncpus * depth */
 	pthread_mutex_t lock;
-	pthread_cond_t work;    /* a unit became READY, or stop */
+	pthread_mutex_t read_lock; /* held while a worker reads pages from the capture */
+	pthread_cond_t work;    /* a unit became QUEUED, a CPU's fill ended, or stop */
 	pthread_cond_t done;    /* a unit became DONE */
 	bool stop;
 	pthread_t *threads;
@@ -133,6 +138,12 @@ static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
 	st->ts = rec->ts;
 	if (rec->len >= 2)
 		memcpy(&st->id, rec->data, 2);
+	if (rec->len >= 8) {
+		const uint8_t *d = rec->data;
+		st->flags = d[2];
+		st->preempt = d[3];
+		memcpy(&st->pid, d + 4, 4);
+	}
 	st->here = !(w->render && rec->len >= 8 && id_ready(w, st->id));
 	if (!st->here) {
 		struct tb_event_ref ev = {u->cpu, rec->ts, rec->data, rec->len};
@@ -186,18 +197,37 @@ static void walk_unit(struct pagework *w, struct pw_unit *u)
 
 /* ------------------------------------------------------------- workers */
 
-/* The READY unit filled first (the lowest page of the CPU whose replay is furthest behind is not known: any will do). */
-static struct pw_unit *oldest_ready(struct pagework *w)
+static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u);
+
+/* The first QUEUED unit of a CPU no worker is filling: the next of that CPU's pages to read. */
+static struct pw_unit *next_to_fill(struct pagework *w, struct stream_queue **qp)
 {
 	for (int c = 0; c < w->nstreams; c++) {
 		struct stream_queue *q = &w->queues[c];
+		if (q->filling)
+			continue;
 		for (size_t k = 0; k < q->count; k++) {
 			struct pw_unit *u = q->units[(q->head + k) % DEPTH];
-			if (u->state == U_READY)
+			if (u->state == U_QUEUED) {
+				*qp = q;
 				return u;
+			}
 		}
 	}
 	return NULL;
+}
+
+/* Fill u from its CPU's pages (its problems kept for the reading thread); false: no more pages. */
+static bool fill_here(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
+{
+	bool filled;
+
+	pthread_mutex_lock(&w->read_lock);
+	diag_sink_install(&u->problems);
+	filled = fill(w, q, u);
+	diag_sink_install(NULL);
+	pthread_mutex_unlock(&w->read_lock);
+	return filled;
 }
 
 static void *worker(void *arg)
@@ -206,7 +236,9 @@ static void *worker(void *arg)
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		struct pw_unit *u = oldest_ready(w);
+		struct stream_queue *q = NULL;
+		struct pw_unit *u = w->stop ? NULL : next_to_fill(w, &q);
+		bool filled;
 		if (!u) {
 			if (w->stop)
 				break;
@@ -214,9 +246,19 @@ static void *worker(void *arg)
 			continue;
 		}
 		u->state = U_WORKING;
+		q->filling = true;
 		pthread_mutex_unlock(&w->lock);
-		walk_unit(w, u);
+		filled = fill_here(w, q, u);
 		pthread_mutex_lock(&w->lock);
+		q->filling = false;
+		pthread_cond_broadcast(&w->work); /* the CPU's next unit may be filled now */
+		if (filled) {
+			pthread_mutex_unlock(&w->lock);
+			walk_unit(w, u);
+			pthread_mutex_lock(&w->lock);
+		} else {
+			u->npages = 0; /* DONE and empty: the CPU's pages ended */
+		}
 		u->state = U_DONE;
 		pthread_cond_broadcast(&w->done);
 	}
@@ -260,19 +302,19 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 	return u->npages > 0 || u->text.oom;
 }
 
-/* Fill u and queue it for the workers (or walk it here, without them). */
+/* Queue u for the workers to fill and walk (or fill and walk it here, without them). */
 static void submit(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 {
-	if (!fill(w, q, u))
-		return;
 	if (w->nthreads == 0) {
+		if (!fill(w, q, u))
+			return;
 		walk_unit(w, u);
 		u->state = U_DONE;
 		q->units[(q->head + q->count++) % DEPTH] = u;
 		return;
 	}
 	pthread_mutex_lock(&w->lock);
-	u->state = U_READY;
+	u->state = U_QUEUED;
 	q->units[(q->head + q->count++) % DEPTH] = u;
 	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->lock);
@@ -300,15 +342,19 @@ const struct pw_unit *pagework_next(struct pagework *w, int stream)
 		pthread_mutex_lock(&w->lock);
 		while (u->state != U_DONE)
 			pthread_cond_wait(&w->done, &w->lock);
+		/* The head leaves the queue under the lock: workers scan the queues for QUEUED units. */
+		q->head = (q->head + 1) % DEPTH;
+		q->count--;
 		pthread_mutex_unlock(&w->lock);
+		diag_sink_tell(&u->problems); /* what reading its pages met, in page order */
+		if (u->npages == 0 && !u->text.oom) {
+			u->state = U_FREE; /* the CPU's pages ended; the units queued after it end so too */
+			return NULL;
+		}
+	} else {
+		q->head = (q->head + 1) % DEPTH;
+		q->count--;
 	}
-	/* The head leaves the queue under the lock: workers scan the queues for READY units. */
-	if (w->nthreads > 0)
-		pthread_mutex_lock(&w->lock);
-	q->head = (q->head + 1) % DEPTH;
-	q->count--;
-	if (w->nthreads > 0)
-		pthread_mutex_unlock(&w->lock);
 	q->replayed = u;
 	return u;
 }
@@ -328,6 +374,7 @@ static void free_unit(struct pw_unit *u)
 	free(u->steps);
 	free(u->errs);
 	sb_free(&u->text);
+	diag_sink_free(&u->problems);
 }
 
 static bool alloc_unit(struct pw_unit *u, int cpu)
@@ -366,6 +413,7 @@ void pagework_free(struct pagework *w)
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->done);
 	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->read_lock);
 	free(w);
 }
 
@@ -385,6 +433,7 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 	w->depth = threads > 0 ? DEPTH : 1;
 	w->unit_pages = threads > 0 ? UNIT_PAGES : 1;
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->read_lock, NULL);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->done, NULL);
 	w->queues = calloc(nunits / DEPTH, sizeof(*w->queues));

@@ -3,15 +3,19 @@
  * pagework.h - a CPU's sub-buffers decoded (and their records rendered) in
  * units of whole pages, by worker threads, then replayed in order.
  *
- * Decoding a record and rendering it are independent of every other CPU;
- * only the merge by time stamp is not.  So the reading thread reads a few
- * consecutive sub-buffers of one CPU into a unit and hands it over; a
- * worker walks the unit's pages and writes down, in order, every step the
+ * Reading a CPU's sub-buffers (and decompressing them), decoding a record
+ * and rendering it are independent of every other CPU; only the merge by
+ * time stamp is not.  So a worker reads a few consecutive sub-buffers of
+ * one CPU into a unit (the units of one CPU in order, one at a time; the
+ * reads of all CPUs one at a time, as the capture is not shared further),
+ * walks the unit's pages and writes down, in order, every step the
  * page walk met - a page opened (its header), a page skipped (why), a
  * record (its time, where its payload lies, its text), a page cut short
  * (why) - and the reading thread replays those steps when its merge gets
  * to them, as if it had walked the pages itself.  Problems are reported at
- * replay, so they come out in the order a one-thread walk reports them.
+ * replay, so they come out in the order a one-thread walk reports them;
+ * those met reading the pages are kept with the unit (diag_defer.h) and
+ * told when the reading thread takes the unit.
  *
  * Which records a worker renders: those whose event ID the reading thread
  * marked in `ready` (its printer chosen and thread-safe, printers.h
@@ -38,6 +42,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "diag_defer.h"
 #include "printers.h"
 #include "strbuf.h"
 #include "tracebuf/capture.h"
@@ -63,7 +68,13 @@ struct pw_step {
 	uint32_t len;         /* PW_RECORD: payload bytes */
 	uint32_t text_end;    /* PW_RECORD: text.len after this record's line */
 	uint32_t err;         /* PW_RECORD with rc -EINVAL: index in errs */
-	const char *reason;   /* PW_BAD_PAGE, PW_PAGE_ERROR: a static string */
+	union {
+		const char *reason; /* PW_BAD_PAGE, PW_PAGE_ERROR: a static string */
+		struct {            /* PW_RECORD of 8 bytes or more: its common header, read by the worker */
+			int32_t pid;        /* so that the merge never touches the payload it only frames */
+			uint8_t flags, preempt;
+		};
+	};
 	uint64_t ts;          /* PW_RECORD: its time stamp */
 };
 
@@ -81,6 +92,7 @@ struct pw_unit {
 	struct tb_diag *errs;
 	size_t nerrs, errs_cap;
 	int state;                    /* private: enum unit_state (pagework.c) */
+	struct diag_sink problems;    /* private: met reading its pages on a worker, told at hand-out */
 	size_t *page_cap;             /* private: bytes allocated for each page copy */
 };
 

@@ -286,6 +286,7 @@ static void note_first_record(struct report *r, const struct cpu_stream *s)
 
 	if (s->next->len >= sizeof(id) && !(r->id_seen[id / 8] & (1u << (id % 8)))) {
 		r->id_seen[id / 8] |= (uint8_t)(1u << (id % 8));
+		tb_schema_find_event(r->schema, id, NULL); /* a format parsed when first met (lazy_formats) */
 		tb_capture_event_seen(r->capture, id);
 	}
 }

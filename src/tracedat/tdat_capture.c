@@ -116,7 +116,8 @@ int tb_tracedat_capture(struct tb_tracedat *td, int buffer, const struct tb_capt
 
 int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts, struct tb_capture **out)
 {
-	struct tb_tracedat_opts o = {.diag = opts ? opts->diag : NULL, .diag_ctx = opts ? opts->diag_ctx : NULL};
+	struct tb_tracedat_opts o = {.diag = opts ? opts->diag : NULL, .diag_ctx = opts ? opts->diag_ctx : NULL,
+				     .lazy_formats = opts && opts->lazy_formats};
 	struct tb_tracedat *td;
 	int rc = tb_tracedat_open(path, &o, &td);
 

@@ -45,6 +45,15 @@ struct tb_tracedat {
 	tb_diag_fn *diag;
 	void *diag_ctx;
 	bool no_symbols; /* tb_tracedat_opts.no_symbols */
+	bool lazy_formats; /* tb_tracedat_opts.lazy_formats */
+	/* lazy_formats: each format's text kept until a record of its ID needs it (tdat_read.c) */
+	struct tdat_pending *pending; /* [npending], parallel to formats */
+	size_t npending, pending_cap;
+	uint32_t *pending_by_id;      /* [65536]: index in pending + 1, 0 for none */
+	/* A read-ahead of the file for the many small reads of the metadata. */
+	uint8_t *ra;
+	uint64_t ra_at;
+	size_t ra_len;
 	unsigned long problems;
 	struct tb_schema *schema;
 
@@ -82,6 +91,14 @@ void tdat_report_in(struct tb_tracedat *td, const char *file, uint64_t offset, c
 /* The same as a warning (not counted). */
 void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A format file not parsed yet (lazy_formats): its text and where it lies, for messages. */
+struct tdat_pending {
+	char *text; /* NULL once handed to the schema */
+	size_t len;
+	char *label;
+	char *system;
+};
 
 /* pread exactly n bytes at offset; 0, or -EIO/-errno (reported with what). */
 int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what);

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "diag_defer.h"
+#include "schema_internal.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 
@@ -25,15 +27,25 @@ static const uint8_t MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n'
 
 /* ------------------------------------------------------------ problems */
 
+static void tell_diag(void *ctx, const struct tb_diag *d)
+{
+	struct tb_tracedat *td = ctx;
+
+	/* Met by a worker reading pages: the reading thread tells it (diag_defer.h). */
+	if (diag_defer(tell_diag, ctx, d))
+		return;
+	if (!d->warning)
+		td->problems++;
+	td->diag(td->diag_ctx, d);
+}
+
 static void tell(struct tb_tracedat *td, const char *file, uint64_t offset, bool warning, const char *fmt,
 		 va_list ap)
 {
 	struct tb_diag d = {.file = file, .warning = warning};
 
 	diag_vset(&d, offset, fmt, ap);
-	if (!warning)
-		td->problems++;
-	td->diag(td->diag_ctx, &d);
+	tell_diag(td, &d);
 }
 
 void tdat_report(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
@@ -97,6 +109,35 @@ int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, con
 	return 0;
 }
 
+#define READ_AHEAD (64u * 1024)
+
+/*
+ * tdat_pread through a read-ahead of READ_AHEAD bytes: the metadata is read
+ * a few bytes at a time (a kernel's event formats alone are ~4600 reads),
+ * and one system call per read cost more than parsing them.  Reads larger
+ * than half the window, or that the window cannot hold, go straight to the
+ * file, and so does any read that fails (for its message).
+ */
+static int pread_ahead(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what)
+{
+	if (n > READ_AHEAD / 2)
+		return tdat_pread(td, buf, n, offset, what);
+	if (!(offset >= td->ra_at && offset + n <= td->ra_at + td->ra_len)) {
+		ssize_t got;
+		if (!td->ra && !(td->ra = malloc(READ_AHEAD)))
+			return tdat_pread(td, buf, n, offset, what);
+		do
+			got = pread(td->fd, td->ra, READ_AHEAD, (off_t)offset);
+		while (got < 0 && errno == EINTR);
+		td->ra_at = offset;
+		td->ra_len = got > 0 ? (size_t)got : 0;
+		if (td->ra_len < n)
+			return tdat_pread(td, buf, n, offset, what);
+	}
+	memcpy(buf, td->ra + (offset - td->ra_at), n);
+	return 0;
+}
+
 /* --------------------------------------------------------------- bytes */
 
 /*
@@ -151,7 +192,7 @@ static int rd_get(struct rd *r, void *buf, size_t n, const char *what)
 		return rc;
 	if (r->mem)
 		memcpy(buf, r->mem + r->pos, n);
-	else if ((rc = tdat_pread(r->td, buf, n, r->pos, what)) < 0)
+	else if ((rc = pread_ahead(r->td, buf, n, r->pos, what)) < 0)
 		return rc;
 	r->pos += n;
 	return 0;
@@ -193,7 +234,7 @@ static int rd_cstr(struct rd *r, char *out, size_t cap, const char *what)
 
 	if (r->mem)
 		memcpy(out, r->mem + r->pos, n);
-	else if (n && tdat_pread(r->td, out, n, r->pos, what) < 0)
+	else if (n && pread_ahead(r->td, out, n, r->pos, what) < 0)
 		return -EIO;
 	nul = memchr(out, '\0', n);
 	if (!nul)
@@ -368,11 +409,76 @@ static int read_headers(struct tb_tracedat *td, struct rd *r)
 	return 0;
 }
 
+/* Hand pending format i to the schema (once): its problems are reported now. */
+static int load_pending(struct tb_tracedat *td, size_t i)
+{
+	struct tdat_pending *p = &td->pending[i];
+	int rc;
+
+	if (!p->text)
+		return 0;
+	rc = tb_schema_load_format(td->schema, p->label, p->system, p->text, p->len);
+	free(p->text);
+	p->text = NULL;
+	return rc == -ENOMEM ? rc : 0; /* a format that does not parse leaves its event unknown */
+}
+
+/* tb_format_loader_fn: the first record of an ID met. */
+static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
+{
+	struct tb_tracedat *td = ctx;
+
+	(void)s;
+	if (id <= 65535 && td->pending_by_id[id])
+		load_pending(td, td->pending_by_id[id] - 1);
+}
+
+/*
+ * Keep format i for later (lazy_formats); text and label become the
+ * pending entry's (freed here if it cannot be made).  It is loaded now when
+ * its ID cannot be known without parsing it (no number: the parser says
+ * why) or another format claims the same ID (the schema says which two).
+ */
+static int defer_format(struct tb_tracedat *td, size_t i, const char *system, char *text, size_t len,
+			char *label)
+{
+	struct tdat_pending *p;
+	uint32_t id = format_text_id(text, len);
+
+	if (!td->pending_by_id && !(td->pending_by_id = calloc(65536, sizeof(*td->pending_by_id))))
+		goto oom;
+	if (td->formats_cap > td->pending_cap) { /* parallel to formats */
+		p = realloc(td->pending, td->formats_cap * sizeof(*p));
+		if (!p)
+			goto oom;
+		td->pending = p;
+		td->pending_cap = td->formats_cap;
+	}
+	p = &td->pending[i];
+	*p = (struct tdat_pending){.text = text, .len = len, .label = label, .system = strdup(system)};
+	td->npending = i + 1;
+	if (!p->system)
+		return -ENOMEM;
+	if (id == 0)
+		return load_pending(td, i);
+	if (td->pending_by_id[id]) {
+		int rc = load_pending(td, td->pending_by_id[id] - 1);
+		return rc < 0 ? rc : load_pending(td, i);
+	}
+	td->pending_by_id[id] = (uint32_t)i + 1;
+	return 0;
+oom:
+	free(text);
+	free(label);
+	return -ENOMEM;
+}
+
 /* One format file: u64 length, then the text. */
 static int read_one_format(struct tb_tracedat *td, struct rd *r, const char *system)
 {
 	uint64_t len, at;
-	char *text, *label, what[TDAT_MAX_NAME + 16];
+	char *text, *label = NULL, what[TDAT_MAX_NAME + TB_NAME_MAX + 16];
+	size_t i = td->nformats;
 	int rc;
 
 	snprintf(what, sizeof(what), "%s format", system);
@@ -382,14 +488,19 @@ static int read_one_format(struct tb_tracedat *td, struct rd *r, const char *sys
 	if ((rc = rd_text(r, len, TDAT_MAX_FORMAT, what, &text)) < 0)
 		return rc;
 	rc = add_format(td, system, text, len, r->mem ? r->base : at);
+	/* Parsed when first met, its problems must name the event too. */
+	if (rc == 0 && td->lazy_formats)
+		snprintf(what, sizeof(what), "%s/%s format", system, td->formats[i].name);
 	if (rc == 0 && !(label = text_label(r, at, what)))
 		rc = -ENOMEM;
+	if (rc == 0 && td->lazy_formats)
+		return defer_format(td, i, system, text, len, label);
 	if (rc == 0) {
 		/* A format that does not parse leaves its event unknown; the rest reads on. */
 		rc = tb_schema_load_format(td->schema, label, system, text, len);
 		rc = rc == -ENOMEM ? rc : 0;
-		free(label);
 	}
+	free(label);
 	free(text);
 	return rc;
 }
@@ -1432,6 +1543,7 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 	td->diag = opts && opts->diag ? opts->diag : tb_diag_print;
 	td->diag_ctx = opts && opts->diag ? opts->diag_ctx : NULL;
 	td->no_symbols = opts && opts->no_symbols;
+	td->lazy_formats = opts && opts->lazy_formats;
 	td->path = strdup(path);
 	td->schema = tb_schema_new();
 	if (!td->path || !td->schema) {
@@ -1439,6 +1551,8 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 		return -ENOMEM;
 	}
 	tb_schema_set_diag(td->schema, schema_diag, td);
+	if (td->lazy_formats)
+		tb_schema_set_loader(td->schema, load_by_id, td);
 	td->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (td->fd < 0 || fstat(td->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		rc = td->fd < 0 || !S_ISREG(st.st_mode) ? (td->fd < 0 ? -errno : -EINVAL) : -errno;
@@ -1483,6 +1597,14 @@ void tb_tracedat_close(struct tb_tracedat *td)
 	for (size_t i = 0; i < td->nparts; i++)
 		free((char *)td->parts[i].what);
 	free(td->parts);
+	for (size_t i = 0; i < td->npending; i++) {
+		free(td->pending[i].text);
+		free(td->pending[i].label);
+		free(td->pending[i].system);
+	}
+	free(td->pending);
+	free(td->pending_by_id);
+	free(td->ra);
 	for (size_t i = 0; i < td->nformats; i++) {
 		free((char *)td->formats[i].system);
 		free((char *)td->formats[i].name);

@@ -516,11 +516,17 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 			return;
 	}
 	if (s->next.len >= 8) {
-		memcpy(&id, d, 2);
-		memcpy(&pid, d + 4, 4);
+		id = s->step->id;
+		pid = s->step->pid;
 		f = tb_schema_find_event(r->schema, id, &system);
 	}
-	if (f && !short_by_design(f, system, s->next.len) && tb_schema_check_record(f, d, s->next.len, &err) < 0) {
+	/*
+	 * A worker's printer checked the record as it rendered it (printers.c:
+	 * the same check, its -EINVAL comes back through kernel_body()); the
+	 * others are checked here.
+	 */
+	if (f && (s->step->here || !r->kernel_text) && !short_by_design(f, system, s->next.len) &&
+	    tb_schema_check_record(f, d, s->next.len, &err) < 0) {
 		r->t.bad_records++;
 		problem(r, s->next_file, s->next_offset + err.offset, "%s; record skipped", err.reason);
 		return;
@@ -569,9 +575,9 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	put_task(r, pid, s->cpu);
 	if (r->o->latency) {
 		if (r->o->raw)
-			put_fmt(&r->text, "-0x%x", d[2]); /* -R -l: the flags as a number */
+			put_fmt(&r->text, "-0x%x", s->step->flags); /* -R -l: the flags as a number */
 		else
-			put_latency(&r->text, d[2], d[3]);
+			put_latency(&r->text, s->step->flags, s->step->preempt);
 	}
 	put_time(r, s);
 	char *room = nc ? sb_room(&r->text, sizeof(nc->text)) : NULL;
