@@ -35,7 +35,9 @@
 #include "tracebuf/tracepoint.h"
 
 #define BATCH 1000
+#ifndef BATCHES
 #define BATCHES 20000
+#endif
 
 /* The events measured.  bs:off is never enabled. */
 TB_EVENT(bs, off, TB_PROTO(uint64_t v), TB_FIELDS(tb_field(uint64_t, v, v)), TB_PRINTK("v=%llu", (unsigned long long)REC->v))
