@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "lib/ring_sums.h"
 #include "lib/tap.h"
 #include "tracebuf/events.h"
 #include "tracebuf/filter.h"
@@ -52,21 +53,6 @@ static bool want(int i)
 	       (!strcmp(whos[i % 3], "carol") && i < 1100);
 }
 
-static uint64_t filtered_total(struct tb_ring *ring, uint64_t *lost)
-{
-	uint64_t n = 0;
-
-	*lost = 0;
-	for (unsigned c = 0; c < tb_ring_ncpus(ring); c++) {
-		struct tb_cpu_stats st;
-		if (tb_ring_stats(ring, c, &st) == 0) {
-			n += st.filtered;
-			*lost += st.lost;
-		}
-	}
-	return n;
-}
-
 /* The req records in the ring, consumed: their ids into ids[], the tick records counted. */
 static size_t drain(struct tb_ring *ring, int *ids, size_t max, size_t *ticks, int32_t *pid)
 {
@@ -94,7 +80,7 @@ static void filtered_writes(struct tb_ring *ring)
 	static int got[N], expect[N];
 	struct tb_filter_error e = {0};
 	size_t nexp = 0, ngot, ticks;
-	uint64_t lost, filtered;
+	struct ring_sums sums;
 	int32_t pid = 0;
 	int rc;
 
@@ -109,11 +95,11 @@ static void filtered_writes(struct tb_ring *ring)
 			expect[nexp++] = i;
 	}
 	ngot = drain(ring, got, N, &ticks, &pid);
-	filtered = filtered_total(ring, &lost);
+	sums = ring_sums(ring);
 	ok(ngot == nexp && !memcmp(got, expect, nexp * sizeof(int)),
 	   "the records written are exactly those the condition keeps, in order (%zu of %d)", ngot, N);
-	is_int((long long)filtered, (long long)(N - nexp), "the others are counted as filtered");
-	is_int((long long)lost, 0, "... and nothing as lost");
+	is_int((long long)sums.filtered, (long long)(N - nexp), "the others are counted as filtered");
+	is_int((long long)sums.lost, 0, "... and nothing as lost");
 	is_int((long long)ticks, N, "an event without a filter writes every record");
 	is_int(pid, (int32_t)gettid(), "common_pid is the writing thread");
 }

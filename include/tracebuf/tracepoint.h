@@ -69,7 +69,11 @@
  * bench/bench_sources.c) - nothing else: no lock, no system call (the
  * thread id is cached per thread; fork() clears the cache; a thread made
  * by calling clone() directly, not pthread_create(), inherits its
- * creator's cached id).  A record over
+ * creator's cached id).  An event with a filter at the source
+ * (tb_events_set_filter) tests the built record before writing it: one
+ * more load and a branch not taken for events without one; up to six
+ * integer comparisons run inline, in a straight line (about +4 ns for
+ * two); other filters out of line.  A record over
  * TB_EVENT_MAX bytes (the kernel's per-event limit with 4 KiB sub-buffers,
  * which it keeps with bigger ones too) or over what the ring's sub-buffers
  * hold is refused and counted in the ring's too_big counter.
