@@ -161,6 +161,29 @@ static void replaced_under_load(struct tb_ring *ring)
 	ok(all_set && bad == 0, "filters replaced 200 times under two writing threads: no record either refused (%zu)", bad);
 }
 
+/*
+ * A descriptor of the layout before the filter pointer (TB_EVENT_ABI 1,
+ * from a library built against an older tracepoint.h) is refused and
+ * counted, and the registry writes nothing into it - neither a ring nor a
+ * filter, which that layout has no room for.  (Its abi member sits where
+ * it always did; only that is read.)
+ */
+static void older_abi_refused(void)
+{
+	static const struct tb_event_field fields[] = {{"int", "n", 8, 4, 0, 1, TB_EVF_SCALAR}, {0, 0, 0, 0, 0, 0, 0}};
+	static struct tb_event_desc old = {NULL, 0, 1, 12, "tpold", "ev", fields, "\"n=%d\", REC->n", __FILE__, __LINE__, NULL};
+	static struct tb_event_desc *const list[] = {&old};
+	static const struct tb_object_sections sections = {list, list + 1, NULL, NULL, NULL, NULL, NULL};
+	unsigned long problems = tb_events_problems();
+
+	ok(TB_EVENT_ABI == 2, "the descriptor layout with a filter pointer is version 2");
+	tb_registry_add_object(&sections);
+	is_int((long long)(tb_events_problems() - problems), 1, "a version-1 descriptor is refused, and said so");
+	is_int(tb_events_enable("tpold:ev", NULL, 0), -ENOENT, "... and its event does not exist");
+	ok(old.ring == NULL && old.filter == NULL && old.id == 0, "... and nothing was written into it");
+	tb_registry_remove_object(&sections);
+}
+
 static void refusals(void)
 {
 	struct tb_filter_error e = {0};
@@ -185,6 +208,7 @@ int main(void)
 	tb_events_attach(ring);
 	ok(tb_events_enable("tpflt:*", NULL, 0) == 2, "the test's events are enabled");
 	refusals();
+	older_abi_refused();
 	filtered_writes(ring);
 	comm_and_pid(ring);
 	replaced_under_load(ring);
