@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "lib/ring_sums.h"
 #include "lib/tap.h"
 #include "tracebuf/events.h"
 #include "tracebuf/filter.h"
@@ -52,21 +53,6 @@ static bool want(int i)
 	       (!strcmp(whos[i % 3], "carol") && i < 1100);
 }
 
-static uint64_t filtered_total(struct tb_ring *ring, uint64_t *lost)
-{
-	uint64_t n = 0;
-
-	*lost = 0;
-	for (unsigned c = 0; c < tb_ring_ncpus(ring); c++) {
-		struct tb_cpu_stats st;
-		if (tb_ring_stats(ring, c, &st) == 0) {
-			n += st.filtered;
-			*lost += st.lost;
-		}
-	}
-	return n;
-}
-
 /* The req records in the ring, consumed: their ids into ids[], the tick records counted. */
 static size_t drain(struct tb_ring *ring, int *ids, size_t max, size_t *ticks, int32_t *pid)
 {
@@ -94,7 +80,7 @@ static void filtered_writes(struct tb_ring *ring)
 	static int got[N], expect[N];
 	struct tb_filter_error e = {0};
 	size_t nexp = 0, ngot, ticks;
-	uint64_t lost, filtered;
+	struct ring_sums sums;
 	int32_t pid = 0;
 	int rc;
 
@@ -109,11 +95,11 @@ static void filtered_writes(struct tb_ring *ring)
 			expect[nexp++] = i;
 	}
 	ngot = drain(ring, got, N, &ticks, &pid);
-	filtered = filtered_total(ring, &lost);
+	sums = ring_sums(ring);
 	ok(ngot == nexp && !memcmp(got, expect, nexp * sizeof(int)),
 	   "the records written are exactly those the condition keeps, in order (%zu of %d)", ngot, N);
-	is_int((long long)filtered, (long long)(N - nexp), "the others are counted as filtered");
-	is_int((long long)lost, 0, "... and nothing as lost");
+	is_int((long long)sums.filtered, (long long)(N - nexp), "the others are counted as filtered");
+	is_int((long long)sums.lost, 0, "... and nothing as lost");
 	is_int((long long)ticks, N, "an event without a filter writes every record");
 	is_int(pid, (int32_t)gettid(), "common_pid is the writing thread");
 }
@@ -175,6 +161,29 @@ static void replaced_under_load(struct tb_ring *ring)
 	ok(all_set && bad == 0, "filters replaced 200 times under two writing threads: no record either refused (%zu)", bad);
 }
 
+/*
+ * A descriptor of the layout before the filter pointer (TB_EVENT_ABI 1,
+ * from a library built against an older tracepoint.h) is refused and
+ * counted, and the registry writes nothing into it - neither a ring nor a
+ * filter, which that layout has no room for.  (Its abi member sits where
+ * it always did; only that is read.)
+ */
+static void older_abi_refused(void)
+{
+	static const struct tb_event_field fields[] = {{"int", "n", 8, 4, 0, 1, TB_EVF_SCALAR}, {0, 0, 0, 0, 0, 0, 0}};
+	static struct tb_event_desc old = {NULL, 0, 1, 12, "tpold", "ev", fields, "\"n=%d\", REC->n", __FILE__, __LINE__, NULL};
+	static struct tb_event_desc *const list[] = {&old};
+	static const struct tb_object_sections sections = {list, list + 1, NULL, NULL, NULL, NULL, NULL};
+	unsigned long problems = tb_events_problems();
+
+	ok(TB_EVENT_ABI == 2, "the descriptor layout with a filter pointer is version 2");
+	tb_registry_add_object(&sections);
+	is_int((long long)(tb_events_problems() - problems), 1, "a version-1 descriptor is refused, and said so");
+	is_int(tb_events_enable("tpold:ev", NULL, 0), -ENOENT, "... and its event does not exist");
+	ok(old.ring == NULL && old.filter == NULL && old.id == 0, "... and nothing was written into it");
+	tb_registry_remove_object(&sections);
+}
+
 static void refusals(void)
 {
 	struct tb_filter_error e = {0};
@@ -199,6 +208,7 @@ int main(void)
 	tb_events_attach(ring);
 	ok(tb_events_enable("tpflt:*", NULL, 0) == 2, "the test's events are enabled");
 	refusals();
+	older_abi_refused();
 	filtered_writes(ring);
 	comm_and_pid(ring);
 	replaced_under_load(ring);

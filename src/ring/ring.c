@@ -842,42 +842,19 @@ static int append(struct tb_ring *ring, const struct rec_src *src)
 }
 
 /*
- * A gate's write: what the gate passes goes to the real ring (its fast path
- * included); the rest is counted as filtered there.  Lengths no record can
- * have go through untested, for the real ring to refuse and count.
+ * A record the filter at the source rejected (never reserved): counted as
+ * filtered, as a write of it would count a refusal - nothing while
+ * recording is off, too_big for a record no sub-buffer holds.
  */
-static int gated_write(struct tb_ring *gate, const void *data, uint32_t len)
+void tb__ring_filtered(struct tb_ring *ring, uint32_t len)
 {
-	struct tb_ring *ring = gate->gate_target;
-
 	/* relaxed: as in tb__append_slow; a stopped ring counts nothing */
 	if (atomic_load_explicit(&ring->r->record_disabled, memory_order_relaxed))
-		return -EAGAIN;
-	if (!data || len > gate->gate_max_len)
-		return tb__write(ring, data, len);
-	if (gate->gate(gate->gate_ctx, data, len))
-		return tb__write(ring, data, len);
-	COUNT_REFUSED(ring, filtered);
-	return 0;
-}
-
-struct tb_ring *tb__ring_gate_new(struct tb_ring *target,
-				  bool (*gate)(const void *ctx, const void *data, uint32_t len),
-				  const void *ctx)
-{
-	struct tb_ring *g = malloc(sizeof(*g));
-
-	if (!g)
-		return NULL;
-	*g = *target;
-	g->fast_ncpus = 0; /* the asm path sends every write to tb__append_slow */
-	g->owns_mem = 0;
-	g->blob_copies = NULL;
-	g->gate_target = target;
-	g->gate_max_len = tb_page_max_payload(target->r->subbuf_size);
-	g->gate = gate;
-	g->gate_ctx = ctx;
-	return g;
+		return;
+	if (len > tb_page_max_payload(ring->r->subbuf_size))
+		COUNT_REFUSED(ring, too_big);
+	else
+		COUNT_REFUSED(ring, filtered);
 }
 
 /* Everything but the fast case: stamps, page switches, refusals, the fallback. */
@@ -886,8 +863,6 @@ int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
 	struct tb_region *r = ring->r;
 	struct rec_src src;
 
-	if (ring->gate_target)
-		return gated_write(ring, data, len);
 	/* relaxed: writers may see recording switched off a little late, like the kernel's */
 	if (atomic_load_explicit(&r->record_disabled, memory_order_relaxed))
 		return -EAGAIN;

@@ -34,16 +34,6 @@ struct tb_ring {
 	 * the event's data stays valid like a record's.  Process-local.
 	 */
 	struct blob_copy *blob_copies;
-	/*
-	 * A gate (tb__ring_gate_new): a copy of gate_target's handle whose
-	 * fast_ncpus is 0, so every write takes the general path, which asks
-	 * gate() first and writes what it passes to gate_target, counting the
-	 * rest in gate_target's filtered counter.  NULL in a real ring.
-	 */
-	struct tb_ring *gate_target;
-	uint32_t gate_max_len; /* longer records go to gate_target untested, for it to refuse */
-	bool (*gate)(const void *ctx, const void *data, uint32_t len);
-	const void *gate_ctx;
 };
 
 struct blob_copy {
@@ -64,14 +54,11 @@ TB_HIDDEN extern const uint8_t tb__small_type_len[];
 #endif
 TB_HIDDEN int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len);
 /*
- * A handle that writes to target what gate(ctx, data, len) passes and
- * counts the rest as filtered (never as lost).  For events with a filter at
- * the source: the unfiltered events keep the real handle and its fast path.
- * Never destroyed (emitters may hold it); NULL when out of memory.
+ * Count a record the filter at the source rejected (src/source/event_filter.c):
+ * in filtered, or in too_big when the ring could not have held it; nothing
+ * while recording is off.  The record was never reserved.
  */
-TB_HIDDEN struct tb_ring *tb__ring_gate_new(struct tb_ring *target,
-					    bool (*gate)(const void *ctx, const void *data, uint32_t len),
-					    const void *ctx);
+TB_HIDDEN void tb__ring_filtered(struct tb_ring *ring, uint32_t len);
 /* Write a record in the long form whatever its length: a blob reference (blob.c). */
 TB_HIDDEN int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len);
 

@@ -1,16 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
- * event_filter.c - filters at the source: an event with a filter writes
- * through a gate (tb__ring_gate_new) that runs the compiled filter over
- * the record the emitter built on its stack, before anything is reserved
- * in the ring; what it rejects is counted as filtered.  Events without a
- * filter keep the ring's own handle, so their path does not change.
+ * event_filter.c - filters at the source (tb_events_set_filter), in the
+ * form the emitters run.  The registry stores a filter in each of its
+ * event's descriptors; the emit function (tracebuf/tracepoint.h) builds
+ * the record on its stack as always and, when its descriptor has a filter,
+ * tests it before anything is reserved in the ring: a record it rejects is
+ * never reserved (so no reader sees it and it leaves no hole) and is
+ * counted as filtered, never as lost.
  *
- * Lifetime: emitters read their descriptor's ring pointer without a lock,
- * so a gate, and the filter it reads, may be in use by another thread at
- * any moment after it was published.  Nothing here is ever freed: a
- * replaced filter or a gate for a ring no longer attached stays allocated
- * for the rest of the process (a few hundred bytes each).
+ * Two forms.  A filter of at most TB_FILTER_FAST_MAX integer predicates
+ * (the common case: "v > 10 && common_pid != 0") gets the compact form of
+ * tracepoint.h, which the emitter runs inline: a flat array of (offset,
+ * width, sign shift, range) tests, all run in a straight line, and the
+ * verdict looked up in the truth table filter_tabulate() built from the
+ * program - no branch program to walk, no call unless the record is
+ * dropped, no allocation, no lock.  Anything else (strings, CPU, COMM,
+ * more predicates) runs the reference program, tb_filter_match(), out of
+ * line (tb_event_filter_keep), with the CPU and thread name when it reads
+ * them.
+ *
+ * Lifetime: emitters read their descriptor's filter pointer without a
+ * lock, so a filter may be in use by another thread at any moment after it
+ * was published.  Nothing here is ever freed: a replaced filter stays
+ * allocated for the rest of the process (a few hundred bytes each).
  */
 #include <errno.h>
 #include <sched.h>
@@ -20,18 +32,19 @@
 
 #include "filter_internal.h"
 #include "registry.h"
+#include "tracebuf/filter.h"
 #include "ring_internal.h"
 
+/* A filter at the source: its compact form (what descriptors point to) and its program. */
 struct source_filter {
-	struct tb_filter *filter;
-	struct tb_ring *target; /* the ring the gate writes to */
-	struct tb_ring *gate;
-	struct tb_ring **old_gates; /* gates of rings attached before: kept, see above */
-	size_t nold;
-	struct source_filter *next; /* every filter ever made, also kept */
+	struct tb_event_filter fast; /* first: descriptors hold &fast */
+	struct tb_filter *program;   /* the reference form, run when the compact one cannot be */
+	struct source_filter *next;  /* every filter ever made: kept reachable */
 };
 
-/* Every filter made (under the registry's lock): all of it stays reachable. */
+_Static_assert(TB_FILTER_FAST_MAX == MAX_TABLE_PREDS, "the compact form holds what filter_tabulate tabulates");
+
+/* Every filter made (under the registry's lock). */
 static struct source_filter *all_filters;
 
 /* The kernel's common fields, then the descriptor's, as tracebuf/filter.h fields. */
@@ -67,24 +80,59 @@ static struct tb_filter_field *fields_of(const struct tb_event_desc *d, size_t *
 	return f;
 }
 
-/* The gate's test: the filter over the record, with the CPU and thread name if it reads them. */
-static bool pass(const void *ctx, const void *data, uint32_t len)
+/* The reference program, with the CPU and the thread's name if it reads them. */
+static bool run_program(const struct tb_filter *program, const void *rec, uint32_t len)
 {
-	const struct tb_filter *f = ctx;
+	unsigned uses = tb_filter_uses(program);
 	char comm[17] = "";
 	struct tb_filter_env env = {-1, comm};
 
-	if (!f->uses)
-		return tb_filter_match(f, data, len, NULL);
-	if (f->uses & TB_FILTER_USES_CPU)
+	if (!uses)
+		return tb_filter_match(program, rec, len, NULL);
+	if (uses & TB_FILTER_USES_CPU)
 		env.cpu = sched_getcpu();
-	if (f->uses & TB_FILTER_USES_COMM)
+	if (uses & TB_FILTER_USES_COMM)
 		prctl(PR_GET_NAME, comm, 0, 0, 0);
-	return tb_filter_match(f, data, len, &env);
+	return tb_filter_match(program, rec, len, &env);
+}
+
+/*
+ * The compact form of program, when it has one (its table: filter_tabulate);
+ * else ntests stays 0.  A predicate is true when ((field ^ flip) - lo <=
+ * span) != invert, flip 0 or the sign bit; x ^ (1 << 63) is x + (1 << 63)
+ * modulo 2^64, so that is (field - (lo ^ flip) <= span) != invert, and the
+ * inversion moves into the table: one subtraction and one comparison are
+ * left for the emitter.
+ */
+static void compact(struct tb_event_filter *f, const struct tb_filter *program)
+{
+	uint64_t inverted = 0;
+
+	if (!program->table || program->npreds == 0)
+		return;
+	for (uint32_t k = 0; k < program->npreds; k++) {
+		const struct filter_pred *p = &program->preds[k];
+		bool band = p->op == OP_BAND;
+		f->tests[k] = (struct tb_filter_test){
+		    .offset = p->offset,
+		    .width = p->size,
+		    .is_signed = p->is_signed,
+		    .band = band,
+		    .lo = band ? p->val : p->lo ^ p->flip,
+		    .span = p->span,
+		};
+		if (!band && p->invert)
+			inverted |= 1u << k;
+	}
+	/* the verdict for answers b is the program's for the answers before inversion */
+	for (uint64_t b = 0; b < (UINT64_C(1) << program->npreds); b++)
+		f->truth |= ((program->truth >> (b ^ inverted)) & 1) << b;
+	f->ntests = program->npreds;
+	f->min_len = program->min_len;
 }
 
 int source_filter_new(const struct tb_event_desc *d, const char *expr, struct tb_filter_error *err,
-		      struct source_filter **out)
+		      struct tb_event_filter **out)
 {
 	size_t n = 0;
 	struct tb_filter_field *fields = fields_of(d, &n);
@@ -94,31 +142,31 @@ int source_filter_new(const struct tb_event_desc *d, const char *expr, struct tb
 	if (!fields)
 		return -ENOMEM;
 	sf = calloc(1, sizeof(*sf));
-	rc = sf ? tb_filter_compile(expr, fields, n, &sf->filter, err) : -ENOMEM;
+	rc = sf ? tb_filter_compile(expr, fields, n, &sf->program, err) : -ENOMEM;
 	free(fields);
 	if (rc < 0) {
 		free(sf);
 		return rc;
 	}
+	compact(&sf->fast, sf->program);
 	sf->next = all_filters;
 	all_filters = sf;
-	*out = sf;
+	*out = &sf->fast;
 	return 0;
 }
 
-struct tb_ring *source_filter_ring(struct source_filter *sf, struct tb_ring *ring)
+bool tb_event_filter_keep(struct tb_ring *ring, const struct tb_event_filter *f, const void *rec,
+			  uint32_t len)
 {
-	if (sf->target != ring) {
-		struct tb_ring **old = sf->gate ? realloc(sf->old_gates, (sf->nold + 1) * sizeof(*old)) : NULL;
-		struct tb_ring *gate = sf->gate && !old ? NULL : tb__ring_gate_new(ring, pass, sf->filter);
-		if (old)
-			sf->old_gates = old;
-		if (!gate)
-			return NULL;
-		if (sf->gate) /* the old gate stays allocated: an emitter may be inside it */
-			sf->old_gates[sf->nold++] = sf->gate;
-		sf->gate = gate;
-		sf->target = ring;
-	}
-	return sf->gate;
+	const struct source_filter *sf = (const struct source_filter *)(const void *)f; /* fast is first */
+
+	if (run_program(sf->program, rec, len))
+		return true;
+	tb__ring_filtered(ring, len);
+	return false;
+}
+
+void tb_event_filter_drop(struct tb_ring *ring, uint32_t len)
+{
+	tb__ring_filtered(ring, len);
 }

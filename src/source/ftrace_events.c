@@ -46,17 +46,17 @@ static const struct tb_event_field raw_data_fields[] = {
 
 TB__HIDDEN struct tb_event_desc tb__print_event = {
 	NULL, TB_PRINT_ID, TB_EVENT_ABI, PRINT_HEAD, "ftrace", "print", print_fields,
-	"\"%ps: %s\", (void *)REC->ip, REC->buf", __FILE__, __LINE__,
+	"\"%ps: %s\", (void *)REC->ip, REC->buf", __FILE__, __LINE__, NULL,
 };
 
 TB__HIDDEN struct tb_event_desc tb__bprint_event = {
 	NULL, TB_BPRINT_ID, TB_EVENT_ABI, TB__BPRINT_HEAD, "ftrace", "bprint", bprint_fields,
-	"\"%ps: %s\", (void *)REC->ip, REC->fmt", __FILE__, __LINE__,
+	"\"%ps: %s\", (void *)REC->ip, REC->fmt", __FILE__, __LINE__, NULL,
 };
 
 TB__HIDDEN struct tb_event_desc tb__raw_data_event = {
 	NULL, TB_RAW_DATA_ID, TB_EVENT_ABI, RAW_HEAD, "ftrace", "raw_data", raw_data_fields,
-	"\"id:%04x %08x\", REC->id, (int)REC->buf[0]", __FILE__, __LINE__,
+	"\"id:%04x %08x\", REC->id, (int)REC->buf[0]", __FILE__, __LINE__, NULL,
 };
 
 __attribute__((section("tb_events"), used)) static struct tb_event_desc *const builtin_entries[] = {

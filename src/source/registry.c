@@ -40,7 +40,7 @@ struct entry {
 	size_t format_len;
 	struct tb_event_desc **descs; /* live descriptors of this event */
 	size_t ndescs, cap;
-	struct source_filter *filter; /* tb_events_set_filter; NULL: none */
+	struct tb_event_filter *filter; /* tb_events_set_filter; NULL: none */
 };
 
 struct site_entry {
@@ -124,18 +124,10 @@ static char *where_of(const char *file, int line)
 
 /* ------------------------------------------------------------- state */
 
-/* Where e's records go: the ring, through its filter's gate when it has one. */
+/* Where e's records go: NULL while it is disabled. */
 static struct tb_ring *ring_for(struct entry *e)
 {
-	struct tb_ring *gate;
-
-	if (!e->enabled || !reg.ring || !e->filter)
-		return e->enabled ? reg.ring : NULL;
-	gate = source_filter_ring(e->filter, reg.ring);
-	if (!gate)
-		problem(e->declared, "%s:%s: out of memory for its filter: the event stays off", e->system,
-			e->name);
-	return gate;
+	return e->enabled ? reg.ring : NULL;
 }
 
 /* release: the ring is set up before an emitter can see the pointer (it loads with acquire) */
@@ -162,10 +154,22 @@ static void sync_sites(void)
 			publish_ring(&reg.sites[i].site->ring, ring);
 }
 
+/*
+ * A descriptor of e gets e's filter, then its ring: an emitter that sees
+ * the ring (acquire) sees the filter stored before it, so an event enabled
+ * with a filter never writes a record unfiltered.
+ */
+static void publish_desc(struct tb_event_desc *d, struct entry *e)
+{
+	/* release: pairs with tb__event_filtered's acquire; the filter was built before */
+	__atomic_store_n(&d->filter, e->filter, __ATOMIC_RELEASE);
+	publish_ring(&d->ring, ring_for(e));
+}
+
 static void sync_entry(struct entry *e)
 {
 	for (size_t i = 0; i < e->ndescs; i++)
-		publish_ring(&e->descs[i]->ring, ring_for(e));
+		publish_desc(e->descs[i], e);
 	if (e == bprint_entry())
 		sync_sites();
 }
@@ -313,7 +317,7 @@ static void registry_init(void);
 int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_error *err)
 {
 	char system[128], name[128];
-	struct source_filter *sf = NULL;
+	struct tb_event_filter *sf = NULL;
 	struct entry *e;
 	int rc = 0;
 
@@ -329,7 +333,7 @@ int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_e
 	else if (expr && *expr && strcmp(expr, "0"))
 		rc = source_filter_new(e->descs[0], expr, err, &sf);
 	if (rc == 0) {
-		e->filter = sf; /* a replaced filter stays allocated: see event_filter.c */
+		e->filter = sf; /* a replaced filter stays allocated: an emitter may be inside it */
 		sync_entry(e);
 	}
 	pthread_mutex_unlock(&reg.lock);
@@ -536,7 +540,7 @@ static void add_event(struct tb_event_desc *ev, const struct tb_object_sections 
 	}
 	e->descs[e->ndescs++] = ev;
 	ev->id = e->id;
-	publish_ring(&ev->ring, ring_for(e));
+	publish_desc(ev, e);
 out:
 	free(declared);
 }

@@ -69,15 +69,13 @@ int printf_plan_matches(const char *plan, int nplan, const char *cls, int n);
 /* ------------------------------------------------------ event_filter.c */
 
 struct tb_filter_error;
-struct source_filter;
 /*
  * expr compiled against descriptor d's fields (and the kernel's common
- * ones): 0 with *out set, -EINVAL with *err filled, -ENOMEM.  Never freed.
+ * ones), in the form the emitters run (tb_event_desc.filter): 0 with *out
+ * set, -EINVAL with *err filled, -ENOMEM.  Never freed.
  */
 int source_filter_new(const struct tb_event_desc *d, const char *expr, struct tb_filter_error *err,
-		      struct source_filter **out);
-/* The handle events with this filter write to when ring is attached; NULL when out of memory. */
-struct tb_ring *source_filter_ring(struct source_filter *sf, struct tb_ring *ring);
+		      struct tb_event_filter **out);
 
 /* ------------------------------------------------------------ marker.c */
 
