@@ -197,8 +197,10 @@ static int run_live(const struct hist_args *a, struct tb_hist *h, struct tb_capt
 		if (n) {
 			sleep(1);
 			fputs(isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "\n", stdout);
+			tb_capture_resume(c); /* read on: the events written since the last pass */
 		}
 		rc = run_once(h, c, t);
+		fflush(stdout);
 	}
 	return rc;
 }

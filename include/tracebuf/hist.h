@@ -72,6 +72,15 @@ void tb_hist_free(struct tb_hist *h);
 
 /* The timestamp unit: whether the clock counts nanoseconds (.usecs divides by 1000 only then). */
 void tb_hist_set_ns_clock(struct tb_hist *h, int ns_clock);
+/*
+ * skip: every tb_hist_add_capture() reads a source that starts again from
+ * what it held before (a shared-memory ring's window, copied afresh at each
+ * refresh): a CPU's records up to the last one counted (by time stamp, and
+ * count at that time stamp) are passed over, so each record counts once.
+ */
+void tb_hist_skip_seen(struct tb_hist *h, int skip);
+/* Where names (comms, symbols) are looked up from now on (borrowed; NULL: unchanged). */
+void tb_hist_set_schema(struct tb_hist *h, struct tb_schema *schema);
 
 /* What one pass over a capture met. */
 struct tb_hist_totals {

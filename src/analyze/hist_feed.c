@@ -5,7 +5,8 @@
  * key is built the way the kernel's event_hist_trigger() builds it
  * (numbers as sign-extended u64 slots, strings copied into zeroed slots
  * and cut one byte short of the slot), and the entry's hitcount and sums
- * are updated.  tb_hist_add_capture() walks every CPU's sub-buffers.
+ * are updated.  tb_hist_add_capture() walks every CPU's sub-buffers
+ * through pagework (the project's one page walk).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "hist_internal.h"
 #include "load_int.h"
+#include "pagework.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/page.h"
 
@@ -57,7 +59,20 @@ void tb_hist_free(struct tb_hist *h)
 	tb_filter_free(h->filter);
 	free(h->filter_text);
 	free(h->key_buf);
+	free(h->marks);
 	free(h);
+}
+
+void tb_hist_skip_seen(struct tb_hist *h, int skip)
+{
+	if (h)
+		h->skip_seen = skip != 0;
+}
+
+void tb_hist_set_schema(struct tb_hist *h, struct tb_schema *schema)
+{
+	if (h && schema)
+		h->schema = schema;
 }
 
 void tb_hist_set_ns_clock(struct tb_hist *h, int ns_clock)
@@ -173,44 +188,133 @@ int tb_hist_add_record(struct tb_hist *h, const void *data, uint32_t len, uint64
 	return 0;
 }
 
-/* One sub-buffer: every record of the hist's event added. */
-static int add_page(struct tb_hist *h, struct tb_capture *c, int cpu, const struct tb_raw_page *pg,
-		    struct tb_hist_totals *t)
+/*
+ * Threads to walk the pages with: TB_HIST_THREADS when set (0: none, the
+ * default).  A worker decoding pages beside this thread (which keeps the
+ * table: one writer, no locks) costs more CPU than it saves here - the
+ * walk is a fifth of the work, the copy of the pages and the table the
+ * rest (bench/bench_hist.sh) - so it is for measuring, not the default.
+ */
+static int walk_threads(struct tb_capture *c)
 {
-	struct tb_page_cursor cur;
+	const char *env = getenv("TB_HIST_THREADS");
+
+	if (tb_capture_is_live(c) || !env || !*env)
+		return 0;
+	return atoi(env) > 0 ? (atoi(env) > 8 ? 8 : atoi(env)) : 0;
+}
+
+struct feed {
+	struct tb_hist *h;
+	struct tb_capture *c;
+	struct tb_hist_totals *t;
+	int cpu;
+	struct hist_mark *mark; /* the CPU's, when h->skip_seen */
+};
+
+/* A page-level step of the walk: losses counted, damage reported. */
+static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *st)
+{
+	struct feed *f = ctx;
+
+	switch (st->kind) {
+	case PW_PAGE:
+		f->t->lost_pages += u->hdr[st->page].lost;
+		break;
+	case PW_BAD_PAGE:
+		tb_capture_report(f->c, u->file[st->page], u->file_offset[st->page] + st->off, "bad sub-buffer: %s",
+				  st->reason);
+		f->t->bad_pages++;
+		break;
+	case PW_PAGE_ERROR:
+		tb_capture_report(f->c, u->file[st->page], u->file_offset[st->page] + st->off,
+				  "bad record: %s; rest of the sub-buffer skipped", st->reason);
+		f->t->bad_pages++;
+		break;
+	default: /* PW_ZERO_PAGE: a sub-buffer never written holds nothing */
+		break;
+	}
+}
+
+/*
+ * Whether a record at ts was counted by an earlier pass over the same
+ * CPU's pages (skip_seen): a CPU's records come in time order, so the
+ * mark is the time of the last one counted and how many counted at that
+ * very time; the first that many at it are the ones seen.
+ */
+static bool seen_before(struct hist_mark *m, uint64_t ts)
+{
+	if (!m->valid || ts > m->ts) {
+		*m = (struct hist_mark){.valid = true, .ts = ts, .at_ts = 0, .skip = 0};
+	} else if (ts < m->ts) {
+		return true;
+	} else if (m->skip) {
+		m->skip--;
+		return true;
+	}
+	m->at_ts++;
+	return false;
+}
+
+/* One record of the walk: of the hist's event, added. */
+static int add_step(struct feed *f, const struct pw_cursor *cur, const struct pw_step *st)
+{
+	struct tb_hist *h = f->h;
 	struct tb_record rec;
+	const char *file;
+	uint64_t off;
 	int rc;
 
-	if (tb_page_cursor_init(&cur, pg->data, pg->size) < 0) {
-		tb_capture_report(c, pg->file, pg->file_offset + cur.err.offset, "bad sub-buffer: %s",
-				  cur.err.reason);
-		t->bad_pages++;
+	if (f->mark && seen_before(f->mark, st->ts))
 		return 0;
-	}
-	t->lost_pages += cur.hdr.lost;
-	while ((rc = tb_page_next_data(&cur, &rec)) > 0) {
-		uint16_t type;
+	f->t->records++;
+	if (st->len < 2 || st->id != h->id)
+		return 0;
+	f->t->matched++;
+	pw_record_at(cur, st, &rec, &file, &off);
+	rc = tb_hist_add_record(h, rec.data, rec.len, rec.ts, f->cpu);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0 && f->t->bad_records++ < BAD_RECORDS_TOLD)
+		tb_capture_report(f->c, file, off,
+				  "%s:%s record of %u bytes does not hold the fields the hist reads "
+				  "(needs %u, or a string points outside it); left out",
+				  h->system, h->event, rec.len, h->min_size);
+	return 0;
+}
 
-		t->records++;
-		if (rec.len < 2)
-			continue;
-		memcpy(&type, rec.data, 2);
-		if (type != h->id)
-			continue;
-		t->matched++;
-		rc = tb_hist_add_record(h, rec.data, rec.len, rec.ts, cpu);
-		if (rc == -ENOMEM)
-			return rc;
-		if (rc < 0 && t->bad_records++ < BAD_RECORDS_TOLD)
-			tb_capture_report(c, pg->file, pg->file_offset + rec.offset,
-					  "%s:%s record of %u bytes does not hold the fields the hist reads "
-					  "(needs %u, or a string points outside it); left out",
-					  h->system, h->event, rec.len, h->min_size);
+/* A new pass: the marks of the CPUs' last records say which are seen (skip_seen). */
+static int start_marks(struct tb_hist *h, int slots)
+{
+	if ((size_t)slots > h->nmarks) {
+		struct hist_mark *grown = realloc(h->marks, (size_t)slots * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + h->nmarks, 0, ((size_t)slots - h->nmarks) * sizeof(*grown));
+		h->marks = grown;
+		h->nmarks = (size_t)slots;
 	}
-	if (rc < 0) {
-		tb_capture_report(c, pg->file, pg->file_offset + cur.err.offset, "bad record: %s; rest of the sub-buffer skipped",
-				  cur.err.reason);
-		t->bad_pages++;
+	for (size_t i = 0; i < h->nmarks; i++)
+		h->marks[i].skip = h->marks[i].at_ts;
+	return 0;
+}
+
+/* Every CPU's pages walked through the project's one page walk (pagework.h), CPU after CPU. */
+static int feed_streams(struct tb_hist *h, struct tb_capture *c, struct pagework *w, int slots,
+			struct tb_hist_totals *t)
+{
+	for (int cpu = 0; cpu < slots; cpu++) {
+		struct pw_cursor cur = {.work = w, .stream = cpu};
+		struct feed f = {h, c, t, cpu, h->skip_seen ? &h->marks[cpu] : NULL};
+		const struct pw_step *st;
+
+		if (!tb_capture_has_cpu(c, cpu))
+			continue;
+		while ((st = pw_cursor_next_record(&cur, page_step, &f)))
+			if (add_step(&f, &cur, st) < 0)
+				return -ENOMEM;
+		if (cur.oom)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -219,19 +323,26 @@ int tb_hist_add_capture(struct tb_hist *h, struct tb_capture *c, struct tb_hist_
 {
 	struct tb_hist_totals local = {0}, *t = totals ? totals : &local;
 	uint64_t bad_before = t->bad_records;
+	struct pw_source *src;
+	struct pagework *w = NULL;
+	int slots, rc;
 
 	if (!h || !c)
 		return -EINVAL;
-	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
-		struct tb_raw_page pg;
-		int rc;
-
-		if (!tb_capture_has_cpu(c, cpu))
-			continue;
-		while ((rc = tb_capture_next_page(c, cpu, &pg)) > 0)
-			if ((rc = add_page(h, c, cpu, &pg, t)) < 0)
-				return rc;
-	}
+	slots = tb_capture_cpu_slots(c);
+	if (h->skip_seen && (rc = start_marks(h, slots)) < 0)
+		return rc;
+	if (!(src = calloc(slots > 0 ? (size_t)slots : 1, sizeof(*src))))
+		return -ENOMEM;
+	for (int i = 0; i < slots; i++)
+		src[i] = (struct pw_source){tb_capture_has_cpu(c, i) ? c : NULL, i};
+	rc = pagework_new(src, slots, tb_capture_schema(c), NULL, walk_threads(c), PW_RENDER_NONE, NULL, &w);
+	if (rc == -EAGAIN) /* no thread to be had: walk here */
+		rc = pagework_new(src, slots, tb_capture_schema(c), NULL, 0, PW_RENDER_NONE, NULL, &w);
+	free(src);
+	if (rc == 0)
+		rc = feed_streams(h, c, w, slots, t);
+	pagework_free(w);
 	h->bad_records += t->bad_records - bad_before;
-	return 0;
+	return rc;
 }
