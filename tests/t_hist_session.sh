@@ -10,7 +10,7 @@ TB=$B/tracebuf
 P=$B/examples/recorded
 tmp=$(mktemp -d /tmp/tb-hist-session-XXXXXX)
 shm=/dev/shm/tb-t-hist-session-$$
-trap 'rm -rf "$tmp" "$shm" "$shm.formats"' EXIT INT TERM
+trap '[ -n "$KEEP" ] || rm -rf "$tmp"; rm -rf "$shm" "$shm.formats"' EXIT INT TERM
 n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 # "worker hitcount sum" per entry of a keys=worker:vals=n hist ($1), in order; $2: which print (default 1).
@@ -33,6 +33,32 @@ check $? "the same counts and sums as the snapshot's report of the ring"
 $TB report "$tmp/f.dat" > /dev/null 2>&1 && cmp -s "$tmp/h1" "$(
 	$TB hist -e app:tick 'keys=worker:vals=n:sort=worker' "$tmp/f.dat" > "$tmp/hf" 2>/dev/null; echo "$tmp/hf")"
 check $? "the same hist as over record's own trace.dat"
+
+# 1b. time values of an x86-tsc recording (record's default clock): the
+# trace.dat's TSC2NSEC makes ns of the cycles, as `report` prints them
+# (seconds.microseconds: the oracle), and the session's ring gives the same
+# ns by its own calibration.  Each (worker, n) is one record: its time is
+# the sum of common_timestamp over one hit.
+TS='keys=worker,n:vals=common_timestamp:sort=worker,n:size=16384'
+$TB hist -e app:tick "$TS" "$tmp/f.dat" > "$tmp/ts" 2>&1
+sed -n 's/^{ worker: *\([0-9]*\), n: *\([0-9]*\) } hitcount: *1 *common_timestamp: *\([0-9]*\)$/\1 \2 \3/p' "$tmp/ts" |
+	sort > "$tmp/ts.ns"
+$TB report "$tmp/f.dat" 2>/dev/null |
+	sed -n 's/.* \([0-9]*\)\.\([0-9]\{6\}\): *tick: *n=\([0-9]*\) worker=\([0-9]*\).*/\4 \3 \1\2/p' | sort > "$tmp/ts.us"
+# the report's microseconds are the ns / 1000, rounded (as the kernel's text) or cut
+awk '{ print $1 "-" $2, $3 }' "$tmp/ts.ns" | sort > "$tmp/ts.ns.k"
+awk '{ print $1 "-" $2, $3 }' "$tmp/ts.us" | sort > "$tmp/ts.us.k"
+join "$tmp/ts.ns.k" "$tmp/ts.us.k" |
+	awk '{ if (int(($2 + 500) / 1000) == $3 + 0) r++; if (int($2 / 1000) == $3 + 0) c++ }
+	     END { exit !(NR == 9000 && (r == NR || c == NR)) }'
+check $? "common_timestamp of an x86-tsc trace.dat: ns by its TSC2NSEC, the report's times for all 9000 ticks"
+$TB hist --session -e app:tick "$TS" "$shm" 2>/dev/null | cmp -s - "$tmp/ts"
+check $? "the same ns over the session's ring, by the ring's calibration"
+$TB hist -e app:tick 'keys=common_timestamp.usecs:sort=common_timestamp:size=16384' "$tmp/f.dat" 2>/dev/null |
+	sed -n 's/^{ common_timestamp: *\([0-9]*\) } hitcount: *\([0-9]*\)$/\1 \2/p' > "$tmp/us.got"
+awk '{ printf "%.0f\n", int(($3 + 500) / 1000) }' "$tmp/ts.ns" | sort -n | uniq -c | awk '{ print $2, $1 }' > "$tmp/us.want"
+[ -s "$tmp/us.want" ] && cmp -s "$tmp/us.got" "$tmp/us.want"
+check $? ".usecs keys: the ns rounded to microseconds, hits per microsecond as those ns say"
 
 # 2. live: a program still writing (about 4 s: a 1 ms pause every 100 ticks),
 # the hist printed three times a second apart; the ring holds every tick

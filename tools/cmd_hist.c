@@ -24,6 +24,7 @@
 
 #include "cmds.h"
 #include "hist_session.h"
+#include "shm_capture.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/hist.h"
 #include "tracebuf/tracedat.h"
@@ -62,6 +63,7 @@ struct hist_args {
 	const char *event, *spec, *input, *buffer, *formats;
 	struct tb_capture_opts copts;
 	bool live, session;
+	uint32_t tsc_mult, tsc_shift; /* the trace.dat's TSC2NSEC (mult 0: none) */
 	long count;
 };
 
@@ -274,6 +276,7 @@ static int make_hist(const struct hist_args *a, struct tb_capture *c, struct tb_
 		return 2;
 	}
 	tb_hist_set_ns_clock(*out, tb_capture_clock_is_ns(c));
+	tb_hist_set_tsc2nsec(*out, a->tsc_mult, a->tsc_shift);
 	return 0;
 }
 
@@ -305,9 +308,13 @@ static int session_pass(const struct hist_args *a, struct hist_session *s, struc
 	if (rc < 0)
 		return 2;
 	if (!*h) {
+		struct tb_tracedat_write_opts o;
 		if ((rc = make_hist(a, *c, h)))
 			return rc;
 		tb_hist_skip_seen(*h, 1);
+		/* An x86-tsc ring's cycles in ns, by the ring's calibration, as its trace.dat would say. */
+		shmcap_write_opts(hist_session_ring(s), &o);
+		tb_hist_set_tsc2nsec(*h, o.tsc2nsec_mult, o.tsc2nsec_shift);
 	} else {
 		tb_hist_set_schema(*h, tb_capture_schema(*c));
 	}
@@ -349,8 +356,9 @@ static int buffer_by_name(const struct tb_tracedat *td, const char *name)
 	return -1;
 }
 
-static int hist_tracedat(const struct hist_args *a)
+static int hist_tracedat(const struct hist_args *args)
 {
+	struct hist_args with_tsc = *args, *a = &with_tsc;
 	struct tb_tracedat *td;
 	struct tb_capture *c;
 	int buffer, rc = tb_tracedat_open(a->input, NULL, &td);
@@ -359,6 +367,8 @@ static int hist_tracedat(const struct hist_args *a)
 		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
 		return 2;
 	}
+	a->tsc_mult = tb_tracedat_info(td)->tsc2nsec_mult;
+	a->tsc_shift = tb_tracedat_info(td)->tsc2nsec_shift;
 	buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
 	if (buffer < 0 || (rc = tb_tracedat_capture(td, buffer, &a->copts, &c)) < 0) {
 		fprintf(stderr, "tracebuf hist: %s: no buffer '%s'\n", a->input, a->buffer ? a->buffer : "");

@@ -75,6 +75,16 @@ void tb_hist_set_schema(struct tb_hist *h, struct tb_schema *schema)
 		h->schema = schema;
 }
 
+void tb_hist_set_tsc2nsec(struct tb_hist *h, uint32_t mult, uint32_t shift)
+{
+	if (!h || shift > 63)
+		return;
+	h->tsc_mult = mult;
+	h->tsc_shift = shift;
+	if (mult)
+		h->ns_clock = true;
+}
+
 void tb_hist_set_ns_clock(struct tb_hist *h, int ns_clock)
 {
 	if (h)
@@ -99,6 +109,8 @@ static inline uint64_t field_number(const struct tb_hist *h, const struct hist_f
 
 	switch (f->src) {
 	case HIST_SRC_TIMESTAMP:
+		if (h->tsc_mult) /* cycles to ns, as the trace's TSC2NSEC says (128 bits: no overflow) */
+			ts = (uint64_t)(((unsigned __int128)ts * h->tsc_mult) >> h->tsc_shift);
 		/* ns2usecs() rounds to the nearest microsecond; only for a nanosecond clock. */
 		v = h->ts_usecs && h->ns_clock ? (ts + 500) / 1000 : ts;
 		break;

@@ -117,6 +117,7 @@ struct tb_hist {
 	bool ts_usecs;	 /* some field says .usecs: every time stamp is in microseconds */
 	char clock[32];
 	bool ns_clock;
+	uint32_t tsc_mult, tsc_shift; /* tb_hist_set_tsc2nsec(): mult 0 = none */
 	uint32_t key_size;
 	struct hist_table table;
 	struct tb_schema *schema;
