@@ -11,7 +11,7 @@
  * Not through pagework (src/print/pagework.c): its walk writes down a
  * step for every record so a merge by time can replay them, and a hist
  * needs no order across CPUs - measured with bench/bench_hist.sh, that
- * record-and-replay cost 13-15% more CPU time than this walk, and a
+ * record-and-replay cost 13-40% more CPU time than this walk, and a
  * worker thread decoding pages beside the table did not make up for it.
  */
 #include <errno.h>
