@@ -8,8 +8,9 @@
  * may watch one session.  What that means for the counts: each copy is the
  * window the ring holds at that moment, and the hist counts every record
  * once across copies (tb_hist_skip_seen); a flight recorder whose window
- * outlasts the interval between copies gives every event, while in a
- * drained session the pages record took before a copy are not seen.
+ * outlasts the interval between copies gives every event, while a drained
+ * session shows only what record has not yet taken (mostly nothing).
+ * Consuming instead would take the events from record's trace.dat.
  */
 #include <errno.h>
 #include <limits.h>
