@@ -13,6 +13,7 @@
 
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
+#include "tracebuf/hist.h"
 #include "tracebuf/page.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/report.h"
@@ -265,6 +266,11 @@ static void check_capture(void)
 	is_int(tb_capture_cpu_stats(NULL, 0, &st), -EINVAL, "tb_capture_cpu_stats(NULL)");
 	is_int(tb_capture_next_page(NULL, 0, &page), -EINVAL, "tb_capture_next_page(NULL)");
 	is_int(tb_capture_rewind(NULL), -EINVAL, "tb_capture_rewind(NULL)");
+	is_int(tb_capture_resume(NULL), -EINVAL, "tb_capture_resume(NULL)");
+	tb_hist_skip_seen(NULL, 1);
+	tb_hist_set_schema(NULL, NULL);
+	tb_hist_set_tsc2nsec(NULL, 1, 1);
+	is_int(tb_hist_add_capture(NULL, NULL, NULL), -EINVAL, "tb_hist setters of NULL do nothing; tb_hist_add_capture(NULL)");
 	tb_capture_report(NULL, "f", 0, "%s", "x");
 	tb_capture_quiet(NULL, true);
 	is_int(tb_report_write(NULL, null, NULL, NULL), -EINVAL, "tb_report_write(NULL)");
@@ -273,6 +279,7 @@ static void check_capture(void)
 		is_int(tb_capture_cpu_stats(c, -1, &st), -ENOENT, "tb_capture_cpu_stats of CPU -1");
 		is_int(tb_capture_next_page(c, 0, NULL), -EINVAL, "tb_capture_next_page(c, 0, NULL)");
 		is_int(tb_capture_next_page(c, -5, &page), 0, "tb_capture_next_page of CPU -5: none");
+		is_int(tb_capture_resume(c), -ESPIPE, "tb_capture_resume of a capture directory: -ESPIPE");
 		is_int(tb_capture_next_page(c, 1 << 20, &page), 0, "tb_capture_next_page of CPU 2^20: none");
 		is_int(tb_report_write(c, NULL, NULL, NULL), -EINVAL, "tb_report_write(c, NULL)");
 		tb_capture_report(c, NULL, 0, "a report without a file");

@@ -7,6 +7,8 @@
  * rounding, size= drops decided by first time stamp across CPUs, a table of
  * 100 000 keys, damaged records and misuse.  Expected values are worked out
  * here from the kernel's definitions, never taken from tb_hist itself.
+ * And the threaded count of real captures (one table per thread, merged)
+ * against the one-thread count that t_cli_hist.sh checks; under TSan too.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +18,7 @@
 
 #include "lib/common_fields.h"
 #include "lib/tap.h"
+#include "tracebuf/capture.h"
 #include "tracebuf/hist.h"
 #include "tracebuf/schema.h"
 
@@ -347,6 +350,70 @@ static void misuse(void)
 	tb_hist_free(NULL);
 }
 
+/* The event named name in s (its system in *sys), NULL if none. */
+static const struct tb_format *event_named(struct tb_schema *s, const char *name, const char **sys)
+{
+	for (uint32_t id = 1; id <= 65535; id++) {
+		const struct tb_format *f = tb_schema_event(s, id, sys);
+		if (f && !strcmp(f->name, name))
+			return f;
+	}
+	return NULL;
+}
+
+static void quiet_diag(void *ctx, const struct tb_diag *d)
+{
+	(void)ctx;
+	(void)d;
+}
+
+/* The printed hist of spec over dir's event counted by TB_HIST_THREADS=threads (malloc'd; NULL on failure). */
+static char *hist_of(const char *dir, const char *event, const char *spec, const char *threads,
+		     struct tb_hist_totals *t)
+{
+	struct tb_capture_opts opts = {.diag = quiet_diag};
+	struct tb_hist_error err;
+	struct tb_capture *c;
+	struct tb_hist *h = NULL;
+	const struct tb_format *f;
+	const char *sys = "";
+	char *text = NULL;
+
+	setenv("TB_HIST_THREADS", threads, 1);
+	if (tb_capture_open(dir, &opts, &c) < 0)
+		return NULL;
+	if ((f = event_named(tb_capture_schema(c), event, &sys)) &&
+	    tb_hist_new(spec, f, sys, tb_capture_schema(c), &h, &err) == 0 && tb_hist_add_capture(h, c, t) == 0)
+		text = print(h);
+	tb_hist_free(h);
+	tb_capture_close(c);
+	unsetenv("TB_HIST_THREADS");
+	return text;
+}
+
+/* Several threads, each CPU's pages into a table of its own, merged: the very hist one thread makes. */
+static void threads_agree(void)
+{
+	static const char *const cases[][3] = {
+		{"tests/data/kernel/cap-d-abs-timestamp", "sys_enter", "keys=common_pid,id:vals=common_cpu:sort=common_pid,id"},
+		{"tests/data/kernel/cap-a-small-noloss", "sched_switch", "keys=next_pid:vals=prev_pid:sort=next_pid:size=128"},
+		{"tests/data/kernel/cap-b-overrun", "sched_stat_runtime", "keys=pid:vals=runtime:sort=pid"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tb_hist_totals one = {0}, four = {0};
+		char *a = hist_of(cases[i][0], cases[i][1], cases[i][2], "1", &one);
+		char *b = hist_of(cases[i][0], cases[i][1], cases[i][2], "4", &four);
+		ok(a && b && one.matched > 0 && !strcmp(a, b), "%s %s: 4 threads print what 1 does (%llu records)",
+		   cases[i][0] + 18, cases[i][1], (unsigned long long)one.matched);
+		ok(one.records == four.records && one.matched == four.matched && one.lost_pages == four.lost_pages &&
+			   one.bad_pages == four.bad_pages,
+		   "... and count the same records, losses and damage");
+		free(a);
+		free(b);
+	}
+}
+
 int main(void)
 {
 	struct tb_diag derr;
@@ -363,6 +430,7 @@ int main(void)
 	drops();
 	many_keys();
 	misuse();
+	threads_agree();
 	tb_schema_free(schema);
 	tb_format_release(&fmt);
 	return done_testing();

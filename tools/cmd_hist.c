@@ -7,6 +7,8 @@
  * the output is what the event's `hist` file would show had the trigger
  * been set while the events were recorded (tracebuf/hist.h says what is
  * supported).  --live refreshes a live instance's hist every second.
+ * --session: SOURCE is a running `tracebuf record` session (the path it
+ * printed), read without consuming, like snapshot (hist_session.h).
  * Exit status: 0 clean, 1 some input was damaged or the trace holds none of
  * the event (said on stderr), 2 usage, a spec that does not parse, or an
  * input that cannot be opened.
@@ -21,6 +23,8 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "hist_session.h"
+#include "shm_capture.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/hist.h"
 #include "tracebuf/tracedat.h"
@@ -45,20 +49,25 @@ static int usage(FILE *f)
 		   "  --buffer NAME               a trace.dat's instance (default: the first with data)\n"
 		   "  --prefix P                  a capture's raw files are PcpuN.raw\n"
 		   "  --clock CLOCK               the trace clock, for a capture that does not say\n"
-		   "  --live                      SOURCE is a live instance: print its hist every\n"
-		   "                              second, as events come (Ctrl-C stops)\n"
+		   "  --session                   SOURCE is a `tracebuf record` session (the path it\n"
+		   "                              printed): its ring is read, never consumed\n"
+		   "  --formats DIR               with --session: where its processes described\n"
+		   "                              their events (default: as snapshot finds them)\n"
+		   "  --live                      SOURCE is a live instance or a session: print its\n"
+		   "                              hist every second, as events come (Ctrl-C stops)\n"
 		   "  --count N                   with --live: stop after N refreshes\n");
 	return f == stderr ? 2 : 0;
 }
 
 struct hist_args {
-	const char *event, *spec, *input, *buffer;
+	const char *event, *spec, *input, *buffer, *formats;
 	struct tb_capture_opts copts;
-	bool live;
+	bool live, session;
+	uint32_t tsc_mult, tsc_shift; /* the trace.dat's TSC2NSEC (mult 0: none) */
 	long count;
 };
 
-enum { OPT_BUFFER = 256, OPT_PREFIX, OPT_CLOCK, OPT_LIVE, OPT_COUNT };
+enum { OPT_BUFFER = 256, OPT_PREFIX, OPT_CLOCK, OPT_LIVE, OPT_COUNT, OPT_SESSION, OPT_FORMATS };
 
 static int parse_args(int argc, char **argv, struct hist_args *a)
 {
@@ -66,6 +75,7 @@ static int parse_args(int argc, char **argv, struct hist_args *a)
 	    {"event", required_argument, NULL, 'e'},   {"buffer", required_argument, NULL, OPT_BUFFER},
 	    {"prefix", required_argument, NULL, OPT_PREFIX}, {"clock", required_argument, NULL, OPT_CLOCK},
 	    {"live", no_argument, NULL, OPT_LIVE},	 {"count", required_argument, NULL, OPT_COUNT},
+	    {"session", no_argument, NULL, OPT_SESSION}, {"formats", required_argument, NULL, OPT_FORMATS},
 	    {"help", no_argument, NULL, 'h'},		 {NULL, 0, NULL, 0},
 	};
 	int opt;
@@ -90,6 +100,12 @@ static int parse_args(int argc, char **argv, struct hist_args *a)
 			break;
 		case OPT_COUNT:
 			a->count = strtol(optarg, NULL, 10);
+			break;
+		case OPT_SESSION:
+			a->session = true;
+			break;
+		case OPT_FORMATS:
+			a->formats = optarg;
 			break;
 		case 'h':
 			return usage(stdout) - 1;
@@ -189,16 +205,24 @@ static int run_once(struct tb_hist *h, struct tb_capture *c, struct tb_hist_tota
 	return tb_hist_print(h, stdout) < 0 ? 2 : 0;
 }
 
+/* Between two prints of --live: a second, then a cleared screen (or a blank line in a file). */
+static void refresh_pause(void)
+{
+	sleep(1);
+	fputs(isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "\n", stdout);
+}
+
 static int run_live(const struct hist_args *a, struct tb_hist *h, struct tb_capture *c, struct tb_hist_totals *t)
 {
 	int rc = 0;
 
 	for (long n = 0; rc == 0 && (a->count <= 0 || n < a->count); n++) {
 		if (n) {
-			sleep(1);
-			fputs(isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "\n", stdout);
+			refresh_pause();
+			tb_capture_resume(c); /* read on: the events written since the last pass */
 		}
 		rc = run_once(h, c, t);
+		fflush(stdout);
 	}
 	return rc;
 }
@@ -223,27 +247,27 @@ static int verdict(const struct hist_args *a, struct tb_capture *c, const struct
 	return tb_capture_problems(c) ? 1 : 0;
 }
 
-static int hist_capture(const struct hist_args *a, struct tb_capture *c)
+/* The hist of a->spec over c's event: 0 with *out set, else the exit status (said on stderr). */
+static int make_hist(const struct hist_args *a, struct tb_capture *c, struct tb_hist **out)
 {
-	struct tb_hist_totals t = {0};
 	struct tb_hist_error err;
-	struct tb_hist *h;
 	const char *system = "";
 	const struct tb_format *f = find_event(c, a->input, a->event, &system);
 	int rc;
 
+	*out = NULL;
 	if (!f && tb_capture_is_live(c)) {
 		fprintf(stderr, "tracebuf hist: %s: this kernel has no event %s (see its events/ directory)\n",
 			a->input, a->event);
 		return 1;
 	}
 	if (!f) {
-		fprintf(stderr, "tracebuf hist: %s has no event %s (no format for it: it was not recorded)\n",
-			a->input, a->event);
+		fprintf(stderr, "tracebuf hist: %s has no event %s (no format for it: it was not recorded%s)\n",
+			a->input, a->event, a->session ? ", or no process of the session described it yet" : "");
 		how_to_record(a->event);
 		return 1;
 	}
-	rc = tb_hist_new(a->spec, f, system, tb_capture_schema(c), &h, &err);
+	rc = tb_hist_new(a->spec, f, system, tb_capture_schema(c), out, &err);
 	if (rc < 0) {
 		if (rc == -EINVAL)
 			spec_error(a, &err);
@@ -251,11 +275,76 @@ static int hist_capture(const struct hist_args *a, struct tb_capture *c)
 			fprintf(stderr, "tracebuf hist: %s\n", strerror(-rc));
 		return 2;
 	}
-	tb_hist_set_ns_clock(h, tb_capture_clock_is_ns(c));
+	tb_hist_set_ns_clock(*out, tb_capture_clock_is_ns(c));
+	tb_hist_set_tsc2nsec(*out, a->tsc_mult, a->tsc_shift);
+	return 0;
+}
+
+static int hist_capture(const struct hist_args *a, struct tb_capture *c)
+{
+	struct tb_hist_totals t = {0};
+	struct tb_hist *h;
+	int rc = make_hist(a, c, &h);
+
+	if (rc)
+		return rc;
 	rc = a->live ? run_live(a, h, c, &t) : run_once(h, c, &t);
 	if (rc == 0)
 		rc = verdict(a, c, &t);
 	tb_hist_free(h);
+	return rc;
+}
+
+/*
+ * One pass over a session: a fresh copy of its window, the hist made at the
+ * first (each record counted once across copies), its names from the copy.
+ */
+static int session_pass(const struct hist_args *a, struct hist_session *s, struct tb_hist **h,
+			struct tb_hist_totals *t, struct tb_capture **c)
+{
+	struct tb_shm_window w;
+	int rc = hist_session_copy(s, c, &w);
+
+	if (rc < 0)
+		return 2;
+	if (!*h) {
+		struct tb_tracedat_write_opts o;
+		if ((rc = make_hist(a, *c, h)))
+			return rc;
+		tb_hist_skip_seen(*h, 1);
+		/* An x86-tsc ring's cycles in ns, by the ring's calibration, as its trace.dat would say. */
+		shmcap_write_opts(hist_session_ring(s), &o);
+		tb_hist_set_tsc2nsec(*h, o.tsc2nsec_mult, o.tsc2nsec_shift);
+	} else {
+		tb_hist_set_schema(*h, tb_capture_schema(*c));
+	}
+	/* The window's first page says what went before it: not a loss of this hist's. */
+	uint64_t lost_pages = t->lost_pages;
+	rc = run_once(*h, *c, t);
+	t->lost_pages = lost_pages;
+	return rc;
+}
+
+static int hist_session(const struct hist_args *a)
+{
+	struct tb_hist_totals t = {0};
+	struct hist_session *s;
+	struct tb_hist *h = NULL;
+	struct tb_capture *c = NULL;
+	int rc = hist_session_open(a->input, a->formats, &s);
+
+	if (rc < 0)
+		return 2;
+	for (long n = 0; rc == 0 && (n == 0 || (a->live && (a->count <= 0 || n < a->count))); n++) {
+		if (n)
+			refresh_pause();
+		rc = session_pass(a, s, &h, &t, &c);
+		fflush(stdout);
+	}
+	if (rc == 0)
+		rc = verdict(a, c, &t);
+	tb_hist_free(h);
+	hist_session_close(s);
 	return rc;
 }
 
@@ -267,8 +356,9 @@ static int buffer_by_name(const struct tb_tracedat *td, const char *name)
 	return -1;
 }
 
-static int hist_tracedat(const struct hist_args *a)
+static int hist_tracedat(const struct hist_args *args)
 {
+	struct hist_args with_tsc = *args, *a = &with_tsc;
 	struct tb_tracedat *td;
 	struct tb_capture *c;
 	int buffer, rc = tb_tracedat_open(a->input, NULL, &td);
@@ -277,6 +367,8 @@ static int hist_tracedat(const struct hist_args *a)
 		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
 		return 2;
 	}
+	a->tsc_mult = tb_tracedat_info(td)->tsc2nsec_mult;
+	a->tsc_shift = tb_tracedat_info(td)->tsc2nsec_shift;
 	buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
 	if (buffer < 0 || (rc = tb_tracedat_capture(td, buffer, &a->copts, &c)) < 0) {
 		fprintf(stderr, "tracebuf hist: %s: no buffer '%s'\n", a->input, a->buffer ? a->buffer : "");
@@ -320,6 +412,8 @@ int cmd_hist(int argc, char **argv)
 		return 0; /* --help */
 	if (rc > 0)
 		return rc;
+	if (a.session)
+		return hist_session(&a);
 	if (stat(a.input, &st) == 0 && S_ISREG(st.st_mode)) {
 		if (a.live) {
 			fprintf(stderr, "tracebuf hist: --live needs a live instance, not the file %s\n", a.input);

@@ -134,6 +134,12 @@ struct tb_raw_page {
 int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page);
 /* Start every CPU again from its first page (capture dirs only: -ESPIPE live). */
 int tb_capture_rewind(struct tb_capture *c);
+/*
+ * A live instance: every CPU whose buffer ran dry is read on from where it
+ * stopped, so the next pass gets the events written since (a CPU that
+ * failed stays finished).  -ESPIPE for a capture directory or a trace.dat.
+ */
+int tb_capture_resume(struct tb_capture *c);
 
 /* Report a problem through the capture's diag callback (and count it). */
 void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset,

@@ -72,6 +72,22 @@ void tb_hist_free(struct tb_hist *h);
 
 /* The timestamp unit: whether the clock counts nanoseconds (.usecs divides by 1000 only then). */
 void tb_hist_set_ns_clock(struct tb_hist *h, int ns_clock);
+/*
+ * The time stamps count TSC cycles and the trace says how to make
+ * nanoseconds of them (trace.dat's TSC2NSEC: ns = cycles * mult >> shift):
+ * every time value (common_timestamp keys and values, .usecs) is converted,
+ * and the clock then counts ns.  mult 0: none (the default).
+ */
+void tb_hist_set_tsc2nsec(struct tb_hist *h, uint32_t mult, uint32_t shift);
+/*
+ * skip: every tb_hist_add_capture() reads a source that starts again from
+ * what it held before (a shared-memory ring's window, copied afresh at each
+ * refresh): a CPU's records up to the last one counted (by time stamp, and
+ * count at that time stamp) are passed over, so each record counts once.
+ */
+void tb_hist_skip_seen(struct tb_hist *h, int skip);
+/* Where names (comms, symbols) are looked up from now on (borrowed; NULL: unchanged). */
+void tb_hist_set_schema(struct tb_hist *h, struct tb_schema *schema);
 
 /* What one pass over a capture met. */
 struct tb_hist_totals {

@@ -93,6 +93,14 @@ struct hist_table {
 #define HIST_E_HITCOUNT 1
 #define HIST_E_SUMS 2
 
+/* skip_seen: where the last pass over a CPU's pages stopped counting. */
+struct hist_mark {
+	bool valid;
+	uint64_t ts;	/* the time of the last record counted */
+	uint64_t at_ts; /* records counted at exactly that time */
+	uint64_t skip;	/* in this pass: those at ts still to be passed over */
+};
+
 struct tb_hist {
 	char system[TB_NAME_MAX];
 	char event[TB_NAME_MAX];
@@ -109,6 +117,7 @@ struct tb_hist {
 	bool ts_usecs;	 /* some field says .usecs: every time stamp is in microseconds */
 	char clock[32];
 	bool ns_clock;
+	uint32_t tsc_mult, tsc_shift; /* tb_hist_set_tsc2nsec(): mult 0 = none */
 	uint32_t key_size;
 	struct hist_table table;
 	struct tb_schema *schema;
@@ -118,6 +127,9 @@ struct tb_hist {
 	uint64_t filtered;	  /* records of the event the filter left out */
 	uint64_t bad_records;
 	uint8_t *key_buf; /* key_size bytes, for building one key */
+	bool skip_seen;	  /* tb_hist_skip_seen(): each pass reads its source from the start */
+	struct hist_mark *marks; /* [nmarks]: per CPU slot, with skip_seen */
+	size_t nmarks;
 };
 
 /* hist_parse.c */

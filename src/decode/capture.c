@@ -42,6 +42,7 @@ struct cpu_source {
 	uint64_t offset; /* of the next page */
 	uint64_t size;   /* capture file size */
 	bool done;
+	bool dry;        /* live: done because the buffer was empty (tb_capture_resume reads on) */
 	uint8_t *page;   /* one sub-buffer, lent out by next_page; allocated at the first read */
 	bool have_stats;
 	struct tb_cpu_stats stats;
@@ -1495,6 +1496,7 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 	rc = c->live ? next_live_page(c, s) : next_file_page(c, s);
 	if (rc <= 0) {
 		s->done = true;
+		s->dry = c->live && rc == 0;
 		return rc;
 	}
 	page->data = s->page;
@@ -1503,6 +1505,18 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 	page->file_offset = s->offset;
 	s->offset += c->subbuf;
 	return 1;
+}
+
+int tb_capture_resume(struct tb_capture *c)
+{
+	if (!c)
+		return -EINVAL;
+	if (!c->live || c->has_src)
+		return -ESPIPE;
+	for (int i = 0; i < c->slots; i++)
+		if (c->cpus[i].dry)
+			c->cpus[i].done = c->cpus[i].dry = false;
+	return 0;
 }
 
 int tb_capture_rewind(struct tb_capture *c)

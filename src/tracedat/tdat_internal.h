@@ -133,13 +133,14 @@ struct tdat_stream {
 	uint64_t pos, end; /* file bytes left: [pos, end) */
 	bool done;
 	uint8_t *page;
+	const uint8_t *data; /* plain: the sub-buffer handed out, in the read-ahead (in) */
 	/* compressed */
 	uint32_t chunks_left;
 	uint64_t chunk_at;	 /* file offset of the current chunk's header */
 	uint64_t chunk_in_left;	 /* compressed bytes of the chunk not yet read */
 	uint32_t chunk_out_left; /* decompressed bytes of the chunk not yet produced */
 	bool chunk_ended;	 /* the decompressor saw the end of the block */
-	uint8_t *in;		 /* read-ahead of compressed bytes */
+	uint8_t *in;		 /* read-ahead of the file's bytes (plain: whole sub-buffers) */
 	size_t in_len, in_pos;
 	struct tdat_unzip *unzip;
 	char *label;	      /* names the chunk a decompressed page came from */
