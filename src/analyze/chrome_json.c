@@ -437,6 +437,8 @@ static int run(struct chrome *c)
 	sb_puts(&c->b, "},\"traceEvents\":[");
 	while (!c->fatal && merge_next(&m, &r) == 1)
 		feed(c, &r);
+	if (!c->fatal)
+		c->fatal = m.fatal;
 	c->t->records = m.records;
 	c->t->lost_pages = m.lost_pages;
 	merge_close(&m);
