@@ -251,7 +251,8 @@ static int hist_capture(const struct hist_args *a, struct tb_capture *c)
 			fprintf(stderr, "tracebuf hist: %s\n", strerror(-rc));
 		return 2;
 	}
-	tb_hist_set_ns_clock(h, tb_capture_clock_is_ns(c));
+	uint32_t mult, shift; /* a TSC2NSEC makes the cycle stamps nanoseconds (tb_capture_ts_ns) */
+	tb_hist_set_ns_clock(h, tb_capture_clock_is_ns(c) || tb_capture_tsc2nsec(c, &mult, &shift));
 	rc = a->live ? run_live(a, h, c, &t) : run_once(h, c, &t);
 	if (rc == 0)
 		rc = verdict(a, c, &t);

@@ -198,7 +198,8 @@ static int add_page(struct tb_hist *h, struct tb_capture *c, int cpu, const stru
 		if (type != h->id)
 			continue;
 		t->matched++;
-		rc = tb_hist_add_record(h, rec.data, rec.len, rec.ts, cpu);
+		/* common_timestamp in nanoseconds where a trace.dat's TSC2NSEC says how (capture.h). */
+		rc = tb_hist_add_record(h, rec.data, rec.len, tb_capture_ts_ns(c, rec.ts), cpu);
 		if (rc == -ENOMEM)
 			return rc;
 		if (rc < 0 && t->bad_records++ < BAD_RECORDS_TOLD)
