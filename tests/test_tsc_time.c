@@ -22,6 +22,7 @@
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/chrome.h"
+#include "tracebuf/hist.h"
 #include "tracebuf/offcpu.h"
 #include "tracebuf/ringsvg.h"
 #include "tracebuf/tracedat.h"
@@ -203,6 +204,33 @@ static void check_ring_svg(struct tb_capture *c)
 	free(text);
 }
 
+static int write_hist(struct tb_capture *c, void *h, FILE *f)
+{
+	int rc = tb_hist_add_capture(h, c, NULL);
+
+	return rc < 0 ? rc : tb_hist_print(h, f);
+}
+
+/* hist's common_timestamp.usecs: the nanoseconds, rounded to microseconds as the kernel's ns2usecs(). */
+static void check_hist(struct tb_capture *c)
+{
+	const struct tb_format *sw = tb_schema_event(tb_capture_schema(c), ID_SWITCH, NULL);
+	struct tb_hist_error err;
+	struct tb_hist *h = NULL;
+	char want[96], *text;
+
+	if (!ok(sw && tb_hist_new("keys=common_timestamp.usecs", sw, "sched", tb_capture_schema(c), &h, &err) == 0,
+		"a hist of sched_switch by common_timestamp.usecs"))
+		return;
+	tb_hist_set_ns_clock(h, 1);
+	if (ok((text = written(write_hist, c, h)) != NULL, "hist printed")) {
+		snprintf(want, sizeof(want), "{ common_timestamp: %10" PRIu64 " } hitcount:", (expect_ns(C2) + 500) / 1000);
+		ok(strstr(text, want) != NULL, "taskB's switch-out keyed at %" PRIu64 " us", (expect_ns(C2) + 500) / 1000);
+		free(text);
+	}
+	tb_hist_free(h);
+}
+
 /* trace-cmd, where installed, prints the same nanoseconds (its -t: all nine digits). */
 static void check_trace_cmd(const char *dat)
 {
@@ -243,6 +271,8 @@ int main(void)
 		check_json(c);
 		tb_capture_rewind(c);
 		check_ring_svg(c);
+		tb_capture_rewind(c);
+		check_hist(c);
 		tb_capture_close(c);
 	}
 	check_trace_cmd(dat);
