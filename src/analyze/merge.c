@@ -28,10 +28,21 @@ struct merge_stream {
 	struct pw_cursor steps;
 };
 
+/*
+ * One worker decodes pages while this thread merges and analyses: the
+ * analysis, not decoding, is the larger part, so more would wait.  Live
+ * buffers are read as needed, one page at a time.  TB_ANALYZE_THREADS
+ * (0 or 1) overrides the choice, for tests of either way.
+ */
 static int walk_threads(struct tb_capture *c)
 {
-	if (tb_capture_is_live(c) || sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
-	    tb_capture_data_bytes(c) < THREADED_FROM)
+	const char *env = getenv("TB_ANALYZE_THREADS");
+
+	if (tb_capture_is_live(c))
+		return 0;
+	if (env && *env)
+		return atoi(env) > 0;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || tb_capture_data_bytes(c) < THREADED_FROM)
 		return 0;
 	return 1;
 }
