@@ -120,18 +120,12 @@ struct tb_schema *tb_capture_schema(struct tb_capture *c);
  */
 int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stats *out);
 
-/*
- * One sub-buffer, lent until the next tb_capture_next_page() for that CPU
- * - or, when kept is true, until the capture is closed (a trace.dat's
- * sub-buffer lent where the mapped file holds it), so a reader may use it
- * in place instead of copying it.
- */
+/* One sub-buffer, lent until the next tb_capture_next_page() for that CPU. */
 struct tb_raw_page {
 	const uint8_t *data;
 	size_t size;          /* the sub-buffer size */
 	const char *file;     /* where it was read from */
 	uint64_t file_offset; /* byte offset of the page in that file or stream */
-	bool kept;            /* data stays valid until the capture is closed */
 };
 
 /*

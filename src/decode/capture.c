@@ -1463,7 +1463,6 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 	page->size = c->subbuf;
 	page->file = s->path;
 	page->file_offset = s->offset;
-	page->kept = false; /* s->page is read into again */
 	s->offset += c->subbuf;
 	return 1;
 }

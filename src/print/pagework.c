@@ -245,22 +245,17 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 			q->exhausted = true;
 			break;
 		}
-		if (p.kept) { /* valid as long as the capture: used in place, no copy */
-			u->page[i] = p.data;
-		} else {
-			if (p.size > u->page_cap[i]) {
-				uint8_t *grown = realloc(u->copy[i], p.size);
-				if (!grown) { /* the page is lost: said as an oom by the unit's text */
-					u->text.oom = true;
-					q->exhausted = true;
-					break;
-				}
-				u->copy[i] = grown;
-				u->page_cap[i] = p.size;
+		if (p.size > u->page_cap[i]) {
+			uint8_t *grown = realloc(u->page[i], p.size);
+			if (!grown) { /* the page is lost: said as an oom by the unit's text */
+				u->text.oom = true;
+				q->exhausted = true;
+				break;
 			}
-			memcpy(u->copy[i], p.data, p.size);
-			u->page[i] = u->copy[i];
+			u->page[i] = grown;
+			u->page_cap[i] = p.size;
 		}
+		memcpy(u->page[i], p.data, p.size);
 		u->size[i] = p.size;
 		bytes += p.size;
 		u->file[i] = p.file;
@@ -327,9 +322,8 @@ const struct pw_unit *pagework_next(struct pagework *w, int stream)
 
 static void free_unit(struct pw_unit *u)
 {
-	for (size_t i = 0; u->copy && i < UNIT_PAGES; i++)
-		free(u->copy[i]);
-	free(u->copy);
+	for (size_t i = 0; u->page && i < UNIT_PAGES; i++)
+		free(u->page[i]);
 	free(u->page);
 	free(u->size);
 	free(u->page_cap);
@@ -345,13 +339,12 @@ static bool alloc_unit(struct pw_unit *u, int cpu)
 {
 	u->cpu = cpu; /* as the records' lines show it */
 	u->page = calloc(UNIT_PAGES, sizeof(*u->page));
-	u->copy = calloc(UNIT_PAGES, sizeof(*u->copy));
 	u->size = calloc(UNIT_PAGES, sizeof(*u->size));
 	u->page_cap = calloc(UNIT_PAGES, sizeof(*u->page_cap));
 	u->file = calloc(UNIT_PAGES, sizeof(*u->file));
 	u->file_offset = calloc(UNIT_PAGES, sizeof(*u->file_offset));
 	u->hdr = calloc(UNIT_PAGES, sizeof(*u->hdr));
-	return u->page && u->copy && u->size && u->page_cap && u->file && u->file_offset && u->hdr;
+	return u->page && u->size && u->page_cap && u->file && u->file_offset && u->hdr;
 }
 
 static void stop_workers(struct pagework *w)

@@ -70,7 +70,7 @@ struct pw_step {
 struct pw_unit {
 	int cpu;
 	size_t npages;
-	const uint8_t **page;         /* [npages]: the sub-buffers (copies, or kept pages in place) */
+	uint8_t **page;               /* [npages]: copies of the sub-buffers */
 	size_t *size;                 /* [npages]: their sizes */
 	const char **file;            /* [npages]: where each page was read */
 	uint64_t *file_offset;        /* [npages] */
@@ -81,8 +81,7 @@ struct pw_unit {
 	struct tb_diag *errs;
 	size_t nerrs, errs_cap;
 	int state;                    /* private: enum unit_state (pagework.c) */
-	uint8_t **copy;               /* private: [UNIT_PAGES] buffers for the copies */
-	size_t *page_cap;             /* private: bytes allocated for each copy */
+	size_t *page_cap;             /* private: bytes allocated for each page copy */
 };
 
 struct pagework;

@@ -295,8 +295,6 @@ int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page)
 	if (rc <= 0)
 		return rc;
 	page->data = s->compressed ? s->page : s->data;
-	/* In the mapping, it stays until the trace.dat is closed (and with it the capture). */
-	page->kept = !s->compressed && s->data != s->page;
 	page->size = s->page_size;
 	page->file = s->td->path;
 	page->file_offset = at;
