@@ -39,14 +39,6 @@ struct tb_tracedat {
 	struct tb_tracedat_info info;
 	char *path;
 	int fd;
-	/*
-	 * The file mapped read-only for its uncompressed sub-buffers, which are
-	 * then lent in place (tdat_pages.c): no copy by read().  Mapped at the
-	 * first such page; NULL when it could not be (pages are read then).
-	 */
-	const uint8_t *map;
-	uint64_t map_size;
-	bool map_tried;
 	enum tdat_codec codec;
 	char compression[32];
 	char compression_version[64];
@@ -124,7 +116,6 @@ struct tdat_stream {
 	uint64_t pos, end; /* file bytes left: [pos, end) */
 	bool done;
 	uint8_t *page;
-	const uint8_t *data; /* the page lent: in td->map, or page */
 	/* compressed */
 	uint32_t chunks_left;
 	uint64_t chunk_at;	 /* file offset of the current chunk's header */

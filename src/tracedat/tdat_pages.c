@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
 #include "tdat_internal.h"
 
@@ -66,34 +64,6 @@ static int stop(struct tdat_stream *s, int rc)
 	return rc;
 }
 
-/*
- * Whether td's file is mapped (tried once): uncompressed sub-buffers are
- * then lent where they lie, which saves read()'s copy of every byte - the
- * larger part of reading a big trace.dat.  The mapping is read-only and
- * private; a file cut short while mapped is the one thing read() would
- * have told better (SIGBUS), as for any program that maps what it reads.
- */
-static bool file_mapped(struct tb_tracedat *td)
-{
-	struct stat st;
-	void *m;
-
-	if (td->map_tried)
-		return td->map != NULL;
-	td->map_tried = true;
-	if (fstat(td->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > SIZE_MAX)
-		return false;
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, td->fd, 0);
-	if (m == MAP_FAILED)
-		return false;
-	/* Read front to back, per CPU: the kernel may read ahead and drop behind. */
-	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-	td->map = m;
-	td->map_size = (uint64_t)st.st_size;
-	return true;
-}
-
 static int next_plain_page(struct tdat_stream *s)
 {
 	uint64_t left = s->end - s->pos;
@@ -108,14 +78,9 @@ static int next_plain_page(struct tdat_stream *s)
 			    s->cpu->cpu, (unsigned long long)left, s->page_size);
 		return stop(s, 0);
 	}
-	if (file_mapped(s->td) && s->pos + s->page_size <= s->td->map_size) {
-		s->data = s->td->map + s->pos;
-	} else {
-		rc = tdat_pread(s->td, s->page, s->page_size, s->pos, "a sub-buffer");
-		if (rc < 0)
-			return stop(s, rc);
-		s->data = s->page;
-	}
+	rc = tdat_pread(s->td, s->page, s->page_size, s->pos, "a sub-buffer");
+	if (rc < 0)
+		return stop(s, rc);
 	s->pos += s->page_size;
 	return 1;
 }
@@ -294,7 +259,7 @@ int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page)
 	rc = s->compressed ? next_compressed_page(s) : next_plain_page(s);
 	if (rc <= 0)
 		return rc;
-	page->data = s->compressed ? s->page : s->data;
+	page->data = s->page;
 	page->size = s->page_size;
 	page->file = s->td->path;
 	page->file_offset = at;

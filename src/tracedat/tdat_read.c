@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -1470,8 +1469,6 @@ void tb_tracedat_close(struct tb_tracedat *td)
 {
 	if (!td)
 		return;
-	if (td->map)
-		munmap((void *)td->map, td->map_size);
 	if (td->fd >= 0)
 		close(td->fd);
 	for (int i = 0; i < td->nbuffers; i++) {
