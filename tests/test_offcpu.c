@@ -266,6 +266,11 @@ int main(void)
 	struct tb_tracedat_write_opts wo = {.version = 6};
 	ok(tb_tracedat_write_capture(s.dir, NULL, dat, &wo) == 0, "written as trace.dat");
 	check_run(dat, "trace.dat");
+	/* The same with a worker thread decoding the pages (merge.c, pagework.c), as for big captures. */
+	setenv("TB_ANALYZE_THREADS", "1", 1);
+	check_run(dat, "trace.dat, pages decoded by a worker");
+	check_run(s.dir, "capture dir, pages decoded by a worker");
+	unsetenv("TB_ANALYZE_THREADS");
 	check_svg();
 	check_missing();
 	unlink(dat);

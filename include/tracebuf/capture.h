@@ -105,6 +105,18 @@ const char *tb_capture_clock(const struct tb_capture *c);
  * and tai do; counter, uptime, x86-tsc and ppc-tb count, and print raw.
  */
 bool tb_capture_clock_is_ns(const struct tb_capture *c);
+/*
+ * A trace.dat's TSC2NSEC option: its time stamps count CPU cycles and
+ * nanoseconds are (ts * mult) >> shift.  True with *mult and *shift set
+ * when the capture has one, false for every other capture.
+ */
+bool tb_capture_tsc2nsec(const struct tb_capture *c, uint32_t *mult, uint32_t *shift);
+/*
+ * A time stamp of the capture as the analyses measure time: converted by
+ * the TSC2NSEC above when there is one, else ts unchanged (nanoseconds for
+ * the clocks tb_capture_clock_is_ns() says count them, raw counts else).
+ */
+uint64_t tb_capture_ts_ns(const struct tb_capture *c, uint64_t ts);
 /* The schema (borrowed; owned by the capture). */
 struct tb_schema *tb_capture_schema(struct tb_capture *c);
 

@@ -280,8 +280,10 @@ static void on_func_exit(struct chrome *c, const struct merged_record *r)
 		return;
 	see_task(c, pid, NULL);
 	put_function_name(c, (uint64_t)func, name, sizeof(name));
-	begin_event(c, 'X', name, SIZE_MAX, pid, pid, (uint64_t)call);
-	put_dur(c, (uint64_t)(ret - call));
+	/* calltime and rettime are stamps of the trace clock: converted as the records' own are (merge.h). */
+	uint64_t start = tb_capture_ts_ns(c->capture, (uint64_t)call), end = tb_capture_ts_ns(c->capture, (uint64_t)ret);
+	begin_event(c, 'X', name, SIZE_MAX, pid, pid, start);
+	put_dur(c, end - start);
 	put_cat(c, "func");
 	if (field_int(&c->depth, r->data, r->len, &depth)) {
 		sb_puts(&c->b, ",\"args\":{\"depth\":");
@@ -434,9 +436,18 @@ static int run(struct chrome *c)
 		return rc;
 	sb_puts(&c->b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"tracebuf convert\",\"clock\":");
 	json_str(&c->b, tb_capture_clock(c->capture), SIZE_MAX);
+	if (m.mult) { /* the stamps were cycles: say how they became nanoseconds */
+		sb_puts(&c->b, ",\"tsc2nsec\":{\"mult\":");
+		json_i64(&c->b, m.mult);
+		sb_puts(&c->b, ",\"shift\":");
+		json_i64(&c->b, m.shift);
+		sb_putc(&c->b, '}');
+	}
 	sb_puts(&c->b, "},\"traceEvents\":[");
 	while (!c->fatal && merge_next(&m, &r) == 1)
 		feed(c, &r);
+	if (!c->fatal)
+		c->fatal = m.fatal;
 	c->t->records = m.records;
 	c->t->lost_pages = m.lost_pages;
 	merge_close(&m);

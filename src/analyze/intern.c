@@ -137,12 +137,6 @@ int64_t intern_add(struct intern *t, const void *key, uint32_t len, bool *added)
 	return (int64_t)t->count++;
 }
 
-const void *intern_key(const struct intern *t, uint32_t id, uint32_t *len)
-{
-	*len = t->lens[id];
-	return t->arena + t->offsets[id];
-}
-
 void *intern_room(void *arr, size_t *cap, size_t index, size_t elem)
 {
 	size_t n = *cap ? *cap : 256;

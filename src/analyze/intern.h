@@ -33,7 +33,11 @@ struct intern {
 /* The id of key (len bytes), adding it if new (*added says which); -1 when out of memory. */
 int64_t intern_add(struct intern *t, const void *key, uint32_t len, bool *added);
 /* The key of id and its length. */
-const void *intern_key(const struct intern *t, uint32_t id, uint32_t *len);
+static inline const void *intern_key(const struct intern *t, uint32_t id, uint32_t *len)
+{
+	*len = t->lens[id];
+	return t->arena + t->offsets[id];
+}
 void intern_free(struct intern *t);
 
 /*
@@ -62,6 +66,14 @@ struct pidmap {
 
 /* The dense id of pid, made if new (*added says); -1 when out of memory. */
 int64_t pidmap_add(struct pidmap *m, int32_t pid, bool *added);
+
+/* The dense id of a pid seen before and kept in the direct table, else -1: no call, for every record. */
+static inline int64_t pidmap_known(const struct pidmap *m, int32_t pid)
+{
+	if (pid >= 0 && (size_t)pid < m->slot_cap && m->slot[pid])
+		return (int64_t)m->slot[pid] - 1;
+	return -1;
+}
 void pidmap_free(struct pidmap *m);
 
 #endif

@@ -4,15 +4,21 @@
  * instance), all CPUs merged by time stamp, for the analyses that
  * aggregate rather than print (off-CPU time, the JSON export).
  *
- * Memory stays at one sub-buffer per CPU.  Ties go to the lower CPU, as in
- * the kernel's `trace`.  Damaged sub-buffers are reported through the
- * capture (file and byte offset) and skipped; sub-buffers that carry the
- * lost flag are counted, so an analysis can say its pairing may have gaps.
+ * The pages are walked by pagework.c (the project's one page walk): by a
+ * worker thread for a capture of some size, so decoding overlaps the
+ * analysis, else on the calling thread one page at a time.  Memory stays
+ * at a few sub-buffers per CPU.  Ties go to the lower CPU, as in the
+ * kernel's `trace`.  Damaged sub-buffers are reported through the capture
+ * (file and byte offset) and skipped; sub-buffers that carry the lost flag
+ * are counted, so an analysis can say its pairing may have gaps.
  *
- * Ownership: merge_open() allocates the streams, merge_close() frees them;
- * the capture stays the caller's and must outlive the merge.  A record's
- * data points into the capture's page buffer and is valid until the next
- * merge_next().
+ * Time stamps are handed out in nanoseconds where the capture says how to
+ * make them (tb_capture_ts_ns: a trace.dat's TSC2NSEC), else as stored.
+ *
+ * Ownership: merge_open() allocates the streams and the page walk,
+ * merge_close() frees them; the capture stays the caller's and must
+ * outlive the merge.  A record's data points into the walk's copy of its
+ * page and is valid until the next merge_next().
  */
 #ifndef TRACEBUF_ANALYZE_MERGE_H
 #define TRACEBUF_ANALYZE_MERGE_H
@@ -24,13 +30,18 @@
 #include "tracebuf/page.h"
 
 struct merge_stream;
+struct pagework;
 
 struct merge {
 	struct tb_capture *capture;
+	uint32_t mult, shift; /* the capture's TSC2NSEC (mult 0: none), kept at hand for every record */
+	struct pagework *work;
 	struct merge_stream *streams;
 	int nstreams;
 	bool started;
 	struct merge_stream *pending; /* handed out its record; reads ahead on the next call */
+	struct merge_stream *until;   /* the runner-up: pending keeps handing out while before it */
+	int fatal;           /* -ENOMEM when a page could not be walked whole */
 	uint64_t records;    /* data records handed out */
 	uint64_t pages;      /* sub-buffers read */
 	uint64_t bad_pages;  /* sub-buffers that failed to decode, wholly or in part */
@@ -41,7 +52,7 @@ struct merge {
 /* One record of the merged stream. */
 struct merged_record {
 	int cpu;
-	uint64_t ts;
+	uint64_t ts;         /* nanoseconds where the capture converts (merge_ts) */
 	const uint8_t *data; /* payload, common header first */
 	uint32_t len;
 	uint16_t id; /* common_type; 0 when the payload is too short to hold it */
@@ -49,8 +60,15 @@ struct merged_record {
 
 /* 0, or -ENOMEM. */
 int merge_open(struct merge *m, struct tb_capture *c);
-/* 1 with *r filled, 0 at the end of every CPU. */
+/* 1 with *r filled, 0 at the end of every CPU (m->fatal says whether it ended early). */
 int merge_next(struct merge *m, struct merged_record *r);
 void merge_close(struct merge *m);
+
+/* A time taken from a record's field (a function's calltime) converted as the stamps are. */
+static inline uint64_t merge_ts(const struct merge *m, uint64_t ts)
+{
+	/* As tb_capture_ts_ns(), without a call per record. */
+	return m->mult ? (uint64_t)(((unsigned __int128)ts * m->mult) >> m->shift) : ts;
+}
 
 #endif

@@ -33,6 +33,12 @@ struct task {
 	uint32_t comm, kstack, ustack;
 };
 
+/* A stack interned lately: its id and length (an id of its table, valid while the pairing runs). */
+#define RECENT_STACKS 256
+struct recent_stack {
+	uint32_t id, n; /* n 0: empty */
+};
+
 struct cpu_state {
 	int64_t pending; /* task index whose stacks may follow, -1 none */
 	int32_t pending_pid;
@@ -56,6 +62,8 @@ struct pairing {
 	/* kernel_stack / user_stack */
 	struct field_at common_pid, kcaller, ksize, ucaller;
 	int fatal;
+	/* Stacks met lately, direct-mapped by a few of their words: their ids without hashing them whole. */
+	struct recent_stack recent[RECENT_STACKS];
 };
 
 /* ------------------------------------------------------------ set-up */
@@ -96,9 +104,14 @@ static int find_events(struct pairing *p)
 static struct task *task_of(struct pairing *p, int32_t pid, int64_t *index)
 {
 	bool added;
-	int64_t i = pidmap_add(&p->pids, pid, &added);
+	int64_t i = pidmap_known(&p->pids, pid);
 
-	if (i < 0)
+	if (i >= 0) { /* seen before: its task record is there */
+		if (index)
+			*index = i;
+		return &p->tasks[i];
+	}
+	if ((i = pidmap_add(&p->pids, pid, &added)) < 0)
 		return NULL;
 	if ((size_t)i >= p->tasks_cap) {
 		struct task *tasks = intern_room(p->tasks, &p->tasks_cap, (size_t)i, sizeof(*tasks));
@@ -232,13 +245,23 @@ static bool state_is_running(int64_t state)
 	return (state & 0xff) == 0;
 }
 
+/* Whether two 16-byte comm arrays are the same: two loads each, no call. */
+static bool same_comm(const void *a, const void *b)
+{
+	uint64_t x[2], y[2];
+
+	memcpy(x, a, COMM_LEN);
+	memcpy(y, b, COMM_LEN);
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+}
+
 /* The comm's id: the task's last one when unchanged (no hashing), else interned. */
 static int64_t comm_id(struct pairing *p, const struct task *tk, const char *comm)
 {
 	uint32_t len;
 	bool added;
 
-	if (tk->has_comm && !memcmp(intern_key(&p->sums.comms, tk->comm, &len), comm, COMM_LEN))
+	if (tk->has_comm && same_comm(intern_key(&p->sums.comms, tk->comm, &len), comm))
 		return tk->comm;
 	return intern_add(&p->sums.comms, comm, COMM_LEN, &added);
 }
@@ -330,6 +353,33 @@ static int on_wakeup(struct pairing *p, const struct merged_record *r)
 }
 
 /*
+ * The id of the stack of n addresses at at (as the record holds them:
+ * little endian, as offcpu_fold.c reads them back); -1 out of memory.
+ * A blocked task's stack is mostly one met before: a recent one whose
+ * length and leaf, middle and root words match is compared whole, and
+ * only a stack not among them is hashed whole and interned.
+ */
+static int64_t stack_id(struct pairing *p, const uint8_t *at, uint32_t n)
+{
+	uint64_t leaf, mid, root, h;
+	struct recent_stack *rs;
+	uint32_t len;
+	bool added;
+
+	memcpy(&leaf, at, 8);
+	memcpy(&mid, at + 8 * (n / 2), 8);
+	memcpy(&root, at + 8 * (n - 1), 8);
+	h = (leaf ^ (mid * 0x9e3779b97f4a7c15ull) ^ (root * 0xff51afd7ed558ccdull)) + n;
+	rs = &p->recent[(h ^ h >> 29 ^ h >> 47) % RECENT_STACKS];
+	if (rs->n == n && !memcmp(intern_key(&p->sums.stacks, rs->id, &len), at, 8 * (size_t)n))
+		return rs->id;
+	int64_t id = intern_add(&p->sums.stacks, at, n * 8, &added);
+	if (id >= 0)
+		*rs = (struct recent_stack){(uint32_t)id, n};
+	return id;
+}
+
+/*
  * A stack record right after the switch that took its task off this CPU
  * (same pid, nothing else between): the stack that task blocked in.
  * Kernel stacks end at ULONG_MAX or the record's end, user stacks at 0.
@@ -348,17 +398,19 @@ static int on_stack(struct pairing *p, const struct merged_record *r, bool kerne
 	/* kernel_stack's size: the number of entries the kernel stored. */
 	if (kernel && field_int(&p->ksize, r->data, r->len, &size) && size > 0 && size < STACK_MAX)
 		limit = size;
-	for (uint32_t off = caller->offset; n < limit && off <= r->len && r->len - off >= 8; off += 8, n++) {
+	uint64_t end = kernel ? STACK_END : 0, room = caller->offset <= r->len ? (r->len - caller->offset) / 8 : 0;
+	const uint8_t *at = r->data + caller->offset;
+	if (room < (uint64_t)limit)
+		limit = (int64_t)room;
+	for (; n < limit; n++) {
 		uint64_t a;
-		memcpy(&a, r->data + off, 8);
-		if ((kernel && a == STACK_END) || (!kernel && a == 0))
+		memcpy(&a, at + 8 * n, 8);
+		if (a == end)
 			break;
 	}
 	if (n == 0)
 		return 0;
-	/* The addresses as the record holds them (little endian, as offcpu_fold.c reads them back). */
-	bool added;
-	int64_t id = intern_add(&p->sums.stacks, r->data + caller->offset, n * 8, &added);
+	int64_t id = stack_id(p, at, n);
 	if (id < 0)
 		return -ENOMEM;
 	if (kernel && tk->kstack == NO_STACK)
@@ -397,6 +449,8 @@ static int pair_all(struct pairing *p)
 		return rc;
 	while (rc == 0 && merge_next(&m, &r) == 1)
 		rc = feed(p, &r);
+	if (rc == 0)
+		rc = m.fatal;
 	p->t->records = m.records;
 	p->t->lost_pages = m.lost_pages;
 	p->t->bad_pages = m.bad_pages;

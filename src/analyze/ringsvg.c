@@ -45,7 +45,7 @@ struct row {
 
 /* ------------------------------------------------------------ reading */
 
-static void read_cell(const struct tb_raw_page *p, struct cell *cl)
+static void read_cell(struct tb_capture *c, const struct tb_raw_page *p, struct cell *cl)
 {
 	struct tb_page_cursor cur;
 	struct tb_record rec;
@@ -61,9 +61,11 @@ static void read_cell(const struct tb_raw_page *p, struct cell *cl)
 	cl->lost_stored = cur.hdr.lost_stored;
 	cl->lost_count = cur.hdr.lost_count;
 	while ((rc = tb_page_next_data(&cur, &rec)) == 1) {
+		/* In nanoseconds where a trace.dat's TSC2NSEC says how (capture.h). */
+		uint64_t ts = tb_capture_ts_ns(c, rec.ts);
 		if (!cl->events++)
-			cl->first_ts = rec.ts;
-		cl->last_ts = rec.ts;
+			cl->first_ts = ts;
+		cl->last_ts = ts;
 	}
 	cl->damaged = rc < 0;
 }
@@ -86,7 +88,7 @@ static int read_row(struct tb_capture *c, int cpu, struct row *r)
 			r->cells = grown;
 			r->cap = n;
 		}
-		read_cell(&p, &r->cells[r->n++]);
+		read_cell(c, &p, &r->cells[r->n++]);
 	}
 	return 0;
 }

@@ -83,6 +83,7 @@ struct tb_capture {
 	struct cpu_source *cpus;
 	int online_cpus;
 	bool clock_ns;
+	uint32_t tsc_mult, tsc_shift; /* a trace.dat's TSC2NSEC (mult 0: none) */
 	char clock[64];
 	char *clock_given; /* tb_capture_opts.clock */
 	char tracer[64];
@@ -1011,6 +1012,10 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
 	snprintf(c->tracer, sizeof(c->tracer), "%s", desc->tracer ? desc->tracer : "nop");
 	snprintf(c->clock, sizeof(c->clock), "%s", clock ? clock : "");
 	c->clock_ns = clock_unit(c->clock) == CLOCK_NS;
+	if (desc->tsc2nsec_mult && desc->tsc2nsec_shift < 64) {
+		c->tsc_mult = desc->tsc2nsec_mult;
+		c->tsc_shift = desc->tsc2nsec_shift;
+	}
 	if (!c->dir || !c->prefix)
 		rc = -ENOMEM;
 	for (int i = 0; rc == 0 && i < desc->slots; i++) {
@@ -1151,6 +1156,23 @@ const char *tb_capture_tracer(const struct tb_capture *c)
 bool tb_capture_clock_is_ns(const struct tb_capture *c)
 {
 	return c && c->clock_ns;
+}
+
+bool tb_capture_tsc2nsec(const struct tb_capture *c, uint32_t *mult, uint32_t *shift)
+{
+	if (!c || !c->tsc_mult)
+		return false;
+	*mult = c->tsc_mult;
+	*shift = c->tsc_shift;
+	return true;
+}
+
+uint64_t tb_capture_ts_ns(const struct tb_capture *c, uint64_t ts)
+{
+	/* 128 bits: a cycle count times mult overflows 64 within hours of uptime. */
+	if (c && c->tsc_mult)
+		return (uint64_t)(((unsigned __int128)ts * c->tsc_mult) >> c->tsc_shift);
+	return ts;
 }
 
 const char *tb_capture_clock(const struct tb_capture *c)

@@ -34,6 +34,8 @@ struct capture_desc {
 	int online_cpus;
 	const char *clock;  /* its trace clock; NULL: opts->clock, else an error */
 	const char *tracer; /* NULL: "nop" */
+	/* A trace.dat's TSC2NSEC: ns = (ts * mult) >> shift (mult 0: the stamps are used as they are). */
+	uint32_t tsc2nsec_mult, tsc2nsec_shift;
 };
 
 /*

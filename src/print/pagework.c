@@ -79,24 +79,29 @@ static bool all_zero(const uint8_t *p, size_t n)
  * record's line starts at the previous step's text_end); NULL when memory
  * ran out (the unit's text says oom).
  */
-static struct pw_step *new_step(struct pw_unit *u, enum pw_step_kind kind, uint32_t page)
+static bool grow_steps(struct pw_unit *u)
+{
+	size_t cap = u->steps_cap ? 2 * u->steps_cap : 1024;
+	struct pw_step *grown = realloc(u->steps, cap * sizeof(*grown));
+
+	if (!grown) {
+		u->text.oom = true;
+		return false;
+	}
+	u->steps = grown;
+	u->steps_cap = cap;
+	return true;
+}
+
+/* Inline: once per record of every walk. */
+static inline struct pw_step *new_step(struct pw_unit *u, enum pw_step_kind kind, uint32_t page)
 {
 	struct pw_step *st;
 
-	if (u->nsteps == u->steps_cap) {
-		size_t cap = u->steps_cap ? 2 * u->steps_cap : 1024;
-		struct pw_step *grown = realloc(u->steps, cap * sizeof(*grown));
-		if (!grown) {
-			u->text.oom = true;
-			return NULL;
-		}
-		u->steps = grown;
-		u->steps_cap = cap;
-	}
-	st = memset(&u->steps[u->nsteps++], 0, sizeof(struct pw_step));
-	st->kind = (uint8_t)kind;
-	st->page = page;
-	st->text_end = (uint32_t)u->text.len;
+	if (u->nsteps == u->steps_cap && !grow_steps(u))
+		return NULL;
+	st = &u->steps[u->nsteps++];
+	*st = (struct pw_step){.kind = (uint8_t)kind, .page = page, .text_end = (uint32_t)u->text.len};
 	return st;
 }
 

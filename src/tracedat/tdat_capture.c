@@ -70,6 +70,8 @@ static int open_buffer(struct tb_tracedat *td, bool owns_td, int buffer, const s
 	    .clock = opts && opts->clock ? opts->clock
 		     : b->clock		 ? b->clock
 					 : "local",
+	    .tsc2nsec_mult = td->info.tsc2nsec_mult,
+	    .tsc2nsec_shift = td->info.tsc2nsec_shift,
 	};
 	struct tb_capture_opts o = {.diag = td->diag, .diag_ctx = td->diag_ctx};
 	bool *has = NULL;
