@@ -76,7 +76,8 @@ void tb_hist_set_ns_clock(struct tb_hist *h, int ns_clock);
  * The time stamps count TSC cycles and the trace says how to make
  * nanoseconds of them (trace.dat's TSC2NSEC: ns = cycles * mult >> shift):
  * every time value (common_timestamp keys and values, .usecs) is converted,
- * and the clock then counts ns.  mult 0: none (the default).
+ * and the clock then counts ns.  mult 0: none (the default), and then
+ * tb_hist_add_capture() takes the capture's own TSC2NSEC where it has one.
  */
 void tb_hist_set_tsc2nsec(struct tb_hist *h, uint32_t mult, uint32_t shift);
 /*

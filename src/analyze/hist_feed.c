@@ -526,6 +526,11 @@ int tb_hist_add_capture(struct tb_hist *h, struct tb_capture *c, struct tb_hist_
 
 	if (!h || !c)
 		return -EINVAL;
+	if (!h->tsc_mult) { /* the capture's own TSC2NSEC, where the caller named none */
+		uint32_t mult, shift;
+		if (tb_capture_tsc2nsec(c, &mult, &shift))
+			tb_hist_set_tsc2nsec(h, mult, shift);
+	}
 	slots = tb_capture_cpu_slots(c);
 	if (h->skip_seen && (rc = start_marks(h, slots)) < 0)
 		return rc;
