@@ -320,7 +320,7 @@ static int session_open(struct recorder *rec)
 	shmcap_desc_dir(tb_shm_path(rec->shm), rec->desc, sizeof(rec->desc));
 	if (mkdir(rec->desc, 0700) < 0 && errno != EEXIST)
 		return shmcap_say(CMD, -errno, "cannot create %s: %s", rec->desc, strerror(errno));
-	if ((rc = shmcap_tmpdir(CMD, rec->tmp, sizeof(rec->tmp))) < 0)
+	if ((rc = shmcap_tmpdir(CMD, 0, rec->tmp, sizeof(rec->tmp))) < 0)
 		return shmcap_say(CMD, rc, "cannot create a temporary directory: %s", strerror(-rc));
 	snprintf(rec->cap, sizeof(rec->cap), "%s/capture", rec->tmp);
 	if ((rc = make_dirs(rec->cap)) < 0)

@@ -86,7 +86,7 @@ static int parse(int argc, char **argv, struct request *rq)
 	return 0;
 }
 
-/* The window of ring into a capture directory, then out. */
+/* The descriptions into a capture directory, then they and the window of ring out. */
 static int write_window(const struct request *rq, struct tb_ring *ring, struct tb_shm_window *w)
 {
 	char tmp[PATH_MAX], cap[PATH_MAX + 16], desc[PATH_MAX];
@@ -96,19 +96,15 @@ static int write_window(const struct request *rq, struct tb_ring *ring, struct t
 		snprintf(desc, sizeof(desc), "%s", rq->desc);
 	else
 		shmcap_desc_dir(rq->session, desc, sizeof(desc));
-	if ((rc = shmcap_tmpdir(rq->cmd, tmp, sizeof(tmp))) < 0)
+	if ((rc = shmcap_tmpdir(rq->cmd, 1, tmp, sizeof(tmp))) < 0)
 		return shmcap_say(rq->cmd, rc, "cannot create a temporary directory: %s", strerror(-rc));
 	snprintf(cap, sizeof(cap), "%s/capture", tmp);
 	rc = make_dirs(cap);
-	if (rc == 0)
-		rc = shmcap_window(rq->cmd, cap, ring, w);
 	found = rc == 0 ? shmcap_merge_desc(rq->cmd, desc, cap, ring) : 0;
 	if (found == 0 && rc == 0)
 		shmcap_say(rq->cmd, 0, "no event descriptions in %s: events print without names", desc);
 	if (rc == 0 && found >= 0)
-		rc = shmcap_meta(rq->cmd, cap, ring);
-	if (rc == 0 && found >= 0)
-		rc = shmcap_tracedat(rq->cmd, cap, rq->out, ring);
+		rc = shmcap_stream(rq->cmd, cap, rq->out, ring, w);
 	shmcap_rmtree(tmp);
 	return rc < 0 ? rc : found < 0 ? found : 0;
 }
