@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shm_capture.h"
 #include "tracebuf/stats.h"
@@ -168,7 +169,8 @@ static void stream_free(struct stream *s)
 }
 
 /* The window through the stream: 0, the window's error, or the writer's. */
-static int stream_window(struct tb_tracedat_writer *w, struct tb_ring *ring, struct tb_shm_window *win)
+static int stream_window(const char *cmd, struct tb_tracedat_writer *w, struct tb_ring *ring,
+			 struct tb_shm_window *win)
 {
 	struct stream s;
 	pthread_t thread;
@@ -181,6 +183,8 @@ static int stream_window(struct tb_tracedat_writer *w, struct tb_ring *ring, str
 		return rc;
 	}
 	rc = tb_shm_window(ring, put_page, &s, win);
+	if (rc == -EFAULT && *tb_shm_error())
+		shmcap_say(cmd, rc, "%s", tb_shm_error()); /* a --shm file shrunk under us */
 	if (rc == 0)
 		rc = next_block(&s, -1); /* the last block over */
 	pthread_mutex_lock(&s.lock);
@@ -235,10 +239,12 @@ int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_r
 	if (rc == 0)
 		rc = tb_tracedat_write_begin_buffer(w, "", name);
 	if (rc == 0)
-		rc = stream_window(w, ring, win);
+		rc = stream_window(cmd, w, ring, win);
 	closed = tb_tracedat_writer_close(w);
 	rc = rc ? rc : closed;
-	if (rc < 0)
+	if (rc < 0 && !(rc == -EFAULT && *tb_shm_error())) /* a shrunk file was said already */
 		shmcap_say(cmd, rc, "cannot write %s: %s", out, strerror(-rc));
+	if (rc < 0)
+		unlink(out); /* half a file is no trace.dat */
 	return rc;
 }
