@@ -324,7 +324,9 @@ int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct
 		if (rf.fd[i] >= 0 && close(rf.fd[i]) < 0 && rc == 0)
 			rc = -errno;
 	free(rf.fd);
-	if (rc < 0)
+	if (rc == -EFAULT && *tb_shm_error())
+		shmcap_say(cmd, rc, "%s", tb_shm_error()); /* a --shm file shrunk under us */
+	else if (rc < 0)
 		shmcap_say(cmd, rc, "cannot write the pages to %s: %s", cap, strerror(-rc));
 	return rc;
 }
