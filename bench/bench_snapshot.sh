@@ -7,8 +7,8 @@
 # formatted.  The goal is 100 ms or less.
 #
 # The ring is filled by examples/recorded under `tracebuf record
-# --flight-recorder --shm` (two processes, 8 M events each, far more than
-# the ring holds), then snapshot twice over: with the writers gone, and
+# --flight-recorder --shm` (two processes, one pinned to each CPU, 4 M
+# events each, far more than the ring holds), then snapshot twice over: with the writers gone, and
 # with a writer process attached to the same session still writing (one
 # CPU busy with it).  Runs alternate with the peer's, each output file
 # removed first; the fastest of 5 counts (other load only slows a run
@@ -29,8 +29,9 @@ wpid=
 trap '[ -n "$wpid" ] && kill $wpid 2>/dev/null; rm -rf "$W" "$shm" "$shm.formats"' EXIT INT TERM
 
 # exit 1: events were lost, as a flight recorder's are
-"$TB" record --flight-recorder --shm "$shm" -b 32768 -e 'app:*' -o "$W/rec.dat" -- "$P" 8000000 1 \
-	>/dev/null 2>"$W/rec.err"
+# (one writer pinned to each CPU, so both CPUs' buffers fill whatever else runs)
+"$TB" record --flight-recorder --shm "$shm" -b 32768 -e 'app:*' -o "$W/rec.dat" -- \
+	sh -c "taskset -c 0 $P 4000000 0 & taskset -c 1 $P 4000000 0; wait" >/dev/null 2>"$W/rec.err"
 [ $? -le 1 ] || { cat "$W/rec.err" >&2; exit 1; }
 rm -f "$W/rec.dat"
 
