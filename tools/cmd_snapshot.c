@@ -87,8 +87,9 @@ static int parse(int argc, char **argv, struct request *rq)
 }
 
 /* The descriptions into a capture directory, then they and the window of ring out. */
-static int write_window(const struct request *rq, struct tb_ring *ring, struct tb_shm_window *w)
+static int write_window(const struct request *rq, struct tb_shm *shm, struct tb_shm_window *w)
 {
+	struct tb_ring *ring = tb_shm_ring(shm);
 	char tmp[PATH_MAX], cap[PATH_MAX + 16], desc[PATH_MAX];
 	int rc, found;
 
@@ -104,7 +105,7 @@ static int write_window(const struct request *rq, struct tb_ring *ring, struct t
 	if (found == 0 && rc == 0)
 		shmcap_say(rq->cmd, 0, "no event descriptions in %s: events print without names", desc);
 	if (rc == 0 && found >= 0)
-		rc = shmcap_stream(rq->cmd, cap, rq->out, ring, w);
+		rc = shmcap_stream(rq->cmd, cap, rq->out, shm, w);
 	shmcap_rmtree(tmp);
 	return rc < 0 ? rc : found < 0 ? found : 0;
 }
@@ -134,7 +135,7 @@ static int window_command(struct request *rq, int argc, char **argv,
 	rc = open_region(rq->session, &shm);
 	if (rc < 0)
 		return shmcap_say(rq->cmd, 2, "cannot read the %s: %s", open_what, tb_shm_error());
-	rc = write_window(rq, tb_shm_ring(shm), &w);
+	rc = write_window(rq, shm, &w);
 	tb_shm_close(shm);
 	if (rc < 0)
 		return 2;

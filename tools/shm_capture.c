@@ -241,21 +241,18 @@ int shmcap_merge_desc(const char *cmd, const char *desc_dir, const char *cap, co
 	return rc < 0 ? rc : found;
 }
 
-int shmcap_stats_text(struct tb_ring *ring, unsigned cpu, char **text, size_t *len)
+int shmcap_stats_text(const struct tb_ring *ring, const struct tb_cpu_stats *st, char **text, size_t *len)
 {
 	enum tb_clock clock = tb_ring_clock(ring);
-	struct tb_cpu_stats st;
 	FILE *f;
 	int rc;
 
 	*text = NULL;
 	*len = 0;
-	if ((rc = tb_ring_stats(ring, cpu, &st)) < 0)
-		return rc;
 	if (!(f = open_memstream(text, len)))
 		return -errno;
 	/* raw values, as the capture's clock says: ns for mono/boot, counts otherwise */
-	tb_stats_print(f, NULL, &st, clock == TB_CLOCK_MONO || clock == TB_CLOCK_BOOT);
+	tb_stats_print(f, NULL, st, clock == TB_CLOCK_MONO || clock == TB_CLOCK_BOOT);
 	rc = ferror(f) ? -EIO : 0;
 	if (fclose(f) != 0 && rc == 0)
 		rc = -errno;
@@ -272,10 +269,11 @@ int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring)
 	path_fmt(path, sizeof(path), "%s/meta.txt", cap);
 	rc = write_file(path, text, (size_t)n);
 	for (unsigned cpu = 0; rc == 0 && cpu < tb_ring_ncpus(ring); cpu++) {
-		char *stats;
+		struct tb_cpu_stats st;
+		char *stats = NULL;
 		size_t len;
 
-		if ((rc = shmcap_stats_text(ring, cpu, &stats, &len)) == 0) {
+		if ((rc = tb_ring_stats(ring, cpu, &st)) == 0 && (rc = shmcap_stats_text(ring, &st, &stats, &len)) == 0) {
 			path_fmt(path, sizeof(path), "%s/cpu%u.stats", cap, cpu);
 			rc = write_file(path, stats, len);
 		}

@@ -42,8 +42,9 @@ void shmcap_rmtree(const char *dir);
  */
 int shmcap_merge_desc(const char *cmd, const char *desc_dir, const char *cap, const struct tb_ring *ring);
 
-/* CPU cpu's stats as the kernel's stats text, in *text (malloc'ed, the caller frees): 0 or -errno. */
-int shmcap_stats_text(struct tb_ring *ring, unsigned cpu, char **text, size_t *len);
+/* A CPU's stats of ring as the kernel's stats text, in *text (malloc'ed, the caller frees): 0 or -errno. */
+struct tb_cpu_stats;
+int shmcap_stats_text(const struct tb_ring *ring, const struct tb_cpu_stats *st, char **text, size_t *len);
 /* meta.txt and cpuN.stats for ring into cap: 0 or -errno. */
 int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring);
 
@@ -51,13 +52,13 @@ int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring);
 int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w);
 
 /*
- * The pages the ring holds now (tb_shm_window) straight into the trace.dat
+ * The pages shm's ring holds now (tb_shm_window) straight into the trace.dat
  * out (version 6), with cap's descriptions (shmcap_merge_desc) and the
- * ring's CPU stats: no cpuN.raw in between (shm_stream.c).  0 or -errno
+ * ring's CPU stats (read under tb_shm_guard): no cpuN.raw in between
+ * (shm_stream.c).  0 or -errno
  * (said on stderr); counts in *w.
  */
-int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_ring *ring,
-		  struct tb_shm_window *w);
+int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_shm *shm, struct tb_shm_window *w);
 /* cap as the trace.dat out (version 6): 0 or -errno. */
 int shmcap_tracedat(const char *cmd, const char *cap, const char *out, const struct tb_ring *ring);
 /* Options for writing ring's pages as a trace.dat: v6, and TSC2NSEC on an x86-tsc ring. */

@@ -200,25 +200,45 @@ static int stream_window(const char *cmd, struct tb_tracedat_writer *w, struct t
 	return rc;
 }
 
-/* Each CPU's stats, as the kernel's per_cpu/cpuN/stats text. */
-static int write_stats(struct tb_tracedat_writer *w, struct tb_ring *ring)
+struct all_stats {
+	struct tb_ring *ring;
+	struct tb_cpu_stats *st;
+};
+
+/* Every CPU's counters: reads of the mapping only (tb_shm_guard may abandon it at any of them). */
+static int read_stats(void *arg)
 {
+	struct all_stats *a = arg;
 	int rc = 0;
 
-	for (unsigned cpu = 0; rc == 0 && cpu < tb_ring_ncpus(ring); cpu++) {
-		char *text = NULL;
-		size_t len = 0;
-
-		if ((rc = shmcap_stats_text(ring, cpu, &text, &len)) == 0)
-			rc = tb_tracedat_write_cpustat(w, "", (int)cpu, text, len);
-		free(text);
-	}
+	for (unsigned cpu = 0; rc == 0 && cpu < tb_ring_ncpus(a->ring); cpu++)
+		rc = tb_ring_stats(a->ring, cpu, &a->st[cpu]);
 	return rc;
 }
 
-int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_ring *ring,
-		  struct tb_shm_window *win)
+/* Each CPU's stats, as the kernel's per_cpu/cpuN/stats text. */
+static int write_stats(const char *cmd, struct tb_tracedat_writer *w, struct tb_shm *shm)
 {
+	struct all_stats a = {tb_shm_ring(shm), calloc(tb_ring_ncpus(tb_shm_ring(shm)), sizeof(*a.st))};
+	int rc = a.st ? tb_shm_guard(shm, read_stats, &a) : -ENOMEM;
+
+	if (rc == -EFAULT && *tb_shm_error())
+		shmcap_say(cmd, rc, "%s", tb_shm_error()); /* a --shm file shrunk under us */
+	for (unsigned cpu = 0; rc == 0 && cpu < tb_ring_ncpus(a.ring); cpu++) {
+		char *text = NULL;
+		size_t len = 0;
+
+		if ((rc = shmcap_stats_text(a.ring, &a.st[cpu], &text, &len)) == 0)
+			rc = tb_tracedat_write_cpustat(w, "", (int)cpu, text, len);
+		free(text);
+	}
+	free(a.st);
+	return rc;
+}
+
+int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_shm *shm, struct tb_shm_window *win)
+{
+	struct tb_ring *ring = tb_shm_ring(shm);
 	struct tb_tracedat_write_opts o;
 	struct tb_tracedat_writer *w;
 	char clock[64];
@@ -235,7 +255,7 @@ int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_r
 		return shmcap_say(cmd, rc, "cannot write %s: %s", out, strerror(-rc));
 	rc = tb_tracedat_write_capture_meta(w, cap, NULL, "");
 	if (rc == 0)
-		rc = write_stats(w, ring);
+		rc = write_stats(cmd, w, shm);
 	if (rc == 0)
 		rc = tb_tracedat_write_begin_buffer(w, "", name);
 	if (rc == 0)
