@@ -59,7 +59,7 @@ ZIP_LIBS := -lzstd -lz
 LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c blob.c shm.c shm_window.c) \
+CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c blob.c shm.c shm_window.c shm_guard.c) \
 	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
 		registry.c session.c session_ids.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
 		filter_parse.c filter_eval.c event_filter.c)
@@ -84,7 +84,7 @@ HEADERS := $(wildcard include/tracebuf/*.h) $(wildcard src/*.h src/*/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_SCRIPTS := $(wildcard tests/t_*.sh)
-TSAN_TESTS := test_ring_torture test_ring_basic test_report_threads test_tp_threads test_tp_filter test_tp_filter_torture test_hist
+TSAN_TESTS := test_ring_torture test_ring_basic test_report_threads test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_CFLAGS :=
@@ -345,7 +345,7 @@ $(B)/bench/merge_results: bench/merge_results.c Makefile
 
 bench: deps lib cli
 	$(Q)scripts/bench-deps.sh
-	$(Q)$(MAKE) --no-print-directory $(BENCHES) $(B)/bench/merge_results
+	$(Q)$(MAKE) --no-print-directory $(BENCHES) $(B)/bench/merge_results $(B)/examples/recorded
 	$(Q)scripts/bench.sh $(B)
 
 # ---------------------------------------------------------------- install

@@ -158,5 +158,17 @@ $TB recover "$tmp/nosuch" -o "$tmp/j.dat" 2> "$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q "$tmp/nosuch: No such file" "$tmp/err"
 check $? "recover of a missing file: exit 2, says why"
 
+# 9. a --shm file shrunk under its reader (a named file cannot be sealed): an error, not SIGBUS
+rm -rf "$shm" "$shm.formats"
+$TB record --shm "$shm" -e 'app:*' -o "$tmp/shrunk.dat" -- sh -c "$P 1000 0 > /dev/null; truncate -s 4096 $shm; sleep 0.2" \
+	2> "$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "^tracebuf record: $shm: the file shrank to 4096 bytes while it was read" "$tmp/err" &&
+	[ ! -e "$tmp/shrunk.dat" ]
+r=$?; check $r "record: the program truncates the session's file; record's drain says so and exits 2, no SIGBUS"
+[ $r = 0 ] || { echo "# exit $rc; its messages:"; sed 's/^/#   /' "$tmp/err"; }
+$TB snapshot "$shm" -o "$tmp/shrunk.dat" 2> "$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "$shm: offset 0: not a usable tracebuf region: region larger than the file" "$tmp/err"
+check $? "snapshot of the shrunk file: exit 2, names it and why"
+
 echo "1..$n"
 exit $fail

@@ -320,7 +320,7 @@ static int session_open(struct recorder *rec)
 	shmcap_desc_dir(tb_shm_path(rec->shm), rec->desc, sizeof(rec->desc));
 	if (mkdir(rec->desc, 0700) < 0 && errno != EEXIST)
 		return shmcap_say(CMD, -errno, "cannot create %s: %s", rec->desc, strerror(errno));
-	if ((rc = shmcap_tmpdir(CMD, rec->tmp, sizeof(rec->tmp))) < 0)
+	if ((rc = shmcap_tmpdir(CMD, 0, rec->tmp, sizeof(rec->tmp))) < 0)
 		return shmcap_say(CMD, rc, "cannot create a temporary directory: %s", strerror(-rc));
 	snprintf(rec->cap, sizeof(rec->cap), "%s/capture", rec->tmp);
 	if ((rc = make_dirs(rec->cap)) < 0)
@@ -478,27 +478,43 @@ static bool child_ended(struct recorder *rec, bool block)
 
 /* ---------------------------------------------------- the shm source */
 
+/* One page taken by the consuming reader, under the guard against a --shm file shrunk by another process. */
+struct take {
+	struct recorder *rec;
+	unsigned cpu;
+	struct tb_page_info info;
+	long n;
+};
+
+static int take_page(void *arg)
+{
+	struct take *t = arg;
+
+	t->n = tb_read_page_info(t->rec->ring, t->cpu, t->rec->page, tb_ring_subbuf_size(t->rec->ring), &t->info);
+	return 0;
+}
+
 /* Every page the consuming reader can take now: how many, or -errno. */
 static long drain_ring(struct recorder *rec)
 {
-	size_t size = tb_ring_subbuf_size(rec->ring);
 	long total = 0;
 
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(rec->ring); cpu++) {
-		struct tb_page_info info;
-		long n;
+		struct take t = {.rec = rec, .cpu = cpu};
 		int rc;
 
-		while ((n = tb_read_page_info(rec->ring, cpu, rec->page, size, &info)) > 0) {
-			if ((rc = write_all(rec->raw[cpu], rec->page, (size_t)n)) < 0)
+		while ((rc = tb_shm_guard(rec->shm_reader, take_page, &t)) == 0 && t.n > 0) {
+			if ((rc = write_all(rec->raw[cpu], rec->page, (size_t)t.n)) < 0)
 				return shmcap_say(CMD, rc, "cannot write the pages: %s", strerror(-rc));
 			rec->pages++;
-			rec->events += info.events;
-			rec->lost += info.lost;
+			rec->events += t.info.events;
+			rec->lost += t.info.lost;
 			total++;
 		}
-		if (n < 0)
-			return shmcap_say(CMD, (int)n, "CPU %u: the ring is damaged (%s)", cpu, strerror((int)-n));
+		if (rc < 0)
+			return shmcap_say(CMD, rc, "%s", tb_shm_error());
+		if (t.n < 0)
+			return shmcap_say(CMD, (int)t.n, "CPU %u: the ring is damaged (%s)", cpu, strerror((int)-t.n));
 	}
 	return total;
 }

@@ -86,9 +86,10 @@ static int parse(int argc, char **argv, struct request *rq)
 	return 0;
 }
 
-/* The window of ring into a capture directory, then out. */
-static int write_window(const struct request *rq, struct tb_ring *ring, struct tb_shm_window *w)
+/* The descriptions into a capture directory, then they and the window of ring out. */
+static int write_window(const struct request *rq, struct tb_shm *shm, struct tb_shm_window *w)
 {
+	struct tb_ring *ring = tb_shm_ring(shm);
 	char tmp[PATH_MAX], cap[PATH_MAX + 16], desc[PATH_MAX];
 	int rc, found;
 
@@ -96,19 +97,15 @@ static int write_window(const struct request *rq, struct tb_ring *ring, struct t
 		snprintf(desc, sizeof(desc), "%s", rq->desc);
 	else
 		shmcap_desc_dir(rq->session, desc, sizeof(desc));
-	if ((rc = shmcap_tmpdir(rq->cmd, tmp, sizeof(tmp))) < 0)
+	if ((rc = shmcap_tmpdir(rq->cmd, 1, tmp, sizeof(tmp))) < 0)
 		return shmcap_say(rq->cmd, rc, "cannot create a temporary directory: %s", strerror(-rc));
 	snprintf(cap, sizeof(cap), "%s/capture", tmp);
 	rc = make_dirs(cap);
-	if (rc == 0)
-		rc = shmcap_window(rq->cmd, cap, ring, w);
 	found = rc == 0 ? shmcap_merge_desc(rq->cmd, desc, cap, ring) : 0;
 	if (found == 0 && rc == 0)
 		shmcap_say(rq->cmd, 0, "no event descriptions in %s: events print without names", desc);
 	if (rc == 0 && found >= 0)
-		rc = shmcap_meta(rq->cmd, cap, ring);
-	if (rc == 0 && found >= 0)
-		rc = shmcap_tracedat(rq->cmd, cap, rq->out, ring);
+		rc = shmcap_stream(rq->cmd, cap, rq->out, shm, w);
 	shmcap_rmtree(tmp);
 	return rc < 0 ? rc : found < 0 ? found : 0;
 }
@@ -138,7 +135,7 @@ static int window_command(struct request *rq, int argc, char **argv,
 	rc = open_region(rq->session, &shm);
 	if (rc < 0)
 		return shmcap_say(rq->cmd, 2, "cannot read the %s: %s", open_what, tb_shm_error());
-	rc = write_window(rq, tb_shm_ring(shm), &w);
+	rc = write_window(rq, shm, &w);
 	tb_shm_close(shm);
 	if (rc < 0)
 		return 2;

@@ -46,11 +46,17 @@ void shmcap_desc_dir(const char *shm_path, char *out, size_t size)
 	}
 }
 
-int shmcap_tmpdir(const char *what, char *out, size_t size)
+int shmcap_tmpdir(const char *what, int small, char *out, size_t size)
 {
 	const char *tmp = getenv("TMPDIR");
+	struct stat st;
 
-	snprintf(out, size, "%s/tracebuf-%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", what);
+	if (!tmp || !*tmp)
+		/* a few KiB of descriptions: made and removed in memory, where ext4's journal costs nothing */
+		tmp = small && stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
+			      ? "/dev/shm"
+			      : "/tmp";
+	snprintf(out, size, "%s/tracebuf-%s.XXXXXX", tmp, what);
 	return mkdtemp(out) ? 0 : -errno;
 }
 
@@ -235,30 +241,43 @@ int shmcap_merge_desc(const char *cmd, const char *desc_dir, const char *cap, co
 	return rc < 0 ? rc : found;
 }
 
+int shmcap_stats_text(const struct tb_ring *ring, const struct tb_cpu_stats *st, char **text, size_t *len)
+{
+	enum tb_clock clock = tb_ring_clock(ring);
+	FILE *f;
+	int rc;
+
+	*text = NULL;
+	*len = 0;
+	if (!(f = open_memstream(text, len)))
+		return -errno;
+	/* raw values, as the capture's clock says: ns for mono/boot, counts otherwise */
+	tb_stats_print(f, NULL, st, clock == TB_CLOCK_MONO || clock == TB_CLOCK_BOOT);
+	rc = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
 int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring)
 {
 	char path[4096], text[512];
-	enum tb_clock clock = tb_ring_clock(ring);
 	int n, rc;
 
 	n = snprintf(text, sizeof(text), "producer: tracebuf %s\nncpus: %u\ntrace_clock: [%s]\nsubbuf_bytes: %zu\n",
-		     cmd, tb_ring_ncpus(ring), tb_clock_name(clock), tb_ring_subbuf_size(ring));
+		     cmd, tb_ring_ncpus(ring), tb_clock_name(tb_ring_clock(ring)), tb_ring_subbuf_size(ring));
 	path_fmt(path, sizeof(path), "%s/meta.txt", cap);
 	rc = write_file(path, text, (size_t)n);
 	for (unsigned cpu = 0; rc == 0 && cpu < tb_ring_ncpus(ring); cpu++) {
 		struct tb_cpu_stats st;
-		FILE *f;
+		char *stats = NULL;
+		size_t len;
 
-		if ((rc = tb_ring_stats(ring, cpu, &st)) < 0)
-			break;
-		path_fmt(path, sizeof(path), "%s/cpu%u.stats", cap, cpu);
-		if (!(f = fopen(path, "w")))
-			return -errno;
-		/* raw values, as the capture's clock says: ns for mono/boot, counts otherwise */
-		tb_stats_print(f, NULL, &st, clock == TB_CLOCK_MONO || clock == TB_CLOCK_BOOT);
-		rc = ferror(f) ? -EIO : 0;
-		if (fclose(f) != 0 && rc == 0)
-			rc = -errno;
+		if ((rc = tb_ring_stats(ring, cpu, &st)) == 0 && (rc = shmcap_stats_text(ring, &st, &stats, &len)) == 0) {
+			path_fmt(path, sizeof(path), "%s/cpu%u.stats", cap, cpu);
+			rc = write_file(path, stats, len);
+		}
+		free(stats);
 	}
 	return rc;
 }
@@ -303,7 +322,9 @@ int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct
 		if (rf.fd[i] >= 0 && close(rf.fd[i]) < 0 && rc == 0)
 			rc = -errno;
 	free(rf.fd);
-	if (rc < 0)
+	if (rc == -EFAULT && *tb_shm_error())
+		shmcap_say(cmd, rc, "%s", tb_shm_error()); /* a --shm file shrunk under us */
+	else if (rc < 0)
 		shmcap_say(cmd, rc, "cannot write the pages to %s: %s", cap, strerror(-rc));
 	return rc;
 }

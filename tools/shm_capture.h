@@ -24,8 +24,11 @@
 /* Where the processes of the session at shm_path describe their events. */
 void shmcap_desc_dir(const char *shm_path, char *out, size_t size);
 
-/* A fresh private directory (mode 0700) under $TMPDIR or /tmp: 0 or -errno. */
-int shmcap_tmpdir(const char *what, char *out, size_t size);
+/*
+ * A fresh private directory (mode 0700) under $TMPDIR, else /tmp, or
+ * /dev/shm when small (it will only hold descriptions): 0 or -errno.
+ */
+int shmcap_tmpdir(const char *what, int small, char *out, size_t size);
 /* Remove a directory tree made here (NULL or "": nothing). */
 void shmcap_rmtree(const char *dir);
 
@@ -39,12 +42,23 @@ void shmcap_rmtree(const char *dir);
  */
 int shmcap_merge_desc(const char *cmd, const char *desc_dir, const char *cap, const struct tb_ring *ring);
 
+/* A CPU's stats of ring as the kernel's stats text, in *text (malloc'ed, the caller frees): 0 or -errno. */
+struct tb_cpu_stats;
+int shmcap_stats_text(const struct tb_ring *ring, const struct tb_cpu_stats *st, char **text, size_t *len);
 /* meta.txt and cpuN.stats for ring into cap: 0 or -errno. */
 int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring);
 
 /* The pages the ring holds now (tb_shm_window) as cap/cpuN.raw: 0 or -errno; counts in *w. */
 int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w);
 
+/*
+ * The pages shm's ring holds now (tb_shm_window) straight into the trace.dat
+ * out (version 6), with cap's descriptions (shmcap_merge_desc) and the
+ * ring's CPU stats (read under tb_shm_guard): no cpuN.raw in between
+ * (shm_stream.c).  0 or -errno
+ * (said on stderr); counts in *w.
+ */
+int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_shm *shm, struct tb_shm_window *w);
 /* cap as the trace.dat out (version 6): 0 or -errno. */
 int shmcap_tracedat(const char *cmd, const char *cap, const char *out, const struct tb_ring *ring);
 /* Options for writing ring's pages as a trace.dat: v6, and TSC2NSEC on an x86-tsc ring. */

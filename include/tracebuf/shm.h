@@ -18,6 +18,8 @@
  * scribbles over it afterwards changes nothing the reader uses.
  * tb_shm_load() goes further for recovery: the whole file is copied into
  * private memory first, so nothing can change under the reader at all.
+ * A named file cannot be sealed: a reader's tb_shm_window (and whatever
+ * runs under tb_shm_guard) turns a file shrunk under it into -EFAULT.
  *
  * Ownership: a struct tb_shm owns its mapping, its file descriptor and its
  * ring handle (tb_shm_ring(), valid until tb_shm_close()).  The creator's
@@ -93,7 +95,27 @@ struct tb_shm_window {
 	uint64_t bad;         /* control words out of range: data skipped */
 };
 typedef int tb_shm_page_fn(void *ctx, unsigned cpu, const void *page, size_t size);
+/*
+ * 0, fn's first negative return, or -EFAULT when the region is a named
+ * file (attached as a reader) that another process shrank while it was
+ * read: tb_shm_error() says to what size, and the handle is then good
+ * only for tb_shm_close() (see tb_shm_guard).
+ */
 int tb_shm_window(struct tb_ring *ring, tb_shm_page_fn *fn, void *ctx, struct tb_shm_window *w);
+
+/*
+ * fn(ctx), with reads of shm's mapping made safe against the file
+ * shrinking: a named file cannot be sealed, and touching a page past its
+ * new end raises SIGBUS.  Under the guard that SIGBUS returns -EFAULT
+ * from here instead (tb_shm_error() says how the file shrank); otherwise
+ * fn's result.  A memfd (sealed) runs fn unguarded.  The first guarded
+ * call installs a process-wide SIGBUS handler that passes every other
+ * SIGBUS on to the handler before it (or to the default action).  fn is
+ * abandoned at the faulting read: it must hold no lock and own no memory
+ * across its reads of the mapping, and after -EFAULT the handle is good
+ * only for tb_shm_close().  tb_shm_window guards itself.
+ */
+int tb_shm_guard(struct tb_shm *shm, int (*fn)(void *ctx), void *ctx);
 
 #ifdef __cplusplus
 }

@@ -8,19 +8,21 @@
 
 #ifdef TB_CRASH_POINTS
 volatile int tb__crash_at;
+volatile int tb__crash_sig = 9; /* SIGKILL; SIGSTOP holds the writer there for the test to go on */
 
 /*
  * Reached by a jump from the middle of a write, with whatever stack and
- * registers it had: kill(getpid(), SIGKILL) as two raw system calls,
- * touching no memory, so the process dies with the ring exactly as the
- * write left it.
+ * registers it had: kill(getpid(), tb__crash_sig) as two raw system calls,
+ * storing nothing, so the process dies (or stops, to be killed later) with
+ * the ring exactly as the write left it.  A stopped writer must not be
+ * continued past its handlers: ud2 follows.
  */
 void tb__crash_now(void)
 {
 	__asm__ volatile("movl $39, %%eax\n\t" /* getpid */
 			 "syscall\n\t"
 			 "movl %%eax, %%edi\n\t"
-			 "movl $9, %%esi\n\t"  /* SIGKILL */
+			 "movl tb__crash_sig(%%rip), %%esi\n\t"
 			 "movl $62, %%eax\n\t" /* kill */
 			 "syscall\n\t"
 			 "ud2"

@@ -32,6 +32,7 @@
 #define TB_CRASH_POINT(n) cmpl $n, tb__crash_at(%rip); je tb__crash_now
 #else
 extern volatile int tb__crash_at __attribute__((visibility("hidden")));
+extern volatile int tb__crash_sig __attribute__((visibility("hidden"))); /* what the point raises: SIGKILL */
 __attribute__((noreturn, visibility("hidden"))) void tb__crash_now(void);
 /* For inline asm: a string of instructions (operands escaped for asm goto). */
 #define TB_CRASH_ASM(n) TB_CRASH_ASM_(n) /* n expanded first: the point's name works */

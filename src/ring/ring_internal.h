@@ -34,6 +34,13 @@ struct tb_ring {
 	 * the event's data stays valid like a record's.  Process-local.
 	 */
 	struct blob_copy *blob_copies;
+	/*
+	 * A reader of a named shared-memory file, which cannot be sealed:
+	 * another process may shrink it under the mapping.  tb_shm_window
+	 * runs under the SIGBUS guard (shm_guard.c) over the region, and a
+	 * fault is -EFAULT with the text tb__shm_shrank() leaves.  NULL: none.
+	 */
+	struct tb_shm *guard_shm;
 };
 
 struct blob_copy {
@@ -65,6 +72,16 @@ TB_HIDDEN int tb__append_long(struct tb_ring *ring, const void *data, uint32_t l
 /* Attaching to a region another process made (shm.c): check it, then wrap it in a handle. */
 TB_HIDDEN int tb__region_check(const struct tb_region *r, size_t mapped, const char **why);
 TB_HIDDEN int tb__ring_attach(struct tb_ring **out, void *mem);
+
+/*
+ * fn(arg) with a SIGBUS raised by a read of [lo, lo + len) turned into
+ * -EFAULT and *faulted = 1 (shm_guard.c: what fn may do); otherwise fn's
+ * result and *faulted = 0.
+ */
+TB_HIDDEN int tb__sigbus_guarded(const void *lo, size_t len, int (*fn)(void *arg), void *arg, int *faulted);
+struct tb_shm;
+/* After a guarded read faulted: say, for tb_shm_error(), how the file shrank (shm.c). */
+TB_HIDDEN int tb__shm_shrank(struct tb_shm *shm);
 
 /* The reader side serialises per CPU; readers may wait, writers never do. */
 void reader_lock(struct tb_cpu_ctl *c);

@@ -42,7 +42,8 @@ struct tb_shm {
 	int fd;
 	void *mem;
 	size_t size;
-	int named;
+	int named;    /* made here as a named file: tb_shm_unlink may remove it */
+	int unsealed; /* a named file (ours or attached): it may shrink under the mapping */
 	struct tb_ring *ring;
 	char path[PATH_MAX];
 };
@@ -118,7 +119,7 @@ static int create_file(struct tb_shm *s, const struct tb_shm_opts *o)
 
 	if (o->path) {
 		s->fd = open(o->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-		s->named = 1;
+		s->named = s->unsealed = 1;
 		snprintf(s->path, sizeof(s->path), "%s", o->path);
 	} else {
 		s->fd = memfd_create("tracebuf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -132,10 +133,15 @@ static int create_file(struct tb_shm *s, const struct tb_shm_opts *o)
 	return 0;
 }
 
-/* Map the whole file shared, page tables filled now: the write path must not fault. */
-static int map_shared(struct tb_shm *s, size_t size)
+/*
+ * Map the whole file shared.  A writer's page tables are filled now (the
+ * write path must not fault); a reader's fill as it reads: a snapshot
+ * touches each page once, and filling 64 MiB of tables up front was a
+ * sixth of its time.
+ */
+static int map_shared(struct tb_shm *s, size_t size, int populate)
 {
-	s->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, s->fd, 0);
+	s->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), s->fd, 0);
 	if (s->mem == MAP_FAILED) {
 		s->mem = NULL;
 		return say(-errno, s->path, strerror(errno));
@@ -169,7 +175,7 @@ int tb_shm_create(const struct tb_shm_opts *o, struct tb_shm **out)
 	if (rc == 0 && (ftruncate(s->fd, (off_t)size) < 0 || fallocate(s->fd, 0, 0, (off_t)size) < 0))
 		rc = say(-errno, s->path, strerror(errno));
 	if (rc == 0)
-		rc = map_shared(s, size);
+		rc = map_shared(s, size, 1);
 	if (rc == 0) {
 		ro.mem = s->mem;
 		ro.mem_size = size;
@@ -223,7 +229,8 @@ static int check_seals(struct tb_shm *s)
 
 	if (fstat(s->fd, &st) < 0)
 		return say(-errno, s->path, strerror(errno));
-	if (st.st_nlink > 0)
+	s->unsealed = st.st_nlink > 0;
+	if (s->unsealed)
 		return 0;
 	seals = fcntl(s->fd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK))
@@ -279,6 +286,44 @@ static int finish_open(struct tb_shm *s, int rc, struct tb_shm **out)
 	return 0;
 }
 
+int tb__shm_shrank(struct tb_shm *s)
+{
+	struct stat st;
+
+	if (fstat(s->fd, &st) < 0)
+		return say(-EFAULT, s->path, "the mapping lost its backing while it was read");
+	snprintf(shm_err, sizeof(shm_err),
+		 "%s: the file shrank to %lld bytes while it was read (the region needs %zu): "
+		 "another process truncated it",
+		 s->path, (long long)st.st_size, s->size);
+	return -EFAULT;
+}
+
+struct guarded_call {
+	int (*fn)(void *ctx);
+	void *ctx;
+};
+
+static int call_it(void *arg)
+{
+	struct guarded_call *c = arg;
+
+	return c->fn(c->ctx);
+}
+
+int tb_shm_guard(struct tb_shm *s, int (*fn)(void *ctx), void *ctx)
+{
+	struct guarded_call c = {fn, ctx};
+	int rc, faulted;
+
+	if (!s || !fn)
+		return -EINVAL;
+	if (!s->unsealed)
+		return fn(ctx); /* sealed: it cannot shrink */
+	rc = tb__sigbus_guarded(s->mem, s->size, call_it, &c, &faulted);
+	return faulted ? tb__shm_shrank(s) : rc;
+}
+
 int tb_shm_attach(const char *path, enum tb_shm_mode mode, struct tb_shm **out)
 {
 	struct tb_region hdr;
@@ -293,10 +338,14 @@ int tb_shm_attach(const char *path, enum tb_shm_mode mode, struct tb_shm **out)
 	if (mode == TB_SHM_READER)
 		rc = check_seals(s);
 	if (rc == 0)
-		rc = map_shared(s, (size_t)hdr.size);
+		rc = map_shared(s, (size_t)hdr.size, mode == TB_SHM_WRITER);
 	if (rc == 0 && mode == TB_SHM_READER)
 		rc = privatise_header(s, &hdr);
-	return finish_open(s, rc, out);
+	rc = finish_open(s, rc, out);
+	/* a named file is not sealed (st_nlink counts its names; a memfd has none) */
+	if (rc == 0 && mode == TB_SHM_READER && (*out)->unsealed)
+		(*out)->ring->guard_shm = *out;
+	return rc;
 }
 
 /* Read the whole region into private memory: a shrinking file gives a short read, not SIGBUS. */

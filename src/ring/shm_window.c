@@ -214,10 +214,24 @@ static int window_cpu(struct win_cpu *wc)
 	return rc;
 }
 
+/* Every CPU's window in turn: reads of the mapping only, abandoned anywhere on a fault (shm_guard.c). */
+static int window_all(void *arg)
+{
+	struct win_cpu *wc = arg;
+	int rc = 0;
+
+	for (unsigned cpu = 0; rc == 0 && cpu < wc->r->ncpus; cpu++) {
+		wc->cpu = cpu;
+		wc->c = region_cpu(wc->r, cpu);
+		rc = window_cpu(wc);
+	}
+	return rc;
+}
+
 int tb_shm_window(struct tb_ring *ring, tb_shm_page_fn *fn, void *ctx, struct tb_shm_window *w)
 {
 	struct win_cpu wc;
-	int rc = 0;
+	int rc, faulted = 0;
 
 	if (!ring || !fn || !w)
 		return -EINVAL;
@@ -229,11 +243,11 @@ int tb_shm_window(struct tb_ring *ring, tb_shm_page_fn *fn, void *ctx, struct tb
 	wc.w = w;
 	if (!(wc.buf = malloc(wc.r->subbuf_size)))
 		return -ENOMEM;
-	for (unsigned cpu = 0; rc == 0 && cpu < wc.r->ncpus; cpu++) {
-		wc.cpu = cpu;
-		wc.c = region_cpu(wc.r, cpu);
-		rc = window_cpu(&wc);
-	}
+	/* a named file may shrink under the mapping: a read past its end is an error, not SIGBUS */
+	if (ring->guard_shm)
+		rc = tb__sigbus_guarded(ring->r, ring->r->size, window_all, &wc, &faulted);
+	else
+		rc = window_all(&wc);
 	free(wc.buf);
-	return rc;
+	return faulted ? tb__shm_shrank(ring->guard_shm) : rc;
 }
