@@ -50,7 +50,7 @@ int hist_session_open(const char *path, const char *formats, struct hist_session
 		snprintf(s->desc, sizeof(s->desc), "%s", formats);
 	else
 		shmcap_desc_dir(path, s->desc, sizeof(s->desc));
-	if ((rc = shmcap_tmpdir(CMD, s->tmp, sizeof(s->tmp))) < 0) {
+	if ((rc = shmcap_tmpdir(CMD, 0, s->tmp, sizeof(s->tmp))) < 0) {
 		shmcap_say(CMD, rc, "cannot create a temporary directory: %s", strerror(-rc));
 		s->tmp[0] = '\0';
 		hist_session_close(s);
