@@ -147,10 +147,12 @@ static struct merge_stream *earliest(struct merge *m, struct merge_stream **unti
 {
 	struct merge_stream *best = NULL, *second = NULL;
 
+	m->active = 0;
 	for (int i = 0; i < m->nstreams; i++) {
 		struct merge_stream *s = &m->streams[i];
 		if (!s->has_next)
 			continue;
+		m->active++;
 		if (!best || before(s, best)) {
 			second = best;
 			best = s;
@@ -173,8 +175,21 @@ int merge_next(struct merge *m, struct merged_record *r)
 		best = NULL;
 	} else if (best) {
 		/* The record handed out last is done with: its page may be replaced now. */
-		if (!advance(m, best) || (m->until && !before(best, m->until)))
+		if (!advance(m, best)) {
 			best = NULL;
+		} else if (m->until && !before(best, m->until)) {
+			/*
+			 * No other stream moved since the last scan, so the runner-up is
+			 * first now; with two streams, the one left behind is its runner-up.
+			 */
+			if (m->active == 2) {
+				struct merge_stream *next = m->until;
+				m->until = best;
+				best = next;
+			} else {
+				best = NULL;
+			}
+		}
 	}
 	if (!best && !(best = earliest(m, &m->until)))
 		return 0;

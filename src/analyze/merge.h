@@ -41,6 +41,7 @@ struct merge {
 	bool started;
 	struct merge_stream *pending; /* handed out its record; reads ahead on the next call */
 	struct merge_stream *until;   /* the runner-up: pending keeps handing out while before it */
+	int active;                   /* streams with a record, as the last scan found them */
 	int fatal;           /* -ENOMEM when a page could not be walked whole */
 	uint64_t records;    /* data records handed out */
 	uint64_t pages;      /* sub-buffers read */
