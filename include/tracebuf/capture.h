@@ -166,7 +166,10 @@ unsigned long tb_capture_problems(const struct tb_capture *c);
  * of the files whose ID could not be read.  Cheap; call it once per ID.
  */
 void tb_capture_event_seen(struct tb_capture *c, uint32_t id);
-/* Tell the problems no printed event needed, as warnings (not counted). */
+/*
+ * Tell the problems no printed event needed, as warnings (not counted).
+ * With lazy_formats, the format files no record needed are parsed here.
+ */
 void tb_capture_warn_unused(struct tb_capture *c);
 
 #ifdef __cplusplus

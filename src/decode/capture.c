@@ -184,10 +184,30 @@ void tb_capture_event_seen(struct tb_capture *c, uint32_t id)
 			tell_held(c, &c->held[i], false);
 }
 
+/*
+ * lazy_formats: the files no record needed were never parsed; they are
+ * now, at the end of the report, so that what is wrong in them is still
+ * said (as a warning) - the start-up stays cheap, the text report pays at
+ * its end.  Not for a live instance, whose thousands of events are not
+ * the capture's own.
+ */
+static int load_format_file(struct tb_capture *c, const char *path, const char *system);
+
+static void load_unused(struct tb_capture *c)
+{
+	for (size_t i = 0; !c->live && i < c->nindex; i++) {
+		struct event_file *e = &c->index[i];
+		if (!e->loaded && !tb_schema_event(c->schema, e->id, NULL))
+			load_format_file(c, e->path, e->system);
+		e->loaded = true;
+	}
+}
+
 void tb_capture_warn_unused(struct tb_capture *c)
 {
 	if (c->quiet)
 		return;
+	load_unused(c);
 	for (size_t i = 0; i < c->nheld; i++)
 		if (!c->held[i].told)
 			tell_held(c, &c->held[i], true);
@@ -547,12 +567,13 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 {
 	struct tb_capture *c = ctx;
 	struct event_file key = {.id = id};
-	const struct event_file *e =
-		c->nindex ? bsearch(&key, c->index, c->nindex, sizeof(key), by_id) : NULL;
+	struct event_file *e = c->nindex ? bsearch(&key, c->index, c->nindex, sizeof(key), by_id) : NULL;
 
 	(void)s;
-	if (e && !e->loaded)
+	if (e && !e->loaded) {
 		load_format_file(c, e->path, e->system);
+		e->loaded = true;
+	}
 }
 
 /*

@@ -429,7 +429,7 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 	struct tb_tracedat *td = ctx;
 
 	(void)s;
-	if (id <= 65535 && td->pending_by_id[id])
+	if (td->pending_by_id && id <= 65535 && td->pending_by_id[id]) /* NULL: the file has no formats */
 		load_pending(td, td->pending_by_id[id] - 1);
 }
 
