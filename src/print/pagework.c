@@ -273,6 +273,33 @@ static void *worker(void *arg)
 
 /* --------------------------------------------------------- reading side */
 
+static void drop_names(struct pw_unit *u)
+{
+	for (size_t i = 0; i < u->nnames; i++)
+		free(u->names[i]);
+	u->nnames = 0;
+}
+
+/*
+ * The name a page was read under may not outlive the next page (a
+ * decompressed chunk's label is replaced with the chunk), and the unit's
+ * records are told about long after: the unit keeps its own copy, one per
+ * run of pages with the same name.
+ */
+static const char *keep_name(struct pw_unit *u, const char *file)
+{
+	char *copy;
+
+	if (!file)
+		return NULL;
+	if (u->nnames && strcmp(u->names[u->nnames - 1], file) == 0)
+		return u->names[u->nnames - 1];
+	if (u->nnames == UNIT_PAGES || !(copy = strdup(file)))
+		return "(a page whose name could not be kept)";
+	u->names[u->nnames++] = copy;
+	return copy;
+}
+
 /* Copy up to unit_pages of the CPU's next pages into u; false when there were none. */
 static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 {
@@ -281,6 +308,7 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 	size_t bytes = 0;
 
 	u->npages = 0;
+	drop_names(u);
 	while (!q->exhausted && u->npages < w->unit_pages && bytes < UNIT_BYTES) {
 		size_t i = u->npages;
 		if (tb_capture_next_page(q->src.capture, q->src.cpu, &p) <= 0) {
@@ -300,7 +328,7 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 		memcpy(u->page[i], p.data, p.size);
 		u->size[i] = p.size;
 		bytes += p.size;
-		u->file[i] = p.file;
+		u->file[i] = keep_name(u, p.file);
 		u->file_offset[i] = p.file_offset;
 		u->npages++;
 	}
@@ -375,6 +403,9 @@ static void free_unit(struct pw_unit *u)
 	free(u->page_cap);
 	free(u->file);
 	free(u->file_offset);
+	if (u->names)
+		drop_names(u);
+	free(u->names);
 	free(u->hdr);
 	free(u->steps);
 	free(u->errs);
@@ -391,7 +422,8 @@ static bool alloc_unit(struct pw_unit *u, int cpu)
 	u->file = calloc(UNIT_PAGES, sizeof(*u->file));
 	u->file_offset = calloc(UNIT_PAGES, sizeof(*u->file_offset));
 	u->hdr = calloc(UNIT_PAGES, sizeof(*u->hdr));
-	return u->page && u->size && u->page_cap && u->file && u->file_offset && u->hdr;
+	u->names = calloc(UNIT_PAGES, sizeof(*u->names));
+	return u->page && u->size && u->page_cap && u->file && u->file_offset && u->hdr && u->names;
 }
 
 static void stop_workers(struct pagework *w)

@@ -94,6 +94,8 @@ struct pw_unit {
 	int state;                    /* private: enum unit_state (pagework.c) */
 	struct diag_sink problems;    /* private: met reading its pages on a worker, told at hand-out */
 	size_t *page_cap;             /* private: bytes allocated for each page copy */
+	char **names;                 /* private: [nnames] the unit's own copies of file[] */
+	size_t nnames;
 };
 
 struct pagework;
