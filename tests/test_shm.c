@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lib/tap.h"
+#include "lib/xorshift.h"
 #include "ring_layout.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/shm.h"
@@ -372,16 +373,6 @@ static void test_private_header(void)
 }
 
 /* ---------------------------------------------- scribbled control blocks */
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 /* A random word somewhere in a CPU's control block, slot table or page metadata. */
 static void scribble(uint8_t *base, const struct tb_region *h)

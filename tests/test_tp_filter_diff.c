@@ -30,6 +30,7 @@
 
 #include "lib/ring_sums.h"
 #include "lib/tap.h"
+#include "lib/xorshift.h"
 #include "tracebuf/events.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/reader.h"
@@ -72,16 +73,6 @@ TB_EVENT(tpfd, dyn_twin, TB_PROTO(const struct args *a), DYN_FIELDS, DYN_PRINTK)
 #define COMM_NAME "tpfd-main"
 
 /* ------------------------------------------------------------ random */
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 static unsigned pick(unsigned n)
 {
