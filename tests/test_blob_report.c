@@ -5,7 +5,10 @@
  * reference must print as one "CPU:N [BLOB LOST: LEN bytes ...]" line with
  * the length the writer gave, never as an event of an unknown ID (the
  * reference's magic read as common_type), and count in the totals; with
- * render threads too (the reference is left to the reading thread).
+ * render threads too (the reference is left to the reading thread).  The
+ * same through the CLI once the capture is converted to a trace.dat:
+ * `tracebuf report FILE.dat` prints the same lines, `tracebuf dump
+ * --records` names each reference and its length as a lost blob.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -76,6 +79,40 @@ static void check_report(const char *dir, const char *how)
 	free(text);
 }
 
+/* The capture converted to a trace.dat, then its report and its dump, through the CLI. */
+static void check_tracedat(const char *dir)
+{
+	const char *b = getenv("TB_BUILD");
+	char cmd[512], want[128];
+	int status;
+	size_t found = 0, dumped = 0;
+	char *report, *dump;
+
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf convert %s -o %s/t.dat >/dev/null 2>&1", b ? b : "build", dir, dir);
+	ok(system(cmd) == 0, "the capture converted to a trace.dat");
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s/t.dat 2>&1", b ? b : "build", dir);
+	report = tap_command_output(cmd, &status);
+	is_int(status, 0, "tracebuf report FILE.dat: exit 0");
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf dump --records %s/t.dat 2>&1", b ? b : "build", dir);
+	dump = tap_command_output(cmd, &status);
+	is_int(status, 0, "tracebuf dump --records: exit 0");
+	for (size_t i = 0; i < NBLOBS; i++) {
+		snprintf(want, sizeof(want), "CPU:0 [BLOB LOST: %zu bytes, not in the pages read]\n", sizes[i]);
+		found += count_of(report, want) == 1;
+		snprintf(want, sizeof(want), ": blob reference, %zu bytes (area 0, ", sizes[i]);
+		dumped += count_of(dump, want) == 1;
+	}
+	is_int((int)found, (int)NBLOBS, "the trace.dat's report: one BLOB LOST line per blob");
+	ok(!strstr(report ? report : "", "UNKNOWN") && !strstr(report ? report : "", "[FAILED TO PARSE]"),
+	   "and no reference printed as an event");
+	is_int((int)dumped, (int)NBLOBS, "its dump: each reference named, with its length");
+	is_int((int)count_of(dump, "blob lost, not in the file"), (int)NBLOBS, "and said lost");
+	if (found != NBLOBS)
+		diag("report:\n%s", report ? report : "");
+	free(report);
+	free(dump);
+}
+
 int main(void)
 {
 	struct tb_ring *ring;
@@ -110,6 +147,8 @@ int main(void)
 	check_report(dir, "one thread");
 	setenv("TB_REPORT_THREADS", "2", 1);
 	check_report(dir, "two render threads");
+	unsetenv("TB_REPORT_THREADS");
+	check_tracedat(dir);
 
 	tb_ring_destroy(ring);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
