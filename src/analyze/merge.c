@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "merge.h"
+#include "tracebuf/blob.h"
 
 struct merge_stream {
 	int cpu;
@@ -77,6 +78,11 @@ static bool advance(struct merge *m, struct merge_stream *s)
 		if (!s->in_page && !open_next_page(m, s))
 			return false;
 		int rc = tb_page_next_data(&s->cursor, &s->next);
+		struct tb_blob_ref ref;
+		if (rc == 1 && tb_blob_ref_decode(&s->next, &ref)) {
+			m->blob_refs++; /* not an event: the blob's bytes are not in the pages */
+			continue;
+		}
 		if (rc == 1)
 			return s->has_next = true;
 		s->in_page = false;
