@@ -10,13 +10,17 @@
  * (filter_drop), each beside the same event layout unfiltered (the
  * filter's cost is the difference); and the unfiltered event beside the
  * same record built and written by hand, without the emitter's test for a
- * filter (what that test costs events that have none).
+ * filter (what that test costs events that have none).  Beside rdtsc too:
+ * tb_write of a ready 16- and 35-byte record (the u64 and the string
+ * event's sizes), the write path's own share of those events.
+ * "bench_sources WORD" runs only the cases whose name contains WORD.
  *
  * As in bench_write: each thread times batches of 1000 events with the TSC
  * and keeps the fastest batch, and every batch of the case is followed by a
  * batch of its peer on the same CPU, so both see the same conditions; the
  * ratio is of the two fastest batches.  Single-thread cases run on CPU 0
- * and CPU 1 in turn and are averaged.
+ * and CPU 1 in turn and are averaged; each event case also runs on two
+ * threads (aggregate time per event) beside itself on one.
  *
  * Prints the figures and writes them, in the results.json shape (case,
  * threads, tracebuf_ns, peer, peer_ns, ratio = peer_ns / tracebuf_ns), to
@@ -162,6 +166,25 @@ __attribute__((noinline)) static void loop_write(long n)
 	}
 }
 
+/*
+ * The write path's own floor under the u64 and string events: tb_write of
+ * records of their sizes (16 and 35 bytes) from a buffer stored long ago,
+ * so nothing of building the record is measured.
+ */
+static unsigned char ready_record[64];
+
+__attribute__((noinline)) static void loop_write16(long n)
+{
+	for (long i = 0; i < n; i++)
+		tb_write(ring, ready_record, 16);
+}
+
+__attribute__((noinline)) static void loop_write35(long n)
+{
+	for (long i = 0; i < n; i++)
+		tb_write(ring, ready_record, 35);
+}
+
 /* ------------------------------------------------------------ timing */
 
 static double tsc_per_ns;
@@ -238,6 +261,13 @@ static void calibrate(void)
 
 static FILE *json;
 static int json_entries;
+static const char *only; /* argv[1]: run only the cases whose name contains it */
+
+/* Whether to measure the case called name (every case when no filter was given). */
+static int wanted(const char *name)
+{
+	return !only || strstr(name, only);
+}
 
 static void result(const char *name, int threads, double ns, const char *peer, double peer_ns)
 {
@@ -260,12 +290,50 @@ static FILE *open_json(const char *argv0)
 	return json;
 }
 
+/* One thread of case beside one of its peer (a case whose name or peer's name contains argv[1] if given). */
+static void side_by_side(const char *name, void (*fn)(long), const char *peer_name, void (*peer)(long))
+{
+	struct figure f;
+
+	if (!wanted(name) && !wanted(peer_name))
+		return;
+	f = measure(fn, peer, 1);
+	result(name, 1, f.ns, peer_name, f.peer_ns);
+}
+
+/* A case beside its peer, then what the case adds to it in ns (what, e.g. "the filter's cost"). */
+static void added_cost(const char *name, void (*fn)(long), const char *peer_name, void (*peer)(long),
+		       const char *what, const char *goal)
+{
+	struct figure f;
+
+	if (!wanted(name) && !wanted(peer_name))
+		return;
+	f = measure(fn, peer, 1);
+	result(name, 1, f.ns, peer_name, f.peer_ns);
+	printf("  %-34s %+7.2f ns per event%s\n", what, f.ns - f.peer_ns, goal);
+}
+
+/* Two threads of a case (aggregate time per event) beside one thread of it. */
+static void two_threads(const char *name, void (*fn)(long))
+{
+	char name2[128], name1[128];
+	struct figure f1, f2;
+
+	snprintf(name2, sizeof(name2), "%s, 2 threads", name);
+	snprintf(name1, sizeof(name1), "%s, 1 thread", name);
+	if (!wanted(name2))
+		return;
+	f1 = measure(fn, NULL, 1);
+	f2 = measure(fn, NULL, 2);
+	result(name2, 2, f2.ns, name1, f1.ns);
+}
+
 int main(int argc, char **argv)
 {
 	struct tb_ring_opts o;
-	struct figure f, f2;
 
-	(void)argc;
+	only = argc > 1 ? argv[1] : NULL;
 	tb_ring_opts_default(&o);
 	o.size_kb = 4096;
 	if (tb_ring_create(&ring, &o) < 0) {
@@ -284,41 +352,29 @@ int main(int argc, char **argv)
 	printf("bench_sources: fastest of %d batches of %d events per thread, each beside a batch of its peer\n",
 	       BATCHES, BATCH);
 
-	f = measure(loop_disabled, loop_branch, 1);
-	result("disabled tracepoint", 1, f.ns, "load-and-branch loop", f.peer_ns);
-	f = measure(loop_u64, loop_rdtsc, 1);
-	result("u64 tracepoint", 1, f.ns, "rdtsc", f.peer_ns);
-	f = measure(loop_u64_call, loop_rdtsc, 1);
-	result("u64 tracepoint, emitter called", 1, f.ns, "rdtsc", f.peer_ns);
-	f = measure(loop_u64_reserve, loop_rdtsc, 1);
-	result("u64 record via tb_reserve/commit", 1, f.ns, "rdtsc", f.peer_ns);
-	f = measure(loop_str, loop_rdtsc, 1);
-	result("22-char string tracepoint", 1, f.ns, "rdtsc", f.peer_ns);
-	f = measure(loop_printf3, loop_rdtsc, 1);
-	result("printf, 3 ints", 1, f.ns, "rdtsc", f.peer_ns);
-	f = measure(loop_u64, loop_u64_unchecked, 1);
-	result("u64 tracepoint", 1, f.ns, "u64 record by hand, no filter test", f.peer_ns);
-	printf("  %-34s %+7.2f ns per event\n", "  the test for a filter", f.ns - f.peer_ns);
-	f = measure(loop_keep, loop_u64, 1);
-	result("filter_keep (u64, 2 comparisons)", 1, f.ns, "u64 tracepoint, no filter", f.peer_ns);
-	printf("  %-34s %+7.2f ns per event (goal: at most +5)\n", "  the filter's cost", f.ns - f.peer_ns);
-	f = measure(loop_drop, loop_u64, 1);
-	result("filter_drop (u64, 2 comparisons)", 1, f.ns, "u64 tracepoint, no filter", f.peer_ns);
-	printf("  %-34s %+7.2f ns per event (goal: at most +5)\n", "  the filter's cost", f.ns - f.peer_ns);
-	f = measure(loop_u64, NULL, 1);
-	f2 = measure(loop_u64, NULL, 2);
-	result("u64 tracepoint, 2 threads", 2, f2.ns, "u64 tracepoint, 1 thread", f.ns);
+	side_by_side("disabled tracepoint", loop_disabled, "load-and-branch loop", loop_branch);
+	side_by_side("u64 tracepoint", loop_u64, "rdtsc", loop_rdtsc);
+	side_by_side("u64 tracepoint, emitter called", loop_u64_call, "rdtsc", loop_rdtsc);
+	side_by_side("u64 record via tb_reserve/commit", loop_u64_reserve, "rdtsc", loop_rdtsc);
+	side_by_side("tb_write 16 bytes, record ready", loop_write16, "rdtsc", loop_rdtsc);
+	side_by_side("22-char string tracepoint", loop_str, "rdtsc", loop_rdtsc);
+	side_by_side("tb_write 35 bytes, record ready", loop_write35, "rdtsc", loop_rdtsc);
+	side_by_side("printf, 3 ints", loop_printf3, "rdtsc", loop_rdtsc);
+	added_cost("u64 tracepoint", loop_u64, "u64 record by hand, no filter test", loop_u64_unchecked,
+		   "  the test for a filter", "");
+	added_cost("filter_keep (u64, 2 comparisons)", loop_keep, "u64 tracepoint, no filter", loop_u64,
+		   "  the filter's cost", " (goal: at most +5)");
+	added_cost("filter_drop (u64, 2 comparisons)", loop_drop, "u64 tracepoint, no filter", loop_u64,
+		   "  the filter's cost", " (goal: at most +5)");
+	two_threads("u64 tracepoint", loop_u64);
+	two_threads("22-char string tracepoint", loop_str);
+	two_threads("printf, 3 ints", loop_printf3);
 #ifdef HAVE_LTTNG
-	f = measure(loop_write, lttng_src_u64, 1);
-	result("tb_write 8 bytes", 1, f.ns, "LTTng-UST u64 tracepoint", f.peer_ns);
-	f = measure(loop_u64, lttng_src_u64, 1);
-	result("u64 tracepoint", 1, f.ns, "LTTng-UST u64 tracepoint", f.peer_ns);
-	f = measure(loop_str, lttng_src_str, 1);
-	result("22-char string tracepoint", 1, f.ns, "LTTng-UST string tracepoint", f.peer_ns);
-	f = measure(loop_printf3, lttng_src_ints3, 1);
-	result("printf, 3 ints", 1, f.ns, "LTTng-UST 3-int tracepoint", f.peer_ns);
-	f = measure(loop_printf3, lttng_src_tracef, 1);
-	result("printf, 3 ints", 1, f.ns, "LTTng-UST tracef, 3 ints", f.peer_ns);
+	side_by_side("tb_write 8 bytes", loop_write, "LTTng-UST u64 tracepoint", lttng_src_u64);
+	side_by_side("u64 tracepoint", loop_u64, "LTTng-UST u64 tracepoint", lttng_src_u64);
+	side_by_side("22-char string tracepoint", loop_str, "LTTng-UST string tracepoint", lttng_src_str);
+	side_by_side("printf, 3 ints", loop_printf3, "LTTng-UST 3-int tracepoint", lttng_src_ints3);
+	side_by_side("printf, 3 ints", loop_printf3, "LTTng-UST tracef, 3 ints", lttng_src_tracef);
 #else
 	(void)loop_write;
 	printf("  LTTng-UST peers                    not built (liblttng-ust-dev missing)\n");

@@ -64,8 +64,9 @@
 #define REPORT_HEAD 24    /* report lines shown */
 
 /*
- * A blob's reference record described as an event, so the saved report
- * prints it rather than an unknown ID: its first half-word, the low half of
+ * A blob's reference record described as an event, so the function-graph
+ * view prints it rather than an unknown ID (the report prints references
+ * as BLOB LOST lines, the capture holding no blob bytes): its first half-word, the low half of
  * TB_BLOB_REF_MAGIC, is where the common type is (the registry never hands
  * that ID out).  The rest of the magic and the blob's length sit where the
  * common header has its flags, preempt count and pid, so the line's task

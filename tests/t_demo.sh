@@ -21,7 +21,7 @@ G=$D/graph.txt
 count() { grep -c -- "$1" "$R"; }
 for kind in ": request: worker=" ": signal: worker=" ": lookup: cache miss: " \
 	    ": tracing_mark_write: " ": funcgraph_entry: --> " ": funcgraph_exit: <-- " \
-	    ": pmu_counters: task_clock=" ": blob_ref: len=12000 "; do
+	    ": pmu_counters: task_clock=" "[BLOB LOST: 12000 bytes, not in the pages read]"; do
 	c=$(count "$kind"); [ "$c" -gt 0 ]; check $? "the report has '$kind' lines ($c)"
 done
 if grep -q "PMU sampler: not started" "$out"; then

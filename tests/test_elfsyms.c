@@ -12,6 +12,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,38 @@ static void test_objects(void)
 	free(text);
 }
 
+/*
+ * The vDSO has no file: it is listed as [vdso] and named from the reader's
+ * own (the same kernel, the build-id says).  The oracle for the address is
+ * the C library's dynamic linker, which knows the vDSO as linux-vdso.so.1.
+ */
+static void test_vdso(void)
+{
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	struct tb_usyms *u;
+	struct tb_usym sym = {0};
+	char *text;
+	size_t len;
+	bool named;
+
+	if (!f) {
+		skip(3, "no vDSO with __vdso_clock_gettime here");
+		return;
+	}
+	ok(tb_objects_text(&text, &len) == 0 && strstr(text, " " TB_OBJECTS_VDSO "\n"),
+	   "tb_objects_text lists the vDSO as " TB_OBJECTS_VDSO);
+	problems = 0;
+	ok(tb_usyms_load(&u, "objects", text, len, note, NULL) == 0 && problems == 0, "and the list parses");
+	named = tb_usyms_lookup(u, (uint64_t)(uintptr_t)f + 1, &sym);
+	ok(named && strstr(sym.name, "clock_gettime") && sym.offset == 1 && !strcmp(sym.object, TB_OBJECTS_VDSO),
+	   "an address 1 byte into the vDSO's clock_gettime is named from it (%s+%llu in %s)",
+	   sym.name ? sym.name : "?", (unsigned long long)sym.offset, sym.object ? sym.object : "?");
+	tb_usyms_free(u);
+	free(text);
+	dlclose(h);
+}
+
 int main(int argc, char **argv)
 {
 	char self[4096];
@@ -269,5 +302,6 @@ int main(int argc, char **argv)
 	compare_with_readelf("/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6");
 	test_damage(self);
 	test_objects();
+	test_vdso();
 	return done_testing();
 }

@@ -68,10 +68,12 @@ int tb_evdesc_format(const struct tb_evdesc *desc, uint16_t id, char *buf, size_
  * START..END spans the object's loadable segments, BIAS is what was added
  * to its link-time addresses, all three lower-case hex without 0x;
  * BUILD-ID is its GNU build-id in hex or "-"; PATH runs to the line's end.
- * Objects without a file (the vDSO) are left out.  The first line is a
- * comment naming the columns.  0 with *text (malloc'd, NUL-terminated) and
- * *len, or -ENOMEM.
+ * The vDSO, which has no file, is listed with the path TB_OBJECTS_VDSO
+ * (readers use their own vDSO's symbols when its build-id matches: the
+ * same kernel).  The first line is a comment naming the columns.  0 with
+ * *text (malloc'd, NUL-terminated) and *len, or -ENOMEM.
  */
+#define TB_OBJECTS_VDSO "[vdso]"
 int tb_objects_text(char **text, size_t *len);
 
 /* An event to describe in a saved capture, with the ID its records carry. */

@@ -91,6 +91,7 @@ struct tb_report_totals {
 	uint64_t lost_events;    /* sum of their counts (lower bounds as printed) */
 	uint64_t entries, written; /* the header's E/W */
 	unsigned long problems;  /* all problems reported, loading included */
+	uint64_t blobs_lost;     /* of events: "CPU:N [BLOB LOST: ...]", a blob reference whose bytes are not there */
 };
 
 /*

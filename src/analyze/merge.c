@@ -124,8 +124,11 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 /* Read the CPU's next data record ahead; false when it has none. */
 static bool advance(struct merge *m, struct merge_stream *s)
 {
-	const struct pw_step *st = pw_cursor_next_record(&s->steps, page_step, m);
+	const struct pw_step *st;
 
+	/* A blob reference is not an event: the blob's bytes are not in the pages. */
+	while ((st = pw_cursor_next_record(&s->steps, page_step, m)) && st->blob)
+		m->blob_refs++;
 	if (!st) {
 		if (s->steps.oom)
 			m->fatal = -ENOMEM;

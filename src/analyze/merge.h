@@ -48,6 +48,7 @@ struct merge {
 	uint64_t bad_pages;  /* sub-buffers that failed to decode, wholly or in part */
 	uint64_t lost_pages; /* sub-buffers flagged: events were lost before them */
 	uint64_t lost_events; /* the counts those flags stored (a lower bound) */
+	uint64_t blob_refs;  /* blob references passed over (tracebuf/blob.h): not events */
 };
 
 /* One record of the merged stream. */

@@ -7,11 +7,15 @@
  * search and then the symbol in its ELF tables, loaded on first use.
  */
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "elfsyms.h"
 #include "schema_kernel.h"
@@ -121,6 +125,11 @@ static int add_object(struct tb_usyms *u, const struct uobject *o, const char *p
 	return 0;
 }
 
+static bool is_vdso_path(const char *p, const char *end)
+{
+	return (size_t)(end - p) == strlen(TB_OBJECTS_VDSO) && !memcmp(p, TB_OBJECTS_VDSO, (size_t)(end - p));
+}
+
 /* One line: "START END BIAS BUILD-ID PATH".  A reason on failure, NULL on success. */
 static const char *parse_line(const char *p, const char *end, struct uobject *o, const char **path)
 {
@@ -132,7 +141,7 @@ static const char *parse_line(const char *p, const char *end, struct uobject *o,
 		return "the load bias is not hex";
 	if (!parse_build_id(&p, end, o) || p == end || *p++ != ' ')
 		return "the build-id is neither hex nor '-'";
-	if (p == end || *p != '/')
+	if (p == end || (*p != '/' && !is_vdso_path(p, end)))
 		return "the path is not absolute";
 	if (o->start >= o->end)
 		return "the end address is not above the start";
@@ -213,6 +222,44 @@ void tb_usyms_free(struct tb_usyms *u)
 
 /* ------------------------------------------------------------- lookup */
 
+/*
+ * The bytes of this process's vDSO image: from its ELF header (the kernel
+ * maps it whole) to the end of its section headers or of its segments,
+ * whichever is further.  NULL when there is none.
+ */
+static const void *own_vdso(size_t *len)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+	size_t end;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return NULL;
+	end = (size_t)eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff) + i;
+		if (ph->p_type == PT_LOAD && ph->p_offset + ph->p_filesz > end)
+			end = (size_t)(ph->p_offset + ph->p_filesz);
+	}
+	*len = end;
+	return eh;
+}
+
+/* The symbols of the object at path; for the vDSO, of this process's own (its build-id is checked after). */
+static int elf_syms_of(const char *path, struct elf_syms *syms, struct tb_diag *err)
+{
+	const void *image;
+	size_t len;
+
+	if (strcmp(path, TB_OBJECTS_VDSO) != 0)
+		return elf_syms_load(path, syms, err);
+	image = own_vdso(&len);
+	if (!image) {
+		snprintf(err->reason, sizeof(err->reason), "this process has no vDSO to read");
+		return -ENOENT;
+	}
+	return elf_syms_parse_mem(image, len, syms, err);
+}
+
 /* Read the object's symbols once; false when they cannot be used. */
 static bool load_symbols(struct tb_usyms *u, struct uobject *o)
 {
@@ -222,7 +269,7 @@ static bool load_symbols(struct tb_usyms *u, struct uobject *o)
 	if (o->state)
 		return o->state > 0;
 	o->state = -1;
-	if (elf_syms_load(o->path, &o->syms, &err) < 0) {
+	if (elf_syms_of(o->path, &o->syms, &err) < 0) {
 		report(u, o->path, err.offset, "%s; its addresses stay unnamed", err.reason);
 		return false;
 	}

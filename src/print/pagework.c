@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "pagework.h"
+#include "tracebuf/blob.h"
 #include "render.h"
 
 /*
@@ -135,12 +136,20 @@ static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
 	struct pw_step *st = new_step(u, PW_RECORD, page);
 	struct tb_diag err; /* filled only on failure */
 	enum printer_kind used;
+	struct tb_blob_ref ref;
 
 	if (!st)
 		return;
 	st->off = (uint32_t)((const uint8_t *)rec->data - u->page[page]);
 	st->len = rec->len;
 	st->ts = rec->ts;
+	/* A blob reference has no event fields: the reader says what became of its blob. */
+	st->blob = tb_blob_ref_decode(rec, &ref);
+	if (st->blob) {
+		st->here = true;
+		st->text_end = (uint32_t)u->text.len;
+		return;
+	}
 	if (rec->len >= 2)
 		memcpy(&st->id, rec->data, 2);
 	if (rec->len >= 8) {

@@ -61,6 +61,7 @@ struct pw_step {
 	uint8_t kind;         /* enum pw_step_kind */
 	uint8_t used;         /* PW_RECORD rendered: enum printer_kind */
 	bool here;            /* PW_RECORD: not rendered, the reading thread must */
+	bool blob;            /* PW_RECORD: a blob reference (tracebuf/blob.h), id 0, never rendered */
 	uint16_t id;          /* PW_RECORD: the event ID (0 if too short to hold one) */
 	int32_t rc;           /* PW_RECORD rendered: what render_event() returned */
 	uint32_t page;        /* index of the page in the unit */

@@ -379,9 +379,37 @@ static void emit_rendered(struct report *r, const struct cpu_stream *s, const st
 	account(r, &res);
 }
 
+/*
+ * A blob reference (tracebuf/blob.h): its bytes were in the ring's blob
+ * area, which pages read from a ring do not carry, so a reader of pages
+ * cannot have them.  One line like a LOST line says so, with the length the
+ * reference gives (offset 4), and it counts as an event.  A filter, which
+ * can only select event fields, leaves it out.
+ */
+static void emit_blob(struct report *r, const struct cpu_stream *s)
+{
+	const uint8_t *ref = s->steps.unit->page[s->next->page] + s->next->off;
+	char line[96];
+	uint32_t len;
+
+	if (r->filter)
+		return;
+	memcpy(&len, ref + 4, sizeof(len));
+	r->t.events++;
+	r->t.blobs_lost++;
+	if (!r->counting)
+		sb_put(&r->text, line,
+		       (size_t)snprintf(line, sizeof(line), "CPU:%d [BLOB LOST: %u bytes, not in the pages read]\n",
+					s->cpu, len));
+}
+
 static void emit(struct report *r, struct cpu_stream *s)
 {
 	print_loss(r, s);
+	if (s->next->blob) {
+		emit_blob(r, s);
+		return;
+	}
 	if (r->counting) {
 		r->t.events++;
 		return;

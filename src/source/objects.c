@@ -12,9 +12,11 @@
 #include <errno.h>
 #include <link.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "tracebuf/describe.h"
@@ -76,6 +78,17 @@ static size_t build_id(const struct dl_phdr_info *info, uint8_t *out)
 	return 0;
 }
 
+/* Whether the object is the vDSO the kernel mapped (its ELF header is AT_SYSINFO_EHDR). */
+static bool is_vdso(const struct dl_phdr_info *info)
+{
+	uintptr_t ehdr = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+
+	for (int i = 0; ehdr && i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_offset == 0)
+			return info->dlpi_addr + info->dlpi_phdr[i].p_vaddr == ehdr;
+	return false;
+}
+
 static int add_object(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	struct snapshot *s = ctx;
@@ -94,8 +107,11 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *ctx)
 		path[k] = '\0';
 	} else if (info->dlpi_name[0] == '/') {
 		snprintf(path, sizeof(path), "%s", info->dlpi_name);
+	} else if ((uintptr_t)info->dlpi_addr != 0 && is_vdso(info)) {
+		/* no file: readers take their own vDSO's symbols if its build-id is this one (usyms.c) */
+		snprintf(path, sizeof(path), "%s", TB_OBJECTS_VDSO);
 	} else if (!strchr(info->dlpi_name, '/') || !realpath(info->dlpi_name, path)) {
-		return 0; /* the vDSO, or a relative path that no longer leads to the file */
+		return 0; /* a relative path that no longer leads to the file */
 	}
 	if (strchr(path, '\n'))
 		return 0; /* would break the line format */

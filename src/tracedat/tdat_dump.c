@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tdat_internal.h"
+#include "tracebuf/blob.h"
 #include "tracebuf/page.h"
 
 static int by_offset(const void *a, const void *b)
@@ -147,9 +148,15 @@ static const char *kind_name(enum tb_rec_kind k)
 
 static void dump_record(struct tb_tracedat *td, FILE *out, const struct tb_record *r)
 {
+	struct tb_blob_ref ref;
+
 	fprintf(out, "      +0x%04x %-11s type_len %2u delta %9u ts %llu size %u", r->offset,
 		kind_name(r->kind), r->type_len, r->time_delta, (unsigned long long)r->ts, r->size);
-	if (r->kind == TB_REC_DATA && r->len >= 8) {
+	if (tb_blob_ref_decode(r, &ref)) {
+		/* its bytes were in the ring's blob area, which no file holds */
+		fprintf(out, ": blob reference, %u bytes (area %u, chunk %llu): blob lost, not in the file", ref.len,
+			ref.area, (unsigned long long)ref.first);
+	} else if (r->kind == TB_REC_DATA && r->len >= 8) {
 		const uint8_t *d = r->data;
 		const char *system = "";
 		uint16_t id = tdat_le16(d);

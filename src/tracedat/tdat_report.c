@@ -564,6 +564,14 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		}
 	}
 	r->t.events++;
+	if (s->step && s->step->blob) {
+		/* a blob reference: a trace.dat holds the ring's pages, not its blob area (report.c) */
+		uint32_t blob_len;
+		memcpy(&blob_len, d + 4, sizeof(blob_len));
+		r->t.blobs_lost++;
+		put_fmt(&r->text, "CPU:%d [BLOB LOST: %u bytes, not in the pages read]\n", s->cpu, blob_len);
+		return;
+	}
 	if (!known) {
 		/* libtraceevent prints each context part of an unknown record this way. */
 		r->t.unknown_events++;
