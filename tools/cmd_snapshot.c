@@ -140,9 +140,14 @@ static int window_command(struct request *rq, int argc, char **argv,
 	if (rc < 0)
 		return 2;
 	say_window(rq, &w);
+	/*
+	 * A CPU shows at most one write in flight: a second one on it (nested
+	 * in a signal handler, or another process) covers the first's traces
+	 * (docs/design.md §10).  So a count above 0 is a lower bound, and said so.
+	 */
 	if (!strcmp(rq->cmd, "recover"))
-		fprintf(stderr, "tracebuf recover: %llu write%s in flight (begun, never committed: not recovered)\n",
-			(unsigned long long)w.in_flight, w.in_flight == 1 ? "" : "s");
+		fprintf(stderr, "tracebuf recover: %s%llu write%s in flight (begun, never committed: not recovered)\n",
+			w.in_flight ? "at least " : "", (unsigned long long)w.in_flight, w.in_flight == 1 ? "" : "s");
 	return w.bad ? 1 : 0;
 }
 
