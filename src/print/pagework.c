@@ -285,10 +285,21 @@ static void *worker(void *arg)
 
 /* --------------------------------------------------------- reading side */
 
-static void drop_names(struct pw_unit *u)
+/*
+ * A new filling of u: the names of the filling before last are freed, those
+ * of the last one kept one filling more - a consumer may still hold the
+ * last record it took (with its name) when it takes the next (funcgraph
+ * does), and that next can come from this unit refilled.
+ */
+static void age_names(struct pw_unit *u)
 {
-	for (size_t i = 0; i < u->nnames; i++)
-		free(u->names[i]);
+	char **spare = u->old_names;
+
+	for (size_t i = 0; i < u->nold; i++)
+		free(u->old_names[i]);
+	u->old_names = u->names;
+	u->nold = u->nnames;
+	u->names = spare;
 	u->nnames = 0;
 }
 
@@ -320,7 +331,7 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 	size_t bytes = 0;
 
 	u->npages = 0;
-	drop_names(u);
+	age_names(u);
 	while (!q->exhausted && u->npages < w->unit_pages && bytes < UNIT_BYTES) {
 		size_t i = u->npages;
 		if (tb_capture_next_page(q->src.capture, q->src.cpu, &p) <= 0) {
@@ -415,9 +426,12 @@ static void free_unit(struct pw_unit *u)
 	free(u->page_cap);
 	free(u->file);
 	free(u->file_offset);
-	if (u->names)
-		drop_names(u);
+	if (u->names && u->old_names) {
+		age_names(u);
+		age_names(u);
+	}
 	free(u->names);
+	free(u->old_names);
 	free(u->hdr);
 	free(u->steps);
 	free(u->errs);
@@ -435,7 +449,9 @@ static bool alloc_unit(struct pw_unit *u, int cpu)
 	u->file_offset = calloc(UNIT_PAGES, sizeof(*u->file_offset));
 	u->hdr = calloc(UNIT_PAGES, sizeof(*u->hdr));
 	u->names = calloc(UNIT_PAGES, sizeof(*u->names));
-	return u->page && u->size && u->page_cap && u->file && u->file_offset && u->hdr && u->names;
+	u->old_names = calloc(UNIT_PAGES, sizeof(*u->old_names));
+	return u->page && u->size && u->page_cap && u->file && u->file_offset && u->hdr && u->names &&
+	       u->old_names;
 }
 
 static void stop_workers(struct pagework *w)

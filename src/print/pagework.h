@@ -97,6 +97,8 @@ struct pw_unit {
 	size_t *page_cap;             /* private: bytes allocated for each page copy */
 	char **names;                 /* private: [nnames] the unit's own copies of file[] */
 	size_t nnames;
+	char **old_names;             /* private: [nold] those of its previous filling, still valid */
+	size_t nold;
 };
 
 struct pagework;
