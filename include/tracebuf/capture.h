@@ -141,7 +141,9 @@ struct tb_raw_page {
  * (a live buffer is empty, EAGAIN), negative errno on a read error (then
  * reported; the CPU is finished; -EINVAL for a file refused as above, said
  * again at the start of every pass).  A trailing partial sub-buffer in a raw
- * file is reported and skipped.
+ * file is reported and skipped.  Different CPUs may be read by different
+ * threads at once (each CPU by one thread at a time): a CPU's reading state
+ * is its own.
  */
 int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page);
 /* Start every CPU again from its first page (capture dirs only: -ESPIPE live). */

@@ -60,7 +60,6 @@ struct pagework {
 	struct stream_queue *queues;
 	struct pw_unit *units;  /* ncpus * depth */
 	pthread_mutex_t lock;
-	pthread_mutex_t read_lock; /* held while a worker reads pages from the capture */
 	pthread_cond_t work;    /* a unit became QUEUED, a CPU's fill ended, or stop */
 	pthread_cond_t done;    /* a unit became DONE */
 	bool stop;
@@ -239,11 +238,16 @@ static bool fill_here(struct pagework *w, struct stream_queue *q, struct pw_unit
 {
 	bool filled;
 
-	pthread_mutex_lock(&w->read_lock);
+	/*
+	 * No lock: q->filling (under w->lock) lets one worker at a time read a
+	 * CPU's pages, and the capture keeps each CPU's reading state apart
+	 * (its file or stream, buffer, decompressor; capture.h), reading only
+	 * what it shares.  So CPUs are read - and decompressed - in parallel.
+	 * Problems met go to this thread's sink (diag_defer.h), not the capture.
+	 */
 	diag_sink_install(&u->problems);
 	filled = fill(w, q, u);
 	diag_sink_install(NULL);
-	pthread_mutex_unlock(&w->read_lock);
 	return filled;
 }
 
@@ -478,7 +482,6 @@ void pagework_free(struct pagework *w)
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->done);
 	pthread_mutex_destroy(&w->lock);
-	pthread_mutex_destroy(&w->read_lock);
 	free(w);
 }
 
@@ -498,7 +501,6 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 	w->depth = threads > 0 ? DEPTH : 1;
 	w->unit_pages = threads > 0 ? UNIT_PAGES : 1;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_mutex_init(&w->read_lock, NULL);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->done, NULL);
 	w->queues = calloc(nunits / DEPTH, sizeof(*w->queues));
