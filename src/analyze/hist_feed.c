@@ -26,6 +26,7 @@
 #include "load_int.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/page.h"
+#include "tsc2nsec.h"
 
 #define BAD_RECORDS_TOLD 10 /* damaged records reported one by one, then only counted (totals) */
 
@@ -117,8 +118,7 @@ static inline uint64_t field_number(const struct tb_hist *h, const struct hist_f
 
 	switch (f->src) {
 	case HIST_SRC_TIMESTAMP:
-		if (h->tsc_mult) /* cycles to ns, as the trace's TSC2NSEC says (128 bits: no overflow) */
-			ts = (uint64_t)(((unsigned __int128)ts * h->tsc_mult) >> h->tsc_shift);
+		ts = tsc2nsec(ts, h->tsc_mult, h->tsc_shift); /* as the trace's TSC2NSEC says, if any */
 		/* ns2usecs() rounds to the nearest microsecond; only for a nanosecond clock. */
 		v = h->ts_usecs && h->ns_clock ? (ts + 500) / 1000 : ts;
 		break;

@@ -28,6 +28,7 @@
 
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
+#include "tsc2nsec.h"
 
 struct merge_stream;
 struct pagework;
@@ -69,8 +70,7 @@ void merge_close(struct merge *m);
 /* A time taken from a record's field (a function's calltime) converted as the stamps are. */
 static inline uint64_t merge_ts(const struct merge *m, uint64_t ts)
 {
-	/* As tb_capture_ts_ns(), without a call per record. */
-	return m->mult ? (uint64_t)(((unsigned __int128)ts * m->mult) >> m->shift) : ts;
+	return tsc2nsec(ts, m->mult, m->shift); /* as tb_capture_ts_ns(), without a call per record */
 }
 
 #endif

@@ -24,6 +24,7 @@
 #include "fd_text.h"
 #include "diag.h"
 #include "diag_defer.h"
+#include "tsc2nsec.h"
 #include "schema_internal.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -1190,10 +1191,7 @@ bool tb_capture_tsc2nsec(const struct tb_capture *c, uint32_t *mult, uint32_t *s
 
 uint64_t tb_capture_ts_ns(const struct tb_capture *c, uint64_t ts)
 {
-	/* 128 bits: a cycle count times mult overflows 64 within hours of uptime. */
-	if (c && c->tsc_mult)
-		return (uint64_t)(((unsigned __int128)ts * c->tsc_mult) >> c->tsc_shift);
-	return ts;
+	return c ? tsc2nsec(ts, c->tsc_mult, c->tsc_shift) : ts;
 }
 
 const char *tb_capture_clock(const struct tb_capture *c)

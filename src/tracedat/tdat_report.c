@@ -39,6 +39,7 @@
 #include "schema_internal.h"
 #include "strbuf.h"
 #include "tdat_internal.h"
+#include "tsc2nsec.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/page.h"
 
@@ -144,9 +145,7 @@ static void problem(struct tc_report *r, const char *file, uint64_t offset, cons
 /* trace-cmd's time stamp: TSC to ns when the file says how, then the file's offset. */
 static uint64_t adjusted(const struct tc_report *r, uint64_t ts)
 {
-	if (r->mult)
-		ts = (uint64_t)(((unsigned __int128)ts * r->mult) >> r->shift);
-	return ts + (uint64_t)r->ts_offset;
+	return tsc2nsec(ts, r->mult, r->shift) + (uint64_t)r->ts_offset;
 }
 
 /* A sub-buffer opened: its loss goes with its first record. */
