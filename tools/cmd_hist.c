@@ -63,7 +63,6 @@ struct hist_args {
 	const char *event, *spec, *input, *buffer, *formats;
 	struct tb_capture_opts copts;
 	bool live, session;
-	uint32_t tsc_mult, tsc_shift; /* the trace.dat's TSC2NSEC (mult 0: none) */
 	long count;
 };
 
@@ -275,8 +274,8 @@ static int make_hist(const struct hist_args *a, struct tb_capture *c, struct tb_
 			fprintf(stderr, "tracebuf hist: %s\n", strerror(-rc));
 		return 2;
 	}
+	/* A trace.dat's TSC2NSEC comes with its capture (tb_hist_add_capture). */
 	tb_hist_set_ns_clock(*out, tb_capture_clock_is_ns(c));
-	tb_hist_set_tsc2nsec(*out, a->tsc_mult, a->tsc_shift);
 	return 0;
 }
 
@@ -356,9 +355,8 @@ static int buffer_by_name(const struct tb_tracedat *td, const char *name)
 	return -1;
 }
 
-static int hist_tracedat(const struct hist_args *args)
+static int hist_tracedat(const struct hist_args *a)
 {
-	struct hist_args with_tsc = *args, *a = &with_tsc;
 	struct tb_tracedat *td;
 	struct tb_capture *c;
 	int buffer, rc = tb_tracedat_open(a->input, NULL, &td);
@@ -367,8 +365,6 @@ static int hist_tracedat(const struct hist_args *args)
 		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
 		return 2;
 	}
-	a->tsc_mult = tb_tracedat_info(td)->tsc2nsec_mult;
-	a->tsc_shift = tb_tracedat_info(td)->tsc2nsec_shift;
 	buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
 	if (buffer < 0 || (rc = tb_tracedat_capture(td, buffer, &a->copts, &c)) < 0) {
 		fprintf(stderr, "tracebuf hist: %s: no buffer '%s'\n", a->input, a->buffer ? a->buffer : "");
