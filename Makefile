@@ -61,7 +61,7 @@ LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 # The core: what an application links to trace itself.  libc only.
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c blob.c shm.c shm_window.c shm_guard.c) \
 	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
-		registry.c session.c session_ids.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
+		registry.c session.c session_ids.c blobsave.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
 		filter_parse.c filter_eval.c event_filter.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
 READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/analyze/*.c))

@@ -53,6 +53,7 @@
 #include "event_select.h"
 #include "kernel_session.h"
 #include "shm_capture.h"
+#include "tracebuf/blob.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/shm.h"
 #include "tracebuf/stats.h"
@@ -75,6 +76,7 @@ struct options {
 	size_t nuprobes;
 	bool offcpu;
 	const char *kernel_kb;
+	size_t blob_kb; /* per CPU: the ring's blob area (tracebuf/blob.h); 0: none */
 	char **command;
 };
 
@@ -87,6 +89,8 @@ struct recorder {
 	char cap[PATH_MAX + 16];
 	char desc[PATH_MAX]; /* where CMD's processes describe their events */
 	int *raw;            /* per CPU: the capture's cpuN.raw */
+	int blobs_fd;        /* the capture's blobs.bin (a blob area only), else -1 */
+	struct tb_blob_save_counts blobs;
 	uint8_t *page;
 	uint64_t pages, events, lost;
 	pid_t child;
@@ -146,6 +150,8 @@ static int usage(FILE *f)
 		   "      --group G        the shared memory is mode 0660 for group G (default 0600)\n"
 		   "      --shm PATH       make the ring in this file (e.g. /dev/shm/NAME; kept, for\n"
 		   "                       snapshot and recover) instead of a sealed memfd\n"
+		   "      --blob-kb KB     a blob area of KB per CPU for payloads bigger than a record\n"
+		   "                       (tb_blob_write; default none); the blobs are saved with the pages\n"
 		   "      --clock CLOCK    the ring's clock: x86-tsc (default; mono with --offcpu), mono\n"
 		   "                       or boot\n"
 		   "\n"
@@ -192,7 +198,7 @@ static int ring_clock(const char *name, enum tb_clock *out)
 /* 0, 2 (usage error) or -1 (--help, done). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_FLIGHT = 256, OPT_GROUP, OPT_SHM, OPT_CLOCK, OPT_KERNEL, OPT_UPROBE, OPT_OFFCPU, OPT_KERNEL_KB };
+	enum { OPT_FLIGHT = 256, OPT_GROUP, OPT_SHM, OPT_CLOCK, OPT_KERNEL, OPT_UPROBE, OPT_OFFCPU, OPT_KERNEL_KB, OPT_BLOB_KB };
 	static const struct option longopts[] = {
 	    {"events", required_argument, NULL, 'e'},
 	    {"buffer-kb", required_argument, NULL, 'b'},
@@ -205,6 +211,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"uprobe", required_argument, NULL, OPT_UPROBE},
 	    {"offcpu", no_argument, NULL, OPT_OFFCPU},
 	    {"kernel-kb", required_argument, NULL, OPT_KERNEL_KB},
+	    {"blob-kb", required_argument, NULL, OPT_BLOB_KB},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -259,6 +266,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			}
 			break;
+		case OPT_BLOB_KB:
+			o->blob_kb = strtoul(optarg, &end, 10);
+			if (*end || !*optarg) {
+				fprintf(stderr, "tracebuf record: --blob-kb: '%s' is not a size in KiB\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -299,6 +313,7 @@ static int session_open(struct recorder *rec)
 	tb_ring_opts_default(&ro);
 	if (rec->o.kb)
 		ro.size_kb = rec->o.kb;
+	ro.blob_kb = rec->o.blob_kb;
 	if (rec->o.clock && ring_clock(rec->o.clock, &ro.clock) < 0)
 		return shmcap_say(CMD, -EINVAL, "--clock: '%s' is not x86-tsc, mono or boot", rec->o.clock);
 	/* Off-CPU time is read as durations: a clock in nanoseconds, for every reader. */
@@ -337,6 +352,13 @@ static int session_open(struct recorder *rec)
 		if (rec->raw[cpu] < 0)
 			return shmcap_say(CMD, -errno, "cannot create %s: %s", path, strerror(errno));
 	}
+	if (tb_ring_blob_size(rec->ring)) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof(path), "%s/%s", rec->cap, TB_BLOB_STORE_FILE);
+		rec->blobs_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (rec->blobs_fd < 0)
+			return shmcap_say(CMD, -errno, "cannot create %s: %s", path, strerror(errno));
+	}
 	fprintf(stderr, "tracebuf record: session %s (%s, %zu KiB per CPU, %u CPUs)\n", tb_shm_path(rec->shm),
 		rec->o.flight ? "flight recorder" : "drained", ro.size_kb, ncpus);
 	return 0;
@@ -349,6 +371,8 @@ static void session_close(struct recorder *rec)
 			if (rec->raw[cpu] >= 0)
 				close(rec->raw[cpu]);
 	free(rec->raw);
+	if (rec->blobs_fd >= 0)
+		close(rec->blobs_fd);
 	free(rec->page);
 	tb_shm_close(rec->shm_reader);
 	/* a memfd session ends with us; a named one stays for snapshot and recover */
@@ -484,13 +508,23 @@ struct take {
 	unsigned cpu;
 	struct tb_page_info info;
 	long n;
+	int blobs_rc; /* saving the page's blobs: 0 or -errno */
 };
 
+/*
+ * The page, and at once the blobs it refers to: taking the page hands its
+ * references over, so their space may be reused from then on.  (A SIGBUS
+ * from a shrunk --shm file abandons this at the faulting read: then the
+ * blob copy's buffer is leaked, and the recording ends.)
+ */
 static int take_page(void *arg)
 {
 	struct take *t = arg;
+	struct recorder *rec = t->rec;
 
-	t->n = tb_read_page_info(t->rec->ring, t->cpu, t->rec->page, tb_ring_subbuf_size(t->rec->ring), &t->info);
+	t->n = tb_read_page_info(rec->ring, t->cpu, rec->page, tb_ring_subbuf_size(rec->ring), &t->info);
+	if (t->n > 0 && rec->blobs_fd >= 0)
+		t->blobs_rc = tb_blob_save_page(rec->ring, rec->page, (size_t)t->n, rec->blobs_fd, &rec->blobs);
 	return 0;
 }
 
@@ -504,7 +538,7 @@ static long drain_ring(struct recorder *rec)
 		int rc;
 
 		while ((rc = tb_shm_guard(rec->shm_reader, take_page, &t)) == 0 && t.n > 0) {
-			if ((rc = write_all(rec->raw[cpu], rec->page, (size_t)t.n)) < 0)
+			if ((rc = write_all(rec->raw[cpu], rec->page, (size_t)t.n)) < 0 || (rc = t.blobs_rc) < 0)
 				return shmcap_say(CMD, rc, "cannot write the pages: %s", strerror(-rc));
 			rec->pages++;
 			rec->events += t.info.events;
@@ -523,7 +557,7 @@ static long drain_ring(struct recorder *rec)
 static int window_ring(struct recorder *rec)
 {
 	struct tb_shm_window w;
-	int rc = shmcap_window(CMD, rec->cap, rec->ring, &w);
+	int rc = shmcap_window(CMD, rec->cap, rec->ring, &w, &rec->blobs);
 
 	if (rc == 0) {
 		rec->pages = w.pages;
@@ -577,6 +611,7 @@ static void print_summary(const struct recorder *rec)
 		(unsigned long long)rec->events, (unsigned long long)rec->pages,
 		(unsigned long long)(rec->lost > overrun ? rec->lost : overrun + dropped + refused),
 		(unsigned long long)overrun, (unsigned long long)dropped, (unsigned long long)refused);
+	shmcap_say_blobs(CMD, &rec->blobs);
 	if (rec->child_done && WIFEXITED(rec->child_status))
 		fprintf(stderr, "tracebuf record: %s exited with status %d\n", rec->o.command[0],
 			WEXITSTATUS(rec->child_status));
@@ -608,7 +643,7 @@ static int finish(struct recorder *rec)
 
 int cmd_record(int argc, char **argv)
 {
-	struct recorder rec = {.child = -1};
+	struct recorder rec = {.child = -1, .blobs_fd = -1};
 	int rc = parse_options(argc, argv, &rec.o);
 
 	if (rc)

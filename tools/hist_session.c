@@ -69,7 +69,7 @@ static int write_copy(struct hist_session *s, struct tb_shm_window *w)
 	snprintf(s->cap, sizeof(s->cap), "%s/copy%u", s->tmp, s->copies++);
 	if ((rc = make_dirs(s->cap)) < 0)
 		return shmcap_say(CMD, rc, "cannot create %s: %s", s->cap, strerror(-rc));
-	if ((rc = shmcap_window(CMD, s->cap, ring, w)) < 0)
+	if ((rc = shmcap_window(CMD, s->cap, ring, w, NULL)) < 0)
 		return rc;
 	found = shmcap_merge_desc(CMD, s->desc, s->cap, ring);
 	if (found < 0)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "shm_capture.h"
+#include "tracebuf/blob.h"
 #include "tracebuf/events.h"
 #include "tracebuf/stats.h"
 #include "tracebuf/tracedat.h"
@@ -286,6 +287,9 @@ struct raw_files {
 	const char *cap;
 	int *fd;
 	unsigned ncpus;
+	struct tb_ring *ring;
+	int blobs_fd; /* cap's blobs.bin, or -1: blobs are not saved */
+	struct tb_blob_save_counts *blobs;
 };
 
 static int raw_fd(struct raw_files *rf, unsigned cpu)
@@ -302,19 +306,48 @@ static int raw_fd(struct raw_files *rf, unsigned cpu)
 static int put_page(void *ctx, unsigned cpu, const void *page, size_t size)
 {
 	struct raw_files *rf = ctx;
-	int fd = cpu < rf->ncpus ? raw_fd(rf, cpu) : -EINVAL;
+	int fd = cpu < rf->ncpus ? raw_fd(rf, cpu) : -EINVAL, rc;
 
-	return fd < 0 ? fd : write_all(fd, page, size);
+	rc = fd < 0 ? fd : write_all(fd, page, size);
+	/* the page's blobs as the area holds them now, like the page itself */
+	if (rc == 0 && rf->blobs_fd >= 0)
+		rc = tb_blob_save_page(rf->ring, page, size, rf->blobs_fd, rf->blobs);
+	return rc;
 }
 
-int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w)
+/* cap's blobs.bin, when ring has a blob area and the caller counts blobs: an fd, -1, or -errno. */
+int shmcap_blob_store(const char *cap, const struct tb_ring *ring, const struct tb_blob_save_counts *blobs)
+{
+	char path[4096];
+	int fd;
+
+	if (!blobs || !tb_ring_blob_size(ring))
+		return -1;
+	path_fmt(path, sizeof(path), "%s/%s", cap, TB_BLOB_STORE_FILE);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+void shmcap_say_blobs(const char *cmd, const struct tb_blob_save_counts *blobs)
+{
+	if (blobs->saved || blobs->lost)
+		shmcap_say(cmd, 0, "blobs: %llu saved (%llu bytes), %llu overwritten before they were saved",
+			   (unsigned long long)blobs->saved, (unsigned long long)blobs->bytes,
+			   (unsigned long long)blobs->lost);
+}
+
+int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w,
+		  struct tb_blob_save_counts *blobs)
 {
 	unsigned ncpus = tb_ring_ncpus(ring);
-	struct raw_files rf = {cap, calloc(ncpus, sizeof(int)), ncpus};
+	struct raw_files rf = {cap, calloc(ncpus, sizeof(int)), ncpus, ring, shmcap_blob_store(cap, ring, blobs), blobs};
 	int rc;
 
-	if (!rf.fd)
-		return -ENOMEM;
+	if (!rf.fd || rf.blobs_fd < -1) {
+		rc = rf.fd ? rf.blobs_fd : -ENOMEM;
+		free(rf.fd);
+		return shmcap_say(cmd, rc, "cannot write the pages to %s: %s", cap, strerror(-rc));
+	}
 	for (unsigned i = 0; i < ncpus; i++)
 		rf.fd[i] = -1;
 	rc = tb_shm_window(ring, put_page, &rf, w);
@@ -322,6 +355,8 @@ int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct
 		if (rf.fd[i] >= 0 && close(rf.fd[i]) < 0 && rc == 0)
 			rc = -errno;
 	free(rf.fd);
+	if (rf.blobs_fd >= 0 && close(rf.blobs_fd) < 0 && rc == 0)
+		rc = -errno;
 	if (rc == -EFAULT && *tb_shm_error())
 		shmcap_say(cmd, rc, "%s", tb_shm_error()); /* a --shm file shrunk under us */
 	else if (rc < 0)

@@ -48,8 +48,18 @@ int shmcap_stats_text(const struct tb_ring *ring, const struct tb_cpu_stats *st,
 /* meta.txt and cpuN.stats for ring into cap: 0 or -errno. */
 int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring);
 
-/* The pages the ring holds now (tb_shm_window) as cap/cpuN.raw: 0 or -errno; counts in *w. */
-int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w);
+/*
+ * The pages the ring holds now (tb_shm_window) as cap/cpuN.raw: 0 or -errno;
+ * counts in *w.  With blobs (not NULL) and a blob area, the blobs the pages
+ * refer to go to cap/blobs.bin as each page is copied, counted in *blobs.
+ */
+struct tb_blob_save_counts;
+int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w,
+		  struct tb_blob_save_counts *blobs);
+/* cap/blobs.bin created for ring's blobs (tb_blob_save_page): an fd; -1 when there are none to save; -errno. */
+int shmcap_blob_store(const char *cap, const struct tb_ring *ring, const struct tb_blob_save_counts *blobs);
+/* "tracebuf CMD: blobs: N saved ..." on stderr, when there were any. */
+void shmcap_say_blobs(const char *cmd, const struct tb_blob_save_counts *blobs);
 
 /*
  * The pages shm's ring holds now (tb_shm_window) straight into the trace.dat

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "shm_capture.h"
+#include "tracebuf/blob.h"
 #include "tracebuf/stats.h"
 #include "tracebuf/tracedat.h"
 
@@ -55,6 +56,10 @@ struct stream {
 	int done;              /* the producer has no more blocks */
 	int rc;                /* the writer's first error: the producer stops */
 	int cur_cpu;           /* the writer thread's: the CPU begun in the file, -1 none */
+	/* the producer's: the blobs the pages refer to, saved as each page is copied */
+	struct tb_ring *ring;
+	int blobs_fd; /* cap's blobs.bin, which the writer copies into the file at close; -1 none */
+	struct tb_blob_save_counts blobs;
 };
 
 /* The consumer's side of one block: the CPU's section in the file, then its pages. */
@@ -142,7 +147,8 @@ static int put_page(void *ctx, unsigned cpu, const void *page, size_t size)
 	}
 	memcpy(b->bytes + b->used, page, size);
 	b->used += size;
-	return 0;
+	/* the blob area as it is now, while the page is: a blob overwritten later is still saved */
+	return s->blobs_fd >= 0 ? tb_blob_save_page(s->ring, page, size, s->blobs_fd, &s->blobs) : 0;
 }
 
 static int stream_init(struct stream *s, struct tb_tracedat_writer *w)
@@ -170,12 +176,14 @@ static void stream_free(struct stream *s)
 
 /* The window through the stream: 0, the window's error, or the writer's. */
 static int stream_window(const char *cmd, struct tb_tracedat_writer *w, struct tb_ring *ring,
-			 struct tb_shm_window *win)
+			 struct tb_shm_window *win, int blobs_fd)
 {
 	struct stream s;
 	pthread_t thread;
 	int rc = stream_init(&s, w);
 
+	s.ring = ring;
+	s.blobs_fd = blobs_fd;
 	if (rc == 0)
 		rc = -pthread_create(&thread, NULL, writer_thread, &s);
 	if (rc < 0) {
@@ -196,6 +204,8 @@ static int stream_window(const char *cmd, struct tb_tracedat_writer *w, struct t
 		rc = s.rc;
 	if (rc == 0 && s.cur_cpu >= 0)
 		rc = tb_tracedat_write_end_cpu(w);
+	if (rc == 0)
+		shmcap_say_blobs(cmd, &s.blobs);
 	stream_free(&s);
 	return rc;
 }
@@ -243,7 +253,8 @@ int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_s
 	struct tb_tracedat_writer *w;
 	char clock[64];
 	const char *name = tb_clock_name(tb_ring_clock(ring));
-	int rc, closed;
+	int rc, closed, blobs_fd;
+	struct tb_blob_save_counts counts = {0};
 
 	memset(win, 0, sizeof(*win));
 	shmcap_write_opts(ring, &o);
@@ -251,15 +262,23 @@ int shmcap_stream(const char *cmd, const char *cap, const char *out, struct tb_s
 	o.cpus = (int)tb_ring_ncpus(ring);
 	o.clock = name;
 	o.trace_clock = clock;
-	if ((rc = tb_tracedat_writer_open(out, &o, &w)) < 0)
+	/* made before the metadata, which announces it; filled while the pages stream */
+	if ((blobs_fd = shmcap_blob_store(cap, ring, &counts)) < -1)
+		return shmcap_say(cmd, blobs_fd, "cannot create the blob store in %s: %s", cap, strerror(-blobs_fd));
+	if ((rc = tb_tracedat_writer_open(out, &o, &w)) < 0) {
+		if (blobs_fd >= 0)
+			close(blobs_fd);
 		return shmcap_say(cmd, rc, "cannot write %s: %s", out, strerror(-rc));
+	}
 	rc = tb_tracedat_write_capture_meta(w, cap, NULL, "");
 	if (rc == 0)
 		rc = write_stats(cmd, w, shm);
 	if (rc == 0)
 		rc = tb_tracedat_write_begin_buffer(w, "", name);
 	if (rc == 0)
-		rc = stream_window(cmd, w, ring, win);
+		rc = stream_window(cmd, w, ring, win, blobs_fd);
+	if (blobs_fd >= 0 && close(blobs_fd) < 0 && rc == 0)
+		rc = -errno;
 	closed = tb_tracedat_writer_close(w);
 	rc = rc ? rc : closed;
 	if (rc < 0 && !(rc == -EFAULT && *tb_shm_error())) /* a shrunk file was said already */

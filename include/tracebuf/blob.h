@@ -108,6 +108,48 @@ int tb_blob_ref_decode(const struct tb_record *rec, struct tb_blob_ref *ref);
  */
 long tb_blob_resolve(struct tb_ring *ring, const struct tb_blob_ref *ref, void *buf, size_t size);
 
+/*
+ * Saving blobs with the pages that refer to them.  A saver of pages (a
+ * capture directory's cpuN.raw, a trace.dat) carries the references but not
+ * the blob area, so it copies each referenced blob, when it takes the page,
+ * into a blob store: a stream of entries, little endian, each
+ *
+ *   offset 0  u32 magic   TB_BLOB_SAVED_MAGIC ("TBBS")
+ *   offset 4  u32 len     the blob's bytes
+ *   offset 8  u64 first   the reference's first
+ *   offset 16 u32 area    the reference's area
+ *   offset 20 u32 crc     CRC-32 of the bytes (IEEE, as zlib's crc32)
+ *   offset 24 len bytes, then zeros up to a multiple of 8
+ *
+ * A reader finds a reference's blob by (area, first, len).  A blob
+ * overwritten before its page was saved has no entry (and is counted
+ * lost).  A capture directory keeps the store as blobs.bin; a trace.dat
+ * holds it in an option (docs/trace-dat notes in README.md).
+ */
+#define TB_BLOB_SAVED_MAGIC 0x53424254u
+#define TB_BLOB_SAVED_HEADER 24u
+#define TB_BLOB_STORE_FILE "blobs.bin"
+
+struct tb_blob_save_counts {
+	uint64_t saved;	 /* blobs copied into the store */
+	uint64_t lost;	 /* references whose blob was overwritten (or never of this ring) */
+	uint64_t bytes;	 /* blob bytes saved */
+};
+
+/*
+ * Append to fd the blob of every reference on page (size bytes, a page as
+ * tb_read_page gives it) that ring's blob area still holds intact (the
+ * checks of tb_blob_resolve: never torn bytes, never another blob's).
+ * Counts go into *counts (added to).  0, or -errno: -ENOMEM, a write error
+ * (the store then ends with a partial entry, which readers report).
+ * Allocates one buffer per blob; no lock; safe beside running writers.
+ */
+int tb_blob_save_page(struct tb_ring *ring, const void *page, size_t size, int fd,
+		      struct tb_blob_save_counts *counts);
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) of n bytes, continuing crc (0 to start). */
+uint32_t tb_crc32(uint32_t crc, const void *data, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -84,6 +84,12 @@ enum tb_tracedat_option_id {
 	 * tb_schema_load_constants).  trace-cmd skips options it does not know.
 	 */
 	TB_TDAT_OPT_TB_CONSTANTS = 0x7462,
+	/*
+	 * tracebuf's own: where the file keeps the blobs its blob references
+	 * name, u64 offset + u64 length of a blob store (tracebuf/blob.h)
+	 * placed after everything trace-cmd reads (offset 0: none saved).
+	 */
+	TB_TDAT_OPT_TB_BLOBS = 0x7463,
 };
 
 /* The name trace-cmd's dump gives an option id ("CPUSTAT"), or NULL. */
@@ -337,6 +343,15 @@ int tb_tracedat_write_printk(struct tb_tracedat_writer *w, const char *text, siz
 int tb_tracedat_write_cmdlines(struct tb_tracedat_writer *w, const char *text, size_t len);
 /* A capture's constants file, kept in tracebuf's own option (TB_TDAT_OPT_TB_CONSTANTS). */
 int tb_tracedat_write_constants(struct tb_tracedat_writer *w, const char *text, size_t len);
+/*
+ * A blob store file (tracebuf/blob.h; a capture's blobs.bin) whose entries
+ * the file keeps for the blob references in its pages: announced with the
+ * metadata (before the first buffer), copied from path at close, in
+ * bounded memory, to the end of the file, which TB_TDAT_OPT_TB_BLOBS
+ * points to.  The file may still grow until then.  One store per file: a
+ * second call is ignored (returns 0).  0 or -errno.
+ */
+int tb_tracedat_write_blobs(struct tb_tracedat_writer *w, const char *path);
 /* A CPU's stats text (the kernel's stats file) under buffer name ("" top). */
 int tb_tracedat_write_cpustat(struct tb_tracedat_writer *w, const char *buffer, int cpu, const char *text,
 			      size_t len);

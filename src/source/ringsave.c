@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tracebuf/blob.h"
 #include "tracebuf/describe.h"
 #include "tracebuf/events.h"
 #include "tracebuf/reader.h"
@@ -27,6 +28,8 @@ struct saver {
 	const char *dir;
 	struct tb_diag *err;
 	char path[4096];
+	int blobs_fd; /* blobs.bin, or -1: the ring has no blob area */
+	struct tb_blob_save_counts blobs;
 };
 
 static void set_reason(struct tb_diag *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -169,8 +172,12 @@ static int write_pages(struct saver *s, struct tb_ring *ring, unsigned cpu)
 		free(page);
 		return fd;
 	}
-	while (rc == 0 && budget-- > 0 && (n = tb_read_page(ring, cpu, page, size)) > 0)
+	/* each page's blobs are copied as it is taken: the blob area may reuse them once it is */
+	while (rc == 0 && budget-- > 0 && (n = tb_read_page(ring, cpu, page, size)) > 0) {
 		rc = write_all(fd, page, (size_t)n);
+		if (rc == 0 && s->blobs_fd >= 0)
+			rc = tb_blob_save_page(ring, page, (size_t)n, s->blobs_fd, &s->blobs);
+	}
 	if (rc == 0 && n < 0)
 		rc = (int)n;
 	if (close(fd) < 0 && rc == 0)
@@ -274,7 +281,7 @@ int tb_ring_save_dir(struct tb_ring *ring, const char *dir, const struct tb_save
 		     struct tb_diag *err)
 {
 	static const struct tb_save_opts none;
-	struct saver s = {.dir = dir, .err = err};
+	struct saver s = {.dir = dir, .err = err, .blobs_fd = -1};
 	unsigned ncpus = tb_ring_ncpus(ring);
 	int rc;
 
@@ -287,8 +294,12 @@ int tb_ring_save_dir(struct tb_ring *ring, const char *dir, const struct tb_save
 		rc = write_formats(&s, opts);
 	for (unsigned cpu = 0; rc == 0 && cpu < ncpus; cpu++)
 		rc = write_stats(&s, ring, cpu);
+	if (rc == 0 && tb_ring_blob_size(ring) && (s.blobs_fd = create_file(&s, TB_BLOB_STORE_FILE)) < 0)
+		rc = s.blobs_fd;
 	for (unsigned cpu = 0; rc == 0 && cpu < ncpus; cpu++)
 		rc = write_pages(&s, ring, cpu);
+	if (s.blobs_fd >= 0 && close(s.blobs_fd) < 0 && rc == 0)
+		rc = fail(&s, -errno, "cannot write the blobs");
 	if (rc == 0)
 		rc = write_cmdlines(&s);
 	if (rc == 0)

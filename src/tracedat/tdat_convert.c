@@ -20,6 +20,7 @@
 
 #include "fd_text.h"
 #include "tdat_internal.h"
+#include "tracebuf/blob.h"
 
 #define COPY_BLOCK	 (1u << 20)
 #define MAX_CAPTURE_CPUS TDAT_MAX_CPUS
@@ -302,6 +303,15 @@ static void capture_facts_free(struct capture_facts *f)
 		free(f->tc);
 }
 
+/* The capture's saved blobs (blobs.bin, tracebuf/blob.h), if it has them. */
+static int write_blob_store(struct tb_tracedat_writer *w, const char *dir)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, TB_BLOB_STORE_FILE);
+	return access(path, R_OK) == 0 ? tb_tracedat_write_blobs(w, path) : 0;
+}
+
 int tb_tracedat_write_capture_meta(struct tb_tracedat_writer *w, const char *dir, const char *prefix,
 				   const char *buffer)
 {
@@ -336,6 +346,8 @@ int tb_tracedat_write_capture_meta(struct tb_tracedat_writer *w, const char *dir
 		rc = write_optional(w, dir, "constants", tb_tracedat_write_constants);
 	if (rc == 0)
 		rc = write_stats(w, dir, prefix, buffer ? buffer : "", has, top);
+	if (rc == 0)
+		rc = write_blob_store(w, dir);
 	free(has);
 	return rc;
 }

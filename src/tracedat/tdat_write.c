@@ -80,6 +80,9 @@ struct tb_tracedat_writer {
 	struct stored_text kallsyms, printk, cmdlines, constants;
 	struct tb_strbuf cpustats; /* CPUSTAT payloads: u32 length + text, one after the other */
 	bool meta_written;
+	char *blobs_path;	   /* the blob store to copy at close, or NULL */
+	uint64_t blobs_opt_in_body; /* where the TB_BLOBS option's payload lies in the options' body */
+	uint64_t blobs_opt_at;	   /* and in the file */
 	char *last_stat_buffer;
 
 	/* buffers */
@@ -275,6 +278,7 @@ static void writer_free(struct tb_tracedat_writer *w)
 	free(w->printk.text);
 	free(w->cmdlines.text);
 	free(w->constants.text);
+	free(w->blobs_path);
 	sb_free(&w->cpustats);
 	sb_free(&w->strings);
 	free(w->last_stat_buffer);
@@ -539,6 +543,21 @@ int tb_tracedat_write_cmdlines(struct tb_tracedat_writer *w, const char *text, s
 	return write_text(w, &w->cmdlines, "cmdlines", text, len);
 }
 
+int tb_tracedat_write_blobs(struct tb_tracedat_writer *w, const char *path)
+{
+	if (!w || !path)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (w->meta_written)
+		return too_late(w, "a blob store");
+	if (w->blobs_path)
+		return 0;
+	if (!(w->blobs_path = strdup(path)))
+		return fail(w, -ENOMEM, "out of memory");
+	return 0;
+}
+
 /* One CPUSTAT option payload (a C string), kept as u32 length + bytes. */
 static void stat_payload(struct tb_tracedat_writer *w, const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -682,6 +701,13 @@ static void body_common_options(struct tb_tracedat_writer *w, struct tb_strbuf *
 		sb_u32(b, (uint32_t)w->constants.len);
 		sb_put(b, w->constants.text, w->constants.len);
 	}
+	if (w->blobs_path) {
+		sb_u16(b, TB_TDAT_OPT_TB_BLOBS);
+		sb_u32(b, 16);
+		w->blobs_opt_in_body = b->len;
+		sb_u64(b, 0); /* offset and length, patched at close */
+		sb_u64(b, 0);
+	}
 }
 
 static int check_metadata(struct tb_tracedat_writer *w)
@@ -764,6 +790,7 @@ static int write_v6_metadata(struct tb_tracedat_writer *w)
 		sb_free(&b);
 		return fail(w, -ENOMEM, "out of memory");
 	}
+	w->blobs_opt_at = w->pos + w->blobs_opt_in_body;
 	rc = put(w, b.buf, b.len);
 	sb_free(&b);
 	if (rc < 0)
@@ -1179,10 +1206,49 @@ static int write_v7_options(struct tb_tracedat_writer *w)
 		return fail(w, -ENOMEM, "out of memory");
 	}
 	put_section_header(w, TB_TDAT_OPT_DONE, 0, add_string(w, "options"), b.len);
+	w->blobs_opt_at = w->pos + w->blobs_opt_in_body;
 	rc = put(w, b.buf, b.len);
 	sb_free(&b);
 	if (rc == 0)
 		rc = patch_u64(w, w->options_at_field, at);
+	return rc;
+}
+
+/*
+ * The blob store after everything trace-cmd reads (it follows offsets, and
+ * v7's sections end with the strings), then its place in the TB_BLOBS
+ * option.  Copied a block at a time: a store may hold many MiB.
+ */
+static int append_blobs(struct tb_tracedat_writer *w)
+{
+	enum { BLOCK = 1 << 20 };
+	uint64_t start = w->pos;
+	uint8_t *buf = malloc(BLOCK);
+	int fd = open(w->blobs_path, O_RDONLY | O_CLOEXEC), rc = 0;
+	ssize_t n = 0;
+
+	if (fd < 0 || !buf) {
+		rc = fail(w, fd < 0 ? -errno : -ENOMEM, "the blob store %s: %s", w->blobs_path,
+			  fd < 0 ? strerror(errno) : "out of memory");
+		goto out;
+	}
+	while (rc == 0 && (n = read(fd, buf, BLOCK)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = fail(w, -errno, "reading the blob store %s: %s", w->blobs_path, strerror(errno));
+			break;
+		}
+		rc = put(w, buf, (size_t)n);
+	}
+	if (rc == 0)
+		rc = patch_u64(w, w->blobs_opt_at, start);
+	if (rc == 0)
+		rc = patch_u64(w, w->blobs_opt_at + 8, w->pos - start);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	return rc;
 }
 
@@ -1210,6 +1276,8 @@ int tb_tracedat_writer_close(struct tb_tracedat_writer *w)
 		write_v7_options(w);
 		write_v7_strings(w);
 	}
+	if (w->blobs_path && w->meta_written && !w->err)
+		append_blobs(w);
 	if (!w->err && ftruncate(w->fd, (off_t)w->pos) < 0)
 		fail(w, -errno, "truncating: %s", strerror(errno));
 	if (close(w->fd) < 0 && !w->err)
