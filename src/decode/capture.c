@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blob_store.h"
 #include "capture_source.h"
 #include "fd_text.h"
 #include "diag.h"
@@ -27,6 +28,7 @@
 #include "tsc2nsec.h"
 #include "schema_internal.h"
 #include "schema_kernel.h"
+#include "tracebuf/blob.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
 
@@ -103,6 +105,7 @@ struct tb_capture {
 	bool lazy_formats;   /* tb_capture_opts.lazy_formats */
 	bool no_symbols;     /* tb_capture_opts.no_symbols */
 	struct capture_source src;
+	struct blob_store *blobs; /* saved blobs (blobs.bin, a trace.dat's store), or NULL */
 };
 
 /* ------------------------------------------------------------ problems */
@@ -1066,6 +1069,36 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
 	return 0;
 }
 
+/* blobs.bin, the blobs the pages' references name (tracebuf/blob.h), when the capture has one. */
+static int open_blob_store(struct tb_capture *c)
+{
+	char *path = path_join(c->dir, TB_BLOB_STORE_FILE);
+	struct blob_store *bs;
+	struct stat st;
+	int fd;
+
+	if (!path)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0 || !is_missing(errno))
+			tb_capture_report(c, path, 0, "cannot read the saved blobs: %s; they print as lost",
+					  strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		return 0;
+	}
+	bs = blob_store_new(fd, true, path, 0, (uint64_t)st.st_size);
+	free(path);
+	if (!bs) {
+		close(fd);
+		return -ENOMEM;
+	}
+	capture_set_blobs(c, bs);
+	return 0;
+}
+
 int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
 {
 	struct tb_capture *c;
@@ -1091,12 +1124,32 @@ int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct 
 		rc = find_cpus(c);
 	if (rc == 0)
 		rc = read_meta(c);
+	if (rc == 0 && !c->live)
+		rc = open_blob_store(c);
 	if (rc < 0) {
 		tb_capture_close(c);
 		return rc;
 	}
 	*out = c;
 	return 0;
+}
+
+static void blob_problem(void *ctx, const char *file, uint64_t offset, const char *reason)
+{
+	tb_capture_report(ctx, file, offset, "%s", reason);
+}
+
+void capture_set_blobs(struct tb_capture *c, struct blob_store *bs)
+{
+	blob_store_free(c->blobs);
+	c->blobs = bs;
+	if (bs)
+		blob_store_set_problem(bs, blob_problem, c);
+}
+
+struct blob_store *capture_blobs(const struct tb_capture *c)
+{
+	return c ? c->blobs : NULL;
 }
 
 void tb_capture_close(struct tb_capture *c)
@@ -1124,6 +1177,7 @@ void tb_capture_close(struct tb_capture *c)
 		free(c->held[i].file);
 	free(c->held);
 	free(c->clock_given);
+	blob_store_free(c->blobs);
 	tb_schema_free(c->schema);
 	free(c->dir);
 	free(c->root);

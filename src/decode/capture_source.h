@@ -46,6 +46,11 @@ struct capture_desc {
 int capture_open_source(const struct capture_desc *desc, const struct capture_source *src,
 			const struct tb_capture_opts *opts, struct tb_capture **out);
 
+/* The saved blobs of the capture's references (blob_store.h), which it then owns; NULL: none saved. */
+struct blob_store;
+void capture_set_blobs(struct tb_capture *c, struct blob_store *bs);
+struct blob_store *capture_blobs(const struct tb_capture *c);
+
 /* tb_capture_open() of a regular file: a trace.dat (src/tracedat/tdat_capture.c). */
 int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts, struct tb_capture **out);
 

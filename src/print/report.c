@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blob_store.h"
+#include "capture_source.h"
 #include "pagework.h"
 #include "printers.h"
 #include "render.h"
@@ -381,26 +383,33 @@ static void emit_rendered(struct report *r, const struct cpu_stream *s, const st
 
 /*
  * A blob reference (tracebuf/blob.h): its bytes were in the ring's blob
- * area, which pages read from a ring do not carry, so a reader of pages
- * cannot have them.  One line like a LOST line says so, with the length the
- * reference gives (offset 4), and it counts as an event.  A filter, which
+ * area, which the saver copied into the capture's blob store when it took
+ * the page.  One line like a LOST line gives the length, the CRC-32 and an
+ * escaped head of the bytes, or says why they are not there (no store, not
+ * saved, damaged: blob_store.c); it counts as an event.  A filter, which
  * can only select event fields, leaves it out.
  */
 static void emit_blob(struct report *r, const struct cpu_stream *s)
 {
 	const uint8_t *ref = s->steps.unit->page[s->next->page] + s->next->off;
-	char line[96];
-	uint32_t len;
+	char line[BLOB_LINE_MAX];
+	enum blob_fate fate;
+	size_t n;
 
 	if (r->filter)
 		return;
-	memcpy(&len, ref + 4, sizeof(len));
 	r->t.events++;
-	r->t.blobs_lost++;
-	if (!r->counting)
-		sb_put(&r->text, line,
-		       (size_t)snprintf(line, sizeof(line), "CPU:%d [BLOB LOST: %u bytes, not in the pages read]\n",
-					s->cpu, len));
+	if (r->counting) {
+		uint8_t *bytes;
+		uint32_t crc;
+		fate = blob_store_get(capture_blobs(r->capture), ref, &bytes, &crc);
+		free(bytes);
+	} else {
+		n = blob_store_line(capture_blobs(r->capture), s->cpu, ref, line, &fate);
+		sb_put(&r->text, line, n);
+	}
+	if (fate != BLOB_FOUND)
+		r->t.blobs_lost++;
 }
 
 static void emit(struct report *r, struct cpu_stream *s)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob_store.h"
 #include "capture_source.h"
 #include "tdat_internal.h"
 
@@ -104,6 +105,16 @@ static int open_buffer(struct tb_tracedat *td, bool owns_td, int buffer, const s
 	desc.has_cpu = has;
 	rc = capture_open_source(&desc, &ops, &o, out);
 	free(has);
+	if (rc == 0 && td->has_blobs) {
+		/* td's descriptor, open as long as the capture reads its pages */
+		struct blob_store *bs = blob_store_new(td->fd, false, td->path, td->blobs_at, td->blobs_len);
+		if (!bs) {
+			tb_capture_close(*out);
+			*out = NULL;
+			return -ENOMEM;
+		}
+		capture_set_blobs(*out, bs);
+	}
 	return rc;
 }
 

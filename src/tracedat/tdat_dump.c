@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob_store.h"
 #include "tdat_internal.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/page.h"
@@ -153,9 +154,23 @@ static void dump_record(struct tb_tracedat *td, FILE *out, const struct tb_recor
 	fprintf(out, "      +0x%04x %-11s type_len %2u delta %9u ts %llu size %u", r->offset,
 		kind_name(r->kind), r->type_len, r->time_delta, (unsigned long long)r->ts, r->size);
 	if (tb_blob_ref_decode(r, &ref)) {
-		/* its bytes were in the ring's blob area, which no file holds */
-		fprintf(out, ": blob reference, %u bytes (area %u, chunk %llu): blob lost, not in the file", ref.len,
-			ref.area, (unsigned long long)ref.first);
+		/* its bytes were in the ring's blob area; the saver copied them into the file's store */
+		static const char *const fates[] = {
+		    [BLOB_NO_STORE] = "blob lost, not in the file",
+		    [BLOB_NOT_SAVED] = "blob lost, overwritten before it was saved",
+		    [BLOB_DAMAGED] = "blob lost, its saved copy is damaged",
+		};
+		uint8_t *bytes;
+		uint32_t crc = 0;
+		enum blob_fate fate = blob_store_get(tdat_blobs(td), r->data, &bytes, &crc);
+
+		fprintf(out, ": blob reference, %u bytes (area %u, chunk %llu): ", ref.len, ref.area,
+			(unsigned long long)ref.first);
+		if (fate == BLOB_FOUND)
+			fprintf(out, "saved, crc32 %08x", crc);
+		else
+			fputs(fates[fate], out);
+		free(bytes);
 	} else if (r->kind == TB_REC_DATA && r->len >= 8) {
 		const uint8_t *d = r->data;
 		const char *system = "";

@@ -71,6 +71,11 @@ struct tb_tracedat {
 	struct tb_tracedat_format *formats;
 	size_t nformats, formats_cap;
 
+	/* TB_TDAT_OPT_TB_BLOBS: the saved blobs' store (tracebuf/blob.h), in the file */
+	bool has_blobs;
+	uint64_t blobs_at, blobs_len;
+	struct blob_store *blobs; /* for the dump: made on first use (tdat_blobs) */
+
 	int file_cpus; /* the CPU count in the header (v6 item 23) */
 	int cpucount;  /* CPUCOUNT option, 0 if none */
 	bool has_traceclock;
@@ -99,6 +104,9 @@ struct tdat_pending {
 	char *label;
 	char *system;
 };
+
+/* The file's blob store (blob_store.h), problems told through td; NULL when it saved none. */
+struct blob_store *tdat_blobs(struct tb_tracedat *td);
 
 /* pread exactly n bytes at offset; 0, or -EIO/-errno (reported with what). */
 int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what);

@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "diag_defer.h"
 #include "schema_internal.h"
+#include "blob_store.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 
@@ -865,6 +866,19 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
 	case TB_TDAT_OPT_TB_CONSTANTS:
 		rc = tb_schema_load_constants(td->schema, td->path, (const char *)d, size);
 		return rc == -ENOMEM ? rc : 0; /* bad lines were reported with their offsets */
+	case TB_TDAT_OPT_TB_BLOBS:
+		/* where the saved blobs lie; read when a reference is printed (blob_store.c) */
+		if (size < 16 || tdat_le64(d + 8) > td->info.file_size ||
+		    tdat_le64(d) > td->info.file_size - tdat_le64(d + 8)) {
+			tdat_report(td, at, "the blob store option (%u bytes) names bytes outside the file: its blobs "
+					    "print as lost", size);
+			td->blobs_len = 0;
+		} else {
+			td->blobs_at = tdat_le64(d);
+			td->blobs_len = tdat_le64(d + 8);
+		}
+		td->has_blobs = true;
+		return 0;
 	case TB_TDAT_OPT_DATE:
 		if (text_number(d, size, &v)) {
 			td->info.ts_offset += v * 1000; /* microseconds */
@@ -1579,10 +1593,24 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 	return 0;
 }
 
+static void blob_problem(void *ctx, const char *file, uint64_t offset, const char *reason)
+{
+	tdat_report_in(ctx, file, offset, "%s", reason);
+}
+
+struct blob_store *tdat_blobs(struct tb_tracedat *td)
+{
+	if (td->has_blobs && !td->blobs &&
+	    (td->blobs = blob_store_new(td->fd, false, td->path, td->blobs_at, td->blobs_len)))
+		blob_store_set_problem(td->blobs, blob_problem, td);
+	return td->blobs;
+}
+
 void tb_tracedat_close(struct tb_tracedat *td)
 {
 	if (!td)
 		return;
+	blob_store_free(td->blobs);
 	if (td->fd >= 0)
 		close(td->fd);
 	for (int i = 0; i < td->nbuffers; i++) {

@@ -33,6 +33,8 @@
 
 #include <traceevent/event-parse.h>
 
+#include "blob_store.h"
+#include "capture_source.h"
 #include "pagework.h"
 #include "printers.h"
 #include "render.h"
@@ -564,11 +566,13 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	}
 	r->t.events++;
 	if (s->step && s->step->blob) {
-		/* a blob reference: a trace.dat holds the ring's pages, not its blob area (report.c) */
-		uint32_t blob_len;
-		memcpy(&blob_len, d + 4, sizeof(blob_len));
-		r->t.blobs_lost++;
-		put_fmt(&r->text, "CPU:%d [BLOB LOST: %u bytes, not in the pages read]\n", s->cpu, blob_len);
+		/* a blob reference: its bytes from the file's blob store, if saved (report.c) */
+		char line[BLOB_LINE_MAX];
+		enum blob_fate fate;
+		size_t n = blob_store_line(capture_blobs(s->buf->cap), s->cpu, d, line, &fate);
+		if (fate != BLOB_FOUND)
+			r->t.blobs_lost++;
+		sb_put(&r->text, line, n);
 		return;
 	}
 	if (!known) {
