@@ -1392,10 +1392,14 @@ static void top_buffer_first(struct tb_tracedat *td)
  */
 static void walk_sections(struct tb_tracedat *td, uint64_t at)
 {
+	/* tracebuf's blob store, when there is one, follows the last section (tdat_write.c) */
+	uint64_t end = td->has_blobs && td->blobs_len && td->blobs_at + td->blobs_len == td->info.file_size
+			   ? td->blobs_at
+			   : td->info.file_size;
 	uint8_t h[16];
 
-	for (int n = 0; at < td->info.file_size && n < 65536; n++) {
-		uint64_t size, left = td->info.file_size - at;
+	for (int n = 0; at < end && n < 65536; n++) {
+		uint64_t size, left = end - at;
 		if (left < 16 || tdat_pread(td, h, 16, at, "a section header") < 0) {
 			tdat_report(td, at,
 				    "the file ends %llu bytes into a section header: it was cut "
