@@ -66,7 +66,7 @@
 /*
  * A blob's reference record described as an event, so the function-graph
  * view prints it rather than an unknown ID (the report prints references
- * as BLOB LOST lines, the capture holding no blob bytes): its first half-word, the low half of
+ * as BLOB lines, from the blob store saved with the capture): its first half-word, the low half of
  * TB_BLOB_REF_MAGIC, is where the common type is (the registry never hands
  * that ID out).  The rest of the magic and the blob's length sit where the
  * common header has its flags, preempt count and pid, so the line's task

@@ -94,5 +94,15 @@ $TB report "$tmp/snap.dat" > "$tmp/snap.txt" 2>&1
 [ $rc = 0 ] && all_written "$tmp/snap.txt" "$tmp/sn" && grep -q '^tracebuf snapshot: blobs: [1-9][0-9]* saved' "$tmp/snap.err"
 check $? "snapshot of running writers: $(shown "$tmp/snap.txt" | wc -l) blobs, each one written, byte for byte"
 
+rm -f "$shm"; rm -rf "$shm.formats"
+
+# 6. the demo's crash (make run): a blob written just before SIGKILL, recovered with its bytes
+$B/examples/demo --crash "$shm" > /dev/null 2>&1
+crc=$(i=0; while [ $i -lt 600 ]; do printf 'crash blob line %04d\n' $i; i=$((i+1)); done | gzip -c | tail -c8 |
+	od -An -tx4 -N4 | tr -d ' ')
+$TB recover "$shm" -o "$tmp/c.dat" 2> "$tmp/c.err" && $TB report "$tmp/c.dat" > "$tmp/c.txt" 2>&1 &&
+	grep -qF "[BLOB: 12600 bytes, crc32 $crc] \"crash blob line 0000\\ncrash blob line 0001\\n" "$tmp/c.txt"
+check $? "demo --crash: recover saves the blob written just before SIGKILL, byte for byte"
+
 echo "1..$n"
 exit $fail

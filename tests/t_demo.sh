@@ -21,9 +21,15 @@ G=$D/graph.txt
 count() { grep -c -- "$1" "$R"; }
 for kind in ": request: worker=" ": signal: worker=" ": lookup: cache miss: " \
 	    ": tracing_mark_write: " ": funcgraph_entry: --> " ": funcgraph_exit: <-- " \
-	    ": pmu_counters: task_clock=" "[BLOB LOST: 12000 bytes, not in the pages read]"; do
+	    ": pmu_counters: task_clock=" "BLOB: 12000 bytes, crc32 "; do
 	c=$(count "$kind"); [ "$c" -gt 0 ]; check $? "the report has '$kind' lines ($c)"
 done
+# The blob, saved with the capture: its CRC-32 from the bytes the demo wrote ("blob line NNNN\n" x 800;
+# gzip's trailer holds the CRC-32 of its input), and the head of its text.
+crc=$(i=0; while [ $i -lt 800 ]; do printf 'blob line %04d\n' $i; i=$((i+1)); done | gzip -c | tail -c8 |
+	od -An -tx4 -N4 | tr -d ' ')
+grep -qF "[BLOB: 12000 bytes, crc32 $crc] \"blob line 0000\\nblob line 0001\\n" "$R"
+check $? "the blob is in the report: its length, the CRC-32 of what was written, its head"
 if grep -q "PMU sampler: not started" "$out"; then
 	check 0 "# the PMU sampler was refused here: $(sed -n 's/.*PMU sampler: not started: //p' "$out")"
 else

@@ -139,7 +139,7 @@ $B/examples/demo --crash "$shm" > /dev/null 2>&1; rc=$?
 $TB recover "$shm" -o "$tmp/c.dat" 2> "$tmp/cerr"; rrc=$?
 $TB report --like-kernel "$tmp/c.dat" > "$tmp/c.txt" 2>&1
 ev=$(sed -n 's/.*c.dat: \([0-9]*\) events.*/\1/p' "$tmp/cerr")
-[ $rc = 137 ] && [ $rrc = 0 ] && [ -n "$ev" ] && [ "$(grep -c ' request: \| lookup: ' "$tmp/c.txt")" = "$ev" ] &&
+[ $rc = 137 ] && [ $rrc = 0 ] && [ -n "$ev" ] && [ "$(grep -c ' request: \| lookup: \|^CPU:[0-9]* \[BLOB: ' "$tmp/c.txt")" = "$ev" ] &&
 	grep -q 'LOST [0-9]* EVENTS' "$tmp/c.txt" && grep -q '^tracebuf recover: \(at least \)\?[0-9]* writes\? in flight' "$tmp/cerr"
 check $? "demo --crash dies by SIGKILL; recover: its events, the LOST lines, the in-flight count"
 ids=$(sed -n 's/.*request: worker=\([0-9]*\) id=\([0-9]*\).*/\1 \2/p' "$tmp/c.txt" |

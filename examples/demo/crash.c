@@ -4,7 +4,10 @@
  * itself with SIGKILL while they are in the middle of their writes.  What
  * is left is for `tracebuf recover SHMFILE -o FILE.dat`: every committed
  * event, the LOST count of what the small ring overwrote, and the writes
- * that were in flight.  scripts/run.sh does exactly that.
+ * that were in flight.  Just before the kill the main thread writes a blob
+ * (CRASH_BLOB_BYTES, "crash blob line NNNN\n" lines), which recover saves
+ * from the dead process's blob area with the pages.  scripts/run.sh does
+ * exactly that.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,10 +21,13 @@
 #include <unistd.h>
 
 #include "demo.h"
+#include "tracebuf/blob.h"
 #include "tracebuf/shm.h"
 
 #define CRASH_WORKERS 2
 #define CRASH_RING_KB 16
+#define CRASH_BLOB_KB 32
+#define CRASH_BLOB_LINES 600 /* "crash blob line NNNN\n", 21 bytes each: 12600 bytes */
 
 static void *crash_worker(void *arg)
 {
@@ -54,6 +60,7 @@ int demo_crash(const char *path)
 
 	tb_ring_opts_default(&ro);
 	ro.size_kb = CRASH_RING_KB;
+	ro.blob_kb = CRASH_BLOB_KB;
 	ro.clock = TB_CLOCK_MONO; /* nanoseconds: the report prints seconds.microseconds */
 	unlink(path);
 	if ((rc = tb_shm_create(&so, &shm)) < 0) {
@@ -76,6 +83,11 @@ int demo_crash(const char *path)
 	if ((rc = tb_events_dump(desc, tb_shm_ring(shm))) < 0)
 		fprintf(stderr, "demo: %s: %s\n", desc, strerror(-rc));
 	nanosleep(&pause, NULL);
+	static char blob[CRASH_BLOB_LINES * 21 + 1];
+	for (int i = 0; i < CRASH_BLOB_LINES; i++)
+		snprintf(blob + i * 21, 22, "crash blob line %04d\n", i);
+	if ((rc = tb_blob_write(tb_shm_ring(shm), blob, CRASH_BLOB_LINES * 21)) < 0)
+		fprintf(stderr, "demo: the blob: %s\n", strerror(-rc));
 	kill(getpid(), SIGKILL);
 	return 1;
 }
