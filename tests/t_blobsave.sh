@@ -14,6 +14,7 @@ P=$B/examples/blobs
 tmp=$(mktemp -d /tmp/tb-blobsave-XXXXXX)
 shm=/dev/shm/tb-t-blobsave-$$
 trap 'rm -rf "$tmp" "$shm" "$shm.formats"' EXIT INT TERM
+[ -n "$TB_KEEP" ] && trap - EXIT
 n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 have_tcmd=0; command -v trace-cmd >/dev/null 2>&1 && have_tcmd=1
@@ -40,6 +41,10 @@ check $? "report: each of the 32 blobs once, its size and the CRC-32 of the byte
 grep -q '^CPU:[0-9]* \[BLOB: 262144 bytes, crc32 [0-9a-f]*\] "blob t=0 k=0\\n' "$tmp/d.txt" &&
 	! grep -q 'BLOB LOST' "$tmp/d.txt"
 check $? "the 256 KiB one is there with its escaped head; none lost"
+$TB convert "$tmp/d.dat" -o "$tmp/d.json" > /dev/null 2>&1 &&
+	grep -o '"name":"blob",[^{]*{"len":[0-9]*,"crc32":"[0-9a-f]*"' "$tmp/d.json" |
+	sed 's/.*"len":\([0-9]*\),"crc32":"\([0-9a-f]*\)"/\1 \2/' | sort | cmp -s - "$tmp/w"
+check $? "the JSON export: a blob instant per blob, with its length and CRC-32"
 if [ $have_tcmd = 1 ]; then
 	trace-cmd report "$tmp/d.dat" > "$tmp/d.tcmd" 2> "$tmp/d.terr"; rc=$?
 	[ $rc = 0 ] && [ ! -s "$tmp/d.terr" ] && [ "$(grep -c 'UNKNOWN EVENT' "$tmp/d.tcmd")" = 32 ]

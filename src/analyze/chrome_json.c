@@ -15,6 +15,8 @@
 
 #include "fields.h"
 #include "intern.h"
+#include "blob_store.h"
+#include "capture_source.h"
 #include "json_out.h"
 #include "merge.h"
 #include "schema_kernel.h"
@@ -361,10 +363,52 @@ static uint8_t role_of(struct chrome *c, struct event_info *ev, uint16_t id)
 	return R_INSTANT;
 }
 
+/*
+ * A blob reference: an instant on its CPU's track (the reference names no
+ * task) with the blob's length and, when the capture saved it, its CRC-32
+ * and the first 64 bytes; else why it is not there.
+ */
+static void on_blob(struct chrome *c, const struct merged_record *r)
+{
+	static const char *const why[] = {
+	    [BLOB_NO_STORE] = "not in the pages read",
+	    [BLOB_NOT_SAVED] = "overwritten before it was saved",
+	    [BLOB_DAMAGED] = "its saved copy is damaged",
+	};
+	uint32_t len = (uint32_t)r->data[4] | (uint32_t)r->data[5] << 8 | (uint32_t)r->data[6] << 16 |
+		       (uint32_t)r->data[7] << 24, crc = 0;
+	uint8_t *bytes;
+	enum blob_fate fate = blob_store_get(capture_blobs(c->capture), r->data, &bytes, &crc);
+	char hex[9];
+
+	begin_event(c, 'i', "blob", SIZE_MAX, TB_CHROME_CPU_PID, r->cpu, r->ts);
+	put_cat(c, "tracebuf");
+	sb_puts(&c->b, ",\"s\":\"t\",\"args\":{\"len\":");
+	json_u64(&c->b, len);
+	if (fate == BLOB_FOUND) {
+		snprintf(hex, sizeof(hex), "%08x", crc);
+		sb_puts(&c->b, ",\"crc32\":");
+		json_str(&c->b, hex, SIZE_MAX);
+		sb_puts(&c->b, ",\"head\":");
+		json_str(&c->b, (const char *)bytes, len < 64 ? len : 64);
+	} else {
+		sb_puts(&c->b, ",\"lost\":");
+		json_str(&c->b, why[fate], SIZE_MAX);
+	}
+	sb_puts(&c->b, "}}");
+	free(bytes);
+	c->t->instants++;
+}
+
 static void feed(struct chrome *c, const struct merged_record *r)
 {
 	struct event_info *ev = &c->events[r->id];
 
+	if (r->blob) {
+		on_blob(c, r);
+		flush(c, false);
+		return;
+	}
 	if (ev->role == R_UNSEEN)
 		ev->role = role_of(c, ev, r->id);
 	switch (ev->role) {
@@ -434,6 +478,7 @@ static int run(struct chrome *c)
 
 	if (rc < 0)
 		return rc;
+	m.want_blobs = true;
 	sb_puts(&c->b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"tracebuf convert\",\"clock\":");
 	json_str(&c->b, tb_capture_clock(c->capture), SIZE_MAX);
 	if (m.mult) { /* the stamps were cycles: say how they became nanoseconds */

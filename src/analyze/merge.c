@@ -126,8 +126,8 @@ static bool advance(struct merge *m, struct merge_stream *s)
 {
 	const struct pw_step *st;
 
-	/* A blob reference is not an event: the blob's bytes are not in the pages. */
-	while ((st = pw_cursor_next_record(&s->steps, page_step, m)) && st->blob)
+	/* A blob reference is no event with fields: only a reader that asked for them gets them. */
+	while ((st = pw_cursor_next_record(&s->steps, page_step, m)) && st->blob && !m->want_blobs)
 		m->blob_refs++;
 	if (!st) {
 		if (s->steps.oom)
@@ -203,7 +203,11 @@ int merge_next(struct merge *m, struct merged_record *r)
 	r->data = u->page[st->page] + st->off;
 	r->len = st->len;
 	r->id = st->id;
-	m->records++;
+	r->blob = st->blob;
+	if (st->blob)
+		m->blob_refs++;
+	else
+		m->records++;
 	m->pending = best;
 	return 1;
 }

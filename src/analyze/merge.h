@@ -50,6 +50,7 @@ struct merge {
 	uint64_t lost_pages; /* sub-buffers flagged: events were lost before them */
 	uint64_t lost_events; /* the counts those flags stored (a lower bound) */
 	uint64_t blob_refs;  /* blob references passed over (tracebuf/blob.h): not events */
+	bool want_blobs;     /* set before the first merge_next: hand references out too (r->blob) */
 };
 
 /* One record of the merged stream. */
@@ -59,6 +60,7 @@ struct merged_record {
 	const uint8_t *data; /* payload, common header first */
 	uint32_t len;
 	uint16_t id; /* common_type; 0 when the payload is too short to hold it */
+	bool blob;   /* a blob reference (want_blobs only): data is its 24-byte payload, id means nothing */
 };
 
 /* 0, or -ENOMEM. */

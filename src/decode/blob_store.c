@@ -182,11 +182,12 @@ static void build_index(struct blob_store *bs)
 
 static const struct entry *find(struct blob_store *bs, uint32_t area, uint64_t first, uint32_t len)
 {
-	size_t lo = 0, hi = bs->n;
 	struct entry key = {area, len, first, 0, 0};
+	size_t lo = 0, hi;
 
 	if (!bs->indexed)
 		build_index(bs);
+	hi = bs->n;
 	while (lo < hi) { /* the first entry not below the key */
 		size_t mid = lo + (hi - lo) / 2;
 		if (by_key(&bs->e[mid], &key) < 0)

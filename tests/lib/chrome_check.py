@@ -120,7 +120,13 @@ def demo(js, report, graph):
     check(samples == kinds["pmu_sample"], "a periods counter per pmu_sample (%d)" % samples)
     skip = {"funcgraph_entry", "funcgraph_exit", "pmu_counters"}
     want_i = sum(c for k, c in kinds.items() if k not in skip)
+    # a blob reference is a "CPU:N [BLOB: ...]" line in the report and a "blob" instant here
+    with open(report, encoding="utf-8", errors="replace") as f:
+        blobs = sum(1 for line in f if re.match(r"CPU:\d+ \[BLOB( LOST)?: ", line))
+    want_i += blobs
     inst = sum(1 for e in ev if e["ph"] == "i")
+    check(sum(1 for e in ev if e["ph"] == "i" and e["name"] == "blob") == blobs,
+          "a blob instant per blob line in the report (%d)" % blobs)
     check(inst == want_i, "instants: %d, other records in the report: %d" % (inst, want_i))
 
 
