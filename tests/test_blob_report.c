@@ -157,7 +157,7 @@ static void check_damage(const char *dir)
 	/* cut in the middle of the last entry */
 	ok(stat(path, &st) == 0 && truncate(path, st.st_size - 1000) == 0, "blobs.bin truncated");
 	text = report_of(dir, &t, &rc, &p);
-	ok(count_of(text, "CPU:0 [BLOB LOST: 61000 bytes, overwritten before it was saved]\n") == 1 &&
+	ok(count_of(text, "CPU:0 [BLOB LOST: 61000 bytes, its saved copy is damaged]\n") == 1 &&
 	       strstr(p.text, "truncated?") && strstr(p.text, TB_BLOB_STORE_FILE ": byte "),
 	   "truncated: the last blob is lost and the problem says where");
 	want_line(want, sizeof(want), 2);

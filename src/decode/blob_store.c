@@ -37,6 +37,7 @@ struct blob_store {
 	blob_problem_fn *problem;
 	void *problem_ctx;
 	bool indexed;
+	bool damaged; /* the index stopped at damage: a blob not found may lie past it */
 	struct entry *e;
 	size_t n, cap;
 };
@@ -146,6 +147,7 @@ static void build_index(struct blob_store *bs)
 	uint64_t pos = 0;
 
 	bs->indexed = true;
+	bs->damaged = true; /* until the walk reaches the end */
 	while (pos < bs->len) {
 		uint64_t at = bs->base + pos, room = bs->len - pos - TB_BLOB_SAVED_HEADER, size;
 		int rc;
@@ -176,6 +178,8 @@ static void build_index(struct blob_store *bs)
 		size = TB_BLOB_SAVED_HEADER + (uint64_t)le32(h + 4);
 		pos += size + (size % 8 ? 8 - size % 8 : 0);
 	}
+	if (pos >= bs->len)
+		bs->damaged = false;
 	if (bs->n)
 		qsort(bs->e, bs->n, sizeof(*bs->e), by_key);
 }
@@ -210,7 +214,7 @@ enum blob_fate blob_store_get(struct blob_store *bs, const void *ref, uint8_t **
 	if (!bs)
 		return BLOB_NO_STORE;
 	if (!(e = find(bs, le32(r + 16), le64(r + 8), le32(r + 4))))
-		return BLOB_NOT_SAVED;
+		return bs->damaged ? BLOB_DAMAGED : BLOB_NOT_SAVED;
 	if (!(buf = malloc(e->len ? e->len : 1))) {
 		problem(bs, e->at, "blob store: no memory for a blob of %u bytes", e->len);
 		return BLOB_DAMAGED;

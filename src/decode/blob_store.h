@@ -29,7 +29,11 @@ void blob_store_free(struct blob_store *bs);
 /* The longest line blob_store_line makes, its newline included. */
 #define BLOB_LINE_MAX 400
 
-/* What became of a reference: its bytes, or why they are not there. */
+/*
+ * What became of a reference: its bytes, or why they are not there: the
+ * trace saved no blobs, this one was overwritten before it was saved, or
+ * its copy is damaged (or not found in a store damaged before its end).
+ */
 enum blob_fate { BLOB_FOUND, BLOB_NO_STORE, BLOB_NOT_SAVED, BLOB_DAMAGED };
 
 /*
