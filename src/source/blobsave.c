@@ -47,8 +47,14 @@ static void put64(uint8_t *p, uint64_t v)
 	put32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* The table of the reflected polynomial 0xedb88320, made once. */
-static uint32_t crc_table[256];
+/*
+ * CRC-32 eight bytes at a time ("slicing by 8"): table[k][b] is the CRC of
+ * byte b followed by k zero bytes, so eight table lookups, independent of
+ * each other, replace eight dependent byte steps (about 5x faster here;
+ * bench_blobsave).  The tables of the reflected polynomial 0xedb88320 are
+ * made once.
+ */
+static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_table_make(void)
@@ -57,18 +63,32 @@ static void crc_table_make(void)
 		uint32_t c = i;
 		for (int k = 0; k < 8; k++)
 			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
+		crc_table[0][i] = c;
 	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int k = 1; k < 8; k++)
+			crc_table[k][i] = crc_table[0][crc_table[k - 1][i] & 0xff] ^ (crc_table[k - 1][i] >> 8);
+}
+
+static uint32_t load32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 uint32_t tb_crc32(uint32_t crc, const void *data, size_t n)
 {
 	const uint8_t *p = data;
 
-	pthread_once(&crc_once, crc_table_make); /* its return orders the table's stores before our loads */
+	pthread_once(&crc_once, crc_table_make); /* its return orders the tables' stores before our loads */
 	crc = ~crc;
+	for (; n >= 8; n -= 8, p += 8) {
+		uint32_t lo = load32(p) ^ crc, hi = load32(p + 4);
+		crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^ crc_table[5][(lo >> 16) & 0xff] ^
+		      crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+		      crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+	}
 	while (n--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+		crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
 
