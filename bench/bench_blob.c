@@ -43,11 +43,7 @@ static double tsc_per_ns;
 
 static void calibrate(void)
 {
-	struct timespec pause = {0, 100 * 1000 * 1000};
-	double t0 = now_ns();
-	uint64_t c0 = __rdtsc();
-	nanosleep(&pause, NULL);
-	tsc_per_ns = (double)(__rdtsc() - c0) / (now_ns() - t0);
+	tsc_per_ns = tsc_ticks_per_ns();
 }
 
 static int failures;

@@ -38,14 +38,6 @@ static int fd;
 static double tsc_per_ns;
 static int failures;
 
-static void calibrate(void)
-{
-	struct timespec pause = {0, 100 * 1000 * 1000};
-	double t0 = now_ns();
-	uint64_t c0 = __rdtsc();
-	nanosleep(&pause, NULL);
-	tsc_per_ns = (double)(__rdtsc() - c0) / (now_ns() - t0);
-}
 
 static void loop_save(void)
 {
@@ -105,7 +97,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_blobsave: no page with a blob reference\n");
 		return 1;
 	}
-	calibrate();
+	tsc_per_ns = tsc_ticks_per_ns();
 
 	double s = 1e30, p = 1e30;
 	for (int round = 0; round < 2; round++) {

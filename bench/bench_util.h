@@ -10,7 +10,9 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <time.h>
+#include <x86intrin.h>
 
 static inline __attribute__((no_instrument_function, unused)) double now_ns(void)
 {
@@ -28,6 +30,17 @@ static inline __attribute__((no_instrument_function, unused)) void pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* TSC ticks per nanosecond, measured over 100 ms of the wall clock. */
+static inline __attribute__((no_instrument_function, unused)) double tsc_ticks_per_ns(void)
+{
+	struct timespec pause = {0, 100 * 1000 * 1000};
+	double t0 = now_ns();
+	uint64_t c0 = __rdtsc();
+
+	nanosleep(&pause, NULL);
+	return (double)(__rdtsc() - c0) / (now_ns() - t0);
 }
 
 #endif

@@ -145,11 +145,7 @@ static double measure(void (*fn)(long), int threads)
 
 static void calibrate(void)
 {
-	struct timespec pause = {0, 100 * 1000 * 1000};
-	double t0 = now_ns();
-	uint64_t c0 = __rdtsc();
-	nanosleep(&pause, NULL);
-	tsc_per_ns = (double)(__rdtsc() - c0) / (now_ns() - t0);
+	tsc_per_ns = tsc_ticks_per_ns();
 }
 
 /* The kernel's trace_marker in our own instance: ns per 8-byte write, or <0 if unavailable. */
