@@ -5,7 +5,7 @@
  * is left is for `tracebuf recover SHMFILE -o FILE.dat`: every committed
  * event, the LOST count of what the small ring overwrote, and the writes
  * that were in flight.  Just before the kill the main thread writes a blob
- * (CRASH_BLOB_BYTES, "crash blob line NNNN\n" lines), which recover saves
+ * (CRASH_BLOB_LINES lines "crash blob line NNNN\n"), which recover saves
  * from the dead process's blob area with the pages.  scripts/run.sh does
  * exactly that.
  */
@@ -85,7 +85,7 @@ int demo_crash(const char *path)
 	nanosleep(&pause, NULL);
 	static char blob[CRASH_BLOB_LINES * 21 + 1];
 	for (int i = 0; i < CRASH_BLOB_LINES; i++)
-		snprintf(blob + i * 21, 22, "crash blob line %04d\n", i);
+		snprintf(blob + i * 21, 22, "crash blob line %04u\n", (unsigned)i % 10000u);
 	if ((rc = tb_blob_write(tb_shm_ring(shm), blob, CRASH_BLOB_LINES * 21)) < 0)
 		fprintf(stderr, "demo: the blob: %s\n", strerror(-rc));
 	kill(getpid(), SIGKILL);
