@@ -97,7 +97,9 @@ struct tb_save_opts {
  * Save the ring as a capture directory dir (created if missing; files in
  * it are replaced): header_page, header_event, formats/SYSTEM/NAME.format
  * for each event, cpuN.stats (taken first) and cpuN.raw (every sub-buffer,
- * read with tb_read_page, so the ring is CONSUMED), meta.txt (ncpus,
+ * read with tb_read_page, so the ring is CONSUMED), blobs.bin when the ring
+ * has a blob area (the blob of each reference on those pages, copied as the
+ * page is taken: tb_blob_save_page, tracebuf/blob.h), meta.txt (ncpus,
  * trace_clock), current_tracer, saved_cmdlines (this process's threads as
  * they are now) and objects (tb_objects_text).  Stop the writers first for
  * a consistent picture (with writers running, at most one ring's worth of
