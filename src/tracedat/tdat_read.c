@@ -876,6 +876,9 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
 		} else {
 			td->blobs_at = tdat_le64(d);
 			td->blobs_len = tdat_le64(d + 8);
+			if (td->blobs_len && add_part(td, "blob store (tracebuf's saved blobs)", -1, 0, td->blobs_at,
+						      td->blobs_len, td->blobs_len) < 0)
+				return -ENOMEM;
 		}
 		td->has_blobs = true;
 		return 0;
