@@ -51,7 +51,7 @@ echo "=== tracebuf recover $SHM -o $B/crash.dat   (every committed event; the wr
 "$B/tracebuf" recover "$SHM" -o "$B/crash.dat"
 "$B/tracebuf" report --like-kernel "$B/crash.dat" > "$B/crash.txt"
 grep 'LOST' "$B/crash.txt" || true
-grep 'BLOB' "$B/crash.txt" || true
-grep -v '^#' "$B/crash.txt" | grep -v LOST | tail -n 6
+grep '\[BLOB' "$B/crash.txt" || true  # the blob written just before the kill, saved by recover
+grep -v "^#" "$B/crash.txt" | grep -v "LOST\|\[BLOB" | tail -n 6
 echo "  ($(grep -vc '^#' "$B/crash.txt") lines in $B/crash.txt; trace-cmd report $B/crash.dat reads it too)"
 rm -rf "$SHM" "$SHM.formats"
