@@ -83,6 +83,12 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "tracebuf dump: %s: cannot open: %s\n", in, strerror(-rc));
 		return 2;
 	}
+	if (o.buffer && tb_tracedat_buffer_find(td, o.buffer) < 0) {
+		/* Else every page is left out and nothing says why. */
+		fprintf(stderr, "tracebuf dump: %s has no buffer '%s'\n", in, o.buffer);
+		tb_tracedat_close(td);
+		return 2;
+	}
 	rc = tb_tracedat_dump(td, stdout, &o);
 	if (rc == 0 && tb_tracedat_problems(td))
 		rc = 1;

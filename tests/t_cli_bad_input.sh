@@ -1,8 +1,12 @@
 #!/bin/sh
+# Bad input, bad arguments and output that cannot be written, as a new user
+# meets them: each case here was a bug, found by running every subcommand on
+# real files mutated (truncations, flipped bytes, hostile sizes and counts)
+# under ASan, with hostile option values and with stdout on /dev/full.
+#
 # Damaged input met by the subcommands that do not print text: each must say
 # what it skipped, naming the file and byte, and exit non-zero, never count or
-# draw short in silence.  Found by mutating real files (truncations, flipped
-# bytes, hostile sizes) under ASan; each case here was a bug.
+# draw short in silence.
 #
 # tests/data/bad/record-crossing (tests/data/bad/README.md): 149 trace_marker
 # events, sub-buffer 0 holding 112 of them, whose record 111 is a long record
@@ -53,6 +57,26 @@ for arg in "--events -1" "--events 1x" "--events 99999999999999999999" "--kb -8"
 done
 run size "$T" size 99999999999999999999
 [ $rc = 2 ]; check $? "size of a number beyond 64 bits: usage, exit 2 (got $rc)"
+
+# dump --buffer with a name the file lacks left every page out and exited 0.
+run dump "$T" dump --buffer nope tests/data/trace-dat/sched-v7-zstd.dat
+[ $rc = 2 ] && grep -q "sched-v7-zstd.dat has no buffer 'nope'" "$tmp/dump.err"; check $? "dump --buffer of no buffer: said, exit 2 (got $rc)"
+run dump "$T" dump --buffer dat tests/data/trace-dat/sched-v7-zstd.dat
+[ $rc = 0 ] && grep -q '^buffer "dat" CPU 1:' "$tmp/dump.out"; check $? "dump --buffer dat: that buffer's pages (got $rc)"
+
+# Output that cannot be written is an error: list, stats, size, hist... printed
+# into a full disk and exited 0.
+if [ -w /dev/full ]; then
+	for c in "list -c $bad/record-crossing" "stats tests/data/kernel/cap-b-overrun" "size 8" \
+		 "report --count tests/data/kernel/cap-b-overrun" "hist -e ftrace:print keys=common_pid $bad/raw-partial"; do
+		name=${c%% *}
+		$T $c > /dev/full 2> "$tmp/full.err"; rc=$?
+		[ $rc -ne 0 ] && grep -q "^tracebuf $name: writing standard output: No space left on device" "$tmp/full.err"
+		check $? "$c > /dev/full: said, exit non-zero (got $rc)"
+	done
+else
+	echo "# skipped: no writable /dev/full"
+fi
 
 echo "1..$n"
 exit $fail
