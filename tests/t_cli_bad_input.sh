@@ -58,6 +58,14 @@ done
 run size "$T" size 99999999999999999999
 [ $rc = 2 ]; check $? "size of a number beyond 64 bits: usage, exit 2 (got $rc)"
 
+# report --prefix naming no raw file printed an empty trace and exited 0 (a typo went unnoticed).
+run prefix "$T" report --prefix zz tests/data/kernel/cap-b-overrun
+[ $rc = 1 ] && grep -q "cap-b-overrun: byte 0: no zzcpuN.raw file" "$tmp/prefix.err"
+check $? "report --prefix naming no raw file: said, exit 1 (got $rc)"
+run prefix "$T" report --prefix e1. tests/data/kernel/cap-e-partial-and-padding
+[ $rc = 0 ] && [ "$(grep -vc '^#' "$tmp/prefix.out")" = 149 ]
+check $? "report --prefix e1. prints the 149 events of e1.cpu0.raw (got $rc)"
+
 # dump --buffer with a name the file lacks left every page out and exited 0.
 run dump "$T" dump --buffer nope tests/data/trace-dat/sched-v7-zstd.dat
 [ $rc = 2 ] && grep -q "sched-v7-zstd.dat has no buffer 'nope'" "$tmp/dump.err"; check $? "dump --buffer of no buffer: said, exit 2 (got $rc)"
