@@ -58,6 +58,12 @@ done
 run size "$T" size 99999999999999999999
 [ $rc = 2 ]; check $? "size of a number beyond 64 bits: usage, exit 2 (got $rc)"
 
+# list of a damaged trace.dat (its magic gone) tried to run it as a program: "cannot run".
+head -c 4096 tests/data/trace-dat/minimal-handmade-v6.dat | tr '\027' 'x' > "$tmp/nomagic.dat"
+run nomagic "$T" list -c "$tmp/nomagic.dat"
+[ $rc = 2 ] && grep -q "nomagic.dat: byte 0: not a trace.dat file" "$tmp/nomagic.err" && ! grep -q 'cannot run' "$tmp/nomagic.err"
+check $? "list of a non-executable file without the magic: the trace.dat reader's message, exit 2 (got $rc)"
+
 # report --prefix naming no raw file printed an empty trace and exited 0 (a typo went unnoticed).
 run prefix "$T" report --prefix zz tests/data/kernel/cap-b-overrun
 [ $rc = 1 ] && grep -q "cap-b-overrun: byte 0: no zzcpuN.raw file" "$tmp/prefix.err"

@@ -339,7 +339,12 @@ int cmd_list(int argc, char **argv)
 	if (optind >= argc)
 		return list_live(&o);
 	what = argv[optind];
-	if (o.program || stat(what, &st) < 0 || (!S_ISDIR(st.st_mode) && !is_tracedat(what)))
+	/*
+	 * A file nobody may execute is not a program: read it as a trace.dat, so a damaged
+	 * or empty one gets the reader's message, not "cannot run".
+	 */
+	if (o.program || stat(what, &st) < 0 ||
+	    (!S_ISDIR(st.st_mode) && !is_tracedat(what) && !(S_ISREG(st.st_mode) && !(st.st_mode & 0111))))
 		return list_program(argv + optind, &o);
 	if (optind + 1 != argc)
 		return usage(stderr);
