@@ -64,6 +64,12 @@ run nomagic "$T" list -c "$tmp/nomagic.dat"
 [ $rc = 2 ] && grep -q "nomagic.dat: byte 0: not a trace.dat file" "$tmp/nomagic.err" && ! grep -q 'cannot run' "$tmp/nomagic.err"
 check $? "list of a non-executable file without the magic: the trace.dat reader's message, exit 2 (got $rc)"
 
+# record of a command that cannot be run wrote an empty trace.dat and exited 0.
+run record "$T" record -o "$tmp/none.dat" -- "$tmp/no-such-program"
+[ $rc = 2 ] && grep -q "cannot run $tmp/no-such-program: No such file or directory" "$tmp/record.err" &&
+	[ ! -e "$tmp/none.dat" ]
+check $? "record of a command that cannot run: said, no trace.dat, exit 2 (got $rc)"
+
 # report --prefix naming no raw file printed an empty trace and exited 0 (a typo went unnoticed).
 run prefix "$T" report --prefix zz tests/data/kernel/cap-b-overrun
 [ $rc = 1 ] && grep -q "cap-b-overrun: byte 0: no zzcpuN.raw file" "$tmp/prefix.err"
