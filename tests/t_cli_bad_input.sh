@@ -70,6 +70,12 @@ run record "$T" record -o "$tmp/none.dat" -- "$tmp/no-such-program"
 	[ ! -e "$tmp/none.dat" ]
 check $? "record of a command that cannot run: said, no trace.dat, exit 2 (got $rc)"
 
+# convert named the partial sub-buffer at byte 0 of the raw file; it starts at 8192
+# (tests/data/bad/README.md: cpu0.raw ends 1000 bytes into a third sub-buffer).
+run convert "$T" convert "$bad/raw-partial" -o "$tmp/partial.dat"
+grep -q "raw-partial/cpu0.raw: byte 8192: ends 1000 bytes into a 4096-byte sub-buffer" "$tmp/convert.err"
+check $? "convert names the partial sub-buffer's byte"
+
 # report --prefix naming no raw file printed an empty trace and exited 0 (a typo went unnoticed).
 run prefix "$T" report --prefix zz tests/data/kernel/cap-b-overrun
 [ $rc = 1 ] && grep -q "cap-b-overrun: byte 0: no zzcpuN.raw file" "$tmp/prefix.err"
