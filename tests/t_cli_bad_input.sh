@@ -87,6 +87,8 @@ check $? "report --prefix e1. prints the 149 events of e1.cpu0.raw (got $rc)"
 # dump --buffer with a name the file lacks left every page out and exited 0.
 run dump "$T" dump --buffer nope tests/data/trace-dat/sched-v7-zstd.dat
 [ $rc = 2 ] && grep -q "sched-v7-zstd.dat has no buffer 'nope'" "$tmp/dump.err"; check $? "dump --buffer of no buffer: said, exit 2 (got $rc)"
+run dump "$T" dump --cpu 99 tests/data/trace-dat/sched-v7-zstd.dat
+[ $rc = 2 ] && grep -q "sched-v7-zstd.dat has no CPU 99" "$tmp/dump.err"; check $? "dump --cpu of no CPU: said, exit 2 (got $rc)"
 run dump "$T" dump --buffer dat tests/data/trace-dat/sched-v7-zstd.dat
 [ $rc = 0 ] && grep -q '^buffer "dat" CPU 1:' "$tmp/dump.out"; check $? "dump --buffer dat: that buffer's pages (got $rc)"
 
