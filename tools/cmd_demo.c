@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "numarg.h"
 #include "tracebuf/page.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/ring.h"
@@ -176,6 +177,7 @@ static int usage(FILE *f)
 int cmd_demo(int argc, char **argv)
 {
 	unsigned long kb = 8, events = 5000;
+	unsigned long long n;
 	int overwrite = 1, pid = (int)getpid();
 	struct tb_ring_opts o;
 	struct tb_ring *ring;
@@ -185,11 +187,16 @@ int cmd_demo(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return usage(stdout);
-		if (!strcmp(argv[i], "--kb") && i + 1 < argc)
-			kb = strtoul(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--events") && i + 1 < argc)
-			events = strtoul(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--no-overwrite"))
+		/* Strictly: strtoul took "--events -1" as 2^64 - 1 events and ran for ever. */
+		if (!strcmp(argv[i], "--kb") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &n) < 0)
+				return usage(stderr);
+			kb = n;
+		} else if (!strcmp(argv[i], "--events") && i + 1 < argc) {
+			if (parse_u64(argv[++i], &n) < 0)
+				return usage(stderr);
+			events = n;
+		} else if (!strcmp(argv[i], "--no-overwrite"))
 			overwrite = 0;
 		else
 			return usage(stderr);

@@ -31,6 +31,15 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
+static bool has_cpu(const struct tb_tracedat *td, int cpu)
+{
+	for (int b = 0; b < tb_tracedat_buffer_count(td); b++)
+		for (int c = 0; c < tb_tracedat_buffer(td, b)->ncpus; c++)
+			if (tb_tracedat_buffer(td, b)->cpus[c].cpu == cpu)
+				return true;
+	return false;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	enum { OPT_RECORDS = 256, OPT_NO_PAGES, OPT_BUFFER, OPT_CPU };
@@ -81,6 +90,17 @@ int cmd_dump(int argc, char **argv)
 	rc = tb_tracedat_open(in, NULL, &td);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf dump: %s: cannot open: %s\n", in, strerror(-rc));
+		return 2;
+	}
+	/* A buffer or CPU the file lacks would leave every page out, and nothing say why. */
+	if (o.buffer && tb_tracedat_buffer_find(td, o.buffer) < 0) {
+		fprintf(stderr, "tracebuf dump: %s has no buffer '%s'\n", in, o.buffer);
+		tb_tracedat_close(td);
+		return 2;
+	}
+	if (o.cpu >= 0 && !has_cpu(td, o.cpu)) {
+		fprintf(stderr, "tracebuf dump: %s has no CPU %d\n", in, o.cpu);
+		tb_tracedat_close(td);
 		return 2;
 	}
 	rc = tb_tracedat_dump(td, stdout, &o);

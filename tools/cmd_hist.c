@@ -347,14 +347,6 @@ static int hist_session(const struct hist_args *a)
 	return rc;
 }
 
-static int buffer_by_name(const struct tb_tracedat *td, const char *name)
-{
-	for (int i = 0; i < tb_tracedat_buffer_count(td); i++)
-		if (!strcmp(tb_tracedat_buffer(td, i)->name, name))
-			return i;
-	return -1;
-}
-
 static int hist_tracedat(const struct hist_args *a)
 {
 	struct tb_tracedat *td;
@@ -365,7 +357,7 @@ static int hist_tracedat(const struct hist_args *a)
 		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
 		return 2;
 	}
-	buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
+	buffer = a->buffer ? tb_tracedat_buffer_find(td, a->buffer) : tb_tracedat_main_buffer(td);
 	if (buffer < 0 || (rc = tb_tracedat_capture(td, buffer, &a->copts, &c)) < 0) {
 		fprintf(stderr, "tracebuf hist: %s: no buffer '%s'\n", a->input, a->buffer ? a->buffer : "");
 		tb_tracedat_close(td);

@@ -135,29 +135,36 @@ static void count_capture(struct tb_capture *c, uint64_t *counts)
 		if (!tb_capture_has_cpu(c, cpu))
 			continue;
 		while (tb_capture_next_page(c, cpu, &page) == 1) {
-			if (tb_page_cursor_init(&cur, page.data, page.size) < 0)
-				continue; /* a damaged page: the capture reported it */
-			while (tb_page_next_data(&cur, &rec) == 1)
+			int rc = tb_page_cursor_init(&cur, page.data, page.size);
+			while (rc >= 0 && (rc = tb_page_next_data(&cur, &rec)) == 1)
 				if (rec.len >= 2) {
 					uint16_t id;
 					memcpy(&id, rec.data, sizeof(id));
 					counts[id]++;
 				}
+			/* A damaged sub-buffer makes the counts short: say so (and exit 1). */
+			if (rc < 0)
+				tb_capture_report(c, page.file, page.file_offset + cur.err.offset,
+						  "%s; rest of the sub-buffer skipped", cur.err.reason);
 		}
 	}
 }
 
+/* Every buffer of td counted; the number of problems met, or negative errno. */
 static int count_tracedat(struct tb_tracedat *td, uint64_t *counts)
 {
+	int problems = 0;
+
 	for (int b = 0; b < tb_tracedat_buffer_count(td); b++) {
 		struct tb_capture *c;
 		int rc = tb_tracedat_capture(td, b, NULL, &c);
 		if (rc < 0)
 			return rc;
 		count_capture(c, counts);
+		problems += tb_capture_problems(c) > 0;
 		tb_capture_close(c);
 	}
-	return 0;
+	return problems;
 }
 
 /* ------------------------------------------------------------- listing */
@@ -216,11 +223,9 @@ static int list_tracedat(const char *path, const struct options *o)
 		free(counts);
 		return rc;
 	}
-	if (counts)
-		rc = count_tracedat(td, counts);
-	if (rc == 0)
-		rc = list_schema(tb_tracedat_schema(td), counts, o);
-	if (rc == 0 && tb_tracedat_problems(td))
+	int damaged = counts ? count_tracedat(td, counts) : 0;
+	rc = damaged < 0 ? damaged : list_schema(tb_tracedat_schema(td), counts, o);
+	if (rc == 0 && (damaged || tb_tracedat_problems(td)))
 		rc = 1;
 	tb_tracedat_close(td);
 	free(counts);
@@ -334,7 +339,12 @@ int cmd_list(int argc, char **argv)
 	if (optind >= argc)
 		return list_live(&o);
 	what = argv[optind];
-	if (o.program || stat(what, &st) < 0 || (!S_ISDIR(st.st_mode) && !is_tracedat(what)))
+	/*
+	 * A file nobody may execute is not a program: read it as a trace.dat, so a damaged
+	 * or empty one gets the reader's message, not "cannot run".
+	 */
+	if (o.program || stat(what, &st) < 0 ||
+	    (!S_ISDIR(st.st_mode) && !is_tracedat(what) && !(S_ISREG(st.st_mode) && !(st.st_mode & 0111))))
 		return list_program(argv + optind, &o);
 	if (optind + 1 != argc)
 		return usage(stderr);

@@ -461,13 +461,26 @@ static int write_both(const struct recorder *rec)
 
 /* ------------------------------------------------------------ the child */
 
+/*
+ * Start CMD.  An exec that fails is told back through a close-on-exec pipe, so
+ * that record stops there (exit 2) rather than write an empty trace.dat and exit 0.
+ */
 static int child_start(struct recorder *rec)
 {
-	pid_t pid = fork();
+	int failed[2], e = 0;
+	ssize_t r;
+	pid_t pid;
 
-	if (pid < 0)
-		return shmcap_say(CMD, -errno, "fork: %s", strerror(errno));
+	if (pipe2(failed, O_CLOEXEC) < 0)
+		return shmcap_say(CMD, -errno, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(failed[0]), close(failed[1]);
+		return shmcap_say(CMD, -e, "fork: %s", strerror(e));
+	}
 	if (pid == 0) {
+		close(failed[0]);
 		setenv("TRACEBUF_SHM", tb_shm_path(rec->shm), 1);
 		setenv("TRACEBUF_SHM_FORMATS", rec->desc, 1);
 		setenv("TRACEBUF_EVENTS", rec->o.events ? rec->o.events : "*", 1);
@@ -477,8 +490,18 @@ static int child_start(struct recorder *rec)
 			setenv("TRACEBUF_FIRST_ID", id, 1);
 		}
 		execvp(rec->o.command[0], rec->o.command);
-		fprintf(stderr, "tracebuf record: cannot run %s: %s\n", rec->o.command[0], strerror(errno));
+		e = errno;
+		(void)!write(failed[1], &e, sizeof(e));
 		_exit(127);
+	}
+	close(failed[1]);
+	do
+		r = read(failed[0], &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(failed[0]);
+	if (r == (ssize_t)sizeof(e)) {
+		waitpid(pid, NULL, 0);
+		return shmcap_say(CMD, -e, "cannot run %s: %s", rec->o.command[0], strerror(e));
 	}
 	rec->child = pid;
 	child_pid = pid;

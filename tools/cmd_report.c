@@ -316,14 +316,6 @@ static int exit_status(const char *what, int rc)
 }
 
 /* The buffer called name, or -1. */
-static int buffer_by_name(const struct tb_tracedat *td, const char *name)
-{
-	for (int i = 0; i < tb_tracedat_buffer_count(td); i++)
-		if (!strcmp(tb_tracedat_buffer(td, i)->name, name))
-			return i;
-	return -1;
-}
-
 /* The totals of a report: what --count and --stat end with. */
 static void print_totals(const struct tb_report_totals *t)
 {
@@ -365,7 +357,7 @@ static int report_tracedat(struct report_args *a)
 	else if (!a->like_kernel && !a->ropts.count_only)
 		rc = tb_tracedat_report(td, stdout, &a->topts, NULL);
 	else {
-		buffer = a->buffer ? buffer_by_name(td, a->buffer) : tb_tracedat_main_buffer(td);
+		buffer = a->buffer ? tb_tracedat_buffer_find(td, a->buffer) : tb_tracedat_main_buffer(td);
 		if (buffer < 0) {
 			fprintf(stderr, "tracebuf report: %s has no buffer '%s'\n", a->input, a->buffer);
 			tb_tracedat_close(td);

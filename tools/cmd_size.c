@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "numarg.h"
 #include "tracebuf/page.h"
 #include "tracebuf/ring.h"
 
@@ -26,15 +27,6 @@ static int usage(FILE *f)
 		   "  --json         the figures as one JSON object\n"
 		   "  -h, --help     this text\n");
 	return f == stderr ? 2 : 0;
-}
-
-static int parse_u64(const char *s, unsigned long long *v)
-{
-	char *end;
-	if (!s || !*s || *s == '-')
-		return -1;
-	*v = strtoull(s, &end, 10);
-	return *end ? -1 : 0;
 }
 
 int cmd_size(int argc, char **argv)

@@ -118,8 +118,8 @@ static void say_window(const struct request *rq, const struct tb_shm_window *w)
 		fprintf(stderr, ", %llu overwritten while copied", (unsigned long long)w->lost_inside);
 	fprintf(stderr, "\n");
 	if (w->bad)
-		fprintf(stderr, "tracebuf %s: %llu control words out of range: their data was skipped\n", rq->cmd,
-			(unsigned long long)w->bad);
+		fprintf(stderr, "tracebuf %s: %s: %llu control words out of range: their data was skipped\n",
+			rq->cmd, rq->session, (unsigned long long)w->bad);
 }
 
 /* Open the region (attach or load), write its window, say what it held: the exit status. */

@@ -3,6 +3,7 @@
  * tracebuf - command-line front end.  Each subcommand lives in its own
  * tools/cmd_*.c file and is listed here.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,19 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
+/*
+ * What a command printed on stdout and could not write (a full disk, a closed
+ * pipe's EIO) is an error, not a success: most commands print with stdio and
+ * return before its buffer is flushed.  A command that failed keeps its status.
+ */
+static int checked_stdout(const char *name, int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "tracebuf %s: writing standard output: %s\n", name, strerror(errno));
+	return rc ? rc : 2;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -46,7 +60,7 @@ int main(int argc, char **argv)
 		return usage(stdout);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return checked_stdout(argv[1], commands[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "tracebuf: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

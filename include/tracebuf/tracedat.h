@@ -177,6 +177,8 @@ int tb_tracedat_buffer_count(const struct tb_tracedat *td);
 const struct tb_tracedat_buffer *tb_tracedat_buffer(const struct tb_tracedat *td, int i);
 /* The buffer a plain capture view shows: the first that has data. */
 int tb_tracedat_main_buffer(const struct tb_tracedat *td);
+/* The index of the buffer called name ("" is the top-level one), or -ENOENT. */
+int tb_tracedat_buffer_find(const struct tb_tracedat *td, const char *name);
 
 /* One option as stored (in file order). */
 struct tb_tracedat_option {

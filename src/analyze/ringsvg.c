@@ -45,6 +45,13 @@ struct row {
 
 /* ------------------------------------------------------------ reading */
 
+/* A cell drawn as damaged is also said, with the file and byte (and counted). */
+static void report_damage(struct tb_capture *c, const struct tb_raw_page *p, const struct tb_page_cursor *cur)
+{
+	tb_capture_report(c, p->file, p->file_offset + cur->err.offset, "%s; rest of the sub-buffer skipped",
+			  cur->err.reason);
+}
+
 static void read_cell(struct tb_capture *c, const struct tb_raw_page *p, struct cell *cl)
 {
 	struct tb_page_cursor cur;
@@ -54,6 +61,7 @@ static void read_cell(struct tb_capture *c, const struct tb_raw_page *p, struct 
 	memset(cl, 0, sizeof(*cl));
 	if (tb_page_cursor_init(&cur, p->data, p->size) < 0) {
 		cl->damaged = true;
+		report_damage(c, p, &cur);
 		return;
 	}
 	cl->commit = cur.hdr.data_len;
@@ -68,6 +76,8 @@ static void read_cell(struct tb_capture *c, const struct tb_raw_page *p, struct 
 		cl->last_ts = ts;
 	}
 	cl->damaged = rc < 0;
+	if (rc < 0)
+		report_damage(c, p, &cur);
 }
 
 static int read_row(struct tb_capture *c, int cpu, struct row *r)

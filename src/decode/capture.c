@@ -896,6 +896,10 @@ static int find_cpus(struct tb_capture *c)
 
 	if (!c->live) {
 		rc = each_entry(c, c->dir, raw_file_entry, NULL);
+		/* A directory without raw files is a program's description; one asked for by prefix is not. */
+		if (rc >= 0 && !c->ncpu_files && c->prefix[0])
+			tb_capture_report(c, c->dir, 0, "no %scpuN.raw file: the prefix '%s' names no CPU's pages",
+					  c->prefix, c->prefix);
 	} else {
 		if (!(per_cpu = path_join(c->dir, "per_cpu")))
 			return -ENOMEM;

@@ -469,12 +469,18 @@ static void stop_workers(struct pagework *w)
 	w->nthreads = 0;
 }
 
+/* Units allocated for nstreams streams: a trace with no CPU to read still gets one stream's worth. */
+static size_t unit_count(int nstreams)
+{
+	return (size_t)(nstreams > 0 ? nstreams : 1) * DEPTH;
+}
+
 void pagework_free(struct pagework *w)
 {
 	if (!w)
 		return;
 	stop_workers(w);
-	for (size_t i = 0; w->units && i < (size_t)w->nstreams * DEPTH; i++)
+	for (size_t i = 0; w->units && i < unit_count(w->nstreams); i++)
 		free_unit(&w->units[i]);
 	free(w->units);
 	free(w->queues);
@@ -490,7 +496,7 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 		 const _Atomic uint8_t *ready, struct pagework **out)
 {
 	struct pagework *w = calloc(1, sizeof(*w));
-	size_t nunits = (size_t)(nstreams > 0 ? nstreams : 1) * DEPTH;
+	size_t nunits = unit_count(nstreams);
 
 	*out = NULL;
 	if (!w)

@@ -152,6 +152,7 @@ static int copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t pag
 		    const struct tb_tracedat_write_opts *o)
 {
 	size_t block = COPY_BLOCK / page_size * page_size, have = 0;
+	uint64_t copied = 0; /* whole sub-buffers written: where a partial one starts */
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 	struct stat st;
 	ssize_t r = 1;
@@ -164,6 +165,7 @@ static int copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t pag
 		rc = tdat_writer_copy_file(w, fd, whole);
 		if (rc == 0) {
 			have = (size_t)((uint64_t)st.st_size - whole);
+			copied = whole;
 			r = 0;
 		} else if (rc == -ENOTSUP) {
 			rc = 0;
@@ -183,13 +185,14 @@ static int copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t pag
 		if (have == block || (r == 0 && have >= page_size)) {
 			size_t whole = have / page_size * page_size;
 			rc = tb_tracedat_write_pages(w, buf, whole);
+			copied += whole;
 			memmove(buf, buf + whole, have - whole);
 			have -= whole;
 		}
 	}
 	close(fd);
 	if (rc == 0 && have) {
-		struct tb_diag d = {.file = path};
+		struct tb_diag d = {.file = path, .offset = copied};
 		snprintf(d.reason, sizeof(d.reason),
 			 "ends %zu bytes into a %u-byte sub-buffer; the "
 			 "partial sub-buffer is left out",

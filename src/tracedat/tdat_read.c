@@ -1682,6 +1682,14 @@ int tb_tracedat_main_buffer(const struct tb_tracedat *td)
 	return 0;
 }
 
+int tb_tracedat_buffer_find(const struct tb_tracedat *td, const char *name)
+{
+	for (int i = 0; i < td->nbuffers; i++)
+		if (!strcmp(td->buffers[i].pub.name, name))
+			return i;
+	return -ENOENT;
+}
+
 size_t tb_tracedat_option_count(const struct tb_tracedat *td)
 {
 	return td->noptions;
