@@ -451,8 +451,8 @@ static int render_threads(struct report *r)
 	return online > 4 ? 4 : (int)online;
 }
 
-/* Start the CPUs' page walks: rendered by workers when threads, else here. */
-static int start_streams(struct report *r)
+/* Start the CPUs' page walks: rendered by workers when threads, else here (render: enum pw_render). */
+static int start_streams(struct report *r, int render)
 {
 	struct pw_source *src = calloc(r->ncpus > 0 ? (size_t)r->ncpus : 1, sizeof(*src));
 	int rc;
@@ -461,10 +461,10 @@ static int start_streams(struct report *r)
 		return -ENOMEM;
 	for (int i = 0; i < r->ncpus; i++)
 		src[i] = (struct pw_source){tb_capture_has_cpu(r->capture, i) ? r->capture : NULL, i};
-	rc = pagework_new(src, r->ncpus, r->schema, &r->render, render_threads(r), !r->counting,
-			  r->ready, &r->work);
+	rc = pagework_new(src, r->ncpus, r->schema, &r->render, render_threads(r), render, r->ready, &r->work);
 	if (rc == -EAGAIN) /* no threads to be had: walk the pages here */
-		rc = pagework_new(src, r->ncpus, r->schema, &r->render, 0, false, NULL, &r->work);
+		rc = pagework_new(src, r->ncpus, r->schema, &r->render, 0, render == PW_COUNT ? render : 0, NULL,
+				  &r->work);
 	free(src);
 	for (int i = 0; rc == 0 && i < r->ncpus; i++) {
 		memset(&r->cpus[i], 0, sizeof(r->cpus[i]));
@@ -478,7 +478,7 @@ static int start_streams(struct report *r)
 static void merge(struct report *r)
 {
 	struct cpu_stream *s, *other;
-	int rc = start_streams(r);
+	int rc = start_streams(r, !r->counting);
 
 	if (rc < 0) {
 		r->fatal = rc;
@@ -499,6 +499,159 @@ static void merge(struct report *r)
 	pagework_free(r->work);
 	r->work = NULL;
 	flush_text(r);
+}
+
+/* --------------------------------------------------------------- count */
+
+/*
+ * --count: merge()'s merge with nothing to render, over the time stamps of
+ * PW_COUNT units (pagecount.h) instead of a step per record.  A CPU's next
+ * records are taken as a run while they come before every other CPU's next
+ * - a scan along an array of stamps - and the page-level steps between them
+ * are replayed through page_step() where merge() replays them (right after
+ * the record before them, with that record's stamp as the CPU's previous),
+ * so the totals, the loss accounting and every problem come out as merge()
+ * gives them, in its order.
+ */
+struct count_stream {
+	struct cpu_stream s;        /* cpu, has_next, loss and previous stamp, as merge() keeps them */
+	const struct pw_unit *unit; /* the unit being taken; NULL before the first */
+	const uint64_t *stamps;     /* its records' stamps */
+	size_t next, n;             /* the next record, and the unit's records */
+	size_t step;                /* the unit's next page-level step */
+	size_t stop;                /* the records before that step (n when none is left) */
+	bool oom;                   /* a unit could not be filled or walked whole */
+};
+
+/* The unit's page-level steps that come before record cs->next, replayed. */
+static void replay_page_steps(struct report *r, struct count_stream *cs)
+{
+	const struct pw_unit *u = cs->unit;
+	const uint32_t *at = u->counted.step_at;
+	struct page_ctx pc = {r, &cs->s};
+
+	if (cs->next > 0) { /* as advance() left it: the stamp of the record before the steps */
+		cs->s.have_prev = true;
+		cs->s.prev_ts = cs->stamps[cs->next - 1];
+	}
+	while (cs->step < u->nsteps && at[cs->step] == cs->next)
+		page_step(&pc, u, &u->steps[cs->step++]);
+	cs->stop = cs->step < u->nsteps ? at[cs->step] : cs->n;
+}
+
+/* A unit's blob references: events but for a filter (emit_blob()). */
+static void count_blobs(struct report *r, const struct pw_unit *u)
+{
+	if (r->filter)
+		r->t.events -= u->counted.blobs;
+	else
+		r->t.blobs_lost += u->counted.blobs;
+}
+
+/* advance() for a count: the CPU's next record, after what comes before it; false when it has no more. */
+static bool count_advance(struct report *r, struct count_stream *cs)
+{
+	for (;;) {
+		if (cs->unit) {
+			replay_page_steps(r, cs);
+			if (cs->next < cs->n)
+				return cs->s.has_next = true;
+			count_blobs(r, cs->unit);
+		}
+		cs->unit = pagework_next(r->work, cs->s.cpu);
+		if (!cs->unit)
+			break;
+		cs->oom |= cs->unit->text.oom;
+		cs->stamps = cs->unit->counted.stamps;
+		cs->n = cs->unit->counted.nstamps;
+		cs->next = cs->step = 0;
+	}
+	if (cs->oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	return cs->s.has_next = false;
+}
+
+/* earliest() over count streams: the one with the earliest next record, ties to the lower CPU. */
+static struct count_stream *count_earliest(struct count_stream *v, int n, struct count_stream **until)
+{
+	struct count_stream *best = NULL, *second = NULL;
+
+	for (int i = 0; i < n; i++) {
+		struct count_stream *cs = &v[i];
+		if (!cs->s.has_next)
+			continue;
+		if (!best || cs->stamps[cs->next] < best->stamps[best->next]) {
+			second = best;
+			best = cs;
+		} else if (!second || cs->stamps[cs->next] < second->stamps[second->next]) {
+			second = cs;
+		}
+	}
+	*until = second;
+	return best;
+}
+
+/*
+ * Take cs's next record and those after it, up to its next page-level step,
+ * while they still come first (still_first() against other, NULL: none).
+ */
+static void count_run(struct report *r, struct count_stream *cs, const struct count_stream *other)
+{
+	const uint64_t *ts = cs->stamps;
+	size_t j = cs->next + 1;
+
+	print_loss(r, &cs->s);
+	if (!other) {
+		j = cs->stop;
+	} else if (cs->s.cpu < other->s.cpu) { /* a tie goes to the lower CPU */
+		uint64_t limit = other->stamps[other->next];
+		while (j < cs->stop && ts[j] <= limit)
+			j++;
+	} else {
+		uint64_t limit = other->stamps[other->next];
+		while (j < cs->stop && ts[j] < limit)
+			j++;
+	}
+	r->t.events += j - cs->next;
+	cs->next = j;
+}
+
+static bool count_still_first(const struct count_stream *cs, const struct count_stream *other)
+{
+	uint64_t ts = cs->stamps[cs->next], limit;
+
+	if (!other)
+		return true;
+	limit = other->stamps[other->next];
+	return ts < limit || (ts == limit && cs->s.cpu < other->s.cpu);
+}
+
+/* merge() for a count: every stream to its end, merged by time, nothing rendered. */
+static void count_merge(struct report *r)
+{
+	struct count_stream *v = calloc(r->ncpus > 0 ? (size_t)r->ncpus : 1, sizeof(*v)), *cs, *other;
+	int rc = v ? start_streams(r, PW_COUNT) : -ENOMEM;
+
+	if (rc < 0) {
+		free(v);
+		r->fatal = rc;
+		return;
+	}
+	for (int i = 0; i < r->ncpus; i++) {
+		v[i].s.cpu = i;
+		count_advance(r, &v[i]);
+	}
+	while (!r->fatal && (cs = count_earliest(v, r->ncpus, &other))) {
+		do
+			count_run(r, cs, other);
+		while (!r->fatal && count_advance(r, cs) && count_still_first(cs, other));
+	}
+	/* Loss announced by sub-buffers that held no events still gets its line. */
+	for (int i = 0; i < r->ncpus && !r->fatal; i++)
+		print_loss(r, &v[i].s);
+	pagework_free(r->work);
+	r->work = NULL;
+	free(v);
 }
 
 /* -------------------------------------------------------- loss books */
@@ -636,7 +789,7 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	rc = r.printed ? open_books(&r) : -ENOMEM;
 	if (rc == 0 && opts && opts->count_only) {
 		r.counting = true; /* the merge's order and its loss accounting, no text */
-		merge(&r);
+		count_merge(&r);
 		rc = r.fatal;
 	} else if (rc == 0 && !(opts && opts->no_header)) {
 		rc = header_counts(&r, &entries, &written);
