@@ -112,37 +112,44 @@ static void keep_decoded(struct pw_counted *k, const struct tb_record *rec)
 
 /*
  * The records of a page whose header the cursor has read.  The shortcut
- * reads and moves the cursor's own position and time (its fields are
- * plain, page.h), so the codec takes over at any record mid-page with the
- * state it would have had; 1..28 as (type_len - 1) < 28 unsigned.
+ * steps the cursor's own position and time (its fields are plain, page.h)
+ * in locals - a store to stamps[] could otherwise alias them - and puts
+ * them back before the codec takes over, so the codec resumes at any
+ * record mid-page with the state it would have had; 1..28 as
+ * (type_len - 1) < 28 unsigned.
  */
 static int walk_records(struct pw_counted *k, struct tb_page_cursor *cur)
 {
 	const uint8_t *base = cur->page + TB_PAGE_HDR_SIZE;
-	uint64_t *stamps = k->stamps;
+	uint64_t *stamps = k->stamps, time = cur->time;
+	uint32_t pos = cur->pos, end = cur->end;
 	size_t n = k->nstamps;
 	struct tb_record rec;
 	int rc = 0;
 
-	while (cur->pos < cur->end) {
-		uint32_t avail = cur->end - cur->pos, word, type_len, size;
-		if (avail >= 4) {
-			memcpy(&word, base + cur->pos, 4);
+	while (pos < end) {
+		uint32_t word, type_len, size;
+		if (end - pos >= 4) {
+			memcpy(&word, base + pos, 4);
 			type_len = word & 31u;
 			size = 4 + 4 * type_len;
-			if (type_len - 1u < TB_TYPE_DATA_MAX && size <= avail) {
-				cur->time += word >> 5;
-				stamps[n++] = cur->time;
-				cur->pos += size;
+			if (type_len - 1u < TB_TYPE_DATA_MAX && size <= end - pos) {
+				time += word >> 5;
+				stamps[n++] = time;
+				pos += size;
 				continue;
 			}
 		}
+		cur->pos = pos;
+		cur->time = time;
 		k->nstamps = n;
 		rc = tb_page_next(cur, &rec);
 		if (rc != 1)
 			break;
 		keep_decoded(k, &rec);
 		n = k->nstamps;
+		pos = cur->pos;
+		time = cur->time;
 	}
 	k->nstamps = n;
 	return rc < 0 ? rc : 0;

@@ -505,13 +505,19 @@ static void merge(struct report *r)
 
 /*
  * --count: merge()'s merge with nothing to render, over the time stamps of
- * PW_COUNT units (pagecount.h) instead of a step per record.  A CPU's next
- * records are taken as a run while they come before every other CPU's next
- * - a scan along an array of stamps - and the page-level steps between them
- * are replayed through page_step() where merge() replays them (right after
- * the record before them, with that record's stamp as the CPU's previous),
- * so the totals, the loss accounting and every problem come out as merge()
- * gives them, in its order.
+ * PW_COUNT units (pagecount.h) instead of a step per record.
+ *
+ * merge() takes, record by record, the CPU whose next record has the
+ * smallest stamp (the lower CPU on a tie), and right after a CPU's record
+ * replays the page-level steps that follow it in that CPU's pages.  Here
+ * the same choice is made along arrays of stamps: between two page-level
+ * steps nothing is replayed, so a CPU's records up to its next step (its
+ * "stop") are taken by comparisons alone - with two CPUs left, one
+ * branch-free comparison per record; with more, a run of the earliest CPU
+ * while it stays before the second - and a CPU's steps are replayed through
+ * page_step() the moment its last record before them is taken, with that
+ * record's stamp as the CPU's previous.  So the totals, the loss accounting
+ * and every problem come out as merge() gives them, in its order.
  */
 struct count_stream {
 	struct cpu_stream s;        /* cpu, has_next, loss and previous stamp, as merge() keeps them */
@@ -539,24 +545,33 @@ static void replay_page_steps(struct report *r, struct count_stream *cs)
 	cs->stop = cs->step < u->nsteps ? at[cs->step] : cs->n;
 }
 
-/* A unit's blob references: events but for a filter (emit_blob()). */
-static void count_blobs(struct report *r, const struct pw_unit *u)
+/* A unit taken whole: its records are events, its blob references lost blobs but for a filter (emit_blob()). */
+static void count_unit(struct report *r, const struct pw_unit *u)
 {
+	r->t.events += u->counted.nstamps;
 	if (r->filter)
 		r->t.events -= u->counted.blobs;
 	else
 		r->t.blobs_lost += u->counted.blobs;
 }
 
-/* advance() for a count: the CPU's next record, after what comes before it; false when it has no more. */
+/*
+ * advance() for a count, once the CPU's records up to its stop are taken:
+ * the steps there replayed, and on to the next unit when the unit is done.
+ * A pending loss is accounted at once when a record follows (without text
+ * nothing else happens between here and that record); false when the CPU
+ * has no more records.
+ */
 static bool count_advance(struct report *r, struct count_stream *cs)
 {
 	for (;;) {
 		if (cs->unit) {
 			replay_page_steps(r, cs);
-			if (cs->next < cs->n)
+			if (cs->next < cs->n) {
+				print_loss(r, &cs->s);
 				return cs->s.has_next = true;
-			count_blobs(r, cs->unit);
+			}
+			count_unit(r, cs->unit);
 		}
 		cs->unit = pagework_next(r->work, cs->s.cpu);
 		if (!cs->unit)
@@ -571,66 +586,75 @@ static bool count_advance(struct report *r, struct count_stream *cs)
 	return cs->s.has_next = false;
 }
 
-/* earliest() over count streams: the one with the earliest next record, ties to the lower CPU. */
-static struct count_stream *count_earliest(struct count_stream *v, int n, struct count_stream **until)
+/* Whether a's next record comes before b's (a tie: the lower CPU's). */
+static bool count_before(const struct count_stream *a, const struct count_stream *b)
 {
-	struct count_stream *best = NULL, *second = NULL;
+	uint64_t x = a->stamps[a->next], y = b->stamps[b->next];
 
+	return x < y || (x == y && a->s.cpu < b->s.cpu);
+}
+
+/* The streams with the earliest and second earliest next records; how many have one. */
+static int count_earliest(struct count_stream *v, int n, struct count_stream **best, struct count_stream **second)
+{
+	int live = 0;
+
+	*best = *second = NULL;
 	for (int i = 0; i < n; i++) {
 		struct count_stream *cs = &v[i];
 		if (!cs->s.has_next)
 			continue;
-		if (!best || cs->stamps[cs->next] < best->stamps[best->next]) {
-			second = best;
-			best = cs;
-		} else if (!second || cs->stamps[cs->next] < second->stamps[second->next]) {
-			second = cs;
+		live++;
+		if (!*best || count_before(cs, *best)) {
+			*second = *best;
+			*best = cs;
+		} else if (!*second || count_before(cs, *second)) {
+			*second = cs;
 		}
 	}
-	*until = second;
-	return best;
+	return live;
 }
 
 /*
- * Take cs's next record and those after it, up to its next page-level step,
- * while they still come first (still_first() against other, NULL: none).
+ * Two CPUs, lo the lower: records taken one by one, the earlier first (lo's
+ * on a tie), until one of them reaches its stop.  Branch-free: the
+ * comparison's result steps one index or the other.
  */
-static void count_run(struct report *r, struct count_stream *cs, const struct count_stream *other)
+static void count_two(struct count_stream *lo, struct count_stream *hi)
 {
-	const uint64_t *ts = cs->stamps;
-	size_t j = cs->next + 1;
+	const uint64_t *a = lo->stamps, *b = hi->stamps;
+	size_t i = lo->next, j = hi->next, ea = lo->stop, eb = hi->stop;
 
-	print_loss(r, &cs->s);
-	if (!other) {
-		j = cs->stop;
-	} else if (cs->s.cpu < other->s.cpu) { /* a tie goes to the lower CPU */
-		uint64_t limit = other->stamps[other->next];
-		while (j < cs->stop && ts[j] <= limit)
-			j++;
-	} else {
-		uint64_t limit = other->stamps[other->next];
-		while (j < cs->stop && ts[j] < limit)
-			j++;
+	while (i < ea && j < eb) {
+		size_t take_lo = a[i] <= b[j];
+		i += take_lo;
+		j += 1 - take_lo;
 	}
-	r->t.events += j - cs->next;
-	cs->next = j;
+	lo->next = i;
+	hi->next = j;
 }
 
-static bool count_still_first(const struct count_stream *cs, const struct count_stream *other)
+/* More CPUs: best's records while they still come before second's next, up to best's stop. */
+static void count_run(struct count_stream *best, const struct count_stream *second)
 {
-	uint64_t ts = cs->stamps[cs->next], limit;
+	const uint64_t *ts = best->stamps;
+	uint64_t limit = second->stamps[second->next];
+	size_t j = best->next + 1;
 
-	if (!other)
-		return true;
-	limit = other->stamps[other->next];
-	return ts < limit || (ts == limit && cs->s.cpu < other->s.cpu);
+	if (best->s.cpu < second->s.cpu) /* a tie goes to the lower CPU */
+		while (j < best->stop && ts[j] <= limit)
+			j++;
+	else
+		while (j < best->stop && ts[j] < limit)
+			j++;
+	best->next = j;
 }
 
 /* merge() for a count: every stream to its end, merged by time, nothing rendered. */
 static void count_merge(struct report *r)
 {
-	struct count_stream *v = calloc(r->ncpus > 0 ? (size_t)r->ncpus : 1, sizeof(*v)), *cs, *other;
-	int rc = v ? start_streams(r, PW_COUNT) : -ENOMEM;
+	struct count_stream *v = calloc(r->ncpus > 0 ? (size_t)r->ncpus : 1, sizeof(*v)), *best, *second;
+	int rc = v ? start_streams(r, PW_COUNT) : -ENOMEM, live;
 
 	if (rc < 0) {
 		free(v);
@@ -641,10 +665,20 @@ static void count_merge(struct report *r)
 		v[i].s.cpu = i;
 		count_advance(r, &v[i]);
 	}
-	while (!r->fatal && (cs = count_earliest(v, r->ncpus, &other))) {
-		do
-			count_run(r, cs, other);
-		while (!r->fatal && count_advance(r, cs) && count_still_first(cs, other));
+	while (!r->fatal && (live = count_earliest(v, r->ncpus, &best, &second)) > 0) {
+		if (live == 1)
+			best->next = best->stop;
+		else if (live == 2 && best->s.cpu < second->s.cpu)
+			count_two(best, second);
+		else if (live == 2)
+			count_two(second, best);
+		else
+			count_run(best, second);
+		/* Whichever reached its stop has its steps replayed before any other record is taken. */
+		if (best->next == best->stop)
+			count_advance(r, best);
+		else if (live == 2 && second->next == second->stop)
+			count_advance(r, second);
 	}
 	/* Loss announced by sub-buffers that held no events still gets its line. */
 	for (int i = 0; i < r->ncpus && !r->fatal; i++)
@@ -785,8 +819,10 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 		free(r.books);
 		return -ENOMEM;
 	}
-	r.printed = calloc((size_t)65536 * PRINTER_KINDS, sizeof(*r.printed));
-	rc = r.printed ? open_books(&r) : -ENOMEM;
+	/* A count renders nothing: no printer to count (emit() is not called). */
+	if (!(opts && opts->count_only))
+		r.printed = calloc((size_t)65536 * PRINTER_KINDS, sizeof(*r.printed));
+	rc = r.printed || (opts && opts->count_only) ? open_books(&r) : -ENOMEM;
 	if (rc == 0 && opts && opts->count_only) {
 		r.counting = true; /* the merge's order and its loss accounting, no text */
 		count_merge(&r);
