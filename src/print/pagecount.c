@@ -25,6 +25,7 @@ void pw_count_reset(struct pw_unit *u)
 	u->nerrs = 0;
 	u->counted.nstamps = 0;
 	u->counted.blobs = 0;
+	u->counted.unsorted = false;
 }
 
 void pw_count_free(struct pw_unit *u)
@@ -155,9 +156,24 @@ static int walk_records(struct pw_counted *k, struct tb_page_cursor *cur)
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * Whether stamps[from..n) never go back.  The shortcut only adds deltas,
+ * but an absolute stamp may set the time back and a hostile page may wrap
+ * it; the merge may search a page's stamps only when they are in order.
+ */
+static bool in_order(const uint64_t *stamps, size_t from, size_t n)
+{
+	bool back = false;
+
+	for (size_t i = from + 1; i < n; i++)
+		back |= stamps[i] < stamps[i - 1];
+	return !back;
+}
+
 void pw_count_page(struct pw_unit *u, uint32_t page, const uint8_t *data, size_t size)
 {
 	struct tb_page_cursor cur;
+	size_t first;
 
 	if (all_zero(data, size)) {
 		add_step(u, PW_ZERO_PAGE, page, 0, NULL);
@@ -173,6 +189,8 @@ void pw_count_page(struct pw_unit *u, uint32_t page, const uint8_t *data, size_t
 		u->text.oom = true;
 		return;
 	}
+	first = u->counted.nstamps;
 	if (walk_records(&u->counted, &cur) < 0)
 		add_step(u, PW_PAGE_ERROR, page, cur.err.offset, cur.err.reason);
+	u->counted.unsorted |= !in_order(u->counted.stamps, first, u->counted.nstamps);
 }

@@ -92,6 +92,7 @@ struct pw_counted {
 	uint32_t *step_at; /* [nsteps of the unit] */
 	size_t step_at_cap;
 	uint64_t blobs;    /* records that are blob references (tracebuf/blob.h) */
+	bool unsorted;     /* some page's stamps go back (an absolute stamp did, or the time wrapped) */
 };
 
 struct pw_unit {

@@ -615,16 +615,45 @@ static int count_earliest(struct count_stream *v, int n, struct count_stream **b
 	return live;
 }
 
+/* Whether the stream's stamps up to its stop never go back: then they may be searched. */
+static bool count_sorted(const struct count_stream *cs)
+{
+	return !cs->unit->counted.unsorted;
+}
+
+/* The first index in [from, to) of ts (in order) whose stamp is above limit (or_equal: at or above). */
+static size_t first_after(const uint64_t *ts, size_t from, size_t to, uint64_t limit, bool or_equal)
+{
+	while (from < to) {
+		size_t mid = from + (to - from) / 2;
+		if (ts[mid] > limit || (or_equal && ts[mid] == limit))
+			to = mid;
+		else
+			from = mid + 1;
+	}
+	return from;
+}
+
 /*
  * Two CPUs, lo the lower: records taken one by one, the earlier first (lo's
- * on a tie), until one of them reaches its stop.  Branch-free: the
- * comparison's result steps one index or the other.
+ * on a tie), until one of them reaches its stop.  When both runs of stamps
+ * are in order that end is known without walking it: the run whose last
+ * stamp comes first runs out first, and by then the other has given every
+ * stamp that comes before that last one - a binary search.  Otherwise
+ * branch-free, one record at a time: the comparison steps one index or the other.
  */
 static void count_two(struct count_stream *lo, struct count_stream *hi)
 {
 	const uint64_t *a = lo->stamps, *b = hi->stamps;
 	size_t i = lo->next, j = hi->next, ea = lo->stop, eb = hi->stop;
 
+	if (count_sorted(lo) && count_sorted(hi)) {
+		if (a[ea - 1] <= b[eb - 1]) /* lo's last first; hi's equal stamps come after it */
+			hi->next = first_after(b, j, eb, a[ea - 1], true), lo->next = ea;
+		else /* hi's last first; lo's equal stamps come before it */
+			lo->next = first_after(a, i, ea, b[eb - 1], false), hi->next = eb;
+		return;
+	}
 	while (i < ea && j < eb) {
 		size_t take_lo = a[i] <= b[j];
 		i += take_lo;
@@ -639,9 +668,12 @@ static void count_run(struct count_stream *best, const struct count_stream *seco
 {
 	const uint64_t *ts = best->stamps;
 	uint64_t limit = second->stamps[second->next];
+	bool lower = best->s.cpu < second->s.cpu; /* a tie goes to the lower CPU */
 	size_t j = best->next + 1;
 
-	if (best->s.cpu < second->s.cpu) /* a tie goes to the lower CPU */
+	if (count_sorted(best))
+		j = first_after(ts, j, best->stop, limit, !lower);
+	else if (lower)
 		while (j < best->stop && ts[j] <= limit)
 			j++;
 	else
