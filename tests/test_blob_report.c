@@ -79,6 +79,27 @@ static void check_report(const char *dir, const char *how)
 	free(text);
 }
 
+/* report --count: each reference is an event and a lost blob, as in the text's totals (pagecount.c). */
+static void check_count(const char *dir, const char *how)
+{
+	struct tb_capture_opts o = {0};
+	struct tb_report_opts ro = {.count_only = true};
+	struct tb_report_totals t = {0};
+	struct tb_capture *c;
+	FILE *f = fopen("/dev/null", "w");
+	int rc = f ? tb_capture_open(dir, &o, &c) : -1;
+
+	if (rc == 0) {
+		rc = tb_report_write(c, f, &ro, &t);
+		tb_capture_close(c);
+	}
+	if (f)
+		fclose(f);
+	is_int(rc, 0, "%s, count: made without a problem", how);
+	ok(t.blobs_lost == NBLOBS && t.events == NBLOBS, "%s, count: %llu blobs lost of %llu events", how,
+	   (unsigned long long)t.blobs_lost, (unsigned long long)t.events);
+}
+
 /* The capture converted to a trace.dat, then its report and its dump, through the CLI. */
 static void check_tracedat(const char *dir)
 {
@@ -145,8 +166,10 @@ int main(void)
 
 	unsetenv("TB_REPORT_THREADS");
 	check_report(dir, "one thread");
+	check_count(dir, "one thread");
 	setenv("TB_REPORT_THREADS", "2", 1);
 	check_report(dir, "two render threads");
+	check_count(dir, "two threads");
 	unsetenv("TB_REPORT_THREADS");
 	check_tracedat(dir);
 
