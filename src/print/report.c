@@ -512,9 +512,10 @@ static void merge(struct report *r)
  * replays the page-level steps that follow it in that CPU's pages.  Here
  * the same choice is made along arrays of stamps: between two page-level
  * steps nothing is replayed, so a CPU's records up to its next step (its
- * "stop") are taken by comparisons alone - with two CPUs left, one
- * branch-free comparison per record; with more, a run of the earliest CPU
- * while it stays before the second - and a CPU's steps are replayed through
+ * "stop", at most a page further) are taken by comparisons alone - with two
+ * CPUs left, until one reaches its stop; with more, a run of the earliest
+ * CPU while it stays before the second; a binary search when the stamps are
+ * in order (count_two()) - and a CPU's steps are replayed through
  * page_step() the moment its last record before them is taken, with that
  * record's stamp as the CPU's previous.  So the totals, the loss accounting
  * and every problem come out as merge() gives them, in its order.
