@@ -219,9 +219,11 @@ awk -v tb=$best_tb -v tc=$best_tc -v st=$best_st -v kt=$best_kt -v ts=$best_ts \
 		rows = rows sprintf("  {\"case\": \"report --count %s\", \"threads\": 2, \"tracebuf_ns\": %.2f, \"peer\": \"trace-cmd report\", \"peer_ns\": %.1f, \"ratio\": %.2f, \"events\": %d, \"m_events_per_s\": %.1f, \"tracebuf_cpu_ns\": %.2f},\n", name, tct / nct, ttc / ntc_d, (ttc / ntc_d) / (tct / nct), nct, nct / tct * 1e3, cct / nct)
 		if (v == "v7z" && split(floor, f, " ") == 4) {
 			# zstd alone on the same chunks: bytes out, ns with 1 thread, 2 threads, streamed 4 KiB
+			# the floor: the faster of 1 and 2 threads (under load a second thread may find no free core)
+			fl = f[3] < f[2] ? f[3] : f[2]
 			printf "    zstd alone on its chunks  %8.1f ms on 2 threads (%.0f MB/s; 1 thread %.1f ms, streamed 4 KiB %.1f ms):\n", f[3] / 1e6, f[1] / f[3] * 1e3, f[2] / 1e6, f[4] / 1e6
-			printf "                              no count of this file beats %.1f M events/s here; --count reaches %.0f%% of it\n", nct / f[3] * 1e3, f[3] / tct * 100
-			rows = rows sprintf("  {\"case\": \"report --count %s vs zstd alone\", \"threads\": 2, \"tracebuf_ns\": %.2f, \"peer\": \"ZSTD_decompressDCtx of its chunks, 2 threads\", \"peer_ns\": %.2f, \"ratio\": %.2f, \"m_events_per_s_floor\": %.1f},\n", name, tct / nct, f[3] / nct, f[3] / tct, nct / f[3] * 1e3)
+			printf "                              no count of this file beats %.1f M events/s here; --count reaches %.0f%% of it\n", nct / fl * 1e3, fl / tct * 100
+			rows = rows sprintf("  {\"case\": \"report --count %s vs zstd alone\", \"threads\": 2, \"tracebuf_ns\": %.2f, \"peer\": \"ZSTD_decompressDCtx of its chunks, 1 or 2 threads\", \"peer_ns\": %.2f, \"ratio\": %.2f, \"m_events_per_s_floor\": %.1f},\n", name, tct / nct, fl / nct, fl / tct, nct / fl * 1e3)
 		}
 	}
 	printf "[\n" > json
