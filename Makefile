@@ -214,6 +214,10 @@ $(B)/bench/bench_tracedat: bench/bench_tracedat.c $(B)/libtracebuf-read.a $(B)/l
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
 		$(B)/libtracebuf.a $(LDLIBS_READ)
 
+# bench_zstd_floor times zstd alone on a trace.dat's chunks (bench_report.sh runs it).
+$(B)/bench/bench_zstd_floor: BENCH_LIBS += $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
+$(B)/bench/bench_zstd_floor: $(B)/libtracebuf-read.a
+
 # bench_offcpu makes a trace.dat (tests/lib/synth.h) and times tracebuf offcpu on it.
 $(B)/bench/bench_offcpu: bench/bench_offcpu.c tests/lib/synth.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)

@@ -53,6 +53,23 @@ static void check_diag(void *ctx, const struct tb_diag *d)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/*
+ * report --count (its own walk and merge, pagecount.c) on the same pages:
+ * every record the text printed or skipped, and the same sub-buffers and losses.
+ */
+static void check_count(struct tb_capture *c, FILE *null, const struct tb_report_totals *text)
+{
+	struct tb_report_opts count = {.count_only = true};
+	struct tb_report_totals n;
+	int rc = tb_report_write(c, null, &count, &n);
+
+	CHECK(rc == 0 || rc == 1 || rc == -ENOMEM);
+	if (rc >= 0)
+		CHECK(n.events == text->events + text->bad_records && n.pages == text->pages &&
+		      n.bad_pages == text->bad_pages && n.lost_lines == text->lost_lines &&
+		      n.lost_events == text->lost_events);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tb_capture_opts opts = {.diag = check_diag};
@@ -73,6 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc = tb_report_write(c, null, NULL, &t);
 			CHECK(rc == 0 || rc == 1 || rc == -ENOMEM);
 			CHECK(t.unknown_events <= t.events && t.bad_pages <= t.pages);
+			if (rc >= 0 && tb_capture_rewind(c) == 0)
+				check_count(c, null, &t);
 			fclose(null);
 		}
 		tb_capture_close(c);

@@ -78,7 +78,10 @@ static void read_every_way(void)
 		tb_tracedat_dump(td, null, &dump);
 		tb_tracedat_close(td);
 		if (tb_capture_open(path, &co, &c) == 0) {
+			struct tb_report_opts count = {.count_only = true};
 			tb_report_write(c, null, NULL, NULL);
+			if (tb_capture_rewind(c) == 0) /* report --count's own walk and merge */
+				tb_report_write(c, null, &count, NULL);
 			tb_capture_close(c);
 		}
 	}

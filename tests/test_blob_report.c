@@ -126,6 +126,27 @@ static void check_report(const char *dir, const char *how)
 	free(text);
 }
 
+/* report --count: each reference is an event, lost when its bytes are not in the store, as in the text's totals (pagecount.c). */
+static void check_count(const char *dir, const char *how, uint64_t want_lost, int want_rc)
+{
+	struct tb_capture_opts o = {0};
+	struct tb_report_opts ro = {.count_only = true};
+	struct tb_report_totals t = {0};
+	struct tb_capture *c;
+	FILE *f = fopen("/dev/null", "w");
+	int rc = f ? tb_capture_open(dir, &o, &c) : -1;
+
+	if (rc == 0) {
+		rc = tb_report_write(c, f, &ro, &t);
+		tb_capture_close(c);
+	}
+	if (f)
+		fclose(f);
+	is_int(rc, want_rc, "%s, count: returns what the text report returns", how);
+	ok(t.blobs_lost == want_lost && t.events == NBLOBS, "%s, count: %llu blobs lost of %llu events (want %llu)",
+	   how, (unsigned long long)t.blobs_lost, (unsigned long long)t.events, (unsigned long long)want_lost);
+}
+
 /* Damage in blobs.bin: reported with the file and an offset, its blobs lost, the rest still printed. */
 static void check_damage(const char *dir)
 {
@@ -153,6 +174,7 @@ static void check_damage(const char *dir)
 	if (!strstr(p.text, "CRC-32"))
 		diag("%s%s", text ? text : "", p.text);
 	free(text);
+	check_count(dir, "damaged", 1, rc);
 
 	/* cut in the middle of the last entry */
 	ok(stat(path, &st) == 0 && truncate(path, st.st_size - 1000) == 0, "blobs.bin truncated");
@@ -171,6 +193,7 @@ static void check_damage(const char *dir)
 	       "no blobs.bin: every reference says not in the pages read");
 	ok(t.blobs_lost == NBLOBS && p.n == 0, "counted lost, and no problem");
 	free(text);
+	check_count(dir, "no blobs.bin", NBLOBS, rc);
 }
 
 static char *cli(const char *fmt, const char *a, const char *b, int *status)
@@ -341,8 +364,10 @@ int main(void)
 
 	unsetenv("TB_REPORT_THREADS");
 	check_report(dir, "one thread");
+	check_count(dir, "one thread", 0, 0);
 	setenv("TB_REPORT_THREADS", "2", 1);
 	check_report(dir, "two render threads");
+	check_count(dir, "two threads", 0, 0);
 	unsetenv("TB_REPORT_THREADS");
 	check_tracedat(dir);
 	check_damage(dir);

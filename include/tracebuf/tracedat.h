@@ -103,9 +103,10 @@ struct tb_tracedat_opts {
 	tb_diag_fn *diag; /* where problems go; NULL: tb_diag_print to stderr */
 	void *diag_ctx;
 	/*
-	 * The kallsyms section is read and bounds-checked but its symbols are
-	 * not parsed: for readers that print no text (report --count), as
-	 * parsing a kernel's symbols costs more than decoding millions of events.
+	 * The kallsyms section is bounds-checked but its symbols are not
+	 * parsed (nor, in a v6 file, its text read): for readers that print no
+	 * text (report --count), as parsing a kernel's symbols costs more than
+	 * decoding millions of events.
 	 */
 	bool no_symbols;
 	/*

@@ -35,6 +35,7 @@
 #define MAX_CPUS 4096
 #define MAX_TEXT_FILE (256u << 20) /* kallsyms is ~5 MiB; anything near this is not ours */
 #define MAX_PAGE_MEMORY (256u << 20) /* one sub-buffer per CPU is held during a report */
+#define READ_AHEAD (64u << 10)       /* of a raw file, when MAX_PAGE_MEMORY allows it (read_ahead()) */
 
 struct cpu_source {
 	char *path;      /* cpuN.raw or per_cpu/cpuN/trace_pipe_raw; NULL: no such CPU */
@@ -47,6 +48,9 @@ struct cpu_source {
 	bool done;
 	bool dry;        /* live: done because the buffer was empty (tb_capture_resume reads on) */
 	uint8_t *page;   /* one sub-buffer, lent out by next_page; allocated at the first read */
+	/* A raw file's page holds read_ahead() bytes: [page_off, +page_len) of the file, lent at +lent. */
+	uint64_t page_off;
+	size_t page_len, lent;
 	bool have_stats;
 	struct tb_cpu_stats stats;
 };
@@ -873,6 +877,18 @@ static int live_cpu_entry(struct tb_capture *c, const char *per_cpu, const char 
 }
 
 /*
+ * Bytes of a raw file read at once: whole sub-buffers, 64 KiB of them (a
+ * sixteenth of the system calls of one pread per 4 KiB sub-buffer), or one
+ * when that many for every CPU would pass MAX_PAGE_MEMORY.
+ */
+static size_t read_ahead(const struct tb_capture *c)
+{
+	size_t n = c->subbuf < READ_AHEAD ? READ_AHEAD / c->subbuf * c->subbuf : c->subbuf;
+
+	return (uint64_t)c->ncpu_files * n <= MAX_PAGE_MEMORY ? n : c->subbuf;
+}
+
+/*
  * A report holds one sub-buffer per CPU at once; refuse a capture whose
  * CPUs would need more than MAX_PAGE_MEMORY for them (thousands of raw
  * files of big sub-buffers) rather than run out of memory half-way.
@@ -1506,17 +1522,46 @@ static int open_source(struct tb_capture *c, struct cpu_source *s)
 	}
 	if (!s->checked)
 		check_source(c, s);
-	if (!s->page && !s->refusal && !(s->page = malloc(c->subbuf)))
+	if (!s->page && !s->refusal && !(s->page = malloc(c->live ? c->subbuf : read_ahead(c))))
 		return -ENOMEM;
 	return 0;
 }
 
-/* Capture file: pread the page at s->offset. */
+/*
+ * The next read_ahead() bytes of whole sub-buffers at s->offset into
+ * s->page; false when they could not all be read (the caller then reads
+ * one sub-buffer, which reports what went wrong where).
+ */
+static bool read_ahead_file(struct tb_capture *c, struct cpu_source *s, uint64_t left)
+{
+	size_t n = read_ahead(c), got = 0;
+
+	if (left / c->subbuf * c->subbuf < n)
+		n = (size_t)(left / c->subbuf * c->subbuf);
+	while (n > c->subbuf && got < n) {
+		ssize_t r = pread(s->fd, s->page + got, n - got, (off_t)(s->offset + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	s->page_off = s->offset;
+	s->page_len = n > c->subbuf && got == n ? n : 0;
+	s->lent = 0;
+	return s->page_len > 0;
+}
+
+/* Capture file: the page at s->offset, from what was read ahead or read now. */
 static int next_file_page(struct tb_capture *c, struct cpu_source *s)
 {
 	uint64_t left = s->size - s->offset;
 	ssize_t r;
 
+	if (s->offset >= s->page_off && s->offset - s->page_off + c->subbuf <= s->page_len) {
+		s->lent = (size_t)(s->offset - s->page_off);
+		return 1;
+	}
 	if (left == 0)
 		return 0;
 	if (left < c->subbuf) {
@@ -1526,6 +1571,8 @@ static int next_file_page(struct tb_capture *c, struct cpu_source *s)
 				  (unsigned long long)s->size, c->subbuf);
 		return 0;
 	}
+	if (read_ahead_file(c, s, left))
+		return 1;
 	do
 		r = pread(s->fd, s->page, c->subbuf, (off_t)s->offset);
 	while (r < 0 && errno == EINTR);
@@ -1598,7 +1645,7 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 		s->dry = c->live && rc == 0;
 		return rc;
 	}
-	page->data = s->page;
+	page->data = s->page + s->lent;
 	page->size = c->subbuf;
 	page->file = s->path;
 	page->file_offset = s->offset;
@@ -1628,6 +1675,7 @@ int tb_capture_rewind(struct tb_capture *c)
 		return c->src.rewind(c->src.ctx);
 	for (int i = 0; i < c->slots; i++) {
 		c->cpus[i].offset = 0;
+		c->cpus[i].page_len = 0; /* read again: the file may have changed */
 		c->cpus[i].done = false;
 	}
 	return 0;

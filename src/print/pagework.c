@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pagecount.h"
 #include "pagework.h"
 #include "tracebuf/blob.h"
 #include "render.h"
@@ -204,6 +205,8 @@ static void walk_page(struct pagework *w, struct pw_unit *u, uint32_t page)
 
 static void walk_unit(struct pagework *w, struct pw_unit *u)
 {
+	if (w->render == PW_COUNT)
+		return; /* walked as its pages were read (fill) */
 	u->nsteps = 0;
 	u->nerrs = 0;
 	sb_reset(&u->text);
@@ -336,13 +339,17 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 
 	u->npages = 0;
 	age_names(u);
+	if (w->render == PW_COUNT)
+		pw_count_reset(u);
 	while (!q->exhausted && u->npages < w->unit_pages && bytes < UNIT_BYTES) {
 		size_t i = u->npages;
 		if (tb_capture_next_page(q->src.capture, q->src.cpu, &p) <= 0) {
 			q->exhausted = true;
 			break;
 		}
-		if (p.size > u->page_cap[i]) {
+		if (w->render == PW_COUNT) {
+			pw_count_page(u, (uint32_t)i, p.data, p.size); /* walked where it lies: no copy */
+		} else if (p.size > u->page_cap[i]) {
 			uint8_t *grown = realloc(u->page[i], p.size);
 			if (!grown) { /* the page is lost: said as an oom by the unit's text */
 				u->text.oom = true;
@@ -352,7 +359,8 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 			u->page[i] = grown;
 			u->page_cap[i] = p.size;
 		}
-		memcpy(u->page[i], p.data, p.size);
+		if (w->render != PW_COUNT)
+			memcpy(u->page[i], p.data, p.size);
 		u->size[i] = p.size;
 		bytes += p.size;
 		u->file[i] = keep_name(u, p.file);
@@ -441,6 +449,7 @@ static void free_unit(struct pw_unit *u)
 	free(u->errs);
 	sb_free(&u->text);
 	diag_sink_free(&u->problems);
+	pw_count_free(u);
 }
 
 static bool alloc_unit(struct pw_unit *u, int cpu)
@@ -501,7 +510,7 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
-	*w = (struct pagework){.schema = s, .ready = ready, .render = ready ? render : PW_RENDER_NONE,
+	*w = (struct pagework){.schema = s, .ready = ready, .render = ready || render == PW_COUNT ? render : PW_RENDER_NONE,
 			       .nstreams = nstreams, .opts = opts ? *opts : (struct tb_render_opts){0}};
 	/* Without workers: one page at a time, read when the replay needs it. */
 	w->depth = threads > 0 ? DEPTH : 1;

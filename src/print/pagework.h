@@ -79,6 +79,24 @@ struct pw_step {
 	uint64_t ts;          /* PW_RECORD: its time stamp */
 };
 
+/*
+ * A unit walked for PW_COUNT (pagecount.c): its pages are never copied and
+ * its records get no step.  steps[] holds the page-level steps alone
+ * (PW_PAGE, PW_ZERO_PAGE, PW_BAD_PAGE, PW_PAGE_ERROR), and step_at[k] says
+ * how many of the unit's records come before steps[k]; stamps[] holds every
+ * data record's time stamp in page order - what a merge needs of a record.
+ */
+struct pw_counted {
+	uint64_t *stamps;  /* [nstamps] */
+	size_t nstamps, stamps_cap;
+	uint32_t *step_at; /* [nsteps of the unit] */
+	size_t step_at_cap;
+	uint64_t blobs;    /* records that are blob references (tracebuf/blob.h) */
+	uint8_t (*refs)[24]; /* [blobs]: their payloads, to be looked up in the capture's blob store */
+	size_t refs_cap;
+	bool unsorted;     /* some page's stamps go back (an absolute stamp did, or the time wrapped) */
+};
+
 struct pw_unit {
 	int cpu;
 	size_t npages;
@@ -99,6 +117,7 @@ struct pw_unit {
 	size_t nnames;
 	char **old_names;             /* private: [nold] those of its previous filling, still valid */
 	size_t nold;
+	struct pw_counted counted;    /* PW_COUNT: what its records come to */
 };
 
 struct pagework;
@@ -108,6 +127,7 @@ enum pw_render {
 	PW_RENDER_NONE = 0,   /* decode only */
 	PW_RENDER_LINES = 1,  /* the kernel's `trace` line (render_event) */
 	PW_RENDER_BODIES = 2, /* the body alone (render_event_body): the caller frames it */
+	PW_COUNT = 3,         /* no steps per record: each page walked as it is read, no copy (pagecount.c) */
 };
 
 /* One stream of pages: a CPU of a capture (NULL: a stream without pages). */

@@ -381,6 +381,17 @@ static void emit_rendered(struct report *r, const struct cpu_stream *s, const st
 	account(r, &res);
 }
 
+/* Whether the bytes of the blob reference ref (its 24-byte payload) are in the capture's store, checked whole. */
+static enum blob_fate blob_fate_of(const struct report *r, const void *ref)
+{
+	uint8_t *bytes;
+	uint32_t crc;
+	enum blob_fate fate = blob_store_get(capture_blobs(r->capture), ref, &bytes, &crc);
+
+	free(bytes);
+	return fate;
+}
+
 /*
  * A blob reference (tracebuf/blob.h): its bytes were in the ring's blob
  * area, which the saver copied into the capture's blob store when it took
@@ -400,10 +411,7 @@ static void emit_blob(struct report *r, const struct cpu_stream *s)
 		return;
 	r->t.events++;
 	if (r->counting) {
-		uint8_t *bytes;
-		uint32_t crc;
-		fate = blob_store_get(capture_blobs(r->capture), ref, &bytes, &crc);
-		free(bytes);
+		fate = blob_fate_of(r, ref);
 	} else {
 		n = blob_store_line(capture_blobs(r->capture), s->cpu, ref, line, &fate);
 		sb_put(&r->text, line, n);
@@ -460,8 +468,8 @@ static int render_threads(struct report *r)
 	return online > 4 ? 4 : (int)online;
 }
 
-/* Start the CPUs' page walks: rendered by workers when threads, else here. */
-static int start_streams(struct report *r)
+/* Start the CPUs' page walks: rendered by workers when threads, else here (render: enum pw_render). */
+static int start_streams(struct report *r, int render)
 {
 	struct pw_source *src = calloc(r->ncpus > 0 ? (size_t)r->ncpus : 1, sizeof(*src));
 	int rc;
@@ -470,10 +478,10 @@ static int start_streams(struct report *r)
 		return -ENOMEM;
 	for (int i = 0; i < r->ncpus; i++)
 		src[i] = (struct pw_source){tb_capture_has_cpu(r->capture, i) ? r->capture : NULL, i};
-	rc = pagework_new(src, r->ncpus, r->schema, &r->render, render_threads(r), !r->counting,
-			  r->ready, &r->work);
+	rc = pagework_new(src, r->ncpus, r->schema, &r->render, render_threads(r), render, r->ready, &r->work);
 	if (rc == -EAGAIN) /* no threads to be had: walk the pages here */
-		rc = pagework_new(src, r->ncpus, r->schema, &r->render, 0, false, NULL, &r->work);
+		rc = pagework_new(src, r->ncpus, r->schema, &r->render, 0, render == PW_COUNT ? render : 0, NULL,
+				  &r->work);
 	free(src);
 	for (int i = 0; rc == 0 && i < r->ncpus; i++) {
 		memset(&r->cpus[i], 0, sizeof(r->cpus[i]));
@@ -487,7 +495,7 @@ static int start_streams(struct report *r)
 static void merge(struct report *r)
 {
 	struct cpu_stream *s, *other;
-	int rc = start_streams(r);
+	int rc = start_streams(r, !r->counting);
 
 	if (rc < 0) {
 		r->fatal = rc;
@@ -508,6 +516,232 @@ static void merge(struct report *r)
 	pagework_free(r->work);
 	r->work = NULL;
 	flush_text(r);
+}
+
+/* --------------------------------------------------------------- count */
+
+/*
+ * --count: merge()'s merge with nothing to render, over the time stamps of
+ * PW_COUNT units (pagecount.h) instead of a step per record.
+ *
+ * merge() takes, record by record, the CPU whose next record has the
+ * smallest stamp (the lower CPU on a tie), and right after a CPU's record
+ * replays the page-level steps that follow it in that CPU's pages.  Here
+ * the same choice is made along arrays of stamps: between two page-level
+ * steps nothing is replayed, so a CPU's records up to its next step (its
+ * "stop", at most a page further) are taken by comparisons alone - with two
+ * CPUs left, until one reaches its stop; with more, a run of the earliest
+ * CPU while it stays before the second; a binary search when the stamps are
+ * in order (count_two()) - and a CPU's steps are replayed through
+ * page_step() the moment its last record before them is taken, with that
+ * record's stamp as the CPU's previous.  So the totals, the loss accounting
+ * and every problem come out as merge() gives them, in its order.
+ */
+struct count_stream {
+	struct cpu_stream s;        /* cpu, has_next, loss and previous stamp, as merge() keeps them */
+	const struct pw_unit *unit; /* the unit being taken; NULL before the first */
+	const uint64_t *stamps;     /* its records' stamps */
+	size_t next, n;             /* the next record, and the unit's records */
+	size_t step;                /* the unit's next page-level step */
+	size_t stop;                /* the records before that step (n when none is left) */
+	bool oom;                   /* a unit could not be filled or walked whole */
+};
+
+/* The unit's page-level steps that come before record cs->next, replayed. */
+static void replay_page_steps(struct report *r, struct count_stream *cs)
+{
+	const struct pw_unit *u = cs->unit;
+	const uint32_t *at = u->counted.step_at;
+	struct page_ctx pc = {r, &cs->s};
+
+	if (cs->next > 0) { /* as advance() left it: the stamp of the record before the steps */
+		cs->s.have_prev = true;
+		cs->s.prev_ts = cs->stamps[cs->next - 1];
+	}
+	while (cs->step < u->nsteps && at[cs->step] == cs->next)
+		page_step(&pc, u, &u->steps[cs->step++]);
+	cs->stop = cs->step < u->nsteps ? at[cs->step] : cs->n;
+}
+
+/*
+ * A unit taken whole: its records are events; its blob references too,
+ * but for a filter, each looked up in the capture's blob store and counted
+ * lost when its bytes are not there (emit_blob()).
+ */
+static void count_unit(struct report *r, const struct pw_unit *u)
+{
+	r->t.events += u->counted.nstamps;
+	if (r->filter) {
+		r->t.events -= u->counted.blobs;
+		return;
+	}
+	for (uint64_t i = 0; i < u->counted.blobs; i++)
+		r->t.blobs_lost += blob_fate_of(r, u->counted.refs[i]) != BLOB_FOUND;
+}
+
+/*
+ * advance() for a count, once the CPU's records up to its stop are taken:
+ * the steps there replayed, and on to the next unit when the unit is done.
+ * A pending loss is accounted at once when a record follows (without text
+ * nothing else happens between here and that record); false when the CPU
+ * has no more records.
+ */
+static bool count_advance(struct report *r, struct count_stream *cs)
+{
+	for (;;) {
+		if (cs->unit) {
+			replay_page_steps(r, cs);
+			if (cs->next < cs->n) {
+				print_loss(r, &cs->s);
+				return cs->s.has_next = true;
+			}
+			count_unit(r, cs->unit);
+		}
+		cs->unit = pagework_next(r->work, cs->s.cpu);
+		if (!cs->unit)
+			break;
+		cs->oom |= cs->unit->text.oom;
+		cs->stamps = cs->unit->counted.stamps;
+		cs->n = cs->unit->counted.nstamps;
+		cs->next = cs->step = 0;
+	}
+	if (cs->oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	return cs->s.has_next = false;
+}
+
+/* Whether a's next record comes before b's (a tie: the lower CPU's). */
+static bool count_before(const struct count_stream *a, const struct count_stream *b)
+{
+	uint64_t x = a->stamps[a->next], y = b->stamps[b->next];
+
+	return x < y || (x == y && a->s.cpu < b->s.cpu);
+}
+
+/* The streams with the earliest and second earliest next records; how many have one. */
+static int count_earliest(struct count_stream *v, int n, struct count_stream **best, struct count_stream **second)
+{
+	int live = 0;
+
+	*best = *second = NULL;
+	for (int i = 0; i < n; i++) {
+		struct count_stream *cs = &v[i];
+		if (!cs->s.has_next)
+			continue;
+		live++;
+		if (!*best || count_before(cs, *best)) {
+			*second = *best;
+			*best = cs;
+		} else if (!*second || count_before(cs, *second)) {
+			*second = cs;
+		}
+	}
+	return live;
+}
+
+/* Whether the stream's stamps up to its stop never go back: then they may be searched. */
+static bool count_sorted(const struct count_stream *cs)
+{
+	return !cs->unit->counted.unsorted;
+}
+
+/* The first index in [from, to) of ts (in order) whose stamp is above limit (or_equal: at or above). */
+static size_t first_after(const uint64_t *ts, size_t from, size_t to, uint64_t limit, bool or_equal)
+{
+	while (from < to) {
+		size_t mid = from + (to - from) / 2;
+		if (ts[mid] > limit || (or_equal && ts[mid] == limit))
+			to = mid;
+		else
+			from = mid + 1;
+	}
+	return from;
+}
+
+/*
+ * Two CPUs, lo the lower: records taken one by one, the earlier first (lo's
+ * on a tie), until one of them reaches its stop.  When both runs of stamps
+ * are in order that end is known without walking it: the run whose last
+ * stamp comes first runs out first, and by then the other has given every
+ * stamp that comes before that last one - a binary search.  Otherwise
+ * branch-free, one record at a time: the comparison steps one index or the other.
+ */
+static void count_two(struct count_stream *lo, struct count_stream *hi)
+{
+	const uint64_t *a = lo->stamps, *b = hi->stamps;
+	size_t i = lo->next, j = hi->next, ea = lo->stop, eb = hi->stop;
+
+	if (count_sorted(lo) && count_sorted(hi)) {
+		if (a[ea - 1] <= b[eb - 1]) /* lo's last first; hi's equal stamps come after it */
+			hi->next = first_after(b, j, eb, a[ea - 1], true), lo->next = ea;
+		else /* hi's last first; lo's equal stamps come before it */
+			lo->next = first_after(a, i, ea, b[eb - 1], false), hi->next = eb;
+		return;
+	}
+	while (i < ea && j < eb) {
+		size_t take_lo = a[i] <= b[j];
+		i += take_lo;
+		j += 1 - take_lo;
+	}
+	lo->next = i;
+	hi->next = j;
+}
+
+/* More CPUs: best's records while they still come before second's next, up to best's stop. */
+static void count_run(struct count_stream *best, const struct count_stream *second)
+{
+	const uint64_t *ts = best->stamps;
+	uint64_t limit = second->stamps[second->next];
+	bool lower = best->s.cpu < second->s.cpu; /* a tie goes to the lower CPU */
+	size_t j = best->next + 1;
+
+	if (count_sorted(best))
+		j = first_after(ts, j, best->stop, limit, !lower);
+	else if (lower)
+		while (j < best->stop && ts[j] <= limit)
+			j++;
+	else
+		while (j < best->stop && ts[j] < limit)
+			j++;
+	best->next = j;
+}
+
+/* merge() for a count: every stream to its end, merged by time, nothing rendered. */
+static void count_merge(struct report *r)
+{
+	struct count_stream *v = calloc(r->ncpus > 0 ? (size_t)r->ncpus : 1, sizeof(*v)), *best, *second;
+	int rc = v ? start_streams(r, PW_COUNT) : -ENOMEM, live;
+
+	if (rc < 0) {
+		free(v);
+		r->fatal = rc;
+		return;
+	}
+	for (int i = 0; i < r->ncpus; i++) {
+		v[i].s.cpu = i;
+		count_advance(r, &v[i]);
+	}
+	while (!r->fatal && (live = count_earliest(v, r->ncpus, &best, &second)) > 0) {
+		if (live == 1)
+			best->next = best->stop;
+		else if (live == 2 && best->s.cpu < second->s.cpu)
+			count_two(best, second);
+		else if (live == 2)
+			count_two(second, best);
+		else
+			count_run(best, second);
+		/* Whichever reached its stop has its steps replayed before any other record is taken. */
+		if (best->next == best->stop)
+			count_advance(r, best);
+		else if (live == 2 && second->next == second->stop)
+			count_advance(r, second);
+	}
+	/* Loss announced by sub-buffers that held no events still gets its line. */
+	for (int i = 0; i < r->ncpus && !r->fatal; i++)
+		print_loss(r, &v[i].s);
+	pagework_free(r->work);
+	r->work = NULL;
+	free(v);
 }
 
 /* -------------------------------------------------------- loss books */
@@ -641,11 +875,13 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 		free(r.books);
 		return -ENOMEM;
 	}
-	r.printed = calloc((size_t)65536 * PRINTER_KINDS, sizeof(*r.printed));
-	rc = r.printed ? open_books(&r) : -ENOMEM;
+	/* A count renders nothing: no printer to count (emit() is not called). */
+	if (!(opts && opts->count_only))
+		r.printed = calloc((size_t)65536 * PRINTER_KINDS, sizeof(*r.printed));
+	rc = r.printed || (opts && opts->count_only) ? open_books(&r) : -ENOMEM;
 	if (rc == 0 && opts && opts->count_only) {
 		r.counting = true; /* the merge's order and its loss accounting, no text */
-		merge(&r);
+		count_merge(&r);
 		rc = r.fatal;
 	} else if (rc == 0 && !(opts && opts->no_header)) {
 		rc = header_counts(&r, &entries, &written);

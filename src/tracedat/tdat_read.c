@@ -244,6 +244,15 @@ static int rd_cstr(struct rd *r, char *out, size_t cap, const char *what)
 	return 0;
 }
 
+/* A text's length: within limit and what is left. */
+static int rd_text_fits(struct rd *r, uint64_t len, uint64_t limit, const char *what)
+{
+	if (len > limit)
+		return rd_fail(r, r->pos, "%s claims %llu bytes, more than the %llu tracebuf accepts", what,
+			       (unsigned long long)len, (unsigned long long)limit);
+	return rd_need(r, len, what);
+}
+
 /* len bytes of text, NUL-terminated, into a new buffer; len is checked first. */
 static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what, char **out)
 {
@@ -251,10 +260,7 @@ static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what,
 	int rc;
 
 	*out = NULL;
-	if (len > limit)
-		return rd_fail(r, r->pos, "%s claims %llu bytes, more than the %llu tracebuf accepts", what,
-			       (unsigned long long)len, (unsigned long long)limit);
-	if ((rc = rd_need(r, len, what)) < 0)
+	if ((rc = rd_text_fits(r, len, limit, what)) < 0)
 		return rc;
 	buf = malloc(len + 1);
 	if (!buf)
@@ -266,6 +272,16 @@ static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what,
 	buf[len] = '\0';
 	*out = buf;
 	return 0;
+}
+
+/* rd_text() for a text not wanted: its length checked as rd_text() checks it, its bytes skipped. */
+static int rd_skip_text(struct rd *r, uint64_t len, uint64_t limit, const char *what)
+{
+	int rc = rd_text_fits(r, len, limit, what);
+
+	if (rc == 0)
+		r->pos += len;
+	return rc;
 }
 
 /* A fixed tag such as "header_page\0". */
@@ -549,6 +565,7 @@ static int read_event_formats(struct tb_tracedat *td, struct rd *r)
 }
 
 typedef int text_loader(struct tb_schema *, const char *, const char *, size_t);
+static text_loader ignore_text;
 
 /* A length (u32 or u64) and a text for the schema; problems in it are not fatal. */
 static int read_text(struct tb_tracedat *td, struct rd *r, int len_bytes, const char *what, text_loader *load,
@@ -564,6 +581,11 @@ static int read_text(struct tb_tracedat *td, struct rd *r, int len_bytes, const 
 	if (len_bytes == 4)
 		len = len32;
 	at = r->pos;
+	if (load == ignore_text) { /* kallsyms a count does not want: megabytes not read */
+		if ((rc = rd_skip_text(r, len, TDAT_MAX_TEXT, what)) == 0)
+			*len_out = len;
+		return rc;
+	}
 	if ((rc = rd_text(r, len, TDAT_MAX_TEXT, what, &text)) < 0)
 		return rc;
 	*len_out = len;
