@@ -33,6 +33,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "kvsprintf.h"
 #include "pagework.h"
 #include "printers.h"
 #include "render.h"
@@ -97,9 +98,6 @@ struct tc_report {
 	FILE *out;
 	struct comm_column comms[COMM_SLOTS]; /* direct-mapped by pid */
 	struct name_column *names;            /* [65536] by event ID, allocated on first use */
-	unsigned long long secs;              /* the seconds of the last time stamp printed ... */
-	char secs_text[32];                   /* ... as " %5llu." */
-	size_t secs_len;                      /* 0: none yet */
 	struct tb_schema *schema;
 	struct tep_handle *tep;
 	const struct tb_tcmd_report_opts *o;
@@ -107,6 +105,7 @@ struct tc_report {
 	struct tb_strbuf body; /* kernel_text: a body rendered on this thread */
 	struct tb_diag body_err; /* its problem, filled only on failure */
 	bool kernel_text;      /* o->kernel_text and not -R */
+	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
 	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
 	/* ... and which workers may render: set here (release), read by them (pagework.c) */
 	_Atomic uint8_t ready[65536 / 8];
@@ -261,69 +260,107 @@ static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 	sb_put(b, col, sizeof(col));
 }
 
-/* v in exactly width digits, zeros in front: "%0*u" by hand (32-bit: cheaper divisions), as it is on every line. */
+/* v in exactly width digits (even, 2..10), zeros in front: "%0*u" two digits at a time, as it is on every line. */
 static char *put_zero_padded(char *p, uint32_t v, int width)
 {
-	for (int i = width - 1; i >= 0; i--, v /= 10)
-		p[i] = (char)('0' + v % 10);
+	for (int i = width - 2; i >= 0; i -= 2, v /= 100)
+		memcpy(p + i, kv_digit_pairs + 2 * (v % 100), 2);
 	return p + width;
 }
 
-/*
- * " %5llu.%06llu:" (or %09llu with -t) by hand.  The seconds change a few
- * times a second of trace: their " SSSSS." is kept from the line before.
- */
-static void put_time(struct tc_report *r, const struct tc_stream *s)
+/* v right-aligned in width columns, spaces in front ("%*llu"); returns the end. */
+static char *put_spaced(char *p, unsigned long long v, unsigned width)
 {
-	unsigned long long ts = s->ts, secs;
-	uint32_t frac;
-	int width;
-	char *line, *p;
+	unsigned n = kv_dec_len(v);
 
-	if (!s->buf->usecs) {
-		put_fmt(&r->text, "%12llu:", ts);
-		return;
-	}
-	if (r->o->nsec) {
-		secs = ts / 1000000000ull;
-		frac = (uint32_t)(ts % 1000000000ull);
-		width = 9;
-	} else {
-		ts = (ts + 500) / 1000;
-		secs = ts / 1000000ull;
-		frac = (uint32_t)(ts % 1000000ull);
-		width = 6;
-	}
-	if (!r->secs_len || secs != r->secs) {
-		int n = snprintf(r->secs_text, sizeof(r->secs_text), " %5llu.", secs);
-		r->secs = secs;
-		r->secs_len = n > 0 && (size_t)n < sizeof(r->secs_text) ? (size_t)n : 0;
-	}
-	if (!r->secs_len || !(line = sb_room(&r->text, sizeof(r->secs_text) + 16))) {
-		put_fmt(&r->text, r->o->nsec ? " %5llu.%09u:" : " %5llu.%06u:", secs, (unsigned)frac);
-		return;
-	}
-	memcpy(line, r->secs_text, sizeof(r->secs_text)); /* fixed size: see put_task() */
-	p = put_zero_padded(line + r->secs_len, frac, width);
-	*p++ = ':';
-	sb_added(&r->text, (size_t)(p - line));
+	for (; n < width; width--)
+		*p++ = ' ';
+	return kv_put_dec(p, v, n);
 }
 
-/* "%16s-%-5d [%03d]" (or with -l "%8.8s-%-5d %3d"): the comm-pid column from the cache, the CPU by hand. */
+/*
+ * The time column of a time stamp: " %5llu.%06llu:" (microseconds, rounded),
+ * " %5llu.%09llu:" with -t (nsec), "%12llu:" when the clock does not count
+ * nanoseconds (!usecs).
+ */
+static void put_time_at(struct tb_strbuf *b, uint64_t ts, bool usecs, bool nsec)
+{
+	char *line = sb_room(b, 48), *p = line;
+
+	if (!line)
+		return;
+	if (!usecs) {
+		p = put_spaced(p, ts, 12);
+	} else {
+		uint64_t unit = nsec ? 1000000000ull : 1000000ull;
+		if (!nsec)
+			ts = (ts + 500) / 1000;
+		*p++ = ' ';
+		p = put_spaced(p, ts / unit, 5);
+		*p++ = '.';
+		/* 9 digits: a leading one, then four pairs */
+		if (nsec)
+			*p++ = (char)('0' + ts % unit / 100000000);
+		p = put_zero_padded(p, (uint32_t)(ts % unit % 100000000), nsec ? 8 : 6);
+	}
+	*p++ = ':';
+	sb_added(b, (size_t)(p - line));
+}
+
+static void put_time(struct tc_report *r, const struct tc_stream *s)
+{
+	put_time_at(&r->text, s->ts, s->buf->usecs, r->o->nsec);
+}
+
+/* "%16s-%-5d" (or with -l "%8.8s-%-5d") of comm (len bytes) and pid at p, which has len + 32 bytes of room; returns the end. */
+static char *put_comm_pid_at(char *p, const char *comm, size_t len, int32_t pid, bool latency)
+{
+	char *pid_start;
+
+	if (latency && len > 8)
+		len = 8;
+	for (size_t i = len; i < (latency ? 8u : 16u); i++)
+		*p++ = ' ';
+	memcpy(p, comm, len);
+	p += len;
+	*p++ = '-';
+	pid_start = p;
+	if (pid < 0)
+		*p++ = '-';
+	p = kv_put_dec(p, pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid, kv_dec_len(pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid));
+	while (p - pid_start < 5)
+		*p++ = ' ';
+	return p;
+}
+
+/* " [%03d]" (or with -l " %3d") of the CPU. */
+static void put_cpu(struct tb_strbuf *b, int cpu, bool latency)
+{
+	if (cpu < 0 || cpu > 999 || latency) {
+		put_fmt(b, latency ? " %3d" : " [%03d]", cpu);
+	} else {
+		char col[6] = {' ', '[', (char)('0' + cpu / 100), (char)('0' + cpu / 10 % 10), (char)('0' + cpu % 10), ']'};
+		sb_put(b, col, sizeof(col));
+	}
+}
+
+/* The comm-pid column from the cache (libtraceevent's comm, made once per pid), then the CPU. */
 static void put_task(struct tc_report *r, int32_t pid, int cpu)
 {
 	struct comm_column *c = &r->comms[(uint32_t)pid % COMM_SLOTS];
 
 	if (!c->len || c->pid != pid) {
 		const char *comm = tep_data_comm_from_pid(r->tep, pid);
-		int n = snprintf(c->text, sizeof(c->text), r->o->latency ? "%8.8s-%-5d" : "%16s-%-5d", comm, pid);
-		if (n <= 0 || (size_t)n >= sizeof(c->text)) {
-			c->len = 0;
-			put_fmt(&r->text, r->o->latency ? "%8.8s-%-5d" : "%16s-%-5d", comm, pid);
-			goto cpu;
+		size_t len = strlen(comm);
+		char *p;
+		if (len + 32 > sizeof(c->text)) { /* longer than any kernel comm: not cached */
+			if ((p = sb_room(&r->text, len + 32)))
+				sb_added(&r->text, (size_t)(put_comm_pid_at(p, comm, len, pid, r->o->latency) - p));
+			put_cpu(&r->text, cpu, r->o->latency);
+			return;
 		}
 		c->pid = pid;
-		c->len = (uint8_t)n;
+		c->len = (uint8_t)(put_comm_pid_at(c->text, comm, len, pid, r->o->latency) - c->text);
 	}
 	/* A fixed-size copy: a short one of variable length was compiled to a slow rep movs. */
 	char *p = sb_room(&r->text, sizeof(c->text));
@@ -331,15 +368,7 @@ static void put_task(struct tc_report *r, int32_t pid, int cpu)
 		memcpy(p, c->text, sizeof(c->text));
 		sb_added(&r->text, c->len);
 	}
-cpu:
-	if (cpu < 0 || cpu > 999)
-		put_fmt(&r->text, r->o->latency ? " %3d" : " [%03d]", cpu);
-	else if (r->o->latency)
-		put_fmt(&r->text, " %3d", cpu);
-	else {
-		char col[6] = {' ', '[', (char)('0' + cpu / 100), (char)('0' + cpu / 10 % 10), (char)('0' + cpu % 10), ']'};
-		sb_put(&r->text, col, sizeof(col));
-	}
+	put_cpu(&r->text, cpu, r->o->latency);
 }
 
 static void put_name(struct tb_strbuf *b, const char *name)
@@ -434,8 +463,9 @@ static void prepare(struct tc_report *r, uint16_t id, const struct tb_format *f,
 	if (r->prepared[id / 8] & bit)
 		return;
 	r->prepared[id / 8] |= bit;
-	if (!printers_prepare(r->schema, f, system))
-		/* release: the printer chosen above is complete before a worker sees the bit (pagework.c acquires) */
+	/* A worker framing lines (frame_line) takes the ID's name column made here. */
+	if (!printers_prepare(r->schema, f, system) && (!r->framed || name_column(r, id, f->name)))
+		/* release: the printer chosen and the name column made above are complete before a worker sees the bit (pagework.c acquires) */
 		atomic_fetch_or_explicit(&r->ready[id / 8], bit, memory_order_release);
 }
 
@@ -481,6 +511,65 @@ static int kernel_body(struct tc_report *r, const struct tc_stream *s, const str
 	return rc;
 }
 
+/*
+ * A worker's whole line for a record (pagework_set_renderer): the columns
+ * emit() would put in front, then the kernel's text of the record with its
+ * "name: " and newline dropped, then a newline - so that the reading thread
+ * only merges and writes.  It reads only what stays put while workers run:
+ * the options, the clock conversion, the schema's comm table (the same
+ * saved_cmdlines libtraceevent's comms came from; no plugin adds to those in
+ * this mode) and the name columns the reading thread made for an ID before
+ * marking it ready (prepare(): the release that the worker's acquire of the
+ * ID's ready bit pairs with).  Other results than TB_RENDER_OK leave nothing.
+ */
+static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
+		      enum printer_kind *used)
+{
+	const struct tc_report *r = ctx;
+	const uint8_t *d = ev->data;
+	size_t start = out->len, comm_len, body;
+	uint16_t id;
+	int32_t pid;
+	const char *comm;
+	char *p, *text;
+	int rc;
+
+	memcpy(&id, d, sizeof(id)); /* the worker renders records of 8 bytes or more alone */
+	memcpy(&pid, d + 4, sizeof(pid));
+	comm = tb_schema_comm(r->schema, pid, &comm_len);
+	if (!(p = sb_room(out, comm_len + 32)))
+		return -ENOMEM;
+	sb_added(out, (size_t)(put_comm_pid_at(p, comm, comm_len, pid, r->o->latency) - p));
+	put_cpu(out, ev->cpu, r->o->latency);
+	if (r->o->latency)
+		put_latency(out, d[2], d[3]);
+	put_time_at(out, adjusted(r, ev->ts), r->bufs[0].usecs, r->o->nsec);
+	const struct name_column *nc = r->names ? &r->names[id] : NULL;
+	if (!nc || !nc->len)
+		return -ENOENT; /* cannot be: prepare() made it (the reading thread renders it then) */
+	if ((p = sb_room(out, sizeof(nc->text)))) {
+		memcpy(p, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
+		sb_added(out, nc->len);
+	}
+	body = out->len;
+	rc = render_event_body(r->schema, ev, r->bufs[0].usecs, out, err, used);
+	if (rc != TB_RENDER_OK || out->oom) {
+		out->len = start;
+		return out->oom ? -ENOMEM : rc;
+	}
+	text = out->buf + body;
+	size_t len = out->len - body, name_len = nc->name_len;
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (len >= name_len + 2 && !memcmp(text + name_len, ": ", 2) && !memcmp(text, nc->text + 1, name_len)) {
+		memmove(text, text + name_len + 2, len - name_len - 2);
+		len -= name_len + 2;
+	}
+	text[len] = '\n';
+	out->len = body + len + 1;
+	return rc;
+}
+
 static bool cpu_selected(const struct tc_report *r, int index)
 {
 	if (!r->o->cpus)
@@ -489,6 +578,59 @@ static bool cpu_selected(const struct tc_report *r, int index)
 		if (r->o->cpus[i] == index)
 			return true;
 	return false;
+}
+
+/* What goes before a printed record: the buffer's prefix, the line of the sub-buffer's loss. */
+static void put_lead(struct tc_report *r, const struct tc_stream *s, long long missed)
+{
+	put_prefix(r, s->buf);
+	if (missed) {
+		r->t.lost_lines++;
+		if (missed > 0) {
+			r->t.lost_events += (uint64_t)missed;
+			put_fmt(&r->text, "CPU:%d [%lld EVENTS DROPPED]\n", s->cpu, missed);
+		} else {
+			put_fmt(&r->text, "CPU:%d [EVENTS DROPPED]\n", s->cpu);
+		}
+	}
+	r->t.events++;
+}
+
+/* libtraceevent prints each context part of an unknown record this way. */
+static void put_unknown(struct tc_report *r)
+{
+	r->t.unknown_events++;
+	sb_puts(&r->text, r->o->latency ? UNKNOWN UNKNOWN UNKNOWN : UNKNOWN UNKNOWN);
+	put_name(&r->text, "(NULL)");
+	sb_puts(&r->text, UNKNOWN "\n");
+}
+
+/* A record a worker wrote the whole line of (frame_line): checked by its printer there, told here. */
+static void emit_framed(struct tc_report *r, const struct tc_stream *s, long long missed)
+{
+	const struct pw_unit *u = s->steps.unit;
+	const struct pw_step *st = s->step;
+	uint32_t start = st == u->steps ? 0 : st[-1].text_end;
+
+	if (st->rc == -EINVAL) {
+		const struct tb_diag *bad = &u->errs[st->err];
+		r->t.bad_records++;
+		problem(r, s->next_file, s->next_offset + bad->offset, "%s; record skipped", bad->reason);
+		return;
+	}
+	if (st->rc < 0) {
+		if (!r->fatal)
+			r->fatal = st->rc;
+		return;
+	}
+	printers_count(r->schema, st->id, st->used, 1);
+	put_lead(r, s, missed);
+	if (st->rc != TB_RENDER_OK)
+		put_unknown(r);
+	else
+		sb_put(&r->text, u->text.buf + start, st->text_end - start);
+	if (r->text.len >= FLUSH_AT)
+		flush_text(r);
 }
 
 static void emit(struct tc_report *r, struct tc_stream *s)
@@ -513,6 +655,10 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		struct tb_event_ref ref = {s->cpu, s->next.ts, s->next.data, s->next.len};
 		if (!tb_filter_set_keep(r->o->filter, r->schema, &ref))
 			return;
+	}
+	if (r->framed && !s->step->here) {
+		emit_framed(r, s, missed);
+		return;
 	}
 	if (s->next.len >= 8) {
 		id = s->step->id;
@@ -552,17 +698,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 			ev = tep_find_event(r->tep, id);
 		known = ev != NULL;
 	}
-	put_prefix(r, s->buf);
-	if (missed) {
-		r->t.lost_lines++;
-		if (missed > 0) {
-			r->t.lost_events += (uint64_t)missed;
-			put_fmt(&r->text, "CPU:%d [%lld EVENTS DROPPED]\n", s->cpu, missed);
-		} else {
-			put_fmt(&r->text, "CPU:%d [EVENTS DROPPED]\n", s->cpu);
-		}
-	}
-	r->t.events++;
+	put_lead(r, s, missed);
 	if (s->step && s->step->blob) {
 		/* a blob reference: a trace.dat holds the ring's pages, not its blob area (report.c) */
 		uint32_t blob_len;
@@ -572,11 +708,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		return;
 	}
 	if (!known) {
-		/* libtraceevent prints each context part of an unknown record this way. */
-		r->t.unknown_events++;
-		sb_puts(&r->text, r->o->latency ? UNKNOWN UNKNOWN UNKNOWN : UNKNOWN UNKNOWN);
-		put_name(&r->text, "(NULL)");
-		sb_puts(&r->text, UNKNOWN "\n");
+		put_unknown(r);
 		return;
 	}
 	put_task(r, pid, s->cpu);
@@ -617,6 +749,15 @@ static int render_threads(void)
 	return online > 4 ? 4 : (int)online;
 }
 
+/* Whether every buffer's time column is made alike (frame_line makes them all as the first one's). */
+static bool same_clock_columns(const struct tc_report *r)
+{
+	for (int b = 1; b < r->nbufs; b++)
+		if (r->bufs[b].usecs != r->bufs[0].usecs)
+			return false;
+	return r->nbufs > 0;
+}
+
 /* Every CPU of every buffer, in trace-cmd's merged order, and their page walks. */
 static int make_streams(struct tc_report *r)
 {
@@ -644,6 +785,10 @@ static int make_streams(struct tc_report *r)
 		rc = pagework_new(src, n, r->schema, &ro, render_threads(), PW_RENDER_BODIES, r->ready, &r->work);
 		if (rc == -EAGAIN) /* no threads to be had: render here */
 			rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
+		else if (rc == 0 && same_clock_columns(r))
+			r->framed = true;
+		if (r->framed)
+			pagework_set_renderer(r->work, frame_line, r);
 	} else {
 		rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
 	}
