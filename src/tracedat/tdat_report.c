@@ -244,20 +244,26 @@ static void put_prefix(struct tc_report *r, const struct tc_buffer *b)
 		put_fmt(&r->text, "%*s  ", r->name_width, "");
 }
 
-/* The latency columns as libtraceevent prints them: irqs, need-resched, irq context, depth. */
+/* The latency columns as libtraceevent prints them at p (5 bytes): irqs, need-resched, irq context, depth. */
+static char *latency_col(char *p, uint8_t flags, uint8_t pc)
+{
+	p[0] = flags & LAT_IRQS_OFF ? 'd' : flags & LAT_IRQS_NOSUPPORT ? 'X' : '.';
+	p[1] = flags & LAT_NEED_RESCHED ? 'N' : '.';
+	p[2] = (flags & LAT_HARDIRQ) && (flags & LAT_SOFTIRQ) ? 'H'
+	       : flags & LAT_HARDIRQ			      ? 'h'
+	       : flags & LAT_SOFTIRQ			      ? 's'
+							      : '.';
+	p[3] = pc & 0xf ? "0123456789abcdef"[pc & 0xf] : '.';
+	p[4] = pc & 0xf0 ? "0123456789abcdef"[pc >> 4] : '.';
+	return p + 5;
+}
+
 static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 {
-	char col[5];
+	char *p = sb_room(b, 5);
 
-	col[0] = flags & LAT_IRQS_OFF ? 'd' : flags & LAT_IRQS_NOSUPPORT ? 'X' : '.';
-	col[1] = flags & LAT_NEED_RESCHED ? 'N' : '.';
-	col[2] = (flags & LAT_HARDIRQ) && (flags & LAT_SOFTIRQ) ? 'H'
-		 : flags & LAT_HARDIRQ				? 'h'
-		 : flags & LAT_SOFTIRQ				? 's'
-								: '.';
-	col[3] = pc & 0xf ? "0123456789abcdef"[pc & 0xf] : '.';
-	col[4] = pc & 0xf0 ? "0123456789abcdef"[pc >> 4] : '.';
-	sb_put(b, col, sizeof(col));
+	if (p)
+		sb_added(b, (size_t)(latency_col(p, flags, pc) - p));
 }
 
 /* v in exactly width digits (even, 2..10), zeros in front: "%0*u" two digits at a time, as it is on every line. */
@@ -278,43 +284,49 @@ static char *put_spaced(char *p, unsigned long long v, unsigned width)
 	return kv_put_dec(p, v, n);
 }
 
-/*
- * The time column of a time stamp: " %5llu.%06llu:" (microseconds, rounded),
- * " %5llu.%09llu:" with -t (nsec), "%12llu:" when the clock does not count
- * nanoseconds (!usecs).
- */
-static void put_time_at(struct tb_strbuf *b, uint64_t ts, bool usecs, bool nsec)
-{
-	char *line = sb_room(b, 48), *p = line;
+/* Room the time column needs at most: " " + 20 digits + "." + 9 digits + ":". */
+#define TIME_COL_MAX 40
 
-	if (!line)
-		return;
+/*
+ * The time column of a time stamp at p: " %5llu.%06llu:" (microseconds,
+ * rounded), " %5llu.%09llu:" with -t (nsec), "%12llu:" when the clock does
+ * not count nanoseconds (!usecs).  Constant divisors in each branch: the
+ * compiler turns them into multiplications (this is on every line).
+ */
+static char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
+{
 	if (!usecs) {
 		p = put_spaced(p, ts, 12);
-	} else {
-		uint64_t unit = nsec ? 1000000000ull : 1000000ull;
-		if (!nsec)
-			ts = (ts + 500) / 1000;
+	} else if (nsec) {
+		uint32_t frac = (uint32_t)(ts % 1000000000ull);
 		*p++ = ' ';
-		p = put_spaced(p, ts / unit, 5);
+		p = put_spaced(p, ts / 1000000000ull, 5);
 		*p++ = '.';
-		/* 9 digits: a leading one, then four pairs */
-		if (nsec)
-			*p++ = (char)('0' + ts % unit / 100000000);
-		p = put_zero_padded(p, (uint32_t)(ts % unit % 100000000), nsec ? 8 : 6);
+		*p++ = (char)('0' + frac / 100000000); /* 9 digits: a leading one, then four pairs */
+		p = put_zero_padded(p, frac % 100000000, 8);
+	} else {
+		uint64_t us = (ts + 500) / 1000, secs = us / 1000000;
+		*p++ = ' ';
+		p = put_spaced(p, secs, 5);
+		*p++ = '.';
+		p = put_zero_padded(p, (uint32_t)(us - secs * 1000000), 6);
 	}
 	*p++ = ':';
-	sb_added(b, (size_t)(p - line));
+	return p;
 }
 
 static void put_time(struct tc_report *r, const struct tc_stream *s)
 {
-	put_time_at(&r->text, s->ts, s->buf->usecs, r->o->nsec);
+	char *p = sb_room(&r->text, TIME_COL_MAX);
+
+	if (p)
+		sb_added(&r->text, (size_t)(time_col(p, s->ts, s->buf->usecs, r->o->nsec) - p));
 }
 
 /* "%16s-%-5d" (or with -l "%8.8s-%-5d") of comm (len bytes) and pid at p, which has len + 32 bytes of room; returns the end. */
 static char *put_comm_pid_at(char *p, const char *comm, size_t len, int32_t pid, bool latency)
 {
+	uint64_t mag = pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid;
 	char *pid_start;
 
 	if (latency && len > 8)
@@ -327,21 +339,39 @@ static char *put_comm_pid_at(char *p, const char *comm, size_t len, int32_t pid,
 	pid_start = p;
 	if (pid < 0)
 		*p++ = '-';
-	p = kv_put_dec(p, pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid, kv_dec_len(pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid));
+	p = kv_put_dec(p, mag, kv_dec_len(mag));
 	while (p - pid_start < 5)
 		*p++ = ' ';
 	return p;
 }
 
-/* " [%03d]" (or with -l " %3d") of the CPU. */
+/* Room the CPU column needs at most. */
+#define CPU_COL_MAX 16
+
+/* " [%03d]" (or with -l " %3d") of the CPU at p; returns the end. */
+static char *cpu_col(char *p, int cpu, bool latency)
+{
+	if (cpu < 0 || cpu > 999) {
+		int n = snprintf(p, CPU_COL_MAX, latency ? " %3d" : " [%03d]", cpu);
+		return p + (n > 0 && n < CPU_COL_MAX ? n : 0);
+	}
+	*p++ = ' ';
+	if (latency)
+		return put_spaced(p, (unsigned)cpu, 3);
+	*p++ = '[';
+	*p++ = (char)('0' + cpu / 100);
+	*p++ = (char)('0' + cpu / 10 % 10);
+	*p++ = (char)('0' + cpu % 10);
+	*p++ = ']';
+	return p;
+}
+
 static void put_cpu(struct tb_strbuf *b, int cpu, bool latency)
 {
-	if (cpu < 0 || cpu > 999 || latency) {
-		put_fmt(b, latency ? " %3d" : " [%03d]", cpu);
-	} else {
-		char col[6] = {' ', '[', (char)('0' + cpu / 100), (char)('0' + cpu / 10 % 10), (char)('0' + cpu % 10), ']'};
-		sb_put(b, col, sizeof(col));
-	}
+	char *p = sb_room(b, CPU_COL_MAX);
+
+	if (p)
+		sb_added(b, (size_t)(cpu_col(p, cpu, latency) - p));
 }
 
 /* The comm-pid column from the cache (libtraceevent's comm, made once per pid), then the CPU. */
@@ -531,26 +561,39 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	uint16_t id;
 	int32_t pid;
 	const char *comm;
-	char *p, *text;
+	char *p, *line, *text;
 	int rc;
 
 	memcpy(&id, d, sizeof(id)); /* the worker renders records of 8 bytes or more alone */
 	memcpy(&pid, d + 4, sizeof(pid));
-	comm = tb_schema_comm(r->schema, pid, &comm_len);
-	if (!(p = sb_room(out, comm_len + 32)))
-		return -ENOMEM;
-	sb_added(out, (size_t)(put_comm_pid_at(p, comm, comm_len, pid, r->o->latency) - p));
-	put_cpu(out, ev->cpu, r->o->latency);
-	if (r->o->latency)
-		put_latency(out, d[2], d[3]);
-	put_time_at(out, adjusted(r, ev->ts), r->bufs[0].usecs, r->o->nsec);
 	const struct name_column *nc = r->names ? &r->names[id] : NULL;
 	if (!nc || !nc->len)
-		return -ENOENT; /* cannot be: prepare() made it (the reading thread renders it then) */
-	if ((p = sb_room(out, sizeof(nc->text)))) {
-		memcpy(p, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
-		sb_added(out, nc->len);
+		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
+	/*
+	 * The comm-pid column: the comm table's column of the kernel's layout
+	 * ("%16s-%-7d") is trace-cmd's ("%16s-%-5d") and up to two spaces more
+	 * (pid digits are never spaces); the -l layout is made here.
+	 */
+	const char *col = r->o->latency ? NULL : schema_comm_column(r->schema, pid, &comm_len);
+	comm = col ? col : tb_schema_comm(r->schema, pid, &comm_len);
+	if (!(p = sb_room(out, comm_len + 32 + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
+		return -ENOMEM;
+	line = p;
+	if (col) {
+		for (int i = 0; i < 2 && comm_len && col[comm_len - 1] == ' '; i++)
+			comm_len--;
+		memcpy(p, col, comm_len);
+		p += comm_len;
+	} else {
+		p = put_comm_pid_at(p, comm, comm_len, pid, r->o->latency);
 	}
+	p = cpu_col(p, ev->cpu, r->o->latency);
+	if (r->o->latency)
+		p = latency_col(p, d[2], d[3]);
+	p = time_col(p, adjusted(r, ev->ts), r->bufs[0].usecs, r->o->nsec);
+	memcpy(p, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
+	p += nc->len;
+	sb_added(out, (size_t)(p - line));
 	body = out->len;
 	rc = render_event_body(r->schema, ev, r->bufs[0].usecs, out, err, used);
 	if (rc != TB_RENDER_OK || out->oom) {
