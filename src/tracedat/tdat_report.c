@@ -33,6 +33,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "gather.h"
 #include "kvsprintf.h"
 #include "pagework.h"
 #include "printers.h"
@@ -96,6 +97,7 @@ struct name_column {
 
 struct tc_report {
 	FILE *out;
+	struct gather g; /* text, then the workers' lines borrowed from their units, written by writev */
 	struct comm_column comms[COMM_SLOTS]; /* direct-mapped by pid */
 	struct name_column *names;            /* [65536] by event ID, allocated on first use */
 	struct tb_schema *schema;
@@ -179,10 +181,34 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 		problem(pc->r, file, at, "%s; rest of the sub-buffer skipped", st->reason);
 }
 
+static void flush_text(struct tc_report *r)
+{
+	int rc = gather_flush(&r->g);
+
+	if (rc < 0 && !r->fatal)
+		r->fatal = rc;
+}
+
+/* Whether the cursor's next record lies beyond its unit, which it then hands back to be refilled. */
+static bool leaves_unit(const struct pw_cursor *c)
+{
+	if (!c->unit)
+		return false;
+	for (size_t i = c->step; i < c->unit->nsteps; i++)
+		if (c->unit->steps[i].kind == PW_RECORD)
+			return false;
+	return true;
+}
+
 static void advance(struct tc_report *r, struct tc_stream *s)
 {
 	struct page_ctx pc = {r, s};
-	const struct pw_step *st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
+	const struct pw_step *st;
+
+	/* The lines borrowed from the unit are written before it is refilled. */
+	if (!s->done && r->g.npieces && leaves_unit(&s->steps))
+		flush_text(r);
+	st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
 
 	s->has_next = st != NULL;
 	s->step = st;
@@ -209,15 +235,6 @@ static struct tc_stream *earliest(struct tc_report *r)
 }
 
 /* ------------------------------------------------------------- output */
-
-static void flush_text(struct tc_report *r)
-{
-	if (r->text.oom && !r->fatal)
-		r->fatal = -ENOMEM;
-	if (r->text.len && fwrite(r->text.buf, 1, r->text.len, r->out) != r->text.len && !r->fatal)
-		r->fatal = -EIO;
-	sb_reset(&r->text);
-}
 
 static void put_fmt(struct tb_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -671,7 +688,7 @@ static void emit_framed(struct tc_report *r, const struct tc_stream *s, long lon
 	if (st->rc != TB_RENDER_OK)
 		put_unknown(r);
 	else
-		sb_put(&r->text, u->text.buf + start, st->text_end - start);
+		gather_borrow(&r->g, u->text.buf + start, st->text_end - start); /* until the unit is left: advance() */
 	if (r->text.len >= FLUSH_AT)
 		flush_text(r);
 }
@@ -856,6 +873,7 @@ static int run(struct tc_report *r, int cpus)
 	for (int b = 0; b < r->nbufs; b++)
 		if (r->bufs[b].name[0] && (int)strlen(r->bufs[b].name) > r->name_width)
 			r->name_width = (int)strlen(r->bufs[b].name);
+	r->g = (struct gather){.out = r->out, .own = &r->text};
 	put_fmt(&r->text, "cpus=%d\n", cpus);
 	rc = make_streams(r);
 	for (int i = 0; rc == 0 && i < r->nstreams; i++)
@@ -869,6 +887,7 @@ static int run(struct tc_report *r, int cpus)
 		tep_unload_plugins(plugins, r->tep);
 	pagework_free(r->work);
 	free(r->streams);
+	gather_free(&r->g);
 	sb_free(&r->text);
 	sb_free(&r->body);
 	free(r->names);
