@@ -301,7 +301,32 @@ static char *put_spaced(char *p, unsigned long long v, unsigned width)
 	return kv_put_dec(p, v, n);
 }
 
-/* Room the time column needs at most: " " + 20 digits + "." + 9 digits + ":". */
+/*
+ * " %5llu." of the seconds.  They change a few times a second of trace, so
+ * each thread keeps the text of the last ones it wrote (the text depends on
+ * the number alone: it holds whichever report the thread works for).
+ */
+static char *put_seconds(char *p, uint64_t secs)
+{
+	static _Thread_local struct {
+		uint64_t secs;
+		uint8_t len; /* 0: nothing kept yet */
+		char text[32];
+	} last;
+
+	if (!last.len || last.secs != secs) {
+		char *e = last.text;
+		*e++ = ' ';
+		e = put_spaced(e, secs, 5);
+		*e++ = '.';
+		last.secs = secs;
+		last.len = (uint8_t)(e - last.text);
+	}
+	memcpy(p, last.text, sizeof(last.text)); /* fixed size: see put_task(); the room is TIME_COL_MAX */
+	return p + last.len;
+}
+
+/* Room the time column needs at most: " " + 20 digits + "." + 9 digits + ":" (and put_seconds' fixed copy). */
 #define TIME_COL_MAX 40
 
 /*
@@ -316,16 +341,12 @@ static char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
 		p = put_spaced(p, ts, 12);
 	} else if (nsec) {
 		uint32_t frac = (uint32_t)(ts % 1000000000ull);
-		*p++ = ' ';
-		p = put_spaced(p, ts / 1000000000ull, 5);
-		*p++ = '.';
+		p = put_seconds(p, ts / 1000000000ull);
 		*p++ = (char)('0' + frac / 100000000); /* 9 digits: a leading one, then four pairs */
 		p = put_zero_padded(p, frac % 100000000, 8);
 	} else {
 		uint64_t us = (ts + 500) / 1000, secs = us / 1000000;
-		*p++ = ' ';
-		p = put_spaced(p, secs, 5);
-		*p++ = '.';
+		p = put_seconds(p, secs);
 		p = put_zero_padded(p, (uint32_t)(us - secs * 1000000), 6);
 	}
 	*p++ = ':';
