@@ -91,6 +91,8 @@ struct name_column {
 	uint8_t len;       /* 0: not made yet */
 	uint8_t name_len;  /* strlen(NAME) */
 	char text[TB_NAME_MAX + 4];
+	const struct tb_format *f; /* the event, so that a worker prints it without looking it up */
+	const char *system;
 };
 
 #define COMM_SLOTS 1024
@@ -451,8 +453,10 @@ static void put_name(struct tb_strbuf *b, const char *name)
 }
 
 /* " NAME: " padded to 20 for event id, from the cache (NULL when it cannot be had: put_name then). */
-static const struct name_column *name_column(struct tc_report *r, uint16_t id, const char *name)
+static const struct name_column *name_column(struct tc_report *r, uint16_t id, const struct tb_format *f,
+					     const char *system)
 {
+	const char *name = f->name;
 	struct name_column *c;
 	size_t n;
 
@@ -469,6 +473,8 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	memcpy(c->text + 1 + n, ": ", 2);
 	size_t len = n + 3;
 	c->name_len = (uint8_t)n;
+	c->f = f;
+	c->system = system;
 	for (; n < 20 && len < sizeof(c->text); n++)
 		c->text[len++] = ' ';
 	c->len = (uint8_t)len;
@@ -532,7 +538,7 @@ static void prepare(struct tc_report *r, uint16_t id, const struct tb_format *f,
 		return;
 	r->prepared[id / 8] |= bit;
 	/* A worker framing lines (frame_line) takes the ID's name column made here. */
-	if (!printers_prepare(r->schema, f, system) && (!r->framed || name_column(r, id, f->name)))
+	if (!printers_prepare(r->schema, f, system) && (!r->framed || name_column(r, id, f, system)))
 		/* release: the printer chosen and the name column made above are complete before a worker sees the bit (pagework.c acquires) */
 		atomic_fetch_or_explicit(&r->ready[id / 8], bit, memory_order_release);
 }
@@ -633,10 +639,12 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	p += nc->len;
 	sb_added(out, (size_t)(p - line));
 	body = out->len;
-	rc = render_event_body(r->schema, ev, r->bufs[0].usecs, out, err, used);
-	if (rc != TB_RENDER_OK || out->oom) {
+	/* render_event_body() without its look-up of the event: -ENOENT is its TB_RENDER_UNKNOWN */
+	*used = PRINTER_NONE;
+	rc = print_event_body(r->schema, nc->f, nc->system, ev, r->bufs[0].usecs, out, err, used);
+	if (rc < 0 || out->oom) {
 		out->len = start;
-		return out->oom ? -ENOMEM : rc;
+		return rc == -ENOENT ? TB_RENDER_UNKNOWN : rc < 0 ? rc : -ENOMEM;
 	}
 	text = out->buf + body;
 	size_t len = out->len - body, name_len = nc->name_len;
@@ -648,7 +656,7 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	}
 	text[len] = '\n';
 	out->len = body + len + 1;
-	return rc;
+	return TB_RENDER_OK;
 }
 
 static bool cpu_selected(const struct tc_report *r, int index)
@@ -761,7 +769,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		const struct tb_diag *bad;
 		int rc;
 		prepare(r, id, f, system);
-		nc = name_column(r, (uint16_t)f->id, f->name);
+		nc = name_column(r, (uint16_t)f->id, f, system);
 		rc = kernel_body(r, s, f, nc ? nc->name_len : strlen(f->name), &body, &body_len, &bad);
 		if (rc == -EINVAL) {
 			r->t.bad_records++;
