@@ -110,6 +110,7 @@ struct tc_report {
 	struct tb_diag body_err; /* its problem, filled only on failure */
 	bool kernel_text;      /* o->kernel_text and not -R */
 	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
+	uint64_t (*printed)[PRINTER_KINDS]; /* [65536] by ID: framed records' printers, told at the end */
 	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
 	/* ... and which workers may render: set here (release), read by them (pagework.c) */
 	_Atomic uint8_t ready[65536 / 8];
@@ -215,13 +216,18 @@ static void advance(struct tc_report *r, struct tc_stream *s)
 	s->has_next = st != NULL;
 	s->step = st;
 	if (st) {
-		pw_record_at(&s->steps, st, &s->next, &s->next_file, &s->next_offset);
-		s->ts = adjusted(r, st->ts);
+		s->ts = adjusted(r, st->ts); /* its payload and place: locate(), when emit() needs them */
 		return;
 	}
 	if (s->steps.oom && !r->fatal)
 		r->fatal = -ENOMEM;
 	s->done = true;
+}
+
+/* Where the stream's next record lies: its payload (next), its file and offset. */
+static void locate(struct tc_stream *s)
+{
+	pw_record_at(&s->steps, s->step, &s->next, &s->next_file, &s->next_offset);
 }
 
 static struct tc_stream *earliest(struct tc_report *r)
@@ -288,6 +294,12 @@ static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 /* v in exactly width digits (even, 2..10), zeros in front: "%0*u" two digits at a time, as it is on every line. */
 static char *put_zero_padded(char *p, uint32_t v, int width)
 {
+	if (width == 6) { /* microseconds, on every line: three independent pairs */
+		memcpy(p, kv_digit_pairs + 2 * (v / 10000), 2);
+		memcpy(p + 2, kv_digit_pairs + 2 * (v / 100 % 100), 2);
+		memcpy(p + 4, kv_digit_pairs + 2 * (v % 100), 2);
+		return p + 6;
+	}
 	for (int i = width - 2; i >= 0; i -= 2, v /= 100)
 		memcpy(p + i, kv_digit_pairs + 2 * (v % 100), 2);
 	return p + width;
@@ -398,12 +410,12 @@ static char *cpu_col(char *p, int cpu, bool latency)
 	*p++ = ' ';
 	if (latency)
 		return put_spaced(p, (unsigned)cpu, 3);
-	*p++ = '[';
-	*p++ = (char)('0' + cpu / 100);
-	*p++ = (char)('0' + cpu / 10 % 10);
-	*p++ = (char)('0' + cpu % 10);
-	*p++ = ']';
-	return p;
+	/* "[CCC]" from the digit pairs: CPU / 100 is a single digit here */
+	p[0] = '[';
+	p[1] = (char)('0' + cpu / 100);
+	memcpy(p + 2, kv_digit_pairs + 2 * (cpu % 100), 2);
+	p[4] = ']';
+	return p + 5;
 }
 
 static void put_cpu(struct tb_strbuf *b, int cpu, bool latency)
@@ -694,8 +706,28 @@ static void put_unknown(struct tc_report *r)
 	sb_puts(&r->text, UNKNOWN "\n");
 }
 
+/* printers_count() of one record, kept here until the end of the run (a call per record was a tenth of this thread's time). */
+static void count_printed(struct tc_report *r, uint16_t id, uint8_t used)
+{
+	if (!r->printed && !(r->printed = calloc(65536, sizeof(*r->printed)))) {
+		printers_count(r->schema, id, used, 1);
+		return;
+	}
+	r->printed[id][used < PRINTER_KINDS ? used : PRINTER_NONE]++;
+}
+
+static void tell_printed(struct tc_report *r)
+{
+	for (uint32_t id = 0; r->printed && id < 65536; id++)
+		for (int k = 0; k < PRINTER_KINDS; k++)
+			if (r->printed[id][k])
+				printers_count(r->schema, id, (enum printer_kind)k, r->printed[id][k]);
+	free(r->printed);
+	r->printed = NULL;
+}
+
 /* A record a worker wrote the whole line of (frame_line): checked by its printer there, told here. */
-static void emit_framed(struct tc_report *r, const struct tc_stream *s, long long missed)
+static void emit_framed(struct tc_report *r, struct tc_stream *s, long long missed)
 {
 	const struct pw_unit *u = s->steps.unit;
 	const struct pw_step *st = s->step;
@@ -703,6 +735,7 @@ static void emit_framed(struct tc_report *r, const struct tc_stream *s, long lon
 
 	if (st->rc == -EINVAL) {
 		const struct tb_diag *bad = &u->errs[st->err];
+		locate(s);
 		r->t.bad_records++;
 		problem(r, s->next_file, s->next_offset + bad->offset, "%s; record skipped", bad->reason);
 		return;
@@ -712,7 +745,7 @@ static void emit_framed(struct tc_report *r, const struct tc_stream *s, long lon
 			r->fatal = st->rc;
 		return;
 	}
-	printers_count(r->schema, st->id, st->used, 1);
+	count_printed(r, st->id, st->used);
 	put_lead(r, s, missed);
 	if (st->rc != TB_RENDER_OK)
 		put_unknown(r);
@@ -724,7 +757,7 @@ static void emit_framed(struct tc_report *r, const struct tc_stream *s, long lon
 
 static void emit(struct tc_report *r, struct tc_stream *s)
 {
-	const uint8_t *d = s->next.data;
+	const uint8_t *d;
 	const struct tb_format *f = NULL;
 	const char *system = "";
 	struct tep_event *ev = NULL;
@@ -740,6 +773,12 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	s->first_of_page = false;
 	if (!cpu_selected(r, s->index))
 		return;
+	if (r->framed && !s->step->here && !r->o->filter) {
+		emit_framed(r, s, missed);
+		return;
+	}
+	locate(s);
+	d = s->next.data;
 	if (r->o->filter) {
 		struct tb_event_ref ref = {s->cpu, s->next.ts, s->next.data, s->next.len};
 		if (!tb_filter_set_keep(r->o->filter, r->schema, &ref))
@@ -912,6 +951,7 @@ static int run(struct tc_report *r, int cpus)
 		advance(r, s);
 	}
 	flush_text(r);
+	tell_printed(r);
 	if (plugins)
 		tep_unload_plugins(plugins, r->tep);
 	pagework_free(r->work);
