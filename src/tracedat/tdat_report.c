@@ -110,6 +110,7 @@ struct tc_report {
 	struct tb_diag body_err; /* its problem, filled only on failure */
 	bool kernel_text;      /* o->kernel_text and not -R */
 	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
+	uint32_t run;          /* this report's number among the process's (comm_col()), never 0 */
 	uint64_t (*printed)[PRINTER_KINDS]; /* [65536] by ID: framed records' printers, told at the end */
 	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
 	/* ... and which workers may render: set here (release), read by them (pagework.c) */
@@ -597,6 +598,55 @@ static int kernel_body(struct tc_report *r, const struct tc_stream *s, const str
 	return rc;
 }
 
+/* Room comm_col() needs: the longest comm table's name (parse_cmdline keeps up to 63 bytes), '-', the pid, padding. */
+#define COMM_COL_MAX (64 + 32)
+
+/* Reports run so far: what a thread's cached comm columns are tagged with (comm_col()). */
+static _Atomic uint32_t report_runs;
+
+/*
+ * The comm-pid column of pid at p, for a worker.  The comm table's column
+ * of the kernel's layout ("%16s-%-7d") is trace-cmd's ("%16s-%-5d") and up
+ * to two spaces more (pid digits are never spaces); the -l layout is made
+ * here.  Each thread keeps the last columns it made, direct-mapped by pid
+ * and tagged with the report's run (r->run): a column is only reused for
+ * the report, hence the comm table and layout, it was made for.
+ */
+static char *comm_col(const struct tc_report *r, char *p, int32_t pid)
+{
+	static _Thread_local struct comm_col_cached {
+		uint32_t run; /* 0: empty */
+		int32_t pid;
+		uint8_t len;
+		char text[40];
+	} cache[256];
+	struct comm_col_cached *c = &cache[(uint32_t)pid % 256];
+	const char *col;
+	size_t len;
+
+	if (c->run == r->run && c->pid == pid) {
+		memcpy(p, c->text, sizeof(c->text)); /* fixed size: see put_task() */
+		return p + c->len;
+	}
+	char *start = p;
+	if (!r->o->latency && (col = schema_comm_column(r->schema, pid, &len))) {
+		for (int i = 0; i < 2 && len && col[len - 1] == ' '; i++)
+			len--;
+		memcpy(p, col, len);
+		p += len;
+	} else {
+		col = tb_schema_comm(r->schema, pid, &len);
+		p = put_comm_pid_at(p, col, len, pid, r->o->latency);
+	}
+	if ((size_t)(p - start) <= sizeof(c->text)) {
+		c->run = r->run;
+		c->pid = pid;
+		c->len = (uint8_t)(p - start);
+		memcpy(c->text, start, c->len);
+	}
+	return p;
+}
+
 /*
  * A worker's whole line for a record (pagework_set_renderer): the columns
  * emit() would put in front, then the kernel's text of the record with its
@@ -613,10 +663,9 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 {
 	const struct tc_report *r = ctx;
 	const uint8_t *d = ev->data;
-	size_t start = out->len, comm_len, body;
+	size_t start = out->len, body;
 	uint16_t id;
 	int32_t pid;
-	const char *comm;
 	char *p, *line, *text;
 	int rc;
 
@@ -625,24 +674,10 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	const struct name_column *nc = r->names ? &r->names[id] : NULL;
 	if (!nc || !nc->len)
 		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
-	/*
-	 * The comm-pid column: the comm table's column of the kernel's layout
-	 * ("%16s-%-7d") is trace-cmd's ("%16s-%-5d") and up to two spaces more
-	 * (pid digits are never spaces); the -l layout is made here.
-	 */
-	const char *col = r->o->latency ? NULL : schema_comm_column(r->schema, pid, &comm_len);
-	comm = col ? col : tb_schema_comm(r->schema, pid, &comm_len);
-	if (!(p = sb_room(out, comm_len + 32 + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
+	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
 		return -ENOMEM;
 	line = p;
-	if (col) {
-		for (int i = 0; i < 2 && comm_len && col[comm_len - 1] == ' '; i++)
-			comm_len--;
-		memcpy(p, col, comm_len);
-		p += comm_len;
-	} else {
-		p = put_comm_pid_at(p, comm, comm_len, pid, r->o->latency);
-	}
+	p = comm_col(r, p, pid);
 	p = cpu_col(p, ev->cpu, r->o->latency);
 	if (r->o->latency)
 		p = latency_col(p, d[2], d[3]);
@@ -942,6 +977,9 @@ static int run(struct tc_report *r, int cpus)
 		if (r->bufs[b].name[0] && (int)strlen(r->bufs[b].name) > r->name_width)
 			r->name_width = (int)strlen(r->bufs[b].name);
 	r->g = (struct gather){.out = r->out, .own = &r->text};
+	/* relaxed: only a distinct number is wanted; workers read it after the lock that hands them units */
+	while (!(r->run = atomic_fetch_add_explicit(&report_runs, 1, memory_order_relaxed) + 1))
+		;
 	put_fmt(&r->text, "cpus=%d\n", cpus);
 	rc = make_streams(r);
 	for (int i = 0; rc == 0 && i < r->nstreams; i++)
