@@ -18,7 +18,7 @@ static void close_own(struct gather *g)
 	}
 }
 
-void gather_borrow(struct gather *g, const char *p, size_t n)
+void gather_borrow_slow(struct gather *g, const char *p, size_t n)
 {
 	struct gather_piece *last;
 

@@ -46,7 +46,18 @@ struct gather {
 };
 
 /* Borrow n bytes at p as the next piece (writing the batch first when it is full). */
-void gather_borrow(struct gather *g, const char *p, size_t n);
+void gather_borrow_slow(struct gather *g, const char *p, size_t n);
+
+/* Inline for the common case, the next line of the span borrowed last with no own text between: once per line. */
+static inline void gather_borrow(struct gather *g, const char *p, size_t n)
+{
+	struct gather_piece *last = g->npieces ? &g->pieces[g->npieces - 1] : NULL;
+
+	if (last && last->base && last->base + last->len == p && g->own->len == g->own_mark && !g->err)
+		last->len += n;
+	else
+		gather_borrow_slow(g, p, n);
+}
 
 /* Write every piece in order and empty own: 0, or the first failure (g->err). */
 int gather_flush(struct gather *g);
