@@ -5,8 +5,9 @@
  *
  * Each input is opened (tb_tracedat_open: initial part, v6 blocks or v7
  * sections and options, decompression of metadata, the schema's texts),
- * then read every way the tools read it: trace-cmd's report (plain, and
- * raw with latency columns), the dump with every record, and the main
+ * then read every way the tools read it: trace-cmd's report (plain, raw
+ * with latency columns, and the kernel's text in trace-cmd's framing with
+ * and without them), the dump with every record, and the main
  * buffer as a capture through the kernel-text report.  Compressed chunks
  * are decompressed page by page on the way.
  *
@@ -55,6 +56,8 @@ static void read_every_way(void)
 	/* The capture view parses formats as records meet them (what report does); the handle above at open. */
 	struct tb_capture_opts co = {.diag = check_diag, .lazy_formats = true};
 	struct tb_tcmd_report_opts raw = {.raw = true, .latency = true, .nsec = true};
+	/* the kernel's text in trace-cmd's framing: lines written by the workers (frame_line) */
+	struct tb_tcmd_report_opts kernel = {.kernel_text = true}, kernel_l = {.kernel_text = true, .latency = true};
 	struct tb_tracedat_dump_opts dump = {.records = true, .cpu = -1};
 	struct tb_tracedat *td;
 	struct tb_capture *c;
@@ -75,6 +78,8 @@ static void read_every_way(void)
 			}
 		tb_tracedat_report(td, null, NULL, NULL);
 		tb_tracedat_report(td, null, &raw, NULL);
+		tb_tracedat_report(td, null, &kernel, NULL);
+		tb_tracedat_report(td, null, &kernel_l, NULL);
 		tb_tracedat_dump(td, null, &dump);
 		tb_tracedat_close(td);
 		if (tb_capture_open(path, &co, &c) == 0) {

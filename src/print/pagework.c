@@ -56,6 +56,8 @@ struct pagework {
 	struct tb_render_opts opts;
 	const _Atomic uint8_t *ready;
 	int render; /* enum pw_render */
+	pw_render_fn *render_fn; /* NULL: render_event_body() (pagework_set_renderer) */
+	void *render_ctx;
 	int nstreams, depth;
 	size_t unit_pages;
 	struct stream_queue *queues;
@@ -164,9 +166,12 @@ static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
 	st->here = !(w->render && rec->len >= 8 && id_ready(w, st->id));
 	if (!st->here) {
 		struct tb_event_ref ev = {u->cpu, rec->ts, rec->data, rec->len};
-		st->rc = w->render == PW_RENDER_BODIES
-				 ? render_event_body(w->schema, &ev, w->opts.ns_clock, &u->text, &err, &used)
-				 : render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
+		if (w->render == PW_RENDER_BODIES && w->render_fn)
+			st->rc = w->render_fn(w->render_ctx, &ev, &u->text, &err, &used);
+		else if (w->render == PW_RENDER_BODIES)
+			st->rc = render_event_body(w->schema, &ev, w->opts.ns_clock, &u->text, &err, &used);
+		else
+			st->rc = render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
 		st->used = (uint8_t)used;
 		if (st->rc == -EINVAL && !keep_error(u, &err, &st->err))
 			st->rc = -ENOMEM;
@@ -544,6 +549,12 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 	}
 	*out = w;
 	return 0;
+}
+
+void pagework_set_renderer(struct pagework *w, pw_render_fn *fn, void *ctx)
+{
+	w->render_fn = fn;
+	w->render_ctx = ctx;
 }
 
 const struct pw_step *pw_cursor_next(struct pw_cursor *c)

@@ -192,6 +192,19 @@ static inline const struct pw_step *pw_cursor_next_record(struct pw_cursor *c, p
 void pw_record_at(const struct pw_cursor *c, const struct pw_step *st, struct tb_record *rec,
 		  const char **file, uint64_t *file_offset);
 
+/*
+ * A record's text as the caller wants it, written by a worker in place of
+ * render_event_body() in PW_RENDER_BODIES mode: fn appends to out and
+ * returns as render_event_body() does (what it appends for a result other
+ * than TB_RENDER_OK is the caller's to ignore).  Several workers call fn
+ * with the same ctx at once: it may only read what does not change while
+ * the units are walked.  Set it before the first pagework_next(), which
+ * hands it to the workers (under the lock that queues the first units).
+ */
+typedef int pw_render_fn(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out,
+			 struct tb_diag *err, enum printer_kind *used);
+void pagework_set_renderer(struct pagework *w, pw_render_fn *fn, void *ctx);
+
 /* Stop the workers and free everything. */
 void pagework_free(struct pagework *w);
 

@@ -6,7 +6,8 @@
  * The numbers follow the kernel's vsprintf for these directives: %ld is
  * the signed decimal with a '-' and no padding, %lx the unsigned hex in
  * lower case, no "0x", no padding.  A line is at most "sys_enter: NR " +
- * 20 + " (" + 6 * 16 + 5 * ", " + ")\n": its room is asked for once.
+ * 20 + " (" + 6 * 16 + 5 * ", " + ")\n" (144 bytes), and a hex number's 16 bytes
+ * written whole (put_hex) end before 160: its room is asked for once.
  */
 #include <string.h>
 
@@ -36,10 +37,40 @@ static char *put_long(char *p, uint64_t v)
 	return kv_put_dec(p, v, kv_dec_len(v));
 }
 
-/* %lx of v. */
+/*
+ * The 8 lower-case hex digits of x, most significant first, as one 64-bit
+ * word in memory order: every nibble spread to a byte of its own, then
+ * 0-9 and a-f made ASCII in all eight bytes at once (a byte of 10 or more
+ * carries into bit 4 when 6 is added: those get 'a' - '0' - 10 more).
+ */
+static uint64_t hex8(uint32_t x)
+{
+	uint64_t v = x, over;
+
+	v = (v | v << 16) & 0x0000ffff0000ffffull;
+	v = (v | v << 8) & 0x00ff00ff00ff00ffull;
+	v = (v | v << 4) & 0x0f0f0f0f0f0f0f0full; /* byte i: nibble i, the least significant first */
+	over = ((v + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	v += 0x3030303030303030ull + over * ('a' - '0' - 10);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v); /* the most significant digit at the lowest address */
+#endif
+	return v;
+}
+
+/*
+ * %lx of v, 16 bytes written at p (the room asked for covers them) and the
+ * digits' end returned: v shifted so its first significant digit leads,
+ * the zeros after the digits are written over by what follows.
+ */
 static char *put_hex(char *p, uint64_t v)
 {
-	return kv_put_hex(p, v, kv_hex_len(v), false);
+	unsigned n = kv_hex_len(v);
+	uint64_t top = v << (4 * (16 - n)), hi = hex8((uint32_t)(top >> 32)), lo = hex8((uint32_t)top);
+
+	memcpy(p, &hi, 8);
+	memcpy(p + 8, &lo, 8);
+	return p + n;
 }
 
 /* "sys_enter: NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\n": id at 8, args[6] at 16. */

@@ -35,6 +35,8 @@
 
 #include "blob_store.h"
 #include "capture_source.h"
+#include "gather.h"
+#include "kvsprintf.h"
 #include "pagework.h"
 #include "printers.h"
 #include "render.h"
@@ -91,17 +93,17 @@ struct name_column {
 	uint8_t len;       /* 0: not made yet */
 	uint8_t name_len;  /* strlen(NAME) */
 	char text[TB_NAME_MAX + 4];
+	const struct tb_format *f; /* the event, so that a worker prints it without looking it up */
+	const char *system;
 };
 
 #define COMM_SLOTS 1024
 
 struct tc_report {
 	FILE *out;
+	struct gather g; /* text, then the workers' lines borrowed from their units, written by writev */
 	struct comm_column comms[COMM_SLOTS]; /* direct-mapped by pid */
 	struct name_column *names;            /* [65536] by event ID, allocated on first use */
-	unsigned long long secs;              /* the seconds of the last time stamp printed ... */
-	char secs_text[32];                   /* ... as " %5llu." */
-	size_t secs_len;                      /* 0: none yet */
 	struct tb_schema *schema;
 	struct tep_handle *tep;
 	const struct tb_tcmd_report_opts *o;
@@ -109,6 +111,9 @@ struct tc_report {
 	struct tb_strbuf body; /* kernel_text: a body rendered on this thread */
 	struct tb_diag body_err; /* its problem, filled only on failure */
 	bool kernel_text;      /* o->kernel_text and not -R */
+	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
+	uint32_t run;          /* this report's number among the process's (comm_col()), never 0 */
+	uint64_t (*printed)[PRINTER_KINDS]; /* [65536] by ID: framed records' printers, told at the end */
 	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
 	/* ... and which workers may render: set here (release), read by them (pagework.c) */
 	_Atomic uint8_t ready[65536 / 8];
@@ -182,21 +187,50 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 		problem(pc->r, file, at, "%s; rest of the sub-buffer skipped", st->reason);
 }
 
+static void flush_text(struct tc_report *r)
+{
+	int rc = gather_flush(&r->g);
+
+	if (rc < 0 && !r->fatal)
+		r->fatal = rc;
+}
+
+/* Whether the cursor's next record lies beyond its unit, which it then hands back to be refilled. */
+static bool leaves_unit(const struct pw_cursor *c)
+{
+	if (!c->unit)
+		return false;
+	for (size_t i = c->step; i < c->unit->nsteps; i++)
+		if (c->unit->steps[i].kind == PW_RECORD)
+			return false;
+	return true;
+}
+
 static void advance(struct tc_report *r, struct tc_stream *s)
 {
 	struct page_ctx pc = {r, s};
-	const struct pw_step *st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
+	const struct pw_step *st;
+
+	/* The lines borrowed from the unit are written before it is refilled. */
+	if (!s->done && r->g.npieces && leaves_unit(&s->steps))
+		flush_text(r);
+	st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
 
 	s->has_next = st != NULL;
 	s->step = st;
 	if (st) {
-		pw_record_at(&s->steps, st, &s->next, &s->next_file, &s->next_offset);
-		s->ts = adjusted(r, st->ts);
+		s->ts = adjusted(r, st->ts); /* its payload and place: locate(), when emit() needs them */
 		return;
 	}
 	if (s->steps.oom && !r->fatal)
 		r->fatal = -ENOMEM;
 	s->done = true;
+}
+
+/* Where the stream's next record lies: its payload (next), its file and offset. */
+static void locate(struct tc_stream *s)
+{
+	pw_record_at(&s->steps, s->step, &s->next, &s->next_file, &s->next_offset);
 }
 
 static struct tc_stream *earliest(struct tc_report *r)
@@ -212,15 +246,6 @@ static struct tc_stream *earliest(struct tc_report *r)
 }
 
 /* ------------------------------------------------------------- output */
-
-static void flush_text(struct tc_report *r)
-{
-	if (r->text.oom && !r->fatal)
-		r->fatal = -ENOMEM;
-	if (r->text.len && fwrite(r->text.buf, 1, r->text.len, r->out) != r->text.len && !r->fatal)
-		r->fatal = -EIO;
-	sb_reset(&r->text);
-}
 
 static void put_fmt(struct tb_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -247,85 +272,180 @@ static void put_prefix(struct tc_report *r, const struct tc_buffer *b)
 		put_fmt(&r->text, "%*s  ", r->name_width, "");
 }
 
-/* The latency columns as libtraceevent prints them: irqs, need-resched, irq context, depth. */
-static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
+/* The latency columns as libtraceevent prints them at p (5 bytes): irqs, need-resched, irq context, depth. */
+static char *latency_col(char *p, uint8_t flags, uint8_t pc)
 {
-	char col[5];
-
-	col[0] = flags & LAT_IRQS_OFF ? 'd' : flags & LAT_IRQS_NOSUPPORT ? 'X' : '.';
-	col[1] = flags & LAT_NEED_RESCHED ? 'N' : '.';
-	col[2] = (flags & LAT_HARDIRQ) && (flags & LAT_SOFTIRQ) ? 'H'
-		 : flags & LAT_HARDIRQ				? 'h'
-		 : flags & LAT_SOFTIRQ				? 's'
-								: '.';
-	col[3] = pc & 0xf ? "0123456789abcdef"[pc & 0xf] : '.';
-	col[4] = pc & 0xf0 ? "0123456789abcdef"[pc >> 4] : '.';
-	sb_put(b, col, sizeof(col));
+	p[0] = flags & LAT_IRQS_OFF ? 'd' : flags & LAT_IRQS_NOSUPPORT ? 'X' : '.';
+	p[1] = flags & LAT_NEED_RESCHED ? 'N' : '.';
+	p[2] = (flags & LAT_HARDIRQ) && (flags & LAT_SOFTIRQ) ? 'H'
+	       : flags & LAT_HARDIRQ			      ? 'h'
+	       : flags & LAT_SOFTIRQ			      ? 's'
+							      : '.';
+	p[3] = pc & 0xf ? "0123456789abcdef"[pc & 0xf] : '.';
+	p[4] = pc & 0xf0 ? "0123456789abcdef"[pc >> 4] : '.';
+	return p + 5;
 }
 
-/* v in exactly width digits, zeros in front: "%0*u" by hand (32-bit: cheaper divisions), as it is on every line. */
+static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
+{
+	char *p = sb_room(b, 5);
+
+	if (p)
+		sb_added(b, (size_t)(latency_col(p, flags, pc) - p));
+}
+
+/* v in exactly width digits (even, 2..10), zeros in front: "%0*u" two digits at a time, as it is on every line. */
 static char *put_zero_padded(char *p, uint32_t v, int width)
 {
-	for (int i = width - 1; i >= 0; i--, v /= 10)
-		p[i] = (char)('0' + v % 10);
+	if (width == 6) { /* microseconds, on every line: three independent pairs */
+		memcpy(p, kv_digit_pairs + 2 * (v / 10000), 2);
+		memcpy(p + 2, kv_digit_pairs + 2 * (v / 100 % 100), 2);
+		memcpy(p + 4, kv_digit_pairs + 2 * (v % 100), 2);
+		return p + 6;
+	}
+	for (int i = width - 2; i >= 0; i -= 2, v /= 100)
+		memcpy(p + i, kv_digit_pairs + 2 * (v % 100), 2);
 	return p + width;
 }
 
-/*
- * " %5llu.%06llu:" (or %09llu with -t) by hand.  The seconds change a few
- * times a second of trace: their " SSSSS." is kept from the line before.
- */
-static void put_time(struct tc_report *r, const struct tc_stream *s)
+/* v right-aligned in width columns, spaces in front ("%*llu"); returns the end. */
+static char *put_spaced(char *p, unsigned long long v, unsigned width)
 {
-	unsigned long long ts = s->ts, secs;
-	uint32_t frac;
-	int width;
-	char *line, *p;
+	unsigned n = kv_dec_len(v);
 
-	if (!s->buf->usecs) {
-		put_fmt(&r->text, "%12llu:", ts);
-		return;
-	}
-	if (r->o->nsec) {
-		secs = ts / 1000000000ull;
-		frac = (uint32_t)(ts % 1000000000ull);
-		width = 9;
-	} else {
-		ts = (ts + 500) / 1000;
-		secs = ts / 1000000ull;
-		frac = (uint32_t)(ts % 1000000ull);
-		width = 6;
-	}
-	if (!r->secs_len || secs != r->secs) {
-		int n = snprintf(r->secs_text, sizeof(r->secs_text), " %5llu.", secs);
-		r->secs = secs;
-		r->secs_len = n > 0 && (size_t)n < sizeof(r->secs_text) ? (size_t)n : 0;
-	}
-	if (!r->secs_len || !(line = sb_room(&r->text, sizeof(r->secs_text) + 16))) {
-		put_fmt(&r->text, r->o->nsec ? " %5llu.%09u:" : " %5llu.%06u:", secs, (unsigned)frac);
-		return;
-	}
-	memcpy(line, r->secs_text, sizeof(r->secs_text)); /* fixed size: see put_task() */
-	p = put_zero_padded(line + r->secs_len, frac, width);
-	*p++ = ':';
-	sb_added(&r->text, (size_t)(p - line));
+	for (; n < width; width--)
+		*p++ = ' ';
+	return kv_put_dec(p, v, n);
 }
 
-/* "%16s-%-5d [%03d]" (or with -l "%8.8s-%-5d %3d"): the comm-pid column from the cache, the CPU by hand. */
+/*
+ * " %5llu." of the seconds.  They change a few times a second of trace, so
+ * each thread keeps the text of the last ones it wrote (the text depends on
+ * the number alone: it holds whichever report the thread works for).
+ */
+static char *put_seconds(char *p, uint64_t secs)
+{
+	static _Thread_local struct {
+		uint64_t secs;
+		uint8_t len; /* 0: nothing kept yet */
+		char text[32];
+	} last;
+
+	if (!last.len || last.secs != secs) {
+		char *e = last.text;
+		*e++ = ' ';
+		e = put_spaced(e, secs, 5);
+		*e++ = '.';
+		last.secs = secs;
+		last.len = (uint8_t)(e - last.text);
+	}
+	memcpy(p, last.text, sizeof(last.text)); /* fixed size: see put_task(); the room is TIME_COL_MAX */
+	return p + last.len;
+}
+
+/* Room the time column needs at most: " " + 20 digits + "." + 9 digits + ":" (and put_seconds' fixed copy). */
+#define TIME_COL_MAX 40
+
+/*
+ * The time column of a time stamp at p: " %5llu.%06llu:" (microseconds,
+ * rounded), " %5llu.%09llu:" with -t (nsec), "%12llu:" when the clock does
+ * not count nanoseconds (!usecs).  Constant divisors in each branch: the
+ * compiler turns them into multiplications (this is on every line).
+ */
+static char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
+{
+	if (!usecs) {
+		p = put_spaced(p, ts, 12);
+	} else if (nsec) {
+		uint32_t frac = (uint32_t)(ts % 1000000000ull);
+		p = put_seconds(p, ts / 1000000000ull);
+		*p++ = (char)('0' + frac / 100000000); /* 9 digits: a leading one, then four pairs */
+		p = put_zero_padded(p, frac % 100000000, 8);
+	} else {
+		uint64_t us = (ts + 500) / 1000, secs = us / 1000000;
+		p = put_seconds(p, secs);
+		p = put_zero_padded(p, (uint32_t)(us - secs * 1000000), 6);
+	}
+	*p++ = ':';
+	return p;
+}
+
+static void put_time(struct tc_report *r, const struct tc_stream *s)
+{
+	char *p = sb_room(&r->text, TIME_COL_MAX);
+
+	if (p)
+		sb_added(&r->text, (size_t)(time_col(p, s->ts, s->buf->usecs, r->o->nsec) - p));
+}
+
+/* "%16s-%-5d" (or with -l "%8.8s-%-5d") of comm (len bytes) and pid at p, which has len + 32 bytes of room; returns the end. */
+static char *put_comm_pid_at(char *p, const char *comm, size_t len, int32_t pid, bool latency)
+{
+	uint64_t mag = pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid;
+	char *pid_start;
+
+	if (latency && len > 8)
+		len = 8;
+	for (size_t i = len; i < (latency ? 8u : 16u); i++)
+		*p++ = ' ';
+	memcpy(p, comm, len);
+	p += len;
+	*p++ = '-';
+	pid_start = p;
+	if (pid < 0)
+		*p++ = '-';
+	p = kv_put_dec(p, mag, kv_dec_len(mag));
+	while (p - pid_start < 5)
+		*p++ = ' ';
+	return p;
+}
+
+/* Room the CPU column needs at most. */
+#define CPU_COL_MAX 16
+
+/* " [%03d]" (or with -l " %3d") of the CPU at p; returns the end. */
+static char *cpu_col(char *p, int cpu, bool latency)
+{
+	if (cpu < 0 || cpu > 999) {
+		int n = snprintf(p, CPU_COL_MAX, latency ? " %3d" : " [%03d]", cpu);
+		return p + (n > 0 && n < CPU_COL_MAX ? n : 0);
+	}
+	*p++ = ' ';
+	if (latency)
+		return put_spaced(p, (unsigned)cpu, 3);
+	/* "[CCC]" from the digit pairs: CPU / 100 is a single digit here */
+	p[0] = '[';
+	p[1] = (char)('0' + cpu / 100);
+	memcpy(p + 2, kv_digit_pairs + 2 * (cpu % 100), 2);
+	p[4] = ']';
+	return p + 5;
+}
+
+static void put_cpu(struct tb_strbuf *b, int cpu, bool latency)
+{
+	char *p = sb_room(b, CPU_COL_MAX);
+
+	if (p)
+		sb_added(b, (size_t)(cpu_col(p, cpu, latency) - p));
+}
+
+/* The comm-pid column from the cache (libtraceevent's comm, made once per pid), then the CPU. */
 static void put_task(struct tc_report *r, int32_t pid, int cpu)
 {
 	struct comm_column *c = &r->comms[(uint32_t)pid % COMM_SLOTS];
 
 	if (!c->len || c->pid != pid) {
 		const char *comm = tep_data_comm_from_pid(r->tep, pid);
-		int n = snprintf(c->text, sizeof(c->text), r->o->latency ? "%8.8s-%-5d" : "%16s-%-5d", comm, pid);
-		if (n <= 0 || (size_t)n >= sizeof(c->text)) {
-			c->len = 0;
-			put_fmt(&r->text, r->o->latency ? "%8.8s-%-5d" : "%16s-%-5d", comm, pid);
-			goto cpu;
+		size_t len = strlen(comm);
+		char *p;
+		if (len + 32 > sizeof(c->text)) { /* longer than any kernel comm: not cached */
+			if ((p = sb_room(&r->text, len + 32)))
+				sb_added(&r->text, (size_t)(put_comm_pid_at(p, comm, len, pid, r->o->latency) - p));
+			put_cpu(&r->text, cpu, r->o->latency);
+			return;
 		}
 		c->pid = pid;
-		c->len = (uint8_t)n;
+		c->len = (uint8_t)(put_comm_pid_at(c->text, comm, len, pid, r->o->latency) - c->text);
 	}
 	/* A fixed-size copy: a short one of variable length was compiled to a slow rep movs. */
 	char *p = sb_room(&r->text, sizeof(c->text));
@@ -333,15 +453,7 @@ static void put_task(struct tc_report *r, int32_t pid, int cpu)
 		memcpy(p, c->text, sizeof(c->text));
 		sb_added(&r->text, c->len);
 	}
-cpu:
-	if (cpu < 0 || cpu > 999)
-		put_fmt(&r->text, r->o->latency ? " %3d" : " [%03d]", cpu);
-	else if (r->o->latency)
-		put_fmt(&r->text, " %3d", cpu);
-	else {
-		char col[6] = {' ', '[', (char)('0' + cpu / 100), (char)('0' + cpu / 10 % 10), (char)('0' + cpu % 10), ']'};
-		sb_put(&r->text, col, sizeof(col));
-	}
+	put_cpu(&r->text, cpu, r->o->latency);
 }
 
 static void put_name(struct tb_strbuf *b, const char *name)
@@ -356,8 +468,10 @@ static void put_name(struct tb_strbuf *b, const char *name)
 }
 
 /* " NAME: " padded to 20 for event id, from the cache (NULL when it cannot be had: put_name then). */
-static const struct name_column *name_column(struct tc_report *r, uint16_t id, const char *name)
+static const struct name_column *name_column(struct tc_report *r, uint16_t id, const struct tb_format *f,
+					     const char *system)
 {
+	const char *name = f->name;
 	struct name_column *c;
 	size_t n;
 
@@ -374,6 +488,8 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	memcpy(c->text + 1 + n, ": ", 2);
 	size_t len = n + 3;
 	c->name_len = (uint8_t)n;
+	c->f = f;
+	c->system = system;
 	for (; n < 20 && len < sizeof(c->text); n++)
 		c->text[len++] = ' ';
 	c->len = (uint8_t)len;
@@ -436,8 +552,9 @@ static void prepare(struct tc_report *r, uint16_t id, const struct tb_format *f,
 	if (r->prepared[id / 8] & bit)
 		return;
 	r->prepared[id / 8] |= bit;
-	if (!printers_prepare(r->schema, f, system))
-		/* release: the printer chosen above is complete before a worker sees the bit (pagework.c acquires) */
+	/* A worker framing lines (frame_line) takes the ID's name column made here. */
+	if (!printers_prepare(r->schema, f, system) && (!r->framed || name_column(r, id, f, system)))
+		/* release: the printer chosen and the name column made above are complete before a worker sees the bit (pagework.c acquires) */
 		atomic_fetch_or_explicit(&r->ready[id / 8], bit, memory_order_release);
 }
 
@@ -483,6 +600,132 @@ static int kernel_body(struct tc_report *r, const struct tc_stream *s, const str
 	return rc;
 }
 
+/* Whether a and b start with the same n bytes: 8 at a time inline (a memcmp call per line cost more than the names are long). */
+static bool same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+
+	for (; n >= 8; a += 8, b += 8, n -= 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+	}
+	for (; n; a++, b++, n--)
+		if (*a != *b)
+			return false;
+	return true;
+}
+
+/* Room comm_col() needs: the longest comm table's name (parse_cmdline keeps up to 63 bytes), '-', the pid, padding. */
+#define COMM_COL_MAX (64 + 32)
+
+/* Reports run so far: what a thread's cached comm columns are tagged with (comm_col()). */
+static _Atomic uint32_t report_runs;
+
+/*
+ * The comm-pid column of pid at p, for a worker.  The comm table's column
+ * of the kernel's layout ("%16s-%-7d") is trace-cmd's ("%16s-%-5d") and up
+ * to two spaces more (pid digits are never spaces); the -l layout is made
+ * here.  Each thread keeps the last columns it made, direct-mapped by pid
+ * and tagged with the report's run (r->run): a column is only reused for
+ * the report, hence the comm table and layout, it was made for.
+ */
+static char *comm_col(const struct tc_report *r, char *p, int32_t pid)
+{
+	static _Thread_local struct comm_col_cached {
+		uint32_t run; /* 0: empty */
+		int32_t pid;
+		uint8_t len;
+		char text[40];
+	} cache[256];
+	struct comm_col_cached *c = &cache[(uint32_t)pid % 256];
+	const char *col;
+	size_t len;
+
+	if (c->run == r->run && c->pid == pid) {
+		memcpy(p, c->text, sizeof(c->text)); /* fixed size: see put_task() */
+		return p + c->len;
+	}
+	char *start = p;
+	if (!r->o->latency && (col = schema_comm_column(r->schema, pid, &len))) {
+		for (int i = 0; i < 2 && len && col[len - 1] == ' '; i++)
+			len--;
+		memcpy(p, col, len);
+		p += len;
+	} else {
+		col = tb_schema_comm(r->schema, pid, &len);
+		p = put_comm_pid_at(p, col, len, pid, r->o->latency);
+	}
+	if ((size_t)(p - start) <= sizeof(c->text)) {
+		c->run = r->run;
+		c->pid = pid;
+		c->len = (uint8_t)(p - start);
+		memcpy(c->text, start, c->len);
+	}
+	return p;
+}
+
+/*
+ * A worker's whole line for a record (pagework_set_renderer): the columns
+ * emit() would put in front, then the kernel's text of the record with its
+ * "name: " and newline dropped, then a newline - so that the reading thread
+ * only merges and writes.  It reads only what stays put while workers run:
+ * the options, the clock conversion, the schema's comm table (the same
+ * saved_cmdlines libtraceevent's comms came from; no plugin adds to those in
+ * this mode) and the name columns the reading thread made for an ID before
+ * marking it ready (prepare(): the release that the worker's acquire of the
+ * ID's ready bit pairs with).  Other results than TB_RENDER_OK leave nothing.
+ */
+static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
+		      enum printer_kind *used)
+{
+	const struct tc_report *r = ctx;
+	const uint8_t *d = ev->data;
+	size_t start = out->len, body;
+	uint16_t id;
+	int32_t pid;
+	char *p, *line, *text;
+	int rc;
+
+	memcpy(&id, d, sizeof(id)); /* the worker renders records of 8 bytes or more alone */
+	memcpy(&pid, d + 4, sizeof(pid));
+	const struct name_column *nc = r->names ? &r->names[id] : NULL;
+	if (!nc || !nc->len)
+		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
+	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
+		return -ENOMEM;
+	line = p;
+	p = comm_col(r, p, pid);
+	p = cpu_col(p, ev->cpu, r->o->latency);
+	if (r->o->latency)
+		p = latency_col(p, d[2], d[3]);
+	p = time_col(p, adjusted(r, ev->ts), r->bufs[0].usecs, r->o->nsec);
+	memcpy(p, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
+	p += nc->len;
+	sb_added(out, (size_t)(p - line));
+	body = out->len;
+	/* render_event_body() without its look-up of the event: -ENOENT is its TB_RENDER_UNKNOWN */
+	*used = PRINTER_NONE;
+	rc = print_event_body(r->schema, nc->f, nc->system, ev, r->bufs[0].usecs, out, err, used);
+	if (rc < 0 || out->oom) {
+		out->len = start;
+		return rc == -ENOENT ? TB_RENDER_UNKNOWN : rc < 0 ? rc : -ENOMEM;
+	}
+	text = out->buf + body;
+	size_t len = out->len - body, name_len = nc->name_len;
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (len >= name_len + 2 && text[name_len] == ':' && text[name_len + 1] == ' ' &&
+	    same_bytes(text, nc->text + 1, name_len)) {
+		memmove(text, text + name_len + 2, len - name_len - 2);
+		len -= name_len + 2;
+	}
+	text[len] = '\n';
+	out->len = body + len + 1;
+	return TB_RENDER_OK;
+}
+
 static bool cpu_selected(const struct tc_report *r, int index)
 {
 	if (!r->o->cpus)
@@ -493,9 +736,83 @@ static bool cpu_selected(const struct tc_report *r, int index)
 	return false;
 }
 
+/* What goes before a printed record: the buffer's prefix, the line of the sub-buffer's loss. */
+static void put_lead(struct tc_report *r, const struct tc_stream *s, long long missed)
+{
+	put_prefix(r, s->buf);
+	if (missed) {
+		r->t.lost_lines++;
+		if (missed > 0) {
+			r->t.lost_events += (uint64_t)missed;
+			put_fmt(&r->text, "CPU:%d [%lld EVENTS DROPPED]\n", s->cpu, missed);
+		} else {
+			put_fmt(&r->text, "CPU:%d [EVENTS DROPPED]\n", s->cpu);
+		}
+	}
+	r->t.events++;
+}
+
+/* libtraceevent prints each context part of an unknown record this way. */
+static void put_unknown(struct tc_report *r)
+{
+	r->t.unknown_events++;
+	sb_puts(&r->text, r->o->latency ? UNKNOWN UNKNOWN UNKNOWN : UNKNOWN UNKNOWN);
+	put_name(&r->text, "(NULL)");
+	sb_puts(&r->text, UNKNOWN "\n");
+}
+
+/* printers_count() of one record, kept here until the end of the run (a call per record was a tenth of this thread's time). */
+static void count_printed(struct tc_report *r, uint16_t id, uint8_t used)
+{
+	if (!r->printed && !(r->printed = calloc(65536, sizeof(*r->printed)))) {
+		printers_count(r->schema, id, used, 1);
+		return;
+	}
+	r->printed[id][used < PRINTER_KINDS ? used : PRINTER_NONE]++;
+}
+
+static void tell_printed(struct tc_report *r)
+{
+	for (uint32_t id = 0; r->printed && id < 65536; id++)
+		for (int k = 0; k < PRINTER_KINDS; k++)
+			if (r->printed[id][k])
+				printers_count(r->schema, id, (enum printer_kind)k, r->printed[id][k]);
+	free(r->printed);
+	r->printed = NULL;
+}
+
+/* A record a worker wrote the whole line of (frame_line): checked by its printer there, told here. */
+static void emit_framed(struct tc_report *r, struct tc_stream *s, long long missed)
+{
+	const struct pw_unit *u = s->steps.unit;
+	const struct pw_step *st = s->step;
+	uint32_t start = st == u->steps ? 0 : st[-1].text_end;
+
+	if (st->rc == -EINVAL) {
+		const struct tb_diag *bad = &u->errs[st->err];
+		locate(s);
+		r->t.bad_records++;
+		problem(r, s->next_file, s->next_offset + bad->offset, "%s; record skipped", bad->reason);
+		return;
+	}
+	if (st->rc < 0) {
+		if (!r->fatal)
+			r->fatal = st->rc;
+		return;
+	}
+	count_printed(r, st->id, st->used);
+	put_lead(r, s, missed);
+	if (st->rc != TB_RENDER_OK)
+		put_unknown(r);
+	else
+		gather_borrow(&r->g, u->text.buf + start, st->text_end - start); /* until the unit is left: advance() */
+	if (r->text.len >= FLUSH_AT)
+		flush_text(r);
+}
+
 static void emit(struct tc_report *r, struct tc_stream *s)
 {
-	const uint8_t *d = s->next.data;
+	const uint8_t *d;
 	const struct tb_format *f = NULL;
 	const char *system = "";
 	struct tep_event *ev = NULL;
@@ -511,10 +828,20 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 	s->first_of_page = false;
 	if (!cpu_selected(r, s->index))
 		return;
+	if (r->framed && !s->step->here && !r->o->filter) {
+		emit_framed(r, s, missed);
+		return;
+	}
+	locate(s);
+	d = s->next.data;
 	if (r->o->filter) {
 		struct tb_event_ref ref = {s->cpu, s->next.ts, s->next.data, s->next.len};
 		if (!tb_filter_set_keep(r->o->filter, r->schema, &ref))
 			return;
+	}
+	if (r->framed && !s->step->here) {
+		emit_framed(r, s, missed);
+		return;
 	}
 	if (s->next.len >= 8) {
 		id = s->step->id;
@@ -536,7 +863,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		const struct tb_diag *bad;
 		int rc;
 		prepare(r, id, f, system);
-		nc = name_column(r, (uint16_t)f->id, f->name);
+		nc = name_column(r, (uint16_t)f->id, f, system);
 		rc = kernel_body(r, s, f, nc ? nc->name_len : strlen(f->name), &body, &body_len, &bad);
 		if (rc == -EINVAL) {
 			r->t.bad_records++;
@@ -554,17 +881,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 			ev = tep_find_event(r->tep, id);
 		known = ev != NULL;
 	}
-	put_prefix(r, s->buf);
-	if (missed) {
-		r->t.lost_lines++;
-		if (missed > 0) {
-			r->t.lost_events += (uint64_t)missed;
-			put_fmt(&r->text, "CPU:%d [%lld EVENTS DROPPED]\n", s->cpu, missed);
-		} else {
-			put_fmt(&r->text, "CPU:%d [EVENTS DROPPED]\n", s->cpu);
-		}
-	}
-	r->t.events++;
+	put_lead(r, s, missed);
 	if (s->step && s->step->blob) {
 		/* a blob reference: its bytes from the file's blob store, if saved (report.c) */
 		char line[BLOB_LINE_MAX];
@@ -576,11 +893,7 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 		return;
 	}
 	if (!known) {
-		/* libtraceevent prints each context part of an unknown record this way. */
-		r->t.unknown_events++;
-		sb_puts(&r->text, r->o->latency ? UNKNOWN UNKNOWN UNKNOWN : UNKNOWN UNKNOWN);
-		put_name(&r->text, "(NULL)");
-		sb_puts(&r->text, UNKNOWN "\n");
+		put_unknown(r);
 		return;
 	}
 	put_task(r, pid, s->cpu);
@@ -621,6 +934,15 @@ static int render_threads(void)
 	return online > 4 ? 4 : (int)online;
 }
 
+/* Whether every buffer's time column is made alike (frame_line makes them all as the first one's). */
+static bool same_clock_columns(const struct tc_report *r)
+{
+	for (int b = 1; b < r->nbufs; b++)
+		if (r->bufs[b].usecs != r->bufs[0].usecs)
+			return false;
+	return r->nbufs > 0;
+}
+
 /* Every CPU of every buffer, in trace-cmd's merged order, and their page walks. */
 static int make_streams(struct tc_report *r)
 {
@@ -648,6 +970,10 @@ static int make_streams(struct tc_report *r)
 		rc = pagework_new(src, n, r->schema, &ro, render_threads(), PW_RENDER_BODIES, r->ready, &r->work);
 		if (rc == -EAGAIN) /* no threads to be had: render here */
 			rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
+		else if (rc == 0 && same_clock_columns(r))
+			r->framed = true;
+		if (r->framed)
+			pagework_set_renderer(r->work, frame_line, r);
 	} else {
 		rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
 	}
@@ -672,6 +998,10 @@ static int run(struct tc_report *r, int cpus)
 	for (int b = 0; b < r->nbufs; b++)
 		if (r->bufs[b].name[0] && (int)strlen(r->bufs[b].name) > r->name_width)
 			r->name_width = (int)strlen(r->bufs[b].name);
+	r->g = (struct gather){.out = r->out, .own = &r->text};
+	/* relaxed: only a distinct number is wanted; workers read it after the lock that hands them units */
+	while (!(r->run = atomic_fetch_add_explicit(&report_runs, 1, memory_order_relaxed) + 1))
+		;
 	put_fmt(&r->text, "cpus=%d\n", cpus);
 	rc = make_streams(r);
 	for (int i = 0; rc == 0 && i < r->nstreams; i++)
@@ -681,10 +1011,12 @@ static int run(struct tc_report *r, int cpus)
 		advance(r, s);
 	}
 	flush_text(r);
+	tell_printed(r);
 	if (plugins)
 		tep_unload_plugins(plugins, r->tep);
 	pagework_free(r->work);
 	free(r->streams);
+	gather_free(&r->g);
 	sb_free(&r->text);
 	sb_free(&r->body);
 	free(r->names);
