@@ -59,7 +59,7 @@ ZIP_LIBS := -lzstd -lz
 LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c blob.c shm.c shm_window.c shm_guard.c) \
+CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c inflight.c reader.c stats.c blob.c shm.c shm_window.c shm_guard.c) \
 	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
 		registry.c session.c session_ids.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
 		filter_parse.c filter_eval.c event_filter.c)

@@ -7,14 +7,16 @@
  * does (tb_shm_load: a private copy; tb_shm_window) and must hold every
  * committed event - the K written before, plus the one being written iff
  * the point is past its commit - with the right payloads, nothing torn,
- * and the in-flight count the point implies: 1 once a section has stored
- * its time (the evidence a dead section leaves), 0 before that or after
- * the commit.
+ * and the in-flight count the point implies, exactly: 1 from the count of
+ * writes begun (the first point) to the commit, 0 after it.  Then the cases
+ * the region's table of writes begun per thread (src/ring/inflight.c) must
+ * get right: several writes in flight on one CPU (nested in a signal
+ * handler, two processes), several threads of one process, a slot reused
+ * after its thread exited, a reservation held, refusals, a full table.
  */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,26 +48,27 @@ struct scenario {
 #define PAGEFUL 1000 /* 4 per 4 KiB page: the 5th write enters a new page */
 
 static const struct scenario scenarios[] = {
-    {"fast path: entered, nothing stored", TB_CP_FAST_ENTERED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
-    {"fast path: fill stored", TB_CP_FAST_FILL, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
-    {"fast path: header stored", TB_CP_FAST_HEADER, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
-    {"fast path: payload stored", TB_CP_FAST_PAYLOAD, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"tb_write: counted as begun, nothing else", TB_CP_COUNTED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: entered, nothing stored", TB_CP_FAST_ENTERED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: fill stored", TB_CP_FAST_FILL, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: header stored", TB_CP_FAST_HEADER, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: payload stored", TB_CP_FAST_PAYLOAD, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
     {"fast path: time stored, tail word not", TB_CP_FAST_TIME, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
     {"fast path: committed", TB_CP_FAST_COMMITTED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 1, 0},
-    {"general path, large event: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 0},
+    {"general path, large event: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"general path, large event: words stored", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"general path, large event: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"general path, large event: committed", TB_CP_GEN_COMMITTED, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 1, 0},
     {"general path, mono clock: words stored", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_MONO, SMALL, 10, 0, 0, 1},
     {"general path, mono clock: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_MONO, SMALL, 10, 0, 0, 1},
-    {"page switch: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 0},
+    {"page switch: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 1},
     {"page switch: words stored (new page entered, tail not)", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 1},
     {"page switch: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 1},
     {"page switch: committed", TB_CP_GEN_COMMITTED, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 1, 0},
-    {"tb_reserve/tb_commit, small: header stored", TB_CP_FAST_HEADER, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"tb_reserve/tb_commit, small: header stored", TB_CP_FAST_HEADER, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
     {"tb_reserve/tb_commit, small: time stored", TB_CP_FAST_TIME, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
     {"tb_reserve/tb_commit, small: committed", TB_CP_FAST_COMMITTED, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 1, 0},
-    {"tb_reserve/tb_commit, large: checked", TB_CP_GEN_CHECKED, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 0},
+    {"tb_reserve/tb_commit, large: checked", TB_CP_GEN_CHECKED, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"tb_reserve/tb_commit, large: payload stored", TB_CP_GEN_PAYLOAD, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"tb_reserve/tb_commit, large: committed", TB_CP_GEN_COMMITTED, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 1, 0},
     {"locked fallback: everything but the tail word", TB_CP_LOCKED_STORES, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 1, 0, 1},
@@ -185,31 +188,14 @@ static void run(const struct scenario *sc)
 	} else {
 		ok(sn.count == want && sn.bad == 0 && w.events == want && w.bad == 0 && w.lost_before == 0,
 		   "%s: exactly the %u committed events, intact (%u, %u bad)", sc->name, want, sn.count, sn.bad);
-		ok(w.in_flight == (uint64_t)sc->in_flight, "%s: %d write in flight reported (%llu)", sc->name,
-		   sc->in_flight, (unsigned long long)w.in_flight);
+		ok(w.in_flight == (uint64_t)sc->in_flight && w.in_flight_exact, "%s: exactly %d write in flight reported (%llu)",
+		   sc->name, sc->in_flight, (unsigned long long)w.in_flight);
 		tb_shm_close(rec);
 	}
 	tb_shm_close(s);
 }
 
 /* ------------------------------------------ several writes in flight on one CPU */
-
-/*
- * A check of a known limit, reported as a TAP TODO while it fails: what the
- * in-flight count would be if it were exact (docs/design.md §10 says why it
- * is not).  Not counted as a failure.
- */
-static void todo_ok(int pass, const char *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", pass ? "" : "not ", ++tap_run);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" # TODO %s\n", why);
-	fflush(stdout);
-}
 
 #define NESTED_BEFORE 10u
 static struct tb_ring *nested_ring;
@@ -269,7 +255,7 @@ static pid_t run_writer(const char *path, uint32_t first, int sig, int with_hand
 	return pid;
 }
 
-/* Recovered: events numbered 0..want-1 in order, none torn; the in-flight count in *in_flight. */
+/* Recovered: events numbered 0..want-1 in order, none torn; the in-flight count in *in_flight, if exact. */
 static int recovered(const char *path, uint32_t want, uint64_t *in_flight)
 {
 	struct seen sn = {SMALL, 0, 0};
@@ -281,7 +267,7 @@ static int recovered(const char *path, uint32_t want, uint64_t *in_flight)
 		return 0;
 	good = tb_shm_window(tb_shm_ring(rec), check_page, &sn, &w) == 0 && sn.count == want && sn.bad == 0 &&
 	       w.events == want && w.bad == 0;
-	*in_flight = w.in_flight;
+	*in_flight = w.in_flight_exact ? w.in_flight : UINT64_MAX;
 	tb_shm_close(rec);
 	return good;
 }
@@ -314,8 +300,7 @@ static void test_two_processes_one_cpu(void)
 	ok(a > 0 && killed, "two processes on CPU 0: one held in its section, the other killed in its own");
 	ok(s && recovered(tb_shm_path(s), 2 * NESTED_BEFORE, &in_flight),
 	   "both processes' committed events recovered, in order, none torn");
-	todo_ok(in_flight == 2, "one write per CPU at most leaves evidence",
-		"two writes in flight counted (%llu)", (unsigned long long)in_flight);
+	ok(in_flight == 2, "two writes in flight counted, exactly (%llu)", (unsigned long long)in_flight);
 	tb_shm_close(s);
 }
 
@@ -341,9 +326,8 @@ static void test_signal_nested(void)
 	   "a write held in its section, then a signal handler's write killed in its own");
 	ok(s && recovered(tb_shm_path(s), NESTED_BEFORE, &in_flight),
 	   "the committed events recovered, in order, none torn");
-	todo_ok(in_flight == 2, "the handler's section overwrote the evidence of the one it interrupted",
-		"two writes in flight counted, the interrupted one and the handler's (%llu)",
-		(unsigned long long)in_flight);
+	ok(in_flight == 2, "two writes in flight counted exactly, the interrupted one and the handler's (%llu)",
+	   (unsigned long long)in_flight);
 	tb_shm_close(s);
 }
 
