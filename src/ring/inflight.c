@@ -24,7 +24,7 @@
  *       writes ever counted in the region.
  *
  * The thread's cache, tb__wcache, is one word: the handle's count_key (its
- * number << 16) | the slot's index.  One word, so a signal handler that
+ * number << 16) | the slot's byte offset in the table (index << 6).  One word, so a signal handler that
  * changes it (a write on another ring) never leaves a ring's number beside
  * another ring's slot; one load and an xor in the fast path tell whether it
  * is this ring's.  Handle numbers are never reused, so a cache left from a
@@ -171,15 +171,16 @@ static void count_slow(struct tb_ring *ring, int64_t d)
 		return;
 	}
 	slot_add(&ring->begun0[(size_t)c->slot << (TB_THREAD_SLOT_SHIFT - 3)], d);
-	tb__wcache = ring->count_key | (uint64_t)c->slot; /* one store: a handler sees the old or the new */
+	/* one store: a handler sees the old or the new */
+	tb__wcache = ring->count_key | (uint64_t)c->slot << TB_THREAD_SLOT_SHIFT;
 }
 
-/* The slot index the cache holds for ring, or -1. */
+/* The index of the slot the cache holds for ring, or -1. */
 static inline long cached_slot(const struct tb_ring *ring)
 {
 	uint64_t k = tb__wcache ^ ring->count_key;
 
-	return k < TB_THREAD_SLOTS ? (long)k : -1;
+	return k < (TB_THREAD_SLOTS << TB_THREAD_SLOT_SHIFT) ? (long)(k >> TB_THREAD_SLOT_SHIFT) : -1;
 }
 
 static void count(struct tb_ring *ring, int64_t d)

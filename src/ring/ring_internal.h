@@ -26,8 +26,8 @@ struct tb_ring {
 	ptrdiff_t rseq_offset; /* glibc's __rseq_offset, read once */
 	/*
 	 * The count of writes begun (inflight.c): this handle's number << 16,
-	 * compared with the thread's cached slot, and the address of slot 0's
-	 * count in this process's mapping.
+	 * xored with the thread's cached slot (count_key | offset), and the
+	 * address of slot 0's count in this process's mapping.
 	 */
 	uint64_t count_key;
 	uint64_t *begun0;

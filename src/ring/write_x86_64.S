@@ -89,13 +89,12 @@ tb__write:
 	.cfi_startproc
 	_CET_ENDBR
 	movq	tb__wcache@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rax		/* the thread's slot: count_key | index, one load */
-	xorq	WF_RING_COUNT_KEY(%rdi), %rax	/* the index, if it is this ring's */
-	cmpq	$WF_THREAD_SLOTS, %rax
+	movq	%fs:(%rax), %rax		/* the thread's slot: count_key | its offset in the table, one load */
+	xorq	WF_RING_COUNT_KEY(%rdi), %rax	/* the slot's offset, if it is this ring's */
+	cmpq	$WF_THREAD_SLOTS << WF_THREAD_SLOT_SHIFT, %rax
 	jae	.Lmiss
-	shlq	$WF_THREAD_SLOT_SHIFT, %rax
-	addq	WF_RING_BEGUN0(%rdi), %rax
-	incq	(%rax)				/* begun: only this thread writes it; one instruction */
+	movq	WF_RING_BEGUN0(%rdi), %rcx
+	incq	(%rcx,%rax)			/* begun: only this thread writes it; one instruction */
 	TB_CRASH_POINT(TB_CP_COUNTED)
 tb__write_counted:
 	cmpl	$WF_MAX_SMALL_DATA, %edx
