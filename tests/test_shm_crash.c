@@ -15,17 +15,22 @@
  * after its thread exited, a reservation held, refusals, a full table.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define TB_CRASH_POINTS /* this test links the crash build of the library ($(B)/obj-crash) */
 #include "crash_point.h"
 #include "lib/tap.h"
+#include "ring_layout.h"
 #include "tracebuf/page.h"
 #include "tracebuf/shm.h"
 
@@ -179,7 +184,7 @@ static void run(const struct scenario *sc)
 	waitpid(pid, &status, 0);
 	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)) {
 		ok(0, "%s: the writer died at the point (exit %d)", sc->name,
-		   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		   WIFEXITED(status) ? WEXITSTATUS(status) : 0);
 		tb_shm_close(s);
 		return;
 	}
@@ -331,6 +336,443 @@ static void test_signal_nested(void)
 	tb_shm_close(s);
 }
 
+/* ------------------------------------------ the table of writes begun */
+
+/*
+ * Payload checks where writers of several threads and CPUs interleave:
+ * each event carries its number and the pattern of that number, and every
+ * number below total must come back exactly once.
+ */
+#define MAX_EVENTS 4096
+struct seen_set {
+	uint8_t got[MAX_EVENTS];
+	uint32_t count, bad, total;
+};
+
+static int check_any(void *ctx, unsigned cpu, const void *page, size_t size)
+{
+	struct seen_set *ss = ctx;
+	struct tb_page_cursor cur;
+	struct tb_record rec;
+	uint8_t want[SMALL];
+	uint32_t i;
+	int rc;
+
+	(void)cpu;
+	if (tb_page_cursor_init(&cur, page, size) < 0) {
+		ss->bad++;
+		return 0;
+	}
+	while ((rc = tb_page_next_data(&cur, &rec)) == 1) {
+		memcpy(&i, rec.data, 4);
+		fill(want, SMALL, i);
+		if (rec.len < SMALL || memcmp(rec.data, want, SMALL) || i >= ss->total || ss->got[i]++)
+			ss->bad++;
+		ss->count++;
+	}
+	ss->bad += rc < 0;
+	return 0;
+}
+
+/* The recovered window of path: events numbered 0..total-1, each once, intact; the window's counts in *w. */
+static int recovered_all(const char *path, uint32_t total, struct tb_shm_window *w)
+{
+	static struct seen_set ss;
+	struct tb_shm *rec;
+	int good;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.total = total;
+	if (tb_shm_load(path, &rec) < 0)
+		return 0;
+	good = tb_shm_window(tb_shm_ring(rec), check_any, &ss, w) == 0 && ss.count == total && ss.bad == 0 &&
+	       w->events == total && w->bad == 0;
+	tb_shm_close(rec);
+	return good;
+}
+
+/* The region's thread table, mapped shared (the test reads and presets it). */
+struct table_map {
+	void *mem;
+	size_t size;
+	struct tb_thread_table *t;
+};
+
+static int map_table(const char *path, struct table_map *m)
+{
+	int fd = open(path, O_RDWR);
+	struct tb_region hdr;
+
+	if (fd < 0 || pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	m->size = hdr.size;
+	m->mem = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m->mem == MAP_FAILED)
+		return 0;
+	m->t = region_threads(m->mem);
+	return 1;
+}
+
+static uint64_t owner_of(pid_t pid, pid_t tid)
+{
+	return (uint64_t)pid << 32 | (uint32_t)tid;
+}
+
+/* A child process: fn(path), which ends with the process killing itself; its exit status. */
+static int run_child(int (*fn)(const char *), const char *path)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(path));
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+static int killed(int status)
+{
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+static struct tb_ring *child_ring(const char *path)
+{
+	struct tb_shm *s;
+
+	return tb_shm_attach(path, TB_SHM_WRITER, &s) < 0 ? NULL : tb_shm_ring(s);
+}
+
+static int write_n(struct tb_ring *ring, uint32_t first, uint32_t n)
+{
+	uint8_t buf[SMALL];
+
+	for (uint32_t i = first; i < first + n; i++) {
+		fill(buf, SMALL, i);
+		if (tb_write(ring, buf, SMALL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* -- several threads of one process, killed mid-write */
+
+#define THREADS 4
+#define PER_THREAD 50
+static struct tb_ring *threads_ring;
+static pthread_barrier_t threads_ready;
+
+/* Thread k: its events, then a reservation held (filled, never committed) until the process dies. */
+static void *thread_writer(void *arg)
+{
+	uint32_t k = (uint32_t)(uintptr_t)arg;
+	void *p;
+
+	write_n(threads_ring, k * PER_THREAD, PER_THREAD);
+	p = tb_reserve(threads_ring, SMALL);
+	if (p)
+		fill(p, SMALL, 9999);
+	pthread_barrier_wait(&threads_ready);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* THREADS threads each hold a write begun; the main thread dies at a point of its own write's section. */
+static int threads_child(const char *path)
+{
+	pthread_t th[THREADS];
+
+	if (!(threads_ring = child_ring(path)))
+		return 1;
+	pthread_barrier_init(&threads_ready, NULL, THREADS + 1);
+	for (uintptr_t k = 0; k < THREADS; k++)
+		pthread_create(&th[k], NULL, thread_writer, (void *)k);
+	pthread_barrier_wait(&threads_ready);
+	write_n(threads_ring, THREADS * PER_THREAD, PER_THREAD);
+	tb__crash_sig = SIGKILL;
+	tb__crash_at = TB_CP_FAST_PAYLOAD;
+	write_n(threads_ring, THREADS * PER_THREAD + PER_THREAD, 1);
+	return 3;
+}
+
+static void test_threads_killed(void)
+{
+	struct tb_shm *s = small_session();
+	struct tb_shm_window w = {0};
+	int status = s ? run_child(threads_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "%d threads holding writes begun, the main thread killed in its own", THREADS);
+	int good = s && recovered_all(tb_shm_path(s), (THREADS + 1) * PER_THREAD, &w);
+
+	ok(good, "every thread's committed events recovered, each once, intact (%llu)", (unsigned long long)w.events);
+	ok(w.in_flight_exact && w.in_flight == THREADS + 1, "exactly %d writes in flight (%llu)", THREADS + 1,
+	   (unsigned long long)w.in_flight);
+	tb_shm_close(s);
+}
+
+/* -- a slot reused after its thread exited */
+
+static struct tb_ring *reuse_ring;
+static void *write_ten(void *arg)
+{
+	(void)arg;
+	write_n(reuse_ring, 0, 10);
+	return NULL;
+}
+
+/* A thread writes 10 and exits; the next thread must get its slot back, count and all. Exit 0..: what failed. */
+static int reuse_child(const char *path)
+{
+	struct table_map m;
+	pthread_t th;
+	uint64_t before = 0;
+	int slot = -1;
+
+	if (!(reuse_ring = child_ring(path)) || !map_table(path, &m))
+		return 1;
+	pthread_create(&th, NULL, write_ten, NULL);
+	pthread_join(th, NULL);
+	for (int i = 0; i < TB_THREAD_SLOTS; i++)
+		if (m.t->slot[i].begun == 10 && slot < 0)
+			slot = i;
+	if (slot < 0 || atomic_load(&m.t->slot[slot].owner) != 0)
+		return 4; /* the exited thread's slot: its 10, and given back */
+	before = m.t->slot[slot].begun;
+	write_n(reuse_ring, 10, 5);
+	if (atomic_load(&m.t->slot[slot].owner) != owner_of(getpid(), (pid_t)syscall(SYS_gettid)) ||
+	    m.t->slot[slot].begun != before + 5)
+		return 5; /* this thread took the same slot and went on counting */
+	tb__crash_sig = SIGKILL;
+	tb__crash_at = TB_CP_FAST_TIME;
+	write_n(reuse_ring, 15, 1);
+	return 3;
+}
+
+static void test_slot_reused(void)
+{
+	struct tb_shm *s = small_session();
+	struct tb_shm_window w = {0};
+	int status = s ? run_child(reuse_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "a thread's slot, given back at its exit, taken by the next thread with its count (status %d)",
+	   WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+	int good = s && recovered_all(tb_shm_path(s), 15, &w);
+
+	ok(good && w.in_flight_exact && w.in_flight == 1, "both threads' events recovered, exactly 1 write in flight (%llu)",
+	   (unsigned long long)w.in_flight);
+	tb_shm_close(s);
+}
+
+/* -- reservations: held, discarded, refused */
+
+static int reserve_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+	void *held[TB_MAX_NEST], *p;
+
+	if (!ring)
+		return 1;
+	write_n(ring, 0, 10);
+	/* discarded: not in flight */
+	if (!(p = tb_reserve(ring, SMALL)))
+		return 2;
+	tb_discard(ring, p);
+	/* too big, and nested too deep: refused, not in flight */
+	if (tb_reserve(ring, TB_RESERVE_MAX + 1))
+		return 2;
+	for (int i = 0; i < TB_MAX_NEST; i++)
+		if (!(held[i] = tb_reserve(ring, SMALL)))
+			return 2;
+	if (tb_reserve(ring, SMALL))
+		return 2;
+	/* one committed, TB_MAX_NEST - 1 held when the process dies */
+	fill(held[TB_MAX_NEST - 1], SMALL, 10);
+	if (tb_commit(ring, held[TB_MAX_NEST - 1]) < 0)
+		return 2;
+	kill(getpid(), SIGKILL);
+	return 3;
+}
+
+static void test_reservations(void)
+{
+	struct tb_shm *s = small_session();
+	struct tb_shm_window w = {0};
+	int status = s ? run_child(reserve_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "reservations discarded, refused, committed and held, then killed");
+	int good = s && recovered_all(tb_shm_path(s), 11, &w);
+
+	ok(good, "the committed events recovered");
+	ok(w.in_flight_exact && w.in_flight == TB_MAX_NEST - 1,
+	   "the %d reservations held are in flight, exactly; the discarded and refused ones are not (%llu)",
+	   TB_MAX_NEST - 1, (unsigned long long)w.in_flight);
+	tb_shm_close(s);
+}
+
+/* -- refused writes */
+
+static int refused_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+	static uint8_t big[8192];
+
+	if (!ring)
+		return 1;
+	write_n(ring, 0, 10);
+	if (tb_write(ring, big, sizeof(big)) != -E2BIG)
+		return 2;
+	tb_ring_set_recording(ring, 0);
+	if (write_n(ring, 10, 1) == 0) /* -EAGAIN */
+		return 2;
+	tb_ring_set_recording(ring, 1);
+	kill(getpid(), SIGKILL);
+	return 3;
+}
+
+/* Producer/consumer and full: the writes refused with -ENOSPC. */
+static int full_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+	uint32_t i = 0;
+	uint8_t buf[SMALL];
+	cpu_set_t one;
+	int rc = 0;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one); /* one CPU's buffer fills */
+	if (!ring)
+		return 1;
+	for (; i < MAX_EVENTS && rc == 0; i++) {
+		fill(buf, SMALL, i);
+		rc = tb_write(ring, buf, SMALL);
+	}
+	if (rc != -ENOSPC)
+		return 2;
+	for (int k = 0; k < 100; k++)
+		if (tb_write(ring, buf, SMALL) != -ENOSPC)
+			return 2;
+	kill(getpid(), SIGKILL);
+	return 3;
+}
+
+static void test_refused(void)
+{
+	struct tb_ring_opts ro;
+	struct tb_shm_opts so = {.ring = &ro};
+	struct tb_shm *s = small_session(), *p = NULL;
+	struct tb_shm_window w = {0};
+	int status = s ? run_child(refused_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "writes refused: too big, recording off; then killed");
+	int good = s && recovered_all(tb_shm_path(s), 10, &w);
+
+	ok(good && w.in_flight_exact && w.in_flight == 0, "refused writes are not in flight (%llu)",
+	   (unsigned long long)w.in_flight);
+	tb_shm_close(s);
+
+	tb_ring_opts_default(&ro);
+	ro.size_kb = 8;
+	ro.overwrite = 0;
+	if (tb_shm_create(&so, &p) == 0)
+		status = run_child(full_child, tb_shm_path(p));
+	ok(p && killed(status), "a producer/consumer ring written until full, then refused 100 times, then killed");
+	memset(&w, 0, sizeof(w));
+	if (p) {
+		struct tb_shm *rec;
+		static struct seen_set ss;
+		memset(&ss, 0, sizeof(ss));
+		ss.total = MAX_EVENTS;
+		if (tb_shm_load(tb_shm_path(p), &rec) == 0) {
+			tb_shm_window(tb_shm_ring(rec), check_any, &ss, &w);
+			tb_shm_close(rec);
+		}
+		ok(ss.bad == 0 && w.events > 0 && w.in_flight_exact && w.in_flight == 0,
+		   "%llu events recovered, none of the writes refused as full in flight (%llu)",
+		   (unsigned long long)w.events, (unsigned long long)w.in_flight);
+	} else {
+		ok(0, "a producer/consumer session");
+	}
+	tb_shm_close(p);
+}
+
+/* -- a table with no free slot: the shared count; a dead owner's slot taken over */
+
+static int table_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+
+	if (!ring)
+		return 1;
+	write_n(ring, 0, 10);
+	tb__crash_sig = SIGKILL;
+	tb__crash_at = TB_CP_FAST_HEADER;
+	write_n(ring, 10, 1);
+	return 3;
+}
+
+/* Every slot preset to owner (a live thread, or a dead one) with a count of 7, as if it had written that. */
+static int preset_table(const char *path, uint64_t owner, struct table_map *m)
+{
+	if (!map_table(path, m))
+		return 0;
+	for (int i = 0; i < TB_THREAD_SLOTS; i++) {
+		atomic_store(&m->t->slot[i].owner, owner);
+		m->t->slot[i].begun = 0;
+	}
+	return 1;
+}
+
+static void test_table_full(void)
+{
+	struct tb_shm *s = small_session();
+	struct table_map m = {0};
+	struct tb_shm_window w = {0};
+	int status = 0, mine = 0, good;
+	pid_t dead;
+
+	/* every slot held by this (live) thread of another process: the child finds none */
+	if (s && preset_table(tb_shm_path(s), owner_of(getpid(), (pid_t)syscall(SYS_gettid)), &m))
+		status = run_child(table_child, tb_shm_path(s));
+	ok(s && killed(status) && m.t && atomic_load(&m.t->shared_begun) == 11,
+	   "a full table: the writer counts its 11 writes begun in the shared word (%llu)",
+	   m.t ? (unsigned long long)atomic_load(&m.t->shared_begun) : 0ull);
+	good = s && recovered_all(tb_shm_path(s), 10, &w);
+	ok(good && w.in_flight_exact && w.in_flight == 1, "recovered, exactly 1 write in flight (%llu)",
+	   (unsigned long long)w.in_flight);
+	if (m.mem)
+		munmap(m.mem, m.size);
+	tb_shm_close(s);
+
+	/* every slot held by a thread that is gone: the child takes one over and goes on from its count */
+	s = small_session();
+	memset(&m, 0, sizeof(m));
+	fflush(stdout);
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	status = 0;
+	if (s && preset_table(tb_shm_path(s), owner_of(dead, dead), &m))
+		status = run_child(table_child, tb_shm_path(s));
+	for (int i = 0; m.t && i < TB_THREAD_SLOTS; i++)
+		mine += atomic_load(&m.t->slot[i].owner) != owner_of(dead, dead);
+	ok(s && killed(status) && mine == 1 && atomic_load(&m.t->shared_begun) == 0,
+	   "a table of dead owners: the writer took over one slot (%d), nothing shared", mine);
+	good = s && recovered_all(tb_shm_path(s), 10, &w);
+	ok(good && w.in_flight_exact && w.in_flight == 1, "recovered, exactly 1 write in flight (%llu)",
+	   (unsigned long long)w.in_flight);
+	if (m.mem)
+		munmap(m.mem, m.size);
+	tb_shm_close(s);
+}
+
 int main(void)
 {
 	struct tb_ring_opts ro;
@@ -350,5 +792,10 @@ int main(void)
 		run(&scenarios[i]);
 	test_two_processes_one_cpu();
 	test_signal_nested();
+	test_threads_killed();
+	test_slot_reused();
+	test_reservations();
+	test_refused();
+	test_table_full();
 	return done_testing();
 }
