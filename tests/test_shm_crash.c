@@ -130,9 +130,18 @@ static int child(const char *path, const struct scenario *sc, struct tb_ring *cr
 	return 3;
 }
 
+/*
+ * What recovery handed over.  total 0: events numbered in order from 0
+ * (one writer); else, where writers of several threads and CPUs
+ * interleave, every number below total must come back exactly once.
+ * Either way each payload must be its number's pattern.
+ */
+#define MAX_EVENTS 4096
 struct seen {
 	uint32_t len;
 	uint32_t count, bad;
+	uint32_t total;
+	uint8_t got[MAX_EVENTS];
 };
 
 static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
@@ -141,6 +150,7 @@ static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
 	struct tb_page_cursor cur;
 	struct tb_record rec;
 	uint8_t want[PAGEFUL];
+	uint32_t i;
 	int rc;
 
 	(void)cpu;
@@ -149,8 +159,12 @@ static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
 		return 0;
 	}
 	while ((rc = tb_page_next_data(&cur, &rec)) == 1) {
-		fill(want, sn->len, sn->count);
-		if (rec.len < sn->len || memcmp(rec.data, want, sn->len))
+		i = sn->count;
+		if (sn->total && rec.len >= 4)
+			memcpy(&i, rec.data, 4);
+		fill(want, sn->len, i);
+		if (rec.len < sn->len || memcmp(rec.data, want, sn->len) ||
+		    (sn->total && (i >= sn->total || i >= MAX_EVENTS || sn->got[i]++)))
 			sn->bad++;
 		sn->count++;
 	}
@@ -164,7 +178,7 @@ static void run(const struct scenario *sc)
 	struct tb_shm_opts so = {.ring = &ro};
 	struct tb_shm *s, *rec;
 	struct tb_shm_window w;
-	struct seen sn = {sc->len, 0, 0};
+	struct seen sn = {.len = sc->len};
 	uint32_t want = sc->before + (sc->committed ? 1 : 0);
 	int status;
 	pid_t pid;
@@ -263,7 +277,7 @@ static pid_t run_writer(const char *path, uint32_t first, int sig, int with_hand
 /* Recovered: events numbered 0..want-1 in order, none torn; the in-flight count in *in_flight, if exact. */
 static int recovered(const char *path, uint32_t want, uint64_t *in_flight)
 {
-	struct seen sn = {SMALL, 0, 0};
+	struct seen sn = {.len = SMALL};
 	struct tb_shm_window w;
 	struct tb_shm *rec;
 	int good;
@@ -338,54 +352,19 @@ static void test_signal_nested(void)
 
 /* ------------------------------------------ the table of writes begun */
 
-/*
- * Payload checks where writers of several threads and CPUs interleave:
- * each event carries its number and the pattern of that number, and every
- * number below total must come back exactly once.
- */
-#define MAX_EVENTS 4096
-struct seen_set {
-	uint8_t got[MAX_EVENTS];
-	uint32_t count, bad, total;
-};
-
-static int check_any(void *ctx, unsigned cpu, const void *page, size_t size)
-{
-	struct seen_set *ss = ctx;
-	struct tb_page_cursor cur;
-	struct tb_record rec;
-	uint8_t want[SMALL];
-	uint32_t i;
-	int rc;
-
-	(void)cpu;
-	if (tb_page_cursor_init(&cur, page, size) < 0) {
-		ss->bad++;
-		return 0;
-	}
-	while ((rc = tb_page_next_data(&cur, &rec)) == 1) {
-		memcpy(&i, rec.data, 4);
-		fill(want, SMALL, i);
-		if (rec.len < SMALL || memcmp(rec.data, want, SMALL) || i >= ss->total || ss->got[i]++)
-			ss->bad++;
-		ss->count++;
-	}
-	ss->bad += rc < 0;
-	return 0;
-}
-
 /* The recovered window of path: events numbered 0..total-1, each once, intact; the window's counts in *w. */
 static int recovered_all(const char *path, uint32_t total, struct tb_shm_window *w)
 {
-	static struct seen_set ss;
+	static struct seen ss;
 	struct tb_shm *rec;
 	int good;
 
 	memset(&ss, 0, sizeof(ss));
+	ss.len = SMALL;
 	ss.total = total;
 	if (tb_shm_load(path, &rec) < 0)
 		return 0;
-	good = tb_shm_window(tb_shm_ring(rec), check_any, &ss, w) == 0 && ss.count == total && ss.bad == 0 &&
+	good = tb_shm_window(tb_shm_ring(rec), check_page, &ss, w) == 0 && ss.count == total && ss.bad == 0 &&
 	       w->events == total && w->bad == 0;
 	tb_shm_close(rec);
 	return good;
@@ -686,11 +665,12 @@ static void test_refused(void)
 	memset(&w, 0, sizeof(w));
 	if (p) {
 		struct tb_shm *rec;
-		static struct seen_set ss;
+		static struct seen ss;
 		memset(&ss, 0, sizeof(ss));
+		ss.len = SMALL;
 		ss.total = MAX_EVENTS;
 		if (tb_shm_load(tb_shm_path(p), &rec) == 0) {
-			tb_shm_window(tb_shm_ring(rec), check_any, &ss, &w);
+			tb_shm_window(tb_shm_ring(rec), check_page, &ss, &w);
 			tb_shm_close(rec);
 		}
 		ok(ss.bad == 0 && w.events > 0 && w.in_flight_exact && w.in_flight == 0,
@@ -717,7 +697,7 @@ static int table_child(const char *path)
 	return 3;
 }
 
-/* Every slot preset to owner (a live thread, or a dead one) with a count of 7, as if it had written that. */
+/* Every slot preset to owner (a live thread, or a dead one), its count 0: as if it had written nothing. */
 static int preset_table(const char *path, uint64_t owner, struct table_map *m)
 {
 	if (!map_table(path, m))
@@ -729,48 +709,56 @@ static int preset_table(const char *path, uint64_t owner, struct table_map *m)
 	return 1;
 }
 
-static void test_table_full(void)
+/* A session whose table is all owner's; the child's status, the table mapped in *m. */
+static struct tb_shm *table_run(uint64_t owner, struct table_map *m, int *status)
 {
 	struct tb_shm *s = small_session();
-	struct table_map m = {0};
+
+	memset(m, 0, sizeof(*m));
+	*status = 0;
+	if (s && preset_table(tb_shm_path(s), owner, m))
+		*status = run_child(table_child, tb_shm_path(s));
+	return s;
+}
+
+static void table_recovered(struct tb_shm *s, struct table_map *m)
+{
 	struct tb_shm_window w = {0};
-	int status = 0, mine = 0, good;
+	int good = s && recovered_all(tb_shm_path(s), 10, &w);
+
+	ok(good && w.in_flight_exact && w.in_flight == 1, "recovered, exactly 1 write in flight (%llu)",
+	   (unsigned long long)w.in_flight);
+	if (m->mem)
+		munmap(m->mem, m->size);
+	tb_shm_close(s);
+}
+
+static void test_table_full(void)
+{
+	struct table_map m;
+	struct tb_shm *s;
+	int status, mine = 0;
 	pid_t dead;
 
 	/* every slot held by this (live) thread of another process: the child finds none */
-	if (s && preset_table(tb_shm_path(s), owner_of(getpid(), (pid_t)syscall(SYS_gettid)), &m))
-		status = run_child(table_child, tb_shm_path(s));
+	s = table_run(owner_of(getpid(), (pid_t)syscall(SYS_gettid)), &m, &status);
 	ok(s && killed(status) && m.t && atomic_load(&m.t->shared_begun) == 11,
 	   "a full table: the writer counts its 11 writes begun in the shared word (%llu)",
 	   m.t ? (unsigned long long)atomic_load(&m.t->shared_begun) : 0ull);
-	good = s && recovered_all(tb_shm_path(s), 10, &w);
-	ok(good && w.in_flight_exact && w.in_flight == 1, "recovered, exactly 1 write in flight (%llu)",
-	   (unsigned long long)w.in_flight);
-	if (m.mem)
-		munmap(m.mem, m.size);
-	tb_shm_close(s);
+	table_recovered(s, &m);
 
-	/* every slot held by a thread that is gone: the child takes one over and goes on from its count */
-	s = small_session();
-	memset(&m, 0, sizeof(m));
+	/* every slot held by a thread that is gone: the child takes one over */
 	fflush(stdout);
 	dead = fork();
 	if (dead == 0)
 		_exit(0);
 	waitpid(dead, NULL, 0);
-	status = 0;
-	if (s && preset_table(tb_shm_path(s), owner_of(dead, dead), &m))
-		status = run_child(table_child, tb_shm_path(s));
+	s = table_run(owner_of(dead, dead), &m, &status);
 	for (int i = 0; m.t && i < TB_THREAD_SLOTS; i++)
 		mine += atomic_load(&m.t->slot[i].owner) != owner_of(dead, dead);
-	ok(s && killed(status) && mine == 1 && atomic_load(&m.t->shared_begun) == 0,
+	ok(s && killed(status) && mine == 1 && m.t && atomic_load(&m.t->shared_begun) == 0,
 	   "a table of dead owners: the writer took over one slot (%d), nothing shared", mine);
-	good = s && recovered_all(tb_shm_path(s), 10, &w);
-	ok(good && w.in_flight_exact && w.in_flight == 1, "recovered, exactly 1 write in flight (%llu)",
-	   (unsigned long long)w.in_flight);
-	if (m.mem)
-		munmap(m.mem, m.size);
-	tb_shm_close(s);
+	table_recovered(s, &m);
 }
 
 int main(void)

@@ -13,7 +13,12 @@
  * After creation the write path (tb_write, tb_reserve/tb_commit) makes no
  * allocation, takes no lock and makes no system call; it never blocks and
  * never fails silently: every event it does not store is counted (see
- * tracebuf/stats.h).  It is async-signal-safe.
+ * tracebuf/stats.h).  It is async-signal-safe.  One exception: a thread's
+ * first write on a ring claims the thread's slot in the ring's table of
+ * writes begun (what makes crash recovery's count of writes in flight
+ * exact): a scan of the table and a compare-and-swap, and the thread's id,
+ * read with two system calls once per thread (by tb_thread_init() if
+ * called first).
  *
  * Errors are negative errno values.
  *
@@ -132,7 +137,7 @@ int tb_commit(struct tb_ring *ring, void *event);
 /* Drop the innermost reservation without writing it. */
 void tb_discard(struct tb_ring *ring, void *event);
 
-/* Touch this thread's reservation scratch (call before signal handlers may trace). */
+/* Touch this thread's reservation scratch and read its id (call before signal handlers may trace). */
 void tb_thread_init(void);
 
 /* The kernel's buffer_size_kb arithmetic (see docs/design.md). */

@@ -932,6 +932,7 @@ void tb_thread_init(void)
 {
 	/* The first touch of TLS in a dlopen'ed library may allocate: do it here. */
 	__atomic_store_n(&tls.depth, tls.depth, __ATOMIC_RELAXED);
+	tb__count_thread_init();
 }
 
 void *tb_reserve(struct tb_ring *ring, uint32_t len)

@@ -98,6 +98,8 @@ TB_HIDDEN int tb__write_miss(struct tb_ring *ring, const void *data, uint32_t le
 TB_HIDDEN void tb__count_ring_born(struct tb_ring *ring);
 TB_HIDDEN void tb__count_ring_renew(struct tb_ring *ring);
 TB_HIDDEN void tb__count_ring_gone(struct tb_ring *ring);
+/* tb_thread_init: the count's thread-local state touched, the thread's id read (no syscall in a first write). */
+TB_HIDDEN void tb__count_thread_init(void);
 /* A new or reset region's table: every count 0 (owners kept on reset: their threads go on). */
 TB_HIDDEN void tb__thread_table_init(struct tb_region *r, int keep_owners);
 
