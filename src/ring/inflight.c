@@ -40,8 +40,8 @@
 
 #include "ring_internal.h"
 
-/* The thread's last slot: count_key | index (see above).  Initial-exec: the fast path reads it at %fs. */
-__attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t tb__wcache;
+/* The thread's last slot: count_key | offset (see above); the fast path reads it through a TLS descriptor. */
+__attribute__((visibility("hidden"))) __thread uint64_t tb__wcache;
 
 /*
  * The thread's claims: one per handle it wrote with, for the count's slow

@@ -88,7 +88,16 @@ tb_write:
 tb__write:
 	.cfi_startproc
 	_CET_ENDBR
-	movq	tb__wcache@gottpoff(%rip), %rax
+	/*
+	 * TLS descriptor: linked into a program, the linker makes this a
+	 * constant; in libtracebuf.so a call that preserves every register
+	 * but %rax (and returns at once for a library loaded at start), which
+	 * keeps the library loadable by dlopen: its 20 KiB of reservation
+	 * scratch need not fit in the static TLS block.  Before anything goes
+	 * into the red zone, which the call's return address takes.
+	 */
+	leaq	tb__wcache@TLSDESC(%rip), %rax
+	call	*tb__wcache@TLSCALL(%rax)
 	movq	%fs:(%rax), %rax		/* the thread's slot: count_key | its offset in the table, one load */
 	xorq	WF_RING_COUNT_KEY(%rdi), %rax	/* the slot's offset, if it is this ring's */
 	cmpq	$WF_THREAD_SLOTS << WF_THREAD_SLOT_SHIFT, %rax
