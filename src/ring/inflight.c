@@ -24,9 +24,9 @@
  *       writes ever counted in the region.
  *
  * The thread's cache, tb__wcache, is one word: the handle's count_key (its
- * number << 16) | the slot's byte offset in the table (index << 6).  One word, so a signal handler that
- * changes it (a write on another ring) never leaves a ring's number beside
- * another ring's slot; one load and an xor in the fast path tell whether it
+ * number << 16) | the slot's byte offset in the table (index << 6).  One
+ * word, so a signal handler that changes it (a write on another ring) never
+ * leaves a ring's number beside another ring's slot; one load and an xor in the fast path tell whether it
  * is this ring's.  Handle numbers are never reused, so a cache left from a
  * destroyed ring matches no ring.  Everything else here is the slow path of
  * a thread's first write on a ring (a scan of the table, a CAS) or of a
@@ -143,6 +143,8 @@ static struct claim *thread_claim(struct tb_ring *ring)
 
 	if (c)
 		return c;
+	if (tw.n >= CLAIMS)
+		return NULL; /* no entry to file a slot under: the shared count, without a scan per write */
 	slot = claim_slot(ring->r);
 	i = __atomic_fetch_add(&tw.n, 1, __ATOMIC_RELAXED); /* a handler's claim takes the next entry */
 	if (i >= CLAIMS) {
