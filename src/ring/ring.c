@@ -115,6 +115,8 @@ static int blob_geometry(const struct tb_ring_opts *o, struct geometry *g)
 
 	if (o->blob_kb > BLOB_MAX_KB)
 		return -EINVAL;
+	/* no area: offsets 0, not whatever the caller's stack held (the region stores them) */
+	g->blob_words_off = g->blob_data_off = 0;
 	g->blob_chunks = (o->blob_kb * 1024 + BLOB_CHUNK - 1) / BLOB_CHUNK;
 	if (!g->blob_chunks)
 		return 0;
