@@ -201,6 +201,12 @@ $(B)/tests/tp_%.so: tests/plugins/tp_%.c tests/plugins/tp_shared.h $(HEADERS)
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: TEST_LDFLAGS := -rdynamic
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: $(TEST_PLUGIN)
 
+# test_so_dlopen: a program not linked with libtracebuf dlopens libtracebuf.so.
+$(B)/tests/test_so_dlopen: tests/test_so_dlopen.c $(wildcard tests/lib/*.h) $(B)/libtracebuf.so $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -o $@ $< -ldl -lpthread
+
 $(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")

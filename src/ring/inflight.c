@@ -40,8 +40,14 @@
 
 #include "ring_internal.h"
 
-/* The thread's last slot: count_key | offset (see above); the fast path reads it through a TLS descriptor. */
-__attribute__((visibility("hidden"))) __thread uint64_t tb__wcache;
+/*
+ * The thread's last slot: count_key | offset (see above).  Initial-exec: an
+ * offset from the thread pointer, also in libtracebuf.so, where it puts the
+ * library's whole TLS in the static TLS block; dlopen finds room for it in
+ * glibc's surplus only because the library keeps its TLS small (a few
+ * hundred bytes: tb_reserve's scratch and shm.c's messages are not in it).
+ */
+__attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t tb__wcache;
 
 /*
  * The thread's claims: one per handle it wrote with, for the count's slow
@@ -158,7 +164,7 @@ static struct claim *thread_claim(struct tb_ring *ring)
 	c->owner = slot >= 0 ? &region_threads(ring->r)->slot[slot].owner : NULL;
 	atomic_signal_fence(memory_order_seq_cst); /* the entry is whole before a handler can find it */
 	c->key = ring->count_key;
-	pthread_setspecific(exit_key, (void *)1); /* exit_release runs at this thread's exit */
+	tb__thread_exit_arm();
 	return c;
 }
 
@@ -221,9 +227,18 @@ int tb_write(struct tb_ring *ring, const void *data, uint32_t len)
 
 /* ------------------------------------------------------------ threads and handles */
 
+static void init_once(void);
+
 void tb__count_thread_init(void)
 {
+	pthread_once(&once, init_once); /* the exit key, before any ring may have made it */
 	my_id();
+}
+
+/* exit_release runs at this thread's exit (the key exists: a ring or tb_thread_init made it). */
+void tb__thread_exit_arm(void)
+{
+	pthread_setspecific(exit_key, (void *)1);
 }
 
 static int key_alive(uint64_t key)
@@ -234,12 +249,13 @@ static int key_alive(uint64_t key)
 	return 0;
 }
 
-/* Thread exit: give back the slots of the handles still alive, counts kept (C3). */
+/* Thread exit: give back the slots of the handles still alive, counts kept (C3); unmap the reservation scratch. */
 static void exit_release(void *unused)
 {
 	uint64_t me = tw.me;
 
 	(void)unused;
+	tb__scratch_release();
 	tb__wcache = 0;
 	pthread_mutex_lock(&live_lock);
 	for (unsigned i = 0; i < tw.n && i < CLAIMS; i++) {

@@ -922,25 +922,75 @@ int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len)
 
 /* ------------------------------------------------------------ reserve/commit */
 
-struct tb_tls {
+/*
+ * A thread's reservation scratch: TB_MAX_NEST levels of TB_RESERVE_MAX
+ * bytes, 20 KiB.  Not in TLS: a library whose TLS is that big cannot be
+ * read with the initial-exec model (tb_write's count, inflight.c) and
+ * still be loaded by dlopen, which has only a small surplus of static TLS.
+ * So it is anonymous memory mapped by the thread's first tb_reserve (or by
+ * tb_thread_init) and unmapped at the thread's exit (inflight.c's key
+ * destructor); the TLS keeps a pointer.  mmap and munmap are
+ * async-signal-safe.  A signal handler's first reserve may interrupt the
+ * thread's own between its mmap and the install: both map, one installs
+ * with a compare-and-swap on the pointer and the other unmaps its copy.
+ * Fresh anonymous memory is zero: depth 0.
+ */
+struct tb_scratch {
 	unsigned depth;
 	uint32_t len[TB_MAX_NEST];
 	_Alignas(8) uint8_t scratch[TB_MAX_NEST][TB_RESERVE_MAX];
 };
 
-static __thread struct tb_tls tls;
+static __thread __attribute__((tls_model("initial-exec"))) struct tb_scratch *tls;
+
+/* The thread's scratch, mapped now if it is not yet; NULL: mmap failed. */
+static struct tb_scratch *thread_scratch(void)
+{
+	struct tb_scratch *s = __atomic_load_n(&tls, __ATOMIC_RELAXED), *expect = NULL;
+	void *m;
+
+	if (s)
+		return s;
+	m = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/*
+	 * relaxed: only this thread and its signal handlers read the pointer,
+	 * in program order; the CAS is one instruction, so a handler that
+	 * installed its own in between makes ours the loser.
+	 */
+	if (!__atomic_compare_exchange_n(&tls, &expect, m, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		munmap(m, sizeof(*s));
+		return expect;
+	}
+	tb__thread_exit_arm(); /* unmapped at this thread's exit */
+	return m;
+}
+
+void tb__scratch_release(void)
+{
+	struct tb_scratch *s = __atomic_exchange_n(&tls, NULL, __ATOMIC_RELAXED); /* this thread only */
+
+	if (s)
+		munmap(s, sizeof(*s));
+}
 
 void tb_thread_init(void)
 {
-	/* The first touch of TLS in a dlopen'ed library may allocate: do it here. */
-	__atomic_store_n(&tls.depth, tls.depth, __ATOMIC_RELAXED);
-	tb__count_thread_init();
+	tb__count_thread_init(); /* first: makes the key whose destructor unmaps the scratch */
+	(void)thread_scratch();
 }
 
 void *tb_reserve(struct tb_ring *ring, uint32_t len)
 {
-	unsigned depth = tls.depth;
+	struct tb_scratch *s = thread_scratch();
+	unsigned depth;
 
+	if (!s) {
+		COUNT_REFUSED(ring, nested); /* no scratch to give: as if no level were free */
+		return NULL;
+	}
+	depth = s->depth;
 	if (depth >= TB_MAX_NEST) {
 		COUNT_REFUSED(ring, nested);
 		return NULL;
@@ -956,30 +1006,33 @@ void *tb_reserve(struct tb_ring *ring, uint32_t len)
 	 */
 	/* a reservation is a write begun: in flight until tb_commit publishes it or tb_discard drops it */
 	tb__count_begun(ring);
-	tls.depth = depth + 1;
+	s->depth = depth + 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	tls.len[depth] = len;
-	return tls.scratch[depth];
+	s->len[depth] = len;
+	return s->scratch[depth];
 }
 
 int tb_commit(struct tb_ring *ring, void *event)
 {
-	unsigned depth = tls.depth;
+	struct tb_scratch *s = tls;
+	unsigned depth = s ? s->depth : 0;
 	int rc;
 
-	if (depth == 0 || event != tls.scratch[depth - 1])
+	if (depth == 0 || event != s->scratch[depth - 1])
 		return -EINVAL;
-	rc = tb__write_counted(ring, event, tls.len[depth - 1]); /* counted by tb_reserve */
+	rc = tb__write_counted(ring, event, s->len[depth - 1]); /* counted by tb_reserve */
 	/* The scratch stays ours until the copy is published. */
 	atomic_signal_fence(memory_order_seq_cst);
-	tls.depth = depth - 1;
+	s->depth = depth - 1;
 	return rc;
 }
 
 void tb_discard(struct tb_ring *ring, void *event)
 {
-	if (event && tls.depth && event == tls.scratch[tls.depth - 1]) {
+	struct tb_scratch *s = tls;
+
+	if (event && s && s->depth && event == s->scratch[s->depth - 1]) {
 		tb__count_undo(ring);
-		tls.depth--;
+		s->depth--;
 	}
 }

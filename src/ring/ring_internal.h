@@ -100,6 +100,10 @@ TB_HIDDEN void tb__count_ring_renew(struct tb_ring *ring);
 TB_HIDDEN void tb__count_ring_gone(struct tb_ring *ring);
 /* tb_thread_init: the count's thread-local state touched, the thread's id read (no syscall in a first write). */
 TB_HIDDEN void tb__count_thread_init(void);
+/* At this thread's exit, release its slots and its reservation scratch (async-signal-safe in glibc). */
+TB_HIDDEN void tb__thread_exit_arm(void);
+/* The thread's reservation scratch unmapped (ring.c; thread exit). */
+TB_HIDDEN void tb__scratch_release(void);
 /* A new or reset region's table: every count 0 (owners kept on reset: their threads go on). */
 TB_HIDDEN void tb__thread_table_init(struct tb_region *r, int keep_owners);
 

@@ -89,15 +89,12 @@ tb__write:
 	.cfi_startproc
 	_CET_ENDBR
 	/*
-	 * TLS descriptor: linked into a program, the linker makes this a
-	 * constant; in libtracebuf.so a call that preserves every register
-	 * but %rax (and returns at once for a library loaded at start), which
-	 * keeps the library loadable by dlopen: its 20 KiB of reservation
-	 * scratch need not fit in the static TLS block.  Before anything goes
-	 * into the red zone, which the call's return address takes.
+	 * Initial-exec TLS: the word's offset from the thread pointer, from
+	 * the GOT; linked into a program the linker makes the load a constant.
+	 * libtracebuf.so stays loadable by dlopen because its TLS is small
+	 * (inflight.c says why).
 	 */
-	leaq	tb__wcache@TLSDESC(%rip), %rax
-	call	*tb__wcache@TLSCALL(%rax)
+	movq	tb__wcache@GOTTPOFF(%rip), %rax
 	movq	%fs:(%rax), %rax		/* the thread's slot: count_key | its offset in the table, one load */
 	xorq	WF_RING_COUNT_KEY(%rdi), %rax	/* the slot's offset, if it is this ring's */
 	cmpq	$WF_THREAD_SLOTS << WF_THREAD_SLOT_SHIFT, %rax
