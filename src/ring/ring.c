@@ -1014,7 +1014,7 @@ void *tb_reserve(struct tb_ring *ring, uint32_t len)
 
 int tb_commit(struct tb_ring *ring, void *event)
 {
-	struct tb_scratch *s = tls;
+	struct tb_scratch *s = __atomic_load_n(&tls, __ATOMIC_RELAXED); /* this thread's: see thread_scratch */
 	unsigned depth = s ? s->depth : 0;
 	int rc;
 
@@ -1029,7 +1029,7 @@ int tb_commit(struct tb_ring *ring, void *event)
 
 void tb_discard(struct tb_ring *ring, void *event)
 {
-	struct tb_scratch *s = tls;
+	struct tb_scratch *s = __atomic_load_n(&tls, __ATOMIC_RELAXED); /* this thread's: see thread_scratch */
 
 	if (event && s && s->depth && event == s->scratch[s->depth - 1]) {
 		tb__count_undo(ring);
