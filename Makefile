@@ -59,7 +59,7 @@ ZIP_LIBS := -lzstd -lz
 LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c reader.c stats.c blob.c shm.c shm_window.c shm_guard.c) \
+CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c inflight.c reader.c stats.c blob.c shm.c shm_window.c shm_guard.c) \
 	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
 		registry.c session.c session_ids.c blobsave.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
 		filter_parse.c filter_eval.c event_filter.c)
@@ -200,6 +200,12 @@ $(B)/tests/tp_%.so: tests/plugins/tp_%.c tests/plugins/tp_shared.h $(HEADERS)
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -fPIC -shared -o $@ $<
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: TEST_LDFLAGS := -rdynamic
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: $(TEST_PLUGIN)
+
+# test_so_dlopen: a program not linked with libtracebuf dlopens libtracebuf.so.
+$(B)/tests/test_so_dlopen: tests/test_so_dlopen.c $(wildcard tests/lib/*.h) $(B)/libtracebuf.so $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -o $@ $< -ldl -lpthread
 
 $(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)

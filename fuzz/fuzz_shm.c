@@ -8,14 +8,16 @@
  * and a consuming reader holding a page.  The input is XOR-ed over the
  * start of the header (bytes 0..) and, past a 0xff marker byte (or from
  * byte 256 on), over CPU 0's control block, slot table and page metadata,
- * so an all-zero input is the valid region and small inputs are small
+ * and past a second 0xff marker over the thread table (the counts of
+ * writes begun that recovery sums: docs/design.md §10), so an all-zero input is the valid region and small inputs are small
  * perturbations of it.  The result is put in a file, then read every way
  * a consumer does: tb_shm_load + tb_shm_window (recovery), tb_shm_attach as
  * a reader + the window, the iterator and consuming page reads.  Every
  * call must end, stay in bounds (ASan) and keep its promises: a refused
  * region says why; a page handed over decodes within its size (or its
  * decoder refuses it), and a window never counts more events than the
- * pages it handed over can hold.
+ * pages it handed over can hold, and an in-flight count said to be exact
+ * is one a table could hold (hostile counts make it a lower bound, said so).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -94,6 +96,8 @@ static void read_every_way(struct tb_shm *s)
 
 	CHECK(tb_shm_window(tb_shm_ring(s), check_page, NULL, &w) == 0);
 	CHECK(w.events <= w.pages * (4080 / 8)); /* what the pages handed over can hold */
+	CHECK(!(w.in_flight_exact && w.table_bad));
+	CHECK(!w.in_flight_exact || w.in_flight <= (uint64_t)(TB_THREAD_SLOTS + 1) << 12);
 	if (tb_iter_open(tb_shm_ring(s), &it) == 0) {
 		for (int i = 0; i < 100000 && tb_iter_next(it, &ev) == 1; i++)
 			;
@@ -109,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tb_region *h;
 	struct tb_shm *s;
 	uint8_t *mem;
-	size_t split = size < 256 ? size : 256, ctl;
+	size_t split = size < 256 ? size : 256, ctl, table = size;
 
 	if (!base)
 		build_base();
@@ -125,8 +129,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		mem[i] ^= data[i];
 	h = (struct tb_region *)base;
 	ctl = h->pages_offset; /* control block, slots, meta of CPU 0 */
-	for (size_t i = split + 1; i < size && i - split - 1 < ctl; i++)
+	for (size_t i = split + 1; i < size; i++)
+		if (data[i] == 0xff) {
+			table = i;
+			break;
+		}
+	for (size_t i = split + 1; i < table && i - split - 1 < ctl; i++)
 		mem[h->cpu_offset + i - split - 1] ^= data[i];
+	/* the thread table: its shared count, then each slot's owner and count */
+	for (size_t i = table + 1; i < size && i - table - 1 < sizeof(struct tb_thread_table); i++)
+		mem[h->thread_offset + i - table - 1] ^= data[i];
 	CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, mem, base_size, 0) == (ssize_t)base_size);
 	if (tb_shm_load(path, &s) == 0) {
 		read_every_way(s);

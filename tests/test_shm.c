@@ -278,6 +278,8 @@ static void m_kb(struct tb_region *r) { r->requested_kb = ~0ull; }
 static void m_mode(struct tb_region *r) { r->overwrite = 7; }
 static void m_clock(struct tb_region *r) { r->clock = 9; }
 static void m_blob(struct tb_region *r) { r->blob_chunks = 1; r->blob_chunk = 4096; }
+static void m_threads(struct tb_region *r) { r->thread_slots = 1u << 20; }
+static void m_thread_off(struct tb_region *r) { r->thread_offset = r->size - 64; }
 
 static const struct mutation mutations[] = {
     {"magic", "bad magic", m_magic},
@@ -297,6 +299,8 @@ static const struct mutation mutations[] = {
     {"overwrite 7", "bad mode or clock", m_mode},
     {"clock 9", "bad mode or clock", m_clock},
     {"a blob area the geometry has no room for", "offsets disagree", m_blob},
+    {"thread table of 2^20 slots", "offsets disagree", m_threads},
+    {"thread table at the region's end", "offsets disagree", m_thread_off},
 };
 
 static void test_hostile_headers(void)

@@ -7,23 +7,30 @@
  * does (tb_shm_load: a private copy; tb_shm_window) and must hold every
  * committed event - the K written before, plus the one being written iff
  * the point is past its commit - with the right payloads, nothing torn,
- * and the in-flight count the point implies: 1 once a section has stored
- * its time (the evidence a dead section leaves), 0 before that or after
- * the commit.
+ * and the in-flight count the point implies, exactly: 1 from the count of
+ * writes begun (the first point) to the commit, 0 after it.  Then the cases
+ * the region's table of writes begun per thread (src/ring/inflight.c) must
+ * get right: several writes in flight on one CPU (nested in a signal
+ * handler, two processes), several threads of one process, a slot reused
+ * after its thread exited, a reservation held, refusals, a full table.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define TB_CRASH_POINTS /* this test links the crash build of the library ($(B)/obj-crash) */
 #include "crash_point.h"
 #include "lib/tap.h"
+#include "ring_layout.h"
 #include "tracebuf/page.h"
 #include "tracebuf/shm.h"
 
@@ -46,26 +53,27 @@ struct scenario {
 #define PAGEFUL 1000 /* 4 per 4 KiB page: the 5th write enters a new page */
 
 static const struct scenario scenarios[] = {
-    {"fast path: entered, nothing stored", TB_CP_FAST_ENTERED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
-    {"fast path: fill stored", TB_CP_FAST_FILL, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
-    {"fast path: header stored", TB_CP_FAST_HEADER, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
-    {"fast path: payload stored", TB_CP_FAST_PAYLOAD, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"tb_write: counted as begun, nothing else", TB_CP_COUNTED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: entered, nothing stored", TB_CP_FAST_ENTERED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: fill stored", TB_CP_FAST_FILL, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: header stored", TB_CP_FAST_HEADER, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
+    {"fast path: payload stored", TB_CP_FAST_PAYLOAD, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
     {"fast path: time stored, tail word not", TB_CP_FAST_TIME, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
     {"fast path: committed", TB_CP_FAST_COMMITTED, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 0, 1, 0},
-    {"general path, large event: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 0},
+    {"general path, large event: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"general path, large event: words stored", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"general path, large event: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"general path, large event: committed", TB_CP_GEN_COMMITTED, API_WRITE, TB_CLOCK_TSC, LARGE, 10, 0, 1, 0},
     {"general path, mono clock: words stored", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_MONO, SMALL, 10, 0, 0, 1},
     {"general path, mono clock: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_MONO, SMALL, 10, 0, 0, 1},
-    {"page switch: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 0},
+    {"page switch: checked", TB_CP_GEN_CHECKED, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 1},
     {"page switch: words stored (new page entered, tail not)", TB_CP_GEN_WORDS, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 1},
     {"page switch: payload stored", TB_CP_GEN_PAYLOAD, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 0, 1},
     {"page switch: committed", TB_CP_GEN_COMMITTED, API_WRITE, TB_CLOCK_MONO, PAGEFUL, 4, 0, 1, 0},
-    {"tb_reserve/tb_commit, small: header stored", TB_CP_FAST_HEADER, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 0},
+    {"tb_reserve/tb_commit, small: header stored", TB_CP_FAST_HEADER, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
     {"tb_reserve/tb_commit, small: time stored", TB_CP_FAST_TIME, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 0, 1},
     {"tb_reserve/tb_commit, small: committed", TB_CP_FAST_COMMITTED, API_RESERVE, TB_CLOCK_TSC, SMALL, 10, 0, 1, 0},
-    {"tb_reserve/tb_commit, large: checked", TB_CP_GEN_CHECKED, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 0},
+    {"tb_reserve/tb_commit, large: checked", TB_CP_GEN_CHECKED, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"tb_reserve/tb_commit, large: payload stored", TB_CP_GEN_PAYLOAD, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 0, 1},
     {"tb_reserve/tb_commit, large: committed", TB_CP_GEN_COMMITTED, API_RESERVE, TB_CLOCK_TSC, LARGE, 10, 0, 1, 0},
     {"locked fallback: everything but the tail word", TB_CP_LOCKED_STORES, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 1, 0, 1},
@@ -122,9 +130,18 @@ static int child(const char *path, const struct scenario *sc, struct tb_ring *cr
 	return 3;
 }
 
+/*
+ * What recovery handed over.  total 0: events numbered in order from 0
+ * (one writer); else, where writers of several threads and CPUs
+ * interleave, every number below total must come back exactly once.
+ * Either way each payload must be its number's pattern.
+ */
+#define MAX_EVENTS 4096
 struct seen {
 	uint32_t len;
 	uint32_t count, bad;
+	uint32_t total;
+	uint8_t got[MAX_EVENTS];
 };
 
 static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
@@ -133,6 +150,7 @@ static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
 	struct tb_page_cursor cur;
 	struct tb_record rec;
 	uint8_t want[PAGEFUL];
+	uint32_t i;
 	int rc;
 
 	(void)cpu;
@@ -141,8 +159,12 @@ static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
 		return 0;
 	}
 	while ((rc = tb_page_next_data(&cur, &rec)) == 1) {
-		fill(want, sn->len, sn->count);
-		if (rec.len < sn->len || memcmp(rec.data, want, sn->len))
+		i = sn->count;
+		if (sn->total && rec.len >= 4)
+			memcpy(&i, rec.data, 4);
+		fill(want, sn->len, i);
+		if (rec.len < sn->len || memcmp(rec.data, want, sn->len) ||
+		    (sn->total && (i >= sn->total || i >= MAX_EVENTS || sn->got[i]++)))
 			sn->bad++;
 		sn->count++;
 	}
@@ -156,7 +178,7 @@ static void run(const struct scenario *sc)
 	struct tb_shm_opts so = {.ring = &ro};
 	struct tb_shm *s, *rec;
 	struct tb_shm_window w;
-	struct seen sn = {sc->len, 0, 0};
+	struct seen sn = {.len = sc->len};
 	uint32_t want = sc->before + (sc->committed ? 1 : 0);
 	int status;
 	pid_t pid;
@@ -176,7 +198,7 @@ static void run(const struct scenario *sc)
 	waitpid(pid, &status, 0);
 	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)) {
 		ok(0, "%s: the writer died at the point (exit %d)", sc->name,
-		   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		   WIFEXITED(status) ? WEXITSTATUS(status) : 0);
 		tb_shm_close(s);
 		return;
 	}
@@ -185,31 +207,14 @@ static void run(const struct scenario *sc)
 	} else {
 		ok(sn.count == want && sn.bad == 0 && w.events == want && w.bad == 0 && w.lost_before == 0,
 		   "%s: exactly the %u committed events, intact (%u, %u bad)", sc->name, want, sn.count, sn.bad);
-		ok(w.in_flight == (uint64_t)sc->in_flight, "%s: %d write in flight reported (%llu)", sc->name,
-		   sc->in_flight, (unsigned long long)w.in_flight);
+		ok(w.in_flight == (uint64_t)sc->in_flight && w.in_flight_exact, "%s: exactly %d write in flight reported (%llu)",
+		   sc->name, sc->in_flight, (unsigned long long)w.in_flight);
 		tb_shm_close(rec);
 	}
 	tb_shm_close(s);
 }
 
 /* ------------------------------------------ several writes in flight on one CPU */
-
-/*
- * A check of a known limit, reported as a TAP TODO while it fails: what the
- * in-flight count would be if it were exact (docs/design.md §10 says why it
- * is not).  Not counted as a failure.
- */
-static void todo_ok(int pass, const char *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", pass ? "" : "not ", ++tap_run);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" # TODO %s\n", why);
-	fflush(stdout);
-}
 
 #define NESTED_BEFORE 10u
 static struct tb_ring *nested_ring;
@@ -269,10 +274,10 @@ static pid_t run_writer(const char *path, uint32_t first, int sig, int with_hand
 	return pid;
 }
 
-/* Recovered: events numbered 0..want-1 in order, none torn; the in-flight count in *in_flight. */
+/* Recovered: events numbered 0..want-1 in order, none torn; the in-flight count in *in_flight, if exact. */
 static int recovered(const char *path, uint32_t want, uint64_t *in_flight)
 {
-	struct seen sn = {SMALL, 0, 0};
+	struct seen sn = {.len = SMALL};
 	struct tb_shm_window w;
 	struct tb_shm *rec;
 	int good;
@@ -281,7 +286,7 @@ static int recovered(const char *path, uint32_t want, uint64_t *in_flight)
 		return 0;
 	good = tb_shm_window(tb_shm_ring(rec), check_page, &sn, &w) == 0 && sn.count == want && sn.bad == 0 &&
 	       w.events == want && w.bad == 0;
-	*in_flight = w.in_flight;
+	*in_flight = w.in_flight_exact ? w.in_flight : UINT64_MAX;
 	tb_shm_close(rec);
 	return good;
 }
@@ -314,8 +319,7 @@ static void test_two_processes_one_cpu(void)
 	ok(a > 0 && killed, "two processes on CPU 0: one held in its section, the other killed in its own");
 	ok(s && recovered(tb_shm_path(s), 2 * NESTED_BEFORE, &in_flight),
 	   "both processes' committed events recovered, in order, none torn");
-	todo_ok(in_flight == 2, "one write per CPU at most leaves evidence",
-		"two writes in flight counted (%llu)", (unsigned long long)in_flight);
+	ok(in_flight == 2, "two writes in flight counted, exactly (%llu)", (unsigned long long)in_flight);
 	tb_shm_close(s);
 }
 
@@ -341,10 +345,420 @@ static void test_signal_nested(void)
 	   "a write held in its section, then a signal handler's write killed in its own");
 	ok(s && recovered(tb_shm_path(s), NESTED_BEFORE, &in_flight),
 	   "the committed events recovered, in order, none torn");
-	todo_ok(in_flight == 2, "the handler's section overwrote the evidence of the one it interrupted",
-		"two writes in flight counted, the interrupted one and the handler's (%llu)",
-		(unsigned long long)in_flight);
+	ok(in_flight == 2, "two writes in flight counted exactly, the interrupted one and the handler's (%llu)",
+	   (unsigned long long)in_flight);
 	tb_shm_close(s);
+}
+
+/* ------------------------------------------ the table of writes begun */
+
+/* The recovered window of path: events numbered 0..total-1, each once, intact; the window's counts in *w. */
+static int recovered_all(const char *path, uint32_t total, struct tb_shm_window *w)
+{
+	static struct seen ss;
+	struct tb_shm *rec;
+	int good;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.len = SMALL;
+	ss.total = total;
+	if (tb_shm_load(path, &rec) < 0)
+		return 0;
+	good = tb_shm_window(tb_shm_ring(rec), check_page, &ss, w) == 0 && ss.count == total && ss.bad == 0 &&
+	       w->events == total && w->bad == 0;
+	tb_shm_close(rec);
+	return good;
+}
+
+/* The region's thread table, mapped shared (the test reads and presets it). */
+struct table_map {
+	void *mem;
+	size_t size;
+	struct tb_thread_table *t;
+};
+
+static int map_table(const char *path, struct table_map *m)
+{
+	int fd = open(path, O_RDWR);
+	struct tb_region hdr;
+
+	if (fd < 0 || pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	m->size = hdr.size;
+	m->mem = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m->mem == MAP_FAILED)
+		return 0;
+	m->t = region_threads(m->mem);
+	return 1;
+}
+
+static uint64_t owner_of(pid_t pid, pid_t tid)
+{
+	return (uint64_t)pid << 32 | (uint32_t)tid;
+}
+
+/* A child process: fn(path), which ends with the process killing itself; its exit status. */
+static int run_child(int (*fn)(const char *), const char *path)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(path));
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+static int killed(int status)
+{
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+static struct tb_ring *child_ring(const char *path)
+{
+	struct tb_shm *s;
+
+	return tb_shm_attach(path, TB_SHM_WRITER, &s) < 0 ? NULL : tb_shm_ring(s);
+}
+
+static int write_n(struct tb_ring *ring, uint32_t first, uint32_t n)
+{
+	uint8_t buf[SMALL];
+
+	for (uint32_t i = first; i < first + n; i++) {
+		fill(buf, SMALL, i);
+		if (tb_write(ring, buf, SMALL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* -- several threads of one process, killed mid-write */
+
+#define THREADS 4
+#define PER_THREAD 50
+static struct tb_ring *threads_ring;
+static pthread_barrier_t threads_ready;
+
+/* Thread k: its events, then a reservation held (filled, never committed) until the process dies. */
+static void *thread_writer(void *arg)
+{
+	uint32_t k = (uint32_t)(uintptr_t)arg;
+	void *p;
+
+	write_n(threads_ring, k * PER_THREAD, PER_THREAD);
+	p = tb_reserve(threads_ring, SMALL);
+	if (p)
+		fill(p, SMALL, 9999);
+	pthread_barrier_wait(&threads_ready);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* THREADS threads each hold a write begun; the main thread dies at a point of its own write's section. */
+static int threads_child(const char *path)
+{
+	pthread_t th[THREADS];
+
+	if (!(threads_ring = child_ring(path)))
+		return 1;
+	pthread_barrier_init(&threads_ready, NULL, THREADS + 1);
+	for (uintptr_t k = 0; k < THREADS; k++)
+		pthread_create(&th[k], NULL, thread_writer, (void *)k);
+	pthread_barrier_wait(&threads_ready);
+	write_n(threads_ring, THREADS * PER_THREAD, PER_THREAD);
+	tb__crash_sig = SIGKILL;
+	tb__crash_at = TB_CP_FAST_PAYLOAD;
+	write_n(threads_ring, THREADS * PER_THREAD + PER_THREAD, 1);
+	return 3;
+}
+
+static void test_threads_killed(void)
+{
+	struct tb_shm *s = small_session();
+	struct tb_shm_window w = {0};
+	int status = s ? run_child(threads_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "%d threads holding writes begun, the main thread killed in its own", THREADS);
+	int good = s && recovered_all(tb_shm_path(s), (THREADS + 1) * PER_THREAD, &w);
+
+	ok(good, "every thread's committed events recovered, each once, intact (%llu)", (unsigned long long)w.events);
+	ok(w.in_flight_exact && w.in_flight == THREADS + 1, "exactly %d writes in flight (%llu)", THREADS + 1,
+	   (unsigned long long)w.in_flight);
+	tb_shm_close(s);
+}
+
+/* -- a slot reused after its thread exited */
+
+static struct tb_ring *reuse_ring;
+static void *write_ten(void *arg)
+{
+	(void)arg;
+	write_n(reuse_ring, 0, 10);
+	return NULL;
+}
+
+/* A thread writes 10 and exits; the next thread must get its slot back, count and all. Exit 0..: what failed. */
+static int reuse_child(const char *path)
+{
+	struct table_map m;
+	pthread_t th;
+	uint64_t before = 0;
+	int slot = -1;
+
+	if (!(reuse_ring = child_ring(path)) || !map_table(path, &m))
+		return 1;
+	pthread_create(&th, NULL, write_ten, NULL);
+	pthread_join(th, NULL);
+	for (int i = 0; i < TB_THREAD_SLOTS; i++)
+		if (m.t->slot[i].begun == 10 && slot < 0)
+			slot = i;
+	if (slot < 0 || atomic_load(&m.t->slot[slot].owner) != 0)
+		return 4; /* the exited thread's slot: its 10, and given back */
+	before = m.t->slot[slot].begun;
+	write_n(reuse_ring, 10, 5);
+	if (atomic_load(&m.t->slot[slot].owner) != owner_of(getpid(), (pid_t)syscall(SYS_gettid)) ||
+	    m.t->slot[slot].begun != before + 5)
+		return 5; /* this thread took the same slot and went on counting */
+	tb__crash_sig = SIGKILL;
+	tb__crash_at = TB_CP_FAST_TIME;
+	write_n(reuse_ring, 15, 1);
+	return 3;
+}
+
+static void test_slot_reused(void)
+{
+	struct tb_shm *s = small_session();
+	struct tb_shm_window w = {0};
+	int status = s ? run_child(reuse_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "a thread's slot, given back at its exit, taken by the next thread with its count (status %d)",
+	   WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+	int good = s && recovered_all(tb_shm_path(s), 15, &w);
+
+	ok(good && w.in_flight_exact && w.in_flight == 1, "both threads' events recovered, exactly 1 write in flight (%llu)",
+	   (unsigned long long)w.in_flight);
+	tb_shm_close(s);
+}
+
+/* -- reservations: held, discarded, refused */
+
+static int reserve_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+	void *held[TB_MAX_NEST], *p;
+
+	if (!ring)
+		return 1;
+	write_n(ring, 0, 10);
+	/* discarded: not in flight */
+	if (!(p = tb_reserve(ring, SMALL)))
+		return 2;
+	tb_discard(ring, p);
+	/* too big, and nested too deep: refused, not in flight */
+	if (tb_reserve(ring, TB_RESERVE_MAX + 1))
+		return 2;
+	for (int i = 0; i < TB_MAX_NEST; i++)
+		if (!(held[i] = tb_reserve(ring, SMALL)))
+			return 2;
+	if (tb_reserve(ring, SMALL))
+		return 2;
+	/* one committed, TB_MAX_NEST - 1 held when the process dies */
+	fill(held[TB_MAX_NEST - 1], SMALL, 10);
+	if (tb_commit(ring, held[TB_MAX_NEST - 1]) < 0)
+		return 2;
+	kill(getpid(), SIGKILL);
+	return 3;
+}
+
+static void test_reservations(void)
+{
+	struct tb_shm *s = small_session();
+	struct tb_shm_window w = {0};
+	int status = s ? run_child(reserve_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "reservations discarded, refused, committed and held, then killed");
+	int good = s && recovered_all(tb_shm_path(s), 11, &w);
+
+	ok(good, "the committed events recovered");
+	ok(w.in_flight_exact && w.in_flight == TB_MAX_NEST - 1,
+	   "the %d reservations held are in flight, exactly; the discarded and refused ones are not (%llu)",
+	   TB_MAX_NEST - 1, (unsigned long long)w.in_flight);
+	tb_shm_close(s);
+}
+
+/* -- refused writes */
+
+static int refused_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+	static uint8_t big[8192];
+
+	if (!ring)
+		return 1;
+	write_n(ring, 0, 10);
+	if (tb_write(ring, big, sizeof(big)) != -E2BIG)
+		return 2;
+	tb_ring_set_recording(ring, 0);
+	if (write_n(ring, 10, 1) == 0) /* -EAGAIN */
+		return 2;
+	tb_ring_set_recording(ring, 1);
+	kill(getpid(), SIGKILL);
+	return 3;
+}
+
+/* Producer/consumer and full: the writes refused with -ENOSPC. */
+static int full_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+	uint32_t i = 0;
+	uint8_t buf[SMALL];
+	cpu_set_t one;
+	int rc = 0;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one); /* one CPU's buffer fills */
+	if (!ring)
+		return 1;
+	for (; i < MAX_EVENTS && rc == 0; i++) {
+		fill(buf, SMALL, i);
+		rc = tb_write(ring, buf, SMALL);
+	}
+	if (rc != -ENOSPC)
+		return 2;
+	for (int k = 0; k < 100; k++)
+		if (tb_write(ring, buf, SMALL) != -ENOSPC)
+			return 2;
+	kill(getpid(), SIGKILL);
+	return 3;
+}
+
+static void test_refused(void)
+{
+	struct tb_ring_opts ro;
+	struct tb_shm_opts so = {.ring = &ro};
+	struct tb_shm *s = small_session(), *p = NULL;
+	struct tb_shm_window w = {0};
+	int status = s ? run_child(refused_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "writes refused: too big, recording off; then killed");
+	int good = s && recovered_all(tb_shm_path(s), 10, &w);
+
+	ok(good && w.in_flight_exact && w.in_flight == 0, "refused writes are not in flight (%llu)",
+	   (unsigned long long)w.in_flight);
+	tb_shm_close(s);
+
+	tb_ring_opts_default(&ro);
+	ro.size_kb = 8;
+	ro.overwrite = 0;
+	if (tb_shm_create(&so, &p) == 0)
+		status = run_child(full_child, tb_shm_path(p));
+	ok(p && killed(status), "a producer/consumer ring written until full, then refused 100 times, then killed");
+	memset(&w, 0, sizeof(w));
+	if (p) {
+		struct tb_shm *rec;
+		static struct seen ss;
+		memset(&ss, 0, sizeof(ss));
+		ss.len = SMALL;
+		ss.total = MAX_EVENTS;
+		if (tb_shm_load(tb_shm_path(p), &rec) == 0) {
+			tb_shm_window(tb_shm_ring(rec), check_page, &ss, &w);
+			tb_shm_close(rec);
+		}
+		ok(ss.bad == 0 && w.events > 0 && w.in_flight_exact && w.in_flight == 0,
+		   "%llu events recovered, none of the writes refused as full in flight (%llu)",
+		   (unsigned long long)w.events, (unsigned long long)w.in_flight);
+	} else {
+		ok(0, "a producer/consumer session");
+	}
+	tb_shm_close(p);
+}
+
+/* -- a table with no free slot: the shared count; a dead owner's slot taken over */
+
+static int table_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+
+	if (!ring)
+		return 1;
+	write_n(ring, 0, 10);
+	tb__crash_sig = SIGKILL;
+	tb__crash_at = TB_CP_FAST_HEADER;
+	write_n(ring, 10, 1);
+	return 3;
+}
+
+/* Every slot preset to owner (a live thread, or a dead one), its count 0: as if it had written nothing. */
+static int preset_table(const char *path, uint64_t owner, struct table_map *m)
+{
+	if (!map_table(path, m))
+		return 0;
+	for (int i = 0; i < TB_THREAD_SLOTS; i++) {
+		atomic_store(&m->t->slot[i].owner, owner);
+		m->t->slot[i].begun = 0;
+	}
+	return 1;
+}
+
+/* A session whose table is all owner's; the child's status, the table mapped in *m. */
+static struct tb_shm *table_run(uint64_t owner, struct table_map *m, int *status)
+{
+	struct tb_shm *s = small_session();
+
+	memset(m, 0, sizeof(*m));
+	*status = 0;
+	if (s && preset_table(tb_shm_path(s), owner, m))
+		*status = run_child(table_child, tb_shm_path(s));
+	return s;
+}
+
+static void table_recovered(struct tb_shm *s, struct table_map *m)
+{
+	struct tb_shm_window w = {0};
+	int good = s && recovered_all(tb_shm_path(s), 10, &w);
+
+	ok(good && w.in_flight_exact && w.in_flight == 1, "recovered, exactly 1 write in flight (%llu)",
+	   (unsigned long long)w.in_flight);
+	if (m->mem)
+		munmap(m->mem, m->size);
+	tb_shm_close(s);
+}
+
+static void test_table_full(void)
+{
+	struct table_map m;
+	struct tb_shm *s;
+	int status, mine = 0;
+	pid_t dead;
+
+	/* every slot held by this (live) thread of another process: the child finds none */
+	s = table_run(owner_of(getpid(), (pid_t)syscall(SYS_gettid)), &m, &status);
+	ok(s && killed(status) && m.t && atomic_load(&m.t->shared_begun) == 11,
+	   "a full table: the writer counts its 11 writes begun in the shared word (%llu)",
+	   m.t ? (unsigned long long)atomic_load(&m.t->shared_begun) : 0ull);
+	table_recovered(s, &m);
+
+	/* every slot held by a thread that is gone: the child takes one over */
+	fflush(stdout);
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	s = table_run(owner_of(dead, dead), &m, &status);
+	for (int i = 0; m.t && i < TB_THREAD_SLOTS; i++)
+		mine += atomic_load(&m.t->slot[i].owner) != owner_of(dead, dead);
+	ok(s && killed(status) && mine == 1 && m.t && atomic_load(&m.t->shared_begun) == 0,
+	   "a table of dead owners: the writer took over one slot (%d), nothing shared", mine);
+	table_recovered(s, &m);
 }
 
 int main(void)
@@ -366,5 +780,10 @@ int main(void)
 		run(&scenarios[i]);
 	test_two_processes_one_cpu();
 	test_signal_nested();
+	test_threads_killed();
+	test_slot_reused();
+	test_reservations();
+	test_refused();
+	test_table_full();
 	return done_testing();
 }

@@ -17,8 +17,9 @@
  * so nothing can change under the checks, and the window of that copy is
  * written.  A record is in it exactly when its section's final store (the
  * tail word) happened: every committed event, never an uncommitted or
- * torn one.  The sections that had begun and not committed are counted
- * from what they left (shm_window.c) and reported as in flight.
+ * torn one.  The writes begun and never committed are counted exactly
+ * from the region's table of writes begun per thread (shm_window.c) and
+ * reported as in flight.
  *
  * Exit status: 0 written, 1 written but damage was skipped, 2 nothing
  * written.
@@ -141,13 +142,19 @@ static int window_command(struct request *rq, int argc, char **argv,
 		return 2;
 	say_window(rq, &w);
 	/*
-	 * A CPU shows at most one write in flight: a second one on it (nested
-	 * in a signal handler, or another process) covers the first's traces
-	 * (docs/design.md §10).  So a count above 0 is a lower bound, and said so.
+	 * Exact from the region's table of writes begun per thread; a table
+	 * that does not balance (scribbled) leaves the count of what dead
+	 * sections left, one per CPU at most: a lower bound, said so
+	 * (docs/design.md §10).
 	 */
-	if (!strcmp(rq->cmd, "recover"))
+	if (!strcmp(rq->cmd, "recover")) {
+		if (w.table_bad)
+			fprintf(stderr, "tracebuf recover: the table of writes begun does not balance with the events "
+					"committed (scribbled): the count below is a lower bound\n");
 		fprintf(stderr, "tracebuf recover: %s%llu write%s in flight (begun, never committed: not recovered)\n",
-			w.in_flight ? "at least " : "", (unsigned long long)w.in_flight, w.in_flight == 1 ? "" : "s");
+			w.in_flight_exact ? "" : "at least ", (unsigned long long)w.in_flight,
+			w.in_flight == 1 ? "" : "s");
+	}
 	return w.bad ? 1 : 0;
 }
 

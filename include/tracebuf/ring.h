@@ -13,7 +13,14 @@
  * After creation the write path (tb_write, tb_reserve/tb_commit) makes no
  * allocation, takes no lock and makes no system call; it never blocks and
  * never fails silently: every event it does not store is counted (see
- * tracebuf/stats.h).  It is async-signal-safe.
+ * tracebuf/stats.h).  It is async-signal-safe.  One exception: a thread's
+ * first write on a ring claims the thread's slot in the ring's table of
+ * writes begun (what makes crash recovery's count of writes in flight
+ * exact): a scan of the table and a compare-and-swap, and the thread's id,
+ * read with two system calls once per thread (by tb_thread_init() if
+ * called first).  Another: a thread's first tb_reserve() maps the thread's
+ * reservation scratch (one mmap, async-signal-safe; unmapped at the
+ * thread's exit), unless tb_thread_init() did.
  *
  * Errors are negative errno values.
  *
@@ -120,7 +127,8 @@ int tb_write(struct tb_ring *ring, const void *data, uint32_t len);
  * reservations); tb_commit() time-stamps the event and publishes it into
  * the buffer of the CPU the thread then runs on, in one indivisible step.
  * Reservations are committed innermost first.  NULL (and counted) when the
- * event is too big or nesting is too deep.  tb_commit() of anything but the
+ * event is too big or nesting is too deep (or, counted as nesting, when
+ * the thread's scratch cannot be mapped: see above).  tb_commit() of anything but the
  * innermost reservation's pointer (NULL included) returns -EINVAL and
  * publishes nothing; tb_discard() of it does nothing.  The ring: see
  * "Misuse" above.
@@ -132,7 +140,7 @@ int tb_commit(struct tb_ring *ring, void *event);
 /* Drop the innermost reservation without writing it. */
 void tb_discard(struct tb_ring *ring, void *event);
 
-/* Touch this thread's reservation scratch (call before signal handlers may trace). */
+/* Map this thread's reservation scratch and read its id: the system calls of a first write/reserve done now (call before signal handlers may trace). */
 void tb_thread_init(void);
 
 /* The kernel's buffer_size_kb arithmetic (see docs/design.md). */

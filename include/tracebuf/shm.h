@@ -90,9 +90,19 @@ struct tb_shm_window {
 	uint64_t events;      /* events in the pages handed over */
 	uint64_t lost_before; /* events before the window (overwritten or refused) */
 	uint64_t lost_inside; /* pages overwritten while they were copied */
-	uint64_t in_flight;   /* sections begun but never committed (see tb_shm_window) */
+	/*
+	 * Writes begun and neither committed nor refused: writers that died
+	 * (or, live, are writing) in the middle of tb_write, between
+	 * tb_reserve and tb_commit/tb_discard, or publishing a blob.  Exact
+	 * when in_flight_exact is 1 (the region's table of writes begun per
+	 * thread balanced); otherwise a lower bound, from what dead sections
+	 * left: at most one per CPU shows.
+	 */
+	uint64_t in_flight;
 	uint64_t pages;
 	uint64_t bad;         /* control words out of range: data skipped */
+	int in_flight_exact;
+	int table_bad;        /* the thread table did not balance (scribbled): in_flight is a lower bound */
 };
 typedef int tb_shm_page_fn(void *ctx, unsigned cpu, const void *page, size_t size);
 /*

@@ -14,7 +14,8 @@
 #ifndef TRACEBUF_CRASH_POINT_H
 #define TRACEBUF_CRASH_POINT_H
 
-/* The points: the fast path (write_x86_64.S), the general path's section and its locked twin (publish.c). */
+/* The points: the count and the fast path (write_x86_64.S), the general path's section and its locked twin (publish.c). */
+#define TB_CP_COUNTED 7        /* tb_write's count of writes begun stored, nothing else (inflight.c) */
 #define TB_CP_FAST_ENTERED 1   /* in the section, nothing stored */
 #define TB_CP_FAST_FILL 2      /* the record's last 8 bytes zeroed */
 #define TB_CP_FAST_HEADER 3    /* the header stored */

@@ -94,7 +94,7 @@ static unsigned possible_cpus(void)
 struct geometry {
 	struct tb_sizing sz;
 	unsigned ncpus;
-	size_t ctl, slot_off, meta_off, pages_off, stride, cpu_off, total;
+	size_t ctl, slot_off, meta_off, pages_off, stride, thread_off, cpu_off, total;
 	size_t blob_chunks, blob_words_off, blob_data_off;
 };
 
@@ -115,6 +115,8 @@ static int blob_geometry(const struct tb_ring_opts *o, struct geometry *g)
 
 	if (o->blob_kb > BLOB_MAX_KB)
 		return -EINVAL;
+	/* no area: offsets 0, not whatever the caller's stack held (the region stores them) */
+	g->blob_words_off = g->blob_data_off = 0;
 	g->blob_chunks = (o->blob_kb * 1024 + BLOB_CHUNK - 1) / BLOB_CHUNK;
 	if (!g->blob_chunks)
 		return 0;
@@ -146,7 +148,9 @@ static int geometry(const struct tb_ring_opts *o, struct geometry *g)
 	rc = blob_geometry(o, g);
 	if (rc < 0)
 		return rc;
-	g->cpu_off = round_up(sizeof(struct tb_region), 4096);
+	/* the thread table on pages of its own: a reader's private copy of the header page leaves it shared */
+	g->thread_off = round_up(sizeof(struct tb_region), 4096);
+	g->cpu_off = round_up(g->thread_off + sizeof(struct tb_thread_table), 4096);
 	g->total = g->cpu_off + (size_t)g->ncpus * g->stride;
 	return 0;
 }
@@ -249,7 +253,8 @@ static void cpu_init(struct tb_region *r, struct tb_cpu_ctl *c)
 	blob_area_init(r, c);
 }
 
-static void region_init(struct tb_region *r, const struct tb_ring_opts *o, const struct geometry *g)
+static void region_init(struct tb_region *r, const struct tb_ring_opts *o, const struct geometry *g,
+			int keep_owners)
 {
 	memset(r, 0, sizeof(*r));
 	r->magic = TB_MAGIC;
@@ -270,6 +275,9 @@ static void region_init(struct tb_region *r, const struct tb_ring_opts *o, const
 	r->blob_chunks = (uint32_t)g->blob_chunks;
 	r->blob_words_offset = g->blob_words_off;
 	r->blob_data_offset = g->blob_data_off;
+	r->thread_slots = TB_THREAD_SLOTS;
+	r->thread_offset = g->thread_off;
+	tb__thread_table_init(r, keep_owners);
 	region_calibrate(r);
 	for (unsigned cpu = 0; cpu < r->ncpus; cpu++)
 		cpu_init(r, region_cpu(r, cpu));
@@ -326,6 +334,7 @@ static void handle_cache(struct tb_ring *ring)
 	unsigned log2_subbuf = (unsigned)__builtin_ctz(r->subbuf_size);
 	ring->page_mask = T_MASK(T_PHYS_BITS) << log2_subbuf;
 	ring->phys_shift = T_PHYS_SHIFT - log2_subbuf;
+	ring->begun0 = &region_threads(r)->slot[0].begun;
 	ring->fast_ncpus = ring->use_rseq && r->clock == TB_CLOCK_TSC && fast_path_cpu() ? r->ncpus : 0;
 #if defined(__x86_64__)
 	/* Valid with or without a registered area: the fast path stores to it before it checks. */
@@ -372,9 +381,10 @@ int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
 	ring->owns_mem = !opts->mem;
 	ring->opts = *opts;
 	ring->r = mem;
-	region_init(ring->r, opts, &g);
+	region_init(ring->r, opts, &g, 0);
 	ring->use_rseq = choose_publish_mode(ring);
 	handle_cache(ring);
+	tb__count_ring_born(ring);
 	*out = ring;
 	return 0;
 }
@@ -417,6 +427,7 @@ int tb__region_check(const struct tb_region *r, size_t mapped, const char **why)
 	else if (g.sz.subbufs_per_cpu != r->nr_pages || g.total != r->size || g.stride != r->cpu_stride ||
 		 g.cpu_off != r->cpu_offset || g.slot_off != r->slot_offset || g.meta_off != r->meta_offset ||
 		 g.pages_off != r->pages_offset || g.blob_chunks != r->blob_chunks ||
+		 r->thread_slots != TB_THREAD_SLOTS || g.thread_off != r->thread_offset ||
 		 (g.blob_chunks && (g.blob_words_off != r->blob_words_offset ||
 				    g.blob_data_off != r->blob_data_offset)))
 		*why = "offsets disagree with the geometry";
@@ -450,6 +461,7 @@ int tb__ring_attach(struct tb_ring **out, void *mem)
 	ring->owns_mem = 0;
 	ring->use_rseq = choose_publish_mode(ring);
 	handle_cache(ring);
+	tb__count_ring_born(ring);
 	*out = ring;
 	return 0;
 }
@@ -458,6 +470,7 @@ void tb_ring_destroy(struct tb_ring *ring)
 {
 	if (!ring)
 		return;
+	tb__count_ring_gone(ring);
 	if (ring->blob_copies)
 		for (unsigned cpu = 0; cpu < ring->r->ncpus; cpu++)
 			free(ring->blob_copies[cpu].buf);
@@ -510,7 +523,7 @@ int tb_ring_reset(struct tb_ring *ring)
 	off = atomic_load(&ring->r->record_disabled);
 	if (geometry(&o, &g) < 0)
 		return -EINVAL;
-	region_init(ring->r, &o, &g);
+	region_init(ring->r, &o, &g, 1); /* the threads keep their slots; no writer is active (ring.h) */
 	set_recording(ring->r, off);
 	return 0;
 }
@@ -535,9 +548,10 @@ int tb_ring_resize(struct tb_ring *ring, size_t size_kb)
 	free(ring->r);
 	ring->r = mem;
 	ring->opts = o;
-	region_init(ring->r, &o, &g);
+	region_init(ring->r, &o, &g, 0);
 	set_recording(ring->r, off);
 	handle_cache(ring);
+	tb__count_ring_renew(ring); /* the threads' slots were the old region's */
 	return 0;
 }
 
@@ -776,6 +790,11 @@ _Static_assert(offsetof(struct tb_ring, fast_ncpus) == WF_RING_FAST_NCPUS, "writ
 _Static_assert(offsetof(struct tb_ring, phys_shift) == WF_RING_PHYS_SHIFT, "write_fast.h");
 _Static_assert(offsetof(struct tb_ring, page_mask) == WF_RING_PAGE_MASK, "write_fast.h");
 _Static_assert(offsetof(struct tb_ring, rseq_offset) == WF_RING_RSEQ_OFFSET, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, count_key) == WF_RING_COUNT_KEY, "write_fast.h");
+_Static_assert(offsetof(struct tb_ring, begun0) == WF_RING_BEGUN0, "write_fast.h");
+_Static_assert(TB_THREAD_SLOTS == WF_THREAD_SLOTS && sizeof(struct tb_thread_slot) == 1u << WF_THREAD_SLOT_SHIFT &&
+		       TB_THREAD_SLOT_SHIFT == WF_THREAD_SLOT_SHIFT,
+	       "write_fast.h: the thread table");
 _Static_assert(offsetof(struct tb_cpu_ctl, tail) == WF_CTL_TAIL, "write_fast.h");
 _Static_assert(offsetof(struct tb_cpu_ctl, last_ts) == WF_CTL_LAST_TS, "write_fast.h");
 _Static_assert(offsetof(struct tb_cpu_ctl, fast_words) == WF_CTL_FAST_WORDS, "write_fast.h");
@@ -857,8 +876,7 @@ void tb__ring_filtered(struct tb_ring *ring, uint32_t len)
 		COUNT_REFUSED(ring, filtered);
 }
 
-/* Everything but the fast case: stamps, page switches, refusals, the fallback. */
-int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
+static int append_data(struct tb_ring *ring, const void *data, uint32_t len)
 {
 	struct tb_region *r = ring->r;
 	struct rec_src src;
@@ -874,43 +892,105 @@ int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
 	return append(ring, &src);
 }
 
+/*
+ * Everything but the fast case: stamps, page switches, refusals, the
+ * fallback.  The write was counted as begun (ring_internal.h): a refusal
+ * undoes that, so it is not taken for a write in flight (C2, inflight.c).
+ */
+int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t len)
+{
+	int rc = append_data(ring, data, len);
+
+	if (rc)
+		tb__count_undo(ring);
+	return rc;
+}
+
 int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len)
 {
 	struct rec_src src = {data, len, tbf_long_record_size(len), 0};
+	int rc = -EAGAIN;
 
-	/* relaxed: as in tb__append_slow */
-	if (atomic_load_explicit(&ring->r->record_disabled, memory_order_relaxed))
-		return -EAGAIN;
-	return append(ring, &src);
+	tb__count_begun(ring);
+	/* relaxed: as in append_data */
+	if (!atomic_load_explicit(&ring->r->record_disabled, memory_order_relaxed))
+		rc = append(ring, &src);
+	if (rc)
+		tb__count_undo(ring);
+	return rc;
 }
-
-#if !defined(__x86_64__)
-int tb_write(struct tb_ring *ring, const void *data, uint32_t len)
-{
-	return tb__append_slow(ring, data, len);
-}
-#endif
 
 /* ------------------------------------------------------------ reserve/commit */
 
-struct tb_tls {
+/*
+ * A thread's reservation scratch: TB_MAX_NEST levels of TB_RESERVE_MAX
+ * bytes, 20 KiB.  Not in TLS: a library whose TLS is that big cannot be
+ * read with the initial-exec model (tb_write's count, inflight.c) and
+ * still be loaded by dlopen, which has only a small surplus of static TLS.
+ * So it is anonymous memory mapped by the thread's first tb_reserve (or by
+ * tb_thread_init) and unmapped at the thread's exit (inflight.c's key
+ * destructor); the TLS keeps a pointer.  mmap and munmap are
+ * async-signal-safe.  A signal handler's first reserve may interrupt the
+ * thread's own between its mmap and the install: both map, one installs
+ * with a compare-and-swap on the pointer and the other unmaps its copy.
+ * Fresh anonymous memory is zero: depth 0.
+ */
+struct tb_scratch {
 	unsigned depth;
 	uint32_t len[TB_MAX_NEST];
 	_Alignas(8) uint8_t scratch[TB_MAX_NEST][TB_RESERVE_MAX];
 };
 
-static __thread struct tb_tls tls;
+static __thread __attribute__((tls_model("initial-exec"))) struct tb_scratch *tls;
+
+/* The thread's scratch, mapped now if it is not yet; NULL: mmap failed. */
+static struct tb_scratch *thread_scratch(void)
+{
+	struct tb_scratch *s = __atomic_load_n(&tls, __ATOMIC_RELAXED), *expect = NULL;
+	void *m;
+
+	if (s)
+		return s;
+	m = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/*
+	 * relaxed: only this thread and its signal handlers read the pointer,
+	 * in program order; the CAS is one instruction, so a handler that
+	 * installed its own in between makes ours the loser.
+	 */
+	if (!__atomic_compare_exchange_n(&tls, &expect, m, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		munmap(m, sizeof(*s));
+		return expect;
+	}
+	tb__thread_exit_arm(); /* unmapped at this thread's exit */
+	return m;
+}
+
+void tb__scratch_release(void)
+{
+	struct tb_scratch *s = __atomic_exchange_n(&tls, NULL, __ATOMIC_RELAXED); /* this thread only */
+
+	if (s)
+		munmap(s, sizeof(*s));
+}
 
 void tb_thread_init(void)
 {
-	/* The first touch of TLS in a dlopen'ed library may allocate: do it here. */
-	__atomic_store_n(&tls.depth, tls.depth, __ATOMIC_RELAXED);
+	tb__count_thread_init(); /* first: makes the key whose destructor unmaps the scratch */
+	(void)thread_scratch();
 }
 
 void *tb_reserve(struct tb_ring *ring, uint32_t len)
 {
-	unsigned depth = tls.depth;
+	struct tb_scratch *s = thread_scratch();
+	unsigned depth;
 
+	if (!s) {
+		COUNT_REFUSED(ring, nested); /* no scratch to give: as if no level were free */
+		return NULL;
+	}
+	depth = s->depth;
 	if (depth >= TB_MAX_NEST) {
 		COUNT_REFUSED(ring, nested);
 		return NULL;
@@ -924,29 +1004,35 @@ void *tb_reserve(struct tb_ring *ring, uint32_t len)
 	 * reserves from here on takes depth + 1 (and restores the count), so
 	 * it can never overwrite this level's length or scratch.
 	 */
-	tls.depth = depth + 1;
+	/* a reservation is a write begun: in flight until tb_commit publishes it or tb_discard drops it */
+	tb__count_begun(ring);
+	s->depth = depth + 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	tls.len[depth] = len;
-	return tls.scratch[depth];
+	s->len[depth] = len;
+	return s->scratch[depth];
 }
 
 int tb_commit(struct tb_ring *ring, void *event)
 {
-	unsigned depth = tls.depth;
+	struct tb_scratch *s = __atomic_load_n(&tls, __ATOMIC_RELAXED); /* this thread's: see thread_scratch */
+	unsigned depth = s ? s->depth : 0;
 	int rc;
 
-	if (depth == 0 || event != tls.scratch[depth - 1])
+	if (depth == 0 || event != s->scratch[depth - 1])
 		return -EINVAL;
-	rc = tb__write(ring, event, tls.len[depth - 1]);
+	rc = tb__write_counted(ring, event, s->len[depth - 1]); /* counted by tb_reserve */
 	/* The scratch stays ours until the copy is published. */
 	atomic_signal_fence(memory_order_seq_cst);
-	tls.depth = depth - 1;
+	s->depth = depth - 1;
 	return rc;
 }
 
 void tb_discard(struct tb_ring *ring, void *event)
 {
-	(void)ring;
-	if (event && tls.depth && event == tls.scratch[tls.depth - 1])
-		tls.depth--;
+	struct tb_scratch *s = __atomic_load_n(&tls, __ATOMIC_RELAXED); /* this thread's: see thread_scratch */
+
+	if (event && s && s->depth && event == s->scratch[s->depth - 1]) {
+		tb__count_undo(ring);
+		s->depth--;
+	}
 }

@@ -24,6 +24,13 @@ struct tb_ring {
 	uint32_t fast_ncpus;   /* CPUs the asm path appends on: ncpus, or 0 (no rseq, not the TSC clock, no BMI2) */
 	uint32_t phys_shift;   /* T_PHYS_SHIFT - log2(subbuf_size): sub-buffers are powers of two */
 	ptrdiff_t rseq_offset; /* glibc's __rseq_offset, read once */
+	/*
+	 * The count of writes begun (inflight.c): this handle's number << 16,
+	 * xored with the thread's cached slot (count_key | offset), and the
+	 * address of slot 0's count in this process's mapping.
+	 */
+	uint64_t count_key;
+	uint64_t *begun0;
 
 	int use_rseq; /* publish with rseq sections (else try-lock) */
 	int owns_mem; /* heap region: freed with the handle */
@@ -41,6 +48,7 @@ struct tb_ring {
 	 * fault is -EFAULT with the text tb__shm_shrank() leaves.  NULL: none.
 	 */
 	struct tb_shm *guard_shm;
+	struct tb_ring *live_next; /* the handles alive in this process (inflight.c) */
 };
 
 struct blob_copy {
@@ -68,6 +76,36 @@ TB_HIDDEN int tb__append_slow(struct tb_ring *ring, const void *data, uint32_t l
 TB_HIDDEN void tb__ring_filtered(struct tb_ring *ring, uint32_t len);
 /* Write a record in the long form whatever its length: a blob reference (blob.c). */
 TB_HIDDEN int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len);
+
+/*
+ * The count of writes begun (inflight.c, docs/design.md §10).  Every write
+ * that can reach a publish section is counted once in this thread's slot
+ * before anything of it can be interrupted, and undone if it is refused:
+ * tb_write counts in write_x86_64.S and enters tb__write_counted, tb_reserve
+ * counts and tb_commit publishes through tb__write_counted, blob references
+ * count in tb__append_long; tb__append_slow undoes every refusal.
+ */
+TB_HIDDEN void tb__count_begun(struct tb_ring *ring);
+TB_HIDDEN void tb__count_undo(struct tb_ring *ring);
+#if defined(__x86_64__)
+TB_HIDDEN int tb__write_counted(struct tb_ring *ring, const void *data, uint32_t len);
+#else
+#define tb__write_counted tb__append_slow
+#endif
+/* The thread's slot missed in tb_write: count, then write (the asm's .Lmiss). */
+TB_HIDDEN int tb__write_miss(struct tb_ring *ring, const void *data, uint32_t len);
+/* A handle is born (a new count_key, listed alive), renewed (resize: a new key), or gone. */
+TB_HIDDEN void tb__count_ring_born(struct tb_ring *ring);
+TB_HIDDEN void tb__count_ring_renew(struct tb_ring *ring);
+TB_HIDDEN void tb__count_ring_gone(struct tb_ring *ring);
+/* tb_thread_init: the count's thread-local state touched, the thread's id read (no syscall in a first write). */
+TB_HIDDEN void tb__count_thread_init(void);
+/* At this thread's exit, release its slots and its reservation scratch (async-signal-safe in glibc). */
+TB_HIDDEN void tb__thread_exit_arm(void);
+/* The thread's reservation scratch unmapped (ring.c; thread exit). */
+TB_HIDDEN void tb__scratch_release(void);
+/* A new or reset region's table: every count 0 (owners kept on reset: their threads go on). */
+TB_HIDDEN void tb__thread_table_init(struct tb_region *r, int keep_owners);
 
 /* Attaching to a region another process made (shm.c): check it, then wrap it in a handle. */
 TB_HIDDEN int tb__region_check(const struct tb_region *r, size_t mapped, const char **why);

@@ -26,6 +26,10 @@
  *       atomic fetch-add, by anyone.
  *   reader state:
  *       the consuming reader, under cpu->reader_lock.
+ *   thread table (writes begun, docs/design.md §10):
+ *       a slot's owner word by compare-and-swap (claim, release, reclaim of
+ *       a dead owner); a slot's begun count only by the thread that owns the
+ *       slot, with single add instructions; the shared count by atomic add.
  *   cpu->blob_next, blob chunk words:
  *       compare-and-swap by blob writers on any CPU; a chunk word is also
  *       stored by the writer that owns the chunk (commit, discard) and
@@ -41,7 +45,7 @@
 #include "tracebuf/ring.h"
 
 #define TB_MAGIC 0x3152554254524254ull /* "TBRTBUR1" */
-#define TB_LAYOUT_VERSION 4u
+#define TB_LAYOUT_VERSION 5u
 #define TB_CACHELINE 64
 
 /*
@@ -234,7 +238,41 @@ struct tb_region {
 	uint32_t blob_chunks;        /* chunks per CPU */
 	uint64_t blob_words_offset;  /* inside a CPU block: one chunk word per chunk */
 	uint64_t blob_data_offset;   /* inside a CPU block, page aligned */
+	/* The thread table (struct tb_thread_table) between the header and CPU 0's block. */
+	uint32_t thread_slots;  /* TB_THREAD_SLOTS */
+	uint32_t pad2_;
+	uint64_t thread_offset; /* page aligned, after the header's page */
 };
+
+/*
+ * The thread table: the count of writes begun, per writer thread, so that
+ * recovery can tell exactly how many writes a crash left in flight (written
+ * but never committed nor refused): the sum of the counts less the events
+ * committed (docs/design.md §10, src/ring/inflight.c).
+ *
+ * A slot is one cache line: its owner increments it on every write, and a
+ * line shared between threads of different CPUs would bounce.  A slot
+ * keeps its count across owners (released at thread exit, or taken from a
+ * dead one), so the table's sum is all writes ever begun and not undone.
+ */
+#define TB_THREAD_SLOTS 256
+#define TB_THREAD_SLOT_SHIFT 6 /* log2(sizeof(struct tb_thread_slot)) */
+
+struct tb_thread_slot {
+	_Alignas(TB_CACHELINE) _Atomic uint64_t owner; /* pid << 32 | tid of the thread that holds it; 0: free */
+	uint64_t begun; /* writes begun less writes refused, by its owners; only the owner writes it */
+};
+
+struct tb_thread_table {
+	/* Threads that found every slot taken count here, by atomic add (slower, as exact). */
+	_Alignas(TB_CACHELINE) _Atomic uint64_t shared_begun;
+	struct tb_thread_slot slot[TB_THREAD_SLOTS];
+};
+
+static inline struct tb_thread_table *region_threads(struct tb_region *r)
+{
+	return (struct tb_thread_table *)((char *)r + r->thread_offset);
+}
 
 static inline struct tb_cpu_ctl *region_cpu(struct tb_region *r, unsigned cpu)
 {

@@ -26,6 +26,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,16 +50,51 @@ struct tb_shm {
 	char path[PATH_MAX];
 };
 
-static _Thread_local char shm_err[PATH_MAX + 128];
+/*
+ * The thread's last message: allocated at its first error and freed at its
+ * exit, not a TLS array, so that the library's TLS stays a few hundred
+ * bytes (inflight.c says why).  No write path makes a message.  NULL: no
+ * message yet (or no memory for one): tb_shm_error() says "".
+ */
+#define ERR_SIZE (PATH_MAX + 128)
+static _Thread_local char *shm_err;
+static pthread_key_t err_key;
+static pthread_once_t err_once = PTHREAD_ONCE_INIT;
+
+static void err_free(void *buf)
+{
+	free(buf);
+	shm_err = NULL; /* destructors run in the exiting thread: its own pointer */
+}
+
+static void err_key_make(void)
+{
+	pthread_key_create(&err_key, err_free);
+}
+
+static __attribute__((format(printf, 1, 2))) void set_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!shm_err) {
+		pthread_once(&err_once, err_key_make);
+		if (!(shm_err = malloc(ERR_SIZE)))
+			return;
+		pthread_setspecific(err_key, shm_err);
+	}
+	va_start(ap, fmt);
+	vsnprintf(shm_err, ERR_SIZE, fmt, ap);
+	va_end(ap);
+}
 
 const char *tb_shm_error(void)
 {
-	return shm_err;
+	return shm_err ? shm_err : "";
 }
 
 static int say(int rc, const char *path, const char *what)
 {
-	snprintf(shm_err, sizeof(shm_err), "%s: %s", path ? path : "(memfd)", what);
+	set_err("%s: %s", path ? path : "(memfd)", what);
 	return rc;
 }
 
@@ -212,7 +249,7 @@ static int read_header(struct tb_shm *s, struct tb_region *hdr, size_t *file_siz
 	if ((size_t)n < sizeof(*hdr))
 		return say(-EINVAL, s->path, "offset 0: shorter than the region header");
 	if (tb__region_check(hdr, *file_size, &why) < 0) {
-		snprintf(shm_err, sizeof(shm_err), "%s: offset 0: not a usable tracebuf region: %s", s->path, why);
+		set_err("%s: offset 0: not a usable tracebuf region: %s", s->path, why);
 		return -EINVAL;
 	}
 	return 0;
@@ -259,7 +296,8 @@ static int open_checked(const char *path, int flags, struct tb_shm **out, struct
 	size_t file_size;
 	int rc;
 
-	shm_err[0] = '\0';
+	if (shm_err)
+		shm_err[0] = '\0';
 	if (!(s = shm_new()))
 		return -ENOMEM;
 	snprintf(s->path, sizeof(s->path), "%s", path);
@@ -292,10 +330,9 @@ int tb__shm_shrank(struct tb_shm *s)
 
 	if (fstat(s->fd, &st) < 0)
 		return say(-EFAULT, s->path, "the mapping lost its backing while it was read");
-	snprintf(shm_err, sizeof(shm_err),
-		 "%s: the file shrank to %lld bytes while it was read (the region needs %zu): "
-		 "another process truncated it",
-		 s->path, (long long)st.st_size, s->size);
+	set_err("%s: the file shrank to %lld bytes while it was read (the region needs %zu): "
+		"another process truncated it",
+		s->path, (long long)st.st_size, s->size);
 	return -EFAULT;
 }
 
@@ -385,7 +422,7 @@ int tb_shm_load(const char *path, struct tb_shm **out)
 	rc = copy_private(s, (size_t)hdr.size);
 	/* the copy's header is what counts from here on (the file may have changed since) */
 	if (rc == 0 && tb__region_check(s->mem, s->size, &why) < 0) {
-		snprintf(shm_err, sizeof(shm_err), "%s: offset 0: not a usable tracebuf region: %s", path, why);
+		set_err("%s: offset 0: not a usable tracebuf region: %s", path, why);
 		rc = -EINVAL;
 	}
 	return finish_open(s, rc, out);

@@ -44,6 +44,8 @@ struct win_cpu {
 	tb_shm_page_fn *fn;
 	void *ctx;
 	struct tb_shm_window *w;
+	uint64_t committed; /* events committed on the CPUs walked so far */
+	int committed_known; /* 0 once a CPU's tail could not be read */
 };
 
 static int tail_checked(struct win_cpu *wc, struct tail_view *v)
@@ -63,7 +65,8 @@ static int tail_checked(struct win_cpu *wc, struct tail_view *v)
  * in last_ts[other phase] newer than the published one, or tail_hist
  * already naming the page after the tail.  One per CPU at most shows (the
  * next section on the CPU overwrites the evidence); a write that stopped
- * before its first store left nothing to see.
+ * before its first store left nothing to see.  So this is a lower bound,
+ * used only when the thread table does not balance (in_flight_exact).
  */
 static int in_flight(struct win_cpu *wc, const struct tail_view *v)
 {
@@ -197,9 +200,12 @@ static int window_cpu(struct win_cpu *wc)
 
 	if (tail_checked(wc, &v) < 0) {
 		wc->w->bad++;
+		wc->committed_known = 0;
 		return 0;
 	}
 	wc->w->in_flight += (uint64_t)in_flight(wc, &v);
+	/* events committed on the CPU: the tail page's number plus its records (I4) */
+	wc->committed += meta_cum(&cpu_meta(wc->r, wc->c)[v.phys]) + t_count(v.t);
 	/* one copy of the reader state: it is shared memory like the rest */
 	memcpy(&rd, &wc->c->rd, sizeof(rd));
 	wc->expect = rd.next_cum - rd.pending_lost;
@@ -214,6 +220,45 @@ static int window_cpu(struct win_cpu *wc)
 	return rc;
 }
 
+/*
+ * More writes in flight than this cannot be true: every thread of a slot
+ * and of the shared count would need thousands of nested signal handlers,
+ * each stopped in a write.  A table that says more was scribbled.
+ */
+#define IN_FLIGHT_MAX ((uint64_t)(TB_THREAD_SLOTS + 1) << 12)
+
+/*
+ * The exact count (docs/design.md §10, inflight.c C2): writes begun, summed
+ * over the thread table, less the events committed, which were read before
+ * it (every CPU's tail word first, acquire): a write whose commit was seen
+ * had its count stored before that commit (x86 store order; the general
+ * path's commit is a release), so no commit is counted without its begin.
+ * With the writers dead (recover) the difference is exact; with writers
+ * running (snapshot) it also counts writes begun after the tails were read.
+ * A difference below 0 or above IN_FLIGHT_MAX means a scribbled table: the
+ * evidence count (a lower bound) stays, and table_bad says so.
+ */
+static void exact_in_flight(struct win_cpu *wc)
+{
+	struct tb_thread_table *t = region_threads(wc->r);
+	/* relaxed: counts; ordered after the tail words' acquire loads above */
+	uint64_t begun = atomic_load_explicit(&t->shared_begun, memory_order_relaxed), d;
+
+	if (!wc->committed_known) {
+		wc->w->table_bad = 1;
+		return;
+	}
+	for (int i = 0; i < TB_THREAD_SLOTS; i++)
+		begun += __atomic_load_n(&t->slot[i].begun, __ATOMIC_RELAXED); /* sums mod 2^64: an undo may sit in another slot */
+	d = begun - wc->committed;
+	if (d > IN_FLIGHT_MAX) {
+		wc->w->table_bad = 1; /* below 0 (wrapped) or absurd */
+		return;
+	}
+	wc->w->in_flight = d;
+	wc->w->in_flight_exact = 1;
+}
+
 /* Every CPU's window in turn: reads of the mapping only, abandoned anywhere on a fault (shm_guard.c). */
 static int window_all(void *arg)
 {
@@ -225,6 +270,8 @@ static int window_all(void *arg)
 		wc->c = region_cpu(wc->r, cpu);
 		rc = window_cpu(wc);
 	}
+	if (rc == 0)
+		exact_in_flight(wc);
 	return rc;
 }
 
@@ -241,6 +288,8 @@ int tb_shm_window(struct tb_ring *ring, tb_shm_page_fn *fn, void *ctx, struct tb
 	wc.fn = fn;
 	wc.ctx = ctx;
 	wc.w = w;
+	wc.committed = 0;
+	wc.committed_known = 1;
 	if (!(wc.buf = malloc(wc.r->subbuf_size)))
 		return -ENOMEM;
 	/* a named file may shrink under the mapping: a read past its end is an error, not SIGBUS */

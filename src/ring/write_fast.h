@@ -17,6 +17,12 @@
 #define WF_RING_FAST_NCPUS 40  /* uint32_t: CPUs the fast path may append on, 0 for none */
 #define WF_RING_PHYS_SHIFT 44  /* uint32_t: WF_T_PHYS_SHIFT - log2(subbuf_size) */
 #define WF_RING_RSEQ_OFFSET 48 /* ptrdiff_t: glibc's __rseq_offset */
+#define WF_RING_COUNT_KEY 56   /* uint64_t: the handle's number << 16 (inflight.c) */
+#define WF_RING_BEGUN0 64      /* uint64_t *: slot 0's count of writes begun, in this mapping */
+
+/* The thread table (ring_layout.h) */
+#define WF_THREAD_SLOTS 256
+#define WF_THREAD_SLOT_SHIFT 6
 
 /* struct tb_cpu_ctl (ring_layout.h) */
 #define WF_CTL_TAIL 0

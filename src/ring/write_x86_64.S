@@ -41,6 +41,20 @@
  * before (rseq offset -> CPU -> control block), the one after (tail word ->
  * record address -> stores, with a shift where a multiply was).
  *
+ * The count of writes begun (inflight.c, docs/design.md §10) comes first,
+ * before anything of the write can be interrupted and before the section
+ * (a restarted section must not count twice): the thread's cached slot,
+ * one TLS word, is this ring's if it xors with the handle's count_key to
+ * an index; then one incq of the slot's count.  Only this thread writes
+ * that word, and a signal handler lands between two instructions, never in
+ * one: no lock prefix.  x86 keeps stores in order, so the count is visible
+ * before the commit store that a recovering reader sees (it pairs with the
+ * reader's acquire load of the tail word, read before the table).  A miss
+ * goes to tb__write_miss (claims or finds the slot, counts, comes back at
+ * tb__write_counted); tb_commit enters at tb__write_counted, tb_reserve
+ * having counted.  Every way out to the general path is counted, and the
+ * general path undoes the count of a write it refuses.
+ *
  * Registers: rdi ring, then the phase (the ring waits in the red zone at
  * -8(%rsp) for .Lout); rsi data, r9 len, r8 type_len, then the copy index;
  * r10 control block, r11 tail word, then the new one; rax the time stamp,
@@ -62,13 +76,33 @@
 	.globl	tb__write
 	.hidden	tb__write
 	.type	tb__write, @function
+	.globl	tb__write_counted
+	.hidden	tb__write_counted
+	.type	tb__write_counted, @function
 	.hidden	tb__append_slow
+	.hidden	tb__write_miss
+	.hidden	tb__wcache
 	.hidden	tb__small_type_len
 	.p2align 5
 tb_write:
 tb__write:
 	.cfi_startproc
 	_CET_ENDBR
+	/*
+	 * Initial-exec TLS: the word's offset from the thread pointer, from
+	 * the GOT; linked into a program the linker makes the load a constant.
+	 * libtracebuf.so stays loadable by dlopen because its TLS is small
+	 * (inflight.c says why).
+	 */
+	movq	tb__wcache@GOTTPOFF(%rip), %rax
+	movq	%fs:(%rax), %rax		/* the thread's slot: count_key | its offset in the table, one load */
+	xorq	WF_RING_COUNT_KEY(%rdi), %rax	/* the slot's offset, if it is this ring's */
+	cmpq	$WF_THREAD_SLOTS << WF_THREAD_SLOT_SHIFT, %rax
+	jae	.Lmiss
+	movq	WF_RING_BEGUN0(%rdi), %rcx
+	incq	(%rcx,%rax)			/* begun: only this thread writes it; one instruction */
+	TB_CRASH_POINT(TB_CP_COUNTED)
+tb__write_counted:
 	cmpl	$WF_MAX_SMALL_DATA, %edx
 	ja	.Lslow
 	movq	%rdi, -8(%rsp)			/* the ring, in the red zone, for .Lout */
@@ -193,6 +227,8 @@ tb__write:
 	movl	%r9d, %edx
 .Lslow:
 	jmp	tb__append_slow
+.Lmiss:
+	jmp	tb__write_miss
 	.cfi_endproc
 
 	/* The abort handler, preceded by the signature the kernel checks. */
@@ -214,5 +250,6 @@ tb__write:
 
 	.size	tb_write, . - tb_write
 	.size	tb__write, . - tb__write
+	.size	tb__write_counted, . - tb__write_counted
 
 	.section .note.GNU-stack, "", @progbits
