@@ -205,6 +205,30 @@ static bool inside(const struct rec *x, uint64_t t0, uint64_t t1, uint64_t margi
 	return x->ts > t0 + margin && x->ts + margin < t1;
 }
 
+/*
+ * For a record of A with no twin in B: B's record of the same CPU and event
+ * nearest in time, and where its bytes differ, so that a failure shows
+ * whether the twin is absent or differs (in which field).
+ */
+static void explain_missing(const struct rec *x, const struct recs *b)
+{
+	const struct rec *near = NULL;
+
+	for (size_t j = 0; j < b->n; j++)
+		if (b->r[j].cpu == x->cpu && !memcmp(b->r[j].data, x->data, 2) &&
+		    (!near || gap(x, &b->r[j]) < gap(x, near)))
+			near = &b->r[j];
+	if (!near) {
+		diag("  B holds no record of that event on that CPU");
+		return;
+	}
+	diag("  B's nearest: ts %llu (%+lld ns), %u bytes against %u", (unsigned long long)near->ts,
+	     (long long)(near->ts - x->ts), near->len, x->len);
+	for (uint32_t i = 0, shown = 0; i < x->len && i < near->len && shown < 16; i++)
+		if (x->data[i] != near->data[i] && ++shown)
+			diag("  byte %u: A 0x%02x, B 0x%02x", i, x->data[i], near->data[i]);
+}
+
 struct event_filter {
 	const char *event; /* SYSTEM/EVENT */
 	const char *expr;
@@ -295,6 +319,7 @@ static void round_trip(const struct event_filter *ef, int n)
 			ok_all = false;
 			diag("kept by tracebuf, missing from the kernel's: cpu %d ts %llu id %u", x->cpu,
 			     (unsigned long long)x->ts, id);
+			explain_missing(x, &b);
 		}
 	}
 	for (size_t j = 0; j < b.n; j++) {
