@@ -18,22 +18,7 @@
 #include <unistd.h>
 
 #include "tracebuf/blob.h"
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
+#include "write_all.h"
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -104,11 +89,11 @@ static int put_entry(int fd, const struct tb_blob_ref *ref, const void *bytes)
 	put64(h + 8, ref->first);
 	put32(h + 16, ref->area);
 	put32(h + 20, tb_crc32(0, bytes, ref->len));
-	rc = write_all(fd, h, sizeof(h));
+	rc = tb__write_all(fd, h, sizeof(h));
 	if (rc == 0)
-		rc = write_all(fd, bytes, ref->len);
+		rc = tb__write_all(fd, bytes, ref->len);
 	if (rc == 0 && ref->len % 8)
-		rc = write_all(fd, zeros, 8 - ref->len % 8);
+		rc = tb__write_all(fd, zeros, 8 - ref->len % 8);
 	return rc;
 }
 

@@ -23,6 +23,7 @@
 #include "tracebuf/reader.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
+#include "write_all.h"
 
 struct saver {
 	const char *dir;
@@ -75,20 +76,6 @@ static int make_dir(struct saver *s, const char *name)
 	return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		p = (const char *)p + k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static int create_file(struct saver *s, const char *name)
 {
 	int fd = open(path_of(s, name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -102,7 +89,7 @@ static int write_file(struct saver *s, const char *name, const void *text, size_
 
 	if (fd < 0)
 		return fd;
-	rc = write_all(fd, text, len);
+	rc = tb__write_all(fd, text, len);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	return rc < 0 ? fail(s, rc, "cannot write") : 0;
@@ -174,7 +161,7 @@ static int write_pages(struct saver *s, struct tb_ring *ring, unsigned cpu)
 	}
 	/* each page's blobs are copied as it is taken: the blob area may reuse them once it is */
 	while (rc == 0 && budget-- > 0 && (n = tb_read_page(ring, cpu, page, size)) > 0) {
-		rc = write_all(fd, page, (size_t)n);
+		rc = tb__write_all(fd, page, (size_t)n);
 		if (rc == 0 && s->blobs_fd >= 0)
 			rc = tb_blob_save_page(ring, page, (size_t)n, s->blobs_fd, &s->blobs);
 	}
