@@ -12,6 +12,7 @@
 
 #include "fd_text.h"
 #include "tracefs.h"
+#include "write_all.h"
 
 #define MAX_TEXT (64u << 20) /* kallsyms is ~5 MiB; far more is not a tracefs text */
 
@@ -102,18 +103,7 @@ int tracefs_append(const char *dir, const char *name, const char *value)
 
 int write_all(int fd, const void *data, size_t len)
 {
-	const char *p = data;
-
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
+	return tb__write_all(fd, data, len);
 }
 
 int write_file(const char *path, const void *data, size_t len)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * write_all.h - a whole buffer written to a file descriptor, for the
- * library's savers (ringsave.c, blobsave.c).  Internal to libtracebuf.
+ * library's savers (ringsave.c, blobsave.c) and the CLI (tools/tracefs.c).
+ * Not part of the public API: an inline, so nothing is exported.
  */
 #ifndef TRACEBUF_SOURCE_WRITE_ALL_H
 #define TRACEBUF_SOURCE_WRITE_ALL_H
