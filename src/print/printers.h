@@ -33,6 +33,27 @@ int print_event_body(struct tb_schema *s, const struct tb_format *f, const char 
 		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
 		     struct tb_diag *err, enum printer_kind *used);
 
+/* An event's printer, chosen when it is first asked for (opaque). */
+struct event_printer;
+
+/*
+ * f's printer, chosen (and its print fmt compiled) now if it was not yet;
+ * NULL when memory ran out.  It lives as long as the schema, and using it
+ * changes nothing, as printers_prepare() says.
+ */
+const struct event_printer *printers_find(struct tb_schema *s, const struct tb_format *f, const char *system);
+
+/*
+ * print_event_body() by f's printer ep (printers_find()), without its
+ * look-up.  unnamed: the print fmt's printers leave out the "NAME: " they
+ * put in front, for a caller that names the event in a column of its own;
+ * a kernel printer's text (*used PRINTER_KERNEL) is the kernel's whatever
+ * unnamed says, and may start with the name.
+ */
+int print_event_text(const struct event_printer *ep, struct tb_schema *s, const struct tb_format *f,
+		     const char *system, const struct tb_event_ref *ev, bool ns_clock, bool unnamed,
+		     struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used);
+
 /* Count n records of event id against the printer that printed them (for the stat). */
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n);
 

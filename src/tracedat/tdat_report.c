@@ -93,11 +93,14 @@ struct name_column {
 	uint8_t len;       /* 0: not made yet */
 	uint8_t name_len;  /* strlen(NAME) */
 	char text[TB_NAME_MAX + 4];
-	const struct tb_format *f; /* the event, so that a worker prints it without looking it up */
+	const struct tb_format *f; /* the event and its printer, so that a worker prints it without looking them up */
 	const char *system;
+	const struct event_printer *printer;
 };
 
 #define COMM_SLOTS 1024
+/* A name column this long or shorter (a name of up to 29 bytes) is copied as this many bytes. */
+#define NAME_COL_SHORT 32
 
 struct tc_report {
 	FILE *out;
@@ -112,7 +115,7 @@ struct tc_report {
 	struct tb_diag body_err; /* its problem, filled only on failure */
 	bool kernel_text;      /* o->kernel_text and not -R */
 	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
-	uint32_t run;          /* this report's number among the process's (comm_col()), never 0 */
+	uint32_t run;          /* this report's number among the process's (task_col()), never 0 */
 	uint64_t (*printed)[PRINTER_KINDS]; /* [65536] by ID: framed records' printers, told at the end */
 	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
 	/* ... and which workers may render: set here (release), read by them (pagework.c) */
@@ -294,15 +297,9 @@ static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 		sb_added(b, (size_t)(latency_col(p, flags, pc) - p));
 }
 
-/* v in exactly width digits (even, 2..10), zeros in front: "%0*u" two digits at a time, as it is on every line. */
+/* v in exactly width digits (even, 2..10), zeros in front: "%0*u" two digits at a time. */
 static char *put_zero_padded(char *p, uint32_t v, int width)
 {
-	if (width == 6) { /* microseconds, on every line: three independent pairs */
-		memcpy(p, kv_digit_pairs + 2 * (v / 10000), 2);
-		memcpy(p + 2, kv_digit_pairs + 2 * (v / 100 % 100), 2);
-		memcpy(p + 4, kv_digit_pairs + 2 * (v % 100), 2);
-		return p + 6;
-	}
 	for (int i = width - 2; i >= 0; i -= 2, v /= 100)
 		memcpy(p + i, kv_digit_pairs + 2 * (v % 100), 2);
 	return p + width;
@@ -343,8 +340,58 @@ static char *put_seconds(char *p, uint64_t secs)
 	return p + last.len;
 }
 
+/*
+ * " %5llu.%04llu" of the seconds and the first four digits of the
+ * microseconds (hundreds: the time in hundreds of microseconds).  A CPU's
+ * records a few microseconds apart share them, so each thread keeps the
+ * text of the last ones it wrote, as put_seconds() does.
+ */
+struct hundreds_text {
+	uint64_t hundreds;
+	uint8_t len; /* 0: nothing kept yet */
+	char text[32];
+};
+
+static _Thread_local struct hundreds_text last_hundreds;
+
+/* Out of line: the common case, the text kept, then saves no registers. */
+static __attribute__((noinline)) void make_hundreds(struct hundreds_text *t, uint64_t hundreds)
+{
+	uint64_t secs = hundreds / 10000;
+	char *e = put_seconds(t->text, secs);
+
+	e = put_zero_padded(e, (uint32_t)(hundreds - secs * 10000), 4);
+	t->hundreds = hundreds;
+	t->len = (uint8_t)(e - t->text);
+}
+
+static char *put_hundreds(char *p, uint64_t hundreds)
+{
+	struct hundreds_text *t = &last_hundreds;
+
+	if (!t->len || t->hundreds != hundreds)
+		make_hundreds(t, hundreds);
+	memcpy(p, t->text, sizeof(t->text)); /* fixed size: see put_task(); the room is TIME_COL_MAX */
+	return p + t->len;
+}
+
 /* Room the time column needs at most: " " + 20 digits + "." + 9 digits + ":" (and put_seconds' fixed copy). */
 #define TIME_COL_MAX 40
+
+/* time_col() in nanoseconds (-t), or of a clock that does not count them: out of line, as for make_hundreds(). */
+static __attribute__((noinline)) char *time_col_other(char *p, uint64_t ts, bool usecs)
+{
+	if (!usecs) {
+		p = put_spaced(p, ts, 12);
+	} else {
+		uint32_t frac = (uint32_t)(ts % 1000000000ull);
+		p = put_seconds(p, ts / 1000000000ull);
+		*p++ = (char)('0' + frac / 100000000); /* 9 digits: a leading one, then four pairs */
+		p = put_zero_padded(p, frac % 100000000, 8);
+	}
+	*p++ = ':';
+	return p;
+}
 
 /*
  * The time column of a time stamp at p: " %5llu.%06llu:" (microseconds,
@@ -354,20 +401,13 @@ static char *put_seconds(char *p, uint64_t secs)
  */
 static char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
 {
-	if (!usecs) {
-		p = put_spaced(p, ts, 12);
-	} else if (nsec) {
-		uint32_t frac = (uint32_t)(ts % 1000000000ull);
-		p = put_seconds(p, ts / 1000000000ull);
-		*p++ = (char)('0' + frac / 100000000); /* 9 digits: a leading one, then four pairs */
-		p = put_zero_padded(p, frac % 100000000, 8);
-	} else {
-		uint64_t us = (ts + 500) / 1000, secs = us / 1000000;
-		p = put_seconds(p, secs);
-		p = put_zero_padded(p, (uint32_t)(us - secs * 1000000), 6);
-	}
-	*p++ = ':';
-	return p;
+	if (!usecs || nsec)
+		return time_col_other(p, ts, usecs);
+	uint64_t us = (ts + 500) / 1000, hundreds = us / 100;
+	p = put_hundreds(p, hundreds);
+	memcpy(p, kv_digit_pairs + 2 * (us - hundreds * 100), 2);
+	p[2] = ':';
+	return p + 3;
 }
 
 static void put_time(struct tc_report *r, const struct tc_stream *s)
@@ -481,7 +521,7 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	if (c->len) /* an ID names one event throughout */
 		return c;
 	n = strlen(name);
-	if (n + 3 > sizeof(c->text) || n + 20 > 255)
+	if (n + 3 > sizeof(c->text) || n + 20 > 255 || !(c->printer = printers_find(r->schema, f, system)))
 		return NULL;
 	c->text[0] = ' ';
 	memcpy(c->text + 1, name, n);
@@ -617,33 +657,36 @@ static bool same_bytes(const char *a, const char *b, size_t n)
 	return true;
 }
 
-/* Room comm_col() needs: the longest comm table's name (parse_cmdline keeps up to 63 bytes), '-', the pid, padding. */
+/* Room task_col()'s comm-pid column needs: the longest comm table's name (parse_cmdline keeps up to 63 bytes), '-', the pid, padding. */
 #define COMM_COL_MAX (64 + 32)
 
-/* Reports run so far: what a thread's cached comm columns are tagged with (comm_col()). */
+/* Reports run so far: what a thread's cached comm columns are tagged with (task_col()). */
 static _Atomic uint32_t report_runs;
 
 /*
- * The comm-pid column of pid at p, for a worker.  The comm table's column
- * of the kernel's layout ("%16s-%-7d") is trace-cmd's ("%16s-%-5d") and up
- * to two spaces more (pid digits are never spaces); the -l layout is made
- * here.  Each thread keeps the last columns it made, direct-mapped by pid
- * and tagged with the report's run (r->run): a column is only reused for
- * the report, hence the comm table and layout, it was made for.
+ * The comm-pid column of pid at p, then the CPU column, for a worker.  The
+ * comm table's column of the kernel's layout ("%16s-%-7d") is trace-cmd's
+ * ("%16s-%-5d") and up to two spaces more (pid digits are never spaces);
+ * the -l layout is made here.  Each thread keeps the last columns it made,
+ * direct-mapped by pid and tagged with the CPU and the report's run
+ * (r->run): a column is only reused for the report, hence the comm table
+ * and layout, it was made for.  A unit's records are all of one CPU, and a
+ * task seldom moves, so one pid's slot holds its CPU's columns.
  */
-static char *comm_col(const struct tc_report *r, char *p, int32_t pid)
+static char *task_col(const struct tc_report *r, char *p, int32_t pid, int cpu)
 {
-	static _Thread_local struct comm_col_cached {
+	static _Thread_local struct task_col_cached {
 		uint32_t run; /* 0: empty */
 		int32_t pid;
+		int32_t cpu;
 		uint8_t len;
 		char text[40];
 	} cache[256];
-	struct comm_col_cached *c = &cache[(uint32_t)pid % 256];
+	struct task_col_cached *c = &cache[(uint32_t)pid % 256];
 	const char *col;
 	size_t len;
 
-	if (c->run == r->run && c->pid == pid) {
+	if (c->run == r->run && c->pid == pid && c->cpu == cpu) {
 		memcpy(p, c->text, sizeof(c->text)); /* fixed size: see put_task() */
 		return p + c->len;
 	}
@@ -657,9 +700,11 @@ static char *comm_col(const struct tc_report *r, char *p, int32_t pid)
 		col = tb_schema_comm(r->schema, pid, &len);
 		p = put_comm_pid_at(p, col, len, pid, r->o->latency);
 	}
+	p = cpu_col(p, cpu, r->o->latency);
 	if ((size_t)(p - start) <= sizeof(c->text)) {
 		c->run = r->run;
 		c->pid = pid;
+		c->cpu = cpu;
 		c->len = (uint8_t)(p - start);
 		memcpy(c->text, start, c->len);
 	}
@@ -696,18 +741,21 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
 		return -ENOMEM;
 	line = p;
-	p = comm_col(r, p, pid);
-	p = cpu_col(p, ev->cpu, r->o->latency);
+	p = task_col(r, p, pid, ev->cpu);
 	if (r->o->latency)
 		p = latency_col(p, d[2], d[3]);
 	p = time_col(p, adjusted(r, ev->ts), r->bufs[0].usecs, r->o->nsec);
-	memcpy(p, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
+	/* fixed size: see put_task(); most names are short, and the whole column is four times the short copy */
+	if (nc->len <= NAME_COL_SHORT)
+		memcpy(p, nc->text, NAME_COL_SHORT);
+	else
+		memcpy(p, nc->text, sizeof(nc->text));
 	p += nc->len;
 	sb_added(out, (size_t)(p - line));
-	body = out->len;
-	/* render_event_body() without its look-up of the event: -ENOENT is its TB_RENDER_UNKNOWN */
 	*used = PRINTER_NONE;
-	rc = print_event_body(r->schema, nc->f, nc->system, ev, r->bufs[0].usecs, out, err, used);
+	body = out->len;
+	/* render_event_body() without its look-ups, nor the "NAME: " the column above says: -ENOENT is its TB_RENDER_UNKNOWN */
+	rc = print_event_text(nc->printer, r->schema, nc->f, nc->system, ev, r->bufs[0].usecs, true, out, err, used);
 	if (rc < 0 || out->oom) {
 		out->len = start;
 		return rc == -ENOENT ? TB_RENDER_UNKNOWN : rc < 0 ? rc : -ENOMEM;
@@ -716,7 +764,8 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	size_t len = out->len - body, name_len = nc->name_len;
 	if (len && text[len - 1] == '\n')
 		len--;
-	if (len >= name_len + 2 && text[name_len] == ':' && text[name_len + 1] == ' ' &&
+	/* The kernel's own printers write what the kernel does, which may start so (as kernel_body() sees it). */
+	if (*used == PRINTER_KERNEL && len >= name_len + 2 && text[name_len] == ':' && text[name_len + 1] == ' ' &&
 	    same_bytes(text, nc->text + 1, name_len)) {
 		memmove(text, text + name_len + 2, len - name_len - 2);
 		len -= name_len + 2;
