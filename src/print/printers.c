@@ -254,6 +254,14 @@ int print_event_text(const struct event_printer *ep, struct tb_schema *s, const 
 	return print_by_fmt(s, ep, f, system, ev, unnamed, out, err, used);
 }
 
+raw_syscalls_fn *printers_by_hand(const struct event_printer *ep)
+{
+	/* print_by_fmt()'s choice, made once: no kernel printer, and no check but of the size */
+	if (ep->kernel || ep->fallback != PRINTER_COMPILED || ep->dynamic)
+		return NULL;
+	return ep->by_hand;
+}
+
 const struct event_printer *printers_find(struct tb_schema *s, const struct tb_format *f, const char *system)
 {
 	return printer_for(s, printers_of(s), f, system);

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "raw_syscalls.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
 
@@ -53,6 +54,14 @@ const struct event_printer *printers_find(struct tb_schema *s, const struct tb_f
 int print_event_text(const struct event_printer *ep, struct tb_schema *s, const struct tb_format *f,
 		     const char *system, const struct tb_event_ref *ev, bool ns_clock, bool unnamed,
 		     struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used);
+
+/*
+ * The hand-written printer (raw_syscalls.h) that print_event_text() runs,
+ * *used PRINTER_COMPILED, for every record of ep's event at least its
+ * format's min_size long; NULL when there is none, or records need more
+ * checks.  For a caller that checks the size and calls it itself.
+ */
+raw_syscalls_fn *printers_by_hand(const struct event_printer *ep);
 
 /* Count n records of event id against the printer that printed them (for the stat). */
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n);

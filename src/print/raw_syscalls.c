@@ -27,12 +27,28 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
-/* %ld of v. */
+/*
+ * %ld of v.  Syscall numbers and most return values have one to three
+ * digits: those are written without the length estimate and the loop.
+ */
 static char *put_long(char *p, uint64_t v)
 {
 	if ((int64_t)v < 0) {
 		*p++ = '-';
 		v = 0 - v;
+	}
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	if (v < 100) {
+		memcpy(p, kv_digit_pairs + 2 * v, 2);
+		return p + 2;
+	}
+	if (v < 1000) {
+		*p = (char)('0' + v / 100);
+		memcpy(p + 1, kv_digit_pairs + 2 * (v % 100), 2);
+		return p + 3;
 	}
 	return kv_put_dec(p, v, kv_dec_len(v));
 }
