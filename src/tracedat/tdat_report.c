@@ -100,6 +100,22 @@ struct name_column {
 };
 
 #define COMM_SLOTS 1024
+
+/*
+ * What a worker's frame_line() reads of the report, copied before the
+ * workers start, on cache lines of its own (the alignment makes its size
+ * whole lines): the reading thread writes its totals and text next to the
+ * fields these come from on every record, and a worker reading those
+ * lines had them taken away from its core as often.
+ */
+struct frame_ctx {
+	_Alignas(64) struct tb_schema *schema;
+	struct name_column *names; /* the report's, allocated before the workers start */
+	int64_t ts_offset;
+	uint32_t mult, shift;
+	uint32_t run;
+	bool latency, nsec, usecs;
+};
 /* A name column this long or shorter (a name of up to 29 bytes) is copied as this many bytes. */
 #define NAME_COL_SHORT 32
 
@@ -117,6 +133,7 @@ struct tc_report {
 	bool kernel_text;      /* o->kernel_text and not -R */
 	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
 	uint32_t run;          /* this report's number among the process's (task_col()), never 0 */
+	struct frame_ctx frame; /* framed: frame_line()'s context */
 	uint64_t (*printed)[PRINTER_KINDS]; /* [65536] by ID: framed records' printers, told at the end */
 	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
 	/* ... and which workers may render: set here (release), read by them (pagework.c) */
@@ -675,7 +692,7 @@ static _Atomic uint32_t report_runs;
  * and layout, it was made for.  A unit's records are all of one CPU, and a
  * task seldom moves, so one pid's slot holds its CPU's columns.
  */
-static char *task_col(const struct tc_report *r, char *p, int32_t pid, int cpu)
+static char *task_col(const struct frame_ctx *r, char *p, int32_t pid, int cpu)
 {
 	static _Thread_local struct task_col_cached {
 		uint32_t run; /* 0: empty */
@@ -693,16 +710,16 @@ static char *task_col(const struct tc_report *r, char *p, int32_t pid, int cpu)
 		return p + c->len;
 	}
 	char *start = p;
-	if (!r->o->latency && (col = schema_comm_column(r->schema, pid, &len))) {
+	if (!r->latency && (col = schema_comm_column(r->schema, pid, &len))) {
 		for (int i = 0; i < 2 && len && col[len - 1] == ' '; i++)
 			len--;
 		memcpy(p, col, len);
 		p += len;
 	} else {
 		col = tb_schema_comm(r->schema, pid, &len);
-		p = put_comm_pid_at(p, col, len, pid, r->o->latency);
+		p = put_comm_pid_at(p, col, len, pid, r->latency);
 	}
-	p = cpu_col(p, cpu, r->o->latency);
+	p = cpu_col(p, cpu, r->latency);
 	if ((size_t)(p - start) <= sizeof(c->text)) {
 		c->run = r->run;
 		c->pid = pid;
@@ -714,11 +731,13 @@ static char *task_col(const struct tc_report *r, char *p, int32_t pid, int cpu)
 }
 
 /*
- * A worker's whole line for a record (pagework_set_renderer): the columns
- * emit() would put in front, then the kernel's text of the record with its
- * "name: " and newline dropped, then a newline - so that the reading thread
- * only merges and writes.  It reads only what stays put while workers run:
- * the options, the clock conversion, the schema's comm table (the same
+ * A worker's whole line for a record (pagework_set_renderer, ctx the
+ * report's frame_ctx): the columns emit() would put in front, then the
+ * kernel's text of the record without its "name: " (the printers leave it
+ * out; a kernel printer's is dropped here) and with one newline - so that
+ * the reading thread only merges and writes.  It reads only what stays put
+ * while workers run: the options, the clock conversion, the schema's comm
+ * table (the same
  * saved_cmdlines libtraceevent's comms came from; no plugin adds to those in
  * this mode) and the name columns the reading thread made for an ID before
  * marking it ready (prepare(): the release that the worker's acquire of the
@@ -727,7 +746,7 @@ static char *task_col(const struct tc_report *r, char *p, int32_t pid, int cpu)
 static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
 		      enum printer_kind *used)
 {
-	const struct tc_report *r = ctx;
+	const struct frame_ctx *r = ctx;
 	const uint8_t *d = ev->data;
 	size_t start = out->len, body;
 	uint16_t id;
@@ -737,16 +756,16 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 
 	memcpy(&id, d, sizeof(id)); /* the worker renders records of 8 bytes or more alone */
 	memcpy(&pid, d + 4, sizeof(pid));
-	const struct name_column *nc = r->names ? &r->names[id] : NULL;
-	if (!nc || !nc->len)
+	const struct name_column *nc = &r->names[id];
+	if (!nc->len)
 		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
 	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
 		return -ENOMEM;
 	line = p;
 	p = task_col(r, p, pid, ev->cpu);
-	if (r->o->latency)
+	if (r->latency)
 		p = latency_col(p, d[2], d[3]);
-	p = time_col(p, adjusted(r, ev->ts), r->bufs[0].usecs, r->o->nsec);
+	p = time_col(p, tsc2nsec(ev->ts, r->mult, r->shift) + (uint64_t)r->ts_offset, r->usecs, r->nsec); /* adjusted() */
 	/* fixed size: see put_task(); most names are short, and the whole column is four times the short copy */
 	if (nc->len <= NAME_COL_SHORT)
 		memcpy(p, nc->text, NAME_COL_SHORT);
@@ -766,7 +785,7 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 		out->len = start;
 		return -ENOMEM;
 	}
-	rc = print_event_text(nc->printer, r->schema, nc->f, nc->system, ev, r->bufs[0].usecs, true, out, err, used);
+	rc = print_event_text(nc->printer, r->schema, nc->f, nc->system, ev, r->usecs, true, out, err, used);
 	if (rc < 0 || out->oom) {
 		out->len = start;
 		return rc == -ENOENT ? TB_RENDER_UNKNOWN : rc < 0 ? rc : -ENOMEM;
@@ -1003,6 +1022,25 @@ static bool same_clock_columns(const struct tc_report *r)
 	return r->nbufs > 0;
 }
 
+/* frame_line()'s context: the report's options, clock and name columns (allocated now, so that their address stays put). */
+static int frame_ctx_init(struct tc_report *r)
+{
+	if (!r->names && !(r->names = calloc(65536, sizeof(*r->names))))
+		return -ENOMEM;
+	r->frame = (struct frame_ctx){
+	    .schema = r->schema,
+	    .names = r->names,
+	    .ts_offset = r->ts_offset,
+	    .mult = r->mult,
+	    .shift = r->shift,
+	    .run = r->run,
+	    .latency = r->o->latency,
+	    .nsec = r->o->nsec,
+	    .usecs = r->bufs[0].usecs,
+	};
+	return 0;
+}
+
 /* Every CPU of every buffer, in trace-cmd's merged order, and their page walks. */
 static int make_streams(struct tc_report *r)
 {
@@ -1032,8 +1070,8 @@ static int make_streams(struct tc_report *r)
 			rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
 		else if (rc == 0 && same_clock_columns(r))
 			r->framed = true;
-		if (r->framed)
-			pagework_set_renderer(r->work, frame_line, r);
+		if (r->framed && (rc = frame_ctx_init(r)) == 0)
+			pagework_set_renderer(r->work, frame_line, &r->frame);
 	} else {
 		rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
 	}
