@@ -27,9 +27,17 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
+/* The digits of v: out of line, so that the short numbers' path saves no registers. */
+static __attribute__((noinline)) char *put_long_digits(char *p, uint64_t v)
+{
+	return kv_put_dec(p, v, kv_dec_len(v));
+}
+
 /*
- * %ld of v.  Syscall numbers and most return values have one to three
- * digits: those are written without the length estimate and the loop.
+ * %ld of v (4 bytes written at p at least: the room asked for covers
+ * them).  Syscall numbers and most return values have one to three
+ * digits, as many of each: those are written without a branch on their
+ * length - all three digits as one word, the leading zeros shifted out.
  */
 static char *put_long(char *p, uint64_t v)
 {
@@ -37,20 +45,18 @@ static char *put_long(char *p, uint64_t v)
 		*p++ = '-';
 		v = 0 - v;
 	}
-	if (v < 10) {
-		*p = (char)('0' + v);
-		return p + 1;
-	}
-	if (v < 100) {
-		memcpy(p, kv_digit_pairs + 2 * v, 2);
-		return p + 2;
-	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (v < 1000) {
-		*p = (char)('0' + v / 100);
-		memcpy(p + 1, kv_digit_pairs + 2 * (v % 100), 2);
-		return p + 3;
+		uint32_t x = (uint32_t)v, hundreds = x / 100, n = 1u + (x >= 10) + (x >= 100);
+		uint16_t pair;
+		memcpy(&pair, kv_digit_pairs + 2 * (x - hundreds * 100), 2);
+		uint32_t word = ('0' + hundreds) | (uint32_t)pair << 8; /* "HTU" in memory order */
+		word >>= 8 * (3 - n);
+		memcpy(p, &word, 4);
+		return p + n;
 	}
-	return kv_put_dec(p, v, kv_dec_len(v));
+#endif
+	return put_long_digits(p, v);
 }
 
 #if defined(__SSE2__) && defined(__x86_64__)
