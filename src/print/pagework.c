@@ -147,15 +147,18 @@ static bool id_ready(const struct pagework *w, uint16_t id)
 }
 
 /*
- * Whether rec is a blob reference (tracebuf/blob.h): a record of that size
- * stored with its length in the header's first word (type_len 0) is asked
- * about; the kernel stores records as short as a reference in type_len.
+ * Whether rec is a blob reference (tracebuf/blob.h): a record stored with
+ * its length in the header's first word (type_len 0) and of that size is
+ * asked about.  The kernel stores records as short as a reference with
+ * their length in type_len, so the first test is always false for its
+ * records (and well predicted: their lengths alternate, sys_enter's and
+ * sys_exit's).
  */
 static bool is_blob_ref(const struct tb_record *rec)
 {
 	struct tb_blob_ref ref;
 
-	return rec->len == TB_BLOB_REF_SIZE && rec->type_len == 0 && tb_blob_ref_decode(rec, &ref);
+	return rec->type_len == 0 && rec->len == TB_BLOB_REF_SIZE && tb_blob_ref_decode(rec, &ref);
 }
 
 static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
