@@ -68,12 +68,14 @@ static char *edited(const char *text, const char *from, const char *to)
 	return out;
 }
 
-/* "NAME: " + the compiled program's text + "\n", as printers.c prints a compiled print fmt. */
+/* "NAME: " (when named) + the compiled program's text + "\n", as printers.c prints a compiled print fmt. */
 static void by_program(const struct tb_format *f, const struct tb_printfmt *p, const uint8_t *rec,
-		       uint32_t len, struct tb_strbuf *out)
+		       uint32_t len, bool named, struct tb_strbuf *out)
 {
-	sb_puts(out, f->name);
-	sb_put(out, ": ", 2);
+	if (named) {
+		sb_puts(out, f->name);
+		sb_put(out, ": ", 2);
+	}
 	if (tb_printfmt_run(p, rec, len, out) < 0)
 		sb_puts(out, "<run failed>");
 	sb_putc(out, '\n');
@@ -99,8 +101,11 @@ static uint64_t xorshift(uint64_t *s)
 	return *s;
 }
 
-/* The hand printer against the program on n records of f: edge values, then random ones of every length. */
-static void compare(const struct tb_format *f, raw_syscalls_fn *hand, unsigned nvalues)
+/*
+ * The hand printer against the program on n records of f: edge values,
+ * then random ones of every length; with the name in front or without.
+ */
+static void compare(const struct tb_format *f, raw_syscalls_fn *hand, unsigned nvalues, bool named)
 {
 	struct tb_printfmt *p = NULL;
 	struct tb_diag d = {0};
@@ -121,16 +126,16 @@ static void compare(const struct tb_format *f, raw_syscalls_fn *hand, unsigned n
 		}
 		sb_reset(&want);
 		sb_reset(&got);
-		by_program(f, p, rec, 8 + 8 * nvalues, &want);
-		hand(rec, &got);
+		by_program(f, p, rec, 8 + 8 * nvalues, named, &want);
+		hand(rec, named, &got);
 		if (want.len != got.len || memcmp(want.buf, got.buf, want.len) != 0) {
 			if (differ++ < 5)
 				diag("differ: program '%.*s' hand '%.*s'", (int)want.len, want.buf,
 				     (int)got.len, got.buf);
 		}
 	}
-	ok(differ == 0, "%s: the hand-written printer prints what the compiled print fmt prints "
-	   "(%u records, %u differ)", f->name, n, differ);
+	ok(differ == 0, "%s: the hand-written printer prints what the compiled print fmt prints, %s "
+	   "(%u records, %u differ)", f->name, named ? "named" : "without the name", n, differ);
 	sb_free(&want);
 	sb_free(&got);
 	tb_printfmt_free(p);
@@ -161,9 +166,11 @@ int main(void)
 	ok(raw_syscalls_printer("raw_syscalls", &exit_) != NULL, "sys_exit of this kernel gets the hand printer");
 	ok(raw_syscalls_printer("syscalls", &enter) == NULL, "not for another system of the same name");
 	if (raw_syscalls_printer("raw_syscalls", &enter))
-		compare(&enter, raw_syscalls_printer("raw_syscalls", &enter), 7);
+		for (int named = 0; named < 2; named++)
+			compare(&enter, raw_syscalls_printer("raw_syscalls", &enter), 7, named);
 	if (raw_syscalls_printer("raw_syscalls", &exit_))
-		compare(&exit_, raw_syscalls_printer("raw_syscalls", &exit_), 2);
+		for (int named = 0; named < 2; named++)
+			compare(&exit_, raw_syscalls_printer("raw_syscalls", &exit_), 2, named);
 
 	refused(ENTER, "%lx)", "%lX)", "a directive changed");
 	refused(ENTER, "REC->args[5]", "REC->args[4]", "an argument changed");

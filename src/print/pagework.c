@@ -99,8 +99,8 @@ static bool grow_steps(struct pw_unit *u)
 	return true;
 }
 
-/* Inline: once per record of every walk. */
-static inline struct pw_step *new_step(struct pw_unit *u, enum pw_step_kind kind, uint32_t page)
+/* A step of kind on page, every other field zero. */
+static struct pw_step *new_step(struct pw_unit *u, enum pw_step_kind kind, uint32_t page)
 {
 	struct pw_step *st;
 
@@ -109,6 +109,17 @@ static inline struct pw_step *new_step(struct pw_unit *u, enum pw_step_kind kind
 	st = &u->steps[u->nsteps++];
 	*st = (struct pw_step){.kind = (uint8_t)kind, .page = page, .text_end = (uint32_t)u->text.len};
 	return st;
+}
+
+/*
+ * A record's step, its fields left for walk_record() to set, each of them
+ * (once per record of every walk: zeroing the step first was a tenth of it).
+ */
+static inline struct pw_step *new_record_step(struct pw_unit *u)
+{
+	if (u->nsteps == u->steps_cap && !grow_steps(u))
+		return NULL;
+	return &u->steps[u->nsteps++];
 }
 
 static bool keep_error(struct pw_unit *u, const struct tb_diag *err, uint32_t *index)
@@ -135,37 +146,59 @@ static bool id_ready(const struct pagework *w, uint16_t id)
 	return bits & (1u << (id % 8));
 }
 
+/*
+ * Whether rec is a blob reference (tracebuf/blob.h): a record stored with
+ * its length in the header's first word (type_len 0) and of that size is
+ * asked about.  The kernel stores records as short as a reference with
+ * their length in type_len, so the first test is always false for its
+ * records (and well predicted: their lengths alternate, sys_enter's and
+ * sys_exit's).
+ */
+static bool is_blob_ref(const struct tb_record *rec)
+{
+	struct tb_blob_ref ref;
+
+	return rec->type_len == 0 && rec->len == TB_BLOB_REF_SIZE && tb_blob_ref_decode(rec, &ref);
+}
+
 static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
 			const struct tb_record *rec)
 {
-	struct pw_step *st = new_step(u, PW_RECORD, page);
+	struct pw_step *st = new_record_step(u);
 	struct tb_diag err; /* filled only on failure */
 	enum printer_kind used;
-	struct tb_blob_ref ref;
+	const uint8_t *d = rec->data;
 
 	if (!st)
 		return;
-	st->off = (uint32_t)((const uint8_t *)rec->data - u->page[page]);
+	st->kind = PW_RECORD;
+	st->page = page;
+	st->off = (uint32_t)(d - u->page[page]);
 	st->len = rec->len;
 	st->ts = rec->ts;
+	st->rc = 0;
+	st->used = 0;
+	st->err = 0;
+	st->id = 0;
+	st->pid = 0;
+	st->flags = st->preempt = 0;
 	/* A blob reference has no event fields: the reader says what became of its blob. */
-	st->blob = tb_blob_ref_decode(rec, &ref);
+	st->blob = is_blob_ref(rec);
 	if (st->blob) {
 		st->here = true;
 		st->text_end = (uint32_t)u->text.len;
 		return;
 	}
 	if (rec->len >= 2)
-		memcpy(&st->id, rec->data, 2);
+		memcpy(&st->id, d, 2);
 	if (rec->len >= 8) {
-		const uint8_t *d = rec->data;
 		st->flags = d[2];
 		st->preempt = d[3];
 		memcpy(&st->pid, d + 4, 4);
 	}
 	st->here = !(w->render && rec->len >= 8 && id_ready(w, st->id));
 	if (!st->here) {
-		struct tb_event_ref ev = {u->cpu, rec->ts, rec->data, rec->len};
+		struct tb_event_ref ev = {u->cpu, rec->ts, d, rec->len};
 		if (w->render == PW_RENDER_BODIES && w->render_fn)
 			st->rc = w->render_fn(w->render_ctx, &ev, &u->text, &err, &used);
 		else if (w->render == PW_RENDER_BODIES)

@@ -38,6 +38,7 @@ static const char *const kind_names[PRINTER_KINDS] = {
 
 struct event_printer {
 	tb_kernel_printer_fn *kernel; /* the kernel's own code for this event, or NULL */
+	const struct tb_kernel_env *kenv; /* what it may ask (the schema's struct printers) */
 	struct tb_printfmt *prog;     /* the compiled print fmt, or NULL */
 	raw_syscalls_fn *by_hand;     /* the same print fmt written by hand, or NULL */
 	enum printer_kind fallback;   /* for what the kernel printer declines */
@@ -121,6 +122,7 @@ static struct event_printer *printer_for(struct tb_schema *s, struct printers *p
 	if (!ep)
 		return NULL;
 	ep->kernel = tb_kernel_printer_find(system, f);
+	ep->kenv = &p->kenv;
 	ep->by_hand = raw_syscalls_printer(system, f);
 	for (size_t i = 0; i < f->nfields; i++)
 		ep->dynamic |= f->fields[i].kind != TB_FIELD_STATIC;
@@ -141,7 +143,7 @@ static struct event_printer *printer_for(struct tb_schema *s, struct printers *p
  * NUL), so it gets a copy followed by zeros rather than the page itself.
  */
 static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const char *system,
-			  const struct tb_event_ref *ev, struct tb_strbuf *out)
+			  const struct tb_event_ref *ev, bool unnamed, struct tb_strbuf *out)
 {
 	bool ftrace_own = !strcmp(system, "ftrace");
 	uint8_t stack[4096], *copy;
@@ -156,7 +158,7 @@ static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const 
 	memcpy(copy, ev->data, ev->len);
 	memset(copy + ev->len, 0, PAYLOAD_PAD);
 	rec.data = copy;
-	if (!ftrace_own) {
+	if (!ftrace_own && !unnamed) {
 		sb_puts(out, f->name);
 		sb_put(out, ": ", 2);
 	}
@@ -177,10 +179,12 @@ static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const 
 /* ---------------------------------------------------------------- body */
 
 static int print_compiled(const struct event_printer *ep, const struct tb_format *f,
-			  const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err)
+			  const struct tb_event_ref *ev, bool unnamed, struct tb_strbuf *out, struct tb_diag *err)
 {
-	sb_puts(out, f->name);
-	sb_put(out, ": ", 2);
+	if (!unnamed) {
+		sb_puts(out, f->name);
+		sb_put(out, ": ", 2);
+	}
 	if (tb_printfmt_run(ep->prog, ev->data, ev->len, out) < 0) {
 		err->offset = 0;
 		snprintf(err->reason, sizeof(err->reason),
@@ -192,8 +196,8 @@ static int print_compiled(const struct event_printer *ep, const struct tb_format
 }
 
 /* The body by the print fmt: compiled, or by libtraceevent. */
-static int print_by_fmt(struct tb_schema *s, struct event_printer *ep, const struct tb_format *f,
-			const char *system, const struct tb_event_ref *ev, struct tb_strbuf *out,
+static int print_by_fmt(struct tb_schema *s, const struct event_printer *ep, const struct tb_format *f,
+			const char *system, const struct tb_event_ref *ev, bool unnamed, struct tb_strbuf *out,
 			struct tb_diag *err, enum printer_kind *used)
 {
 	int rc;
@@ -205,16 +209,16 @@ static int print_by_fmt(struct tb_schema *s, struct event_printer *ep, const str
 	if ((ep->dynamic || ev->len < f->min_size) && tb_schema_check_record(f, ev->data, ev->len, err) < 0)
 		return -EINVAL;
 	if (ep->fallback == PRINTER_COMPILED && ep->by_hand) {
-		ep->by_hand(ev->data, out);
+		ep->by_hand(ev->data, !unnamed, out);
 		rc = 0;
 	} else if (ep->fallback == PRINTER_COMPILED) {
-		rc = print_compiled(ep, f, ev, out, err);
+		rc = print_compiled(ep, f, ev, unnamed, out, err);
 	} else {
 		if (!schema_tep_ready(s, f->id)) { /* tried once, remembered by the schema */
 			*used = PRINTER_NONE;
 			return -ENOENT;
 		}
-		rc = print_with_tep(s, f, system, ev, out);
+		rc = print_with_tep(s, f, system, ev, unnamed, out);
 	}
 	return rc;
 }
@@ -223,24 +227,44 @@ int print_event_body(struct tb_schema *s, const struct tb_format *f, const char 
 		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
 		     struct tb_diag *err, enum printer_kind *used)
 {
-	struct printers *p = printers_of(s);
-	struct event_printer *ep = printer_for(s, p, f, system);
-	size_t start = out->len;
-	int rc;
+	const struct event_printer *ep = printers_find(s, f, system);
 
 	if (!ep)
 		return -ENOMEM;
+	return print_event_text(ep, s, f, system, ev, ns_clock, false, out, err, used);
+}
+
+int print_event_text(const struct event_printer *ep, struct tb_schema *s, const struct tb_format *f,
+		     const char *system, const struct tb_event_ref *ev, bool ns_clock, bool unnamed,
+		     struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used)
+{
+	size_t start = out->len;
+	int rc;
+
 	if (ep->kernel) {
 		/* It checks the record itself: some are shorter than their format says. */
 		struct tb_kernel_record r = {ev->data, ev->len, ev->ts, ns_clock};
-		rc = ep->kernel(f, &r, &p->kenv, out, err);
+		rc = ep->kernel(f, &r, ep->kenv, out, err);
 		if (rc != -ENOTSUP) {
 			*used = PRINTER_KERNEL;
 			return rc == 0 && out->oom ? -ENOMEM : rc;
 		}
 		out->len = start;
 	}
-	return print_by_fmt(s, ep, f, system, ev, out, err, used);
+	return print_by_fmt(s, ep, f, system, ev, unnamed, out, err, used);
+}
+
+raw_syscalls_fn *printers_by_hand(const struct event_printer *ep)
+{
+	/* print_by_fmt()'s choice, made once: no kernel printer, and no check but of the size */
+	if (ep->kernel || ep->fallback != PRINTER_COMPILED || ep->dynamic)
+		return NULL;
+	return ep->by_hand;
+}
+
+const struct event_printer *printers_find(struct tb_schema *s, const struct tb_format *f, const char *system)
+{
+	return printer_for(s, printers_of(s), f, system);
 }
 
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n)

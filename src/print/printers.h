@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "raw_syscalls.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
 
@@ -32,6 +33,35 @@ enum printer_kind { PRINTER_KERNEL, PRINTER_COMPILED, PRINTER_TEP, PRINTER_NONE,
 int print_event_body(struct tb_schema *s, const struct tb_format *f, const char *system,
 		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
 		     struct tb_diag *err, enum printer_kind *used);
+
+/* An event's printer, chosen when it is first asked for (opaque). */
+struct event_printer;
+
+/*
+ * f's printer, chosen (and its print fmt compiled) now if it was not yet;
+ * NULL when memory ran out.  It lives as long as the schema, and using it
+ * changes nothing, as printers_prepare() says.
+ */
+const struct event_printer *printers_find(struct tb_schema *s, const struct tb_format *f, const char *system);
+
+/*
+ * print_event_body() by f's printer ep (printers_find()), without its
+ * look-up.  unnamed: the print fmt's printers leave out the "NAME: " they
+ * put in front, for a caller that names the event in a column of its own;
+ * a kernel printer's text (*used PRINTER_KERNEL) is the kernel's whatever
+ * unnamed says, and may start with the name.
+ */
+int print_event_text(const struct event_printer *ep, struct tb_schema *s, const struct tb_format *f,
+		     const char *system, const struct tb_event_ref *ev, bool ns_clock, bool unnamed,
+		     struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used);
+
+/*
+ * The hand-written printer (raw_syscalls.h) that print_event_text() runs,
+ * *used PRINTER_COMPILED, for every record of ep's event at least its
+ * format's min_size long; NULL when there is none, or records need more
+ * checks.  For a caller that checks the size and calls it itself.
+ */
+raw_syscalls_fn *printers_by_hand(const struct event_printer *ep);
 
 /* Count n records of event id against the printer that printed them (for the stat). */
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n);

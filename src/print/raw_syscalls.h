@@ -18,16 +18,17 @@
 #ifndef TRACEBUF_RAW_SYSCALLS_H
 #define TRACEBUF_RAW_SYSCALLS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "strbuf.h"
 #include "tracebuf/schema.h"
 
 /*
- * Append "NAME: <the print fmt's text>\n" of rec, which holds at least
- * the format's min_size bytes.
+ * Append "NAME: <the print fmt's text>\n" of rec (without "NAME: " unless
+ * named), which holds at least the format's min_size bytes.
  */
-typedef void raw_syscalls_fn(const uint8_t *rec, struct tb_strbuf *out);
+typedef void raw_syscalls_fn(const uint8_t *rec, bool named, struct tb_strbuf *out);
 
 /* The hand-written printer for f of system, or NULL when f is not one it prints exactly. */
 raw_syscalls_fn *raw_syscalls_printer(const char *system, const struct tb_format *f);

@@ -93,11 +93,31 @@ struct name_column {
 	uint8_t len;       /* 0: not made yet */
 	uint8_t name_len;  /* strlen(NAME) */
 	char text[TB_NAME_MAX + 4];
-	const struct tb_format *f; /* the event, so that a worker prints it without looking it up */
+	const struct tb_format *f; /* the event and its printer, so that a worker prints it without looking them up */
 	const char *system;
+	const struct event_printer *printer;
+	raw_syscalls_fn *by_hand; /* printers_by_hand() of it, for records of f->min_size or more */
 };
 
 #define COMM_SLOTS 1024
+
+/*
+ * What a worker's frame_line() reads of the report, copied before the
+ * workers start, on cache lines of its own (the alignment makes its size
+ * whole lines): the reading thread writes its totals and text next to the
+ * fields these come from on every record, and a worker reading those
+ * lines had them taken away from its core as often.
+ */
+struct frame_ctx {
+	_Alignas(64) struct tb_schema *schema;
+	struct name_column *names; /* the report's, allocated before the workers start */
+	int64_t ts_offset;
+	uint32_t mult, shift;
+	uint32_t run;
+	bool latency, nsec, usecs;
+};
+/* A name column this long or shorter (a name of up to 29 bytes) is copied as this many bytes. */
+#define NAME_COL_SHORT 32
 
 struct tc_report {
 	FILE *out;
@@ -112,7 +132,8 @@ struct tc_report {
 	struct tb_diag body_err; /* its problem, filled only on failure */
 	bool kernel_text;      /* o->kernel_text and not -R */
 	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
-	uint32_t run;          /* this report's number among the process's (comm_col()), never 0 */
+	uint32_t run;          /* this report's number among the process's (task_col()), never 0 */
+	struct frame_ctx frame; /* framed: frame_line()'s context */
 	uint64_t (*printed)[PRINTER_KINDS]; /* [65536] by ID: framed records' printers, told at the end */
 	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
 	/* ... and which workers may render: set here (release), read by them (pagework.c) */
@@ -307,15 +328,9 @@ static void put_latency(struct tb_strbuf *b, uint8_t flags, uint8_t pc)
 		sb_added(b, (size_t)(latency_col(p, flags, pc) - p));
 }
 
-/* v in exactly width digits (even, 2..10), zeros in front: "%0*u" two digits at a time, as it is on every line. */
+/* v in exactly width digits (even, 2..10), zeros in front: "%0*u" two digits at a time. */
 static char *put_zero_padded(char *p, uint32_t v, int width)
 {
-	if (width == 6) { /* microseconds, on every line: three independent pairs */
-		memcpy(p, kv_digit_pairs + 2 * (v / 10000), 2);
-		memcpy(p + 2, kv_digit_pairs + 2 * (v / 100 % 100), 2);
-		memcpy(p + 4, kv_digit_pairs + 2 * (v % 100), 2);
-		return p + 6;
-	}
 	for (int i = width - 2; i >= 0; i -= 2, v /= 100)
 		memcpy(p + i, kv_digit_pairs + 2 * (v % 100), 2);
 	return p + width;
@@ -356,8 +371,58 @@ static char *put_seconds(char *p, uint64_t secs)
 	return p + last.len;
 }
 
+/*
+ * " %5llu.%04llu" of the seconds and the first four digits of the
+ * microseconds (hundreds: the time in hundreds of microseconds).  A CPU's
+ * records a few microseconds apart share them, so each thread keeps the
+ * text of the last ones it wrote, as put_seconds() does.
+ */
+struct hundreds_text {
+	uint64_t hundreds;
+	uint8_t len; /* 0: nothing kept yet */
+	char text[32];
+};
+
+static _Thread_local struct hundreds_text last_hundreds;
+
+/* Out of line: the common case, the text kept, then saves no registers. */
+static __attribute__((noinline)) void make_hundreds(struct hundreds_text *t, uint64_t hundreds)
+{
+	uint64_t secs = hundreds / 10000;
+	char *e = put_seconds(t->text, secs);
+
+	e = put_zero_padded(e, (uint32_t)(hundreds - secs * 10000), 4);
+	t->hundreds = hundreds;
+	t->len = (uint8_t)(e - t->text);
+}
+
+static char *put_hundreds(char *p, uint64_t hundreds)
+{
+	struct hundreds_text *t = &last_hundreds;
+
+	if (!t->len || t->hundreds != hundreds)
+		make_hundreds(t, hundreds);
+	memcpy(p, t->text, sizeof(t->text)); /* fixed size: see put_task(); the room is TIME_COL_MAX */
+	return p + t->len;
+}
+
 /* Room the time column needs at most: " " + 20 digits + "." + 9 digits + ":" (and put_seconds' fixed copy). */
 #define TIME_COL_MAX 40
+
+/* time_col() in nanoseconds (-t), or of a clock that does not count them: out of line, as for make_hundreds(). */
+static __attribute__((noinline)) char *time_col_other(char *p, uint64_t ts, bool usecs)
+{
+	if (!usecs) {
+		p = put_spaced(p, ts, 12);
+	} else {
+		uint32_t frac = (uint32_t)(ts % 1000000000ull);
+		p = put_seconds(p, ts / 1000000000ull);
+		*p++ = (char)('0' + frac / 100000000); /* 9 digits: a leading one, then four pairs */
+		p = put_zero_padded(p, frac % 100000000, 8);
+	}
+	*p++ = ':';
+	return p;
+}
 
 /*
  * The time column of a time stamp at p: " %5llu.%06llu:" (microseconds,
@@ -367,20 +432,13 @@ static char *put_seconds(char *p, uint64_t secs)
  */
 static char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
 {
-	if (!usecs) {
-		p = put_spaced(p, ts, 12);
-	} else if (nsec) {
-		uint32_t frac = (uint32_t)(ts % 1000000000ull);
-		p = put_seconds(p, ts / 1000000000ull);
-		*p++ = (char)('0' + frac / 100000000); /* 9 digits: a leading one, then four pairs */
-		p = put_zero_padded(p, frac % 100000000, 8);
-	} else {
-		uint64_t us = (ts + 500) / 1000, secs = us / 1000000;
-		p = put_seconds(p, secs);
-		p = put_zero_padded(p, (uint32_t)(us - secs * 1000000), 6);
-	}
-	*p++ = ':';
-	return p;
+	if (!usecs || nsec)
+		return time_col_other(p, ts, usecs);
+	uint64_t us = (ts + 500) / 1000, hundreds = us / 100;
+	p = put_hundreds(p, hundreds);
+	memcpy(p, kv_digit_pairs + 2 * (us - hundreds * 100), 2);
+	p[2] = ':';
+	return p + 3;
 }
 
 static void put_time(struct tc_report *r, const struct tc_stream *s)
@@ -494,8 +552,9 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	if (c->len) /* an ID names one event throughout */
 		return c;
 	n = strlen(name);
-	if (n + 3 > sizeof(c->text) || n + 20 > 255)
+	if (n + 3 > sizeof(c->text) || n + 20 > 255 || !(c->printer = printers_find(r->schema, f, system)))
 		return NULL;
+	c->by_hand = printers_by_hand(c->printer);
 	c->text[0] = ' ';
 	memcpy(c->text + 1, name, n);
 	memcpy(c->text + 1 + n, ": ", 2);
@@ -630,49 +689,54 @@ static bool same_bytes(const char *a, const char *b, size_t n)
 	return true;
 }
 
-/* Room comm_col() needs: the longest comm table's name (parse_cmdline keeps up to 63 bytes), '-', the pid, padding. */
+/* Room task_col()'s comm-pid column needs: the longest comm table's name (parse_cmdline keeps up to 63 bytes), '-', the pid, padding. */
 #define COMM_COL_MAX (64 + 32)
 
-/* Reports run so far: what a thread's cached comm columns are tagged with (comm_col()). */
+/* Reports run so far: what a thread's cached comm columns are tagged with (task_col()). */
 static _Atomic uint32_t report_runs;
 
 /*
- * The comm-pid column of pid at p, for a worker.  The comm table's column
- * of the kernel's layout ("%16s-%-7d") is trace-cmd's ("%16s-%-5d") and up
- * to two spaces more (pid digits are never spaces); the -l layout is made
- * here.  Each thread keeps the last columns it made, direct-mapped by pid
- * and tagged with the report's run (r->run): a column is only reused for
- * the report, hence the comm table and layout, it was made for.
+ * The comm-pid column of pid at p, then the CPU column, for a worker.  The
+ * comm table's column of the kernel's layout ("%16s-%-7d") is trace-cmd's
+ * ("%16s-%-5d") and up to two spaces more (pid digits are never spaces);
+ * the -l layout is made here.  Each thread keeps the last columns it made,
+ * direct-mapped by pid and tagged with the CPU and the report's run
+ * (r->run): a column is only reused for the report, hence the comm table
+ * and layout, it was made for.  A unit's records are all of one CPU, and a
+ * task seldom moves, so one pid's slot holds its CPU's columns.
  */
-static char *comm_col(const struct tc_report *r, char *p, int32_t pid)
+static char *task_col(const struct frame_ctx *r, char *p, int32_t pid, int cpu)
 {
-	static _Thread_local struct comm_col_cached {
+	static _Thread_local struct task_col_cached {
 		uint32_t run; /* 0: empty */
 		int32_t pid;
+		int32_t cpu;
 		uint8_t len;
 		char text[40];
 	} cache[256];
-	struct comm_col_cached *c = &cache[(uint32_t)pid % 256];
+	struct task_col_cached *c = &cache[(uint32_t)pid % 256];
 	const char *col;
 	size_t len;
 
-	if (c->run == r->run && c->pid == pid) {
+	if (c->run == r->run && c->pid == pid && c->cpu == cpu) {
 		memcpy(p, c->text, sizeof(c->text)); /* fixed size: see put_task() */
 		return p + c->len;
 	}
 	char *start = p;
-	if (!r->o->latency && (col = schema_comm_column(r->schema, pid, &len))) {
+	if (!r->latency && (col = schema_comm_column(r->schema, pid, &len))) {
 		for (int i = 0; i < 2 && len && col[len - 1] == ' '; i++)
 			len--;
 		memcpy(p, col, len);
 		p += len;
 	} else {
 		col = tb_schema_comm(r->schema, pid, &len);
-		p = put_comm_pid_at(p, col, len, pid, r->o->latency);
+		p = put_comm_pid_at(p, col, len, pid, r->latency);
 	}
+	p = cpu_col(p, cpu, r->latency);
 	if ((size_t)(p - start) <= sizeof(c->text)) {
 		c->run = r->run;
 		c->pid = pid;
+		c->cpu = cpu;
 		c->len = (uint8_t)(p - start);
 		memcpy(c->text, start, c->len);
 	}
@@ -680,11 +744,13 @@ static char *comm_col(const struct tc_report *r, char *p, int32_t pid)
 }
 
 /*
- * A worker's whole line for a record (pagework_set_renderer): the columns
- * emit() would put in front, then the kernel's text of the record with its
- * "name: " and newline dropped, then a newline - so that the reading thread
- * only merges and writes.  It reads only what stays put while workers run:
- * the options, the clock conversion, the schema's comm table (the same
+ * A worker's whole line for a record (pagework_set_renderer, ctx the
+ * report's frame_ctx): the columns emit() would put in front, then the
+ * kernel's text of the record without its "name: " (the printers leave it
+ * out; a kernel printer's is dropped here) and with one newline - so that
+ * the reading thread only merges and writes.  It reads only what stays put
+ * while workers run: the options, the clock conversion, the schema's comm
+ * table (the same
  * saved_cmdlines libtraceevent's comms came from; no plugin adds to those in
  * this mode) and the name columns the reading thread made for an ID before
  * marking it ready (prepare(): the release that the worker's acquire of the
@@ -693,7 +759,7 @@ static char *comm_col(const struct tc_report *r, char *p, int32_t pid)
 static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
 		      enum printer_kind *used)
 {
-	const struct tc_report *r = ctx;
+	const struct frame_ctx *r = ctx;
 	const uint8_t *d = ev->data;
 	size_t start = out->len, body;
 	uint16_t id;
@@ -703,24 +769,36 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 
 	memcpy(&id, d, sizeof(id)); /* the worker renders records of 8 bytes or more alone */
 	memcpy(&pid, d + 4, sizeof(pid));
-	const struct name_column *nc = r->names ? &r->names[id] : NULL;
-	if (!nc || !nc->len)
+	const struct name_column *nc = &r->names[id];
+	if (!nc->len)
 		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
 	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
 		return -ENOMEM;
 	line = p;
-	p = comm_col(r, p, pid);
-	p = cpu_col(p, ev->cpu, r->o->latency);
-	if (r->o->latency)
+	p = task_col(r, p, pid, ev->cpu);
+	if (r->latency)
 		p = latency_col(p, d[2], d[3]);
-	p = time_col(p, adjusted(r, ev->ts), r->bufs[0].usecs, r->o->nsec);
-	memcpy(p, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
+	p = time_col(p, tsc2nsec(ev->ts, r->mult, r->shift) + (uint64_t)r->ts_offset, r->usecs, r->nsec); /* adjusted() */
+	/* fixed size: see put_task(); most names are short, and the whole column is four times the short copy */
+	if (nc->len <= NAME_COL_SHORT)
+		memcpy(p, nc->text, NAME_COL_SHORT);
+	else
+		memcpy(p, nc->text, sizeof(nc->text));
 	p += nc->len;
 	sb_added(out, (size_t)(p - line));
-	body = out->len;
-	/* render_event_body() without its look-up of the event: -ENOENT is its TB_RENDER_UNKNOWN */
 	*used = PRINTER_NONE;
-	rc = print_event_body(r->schema, nc->f, nc->system, ev, r->bufs[0].usecs, out, err, used);
+	body = out->len;
+	/* render_event_body() without its look-ups, nor the "NAME: " the column above says: -ENOENT is its TB_RENDER_UNKNOWN */
+	if (nc->by_hand && ev->len >= nc->f->min_size) {
+		/* nine records in ten in a syscall-heavy trace: one line, its newline written, nothing to check */
+		nc->by_hand(d, false, out);
+		*used = PRINTER_COMPILED;
+		if (!out->oom)
+			return TB_RENDER_OK;
+		out->len = start;
+		return -ENOMEM;
+	}
+	rc = print_event_text(nc->printer, r->schema, nc->f, nc->system, ev, r->usecs, true, out, err, used);
 	if (rc < 0 || out->oom) {
 		out->len = start;
 		return rc == -ENOENT ? TB_RENDER_UNKNOWN : rc < 0 ? rc : -ENOMEM;
@@ -729,7 +807,8 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	size_t len = out->len - body, name_len = nc->name_len;
 	if (len && text[len - 1] == '\n')
 		len--;
-	if (len >= name_len + 2 && text[name_len] == ':' && text[name_len + 1] == ' ' &&
+	/* The kernel's own printers write what the kernel does, which may start so (as kernel_body() sees it). */
+	if (*used == PRINTER_KERNEL && len >= name_len + 2 && text[name_len] == ':' && text[name_len + 1] == ' ' &&
 	    same_bytes(text, nc->text + 1, name_len)) {
 		memmove(text, text + name_len + 2, len - name_len - 2);
 		len -= name_len + 2;
@@ -1004,6 +1083,25 @@ static bool same_clock_columns(const struct tc_report *r)
 	return r->nbufs > 0;
 }
 
+/* frame_line()'s context: the report's options, clock and name columns (allocated now, so that their address stays put). */
+static int frame_ctx_init(struct tc_report *r)
+{
+	if (!r->names && !(r->names = calloc(65536, sizeof(*r->names))))
+		return -ENOMEM;
+	r->frame = (struct frame_ctx){
+	    .schema = r->schema,
+	    .names = r->names,
+	    .ts_offset = r->ts_offset,
+	    .mult = r->mult,
+	    .shift = r->shift,
+	    .run = r->run,
+	    .latency = r->o->latency,
+	    .nsec = r->o->nsec,
+	    .usecs = r->bufs[0].usecs,
+	};
+	return 0;
+}
+
 /* Every CPU of every buffer, in trace-cmd's merged order, and their page walks. */
 static int make_streams(struct tc_report *r)
 {
@@ -1033,8 +1131,8 @@ static int make_streams(struct tc_report *r)
 			rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
 		else if (rc == 0 && same_clock_columns(r))
 			r->framed = true;
-		if (r->framed)
-			pagework_set_renderer(r->work, frame_line, r);
+		if (r->framed && (rc = frame_ctx_init(r)) == 0)
+			pagework_set_renderer(r->work, frame_line, &r->frame);
 	} else {
 		rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
 	}
