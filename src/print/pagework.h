@@ -100,7 +100,7 @@ struct pw_counted {
 struct pw_unit {
 	int cpu;
 	size_t npages;
-	uint8_t **page;               /* [npages]: copies of the sub-buffers */
+	uint8_t **page;               /* [npages]: the sub-buffers, in slab */
 	size_t *size;                 /* [npages]: their sizes */
 	const char **file;            /* [npages]: where each page was read */
 	uint64_t *file_offset;        /* [npages] */
@@ -112,7 +112,8 @@ struct pw_unit {
 	size_t nerrs, errs_cap;
 	int state;                    /* private: enum unit_state (pagework.c) */
 	struct diag_sink problems;    /* private: met reading its pages on a worker, told at hand-out */
-	size_t *page_cap;             /* private: bytes allocated for each page copy */
+	uint8_t *slab;                /* private: where the capture wrote the unit's sub-buffers */
+	size_t slab_cap;              /* private: its bytes */
 	char **names;                 /* private: [nnames] the unit's own copies of file[] */
 	size_t nnames;
 	char **old_names;             /* private: [nold] those of its previous filling, still valid */
