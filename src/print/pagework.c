@@ -35,6 +35,8 @@
  * handed between threads under a lock with a wake-up; at 8 pages of 4 KiB
  * the analyses' merge (offcpu) spent more on hand-offs than the worker
  * saved it (107 ms with a worker, 84 without, on 1.5 M events; 72 ms at 32).
+ * 64 was measured with the pages read straight into the slab (20:15 UTC,
+ * 2026-12-01): no faster than 32 on the bench files, report or --count.
  */
 #define UNIT_PAGES 32
 #define UNIT_BYTES (256u * 1024)

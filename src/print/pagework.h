@@ -20,16 +20,20 @@
  * Which records a worker renders: those whose event ID the reading thread
  * marked in `ready` (its printer chosen and thread-safe, printers.h
  * printers_prepare()); the others are left for the reading thread
- * (`here`), which renders them from the unit's copy of the page.
+ * (`here`), which renders them from the unit's page.
  *
  * Without workers (threads == 0) a unit is one page, read and decoded when
  * the replay needs it and never rendered: exactly a one-thread page walk,
  * the reading thread rendering every record.  That is the mode for live
  * buffers (pages are read only as they are needed) and small captures.
  *
- * Memory: at most three units per stream, each of at most 64 KiB of
- * sub-buffers (or one larger sub-buffer) and their text, whatever the
- * capture's size.
+ * A unit's sub-buffers lie in one slab of its own, written by the capture
+ * itself (capture_read_pages(): read, or decompressed, straight there), so
+ * a page reaches the walk without a copy.
+ *
+ * Memory: at most three units per stream, each a slab of at most 32
+ * sub-buffers and 256 KiB (or one larger sub-buffer) and their text,
+ * whatever the capture's size or the sizes its chunks claim.
  *
  * Ownership: pagework_new() returns a handle freed by pagework_free(); a
  * unit returned by pagework_next() stays valid until the next call for the
