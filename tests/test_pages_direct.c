@@ -5,11 +5,11 @@
  * decompressed in one call, the rest of a chunk a sub-buffer at a time -
  * while one thread takes them one at a time.  Both must give the same
  * report: the same text, totals and problems (said at the same file and
- * offset, in the same order), on v7 chunks that span units, on chunks
- * damaged in every way the one call refuses (which then goes through the
+ * offset, in the same order), on v7 zstd chunks that span units, on zlib
+ * chunks (streamed into the unit), on zstd chunks damaged in every way the one call refuses (which then goes through the
  * chunk again as one thread does), on a chunk holding a frame plus bytes
  * no frame claims, and on a capture file cut inside a sub-buffer.  The
- * expectations come from elsewhere: the undamaged v7 file reads as the v6
+ * expectations come from elsewhere: the undamaged v7 files read as the v6
  * file of the same capture (no compression at all), and each damage is
  * said at the header of the chunk it was made in, found here by walking
  * the chunks independently.
@@ -231,8 +231,9 @@ static void huge_window(char *file, const struct chunk *c, const char *good)
 
 int main(void)
 {
-	char dir[] = "/tmp/tb_pages_direct.XXXXXX", v6[64], v7[64], bad[64];
-	struct tb_tracedat_write_opts o6 = {.version = 6}, o7 = {.version = 7, .compression = "zstd"};
+	char dir[] = "/tmp/tb_pages_direct.XXXXXX", v6[64], v7[64], v7z[64], bad[64];
+	struct tb_tracedat_write_opts o6 = {.version = 6}, o7 = {.version = 7, .compression = "zstd"},
+				      o7z = {.version = 7, .compression = "zlib"};
 	static const struct damage damages[] = {
 		{"a frame whose magic is damaged (one call)", 1, bad_magic, "chunk here"},
 		{"a chunk declaring a sub-buffer less (one call)", 1, claims_less, "more bytes than it declares"},
@@ -253,9 +254,11 @@ int main(void)
 		skip_all("no temporary directory");
 	snprintf(v6, sizeof(v6), "%s/v6.dat", dir);
 	snprintf(v7, sizeof(v7), "%s/v7.dat", dir);
+	snprintf(v7z, sizeof(v7z), "%s/v7zlib.dat", dir);
 	snprintf(bad, sizeof(bad), "%s/bad.dat", dir);
 	is_int(tb_tracedat_write_capture(CAPTURE, NULL, v6, &o6), 0, "the capture written as v6");
 	is_int(tb_tracedat_write_capture(CAPTURE, NULL, v7, &o7), 0, "the capture written as v7 with zstd");
+	is_int(tb_tracedat_write_capture(CAPTURE, NULL, v7z, &o7z), 0, "the capture written as v7 with zlib");
 
 	/* Undamaged: v7 by workers (chunks whole in one call, one across units) reads as plain v6. */
 	plain = same_both_ways(v6, "v6");
@@ -263,6 +266,11 @@ int main(void)
 	ok(plain.len > 0 && packed.len == plain.len && !memcmp(packed.text, plain.text, plain.len),
 	   "v7 zstd: the text of the v6 file (%zu bytes)", plain.len);
 	ok(plain.problems_len == 0 && packed.problems_len == 0, "v6, v7: no problem");
+	free_outcome(&packed);
+	/* zlib is streamed into the unit (inflate writes straight into it), never in one call. */
+	packed = same_both_ways(v7z, "v7 zlib");
+	ok(packed.len == plain.len && !memcmp(packed.text, plain.text, plain.len) && packed.problems_len == 0,
+	   "v7 zlib: the text of the v6 file, no problem");
 
 	good = read_all(v7, &len);
 	n = good ? cpu0_chunks(v7, good, len, chunks, 16) : -1;
@@ -302,6 +310,7 @@ int main(void)
 	free(good);
 	unlink(v6);
 	unlink(v7);
+	unlink(v7z);
 	unlink(bad);
 	rmdir(dir);
 	return done_testing();
