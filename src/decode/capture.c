@@ -1522,9 +1522,22 @@ static int open_source(struct tb_capture *c, struct cpu_source *s)
 	}
 	if (!s->checked)
 		check_source(c, s);
-	if (!s->page && !s->refusal && !(s->page = malloc(c->live ? c->subbuf : read_ahead(c))))
-		return -ENOMEM;
 	return 0;
+}
+
+bool capture_pread_whole(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
 }
 
 /*
@@ -1534,22 +1547,23 @@ static int open_source(struct tb_capture *c, struct cpu_source *s)
  */
 static bool read_ahead_file(struct tb_capture *c, struct cpu_source *s, uint64_t left)
 {
-	size_t n = read_ahead(c), got = 0;
+	size_t n = read_ahead(c);
 
 	if (left / c->subbuf * c->subbuf < n)
 		n = (size_t)(left / c->subbuf * c->subbuf);
-	while (n > c->subbuf && got < n) {
-		ssize_t r = pread(s->fd, s->page + got, n - got, (off_t)(s->offset + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
 	s->page_off = s->offset;
-	s->page_len = n > c->subbuf && got == n ? n : 0;
+	s->page_len = n > c->subbuf && capture_pread_whole(s->fd, s->page, n, s->offset) ? n : 0;
 	s->lent = 0;
 	return s->page_len > 0;
+}
+
+/* The file ends left bytes (not 0) into the sub-buffer at s->offset. */
+static void report_partial(struct tb_capture *c, const struct cpu_source *s, uint64_t left)
+{
+	tb_capture_report(c, s->path, s->offset, "file ends %llu bytes into a sub-buffer: its "
+			  "size %llu is not a multiple of the %zu-byte sub-buffer; the "
+			  "partial sub-buffer is skipped", (unsigned long long)left,
+			  (unsigned long long)s->size, c->subbuf);
 }
 
 /* Capture file: the page at s->offset, from what was read ahead or read now. */
@@ -1565,10 +1579,7 @@ static int next_file_page(struct tb_capture *c, struct cpu_source *s)
 	if (left == 0)
 		return 0;
 	if (left < c->subbuf) {
-		tb_capture_report(c, s->path, s->offset, "file ends %llu bytes into a sub-buffer: its "
-				  "size %llu is not a multiple of the %zu-byte sub-buffer; the "
-				  "partial sub-buffer is skipped", (unsigned long long)left,
-				  (unsigned long long)s->size, c->subbuf);
+		report_partial(c, s, left);
 		return 0;
 	}
 	if (read_ahead_file(c, s, left))
@@ -1614,18 +1625,14 @@ static int next_live_page(struct tb_capture *c, struct cpu_source *s)
 	return 1;
 }
 
-int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page)
+/*
+ * Before reading a CPU's file: open it (again), say why it is refused.  1
+ * when it may be read, else what tb_capture_next_page() returns.
+ */
+static int ready_to_read(struct tb_capture *c, struct cpu_source *s)
 {
-	struct cpu_source *s;
 	int rc;
 
-	if (!c || !page)
-		return -EINVAL;
-	if (!tb_capture_has_cpu(c, cpu))
-		return 0;
-	if (c->has_src)
-		return c->src.next_page(c->src.ctx, cpu, page);
-	s = &c->cpus[cpu];
 	if (s->done)
 		return 0;
 	if (s->fd < 0 && (rc = open_source(c, s)) < 0)
@@ -1639,6 +1646,25 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 		tb_capture_report(c, s->path, s->refusal_offset, "%s", s->refusal);
 		return -EINVAL;
 	}
+	return 1;
+}
+
+int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page)
+{
+	struct cpu_source *s;
+	int rc;
+
+	if (!c || !page)
+		return -EINVAL;
+	if (!tb_capture_has_cpu(c, cpu))
+		return 0;
+	if (c->has_src)
+		return c->src.next_page(c->src.ctx, cpu, page);
+	s = &c->cpus[cpu];
+	if ((rc = ready_to_read(c, s)) <= 0)
+		return rc;
+	if (!s->page && !(s->page = malloc(c->live ? c->subbuf : read_ahead(c))))
+		return -ENOMEM;
 	rc = c->live ? next_live_page(c, s) : next_file_page(c, s);
 	if (rc <= 0) {
 		s->done = true;
@@ -1651,6 +1677,101 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 	page->file_offset = s->offset;
 	s->offset += c->subbuf;
 	return 1;
+}
+
+/*
+ * A capture file's next whole sub-buffers straight into buf, with one
+ * pread; when it fails they are read one at a time, so the one that cannot
+ * be read is reported at its own offset after those before it were handed
+ * over.  The pages read, or a negative errno when the first could not be.
+ */
+static int read_file_pages(struct tb_capture *c, struct cpu_source *s, uint8_t *buf, size_t pages,
+			   capture_page_fn *got, void *got_ctx)
+{
+	uint64_t left = s->size - s->offset;
+	size_t n = left / c->subbuf < pages ? (size_t)(left / c->subbuf) : pages;
+	bool whole = n > 1 && capture_pread_whole(s->fd, buf, n * c->subbuf, s->offset);
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *at = buf + i * c->subbuf;
+		struct tb_raw_page p = {at, c->subbuf, s->path, s->offset};
+		ssize_t r;
+		if (!whole) {
+			do
+				r = pread(s->fd, at, c->subbuf, (off_t)s->offset);
+			while (r < 0 && errno == EINTR);
+			if (r != (ssize_t)c->subbuf) {
+				int e = r < 0 ? errno : EIO;
+				tb_capture_report(c, s->path, s->offset, "read failed: %s", strerror(e));
+				s->done = true;
+				return i ? (int)i : -e;
+			}
+		}
+		got(got_ctx, &p);
+		s->offset += c->subbuf;
+	}
+	return (int)n;
+}
+
+/* A capture file's pages for capture_read_pages(): what next_file_page() gives, without its copy. */
+static int read_file_run(struct tb_capture *c, struct cpu_source *s, uint8_t *buf, size_t room, size_t max_pages,
+			 capture_page_fn *got, void *got_ctx)
+{
+	size_t pages = room / c->subbuf < max_pages ? room / c->subbuf : max_pages;
+	int n = read_file_pages(c, s, buf, pages, got, got_ctx);
+	uint64_t left = s->size - s->offset;
+
+	if (n < 0 || (size_t)n == pages || s->done)
+		return n;
+	/* The file ended with room to spare: said here, where next_file_page() would say it. */
+	if (left)
+		report_partial(c, s, left);
+	s->done = true;
+	return n;
+}
+
+/* Any other source: its pages one at a time, each copied into buf. */
+static int copy_pages(struct tb_capture *c, int cpu, uint8_t *buf, size_t room, size_t max_pages,
+		      capture_page_fn *got, void *got_ctx)
+{
+	size_t n = 0, bytes = 0;
+	struct tb_raw_page p;
+	int rc = 0;
+
+	while (n < max_pages && (rc = tb_capture_next_page(c, cpu, &p)) == 1) {
+		if (p.size > room - bytes)
+			return n ? (int)n : -ENOSPC; /* never: the capture's pages are all subbuf bytes */
+		memcpy(buf + bytes, p.data, p.size);
+		p.data = buf + bytes;
+		got(got_ctx, &p);
+		bytes += p.size;
+		n++;
+		if (room - bytes < c->subbuf)
+			break;
+	}
+	return n ? (int)n : rc;
+}
+
+int capture_read_pages(struct tb_capture *c, int cpu, uint8_t *buf, size_t room, size_t max_pages,
+		       capture_page_fn *got, void *got_ctx)
+{
+	struct cpu_source *s;
+	int rc;
+
+	if (!c || !buf || !got)
+		return -EINVAL;
+	if (!tb_capture_has_cpu(c, cpu) || max_pages == 0)
+		return 0;
+	if (room < c->subbuf || c->subbuf == 0)
+		return -ENOSPC;
+	if (c->has_src && c->src.read_pages)
+		return c->src.read_pages(c->src.ctx, cpu, buf, room, max_pages, got, got_ctx);
+	if (c->has_src || c->live)
+		return copy_pages(c, cpu, buf, room, max_pages, got, got_ctx);
+	s = &c->cpus[cpu];
+	if ((rc = ready_to_read(c, s)) <= 0)
+		return rc;
+	return read_file_run(c, s, buf, room, max_pages, got, got_ctx);
 }
 
 int tb_capture_resume(struct tb_capture *c)

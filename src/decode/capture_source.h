@@ -16,9 +16,18 @@
 
 #include "tracebuf/capture.h"
 
+/*
+ * A page capture_read_pages() just wrote into the caller's buffer
+ * (page->data points there); page->file lives only until the call returns.
+ */
+typedef void capture_page_fn(void *ctx, const struct tb_raw_page *page);
+
 struct capture_source {
 	/* As tb_capture_next_page(), for a CPU the description says has data. */
 	int (*next_page)(void *ctx, int cpu, struct tb_raw_page *page);
+	/* As capture_read_pages(), for a CPU the description says has data. */
+	int (*read_pages)(void *ctx, int cpu, uint8_t *buf, size_t room, size_t max_pages, capture_page_fn *got,
+			  void *got_ctx);
 	/* Start every CPU again from its first page. */
 	int (*rewind)(void *ctx);
 	void (*close)(void *ctx);
@@ -45,6 +54,24 @@ struct capture_desc {
  */
 int capture_open_source(const struct capture_desc *desc, const struct capture_source *src,
 			const struct tb_capture_opts *opts, struct tb_capture **out);
+
+/*
+ * The CPU's next whole sub-buffers written straight into buf, one after the
+ * other: as many as tb_capture_next_page() would give in a row, up to
+ * max_pages of them and no more than room bytes, each handed to
+ * got(got_ctx, page) once it is there.  The number of pages, 0 when there
+ * are no more, or a negative errno: -ENOSPC (nothing read) when room cannot
+ * hold one sub-buffer (tb_capture_subbuf_size()).  A problem is reported as
+ * tb_capture_next_page() reports it, after the pages before it were handed
+ * over, and ends the CPU's pages (the call returns the pages before it).
+ * Nothing is copied beyond the read (or the decompression) itself, and
+ * nothing is ever written past buf + room, whatever sizes the data claims.
+ */
+int capture_read_pages(struct tb_capture *c, int cpu, uint8_t *buf, size_t room, size_t max_pages,
+		       capture_page_fn *got, void *got_ctx);
+
+/* n bytes at off of fd into buf, whole (EINTR retried), or false; nothing is said. */
+bool capture_pread_whole(int fd, void *buf, size_t n, uint64_t off);
 
 /* The saved blobs of the capture's references (blob_store.h), which it then owns; NULL: none saved. */
 struct blob_store;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture_source.h"
 #include "pagecount.h"
 #include "pagework.h"
 #include "tracebuf/blob.h"
@@ -34,6 +35,8 @@
  * handed between threads under a lock with a wake-up; at 8 pages of 4 KiB
  * the analyses' merge (offcpu) spent more on hand-offs than the worker
  * saved it (107 ms with a worker, 84 without, on 1.5 M events; 72 ms at 32).
+ * 64 was measured with the pages read straight into the slab (20:15 UTC,
+ * 2026-12-01): no faster than 32 on the bench files, report or --count.
  */
 #define UNIT_PAGES 32
 #define UNIT_BYTES (256u * 1024)
@@ -368,43 +371,67 @@ static const char *keep_name(struct pw_unit *u, const char *file)
 	return copy;
 }
 
-/* Copy up to unit_pages of the CPU's next pages into u; false when there were none. */
+/* What fill() reads a CPU's pages for. */
+struct fill_into {
+	struct pagework *w;
+	struct pw_unit *u;
+};
+
+/* A page the capture wrote into the unit's slab (capture_read_pages). */
+static void took_page(void *ctx, const struct tb_raw_page *p)
+{
+	struct fill_into *f = ctx;
+	struct pw_unit *u = f->u;
+	size_t i = u->npages;
+
+	if (f->w->render == PW_COUNT)
+		pw_count_page(u, (uint32_t)i, p->data, p->size); /* walked where it was read */
+	u->page[i] = u->slab + (p->data - u->slab);
+	u->size[i] = p->size;
+	u->file[i] = keep_name(u, p->file);
+	u->file_offset[i] = p->file_offset;
+	u->npages++;
+}
+
+/*
+ * Bytes of a unit's slab for a capture's sub-buffers: unit_pages of them,
+ * no more than UNIT_BYTES unless one sub-buffer is larger.
+ */
+static size_t slab_bytes(const struct pagework *w, const struct tb_capture *c)
+{
+	size_t page = tb_capture_subbuf_size(c), most = page > UNIT_BYTES ? page : UNIT_BYTES;
+
+	return page && w->unit_pages <= most / page ? w->unit_pages * page : most;
+}
+
+/*
+ * Up to unit_pages of the CPU's next pages into u, read (or decompressed)
+ * by the capture straight into the unit's slab; false when there were none.
+ */
 static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 {
-	struct tb_raw_page p;
-
-	size_t bytes = 0;
+	struct fill_into f = {w, u};
+	size_t room;
 
 	u->npages = 0;
 	age_names(u);
 	if (w->render == PW_COUNT)
 		pw_count_reset(u);
-	while (!q->exhausted && u->npages < w->unit_pages && bytes < UNIT_BYTES) {
-		size_t i = u->npages;
-		if (tb_capture_next_page(q->src.capture, q->src.cpu, &p) <= 0) {
+	if (q->exhausted)
+		return u->text.oom;
+	room = slab_bytes(w, q->src.capture);
+	if (room > u->slab_cap) {
+		free(u->slab);
+		u->slab_cap = 0;
+		if (!(u->slab = malloc(room))) { /* the pages are lost: said as an oom by the unit's text */
+			u->text.oom = true;
 			q->exhausted = true;
-			break;
+			return true;
 		}
-		if (w->render == PW_COUNT) {
-			pw_count_page(u, (uint32_t)i, p.data, p.size); /* walked where it lies: no copy */
-		} else if (p.size > u->page_cap[i]) {
-			uint8_t *grown = realloc(u->page[i], p.size);
-			if (!grown) { /* the page is lost: said as an oom by the unit's text */
-				u->text.oom = true;
-				q->exhausted = true;
-				break;
-			}
-			u->page[i] = grown;
-			u->page_cap[i] = p.size;
-		}
-		if (w->render != PW_COUNT)
-			memcpy(u->page[i], p.data, p.size);
-		u->size[i] = p.size;
-		bytes += p.size;
-		u->file[i] = keep_name(u, p.file);
-		u->file_offset[i] = p.file_offset;
-		u->npages++;
+		u->slab_cap = room;
 	}
+	if (capture_read_pages(q->src.capture, q->src.cpu, u->slab, room, w->unit_pages, took_page, &f) <= 0)
+		q->exhausted = true;
 	return u->npages > 0 || u->text.oom;
 }
 
@@ -469,11 +496,9 @@ const struct pw_unit *pagework_next(struct pagework *w, int stream)
 
 static void free_unit(struct pw_unit *u)
 {
-	for (size_t i = 0; u->page && i < UNIT_PAGES; i++)
-		free(u->page[i]);
+	free(u->slab);
 	free(u->page);
 	free(u->size);
-	free(u->page_cap);
 	free(u->file);
 	free(u->file_offset);
 	if (u->names && u->old_names) {
@@ -495,13 +520,12 @@ static bool alloc_unit(struct pw_unit *u, int cpu)
 	u->cpu = cpu; /* as the records' lines show it */
 	u->page = calloc(UNIT_PAGES, sizeof(*u->page));
 	u->size = calloc(UNIT_PAGES, sizeof(*u->size));
-	u->page_cap = calloc(UNIT_PAGES, sizeof(*u->page_cap));
 	u->file = calloc(UNIT_PAGES, sizeof(*u->file));
 	u->file_offset = calloc(UNIT_PAGES, sizeof(*u->file_offset));
 	u->hdr = calloc(UNIT_PAGES, sizeof(*u->hdr));
 	u->names = calloc(UNIT_PAGES, sizeof(*u->names));
 	u->old_names = calloc(UNIT_PAGES, sizeof(*u->old_names));
-	return u->page && u->size && u->page_cap && u->file && u->file_offset && u->hdr && u->names &&
+	return u->page && u->size && u->file && u->file_offset && u->hdr && u->names &&
 	       u->old_names;
 }
 

@@ -20,16 +20,20 @@
  * Which records a worker renders: those whose event ID the reading thread
  * marked in `ready` (its printer chosen and thread-safe, printers.h
  * printers_prepare()); the others are left for the reading thread
- * (`here`), which renders them from the unit's copy of the page.
+ * (`here`), which renders them from the unit's page.
  *
  * Without workers (threads == 0) a unit is one page, read and decoded when
  * the replay needs it and never rendered: exactly a one-thread page walk,
  * the reading thread rendering every record.  That is the mode for live
  * buffers (pages are read only as they are needed) and small captures.
  *
- * Memory: at most three units per stream, each of at most 64 KiB of
- * sub-buffers (or one larger sub-buffer) and their text, whatever the
- * capture's size.
+ * A unit's sub-buffers lie in one slab of its own, written by the capture
+ * itself (capture_read_pages(): read, or decompressed, straight there), so
+ * a page reaches the walk without a copy.
+ *
+ * Memory: at most three units per stream, each a slab of at most 32
+ * sub-buffers and 256 KiB (or one larger sub-buffer) and their text,
+ * whatever the capture's size or the sizes its chunks claim.
  *
  * Ownership: pagework_new() returns a handle freed by pagework_free(); a
  * unit returned by pagework_next() stays valid until the next call for the
@@ -100,7 +104,7 @@ struct pw_counted {
 struct pw_unit {
 	int cpu;
 	size_t npages;
-	uint8_t **page;               /* [npages]: copies of the sub-buffers */
+	uint8_t **page;               /* [npages]: the sub-buffers, in slab */
 	size_t *size;                 /* [npages]: their sizes */
 	const char **file;            /* [npages]: where each page was read */
 	uint64_t *file_offset;        /* [npages] */
@@ -112,7 +116,8 @@ struct pw_unit {
 	size_t nerrs, errs_cap;
 	int state;                    /* private: enum unit_state (pagework.c) */
 	struct diag_sink problems;    /* private: met reading its pages on a worker, told at hand-out */
-	size_t *page_cap;             /* private: bytes allocated for each page copy */
+	uint8_t *slab;                /* private: where the capture wrote the unit's sub-buffers */
+	size_t slab_cap;              /* private: its bytes */
 	char **names;                 /* private: [nnames] the unit's own copies of file[] */
 	size_t nnames;
 	char **old_names;             /* private: [nold] those of its previous filling, still valid */

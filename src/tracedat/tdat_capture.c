@@ -33,6 +33,16 @@ static int source_next_page(void *ctx, int cpu, struct tb_raw_page *page)
 	return tdat_stream_next(&src->streams[cpu], page);
 }
 
+static int source_read_pages(void *ctx, int cpu, uint8_t *buf, size_t room, size_t max_pages,
+			     capture_page_fn *got, void *got_ctx)
+{
+	struct tdat_source *src = ctx;
+
+	if (cpu < 0 || cpu >= src->slots || !src->streams[cpu].cpu)
+		return 0;
+	return tdat_stream_read(&src->streams[cpu], buf, room, max_pages, got, got_ctx);
+}
+
 static int source_rewind(void *ctx)
 {
 	struct tdat_source *src = ctx;
@@ -62,7 +72,8 @@ static int open_buffer(struct tb_tracedat *td, bool owns_td, int buffer, const s
 {
 	const struct tdat_buffer *b = &td->buffers[buffer];
 	struct tdat_source *src = calloc(1, sizeof(*src));
-	struct capture_source ops = {source_next_page, source_rewind, source_close, src};
+	struct capture_source ops = {.next_page = source_next_page, .read_pages = source_read_pages,
+				     .rewind = source_rewind, .close = source_close, .ctx = src};
 	struct capture_desc desc = {
 	    .name = td->path,
 	    .schema = td->schema,

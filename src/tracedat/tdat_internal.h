@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "capture_source.h"
 #include "tdat_zip.h"
 #include "tracebuf/tracedat.h"
 
@@ -147,6 +148,7 @@ struct tdat_stream {
 	uint64_t chunk_at;	 /* file offset of the current chunk's header */
 	uint64_t chunk_in_left;	 /* compressed bytes of the chunk not yet read */
 	uint32_t chunk_out_left; /* decompressed bytes of the chunk not yet produced */
+	uint32_t chunk_clen, chunk_ulen; /* the chunk's sizes, as its header declares them */
 	bool chunk_ended;	 /* the decompressor saw the end of the block */
 	uint8_t *in;		 /* read-ahead of the file's bytes (plain: whole sub-buffers) */
 	size_t in_len, in_pos;
@@ -160,6 +162,13 @@ void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td, const struc
 		      const struct tb_tracedat_cpu *cpu);
 /* 1 with *page filled, 0 at the end, negative errno (reported; the stream ends). */
 int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page);
+/*
+ * As capture_read_pages() (capture_source.h): the stream's next sub-buffers
+ * written straight into buf (plain: read; compressed: decompressed there),
+ * at most max_pages and room bytes of them, each handed to got(ctx, page).
+ */
+int tdat_stream_read(struct tdat_stream *s, uint8_t *buf, size_t room, size_t max_pages, capture_page_fn *got,
+		     void *ctx);
 void tdat_stream_rewind(struct tdat_stream *s);
 void tdat_stream_free(struct tdat_stream *s);
 

@@ -11,6 +11,14 @@
  * read-ahead and the decompressor, whatever size the chunks claim.  A chunk
  * must produce exactly the size it declares, in whole sub-buffers, and may
  * not claim more than TDAT_MAX_RATIO times its compressed size.
+ *
+ * tdat_stream_read() writes many sub-buffers at once straight into the
+ * caller's memory instead: plain ones with one pread, and as much of a
+ * chunk as fits decompressed in one call (zstd then decodes a chunk that
+ * fits whole in one pass, with no copy out of its window).  Whatever goes
+ * wrong in a chunk read so is found again by going through the chunk a
+ * sub-buffer at a time, as tdat_stream_next() does, so the same pages come
+ * out before the same problem, said at the same place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,20 +75,14 @@ static int stop(struct tdat_stream *s, int rc)
 	return rc;
 }
 
-/* n bytes at off, whole, or false (nothing said: the caller reads again, page by page). */
-static bool pread_whole(int fd, uint8_t *buf, size_t n, uint64_t off)
+/* The CPU's data ends left bytes (not 0) into the sub-buffer at s->pos: said, and the stream ends. */
+static int stop_partial(struct tdat_stream *s, uint64_t left)
 {
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
+	tdat_report(s->td, s->pos,
+		    "CPU %d's data ends %llu bytes into a %u-byte sub-buffer; "
+		    "the partial sub-buffer is skipped",
+		    s->cpu->cpu, (unsigned long long)left, s->page_size);
+	return stop(s, 0);
 }
 
 /*
@@ -97,7 +99,7 @@ static int read_ahead_plain(struct tdat_stream *s, uint64_t left)
 	if (!s->in && !(s->in = malloc(pages * s->page_size)))
 		return -ENOMEM;
 	s->in_len = s->in_pos = 0;
-	if (!pread_whole(s->td->fd, s->in, n, s->pos)) {
+	if (!capture_pread_whole(s->td->fd, s->in, n, s->pos)) {
 		for (size_t at = 0; at < n; at += s->page_size) {
 			int rc = tdat_pread(s->td, s->in + at, s->page_size, s->pos + at, "a sub-buffer");
 			if (rc < 0 && at == 0)
@@ -119,13 +121,8 @@ static int next_plain_page(struct tdat_stream *s)
 
 	if (left == 0)
 		return stop(s, 0);
-	if (left < s->page_size) {
-		tdat_report(s->td, s->pos,
-			    "CPU %d's data ends %llu bytes into a %u-byte sub-buffer; "
-			    "the partial sub-buffer is skipped",
-			    s->cpu->cpu, (unsigned long long)left, s->page_size);
-		return stop(s, 0);
-	}
+	if (left < s->page_size)
+		return stop_partial(s, left);
 	if (s->in_pos == s->in_len && (rc = read_ahead_plain(s, left)) < 0)
 		return stop(s, rc);
 	s->data = s->in + s->in_pos;
@@ -191,6 +188,8 @@ static int open_chunk(struct tdat_stream *s)
 	if ((rc = tdat_unzip_reset(s->unzip)) < 0)
 		return rc;
 	s->pos += 8;
+	s->chunk_clen = clen;
+	s->chunk_ulen = ulen;
 	s->chunk_in_left = clen;
 	s->chunk_out_left = ulen;
 	s->chunk_ended = false;
@@ -228,7 +227,7 @@ static int corrupt(struct tdat_stream *s, const char *why)
 
 /*
  * Decompress into out[*got..want), refilling as needed.  1 when the block
- * ended, 0 when out is full, negative errno.
+ * ended, 0 when out is full, negative errno (reported).
  */
 static int produce(struct tdat_stream *s, uint8_t *out, size_t want, size_t *got)
 {
@@ -270,9 +269,9 @@ static int check_chunk_end(struct tdat_stream *s)
 	return 0;
 }
 
-static int next_compressed_page(struct tdat_stream *s)
+/* A chunk with pages left to produce: 1, or what ends the stream (0 or a negative errno, reported). */
+static int next_chunk(struct tdat_stream *s)
 {
-	size_t got = 0;
 	int rc;
 
 	while (s->chunk_out_left == 0) {
@@ -283,7 +282,15 @@ static int next_compressed_page(struct tdat_stream *s)
 		if (rc <= 0)
 			return stop(s, rc);
 	}
-	rc = produce(s, s->page, s->page_size, &got);
+	return 1;
+}
+
+/* The chunk's next sub-buffer into out: 1, or a negative errno (reported; the stream ends). */
+static int produce_page(struct tdat_stream *s, uint8_t *out)
+{
+	size_t got = 0;
+	int rc = produce(s, out, s->page_size, &got);
+
 	if (rc < 0)
 		return stop(s, rc);
 	if (rc == 1) {
@@ -295,20 +302,17 @@ static int next_compressed_page(struct tdat_stream *s)
 	return 1;
 }
 
-int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page)
+static int next_compressed_page(struct tdat_stream *s)
 {
-	uint64_t at;
-	int rc;
+	int rc = next_chunk(s);
 
-	if (s->done)
-		return 0;
-	if (!s->page && !(s->page = malloc(s->page_size)))
-		return stop(s, -ENOMEM);
-	at = s->pos;
-	rc = s->compressed ? next_compressed_page(s) : next_plain_page(s);
-	if (rc <= 0)
-		return rc;
-	page->data = s->compressed ? s->page : s->data;
+	return rc <= 0 ? rc : produce_page(s, s->page);
+}
+
+/* What a sub-buffer read at file offset at (plain) or decompressed next (compressed) is handed out as. */
+static void describe(struct tdat_stream *s, const uint8_t *data, uint64_t at, struct tb_raw_page *page)
+{
+	page->data = data;
 	page->size = s->page_size;
 	page->file = s->td->path;
 	page->file_offset = at;
@@ -328,5 +332,131 @@ int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page)
 		page->file_offset = s->chunk_pos;
 		s->chunk_pos += s->page_size;
 	}
+}
+
+int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page)
+{
+	uint64_t at;
+	int rc;
+
+	if (s->done)
+		return 0;
+	if (!s->page && !(s->page = malloc(s->page_size)))
+		return stop(s, -ENOMEM);
+	at = s->pos;
+	rc = s->compressed ? next_compressed_page(s) : next_plain_page(s);
+	if (rc <= 0)
+		return rc;
+	describe(s, s->compressed ? s->page : s->data, at, page);
 	return 1;
+}
+
+/* ------------------------------------------------ many pages, no copy */
+
+/*
+ * Up to pages plain sub-buffers into buf with one pread; when it fails they
+ * are read one at a time, so the one that cannot be read is reported at its
+ * own offset after those before it were handed over.
+ */
+static int read_plain(struct tdat_stream *s, uint8_t *buf, size_t pages, capture_page_fn *got, void *ctx)
+{
+	uint64_t left = s->end - s->pos;
+	size_t n = left / s->page_size < pages ? (size_t)(left / s->page_size) : pages;
+	bool whole = n > 1 && capture_pread_whole(s->td->fd, buf, n * s->page_size, s->pos);
+	struct tb_raw_page page;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *at = buf + i * s->page_size;
+		int rc = whole ? 0 : tdat_pread(s->td, at, s->page_size, s->pos, "a sub-buffer");
+		if (rc < 0)
+			return stop(s, i ? (int)i : rc);
+		describe(s, at, s->pos, &page);
+		got(ctx, &page);
+		s->pos += s->page_size;
+	}
+	left = s->end - s->pos;
+	if (n < pages)
+		left ? stop_partial(s, left) : stop(s, 0);
+	return (int)n;
+}
+
+/*
+ * Up to pages sub-buffers of the current chunk into buf, decompressed a
+ * sub-buffer at a time: the number made, or a negative errno (reported;
+ * the stream ends).  A problem ends the stream after the sub-buffers made
+ * before it (and they are handed over).
+ */
+static int stream_pages(struct tdat_stream *s, uint8_t *buf, size_t pages)
+{
+	size_t n = 0;
+	int rc = 1;
+
+	while (n < pages && (rc = produce_page(s, buf + n * s->page_size)) == 1)
+		n++;
+	return n ? (int)n : rc;
+}
+
+/*
+ * The current chunk decompressed whole into buf in one call, when it fits
+ * and starts there (done 0) - zstd then decodes straight into buf, where
+ * streaming decodes into its window and copies out - else up to pages of
+ * its sub-buffers streamed: the number made, or a negative errno (reported;
+ * the stream ends).  When the one call finds something wrong, the chunk is
+ * streamed again from its start, a sub-buffer at a time as
+ * tdat_stream_next() does, so the same sub-buffers come out before the
+ * same problem, said the same way.
+ */
+static int decompress_run(struct tdat_stream *s, uint8_t *buf, size_t pages)
+{
+	size_t want = pages * s->page_size, used;
+	int rc;
+
+	if (want < s->chunk_ulen || s->chunk_out_left != s->chunk_ulen || s->chunk_clen > READ_AHEAD)
+		return stream_pages(s, buf, pages);
+	if ((rc = refill(s)) < 0)
+		return stop(s, rc);
+	rc = tdat_unzip_whole(s->unzip, s->in, s->in_len, buf, s->chunk_ulen, &used);
+	if (rc == 0) {
+		s->in_pos = used;
+		s->chunk_ended = true;
+		s->chunk_out_left = 0;
+		return (int)(s->chunk_ulen / s->page_size);
+	}
+	if (rc == -EINVAL && (rc = tdat_unzip_reset(s->unzip)) < 0)
+		return stop(s, rc);
+	s->in_pos = 0; /* the block again from its start, through the streaming decoder */
+	return stream_pages(s, buf, pages);
+}
+
+static int read_compressed(struct tdat_stream *s, uint8_t *buf, size_t pages, capture_page_fn *got, void *ctx)
+{
+	struct tb_raw_page page;
+	size_t n = 0;
+	int rc = 0;
+
+	while (n < pages && !s->done && (rc = next_chunk(s)) == 1) {
+		size_t left = s->chunk_out_left / s->page_size;
+		uint8_t *at = buf + n * s->page_size;
+		rc = decompress_run(s, at, pages - n < left ? pages - n : left);
+		for (int i = 0; i < rc; i++) {
+			describe(s, at + (size_t)i * s->page_size, 0, &page);
+			got(ctx, &page);
+		}
+		if (rc <= 0)
+			return n ? (int)n : rc;
+		n += (size_t)rc;
+	}
+	return n ? (int)n : rc;
+}
+
+int tdat_stream_read(struct tdat_stream *s, uint8_t *buf, size_t room, size_t max_pages, capture_page_fn *got,
+		     void *ctx)
+{
+	size_t pages = room / s->page_size < max_pages ? room / s->page_size : max_pages;
+
+	if (pages == 0)
+		return -ENOSPC;
+	if (s->done)
+		return 0;
+	return s->compressed ? read_compressed(s, buf, pages, got, ctx) : read_plain(s, buf, pages, got, ctx);
 }

@@ -148,6 +148,65 @@ int tdat_unzip_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size
 	return zstd_step(u, in, in_len, in_pos, out, out_cap, out_pos, why);
 }
 
+/*
+ * The window a zstd frame starting at in asks for (RFC 8878, 3.1.1.1.2: a
+ * single-segment frame's window is its content size), as the streaming
+ * decoder checks it against ZSTD_MAX_WINDOW_LOG; UINT64_MAX when in does
+ * not start with a whole frame header.
+ */
+static uint64_t zstd_window(const uint8_t *in, size_t in_len)
+{
+	static const uint8_t dict_id_bytes[4] = {0, 1, 2, 4}, content_bytes[4] = {1, 2, 4, 8};
+	size_t at, n;
+	uint64_t size = 0;
+	uint8_t fhd, wd;
+
+	if (in_len < 6 || in[0] != 0x28 || in[1] != 0xb5 || in[2] != 0x2f || in[3] != 0xfd)
+		return UINT64_MAX;
+	fhd = in[4];
+	if (!(fhd & 0x20)) {
+		wd = in[5];
+		size = 1ull << (10 + (wd >> 3));
+		return size + size / 8 * (wd & 7);
+	}
+	at = 5 + dict_id_bytes[fhd & 3];
+	n = content_bytes[fhd >> 6];
+	if (in_len < at + n)
+		return UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		size |= (uint64_t)in[at + i] << (8 * i);
+	return n == 2 ? size + 256 : size;
+}
+
+/*
+ * zstd straight into out, no window to copy out of: the first frame of in
+ * must make exactly out_len bytes; it is refused (-EINVAL) wherever the
+ * streaming decoder would say something (a window above its limit, data
+ * that does not decompress, another size).
+ */
+static int zstd_whole(struct tdat_unzip *u, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+		      size_t *in_used)
+{
+	size_t frame = ZSTD_findFrameCompressedSize(in, in_len);
+	size_t made;
+
+	if (ZSTD_isError(frame) || zstd_window(in, in_len) > (1ull << ZSTD_MAX_WINDOW_LOG))
+		return -EINVAL;
+	made = ZSTD_decompressDCtx(u->zs, out, out_len, in, frame);
+	if (ZSTD_isError(made) || made != out_len)
+		return -EINVAL;
+	*in_used = frame;
+	return 0;
+}
+
+int tdat_unzip_whole(struct tdat_unzip *u, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+		     size_t *in_used)
+{
+	if (u->codec != TDAT_CODEC_ZSTD)
+		return -ENOTSUP; /* zlib's inflate writes straight into out as it is */
+	return zstd_whole(u, in, in_len, out, out_len, in_used);
+}
+
 /* ------------------------------------------------------------ compress */
 
 struct tdat_zipper {

@@ -52,6 +52,18 @@ int tdat_unzip_reset(struct tdat_unzip *u);
 int tdat_unzip_step(struct tdat_unzip *u, const uint8_t *in, size_t in_len, size_t *in_pos, uint8_t *out,
 		    size_t out_cap, size_t *out_pos, const char **why);
 
+/*
+ * A whole block at the start of in[0..in_len) into out[0..out_len) in one
+ * call, when the codec gains by it (zstd decodes straight into out rather
+ * than into its window and copies out): 0 when the block made exactly
+ * out_len bytes (*in_used its compressed bytes), -ENOTSUP when the codec
+ * does not do this (step instead), -EINVAL when the block is anything else
+ * - corrupt, another size, a window too large: step through it instead to
+ * find out what and where, as nothing said so here.  Starts a new block.
+ */
+int tdat_unzip_whole(struct tdat_unzip *u, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+		     size_t *in_used);
+
 /* A compressor, kept from one block to the next (zstd's context is costly to make). */
 struct tdat_zipper;
 
