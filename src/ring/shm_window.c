@@ -91,23 +91,14 @@ struct page_walk {
 /* Walk the copy's first end data bytes (end <= wc->d, checked by the caller). */
 static void walk_copy(struct win_cpu *wc, uint32_t end, struct page_walk *pw)
 {
-	struct tb_page_cursor cur;
-	struct tb_record rec;
-	int rc;
+	struct tb_page_check pc;
 
 	memset(pw, 0, sizeof(*pw));
-	pw->len = end;
-	if (tb_page_cursor_init_range(&cur, wc->buf, wc->r->subbuf_size, 0, end, tbf_get64(wc->buf)) < 0) {
-		pw->len = 0; /* cannot happen for end <= d: handed on empty */
-		return;
-	}
-	while ((rc = tb_page_next_data(&cur, &rec)) == 1)
-		pw->events++;
-	if (rc < 0) {
-		pw->damage = cur.err.reason;
-		pw->bad_at = (uint32_t)cur.err.offset;
-		pw->len = pw->bad_at - TB_PAGE_HDR_SIZE;
-	}
+	tb_page_check(wc->buf, wc->r->subbuf_size, end, &pc); /* end <= d: the callers checked */
+	pw->len = pc.len;
+	pw->events = pc.events;
+	pw->damage = pc.reason;
+	pw->bad_at = (uint32_t)pc.offset;
 }
 
 /* A damaged page's bad record, counted; the first one's place (a byte of the region) kept. */

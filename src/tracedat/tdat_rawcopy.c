@@ -3,8 +3,8 @@
  * tdat_rawcopy.c - a capture's cpuN.raw copied into a trace.dat as
  * `tracebuf report` reads it (tdat_internal.h: tdat_copy_raw).
  *
- * Every sub-buffer is walked with the bounds-checked page cursor before it
- * is copied, and a damaged one is written as report reads it, so that
+ * Every sub-buffer is walked as the page cursor walks it (tb_page_check)
+ * before it is copied, and a damaged one is written as report reads it, so that
  * the trace.dat holds exactly the events report prints of the capture
  * and no reader of the file (trace-cmd included) meets the damage again:
  *   - all zeros (a short read of trace_pipe_raw leaves them): left out;
@@ -74,24 +74,22 @@ static bool all_zero(const uint8_t *p, size_t n)
 /* What report does with the sub-buffer at byte at of the file; said unless clean; *cut: data bytes kept. */
 static enum page_verdict check_page(const struct raw_copy *c, const uint8_t *page, uint64_t at, uint32_t *cut)
 {
-	struct tb_page_cursor cur;
-	struct tb_record rec;
-	int rc;
+	struct tb_page_header h;
+	struct tb_page_error err;
+	struct tb_page_check pc;
 
 	if (all_zero(page, c->page_size)) {
 		say(c, at, "sub-buffer is all zeros (no time stamp, no data): not one the kernel wrote; skipped");
 		return PAGE_LEFT_OUT;
 	}
-	if (tb_page_cursor_init(&cur, page, c->page_size) < 0) {
-		say(c, at + cur.err.offset, "%s; sub-buffer skipped", cur.err.reason);
+	if (tb_page_read_header(page, c->page_size, &h, &err) < 0) {
+		say(c, at + err.offset, "%s; sub-buffer skipped", err.reason);
 		return PAGE_LEFT_OUT;
 	}
-	while ((rc = tb_page_next(&cur, &rec)) == 1)
-		;
-	if (rc == 0)
+	if (tb_page_check(page, c->page_size, h.data_len, &pc) == 0)
 		return PAGE_CLEAN;
-	say(c, at + cur.err.offset, "%s; rest of the sub-buffer skipped", cur.err.reason);
-	*cut = (uint32_t)cur.err.offset - TB_PAGE_HDR_SIZE; /* where the bad record starts */
+	say(c, at + pc.offset, "%s; rest of the sub-buffer skipped", pc.reason);
+	*cut = pc.len; /* where the bad record starts */
 	return PAGE_CUT;
 }
 
