@@ -39,13 +39,13 @@ static const char *build;
 /* The target: the first page of a CPU with two or more pages (so a closed one). */
 struct target {
 	int cpu_pages[256];
-	int want_cpu;     /* -1: counting pages; else the CPU to pick from */
+	int want_cpu; /* -1: counting pages; else the CPU to pick from */
 	int found;
-	uint64_t data_at; /* the region's byte of its first data byte */
-	uint64_t bad_at;  /* the region's byte of its sixth data record */
-	uint64_t records; /* its data records */
+	uint64_t data_at;     /* the region's byte of its first data byte */
+	uint64_t bad_at;      /* the region's byte of its sixth data record */
+	uint64_t records;     /* its data records */
 	uint64_t cut_records; /* with damage: the data records of the page handed over */
-	int cut_clean;        /* and it walks to its end without an error */
+	int cut_clean;	      /* and it walks to its end without an error */
 	const struct tb_shm_window *w;
 };
 
@@ -140,11 +140,13 @@ int main(void)
 		 "%s/tracebuf record --flight-recorder --shm %s -b 256 -e 'app:*' -o %s/f.dat -- "
 		 "%s/examples/recorded 3000 1 2> %s/record.err",
 		 build, ring, dir, build, dir);
-	if (!ok(run(cmd) == 0, "record --flight-recorder of two processes, 3000 ticks each, into 256 KiB per CPU"))
+	if (!ok(run(cmd) == 0,
+		"record --flight-recorder of two processes, 3000 ticks each, into 256 KiB per CPU"))
 		goto out;
 
 	/* The intact window: its events, and a CPU with two pages or more. */
-	ok(window(ring, 0, &t, &w) == 0 && w.damaged == 0 && w.damage == NULL, "the intact window: no damage");
+	ok(window(ring, 0, &t, &w) == 0 && w.damaged == 0 && w.damage == NULL,
+	   "the intact window: no damage");
 	for (int c = 0; c < 256; c++)
 		if (t.cpu_pages[c] >= 2 && cpu < 0)
 			cpu = c;
@@ -170,30 +172,33 @@ int main(void)
 		struct target d = {.want_cpu = cpu};
 		int rc = window(ring, load, &d, &wd);
 		uint64_t want = events - (records - BAD_RECORD);
-		ok(rc == 0 && wd.events == want, "%s window: %llu events (want %llu: %llu less the page's %llu from the sixth)",
+		ok(rc == 0 && wd.events == want,
+		   "%s window: %llu events (want %llu: %llu less the page's %llu from the sixth)",
 		   load ? "loaded" : "attached", (unsigned long long)wd.events, (unsigned long long)want,
 		   (unsigned long long)events, (unsigned long long)(records - BAD_RECORD));
 		ok(wd.damaged == 1 && wd.damage_at == bad_at && wd.damage &&
-			   !strcmp(wd.damage, "bad length in long data record"),
+		       !strcmp(wd.damage, "bad length in long data record"),
 		   "one damaged page, at byte %llu (want %llu): %s", (unsigned long long)wd.damage_at,
 		   (unsigned long long)bad_at, wd.damage ? wd.damage : "none");
 		ok(d.found && d.cut_records == BAD_RECORD && d.cut_clean,
 		   "the page handed over holds its first five records (%llu) and walks clean",
 		   (unsigned long long)d.cut_records);
-		ok(wd.lost_inside == w.lost_inside, "the records cut off are not counted as overwritten (%llu)",
+		ok(wd.lost_inside == w.lost_inside,
+		   "the records cut off are not counted as overwritten (%llu)",
 		   (unsigned long long)wd.lost_inside);
 	}
 
-	snprintf(expect, sizeof(expect), "%s: byte %llu: bad length in long data record; rest of the sub-buffer skipped",
-		 ring, (unsigned long long)bad_at);
+	snprintf(expect, sizeof(expect),
+		 "%s: byte %llu: bad length in long data record; rest of the sub-buffer skipped", ring,
+		 (unsigned long long)bad_at);
 	static const char *const cmds[] = {"snapshot", "recover"};
 	for (int k = 0; k < 2; k++) {
-		snprintf(cmd, sizeof(cmd), "%s/tracebuf %s %s -o %s/%s.dat 2> %s/%s.err", build, cmds[k], ring, dir,
-			 cmds[k], dir, cmds[k]);
+		snprintf(cmd, sizeof(cmd), "%s/tracebuf %s %s -o %s/%s.dat 2> %s/%s.err", build, cmds[k],
+			 ring, dir, cmds[k], dir, cmds[k]);
 		int rc = run(cmd);
 		snprintf(file, sizeof(file), "%s/%s.err", dir, cmds[k]);
-		ok(rc == 1 && has(file, expect), "%s: exit 1 (got %d), names the region file, byte and damage", cmds[k],
-		   rc);
+		ok(rc == 1 && has(file, expect),
+		   "%s: exit 1 (got %d), names the region file, byte and damage", cmds[k], rc);
 		char count[64];
 		snprintf(count, sizeof(count), ": %llu events in ",
 			 (unsigned long long)(events - (records - BAD_RECORD)));
@@ -201,18 +206,23 @@ int main(void)
 		   (unsigned long long)(events - (records - BAD_RECORD)));
 		snprintf(file, sizeof(file), "%s/%s.dat", dir, cmds[k]);
 		long n = listed(file);
-		ok(n == (long)(events - (records - BAD_RECORD)), "its trace.dat reads clean and holds them (%ld)", n);
+		ok(n == (long)(events - (records - BAD_RECORD)),
+		   "its trace.dat reads clean and holds them (%ld)", n);
 	}
 
-	snprintf(cmd, sizeof(cmd), "%s/tracebuf hist --session -e app:tick keys=common_pid %s > %s/hist.out 2> %s/hist.err",
+	snprintf(cmd, sizeof(cmd),
+		 "%s/tracebuf hist --session -e app:tick keys=common_pid %s > %s/hist.out 2> %s/hist.err",
 		 build, ring, dir, dir);
 	int rc = run(cmd);
 	snprintf(file, sizeof(file), "%s/hist.err", dir);
 	ok(rc == 1 && has(file, expect) && !has(file, "/copy0/"),
-	   "hist --session: exit 1 (got %d), names the region file, byte and damage, not its private copy", rc);
+	   "hist --session: exit 1 (got %d), names the region file, byte and damage, not its private copy",
+	   rc);
 	snprintf(cmd, sizeof(cmd),
-		 "%s/tracebuf hist -e app:tick keys=common_pid:sort=common_pid %s/snapshot.dat 2>/dev/null > %s/hist.snap; "
-		 "%s/tracebuf hist --session -e app:tick keys=common_pid:sort=common_pid %s 2>/dev/null | cmp -s - %s/hist.snap",
+		 "%s/tracebuf hist -e app:tick keys=common_pid:sort=common_pid %s/snapshot.dat 2>/dev/null > "
+		 "%s/hist.snap; "
+		 "%s/tracebuf hist --session -e app:tick keys=common_pid:sort=common_pid %s 2>/dev/null | "
+		 "cmp -s - %s/hist.snap",
 		 build, dir, dir, build, ring, dir);
 	ok(run(cmd) == 0, "hist --session counts what the snapshot's trace.dat holds");
 out:

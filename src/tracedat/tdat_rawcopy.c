@@ -40,7 +40,7 @@ struct raw_copy {
 	const char *path;
 	uint32_t page_size;
 	uint8_t *repaired; /* one sub-buffer: a damaged one as report reads it */
-	int fd;            /* clean runs copied file to file from here; -1: written from memory */
+	int fd;		   /* clean runs copied file to file from here; -1: written from memory */
 };
 
 enum page_verdict {
@@ -50,7 +50,7 @@ enum page_verdict {
 };
 
 static void say(const struct raw_copy *c, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void say(const struct raw_copy *c, uint64_t offset, const char *fmt, ...)
 {
@@ -79,7 +79,8 @@ static enum page_verdict check_page(const struct raw_copy *c, const uint8_t *pag
 	struct tb_page_check pc;
 
 	if (all_zero(page, c->page_size)) {
-		say(c, at, "sub-buffer is all zeros (no time stamp, no data): not one the kernel wrote; skipped");
+		say(c, at,
+		    "sub-buffer is all zeros (no time stamp, no data): not one the kernel wrote; skipped");
 		return PAGE_LEFT_OUT;
 	}
 	if (tb_page_read_header(page, c->page_size, &h, &err) < 0) {
@@ -125,7 +126,8 @@ static int copy_run(struct raw_copy *c, const uint8_t *src, size_t from, size_t 
 	return tb_tracedat_write_pages(c->w, src + from, to - from);
 }
 
-/* len bytes of whole sub-buffers in src, from file offset at: clean runs as they are, damaged ones repaired. */
+/* len bytes of whole sub-buffers in src, from file offset at: clean runs as they are, damaged ones repaired.
+ */
 static int copy_checked(struct raw_copy *c, const uint8_t *src, size_t len, uint64_t at)
 {
 	size_t run = 0; /* where the current run of clean sub-buffers starts */
@@ -164,7 +166,8 @@ static int copy_mapped(struct raw_copy *c, int fd, uint64_t whole)
 	return rc;
 }
 
-/* Any other file (a pipe, a device), read in blocks: 0 or -errno; *have: bytes of a partial sub-buffer left. */
+/* Any other file (a pipe, a device), read in blocks: 0 or -errno; *have: bytes of a partial sub-buffer left.
+ */
 static int copy_read(struct raw_copy *c, int fd, size_t *have, uint64_t *copied)
 {
 	size_t block = COPY_BLOCK / c->page_size * c->page_size;
