@@ -291,6 +291,23 @@ static void walk(const uint8_t *p, size_t psize, bool fill)
 	CHECK(tb_page_next_data(&cd, &rd) == rc);
 	check_end(p, &c, rc, expect, TB_PAGE_HDR_SIZE + (size_t)h.data_len);
 
+	/* tb_page_check walks as the cursor did: the same data records, the same stop and reason. */
+	{
+		struct tb_page_check pc;
+		int crc = tb_page_check(p, psize, h.data_len, &pc);
+		size_t events = 0;
+		struct tb_page_cursor cc;
+		CHECK(tb_page_cursor_init(&cc, p, psize) == 0);
+		while (tb_page_next_data(&cc, &rd) == 1)
+			events++;
+		CHECK(crc == (rc < 0 ? -EINVAL : 0) && pc.events == events);
+		if (rc < 0)
+			CHECK(pc.offset == c.err.offset && pc.reason == c.err.reason &&
+			      pc.len == c.err.offset - TB_PAGE_HDR_SIZE);
+		else
+			CHECK(pc.reason == NULL && pc.len == h.data_len);
+	}
+
 	/* The same walk through tb_page_cursor_init_range over the commit ... */
 	CHECK(walk_range(p, psize, 0, h.data_len, h.timestamp, &rrc) == hash && rrc == rc);
 	/* ... and over a range picked by the page's last 8 bytes (a resuming reader). */

@@ -29,7 +29,46 @@ run list "$T" list -c "$bad/record-crossing"
 grep -qF "$crossing" "$tmp/list.err"; check $? "list -c names the file, byte and damage"
 [ "$(cat "$tmp/list.out")" = "148 ftrace:print" ]; check $? "list -c counts the 148 readable events"
 
-"$T" convert "$bad/record-crossing" -o "$tmp/crossing.dat" 2> /dev/null
+# convert copied the damaged sub-buffer into the trace.dat whole and exited 0.  It now
+# writes what report reads (the records before the damage, the commit cut there), says
+# so as report does and exits 1; the trace.dat then reads clean.
+run convert "$T" convert "$bad/record-crossing" -o "$tmp/crossing.dat"
+[ $rc = 1 ]; check $? "convert of a damaged capture exits 1 (got $rc)"
+grep -qF "$crossing" "$tmp/convert.err"; check $? "convert names the file, byte and damage as report does"
+for v in "" "--v7 --compress zstd"; do
+	"$T" convert $v "$bad/record-crossing" -o "$tmp/cut.dat" 2> /dev/null
+	run listcut "$T" list -c "$tmp/cut.dat"
+	[ $rc = 0 ] && [ "$(cat "$tmp/listcut.out")" = "148 ftrace:print" ] && [ ! -s "$tmp/listcut.err" ]
+	check $? "convert ${v:-(v6)}: the trace.dat holds the 148 readable events, no damage (got $rc)"
+done
+if command -v trace-cmd > /dev/null; then
+	[ "$(trace-cmd report "$tmp/crossing.dat" 2> /dev/null | grep -c " print: ")" = 148 ]
+	check $? "trace-cmd report reads the 148 events of the converted trace.dat"
+fi
+# A header no reader can trust (commit past the data area): left out, as report skips it.
+run convert "$T" convert "$bad/commit-beyond" -o "$tmp/beyond.dat"
+[ $rc = 1 ] && grep -qF "$bad/commit-beyond/cpu0.raw: byte 8: commit length beyond the data area; sub-buffer skipped" "$tmp/convert.err"
+check $? "convert of a sub-buffer with a bad commit: said, exit 1 (got $rc)"
+[ "$("$T" list -c "$tmp/beyond.dat" 2>&1)" = "37 ftrace:print" ]; check $? "and the trace.dat holds sub-buffer 1's 37 events"
+# A sub-buffer of zeros (a short read of trace_pipe_raw), from a pipe (read, not mapped).
+mkdir "$tmp/zeros" && cp -r "$bad/record-crossing/formats" "$bad/record-crossing/header_page" "$tmp/zeros/" &&
+	head -c 4096 /dev/zero > "$tmp/zeros/raw" && tail -c +4097 "$bad/record-crossing/cpu0.raw" >> "$tmp/zeros/raw" &&
+	mkfifo "$tmp/zeros/cpu0.raw"
+# (bounded: a convert that never opens the pipe must not leave the writer holding the test's output)
+timeout 20 sh -c 'cat "$1" > "$2"' _ "$tmp/zeros/raw" "$tmp/zeros/cpu0.raw" > /dev/null 2>&1 &
+run convert "$T" convert "$tmp/zeros" -o "$tmp/zeros.dat"
+[ $rc = 1 ] && grep -qF "$tmp/zeros/cpu0.raw: byte 0: sub-buffer is all zeros" "$tmp/convert.err"
+check $? "convert of a sub-buffer of zeros read from a pipe: said, exit 1 (got $rc)"
+[ "$("$T" list -c "$tmp/zeros.dat" 2>&1)" = "37 ftrace:print" ]; check $? "and the trace.dat holds sub-buffer 1's 37 events"
+
+# list -c of a trace.dat with a damaged sub-buffer: sub-buffer 0 of cpu0.raw put back
+# whole over its cut copy in crossing.dat (found by its time stamp, at a 4096-byte boundary).
+stamp=$(head -c 8 "$bad/record-crossing/cpu0.raw" | od -An -tx1 | tr -d ' \n' | sed 's/../\\x&/g')
+at=$(LC_ALL=C grep -obUaP "$stamp" "$tmp/crossing.dat" | cut -d: -f1 | while read -r o; do
+	[ $((o % 4096)) = 0 ] && echo "$o" && break; done)
+[ -n "$at" ] && dd if="$bad/record-crossing/cpu0.raw" of="$tmp/crossing.dat" bs=4096 count=1 \
+	seek=$((at / 4096)) conv=notrunc 2> /dev/null
+check $? "sub-buffer 0 found in the trace.dat (at byte ${at:-none}) and put back damaged"
 run listdat "$T" list -c "$tmp/crossing.dat"
 [ $rc = 1 ]; check $? "list -c on a damaged trace.dat exits 1 (got $rc)"
 grep -q "crossing.dat: byte [0-9]*: record crosses the end of data" "$tmp/listdat.err"

@@ -299,13 +299,14 @@ static int hist_capture(const struct hist_args *a, struct tb_capture *c)
  * first (each record counted once across copies), its names from the copy.
  */
 static int session_pass(const struct hist_args *a, struct hist_session *s, struct tb_hist **h,
-			struct tb_hist_totals *t, struct tb_capture **c)
+			struct tb_hist_totals *t, struct tb_capture **c, bool *damaged)
 {
 	struct tb_shm_window w;
 	int rc = hist_session_copy(s, c, &w);
 
 	if (rc < 0)
 		return 2;
+	*damaged |= w.damaged > 0; /* said by hist_session_copy */
 	if (!*h) {
 		struct tb_tracedat_write_opts o;
 		if ((rc = make_hist(a, *c, h)))
@@ -330,6 +331,7 @@ static int hist_session(const struct hist_args *a)
 	struct hist_session *s;
 	struct tb_hist *h = NULL;
 	struct tb_capture *c = NULL;
+	bool damaged = false;
 	int rc = hist_session_open(a->input, a->formats, &s);
 
 	if (rc < 0)
@@ -337,11 +339,13 @@ static int hist_session(const struct hist_args *a)
 	for (long n = 0; rc == 0 && (n == 0 || (a->live && (a->count <= 0 || n < a->count))); n++) {
 		if (n)
 			refresh_pause();
-		rc = session_pass(a, s, &h, &t, &c);
+		rc = session_pass(a, s, &h, &t, &c, &damaged);
 		fflush(stdout);
 	}
 	if (rc == 0)
 		rc = verdict(a, c, &t);
+	if (rc == 0 && damaged)
+		rc = 1;
 	tb_hist_free(h);
 	hist_session_close(s);
 	return rc;

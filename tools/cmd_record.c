@@ -580,12 +580,13 @@ static long drain_ring(struct recorder *rec)
 static int window_ring(struct recorder *rec)
 {
 	struct tb_shm_window w;
-	int rc = shmcap_window(CMD, rec->cap, rec->ring, &w, &rec->blobs);
+	int rc = shmcap_window(CMD, rec->cap, rec->ring, &w, &rec->blobs, NULL);
 
 	if (rc == 0) {
 		rec->pages = w.pages;
 		rec->events = w.events;
 		rec->lost = w.lost_before + w.lost_inside;
+		shmcap_say_damage(CMD, tb_shm_path(rec->shm), &w);
 	}
 	return rc;
 }

@@ -121,6 +121,7 @@ static void say_window(const struct request *rq, const struct tb_shm_window *w)
 	if (w->bad)
 		fprintf(stderr, "tracebuf %s: %s: %llu control words out of range: their data was skipped\n",
 			rq->cmd, rq->session, (unsigned long long)w->bad);
+	shmcap_say_damage(rq->cmd, rq->session, w);
 }
 
 /* Open the region (attach or load), write its window, say what it held: the exit status. */
@@ -155,7 +156,7 @@ static int window_command(struct request *rq, int argc, char **argv,
 			w.in_flight_exact ? "" : "at least ", (unsigned long long)w.in_flight,
 			w.in_flight == 1 ? "" : "s");
 	}
-	return w.bad ? 1 : 0;
+	return w.bad || w.damaged ? 1 : 0;
 }
 
 /* snapshot: the live region, mapped as a reader (header private and checked). */

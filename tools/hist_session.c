@@ -31,6 +31,8 @@ struct hist_session {
 	char cap[PATH_MAX + 32]; /* the current copy's capture directory */
 	unsigned copies;
 	struct tb_capture *capture; /* the current copy, opened */
+	struct shmcap_origins origins; /* where the current copy's pages were read in the region */
+	size_t cap_len;             /* strlen(cap) */
 };
 
 int hist_session_open(const char *path, const char *formats, struct hist_session **out)
@@ -69,8 +71,9 @@ static int write_copy(struct hist_session *s, struct tb_shm_window *w)
 	snprintf(s->cap, sizeof(s->cap), "%s/copy%u", s->tmp, s->copies++);
 	if ((rc = make_dirs(s->cap)) < 0)
 		return shmcap_say(CMD, rc, "cannot create %s: %s", s->cap, strerror(-rc));
-	if ((rc = shmcap_window(CMD, s->cap, ring, w, NULL)) < 0)
+	if ((rc = shmcap_window(CMD, s->cap, ring, w, NULL, &s->origins)) < 0)
 		return rc;
+	shmcap_say_damage(CMD, tb_shm_path(s->shm), w);
 	found = shmcap_merge_desc(CMD, s->desc, s->cap, ring);
 	if (found < 0)
 		return found;
@@ -79,8 +82,31 @@ static int write_copy(struct hist_session *s, struct tb_shm_window *w)
 	return shmcap_meta(CMD, s->cap, ring);
 }
 
+/*
+ * A problem met reading the copy, named where it lies in the session's
+ * region (the file the user named) rather than in the private copy: a
+ * byte of cap/cpuN.raw is a byte of one of the region's pages.
+ */
+static void region_diag(void *ctx, const struct tb_diag *d)
+{
+	const struct hist_session *s = ctx;
+	struct tb_diag moved = *d;
+	unsigned cpu;
+	char end;
+	uint64_t at;
+
+	if (d->file && !strncmp(d->file, s->cap, s->cap_len) &&
+	    sscanf(d->file + s->cap_len, "/cpu%u.ra%c", &cpu, &end) == 2 && end == 'w' &&
+	    shmcap_origin(&s->origins, cpu, d->offset, tb_ring_subbuf_size(tb_shm_ring(s->shm)), &at)) {
+		moved.file = tb_shm_path(s->shm);
+		moved.offset = at;
+	}
+	tb_diag_print(NULL, &moved);
+}
+
 int hist_session_copy(struct hist_session *s, struct tb_capture **out, struct tb_shm_window *w)
 {
+	struct tb_capture_opts o = {.diag = region_diag, .diag_ctx = s};
 	int rc;
 
 	*out = NULL;
@@ -90,7 +116,8 @@ int hist_session_copy(struct hist_session *s, struct tb_capture **out, struct tb
 		shmcap_rmtree(s->cap);
 	if ((rc = write_copy(s, w)) < 0)
 		return rc;
-	if ((rc = tb_capture_open(s->cap, NULL, &s->capture)) < 0)
+	s->cap_len = strlen(s->cap);
+	if ((rc = tb_capture_open(s->cap, &o, &s->capture)) < 0)
 		return shmcap_say(CMD, rc, "cannot read the copy of the session in %s: %s", s->cap, strerror(-rc));
 	*out = s->capture;
 	return 0;
@@ -106,6 +133,7 @@ void hist_session_close(struct hist_session *s)
 	if (!s)
 		return;
 	tb_capture_close(s->capture);
+	shmcap_origins_free(&s->origins);
 	if (s->tmp[0])
 		shmcap_rmtree(s->tmp);
 	tb_shm_close(s->shm);

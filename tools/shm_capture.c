@@ -17,6 +17,7 @@
 #include "shm_capture.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/events.h"
+#include "tracebuf/page.h"
 #include "tracebuf/stats.h"
 #include "tracebuf/tracedat.h"
 #include "tracefs.h"
@@ -290,6 +291,8 @@ struct raw_files {
 	struct tb_ring *ring;
 	int blobs_fd; /* cap's blobs.bin, or -1: blobs are not saved */
 	struct tb_blob_save_counts *blobs;
+	const struct tb_shm_window *w; /* page_data_at of the page being put */
+	struct shmcap_origins *origins; /* NULL: not kept */
 };
 
 static int raw_fd(struct raw_files *rf, unsigned cpu)
@@ -303,12 +306,70 @@ static int raw_fd(struct raw_files *rf, unsigned cpu)
 	return rf->fd[cpu] < 0 ? -errno : rf->fd[cpu];
 }
 
+void shmcap_origins_free(struct shmcap_origins *o)
+{
+	for (unsigned i = 0; o->at && i < o->ncpus; i++)
+		free(o->at[i]);
+	free(o->at);
+	free(o->n);
+	free(o->cap);
+	memset(o, 0, sizeof(*o));
+}
+
+static int origins_init(struct shmcap_origins *o, unsigned ncpus)
+{
+	shmcap_origins_free(o);
+	o->ncpus = ncpus;
+	o->at = calloc(ncpus, sizeof(*o->at));
+	o->n = calloc(ncpus, sizeof(*o->n));
+	o->cap = calloc(ncpus, sizeof(*o->cap));
+	return o->at && o->n && o->cap ? 0 : -ENOMEM;
+}
+
+static int origins_add(struct shmcap_origins *o, unsigned cpu, uint64_t at)
+{
+	if (o->n[cpu] == o->cap[cpu]) {
+		size_t cap = o->cap[cpu] ? 2 * o->cap[cpu] : 256;
+		uint64_t *p = realloc(o->at[cpu], cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		o->at[cpu] = p;
+		o->cap[cpu] = cap;
+	}
+	o->at[cpu][o->n[cpu]++] = at;
+	return 0;
+}
+
+bool shmcap_origin(const struct shmcap_origins *o, unsigned cpu, uint64_t offset, size_t subbuf, uint64_t *at)
+{
+	uint64_t k = offset / subbuf, in = offset % subbuf;
+
+	if (!o || cpu >= o->ncpus || k >= o->n[cpu] || in < TB_PAGE_HDR_SIZE)
+		return false; /* the header of a copied page is the window's own, not the region's */
+	*at = o->at[cpu][k] + (in - TB_PAGE_HDR_SIZE);
+	return true;
+}
+
+bool shmcap_say_damage(const char *cmd, const char *region, const struct tb_shm_window *w)
+{
+	if (!w->damaged)
+		return false;
+	fprintf(stderr, "tracebuf %s: %s: byte %llu: %s; rest of the sub-buffer skipped\n", cmd, region,
+		(unsigned long long)w->damage_at, w->damage);
+	if (w->damaged > 1)
+		fprintf(stderr, "tracebuf %s: %s: %llu more sub-buffers cut short the same way\n", cmd, region,
+			(unsigned long long)(w->damaged - 1));
+	return true;
+}
+
 static int put_page(void *ctx, unsigned cpu, const void *page, size_t size)
 {
 	struct raw_files *rf = ctx;
 	int fd = cpu < rf->ncpus ? raw_fd(rf, cpu) : -EINVAL, rc;
 
 	rc = fd < 0 ? fd : write_all(fd, page, size);
+	if (rc == 0 && rf->origins)
+		rc = origins_add(rf->origins, cpu, rf->w->page_data_at);
 	/* the page's blobs as the area holds them now, like the page itself */
 	if (rc == 0 && rf->blobs_fd >= 0)
 		rc = tb_blob_save_page(rf->ring, page, size, rf->blobs_fd, rf->blobs);
@@ -337,14 +398,17 @@ void shmcap_say_blobs(const char *cmd, const struct tb_blob_save_counts *blobs)
 }
 
 int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w,
-		  struct tb_blob_save_counts *blobs)
+		  struct tb_blob_save_counts *blobs, struct shmcap_origins *origins)
 {
 	unsigned ncpus = tb_ring_ncpus(ring);
-	struct raw_files rf = {cap, calloc(ncpus, sizeof(int)), ncpus, ring, shmcap_blob_store(cap, ring, blobs), blobs};
-	int rc;
+	struct raw_files rf = {cap,   calloc(ncpus, sizeof(int)), ncpus, ring, shmcap_blob_store(cap, ring, blobs),
+			       blobs, w, origins};
+	int rc = origins ? origins_init(origins, ncpus) : 0;
 
-	if (!rf.fd || rf.blobs_fd < -1) {
-		rc = rf.fd ? rf.blobs_fd : -ENOMEM;
+	if (!rf.fd || rf.blobs_fd < -1 || rc < 0) {
+		rc = rc < 0 ? rc : rf.fd ? rf.blobs_fd : -ENOMEM;
+		if (rf.blobs_fd >= 0)
+			close(rf.blobs_fd);
 		free(rf.fd);
 		return shmcap_say(cmd, rc, "cannot write the pages to %s: %s", cap, strerror(-rc));
 	}

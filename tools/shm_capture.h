@@ -15,6 +15,7 @@
 #ifndef TRACEBUF_TOOLS_SHM_CAPTURE_H
 #define TRACEBUF_TOOLS_SHM_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,13 +50,35 @@ int shmcap_stats_text(const struct tb_ring *ring, const struct tb_cpu_stats *st,
 int shmcap_meta(const char *cmd, const char *cap, struct tb_ring *ring);
 
 /*
+ * Where each sub-buffer of a window's cpuN.raw files was read in the region:
+ * at[cpu][k] is the region's byte of sub-buffer k's first data byte (the
+ * window's page_data_at).  Filled by shmcap_window, freed by
+ * shmcap_origins_free (the struct itself is the caller's).
+ */
+struct shmcap_origins {
+	unsigned ncpus;
+	uint64_t **at; /* [ncpus][n[cpu]] */
+	size_t *n, *cap;
+};
+void shmcap_origins_free(struct shmcap_origins *o);
+/* The region's byte for byte offset of cpuN.raw: true when known (*at set). */
+bool shmcap_origin(const struct shmcap_origins *o, unsigned cpu, uint64_t offset, size_t subbuf, uint64_t *at);
+
+/*
  * The pages the ring holds now (tb_shm_window) as cap/cpuN.raw: 0 or -errno;
  * counts in *w.  With blobs (not NULL) and a blob area, the blobs the pages
  * refer to go to cap/blobs.bin as each page is copied, counted in *blobs.
+ * With origins (not NULL), where each page was read (emptied first).
  */
 struct tb_blob_save_counts;
 int shmcap_window(const char *cmd, const char *cap, struct tb_ring *ring, struct tb_shm_window *w,
-		  struct tb_blob_save_counts *blobs);
+		  struct tb_blob_save_counts *blobs, struct shmcap_origins *origins);
+/*
+ * The damage a window met (w->damaged: pages cut at a bad record) said on
+ * stderr as report says it, naming the region file region and its byte:
+ * true when there was any.
+ */
+bool shmcap_say_damage(const char *cmd, const char *region, const struct tb_shm_window *w);
 /* cap/blobs.bin created for ring's blobs (tb_blob_save_page): an fd; -1 when there are none to save; -errno. */
 int shmcap_blob_store(const char *cap, const struct tb_ring *ring, const struct tb_blob_save_counts *blobs);
 /* "tracebuf CMD: blobs: N saved ..." on stderr, when there were any. */

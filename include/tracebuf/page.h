@@ -132,6 +132,22 @@ int tb_page_next(struct tb_page_cursor *c, struct tb_record *rec);
 int tb_page_next_data(struct tb_page_cursor *c, struct tb_record *rec);
 
 /*
+ * A page's first end data bytes walked as a cursor walks them, without
+ * decoding the records (to check a page before it is copied): the data
+ * records a reader gets and where it stops.  0 when the walk reaches end
+ * (or null padding), -EINVAL at a record that goes wrong (offset, reason
+ * set), -EINVAL with reason NULL for bad arguments.  The header is not
+ * read: end is the caller's (tb_page_read_header's data_len, or less).
+ */
+struct tb_page_check {
+	uint64_t events;    /* data records before the one that goes wrong (all when none) */
+	uint32_t len;       /* data bytes they span: where the bad record starts, else end */
+	size_t offset;      /* the bad record's byte in the page (header included) */
+	const char *reason; /* static string; NULL when the walk reached the end */
+};
+int tb_page_check(const void *page, size_t page_size, uint32_t end, struct tb_page_check *out);
+
+/*
  * Encoder.  Records are appended in time order; the writer picks a delta,
  * a time extend or (on request) an absolute stamp, like the kernel.
  */

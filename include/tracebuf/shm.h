@@ -103,6 +103,18 @@ struct tb_shm_window {
 	uint64_t bad;         /* control words out of range: data skipped */
 	int in_flight_exact;
 	int table_bad;        /* the thread table did not balance (scribbled): in_flight is a lower bound */
+	/*
+	 * Pages whose records go wrong part-way (page bytes scribbled): each
+	 * is handed over cut before the record that goes wrong (what a reader
+	 * of the page would print), and only the records before it count in
+	 * events.  The first one: the byte of the region (its file) where that
+	 * record lies, and why (static text; NULL when there is none).
+	 */
+	uint64_t damaged;
+	uint64_t damage_at;
+	const char *damage;
+	/* While fn runs: the byte of the region where the page's first data byte was read. */
+	uint64_t page_data_at;
 };
 typedef int tb_shm_page_fn(void *ctx, unsigned cpu, const void *page, size_t size);
 /*

@@ -122,66 +122,143 @@ static int cursor_fail(struct tb_page_cursor *c, const char *reason)
 	return -EINVAL;
 }
 
+/*
+ * The extent of the record at r with avail data bytes left, checked: its
+ * type_len, size and array[0] (0 unless it has one).  1 when it fits, 0 at
+ * null padding (nothing valid follows), or -EINVAL with *why.  The one
+ * rule for where records start and end: the cursor and tb_page_check()
+ * both step with it, so they agree on every page.
+ */
+struct extent {
+	uint32_t type_len, size, array0;
+};
+
+static inline int record_extent(const uint8_t *r, uint32_t avail, struct extent *e, const char **why)
+{
+	uint32_t w;
+
+	if (avail < 4) {
+		*why = "record header crosses the end of data";
+		return -EINVAL;
+	}
+	w = tbf_get32(r);
+	e->type_len = w & 31u;
+	e->array0 = 0;
+	if (e->type_len - 1u < TB_TYPE_DATA_MAX) { /* a small data record: most of them, one branch */
+		e->size = 4 + 4 * e->type_len;
+		if (e->size > avail) {
+			*why = "record crosses the end of data";
+			return -EINVAL;
+		}
+		return 1;
+	}
+	if (e->type_len == TB_TYPE_PADDING && (w >> 5) == 0)
+		return 0;
+	if (e->type_len == 0 || e->type_len > TB_TYPE_DATA_MAX) {
+		if (avail < 8) {
+			*why = "record crosses the end of data";
+			return -EINVAL;
+		}
+		e->array0 = tbf_get32(r + 4);
+	}
+	switch (e->type_len) {
+	case 0:
+		if (e->array0 < 4 || e->array0 % 4) {
+			*why = "bad length in long data record";
+			return -EINVAL;
+		}
+		e->size = e->array0 + 4;
+		break;
+	case TB_TYPE_PADDING:
+		if (e->array0 % 4) {
+			*why = "bad length in padding record";
+			return -EINVAL;
+		}
+		e->size = e->array0 + 4;
+		break;
+	case TB_TYPE_TIME_EXTEND:
+	case TB_TYPE_TIME_STAMP:
+		e->size = 8;
+		break;
+	default:
+		e->size = 4 + 4 * e->type_len;
+	}
+	if (e->size > avail || e->size < 4) {
+		*why = "record crosses the end of data";
+		return -EINVAL;
+	}
+	return 1;
+}
+
 /* Decode the record at c->pos into *rec without moving; 0 = end of data. */
 static int decode_one(struct tb_page_cursor *c, struct tb_record *rec)
 {
 	const uint8_t *r = c->page + TB_PAGE_HDR_SIZE + c->pos;
-	uint32_t avail = c->end - c->pos, w, array0 = 0;
+	const char *why;
+	struct extent e;
+	int rc = record_extent(r, c->end - c->pos, &e, &why);
 
-	if (avail < 4)
-		return cursor_fail(c, "record header crosses the end of data");
-	w = tbf_get32(r);
-	rec->type_len = w & 31u;
-	rec->time_delta = w >> 5;
+	if (rc < 0)
+		return cursor_fail(c, why);
 	rec->offset = TB_PAGE_HDR_SIZE + c->pos;
 	rec->data = NULL;
 	rec->len = 0;
-	if (rec->type_len == TB_TYPE_PADDING && rec->time_delta == 0)
+	rec->type_len = e.type_len;
+	rec->time_delta = tbf_get32(r) >> 5;
+	if (rc == 0)
 		return 0; /* null padding: nothing valid follows */
-	if (rec->type_len == 0 || rec->type_len > TB_TYPE_DATA_MAX) {
-		if (avail < 8)
-			return cursor_fail(c, "record crosses the end of data");
-		array0 = tbf_get32(r + 4);
-	}
-	switch (rec->type_len) {
+	rec->size = e.size;
+	switch (e.type_len) {
 	case 0:
-		if (array0 < 4 || array0 % 4)
-			return cursor_fail(c, "bad length in long data record");
 		rec->kind = TB_REC_DATA;
-		rec->size = array0 + 4;
-		rec->len = array0 - 4;
+		rec->len = e.array0 - 4;
 		rec->data = r + 8;
 		break;
 	case TB_TYPE_PADDING:
-		if (array0 % 4)
-			return cursor_fail(c, "bad length in padding record");
 		rec->kind = TB_REC_PADDING;
-		rec->size = array0 + 4;
 		break;
 	case TB_TYPE_TIME_EXTEND:
 		rec->kind = TB_REC_TIME_EXTEND;
-		rec->size = 8;
 		break;
 	case TB_TYPE_TIME_STAMP:
 		rec->kind = TB_REC_TIME_STAMP;
-		rec->size = 8;
 		break;
 	default:
 		rec->kind = TB_REC_DATA;
-		rec->size = 4 + 4 * rec->type_len;
-		rec->len = 4 * rec->type_len;
+		rec->len = 4 * e.type_len;
 		rec->data = r + 4;
 	}
-	if (rec->size > avail || rec->size < 4)
-		return cursor_fail(c, "record crosses the end of data");
 	if (rec->kind == TB_REC_TIME_EXTEND)
-		c->time += ((uint64_t)array0 << TB_DELTA_BITS) + rec->time_delta;
+		c->time += ((uint64_t)e.array0 << TB_DELTA_BITS) + rec->time_delta;
 	else if (rec->kind == TB_REC_TIME_STAMP)
-		c->time = tbf_abs_time(c->time, ((uint64_t)array0 << TB_DELTA_BITS) + rec->time_delta);
+		c->time = tbf_abs_time(c->time, ((uint64_t)e.array0 << TB_DELTA_BITS) + rec->time_delta);
 	else
 		c->time += rec->time_delta;
 	rec->ts = c->time;
 	return 1;
+}
+
+int tb_page_check(const void *page, size_t page_size, uint32_t end, struct tb_page_check *out)
+{
+	const uint8_t *data = (const uint8_t *)page + TB_PAGE_HDR_SIZE;
+	uint32_t pos = 0;
+	struct extent e;
+	int rc = 1;
+
+	if (!page || !out || end > tb_page_data_size(page_size))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	while (pos < end && (rc = record_extent(data + pos, end - pos, &e, &out->reason)) == 1) {
+		/* a data record: type_len 1..28, or 0 (its length in array[0]) */
+		out->events += e.type_len <= TB_TYPE_DATA_MAX;
+		pos += e.size;
+	}
+	out->len = rc == 0 ? end : pos; /* null padding ends the data as the commit would */
+	if (rc < 0)
+		out->offset = TB_PAGE_HDR_SIZE + pos;
+	else
+		out->reason = NULL;
+	return rc < 0 ? -EINVAL : 0;
 }
 
 int tb_page_next(struct tb_page_cursor *c, struct tb_record *rec)

@@ -9,9 +9,10 @@
  * word, tail_hist or the reader state must be <= nr_pages; every length
  * (tail offset, meta.len, read_off) must be within the page's data; every
  * page is walked with the bounds-checked cursor before it is handed on.
- * A word out of range skips the data it describes and counts in `bad`
- * (a closed page whose stored count is possible is handed on as it is:
- * its records are checked by whoever decodes it, as any page's are);
+ * A word out of range skips the data it describes and counts in `bad`;
+ * every page copied is walked, and one whose records go wrong part-way is
+ * handed on cut before the damage, its events counted up to it
+ * (`damaged`: what a reader of the page prints is what is counted);
  * every loop is bounded by the ring's page count or a retry budget, so a
  * concurrently scribbled region costs data, never a hang or a stray read.
  *
@@ -79,23 +80,51 @@ static int in_flight(struct win_cpu *wc, const struct tail_view *v)
 	return other > mine || h_seq(next) == v->seq + 1;
 }
 
-/* Walk a copied page's records [from, end): how many events, or -EIO if malformed. */
-static long count_events(struct win_cpu *wc, uint32_t from, uint32_t end, uint64_t time)
-{
-	struct tb_page_cursor cur;
-	struct tb_record rec;
-	long n = 0;
-	int rc;
+/* What a walk of a copied page found: the events a reader prints, and where it stops. */
+struct page_walk {
+	uint32_t len;   /* data bytes up to the damage (all end bytes when none) */
+	uint64_t events; /* data records in them */
+	uint32_t bad_at; /* with damage: the bad record's byte in the page */
+	const char *damage; /* why the rest is unreadable; NULL: none */
+};
 
-	if (tb_page_cursor_init_range(&cur, wc->buf, wc->r->subbuf_size, from, end, time) < 0)
-		return -EIO;
-	while ((rc = tb_page_next_data(&cur, &rec)) == 1)
-		n++;
-	return rc < 0 ? -EIO : n;
+/* Walk the copy's first end data bytes (end <= wc->d, checked by the caller). */
+static void walk_copy(struct win_cpu *wc, uint32_t end, struct page_walk *pw)
+{
+	struct tb_page_check pc;
+
+	memset(pw, 0, sizeof(*pw));
+	tb_page_check(wc->buf, wc->r->subbuf_size, end, &pc); /* end <= d: the callers checked */
+	pw->len = pc.len;
+	pw->events = pc.events;
+	pw->damage = pc.reason;
+	pw->bad_at = (uint32_t)pc.offset;
 }
 
-/* Hand over buf, holding len data bytes whose first event is number cum. */
-static int emit(struct win_cpu *wc, uint32_t len, uint64_t cum, uint64_t events)
+/* A damaged page's bad record, counted; the first one's place (a byte of the region) kept. */
+static void note_damage(struct win_cpu *wc, const struct page_walk *pw, uint64_t data_at)
+{
+	if (!pw->damage)
+		return;
+	if (!wc->w->damaged++) {
+		wc->w->damage_at = data_at + pw->bad_at - TB_PAGE_HDR_SIZE;
+		wc->w->damage = pw->damage;
+	}
+}
+
+/* Where p lies in the region: the file's byte (the region is mapped or copied from byte 0). */
+static uint64_t region_offset(const struct win_cpu *wc, const uint8_t *p)
+{
+	return (uint64_t)(p - (const uint8_t *)wc->r);
+}
+
+/*
+ * Hand over buf, holding len data bytes read at data_at whose first event
+ * is number cum; events of them counted, and span numbered (more than
+ * events when the page was cut at damage: the records after it were
+ * committed, not lost to overwriting).
+ */
+static int emit(struct win_cpu *wc, uint32_t len, uint64_t data_at, uint64_t cum, uint64_t events, uint64_t span)
 {
 	uint64_t lost = cum > wc->expect ? cum - wc->expect : 0;
 
@@ -106,9 +135,10 @@ static int emit(struct win_cpu *wc, uint32_t len, uint64_t cum, uint64_t events)
 	memset(wc->buf + TB_PAGE_HDR_SIZE + len, 0, wc->d - len);
 	tbf_set_commit(wc->buf, wc->d, len, (int64_t)lost);
 	wc->first = 0;
-	wc->expect = cum + events;
+	wc->expect = cum + span;
 	wc->w->events += events;
 	wc->w->pages++;
+	wc->w->page_data_at = data_at;
 	return wc->fn(wc->ctx, wc->cpu, wc->buf, wc->r->subbuf_size);
 }
 
@@ -117,7 +147,8 @@ static int held_page(struct win_cpu *wc, const struct tb_reader_state *rd, const
 {
 	uint32_t limit, n;
 	const uint8_t *page;
-	long events;
+	struct page_walk pw;
+	uint64_t data_at;
 
 	if (!rd->held)
 		return 0;
@@ -136,12 +167,10 @@ static int held_page(struct win_cpu *wc, const struct tb_reader_state *rd, const
 		return 0;
 	tbf_put64(wc->buf, rd->read_off ? rd->time : page_ts(page));
 	memcpy(wc->buf + TB_PAGE_HDR_SIZE, page + TB_PAGE_HDR_SIZE + rd->read_off, n);
-	events = count_events(wc, 0, n, tbf_get64(wc->buf));
-	if (events < 0) {
-		wc->w->bad++;
-		return 0;
-	}
-	return emit(wc, n, rd->next_cum, (uint64_t)events);
+	data_at = region_offset(wc, page) + TB_PAGE_HDR_SIZE + rd->read_off;
+	walk_copy(wc, n, &pw);
+	note_damage(wc, &pw, data_at);
+	return emit(wc, pw.len, data_at, rd->next_cum, pw.events, pw.events);
 }
 
 /* Page seq, if the ring still holds it: copied between two reads of its slot. */
@@ -151,8 +180,8 @@ static int ring_page(struct win_cpu *wc, uint64_t seq, const struct tail_view *v
 	/* acquire: pairs with the claim CAS; the page's meta and bytes are that lap's */
 	uint64_t before = atomic_load_explicit(slot, memory_order_acquire);
 	uint32_t phys = s_phys(before), limit, entries;
-	uint64_t cum;
-	long events;
+	uint64_t cum, span, data_at;
+	struct page_walk pw;
 
 	if (s_seq(before) != seq || s_free(before))
 		return 0; /* overwritten, taken by the consuming reader, or never written */
@@ -176,19 +205,18 @@ static int ring_page(struct win_cpu *wc, uint64_t seq, const struct tail_view *v
 	if (!limit)
 		return 0;
 	/*
-	 * A closed page's count is final (I4) and was read under the same
-	 * slot check as its bytes: no need to walk the records - unless it
-	 * could not be true (a record takes 8 bytes at least), then walk.
+	 * Every page is walked: what is counted is what a reader of the copy
+	 * prints, never a stored count over bytes that may have been
+	 * scribbled.  A closed page's count is final (I4), read under the same
+	 * slot check as its bytes: when it is possible (a record takes 8 bytes
+	 * at least), the events numbered on the page, so that records cut off
+	 * at damage are not taken for ones overwritten.
 	 */
-	if (seq != v->seq && entries <= limit / 8)
-		events = entries;
-	else
-		events = count_events(wc, 0, limit, tbf_get64(wc->buf));
-	if (events < 0) {
-		wc->w->bad++;
-		return 0;
-	}
-	return emit(wc, limit, cum, (uint64_t)events);
+	data_at = region_offset(wc, cpu_page(wc->r, wc->c, phys)) + TB_PAGE_HDR_SIZE;
+	walk_copy(wc, limit, &pw);
+	note_damage(wc, &pw, data_at);
+	span = seq != v->seq && entries <= limit / 8 && entries >= pw.events ? entries : pw.events;
+	return emit(wc, pw.len, data_at, cum, pw.events, span);
 }
 
 static int window_cpu(struct win_cpu *wc)

@@ -5,8 +5,9 @@
  * top buffer's pages, its cpuN.stats the CPUSTAT options, meta.txt (or
  * trace_clock) the clock and CPU count.
  *
- * The raw files are copied in large blocks, sub-buffers as they are; a
- * trailing partial sub-buffer is left out and said.
+ * The raw files are copied as report reads them (tdat_rawcopy.c): damaged
+ * sub-buffers left out or cut, and said; a trailing partial sub-buffer is
+ * left out and said.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,7 +23,6 @@
 #include "tdat_internal.h"
 #include "tracebuf/blob.h"
 
-#define COPY_BLOCK	 (1u << 20)
 #define MAX_CAPTURE_CPUS TDAT_MAX_CPUS
 
 /* The whole of dir/name (NUL-terminated); NULL with errno (ENOENT: absent). */
@@ -147,68 +147,11 @@ static int find_raw_cpus(const char *dir, const char *prefix, bool *has)
 	return top;
 }
 
-/* A raw file's whole sub-buffers, copied in large blocks. */
-static int copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t page_size, uint8_t *buf,
-		    const struct tb_tracedat_write_opts *o)
-{
-	size_t block = COPY_BLOCK / page_size * page_size, have = 0;
-	uint64_t copied = 0; /* whole sub-buffers written: where a partial one starts */
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-	struct stat st;
-	ssize_t r = 1;
-
-	if (fd < 0)
-		return -errno;
-	/* The fast way: the kernel copies the whole sub-buffers file to file. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		uint64_t whole = (uint64_t)st.st_size / page_size * page_size;
-		rc = tdat_writer_copy_file(w, fd, whole);
-		if (rc == 0) {
-			have = (size_t)((uint64_t)st.st_size - whole);
-			copied = whole;
-			r = 0;
-		} else if (rc == -ENOTSUP) {
-			rc = 0;
-		}
-	}
-	while (rc == 0 && r > 0) {
-		r = read(fd, buf + have, block - have);
-		if (r < 0 && errno == EINTR) {
-			r = 1;
-			continue;
-		}
-		if (r < 0) {
-			rc = -errno;
-			break;
-		}
-		have += (size_t)r;
-		if (have == block || (r == 0 && have >= page_size)) {
-			size_t whole = have / page_size * page_size;
-			rc = tb_tracedat_write_pages(w, buf, whole);
-			copied += whole;
-			memmove(buf, buf + whole, have - whole);
-			have -= whole;
-		}
-	}
-	close(fd);
-	if (rc == 0 && have) {
-		struct tb_diag d = {.file = path, .offset = copied};
-		snprintf(d.reason, sizeof(d.reason),
-			 "ends %zu bytes into a %u-byte sub-buffer; the "
-			 "partial sub-buffer is left out",
-			 have, page_size);
-		d.warning = true;
-		(o->diag ? o->diag : tb_diag_print)(o->diag ? o->diag_ctx : NULL, &d);
-	}
-	return rc;
-}
-
 static int write_cpus(struct tb_tracedat_writer *w, const char *dir, const char *prefix, const bool *has,
 		      int top, uint32_t page_size, const struct tb_tracedat_write_opts *o)
 {
-	uint8_t *buf = malloc(COPY_BLOCK);
 	char path[PATH_MAX];
-	int rc = buf ? 0 : -ENOMEM;
+	int rc = 0;
 
 	for (int cpu = 0; rc == 0 && cpu < top; cpu++) {
 		if (!has[cpu])
@@ -216,11 +159,10 @@ static int write_cpus(struct tb_tracedat_writer *w, const char *dir, const char 
 		snprintf(path, sizeof(path), "%s/%scpu%d.raw", dir, prefix, cpu);
 		rc = tb_tracedat_write_begin_cpu(w, cpu);
 		if (rc == 0)
-			rc = copy_raw(w, path, page_size, buf, o);
+			rc = tdat_copy_raw(w, path, page_size, o);
 		if (rc == 0)
 			rc = tb_tracedat_write_end_cpu(w);
 	}
-	free(buf);
 	return rc;
 }
 

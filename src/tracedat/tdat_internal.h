@@ -186,6 +186,14 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
  * through memory instead), or the writer's error.
  */
 int tdat_writer_copy_file(struct tb_tracedat_writer *w, int fd, uint64_t len);
+/*
+ * The whole sub-buffers of the raw file at path into the CPU begun in w, as
+ * `tracebuf report` reads them (tdat_rawcopy.c): damaged ones left out or cut
+ * at the damage, each said through o's diag as a problem; a trailing partial
+ * sub-buffer said as a warning.  0 or -errno.
+ */
+int tdat_copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t page_size,
+		  const struct tb_tracedat_write_opts *o);
 /* The writer's sub-buffer size, once its first buffer began (0 before). */
 uint32_t tdat_writer_page_size(const struct tb_tracedat_writer *w);
 /* Whether header_page and header_event were given yet. */
