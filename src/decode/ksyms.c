@@ -337,8 +337,13 @@ static int parse_all(struct tb_ksyms *k, size_t len, size_t cap, struct parser *
 	return p->bad ? -EINVAL : 0;
 }
 
-int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *diag,
-		   void *diag_ctx, struct tb_ksyms **out)
+char *tb_ksyms_text_buffer(size_t len)
+{
+	return len < UINT32_MAX ? alloc_big(len + TEXT_PAD) : NULL;
+}
+
+int tb_ksyms_parse_buffer(const char *file, char *buf, size_t len, tb_diag_fn *diag, void *diag_ctx,
+			  struct tb_ksyms **out)
 {
 	struct parser p = {.file = file, .diag = diag, .diag_ctx = diag_ctx};
 	size_t cap = len / 32 + 16; /* real lines are 30-40 bytes; grown if not enough */
@@ -346,18 +351,21 @@ int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *d
 	int rc;
 
 	*out = NULL;
-	if (len >= UINT32_MAX)
+	if (len >= UINT32_MAX) {
+		free(buf);
 		return -EFBIG; /* name offsets are 32-bit; kallsyms is a few MB */
+	}
 	k = calloc(1, sizeof(*k));
-	if (!k)
+	if (!k) {
+		free(buf);
 		return -ENOMEM;
-	k->text = alloc_big(len + TEXT_PAD);
+	}
+	k->text = buf;
 	k->v = alloc_big(cap * sizeof(*k->v));
-	if (!k->text || !k->v) {
+	if (!k->v) {
 		tb_ksyms_free(k);
 		return -ENOMEM;
 	}
-	memcpy(k->text, text, len);
 	memset(k->text + len, 0, TEXT_PAD);
 	rc = parse_all(k, len, cap, &p);
 	if (rc == -ENOENT || rc == -ENOMEM) {
@@ -366,6 +374,20 @@ int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *d
 	}
 	*out = k;
 	return rc;
+}
+
+int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *diag,
+		   void *diag_ctx, struct tb_ksyms **out)
+{
+	char *buf;
+
+	*out = NULL;
+	if (len >= UINT32_MAX)
+		return -EFBIG;
+	if (!(buf = tb_ksyms_text_buffer(len)))
+		return -ENOMEM;
+	memcpy(buf, text, len);
+	return tb_ksyms_parse_buffer(file, buf, len, diag, diag_ctx, out);
 }
 
 void tb_ksyms_free(struct tb_ksyms *k)

@@ -26,6 +26,7 @@
 #include "btf.h"
 #include "constants.h"
 #include "ksyms.h"
+#include "ksyms_job.h"
 #include "kstrings.h"
 #include "kvars.h"
 #include "schema_kernel.h"
@@ -78,6 +79,7 @@ struct tb_schema {
 	void (*print_state_free)(void *);
 	/* What print fmts need beyond the format files (schema_kernel.h). */
 	struct tb_ksyms *ksyms;
+	struct ksyms_job *ksyms_job; /* kallsyms being parsed; ksyms is set when it is settled */
 	/*
 	 * User-space symbols (tb_schema_load_user_symbols), apart from the
 	 * kernel's: each table keeps its own rule for which addresses resolve,
@@ -160,6 +162,11 @@ void tb_schema_free(struct tb_schema *s)
 	if (!s)
 		return;
 	schema_set_print_state(s, NULL, NULL); /* compiled programs point into the formats */
+	if (s->ksyms_job) { /* never settled: its problems go unsaid */
+		struct tb_ksyms *k;
+		ksyms_job_finish(s->ksyms_job, NULL, NULL, &k);
+		tb_ksyms_free(k);
+	}
 	comms_free(&s->comms);
 	if (s->by_id)
 		for (size_t id = 0; id <= MAX_EVENT_ID; id++)
@@ -583,6 +590,19 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
  * Without privileges (kptr_restrict) every kallsyms address reads 0 and
  * there is nothing to resolve with: not an error.
  */
+/* A parse's table (rc and k as tb_ksyms_parse() sets them) becomes *table. */
+static int adopt_symbols(struct tb_schema *s, struct tb_ksyms **table, int rc, struct tb_ksyms *k)
+{
+	if (rc == -ENOENT)
+		return 0;
+	if (!k)
+		return rc;
+	tb_ksyms_free(*table);
+	*table = k;
+	s->have_symbols = true;
+	return rc;
+}
+
 static int load_symbols(struct tb_schema *s, struct tb_ksyms **table, const char *file,
 			const char *text, size_t len)
 {
@@ -592,14 +612,36 @@ static int load_symbols(struct tb_schema *s, struct tb_ksyms **table, const char
 	if (bad_load_args(s, &file, text, len))
 		return -EINVAL;
 	rc = tb_ksyms_parse(file, text, len, forward_diag, s, &k);
-	if (rc == -ENOENT)
-		return 0;
-	if (!k)
+	return adopt_symbols(s, table, rc, k);
+}
+
+int schema_kallsyms_start(struct tb_schema *s, const char *file, char *buf, size_t len)
+{
+	int rc = schema_kallsyms_settle(s); /* a second kallsyms replaces the first, as a load does */
+
+	if (rc == -ENOMEM) {
+		free(buf);
 		return rc;
-	tb_ksyms_free(*table);
-	*table = k;
-	s->have_symbols = true;
-	return rc;
+	}
+	return ksyms_job_start(file, buf, len, &s->ksyms_job);
+}
+
+bool schema_kallsyms_pending(const struct tb_schema *s)
+{
+	return s->ksyms_job != NULL;
+}
+
+int schema_kallsyms_settle(struct tb_schema *s)
+{
+	struct ksyms_job *j = s->ksyms_job;
+	struct tb_ksyms *k;
+	int rc;
+
+	if (!j)
+		return 0;
+	s->ksyms_job = NULL; /* before its problems are told: telling one may ask to settle */
+	rc = ksyms_job_finish(j, forward_diag, s, &k);
+	return adopt_symbols(s, &s->ksyms, rc, k);
 }
 
 int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)

@@ -46,4 +46,18 @@ void schema_set_tep_verbatim(struct tb_schema *s, bool verbatim);
  */
 uint32_t format_text_id(const char *text, size_t len);
 
+/*
+ * kallsyms parsed on a thread of its own while the caller reads on
+ * (ksyms_job.h): schema_kallsyms_start() takes buf (from
+ * tb_ksyms_text_buffer()) and returns 0 or -ENOMEM; the table is the
+ * schema's - and the parse's problems are told, through the schema's diag
+ * - only once schema_kallsyms_settle() has run, on the thread that started
+ * it, before anything looks a symbol up or the schema is handed on.
+ * settle returns what tb_schema_load_kallsyms() returns (0 when nothing
+ * is pending).  A schema freed unsettled drops the problems unsaid.
+ */
+int schema_kallsyms_start(struct tb_schema *s, const char *file, char *buf, size_t len);
+bool schema_kallsyms_pending(const struct tb_schema *s);
+int schema_kallsyms_settle(struct tb_schema *s);
+
 #endif

@@ -50,6 +50,15 @@ struct tb_tracedat {
 	struct tdat_pending *pending; /* [npending], parallel to formats */
 	size_t npending, pending_cap;
 	uint32_t *pending_by_id;      /* [65536]: index in pending + 1, 0 for none */
+	/*
+	 * kallsyms is parsed on a thread while the rest is read (tdat_read.c):
+	 * once the reading has passed where the file holds it, its problems are
+	 * told before any later one (kallsyms_past), and kallsyms_rc keeps a
+	 * failure met while telling them.
+	 */
+	bool kallsyms_past;
+	bool kallsyms_early; /* being read ahead of its turn */
+	int kallsyms_rc;
 	/* A read-ahead of the file for the many small reads of the metadata. */
 	uint8_t *ra;
 	uint64_t ra_at;

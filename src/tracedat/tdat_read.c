@@ -19,6 +19,7 @@
 
 #include "diag.h"
 #include "diag_defer.h"
+#include "ksyms.h"
 #include "schema_internal.h"
 #include "blob_store.h"
 #include "tdat_internal.h"
@@ -28,6 +29,22 @@ static const uint8_t MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n'
 
 /* ------------------------------------------------------------ problems */
 
+/*
+ * A problem is about to be told: if it comes after kallsyms in the file's
+ * order and kallsyms is still being parsed, kallsyms's own problems go
+ * first, as they did when it was parsed in its turn.
+ */
+static void settle_kallsyms_before(struct tb_tracedat *td)
+{
+	int rc;
+
+	if (!td->kallsyms_past || !schema_kallsyms_pending(td->schema))
+		return;
+	rc = schema_kallsyms_settle(td->schema);
+	if (rc == -ENOMEM && !td->kallsyms_rc)
+		td->kallsyms_rc = rc;
+}
+
 static void tell_diag(void *ctx, const struct tb_diag *d)
 {
 	struct tb_tracedat *td = ctx;
@@ -35,6 +52,7 @@ static void tell_diag(void *ctx, const struct tb_diag *d)
 	/* Met by a worker reading pages: the reading thread tells it (diag_defer.h). */
 	if (diag_defer(tell_diag, ctx, d))
 		return;
+	settle_kallsyms_before(td);
 	if (!d->warning)
 		td->problems++;
 	td->diag(td->diag_ctx, d);
@@ -81,6 +99,7 @@ static void schema_diag(void *ctx, const struct tb_diag *d)
 {
 	struct tb_tracedat *td = ctx;
 
+	settle_kallsyms_before(td);
 	if (!d->warning)
 		td->problems++;
 	td->diag(td->diag_ctx, d);
@@ -607,10 +626,58 @@ static int ignore_text(struct tb_schema *s, const char *file, const char *text, 
 	return 0;
 }
 
+/*
+ * u32 length, then the text: read straight into the symbol table's own
+ * buffer and parsed on a thread of its own while the rest of the file is
+ * read (settle_kallsyms() waits for it).
+ */
 static int read_kallsyms(struct tb_tracedat *td, struct rd *r)
 {
-	return read_text(td, r, 4, "kallsyms", td->no_symbols ? ignore_text : tb_schema_load_kallsyms,
-			 &td->info.kallsyms_len);
+	uint32_t len;
+	uint64_t at;
+	char *buf, *label;
+	int rc;
+
+	if (td->no_symbols)
+		return read_text(td, r, 4, "kallsyms", ignore_text, &td->info.kallsyms_len);
+	if ((rc = rd_u32(r, &len, "kallsyms")) < 0)
+		return rc;
+	at = r->pos;
+	if ((rc = rd_text_fits(r, len, TDAT_MAX_TEXT, "kallsyms")) < 0)
+		return rc;
+	if (!(buf = tb_ksyms_text_buffer(len)))
+		return -ENOMEM;
+	if ((rc = rd_get(r, buf, len, "kallsyms")) < 0) {
+		free(buf);
+		return rc;
+	}
+	td->info.kallsyms_len = len;
+	if (!len) {
+		free(buf);
+		return 0;
+	}
+	if (!(label = text_label(r, at, "kallsyms"))) {
+		free(buf);
+		return -ENOMEM;
+	}
+	rc = schema_kallsyms_start(td->schema, label, buf, len);
+	free(label);
+	/* Read ahead of its turn, its problems wait for it (kallsyms_in_turn). */
+	td->kallsyms_past = !td->kallsyms_early;
+	return rc;
+}
+
+/*
+ * The end of the reading: kallsyms's table and problems, told now if the
+ * reading got past it (dropped if not: it failed before, where kallsyms
+ * was never reached when it was read in its turn).  0 or -ENOMEM.
+ */
+static int settle_kallsyms(struct tb_tracedat *td)
+{
+	if (!td->kallsyms_past)
+		return 0; /* tb_schema_free() drops it */
+	settle_kallsyms_before(td);
+	return td->kallsyms_rc;
 }
 
 static int read_printk(struct tb_tracedat *td, struct rd *r)
@@ -1446,8 +1513,43 @@ static void walk_sections(struct tb_tracedat *td, uint64_t at)
 	}
 }
 
+/*
+ * kallsyms read ahead of its turn (v7 says where it is): its parse then
+ * runs while the formats are read.  What reading it finds wrong is kept
+ * (and its failure) for its turn, and dropped if the reading stops before.
+ */
+struct early_kallsyms {
+	bool read;
+	int rc;
+	struct diag_sink problems;
+};
+
+static void read_kallsyms_early(struct tb_tracedat *td, const struct sections *sec, struct early_kallsyms *ek)
+{
+	if (td->no_symbols || !sec->at[TB_TDAT_OPT_KALLSYMS])
+		return;
+	td->kallsyms_early = true;
+	diag_sink_install(&ek->problems);
+	ek->rc = read_section(td, sec, TB_TDAT_OPT_KALLSYMS, read_kallsyms, false);
+	diag_sink_install(NULL);
+	td->kallsyms_early = false;
+	ek->read = true;
+}
+
+/* kallsyms's turn: read now, or what reading it early found told now, before its parse's problems. */
+static int kallsyms_in_turn(struct tb_tracedat *td, const struct sections *sec, struct early_kallsyms *ek)
+{
+	if (!ek->read)
+		return read_section(td, sec, TB_TDAT_OPT_KALLSYMS, read_kallsyms, false);
+	td->kallsyms_past = true;
+	diag_sink_tell(&ek->problems);
+	diag_sink_free(&ek->problems);
+	return ek->rc;
+}
+
 static int read_v7(struct tb_tracedat *td, struct rd *r)
 {
+	struct early_kallsyms ek = {0};
 	struct sections sec;
 	uint64_t options_at;
 	int rc;
@@ -1467,10 +1569,14 @@ static int read_v7(struct tb_tracedat *td, struct rd *r)
 	add_part(td, "initial format", -1, 0, 0, r->pos, r->pos);
 	if ((rc = read_v7_options(td, options_at, r->pos - 8, &sec)) < 0)
 		return rc;
+	read_kallsyms_early(td, &sec, &ek);
 	if ((rc = read_section(td, &sec, TB_TDAT_OPT_HEADER_INFO, read_headers, true)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_FTRACE_EVENTS, read_ftrace_formats, false)) < 0 ||
-	    (rc = read_section(td, &sec, TB_TDAT_OPT_EVENT_FORMATS, read_event_formats, false)) < 0 ||
-	    (rc = read_section(td, &sec, TB_TDAT_OPT_KALLSYMS, read_kallsyms, false)) < 0 ||
+	    (rc = read_section(td, &sec, TB_TDAT_OPT_EVENT_FORMATS, read_event_formats, false)) < 0) {
+		diag_sink_free(&ek.problems);
+		return rc;
+	}
+	if ((rc = kallsyms_in_turn(td, &sec, &ek)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_PRINTK, read_printk, false)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_CMDLINES, read_cmdlines, false)) < 0)
 		return rc;
@@ -1611,6 +1717,8 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 	rc = read_initial(td, &r);
 	if (rc == 0)
 		rc = td->info.version >= 7 ? read_v7(td, &r) : read_v6(td, &r);
+	if (rc != -ENOMEM && settle_kallsyms(td) == -ENOMEM)
+		rc = -ENOMEM;
 	if (rc == 0)
 		rc = check_page_size(td);
 	if (rc < 0) {
