@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * ksyms_job.c - kallsyms parsed on its own thread (ksyms_job.h says why).
+ * ksyms_job.c - kallsyms filled and parsed on its own thread (ksyms_job.h
+ * says why).
  *
- * The job is written by its thread only between pthread_create() and
- * pthread_join(), and read by the caller only after the join, which orders
- * the two: no other synchronisation is needed.
+ * The job's results are written by its thread and read by the caller only
+ * after a point that orders the two: fill_rc and len under the mutex that
+ * ksyms_job_filled() takes, everything else before the pthread_join() of
+ * ksyms_job_finish().
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,9 +19,14 @@
 struct ksyms_job {
 	pthread_t thread;
 	bool threaded;
-	char *file; /* what the kept problems' file points at */
-	char *buf;
+	ksyms_fill_fn *fill;
+	void *fill_ctx;
+	pthread_mutex_t lock; /* guards filled, fill_rc, len */
+	pthread_cond_t filled_cond;
+	bool filled;
+	int fill_rc;
 	size_t len;
+	char *file; /* what the kept problems' file points at */
 	struct tb_ksyms *table;
 	int rc;
 	struct tb_diag *problems;
@@ -45,32 +52,55 @@ static void keep_problem(void *ctx, const struct tb_diag *d)
 	j->problems[j->nproblems++] = *d;
 }
 
-static void *parse(void *arg)
+static void *work(void *arg)
 {
 	struct ksyms_job *j = arg;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = j->fill(j->fill_ctx, &buf, &len);
 
-	j->rc = tb_ksyms_parse_buffer(j->file, j->buf, j->len, keep_problem, j, &j->table);
-	j->buf = NULL; /* the table's now, or freed */
+	pthread_mutex_lock(&j->lock);
+	j->filled = true;
+	j->fill_rc = rc;
+	j->len = rc < 0 ? 0 : len;
+	pthread_cond_broadcast(&j->filled_cond);
+	pthread_mutex_unlock(&j->lock);
+	/* From here fill_ctx may be gone: only the job's own fields are used. */
+	j->rc = rc < 0 ? rc : tb_ksyms_parse_buffer(j->file, buf, len, keep_problem, j, &j->table);
 	return NULL;
 }
 
-int ksyms_job_start(const char *file, char *buf, size_t len, struct ksyms_job **out)
+int ksyms_job_start(const char *file, ksyms_fill_fn *fill, void *ctx, struct ksyms_job **out)
 {
 	struct ksyms_job *j = calloc(1, sizeof(*j));
 
 	*out = NULL;
 	if (!j || !(j->file = strdup(file ? file : ""))) {
 		free(j);
-		free(buf);
 		return -ENOMEM;
 	}
-	j->buf = buf;
-	j->len = len;
-	j->threaded = pthread_create(&j->thread, NULL, parse, j) == 0;
+	j->fill = fill;
+	j->fill_ctx = ctx;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->filled_cond, NULL);
+	j->threaded = pthread_create(&j->thread, NULL, work, j) == 0;
 	if (!j->threaded)
-		parse(j);
+		work(j);
 	*out = j;
 	return 0;
+}
+
+int ksyms_job_filled(struct ksyms_job *j, size_t *len)
+{
+	int rc;
+
+	pthread_mutex_lock(&j->lock);
+	while (!j->filled)
+		pthread_cond_wait(&j->filled_cond, &j->lock);
+	rc = j->fill_rc;
+	*len = j->len;
+	pthread_mutex_unlock(&j->lock);
+	return rc;
 }
 
 int ksyms_job_finish(struct ksyms_job *j, tb_diag_fn *tell, void *ctx, struct tb_ksyms **out)
@@ -87,6 +117,8 @@ int ksyms_job_finish(struct ksyms_job *j, tb_diag_fn *tell, void *ctx, struct tb
 		tb_ksyms_free(j->table);
 		*out = NULL;
 	}
+	pthread_cond_destroy(&j->filled_cond);
+	pthread_mutex_destroy(&j->lock);
 	free(j->problems);
 	free(j->file);
 	free(j);

@@ -162,11 +162,7 @@ void tb_schema_free(struct tb_schema *s)
 	if (!s)
 		return;
 	schema_set_print_state(s, NULL, NULL); /* compiled programs point into the formats */
-	if (s->ksyms_job) { /* never settled: its problems go unsaid */
-		struct tb_ksyms *k;
-		ksyms_job_finish(s->ksyms_job, NULL, NULL, &k);
-		tb_ksyms_free(k);
-	}
+	schema_kallsyms_drop(s); /* never settled: its problems go unsaid */
 	comms_free(&s->comms);
 	if (s->by_id)
 		for (size_t id = 0; id <= MAX_EVENT_ID; id++)
@@ -615,15 +611,29 @@ static int load_symbols(struct tb_schema *s, struct tb_ksyms **table, const char
 	return adopt_symbols(s, table, rc, k);
 }
 
-int schema_kallsyms_start(struct tb_schema *s, const char *file, char *buf, size_t len)
+int schema_kallsyms_start(struct tb_schema *s, const char *file, ksyms_fill_fn *fill, void *ctx)
 {
-	int rc = schema_kallsyms_settle(s); /* a second kallsyms replaces the first, as a load does */
+	/* A second kallsyms replaces the first, as a load does. */
+	if (schema_kallsyms_settle(s) == -ENOMEM)
+		return -ENOMEM;
+	return ksyms_job_start(file, fill, ctx, &s->ksyms_job);
+}
 
-	if (rc == -ENOMEM) {
-		free(buf);
-		return rc;
-	}
-	return ksyms_job_start(file, buf, len, &s->ksyms_job);
+int schema_kallsyms_filled(struct tb_schema *s, size_t *len)
+{
+	*len = 0;
+	return s->ksyms_job ? ksyms_job_filled(s->ksyms_job, len) : 0;
+}
+
+void schema_kallsyms_drop(struct tb_schema *s)
+{
+	struct tb_ksyms *k;
+
+	if (!s->ksyms_job)
+		return;
+	ksyms_job_finish(s->ksyms_job, NULL, NULL, &k);
+	s->ksyms_job = NULL;
+	tb_ksyms_free(k);
 }
 
 bool schema_kallsyms_pending(const struct tb_schema *s)

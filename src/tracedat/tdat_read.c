@@ -626,58 +626,10 @@ static int ignore_text(struct tb_schema *s, const char *file, const char *text, 
 	return 0;
 }
 
-/*
- * u32 length, then the text: read straight into the symbol table's own
- * buffer and parsed on a thread of its own while the rest of the file is
- * read (settle_kallsyms() waits for it).
- */
-static int read_kallsyms(struct tb_tracedat *td, struct rd *r)
+/* kallsyms a count does not want: its length checked, megabytes not read. */
+static int skip_kallsyms(struct tb_tracedat *td, struct rd *r)
 {
-	uint32_t len;
-	uint64_t at;
-	char *buf, *label;
-	int rc;
-
-	if (td->no_symbols)
-		return read_text(td, r, 4, "kallsyms", ignore_text, &td->info.kallsyms_len);
-	if ((rc = rd_u32(r, &len, "kallsyms")) < 0)
-		return rc;
-	at = r->pos;
-	if ((rc = rd_text_fits(r, len, TDAT_MAX_TEXT, "kallsyms")) < 0)
-		return rc;
-	if (!(buf = tb_ksyms_text_buffer(len)))
-		return -ENOMEM;
-	if ((rc = rd_get(r, buf, len, "kallsyms")) < 0) {
-		free(buf);
-		return rc;
-	}
-	td->info.kallsyms_len = len;
-	if (!len) {
-		free(buf);
-		return 0;
-	}
-	if (!(label = text_label(r, at, "kallsyms"))) {
-		free(buf);
-		return -ENOMEM;
-	}
-	rc = schema_kallsyms_start(td->schema, label, buf, len);
-	free(label);
-	/* Read ahead of its turn, its problems wait for it (kallsyms_in_turn). */
-	td->kallsyms_past = !td->kallsyms_early;
-	return rc;
-}
-
-/*
- * The end of the reading: kallsyms's table and problems, told now if the
- * reading got past it (dropped if not: it failed before, where kallsyms
- * was never reached when it was read in its turn).  0 or -ENOMEM.
- */
-static int settle_kallsyms(struct tb_tracedat *td)
-{
-	if (!td->kallsyms_past)
-		return 0; /* tb_schema_free() drops it */
-	settle_kallsyms_before(td);
-	return td->kallsyms_rc;
+	return read_text(td, r, 4, "kallsyms", ignore_text, &td->info.kallsyms_len);
 }
 
 static int read_printk(struct tb_tracedat *td, struct rd *r)
@@ -1131,9 +1083,266 @@ static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpu
 	return rc;
 }
 
+/* ------------------------------------------------------------- kallsyms */
+
+static const char *section_name(unsigned id);
+static int section_head(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id, uint16_t *flags,
+			uint64_t *size, uint64_t *clen, uint32_t *ulen);
+static int inflate_section(struct tb_tracedat *td, uint64_t at, unsigned id, uint64_t clen, uint32_t ulen,
+			   struct rd *r, uint8_t **mem);
+
+/*
+ * kallsyms is read (decompressed) and parsed on a thread of its own
+ * (ksyms_job.h) while the reading thread reads on.  It starts as early as
+ * the file says where kallsyms is - v7 names its section, in v6 it follows
+ * the formats, whose sizes are walked first - but everything that may
+ * refuse the file still counts in kallsyms's turn: what is found wrong
+ * before the start (here) and while filling the text (there) is kept
+ * (diag_defer.h) and told in the turn, then the parse's own problems, then
+ * any later one.  When the reading stops before the turn none of it is
+ * told, as kallsyms was never reached then.
+ */
+struct kallsyms_read {
+	struct tb_tracedat *td;
+	bool started;
+	int rc;                  /* what the checks before the start found */
+	struct diag_sink before; /* their problems */
+	uint64_t from;           /* where the turn finds kallsyms (v6: its length field) */
+	/* What the thread reads: */
+	bool compressed;
+	uint64_t pos, len;       /* plain: the text in the file */
+	uint64_t at, clen;       /* compressed: the section and its block's size */
+	uint32_t ulen;
+	/* What it leaves, read after ksyms_job_filled(): */
+	uint64_t left;           /* bytes after the text in its section */
+	struct diag_sink during; /* what filling met */
+};
+
+/* The text into the table's buffer, straight from the file. */
+static int pread_kallsyms(struct kallsyms_read *k, char **buf, size_t *len)
+{
+	int rc;
+
+	if (!(*buf = tb_ksyms_text_buffer(k->len)))
+		return -ENOMEM;
+	if ((rc = tdat_pread(k->td, *buf, k->len, k->pos, "kallsyms")) < 0) {
+		free(*buf);
+		*buf = NULL;
+		return rc;
+	}
+	*len = k->len;
+	return 0;
+}
+
+/* The section decompressed, then its u32 length and text, checked as read_text() checks them. */
+static int inflate_kallsyms(struct kallsyms_read *k, char **buf, size_t *len)
+{
+	struct rd r;
+	uint8_t *mem;
+	uint32_t n;
+	int rc = inflate_section(k->td, k->at, TB_TDAT_OPT_KALLSYMS, k->clen, k->ulen, &r, &mem);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = rd_u32(&r, &n, "kallsyms")) == 0 && (rc = rd_text_fits(&r, n, TDAT_MAX_TEXT, "kallsyms")) == 0) {
+		if ((*buf = tb_ksyms_text_buffer(n))) {
+			memcpy(*buf, mem + r.pos, n);
+			r.pos += n;
+			*len = n;
+			k->left = rd_left(&r);
+		} else {
+			rc = -ENOMEM;
+		}
+	}
+	free(mem);
+	return rc;
+}
+
+/* ksyms_fill_fn, on the job's thread: the problems it meets are kept for the turn. */
+static int fill_kallsyms(void *ctx, char **buf, size_t *len)
+{
+	struct kallsyms_read *k = ctx;
+	int rc;
+
+	diag_sink_install(&k->during);
+	rc = k->compressed ? inflate_kallsyms(k, buf, len) : pread_kallsyms(k, buf, len);
+	diag_sink_install(NULL);
+	return rc;
+}
+
+/* The u32 length and where the text lies, at r's position in the file (problems kept in k->before). */
+static int plain_kallsyms(struct rd *r, struct kallsyms_read *k)
+{
+	uint32_t len;
+	int rc;
+
+	if ((rc = rd_u32(r, &len, "kallsyms")) < 0 || (rc = rd_text_fits(r, len, TDAT_MAX_TEXT, "kallsyms")) < 0)
+		return rc;
+	k->pos = r->pos;
+	k->len = len;
+	k->left = r->end - r->pos - len;
+	return 0;
+}
+
+/* The thread started on what k says; where its problems will be placed is known now. */
+static int start_kallsyms(struct tb_tracedat *td, struct kallsyms_read *k)
+{
+	/* Named as read_text() names a text: in the file, or in the decompressed section after its length. */
+	struct rd in_file = {.td = td};
+	struct rd in_section = {.td = td, .mem = (const uint8_t *)"", .base = k->at, .where = "kallsyms"};
+	char *label = k->compressed ? text_label(&in_section, 4, "kallsyms") : text_label(&in_file, k->pos, "kallsyms");
+	int rc = label ? schema_kallsyms_start(td->schema, label, fill_kallsyms, k) : -ENOMEM;
+
+	free(label);
+	k->started = rc == 0;
+	return rc;
+}
+
+/* v7: the kallsyms section (none: nothing to start). */
+static void start_kallsyms_v7(struct tb_tracedat *td, const struct sections *sec, struct kallsyms_read *k)
+{
+	uint64_t at = sec->at[TB_TDAT_OPT_KALLSYMS], size;
+	uint16_t flags;
+
+	k->td = td;
+	if (!at)
+		return;
+	diag_sink_install(&k->before);
+	k->rc = section_head(td, at, sec->opt_at[TB_TDAT_OPT_KALLSYMS], TB_TDAT_OPT_KALLSYMS, &flags, &size,
+			     &k->clen, &k->ulen);
+	k->at = at;
+	k->compressed = flags & 1;
+	if (k->rc == 0 && !k->compressed) {
+		struct rd r = {.td = td, .pos = at + 16, .end = at + 16 + size};
+		k->rc = plain_kallsyms(&r, k);
+	}
+	diag_sink_install(NULL);
+	if (k->rc == 0)
+		k->rc = start_kallsyms(td, k);
+}
+
+/* v6: kallsyms at byte from, its length field (the text runs on to the end of the file at most). */
+static void start_kallsyms_v6(struct tb_tracedat *td, uint64_t from, struct kallsyms_read *k)
+{
+	struct rd r = {.td = td, .pos = from, .end = td->info.file_size};
+
+	k->td = td;
+	k->from = from;
+	diag_sink_install(&k->before);
+	k->rc = plain_kallsyms(&r, k);
+	k->left = 0; /* v6 has no sections: nothing is left over */
+	diag_sink_install(NULL);
+	if (k->rc == 0)
+		k->rc = start_kallsyms(td, k);
+}
+
+/*
+ * v6: where kallsyms's length field is, found by walking the formats'
+ * sizes from byte from (after the headers) without reading the formats;
+ * 0 when the walk meets anything odd (the reading in turn says what).
+ */
+static uint64_t v6_kallsyms_at(struct tb_tracedat *td, uint64_t from)
+{
+	struct diag_sink unheard = {0};
+	struct rd r = {.td = td, .pos = from, .end = td->info.file_size};
+	char system[TDAT_MAX_NAME];
+	uint32_t n, nsys = 0;
+	uint64_t len;
+	int rc;
+
+	diag_sink_install(&unheard);
+	rc = rd_u32(&r, &n, "ftrace format count");
+	for (uint32_t i = 0; rc == 0 && i < n; i++) /* each size 8 bytes at least: a lie ends the loop */
+		if ((rc = rd_u64(&r, &len, "format file size")) == 0)
+			rc = rd_skip_text(&r, len, TDAT_MAX_FORMAT, "format");
+	if (rc == 0)
+		rc = rd_u32(&r, &nsys, "event system count");
+	for (uint32_t s = 0; rc == 0 && s < nsys; s++) {
+		if ((rc = rd_cstr(&r, system, sizeof(system), "event system name")) < 0 ||
+		    (rc = rd_u32(&r, &n, "event count")) < 0)
+			break;
+		for (uint32_t i = 0; rc == 0 && i < n; i++)
+			if ((rc = rd_u64(&r, &len, "format file size")) == 0)
+				rc = rd_skip_text(&r, len, TDAT_MAX_FORMAT, "format");
+	}
+	diag_sink_install(NULL);
+	diag_sink_free(&unheard);
+	return rc == 0 ? r.pos : 0;
+}
+
+/* The reading stops before kallsyms's turn: the thread is let finish, unheard. */
+static void drop_kallsyms(struct tb_tracedat *td, struct kallsyms_read *k)
+{
+	size_t len;
+
+	if (k->started) {
+		schema_kallsyms_filled(td->schema, &len); /* k is the thread's until then */
+		schema_kallsyms_drop(td->schema);
+	}
+	k->started = false;
+	diag_sink_free(&k->before);
+	diag_sink_free(&k->during);
+}
+
+/* kallsyms's turn: what was found so far told, and its failure the reading's. */
+static int kallsyms_turn(struct tb_tracedat *td, struct kallsyms_read *k)
+{
+	size_t len = 0;
+	int rc = k->rc;
+
+	if (k->started) {
+		int filled = schema_kallsyms_filled(td->schema, &len);
+		rc = rc < 0 ? rc : filled;
+	}
+	diag_sink_tell(&k->before);
+	diag_sink_tell(&k->during);
+	diag_sink_free(&k->before);
+	diag_sink_free(&k->during);
+	if (rc < 0)
+		return rc;
+	td->info.kallsyms_len = len;
+	td->kallsyms_past = true; /* from here a problem waits for the parse's, told first */
+	if (k->left)
+		tdat_warn(td, k->at, "%llu bytes left over at the end of the %s section",
+			  (unsigned long long)k->left, section_name(TB_TDAT_OPT_KALLSYMS));
+	return 0;
+}
+
+/*
+ * The end of the reading: kallsyms's table and problems, told now if the
+ * reading got past its turn.  0 or -ENOMEM.
+ */
+static int settle_kallsyms(struct tb_tracedat *td)
+{
+	if (!td->kallsyms_past)
+		return 0; /* tb_schema_free() drops what is pending */
+	settle_kallsyms_before(td);
+	return td->kallsyms_rc;
+}
+
+/* v6 kallsyms's turn, at r's position: started there unless it was where the walk said. */
+static int read_kallsyms_v6(struct tb_tracedat *td, struct rd *r, struct kallsyms_read *k)
+{
+	int rc;
+
+	if (td->no_symbols)
+		return skip_kallsyms(td, r);
+	if (!k->started || k->from != r->pos) {
+		drop_kallsyms(td, k);
+		*k = (struct kallsyms_read){0};
+		start_kallsyms_v6(td, r->pos, k);
+	}
+	if ((rc = kallsyms_turn(td, k)) == 0)
+		r->pos = k->pos + k->len;
+	return rc;
+}
+
+/* ------------------------------------------------------------- version 6 */
+
 static int read_v6(struct tb_tracedat *td, struct rd *r)
 {
-	uint64_t at, next;
+	struct kallsyms_read k = {0};
+	uint64_t at, next, kallsyms_at;
 	uint32_t cpus;
 	char tag[10];
 	int rc, ninstances;
@@ -1145,15 +1354,21 @@ static int read_v6(struct tb_tracedat *td, struct rd *r)
 		return rc;
 	add_part(td, "header_page and header_event", -1, 0, at, r->pos - at, r->pos - at);
 	at = r->pos;
-	if ((rc = read_ftrace_formats(td, r)) < 0)
+	if (!td->no_symbols && (kallsyms_at = v6_kallsyms_at(td, r->pos))) /* parsed while the formats are read */
+		start_kallsyms_v6(td, kallsyms_at, &k);
+	if ((rc = read_ftrace_formats(td, r)) < 0) {
+		drop_kallsyms(td, &k);
 		return rc;
+	}
 	add_part(td, "ftrace formats", -1, 0, at, r->pos - at, r->pos - at);
 	at = r->pos;
-	if ((rc = read_event_formats(td, r)) < 0)
+	if ((rc = read_event_formats(td, r)) < 0) {
+		drop_kallsyms(td, &k);
 		return rc;
+	}
 	add_part(td, "event formats", -1, 0, at, r->pos - at, r->pos - at);
 	at = r->pos;
-	if ((rc = read_kallsyms(td, r)) < 0)
+	if ((rc = read_kallsyms_v6(td, r, &k)) < 0)
 		return rc;
 	add_part(td, "kallsyms", -1, 0, at, r->pos - at, r->pos - at);
 	at = r->pos;
@@ -1337,6 +1552,51 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
 }
 
 /*
+ * A section's header and, compressed, its block's sizes, checked and
+ * listed among the parts: *clen and *ulen are the block's sizes (0, and
+ * the size, when it is stored plainly).
+ */
+static int section_head(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id, uint16_t *flags,
+			uint64_t *size, uint64_t *clen, uint32_t *ulen)
+{
+	uint8_t h[8];
+	int rc = read_section_header(td, at, from, id, flags, size);
+
+	*clen = 0;
+	*ulen = 0;
+	if (rc < 0)
+		return rc;
+	if (!(*flags & 1))
+		return add_part(td, section_name(id), (int)id, *flags, at, *size + 16, *size);
+	if (*size < 8) {
+		tdat_report(td, at, "the compressed %s section is too short for its sizes", section_name(id));
+		return -EINVAL;
+	}
+	if ((rc = tdat_pread(td, h, 8, at + 16, "compressed section sizes")) < 0)
+		return rc;
+	if (tdat_le32(h) > *size - 8) {
+		tdat_report(td, at + 16, "the %s section's %u compressed bytes do not fit in its %llu",
+			    section_name(id), tdat_le32(h), (unsigned long long)*size);
+		return -EINVAL;
+	}
+	*clen = tdat_le32(h);
+	*ulen = tdat_le32(h + 4);
+	return add_part(td, section_name(id), (int)id, *flags, at, *size + 16, *ulen);
+}
+
+/* A cursor on the decompressed block of section id at at; the caller frees *mem. */
+static int inflate_section(struct tb_tracedat *td, uint64_t at, unsigned id, uint64_t clen, uint32_t ulen,
+			   struct rd *r, uint8_t **mem)
+{
+	int rc = tdat_inflate_block(td, at + 24, clen, ulen, section_name(id), mem);
+
+	if (rc < 0)
+		return rc;
+	*r = (struct rd){.td = td, .mem = *mem, .end = ulen, .base = at, .where = section_name(id)};
+	return 0;
+}
+
+/*
  * A section's body as a cursor: the file itself, or (compressed) a buffer
  * the caller frees (*mem).
  */
@@ -1344,9 +1604,9 @@ static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsi
 			uint8_t **mem)
 {
 	uint16_t flags;
-	uint64_t size;
-	uint8_t h[8];
-	int rc = read_section_header(td, at, from, id, &flags, &size);
+	uint64_t size, clen;
+	uint32_t ulen;
+	int rc = section_head(td, at, from, id, &flags, &size, &clen, &ulen);
 
 	*mem = NULL;
 	memset(r, 0, sizeof(*r));
@@ -1356,27 +1616,9 @@ static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsi
 	if (!(flags & 1)) {
 		r->pos = at + 16;
 		r->end = at + 16 + size;
-		return add_part(td, section_name(id), (int)id, flags, at, size + 16, size);
+		return 0;
 	}
-	if (size < 8) {
-		tdat_report(td, at, "the compressed %s section is too short for its sizes", section_name(id));
-		return -EINVAL;
-	}
-	if ((rc = tdat_pread(td, h, 8, at + 16, "compressed section sizes")) < 0)
-		return rc;
-	if (tdat_le32(h) > size - 8) {
-		tdat_report(td, at + 16, "the %s section's %u compressed bytes do not fit in its %llu",
-			    section_name(id), tdat_le32(h), (unsigned long long)size);
-		return -EINVAL;
-	}
-	rc = tdat_inflate_block(td, at + 24, tdat_le32(h), tdat_le32(h + 4), section_name(id), mem);
-	if (rc < 0)
-		return rc;
-	r->mem = *mem;
-	r->end = tdat_le32(h + 4);
-	r->base = at;
-	r->where = section_name(id);
-	return add_part(td, section_name(id), (int)id, flags, at, size + 16, tdat_le32(h + 4));
+	return inflate_section(td, at, id, clen, ulen, r, mem);
 }
 
 typedef int section_reader(struct tb_tracedat *td, struct rd *r);
@@ -1513,43 +1755,9 @@ static void walk_sections(struct tb_tracedat *td, uint64_t at)
 	}
 }
 
-/*
- * kallsyms read ahead of its turn (v7 says where it is): its parse then
- * runs while the formats are read.  What reading it finds wrong is kept
- * (and its failure) for its turn, and dropped if the reading stops before.
- */
-struct early_kallsyms {
-	bool read;
-	int rc;
-	struct diag_sink problems;
-};
-
-static void read_kallsyms_early(struct tb_tracedat *td, const struct sections *sec, struct early_kallsyms *ek)
-{
-	if (td->no_symbols || !sec->at[TB_TDAT_OPT_KALLSYMS])
-		return;
-	td->kallsyms_early = true;
-	diag_sink_install(&ek->problems);
-	ek->rc = read_section(td, sec, TB_TDAT_OPT_KALLSYMS, read_kallsyms, false);
-	diag_sink_install(NULL);
-	td->kallsyms_early = false;
-	ek->read = true;
-}
-
-/* kallsyms's turn: read now, or what reading it early found told now, before its parse's problems. */
-static int kallsyms_in_turn(struct tb_tracedat *td, const struct sections *sec, struct early_kallsyms *ek)
-{
-	if (!ek->read)
-		return read_section(td, sec, TB_TDAT_OPT_KALLSYMS, read_kallsyms, false);
-	td->kallsyms_past = true;
-	diag_sink_tell(&ek->problems);
-	diag_sink_free(&ek->problems);
-	return ek->rc;
-}
-
 static int read_v7(struct tb_tracedat *td, struct rd *r)
 {
-	struct early_kallsyms ek = {0};
+	struct kallsyms_read k = {0};
 	struct sections sec;
 	uint64_t options_at;
 	int rc;
@@ -1569,14 +1777,16 @@ static int read_v7(struct tb_tracedat *td, struct rd *r)
 	add_part(td, "initial format", -1, 0, 0, r->pos, r->pos);
 	if ((rc = read_v7_options(td, options_at, r->pos - 8, &sec)) < 0)
 		return rc;
-	read_kallsyms_early(td, &sec, &ek);
+	if (!td->no_symbols) /* read and parsed while the formats are */
+		start_kallsyms_v7(td, &sec, &k);
 	if ((rc = read_section(td, &sec, TB_TDAT_OPT_HEADER_INFO, read_headers, true)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_FTRACE_EVENTS, read_ftrace_formats, false)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_EVENT_FORMATS, read_event_formats, false)) < 0) {
-		diag_sink_free(&ek.problems);
+		drop_kallsyms(td, &k);
 		return rc;
 	}
-	if ((rc = kallsyms_in_turn(td, &sec, &ek)) < 0 ||
+	if ((rc = td->no_symbols ? read_section(td, &sec, TB_TDAT_OPT_KALLSYMS, skip_kallsyms, false)
+				 : kallsyms_turn(td, &k)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_PRINTK, read_printk, false)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_CMDLINES, read_cmdlines, false)) < 0)
 		return rc;
