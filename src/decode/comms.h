@@ -28,10 +28,16 @@ struct comms {
 	struct comm_entry *slots;
 	size_t mask; /* slots - 1; 0 while empty */
 	size_t used;
+	/* The names live in chunks, thousands to a malloc; each chunk starts with the previous one's address. */
+	char *chunk, *free_at;
+	size_t free_left;
 };
 
 /* 0, or -ENOMEM.  A pid already known keeps its first name (returns 0). */
 int comms_add(struct comms *t, int32_t pid, const char *name, size_t len);
+
+/* Room for n more pids without growing (a saved_cmdlines' line count): 0, or -ENOMEM. */
+int comms_reserve(struct comms *t, size_t n);
 
 /* The name of pid and its length; never NULL. */
 const char *comms_lookup(const struct comms *t, int32_t pid, size_t *len);

@@ -552,6 +552,18 @@ static int parse_cmdline(const char *p, size_t len, int *pid, char *comm, size_t
 	return 0;
 }
 
+/* Lines in text: newlines, and one more if the last does not end in one. */
+static size_t count_lines(const char *text, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *p = text, *end = text + len; p < end; n++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	return n;
+}
+
 int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *text, size_t len)
 {
 	size_t pos = 0, bad;
@@ -560,6 +572,8 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 
 	if (bad_load_args(s, &file, text, len))
 		return -EINVAL;
+	if (comms_reserve(&s->comms, count_lines(text, len)) < 0)
+		return -ENOMEM;
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
