@@ -110,8 +110,9 @@ void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
 struct tdat_pending {
 	char *text; /* NULL once handed to the schema */
 	size_t len;
-	char *label;
-	char *system;
+	uint64_t at;       /* where the text starts: in the file, or in the decompressed section */
+	const char *where; /* that section's name (static), NULL for the file itself */
+	uint64_t base;     /* where: the section's offset in the file */
 };
 
 /* The file's blob store (blob_store.h), problems told through td; NULL when it saved none. */

@@ -343,18 +343,28 @@ static int add_part(struct tb_tracedat *td, const char *what, int id, unsigned f
 	return 0;
 }
 
-/* Where a text came from, for messages: "FILE: sched format at byte N". */
-static char *text_label(struct rd *r, uint64_t at, const char *what)
+/*
+ * Where a text came from, for messages: "FILE: sched format at byte N", or
+ * in a decompressed section (where, at byte base of the file) "... at byte
+ * N of the decompressed events format at byte M".
+ */
+static char *place_label(const struct tb_tracedat *td, const char *where, uint64_t base, uint64_t at,
+			 const char *what)
 {
 	char *label = NULL;
 	int n;
 
-	if (r->mem)
-		n = asprintf(&label, "%s: %s at byte %llu of the decompressed %s at byte %llu", r->td->path,
-			     what, (unsigned long long)at, r->where, (unsigned long long)r->base);
+	if (where)
+		n = asprintf(&label, "%s: %s at byte %llu of the decompressed %s at byte %llu", td->path, what,
+			     (unsigned long long)at, where, (unsigned long long)base);
 	else
-		n = asprintf(&label, "%s: %s at byte %llu", r->td->path, what, (unsigned long long)at);
+		n = asprintf(&label, "%s: %s at byte %llu", td->path, what, (unsigned long long)at);
 	return n < 0 ? NULL : label;
+}
+
+static char *text_label(struct rd *r, uint64_t at, const char *what)
+{
+	return place_label(r->td, r->mem ? r->where : NULL, r->base, at, what);
 }
 
 /* The value after "key:" on one of text's lines, copied to out ("" if none). */
@@ -445,15 +455,40 @@ static int read_headers(struct tb_tracedat *td, struct rd *r)
 	return 0;
 }
 
-/* Hand pending format i to the schema (once): its problems are reported now. */
+/* "SYSTEM/NAME format" (cut to fit out, which holds at least 1 byte). */
+static void format_what(char *out, size_t cap, const char *system, const char *name)
+{
+	size_t n = 0;
+
+	for (const char *parts[] = {system, name ? "/" : "", name ? name : "", " format"}, **p = parts;
+	     p < parts + 4; p++) {
+		size_t len = strlen(*p);
+		if (len > cap - 1 - n)
+			len = cap - 1 - n;
+		memcpy(out + n, *p, len);
+		n += len;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * Hand pending format i to the schema (once): its problems are reported
+ * now, named after where it lies, which is put in words only now.
+ */
 static int load_pending(struct tb_tracedat *td, size_t i)
 {
 	struct tdat_pending *p = &td->pending[i];
+	const struct tb_tracedat_format *f = &td->formats[i];
+	char what[TDAT_MAX_NAME + TB_NAME_MAX + 16], *label;
 	int rc;
 
 	if (!p->text)
 		return 0;
-	rc = tb_schema_load_format(td->schema, p->label, p->system, p->text, p->len);
+	format_what(what, sizeof(what), f->system, f->name);
+	if (!(label = place_label(td, p->where, p->base, p->at, what)))
+		return -ENOMEM;
+	rc = tb_schema_load_format(td->schema, label, f->system, p->text, p->len);
+	free(label);
 	free(p->text);
 	p->text = NULL;
 	return rc == -ENOMEM ? rc : 0; /* a format that does not parse leaves its event unknown */
@@ -470,13 +505,14 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 }
 
 /*
- * Keep format i for later (lazy_formats); text and label become the
- * pending entry's (freed here if it cannot be made).  It is loaded now when
- * its ID cannot be known without parsing it (no number: the parser says
- * why) or another format claims the same ID (the schema says which two).
+ * Keep format i, just read at at by r, for later (lazy_formats); text
+ * becomes the pending entry's (freed here if it cannot be made).  It is
+ * loaded now when its ID cannot be known without parsing it (no number:
+ * the parser says why) or another format claims the same ID (the schema
+ * says which two).
  */
-static int defer_format(struct tb_tracedat *td, size_t i, const char *system, char *text, size_t len,
-			char *label)
+static int defer_format(struct tb_tracedat *td, size_t i, const struct rd *r, uint64_t at, char *text,
+			size_t len)
 {
 	struct tdat_pending *p;
 	uint32_t id = format_text_id(text, len);
@@ -491,10 +527,9 @@ static int defer_format(struct tb_tracedat *td, size_t i, const char *system, ch
 		td->pending_cap = td->formats_cap;
 	}
 	p = &td->pending[i];
-	*p = (struct tdat_pending){.text = text, .len = len, .label = label, .system = strdup(system)};
+	*p = (struct tdat_pending){
+	    .text = text, .len = len, .at = at, .base = r->base, .where = r->mem ? r->where : NULL};
 	td->npending = i + 1;
-	if (!p->system)
-		return -ENOMEM;
 	if (id == 0)
 		return load_pending(td, i);
 	if (td->pending_by_id[id]) {
@@ -505,7 +540,6 @@ static int defer_format(struct tb_tracedat *td, size_t i, const char *system, ch
 	return 0;
 oom:
 	free(text);
-	free(label);
 	return -ENOMEM;
 }
 
@@ -517,20 +551,18 @@ static int read_one_format(struct tb_tracedat *td, struct rd *r, const char *sys
 	size_t i = td->nformats;
 	int rc;
 
-	snprintf(what, sizeof(what), "%s format", system);
+	format_what(what, sizeof(what), system, NULL);
 	if ((rc = rd_u64(r, &len, "format file size")) < 0)
 		return rc;
 	at = r->pos;
 	if ((rc = rd_text(r, len, TDAT_MAX_FORMAT, what, &text)) < 0)
 		return rc;
 	rc = add_format(td, system, text, len, r->mem ? r->base : at);
-	/* Parsed when first met, its problems must name the event too. */
+	/* Parsed when first met: named then, after the event too (load_pending). */
 	if (rc == 0 && td->lazy_formats)
-		snprintf(what, sizeof(what), "%s/%s format", system, td->formats[i].name);
+		return defer_format(td, i, r, at, text, len);
 	if (rc == 0 && !(label = text_label(r, at, what)))
 		rc = -ENOMEM;
-	if (rc == 0 && td->lazy_formats)
-		return defer_format(td, i, system, text, len, label);
 	if (rc == 0) {
 		/* A format that does not parse leaves its event unknown; the rest reads on. */
 		rc = tb_schema_load_format(td->schema, label, system, text, len);
@@ -1972,11 +2004,8 @@ void tb_tracedat_close(struct tb_tracedat *td)
 	for (size_t i = 0; i < td->nparts; i++)
 		free((char *)td->parts[i].what);
 	free(td->parts);
-	for (size_t i = 0; i < td->npending; i++) {
+	for (size_t i = 0; i < td->npending; i++)
 		free(td->pending[i].text);
-		free(td->pending[i].label);
-		free(td->pending[i].system);
-	}
 	free(td->pending);
 	free(td->pending_by_id);
 	free(td->ra);
