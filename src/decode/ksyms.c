@@ -39,6 +39,7 @@ struct image_bounds {
 };
 
 struct tb_ksyms {
+	char *buf;  /* what is freed: the text starts at some offset into it */
 	char *text; /* the copy names point into */
 	struct ksym_entry *v;
 	size_t n;
@@ -342,8 +343,8 @@ char *tb_ksyms_text_buffer(size_t len)
 	return len < UINT32_MAX ? alloc_big(len + TEXT_PAD) : NULL;
 }
 
-int tb_ksyms_parse_buffer(const char *file, char *buf, size_t len, tb_diag_fn *diag, void *diag_ctx,
-			  struct tb_ksyms **out)
+int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_diag_fn *diag,
+			  void *diag_ctx, struct tb_ksyms **out)
 {
 	struct parser p = {.file = file, .diag = diag, .diag_ctx = diag_ctx};
 	size_t cap = len / 32 + 16; /* real lines are 30-40 bytes; grown if not enough */
@@ -360,7 +361,8 @@ int tb_ksyms_parse_buffer(const char *file, char *buf, size_t len, tb_diag_fn *d
 		free(buf);
 		return -ENOMEM;
 	}
-	k->text = buf;
+	k->buf = buf;
+	k->text = buf + skip;
 	k->v = alloc_big(cap * sizeof(*k->v));
 	if (!k->v) {
 		tb_ksyms_free(k);
@@ -387,14 +389,14 @@ int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *d
 	if (!(buf = tb_ksyms_text_buffer(len)))
 		return -ENOMEM;
 	memcpy(buf, text, len);
-	return tb_ksyms_parse_buffer(file, buf, len, diag, diag_ctx, out);
+	return tb_ksyms_parse_buffer(file, buf, 0, len, diag, diag_ctx, out);
 }
 
 void tb_ksyms_free(struct tb_ksyms *k)
 {
 	if (!k)
 		return;
-	free(k->text);
+	free(k->buf);
 	free(k->v);
 	free(k);
 }

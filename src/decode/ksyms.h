@@ -65,15 +65,17 @@ int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *d
 void tb_ksyms_free(struct tb_ksyms *k);
 
 /*
- * The same parse without the copy: the text is read straight into a
- * buffer from tb_ksyms_text_buffer(len) (room for len bytes and the
- * parser's padding; NULL without memory or for len >= 4 GiB), which
- * tb_ksyms_parse_buffer() takes over whatever it returns - kept by the
- * table, or freed.  Saves copying (and faulting in) megabytes at start-up.
+ * The same parse without the copy: the text is read (or decompressed)
+ * straight into a buffer from tb_ksyms_text_buffer(size) (room for size
+ * bytes and the parser's padding; NULL without memory or for size >= 4
+ * GiB), where it lies at buf + skip, skip + len <= size;
+ * tb_ksyms_parse_buffer() takes the buffer over whatever it returns - kept
+ * by the table, or freed - and may write the bytes after the text.  Saves
+ * copying (and faulting in) megabytes at start-up.
  */
-char *tb_ksyms_text_buffer(size_t len);
-int tb_ksyms_parse_buffer(const char *file, char *buf, size_t len, tb_diag_fn *diag, void *diag_ctx,
-			  struct tb_ksyms **out);
+char *tb_ksyms_text_buffer(size_t size);
+int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_diag_fn *diag,
+			  void *diag_ctx, struct tb_ksyms **out);
 
 /* Number of symbols in the table. */
 size_t tb_ksyms_count(const struct tb_ksyms *k);

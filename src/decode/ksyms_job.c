@@ -56,8 +56,8 @@ static void *work(void *arg)
 {
 	struct ksyms_job *j = arg;
 	char *buf = NULL;
-	size_t len = 0;
-	int rc = j->fill(j->fill_ctx, &buf, &len);
+	size_t skip = 0, len = 0;
+	int rc = j->fill(j->fill_ctx, &buf, &skip, &len);
 
 	pthread_mutex_lock(&j->lock);
 	j->filled = true;
@@ -66,7 +66,7 @@ static void *work(void *arg)
 	pthread_cond_broadcast(&j->filled_cond);
 	pthread_mutex_unlock(&j->lock);
 	/* From here fill_ctx may be gone: only the job's own fields are used. */
-	j->rc = rc < 0 ? rc : tb_ksyms_parse_buffer(j->file, buf, len, keep_problem, j, &j->table);
+	j->rc = rc < 0 ? rc : tb_ksyms_parse_buffer(j->file, buf, skip, len, keep_problem, j, &j->table);
 	return NULL;
 }
 

@@ -28,10 +28,10 @@ struct ksyms_job;
 
 /*
  * Fill *buf (from tb_ksyms_text_buffer(), then the job's) with *len bytes
- * of kallsyms text; 0, or a negative errno (nothing is parsed then).  Runs
- * on the job's thread.
+ * of kallsyms text at *buf + *skip; 0, or a negative errno (nothing is
+ * parsed then).  Runs on the job's thread.
  */
-typedef int ksyms_fill_fn(void *ctx, char **buf, size_t *len);
+typedef int ksyms_fill_fn(void *ctx, char **buf, size_t *skip, size_t *len);
 
 /*
  * Start filling and parsing (the parse's problems to be named after file).

@@ -1120,8 +1120,10 @@ static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpu
 static const char *section_name(unsigned id);
 static int section_head(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id, uint16_t *flags,
 			uint64_t *size, uint64_t *clen, uint32_t *ulen);
-static int inflate_section(struct tb_tracedat *td, uint64_t at, unsigned id, uint64_t clen, uint32_t ulen,
-			   struct rd *r, uint8_t **mem);
+static int check_block_sizes(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen,
+			     const char *what);
+static int inflate_checked(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+			   uint8_t *buf);
 
 /*
  * kallsyms is read (decompressed) and parsed on a thread of its own
@@ -1166,38 +1168,44 @@ static int pread_kallsyms(struct kallsyms_read *k, char **buf, size_t *len)
 	return 0;
 }
 
-/* The section decompressed, then its u32 length and text, checked as read_text() checks them. */
-static int inflate_kallsyms(struct kallsyms_read *k, char **buf, size_t *len)
+/*
+ * The section decompressed straight into the table's buffer, then its u32
+ * length and text checked there as read_text() checks them: the text is
+ * parsed where it lies, 4 bytes in.
+ */
+static int inflate_kallsyms(struct kallsyms_read *k, char **buf, size_t *skip, size_t *len)
 {
-	struct rd r;
-	uint8_t *mem;
+	const char *what = section_name(TB_TDAT_OPT_KALLSYMS);
+	struct rd r = {.td = k->td, .end = k->ulen, .base = k->at, .where = what};
 	uint32_t n;
-	int rc = inflate_section(k->td, k->at, TB_TDAT_OPT_KALLSYMS, k->clen, k->ulen, &r, &mem);
+	int rc;
 
-	if (rc < 0)
+	if ((rc = check_block_sizes(k->td, k->at + 24, k->clen, k->ulen, what)) < 0)
 		return rc;
-	if ((rc = rd_u32(&r, &n, "kallsyms")) == 0 && (rc = rd_text_fits(&r, n, TDAT_MAX_TEXT, "kallsyms")) == 0) {
-		if ((*buf = tb_ksyms_text_buffer(n))) {
-			memcpy(*buf, mem + r.pos, n);
-			r.pos += n;
-			*len = n;
-			k->left = rd_left(&r);
-		} else {
-			rc = -ENOMEM;
-		}
+	if (!(*buf = tb_ksyms_text_buffer(k->ulen)))
+		return -ENOMEM;
+	r.mem = (const uint8_t *)*buf;
+	if ((rc = inflate_checked(k->td, k->at + 24, k->clen, k->ulen, what, (uint8_t *)*buf)) == 0 &&
+	    (rc = rd_u32(&r, &n, "kallsyms")) == 0 && (rc = rd_text_fits(&r, n, TDAT_MAX_TEXT, "kallsyms")) == 0) {
+		*skip = r.pos;
+		*len = n;
+		r.pos += n;
+		k->left = rd_left(&r);
+		return 0;
 	}
-	free(mem);
+	free(*buf);
+	*buf = NULL;
 	return rc;
 }
 
 /* ksyms_fill_fn, on the job's thread: the problems it meets are kept for the turn. */
-static int fill_kallsyms(void *ctx, char **buf, size_t *len)
+static int fill_kallsyms(void *ctx, char **buf, size_t *skip, size_t *len)
 {
 	struct kallsyms_read *k = ctx;
 	int rc;
 
 	diag_sink_install(&k->during);
-	rc = k->compressed ? inflate_kallsyms(k, buf, len) : pread_kallsyms(k, buf, len);
+	rc = k->compressed ? inflate_kallsyms(k, buf, skip, len) : pread_kallsyms(k, buf, len);
 	diag_sink_install(NULL);
 	return rc;
 }
@@ -1527,16 +1535,10 @@ static int read_section_header(struct tb_tracedat *td, uint64_t at, uint64_t fro
 	return 0;
 }
 
-int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
-		       uint8_t **out)
+/* A block's sizes, before anything is allocated for them: a bomb (or damage) is refused. */
+static int check_block_sizes(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen,
+			     const char *what)
 {
-	struct tdat_unzip *u = NULL;
-	uint8_t *in = NULL, *buf;
-	size_t in_pos = 0, out_pos = 0;
-	const char *why = "";
-	int rc;
-
-	*out = NULL;
 	if (ulen > TDAT_MAX_TEXT || (uint64_t)ulen > clen * TDAT_MAX_RATIO + 4096) {
 		tdat_report(td, at,
 			    "%s: %llu compressed bytes claim to hold %u: refused (a "
@@ -1544,9 +1546,18 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
 			    what, (unsigned long long)clen, ulen);
 		return -EINVAL;
 	}
-	buf = malloc(ulen ? ulen : 1);
-	in = malloc(clen ? clen : 1);
-	rc = buf && in ? tdat_unzip_new(td->codec, &u) : -ENOMEM;
+	return 0;
+}
+
+/* Decompress a block whose sizes passed check_block_sizes() into buf (ulen bytes). */
+static int inflate_checked(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+			   uint8_t *buf)
+{
+	struct tdat_unzip *u = NULL;
+	uint8_t *in = malloc(clen ? clen : 1);
+	size_t in_pos = 0, out_pos = 0;
+	const char *why = "";
+	int rc = in ? tdat_unzip_new(td->codec, &u) : -ENOMEM;
 	if (rc == 0)
 		rc = tdat_pread(td, in, clen, at, what);
 	if (rc == 0) {
@@ -1575,13 +1586,30 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
 	}
 	tdat_unzip_free(u);
 	free(in);
-	if (rc < 0) {
-		free(buf);
+	if (rc < 0)
 		return rc == -EINVAL || rc == -ENOMEM ? rc : -EIO;
+	return 0;
+}
+
+int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+		       uint8_t **out)
+{
+	uint8_t *buf;
+	int rc;
+
+	*out = NULL;
+	if ((rc = check_block_sizes(td, at, clen, ulen, what)) < 0)
+		return rc;
+	if (!(buf = malloc(ulen ? ulen : 1)))
+		return -ENOMEM;
+	if ((rc = inflate_checked(td, at, clen, ulen, what, buf)) < 0) {
+		free(buf);
+		return rc;
 	}
 	*out = buf;
 	return 0;
 }
+
 
 /*
  * A section's header and, compressed, its block's sizes, checked and
