@@ -320,6 +320,48 @@ static void kernel_offsets(const struct tb_ksyms *k)
 	   "name+off/size (%zu differ)", checked, wrong);
 }
 
+/*
+ * The 16-digit address, read eight bytes at a time: every byte value at
+ * every position of an address, against strtoull (the oracle): a hex
+ * digit (either case) gives strtoull's number, anything else refuses the
+ * line.
+ */
+static void address_bytes(void)
+{
+	static const char base[] = "ffffffffA1b2C3d4";
+	size_t wrong = 0, tried = 0;
+
+	for (int pos = 0; pos < 16; pos++) {
+		for (int b = 0; b < 256; b++) {
+			char line[64], digits[17];
+			struct tb_ksyms *k = NULL;
+			struct tb_ksym sym;
+			bool hex = (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
+			int rc;
+			if (b == '\n')
+				continue; /* it would make two lines */
+			memcpy(digits, base, 16);
+			digits[pos] = (char)b;
+			digits[16] = '\0';
+			memcpy(line, digits, 16);
+			memcpy(line + 16, " T some_symbol\n", 15);
+			rc = tb_ksyms_parse("k", line, 31, NULL, NULL, &k);
+			tried++;
+			if (hex) {
+				uint64_t want = strtoull(digits, NULL, 16);
+				tb_ksyms_at(k, 0, &sym);
+				wrong += rc != 0 || tb_ksyms_count(k) != 1 || sym.start != want;
+			} else {
+				wrong += rc == 0 || tb_ksyms_count(k) != 0;
+			}
+			tb_ksyms_free(k);
+		}
+	}
+	ok(wrong == 0, "every byte at every place of a 16-digit address: %zu lines read as strtoull reads them (%zu "
+		       "wrong)",
+	   tried, wrong);
+}
+
 int main(void)
 {
 	struct tb_ksyms *k;
@@ -327,6 +369,7 @@ int main(void)
 	instance_remove_on_exit();
 	alarm(120);
 	bad_lines();
+	address_bytes();
 	lookup_rules();
 	k = live_kallsyms();
 	kernel_offsets(k);

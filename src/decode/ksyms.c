@@ -132,23 +132,49 @@ static char *name_end(char *p)
 	}
 }
 
+/* High bit of each byte of w (all below 0x80) set where that byte is in [lo, hi]. */
+static uint64_t bytes_in(uint64_t w, unsigned lo, unsigned hi)
+{
+	uint64_t at_least = w + (0x80 - lo) * ONES; /* no carry out of a byte: each is below 0x80 */
+	uint64_t above = w + (0x7f - hi) * ONES;
+
+	return at_least & ~above & HIGHS;
+}
+
+/*
+ * Eight hex digits in the eight bytes of w (the first digit in the lowest
+ * byte) as a number, or false if any byte is not one: the bytes checked
+ * and turned into nibbles all at once, the nibbles then packed pairwise.
+ */
+static bool eight_hex_digits(uint64_t w, uint32_t *v)
+{
+	uint64_t n;
+
+	if ((w & HIGHS) || (bytes_in(w, '0', '9') | bytes_in(w | 0x20 * ONES, 'a', 'f')) != HIGHS)
+		return false;
+	/* '0'-'9' have bit 6 clear, 'a'-'f' and 'A'-'F' set and 1-6 in the low nibble: +9 makes 10-15. */
+	n = (w & 0x0f * ONES) + ((w >> 6) & ONES) * 9;
+	n = __builtin_bswap64(n); /* the last digit in the lowest byte */
+	n = (n | n >> 4) & 0x00ff00ff00ff00ffull;
+	n = (n | n >> 8) & 0x0000ffff0000ffffull;
+	*v = (uint32_t)(n | n >> 16);
+	return true;
+}
+
 /*
  * The kernel prints every address as 16 hex digits and a space: read those
- * without a branch per digit.  False (nothing read) for anything else.
+ * eight at a time.  False (nothing read) for anything else.
  */
 static bool sixteen_hex_digits(const char *p, uint64_t *addr)
 {
-	uint64_t v = 0;
-	unsigned bad = 0;
+	uint64_t hi_w, lo_w;
+	uint32_t hi, lo;
 
-	for (int i = 0; i < 16; i++) {
-		unsigned d = hex_plus_one[(unsigned char)p[i]];
-		bad |= d == 0;
-		v = v << 4 | (d - 1u);
-	}
-	if (bad || p[16] != ' ')
+	memcpy(&hi_w, p, sizeof(hi_w));
+	memcpy(&lo_w, p + 8, sizeof(lo_w));
+	if (!eight_hex_digits(hi_w, &hi) || !eight_hex_digits(lo_w, &lo) || p[16] != ' ')
 		return false;
-	*addr = v;
+	*addr = (uint64_t)hi << 32 | lo;
 	return true;
 }
 
