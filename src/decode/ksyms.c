@@ -11,6 +11,7 @@
  * symbols (listed per module, in symbol-table order) break it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,23 +114,26 @@ static bool is_name_byte(char c)
 #define HIGHS 0x8080808080808080ull
 
 /*
- * The first byte at or after p that cannot be in a name.  Names are most
- * of the file, so they are checked eight bytes at a time: a word holds
- * such a byte iff some byte is below 0x21 (the classic "has less than"
- * test, exact for a yes/no answer) or equals 0x7f (a zero after XOR).  The
- * text is padded with zeros, so the word read past its end is harmless.
+ * The first byte at or after p that cannot be in a name, or end.  Names
+ * are most of the file, so they are checked eight bytes at a time: a word
+ * holds such a byte iff some byte is below 0x21 (the classic "has less
+ * than" test, exact for a yes/no answer) or equals 0x7f (a zero after
+ * XOR).  Words are read only up to end (another thread may be writing
+ * past it, parse_split()); the last few bytes one at a time.
  */
-static char *name_end(char *p)
+static char *name_end(char *p, const char *end)
 {
-	for (;;) {
+	for (; end - p >= 8; p += 8) {
 		uint64_t w, del, stop;
 		memcpy(&w, p, sizeof(w));
 		del = w ^ (0x7f * ONES);
 		stop = (((w - 0x21 * ONES) & ~w) | ((del - ONES) & ~del)) & HIGHS;
 		if (stop) /* the lowest flag is exact (little endian: the first byte) */
 			return p + __builtin_ctzll(stop) / 8;
-		p += sizeof(w);
 	}
+	while (p < end && is_name_byte(*p))
+		p++;
+	return p;
 }
 
 /* High bit of each byte of w (all below 0x80) set where that byte is in [lo, hi]. */
@@ -218,7 +222,7 @@ static const char *parse_line(char *s, const char *end, const char *text, struct
 	if (*p != ' ')
 		return *eol = p, bad_byte(p, end, "type not followed by one space");
 	name = ++p;
-	p = name_end(p);
+	p = name_end(p, end);
 	if (p == name)
 		return *eol = p, bad_byte(p, end, "no symbol name");
 	if (p - name >= KSYM_NAME_MAX)
@@ -318,50 +322,232 @@ static uint32_t intern_module(const struct tb_ksyms *k, struct module_list *m, u
 	return at;
 }
 
-static int parse_all(struct tb_ksyms *k, size_t len, size_t cap, struct parser *p)
-{
-	struct module_list modules = {0};
-	char *pos = k->text, *end = k->text + len, *eol;
-	bool sorted = true, any_address = false;
+/*
+ * Lines [from, to) of the text (whole lines: to is the text's end or just
+ * after a newline), parsed into a part of the table of their own.  A part
+ * writes only its own lines' bytes (the NULs after names), so two parts of
+ * one text may be parsed at once.
+ */
+struct part {
+	const struct tb_ksyms *k;
+	size_t from, to;
+	struct ksym_entry *v;
+	size_t n, cap;
+	struct image_bounds image;
+	struct module_list modules;
+	bool sorted, any_address;
+	struct parser p;
+	int rc; /* 0 or -ENOMEM */
+	/* A part parsed on another thread keeps its problems for the caller to tell after the first part's. */
+	struct tb_diag *kept;
+	size_t nkept, kept_cap;
+	bool lost;
+};
 
+static int parse_part(struct part *pt)
+{
+	char *pos = pt->k->text + pt->from, *end = pt->k->text + pt->to, *eol;
+
+	pt->sorted = true;
 	while (pos < end) {
 		struct ksym_entry *e;
 		const char *why;
 
-		if (k->n == cap) {
-			struct ksym_entry *v = realloc(k->v, 2 * cap * sizeof(*v));
-			if (!v) {
-				free(modules.v);
-				return -ENOMEM;
-			}
-			k->v = v;
-			cap *= 2;
+		if (pt->n == pt->cap) {
+			struct ksym_entry *v = realloc(pt->v, 2 * pt->cap * sizeof(*v));
+			if (!v)
+				return pt->rc = -ENOMEM;
+			pt->v = v;
+			pt->cap *= 2;
 		}
-		e = &k->v[k->n];
-		why = parse_line(pos, end, k->text, e, &eol);
+		e = &pt->v[pt->n];
+		why = parse_line(pos, end, pt->k->text, e, &eol);
 		if (why) {
-			bad_line(p, (size_t)(eol - k->text), why);
+			bad_line(&pt->p, (size_t)(eol - pt->k->text), why);
 			eol = memchr(eol, '\n', (size_t)(end - eol));
 			if (!eol)
 				break;
 		} else {
-			e->order = (uint32_t)k->n;
+			e->order = (uint32_t)pt->n;
 			if (e->module == NO_MODULE)
-				note_bound(&k->image, k->text + e->name, e->addr);
+				note_bound(&pt->image, pt->k->text + e->name, e->addr);
 			else
-				e->module = intern_module(k, &modules, e->module);
-			sorted = sorted && (k->n == 0 || k->v[k->n - 1].addr <= e->addr);
-			any_address = any_address || e->addr != 0;
-			k->n++;
+				e->module = intern_module(pt->k, &pt->modules, e->module);
+			pt->sorted = pt->sorted && (pt->n == 0 || pt->v[pt->n - 1].addr <= e->addr);
+			pt->any_address = pt->any_address || e->addr != 0;
+			pt->n++;
 		}
 		pos = eol + 1;
 	}
-	free(modules.v);
-	if (!any_address)
-		return -ENOENT;
-	if (!sorted)
-		qsort(k->v, k->n, sizeof(*k->v), by_address);
-	return p->bad ? -EINVAL : 0;
+	return 0;
+}
+
+static void part_init(struct part *pt, const struct tb_ksyms *k, size_t from, size_t to, const struct parser *p)
+{
+	*pt = (struct part){.k = k, .from = from, .to = to, .p = *p, .cap = (to - from) / 32 + 16};
+	pt->p.bad = 0;
+}
+
+static void part_free(struct part *pt)
+{
+	free(pt->v);
+	free(pt->modules.v);
+	free(pt->kept);
+}
+
+/* tb_diag_fn of a part parsed on another thread: the problem kept, in order. */
+static void keep_problem(void *ctx, const struct tb_diag *d)
+{
+	struct part *pt = ctx;
+
+	if (pt->nkept == pt->kept_cap) {
+		size_t cap = pt->kept_cap ? 2 * pt->kept_cap : 16;
+		struct tb_diag *v = realloc(pt->kept, cap * sizeof(*v));
+		if (!v) {
+			pt->lost = true;
+			return;
+		}
+		pt->kept = v;
+		pt->kept_cap = cap;
+	}
+	pt->kept[pt->nkept++] = *d;
+}
+
+static void *parse_part_thread(void *arg)
+{
+	parse_part(arg);
+	return NULL;
+}
+
+/* The offset of module name at (of part b) as part a spells it first, if a names it. */
+static uint32_t as_named_in(const struct tb_ksyms *k, const struct module_list *a, uint32_t at)
+{
+	for (size_t i = a->n; i-- > 0;)
+		if (!strcmp(k->text + a->v[i], k->text + at))
+			return a->v[i];
+	return at;
+}
+
+/* The earlier part's bound where it has one, else the later's: the first listed wins. */
+static void merge_bounds(struct image_bounds *a, const struct image_bounds *b)
+{
+	if (!a->have_stext && b->have_stext)
+		a->stext = b->stext, a->have_stext = true;
+	if (!a->have_etext && b->have_etext)
+		a->etext = b->etext, a->have_etext = true;
+	if (!a->have_sinittext && b->have_sinittext)
+		a->sinittext = b->sinittext, a->have_sinittext = true;
+	if (!a->have_einittext && b->have_einittext)
+		a->einittext = b->einittext, a->have_einittext = true;
+	if (!a->have_end && b->have_end)
+		a->end = b->end, a->have_end = true;
+}
+
+/*
+ * Part b appended to part a, as if one part had read both: b's line
+ * numbers after a's, its modules spelled as a first spelled them.
+ */
+static int merge_parts(struct part *a, const struct part *b)
+{
+	uint32_t last_b = NO_MODULE, last_a = NO_MODULE;
+
+	if (a->cap < a->n + b->n) {
+		struct ksym_entry *v = realloc(a->v, (a->n + b->n) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = a->n + b->n;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		struct ksym_entry e = b->v[i];
+		e.order += (uint32_t)a->n;
+		if (e.module != NO_MODULE) {
+			if (e.module != last_b) /* modules come in runs: one look-up per run */
+				last_b = e.module, last_a = as_named_in(a->k, &a->modules, e.module);
+			e.module = last_a;
+		}
+		a->v[a->n + i] = e;
+	}
+	a->sorted = a->sorted && b->sorted && (a->n == 0 || b->n == 0 || a->v[a->n - 1].addr <= b->v[0].addr);
+	a->any_address = a->any_address || b->any_address;
+	a->p.bad += b->p.bad;
+	merge_bounds(&a->image, &b->image);
+	a->n += b->n;
+	return 0;
+}
+
+static size_t split_min = 1u << 20;
+
+void tb_ksyms_set_split(size_t min_len)
+{
+	split_min = min_len;
+}
+
+/*
+ * Where to cut len bytes of text in two for two threads: just after the
+ * newline nearest past the middle; 0 (no cut) for a short text or one
+ * without such a newline.
+ */
+static size_t split_point(const char *text, size_t len)
+{
+	const char *nl;
+
+	if (len < split_min || len < 2)
+		return 0;
+	nl = memchr(text + len / 2, '\n', len - len / 2);
+	return nl && (size_t)(nl + 1 - text) < len ? (size_t)(nl + 1 - text) : 0;
+}
+
+/*
+ * Every line, into k: a long text in two halves at once, the second on a
+ * thread of its own (its problems told after the first half's, so the
+ * order is the text's), then joined as one pass would have made them.
+ */
+static int parse_all(struct tb_ksyms *k, size_t len, struct parser *p)
+{
+	size_t cut = split_point(k->text, len);
+	struct part a, b;
+	pthread_t helper;
+	bool threaded = false;
+	int rc = 0;
+
+	part_init(&a, k, 0, cut ? cut : len, p);
+	part_init(&b, k, cut, len, p);
+	a.v = alloc_big(a.cap * sizeof(*a.v));
+	if (cut) {
+		b.v = alloc_big(b.cap * sizeof(*b.v));
+		b.p.diag = p->diag ? keep_problem : NULL;
+		b.p.diag_ctx = &b;
+		threaded = a.v && b.v && pthread_create(&helper, NULL, parse_part_thread, &b) == 0;
+	}
+	if (!a.v || (cut && !b.v))
+		rc = -ENOMEM;
+	else
+		parse_part(&a);
+	if (threaded)
+		pthread_join(helper, NULL); /* b is read only after this */
+	else if (cut && rc == 0)
+		parse_part(&b);
+	if (rc == 0 && (a.rc || b.rc || b.lost))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < b.nkept; i++)
+		p->diag(p->diag_ctx, &b.kept[i]);
+	if (rc == 0 && cut)
+		rc = merge_parts(&a, &b);
+	p->bad = a.p.bad;
+	if (rc == 0 && !a.any_address)
+		rc = -ENOENT;
+	if (rc == 0) {
+		if (!a.sorted)
+			qsort(a.v, a.n, sizeof(*a.v), by_address);
+		k->v = a.v;
+		k->n = a.n;
+		k->image = a.image;
+		a.v = NULL;
+	}
+	part_free(&a);
+	part_free(&b);
+	return rc < 0 ? rc : p->bad ? -EINVAL : 0;
 }
 
 char *tb_ksyms_text_buffer(size_t len)
@@ -373,7 +559,6 @@ int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, 
 			  void *diag_ctx, struct tb_ksyms **out)
 {
 	struct parser p = {.file = file, .diag = diag, .diag_ctx = diag_ctx};
-	size_t cap = len / 32 + 16; /* real lines are 30-40 bytes; grown if not enough */
 	struct tb_ksyms *k;
 	int rc;
 
@@ -389,13 +574,8 @@ int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, 
 	}
 	k->buf = buf;
 	k->text = buf + skip;
-	k->v = alloc_big(cap * sizeof(*k->v));
-	if (!k->v) {
-		tb_ksyms_free(k);
-		return -ENOMEM;
-	}
 	memset(k->text + len, 0, TEXT_PAD);
-	rc = parse_all(k, len, cap, &p);
+	rc = parse_all(k, len, &p);
 	if (rc == -ENOENT || rc == -ENOMEM) {
 		tb_ksyms_free(k);
 		return rc;

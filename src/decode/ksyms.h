@@ -77,6 +77,14 @@ char *tb_ksyms_text_buffer(size_t size);
 int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_diag_fn *diag,
 			  void *diag_ctx, struct tb_ksyms **out);
 
+/*
+ * Texts of at least min_len bytes are parsed in two halves at once, the
+ * second on a thread of its own (default 1 MiB; SIZE_MAX: never) - the
+ * same table and problems, in the same order.  For tests; not to be
+ * changed while a parse runs.
+ */
+void tb_ksyms_set_split(size_t min_len);
+
 /* Number of symbols in the table. */
 size_t tb_ksyms_count(const struct tb_ksyms *k);
 
