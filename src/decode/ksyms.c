@@ -339,9 +339,7 @@ struct part {
 	struct parser p;
 	int rc; /* 0 or -ENOMEM */
 	/* A part parsed on another thread keeps its problems for the caller to tell after the first part's. */
-	struct tb_diag *kept;
-	size_t nkept, kept_cap;
-	bool lost;
+	struct tb_ksyms_problems kept;
 };
 
 static int parse_part(struct part *pt)
@@ -392,25 +390,24 @@ static void part_free(struct part *pt)
 {
 	free(pt->v);
 	free(pt->modules.v);
-	free(pt->kept);
+	free(pt->kept.v);
 }
 
-/* tb_diag_fn of a part parsed on another thread: the problem kept, in order. */
-static void keep_problem(void *ctx, const struct tb_diag *d)
+void tb_ksyms_keep_problem(void *ctx, const struct tb_diag *d)
 {
-	struct part *pt = ctx;
+	struct tb_ksyms_problems *l = ctx;
 
-	if (pt->nkept == pt->kept_cap) {
-		size_t cap = pt->kept_cap ? 2 * pt->kept_cap : 16;
-		struct tb_diag *v = realloc(pt->kept, cap * sizeof(*v));
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct tb_diag *v = realloc(l->v, cap * sizeof(*v));
 		if (!v) {
-			pt->lost = true;
+			l->lost = true;
 			return;
 		}
-		pt->kept = v;
-		pt->kept_cap = cap;
+		l->v = v;
+		l->cap = cap;
 	}
-	pt->kept[pt->nkept++] = *d;
+	l->v[l->n++] = *d;
 }
 
 static void *parse_part_thread(void *arg)
@@ -516,8 +513,8 @@ static int parse_all(struct tb_ksyms *k, size_t len, struct parser *p)
 	a.v = alloc_big(a.cap * sizeof(*a.v));
 	if (cut) {
 		b.v = alloc_big(b.cap * sizeof(*b.v));
-		b.p.diag = p->diag ? keep_problem : NULL;
-		b.p.diag_ctx = &b;
+		b.p.diag = p->diag ? tb_ksyms_keep_problem : NULL;
+		b.p.diag_ctx = &b.kept;
 		threaded = a.v && b.v && pthread_create(&helper, NULL, parse_part_thread, &b) == 0;
 	}
 	if (!a.v || (cut && !b.v))
@@ -528,10 +525,10 @@ static int parse_all(struct tb_ksyms *k, size_t len, struct parser *p)
 		pthread_join(helper, NULL); /* b is read only after this */
 	else if (cut && rc == 0)
 		parse_part(&b);
-	if (rc == 0 && (a.rc || b.rc || b.lost))
+	if (rc == 0 && (a.rc || b.rc || b.kept.lost))
 		rc = -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < b.nkept; i++)
-		p->diag(p->diag_ctx, &b.kept[i]);
+	for (size_t i = 0; rc == 0 && i < b.kept.n; i++)
+		p->diag(p->diag_ctx, &b.kept.v[i]);
 	if (rc == 0 && cut)
 		rc = merge_parts(&a, &b);
 	p->bad = a.p.bad;

@@ -78,6 +78,19 @@ int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, 
 			  void *diag_ctx, struct tb_ksyms **out);
 
 /*
+ * Problems kept, in order, to be told later by another thread:
+ * tb_ksyms_keep_problem is a tb_diag_fn whose ctx is the list (lost is set
+ * when one could not be kept).  The d->file pointers are kept as they
+ * are.  The owner frees v.
+ */
+struct tb_ksyms_problems {
+	struct tb_diag *v;
+	size_t n, cap;
+	bool lost;
+};
+void tb_ksyms_keep_problem(void *ctx, const struct tb_diag *d);
+
+/*
  * Texts of at least min_len bytes are parsed in two halves at once, the
  * second on a thread of its own (default 1 MiB; SIZE_MAX: never) - the
  * same table and problems, in the same order.  For tests; not to be

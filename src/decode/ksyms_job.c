@@ -29,28 +29,8 @@ struct ksyms_job {
 	char *file; /* what the kept problems' file points at */
 	struct tb_ksyms *table;
 	int rc;
-	struct tb_diag *problems;
-	size_t nproblems, cap;
-	bool lost; /* a problem could not be kept */
+	struct tb_ksyms_problems problems; /* the parse's, for ksyms_job_finish() to tell */
 };
-
-/* tb_diag_fn on the job's thread: keep the problem for ksyms_job_finish(). */
-static void keep_problem(void *ctx, const struct tb_diag *d)
-{
-	struct ksyms_job *j = ctx;
-
-	if (j->nproblems == j->cap) {
-		size_t cap = j->cap ? 2 * j->cap : 16;
-		struct tb_diag *v = realloc(j->problems, cap * sizeof(*v));
-		if (!v) {
-			j->lost = true;
-			return;
-		}
-		j->problems = v;
-		j->cap = cap;
-	}
-	j->problems[j->nproblems++] = *d;
-}
 
 static void *work(void *arg)
 {
@@ -66,7 +46,8 @@ static void *work(void *arg)
 	pthread_cond_broadcast(&j->filled_cond);
 	pthread_mutex_unlock(&j->lock);
 	/* From here fill_ctx may be gone: only the job's own fields are used. */
-	j->rc = rc < 0 ? rc : tb_ksyms_parse_buffer(j->file, buf, skip, len, keep_problem, j, &j->table);
+	j->rc = rc < 0 ? rc : tb_ksyms_parse_buffer(j->file, buf, skip, len, tb_ksyms_keep_problem, &j->problems,
+								&j->table);
 	return NULL;
 }
 
@@ -109,17 +90,17 @@ int ksyms_job_finish(struct ksyms_job *j, tb_diag_fn *tell, void *ctx, struct tb
 
 	if (j->threaded)
 		pthread_join(j->thread, NULL); /* everything the thread wrote is visible from here */
-	for (size_t i = 0; tell && i < j->nproblems; i++)
-		tell(ctx, &j->problems[i]);
-	rc = j->lost ? -ENOMEM : j->rc;
+	for (size_t i = 0; tell && i < j->problems.n; i++)
+		tell(ctx, &j->problems.v[i]);
+	rc = j->problems.lost ? -ENOMEM : j->rc;
 	*out = j->table;
-	if (j->lost) {
+	if (j->problems.lost) {
 		tb_ksyms_free(j->table);
 		*out = NULL;
 	}
 	pthread_cond_destroy(&j->filled_cond);
 	pthread_mutex_destroy(&j->lock);
-	free(j->problems);
+	free(j->problems.v);
 	free(j->file);
 	free(j);
 	return rc;
