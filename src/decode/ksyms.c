@@ -510,6 +510,7 @@ static int parse_all(struct tb_ksyms *k, size_t len, struct parser *p)
 
 	part_init(&a, k, 0, cut ? cut : len, p);
 	part_init(&b, k, cut, len, p);
+	a.cap = len / 32 + 16; /* room for b's entries too: the join copies them in, the table stays in huge pages */
 	a.v = alloc_big(a.cap * sizeof(*a.v));
 	if (cut) {
 		b.v = alloc_big(b.cap * sizeof(*b.v));
