@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "ksyms.h"
 #include "lib/tap.h"
 #include "tracebuf/tracedat.h"
@@ -112,38 +114,120 @@ struct layout {
 	const char *kallsyms, *printk, *cmdlines; /* the parts' names in this version */
 };
 
+/* Two bad kallsyms lines (a space after an address made an 'x', a type letter a digit), printk and cmdlines each a bad first line. */
+static void damage_texts(uint8_t *k, size_t klen, uint8_t *printk, uint8_t *cmdlines)
+{
+	size_t bad1 = line_start(k, 0, klen / 3), bad2 = line_start(k, 0, 2 * klen / 3);
+
+	k[bad1 + 16] = 'x';
+	k[bad2 + 17] = '7';
+	printk[0] = '#';  /* no address */
+	cmdlines[0] = 'x'; /* no pid */
+}
+
+/* Plain texts damaged where they lie; *ktext is the damaged kallsyms (in data). */
+static bool damage_plain(const struct layout *l, uint8_t *data, const uint8_t **ktext, uint64_t *klen)
+{
+	uint64_t kat, pat, plen, cat, clen;
+
+	if (!find_text(l->src, l->kallsyms, 4, &kat, klen) || !find_text(l->src, l->printk, 4, &pat, &plen) ||
+	    !find_text(l->src, l->cmdlines, 8, &cat, &clen) || *klen < 1000 || !plen || !clen)
+		return false;
+	damage_texts(data + kat, *klen, data + pat, data + cat);
+	*ktext = data + kat;
+	return true;
+}
+
+/* A v7 zstd section's body decompressed (NULL if it is not one), *n its bytes. */
+static uint8_t *unzstd_section(const uint8_t *data, const struct tb_tracedat_part *p, size_t *n)
+{
+	uint32_t clen, ulen;
+	uint8_t *out;
+
+	if (!(p->flags & 1))
+		return NULL;
+	memcpy(&clen, data + p->offset + 16, 4);
+	memcpy(&ulen, data + p->offset + 20, 4);
+	out = malloc(ulen);
+	*n = ZSTD_decompress(out, ulen, data + p->offset + 24, clen);
+	if (ZSTD_isError(*n) || *n != ulen) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The body put back, compressed harder, in the section's room (false if it does not fit). */
+static bool rezstd_section(uint8_t *data, const struct tb_tracedat_part *p, const uint8_t *body, size_t n)
+{
+	uint32_t clen, newlen;
+	size_t bound = ZSTD_compressBound(n), got;
+	uint8_t *z = malloc(bound);
+
+	memcpy(&clen, data + p->offset + 16, 4);
+	got = ZSTD_compress(z, bound, body, n, 19);
+	if (ZSTD_isError(got) || got > clen) {
+		free(z);
+		return false;
+	}
+	newlen = (uint32_t)got;
+	memcpy(data + p->offset + 16, &newlen, 4);
+	memcpy(data + p->offset + 24, z, got);
+	free(z);
+	return true;
+}
+
+/* v7+zstd: the three sections decompressed, damaged, compressed again; *ktext a copy of the damaged kallsyms. */
+static bool damage_zstd(const struct layout *l, uint8_t *data, const uint8_t **ktext, uint64_t *klen)
+{
+	struct tb_tracedat_part kp, pp, cp;
+	uint8_t *k = NULL, *pr = NULL, *c = NULL;
+	size_t kn = 0, pn = 0, cn = 0;
+	bool done = false;
+
+	if (find_part(l->src, l->kallsyms, &kp) && find_part(l->src, l->printk, &pp) &&
+	    find_part(l->src, l->cmdlines, &cp) && (k = unzstd_section(data, &kp, &kn)) &&
+	    (pr = unzstd_section(data, &pp, &pn)) && (c = unzstd_section(data, &cp, &cn)) && kn > 1000 && pn > 4 &&
+	    cn > 8) {
+		damage_texts(k + 4, kn - 4, pr + 4, c + 8);
+		done = rezstd_section(data, &kp, k, kn) && rezstd_section(data, &pp, pr, pn) &&
+		       rezstd_section(data, &cp, c, cn);
+	}
+	free(pr);
+	free(c);
+	if (!done) {
+		free(k);
+		return false;
+	}
+	memmove(k, k + 4, kn - 4);
+	*ktext = k;
+	*klen = kn - 4;
+	return true;
+}
+
 /*
  * Two bad kallsyms lines, a bad printk line and a bad cmdline: the
  * messages come kallsyms first (exactly the parser's own, once each), then
  * printk, then cmdlines.
  */
-static void test_order(const struct layout *l)
+static void test_order(const struct layout *l, bool zstd)
 {
-	uint64_t kat, klen, pat, plen, cat, clen;
 	size_t len;
 	uint8_t *data = (uint8_t *)tap_slurp(l->src, &len);
+	const uint8_t *ktext = NULL;
+	uint64_t klen = 0;
 	struct seen got = {0}, want = {0};
 	struct tb_tracedat_opts o = {.diag = collect, .diag_ctx = &got, .lazy_formats = true};
 	struct tb_tracedat *td = NULL;
 	struct tb_ksyms *k = NULL;
-	uint64_t bad1, bad2;
 	int rc, last = 0;
 	bool in_order = true, same = true;
 
-	if (!ok(data && find_text(l->src, l->kallsyms, 4, &kat, &klen) &&
-		    find_text(l->src, l->printk, 4, &pat, &plen) &&
-		    find_text(l->src, l->cmdlines, 8, &cat, &clen) && klen > 1000 && plen && clen,
-		"%s: kallsyms, printk formats and cmdlines found, stored plainly", l->src)) {
+	if (!ok(data && (zstd ? damage_zstd(l, data, &ktext, &klen) : damage_plain(l, data, &ktext, &klen)),
+		"%s: kallsyms, printk formats and cmdlines found and damaged", l->src)) {
 		free(data);
 		return;
 	}
-	/* A space after the address made an 'x'; a type letter made a digit. */
-	bad1 = line_start(data, kat, kat + klen / 3);
-	bad2 = line_start(data, kat, kat + 2 * klen / 3);
-	data[bad1 + 16] = 'x';
-	data[bad2 + 17] = '7';
-	data[pat] = '#';  /* printk: no address */
-	data[cat] = 'x';  /* cmdlines: no pid */
 	write_file(data, len);
 	rc = tb_tracedat_open(path, &o, &td);
 	ok(rc == 0, "%s damaged in kallsyms, printk and cmdlines: opened, the damage told", l->src);
@@ -151,7 +235,7 @@ static void test_order(const struct layout *l)
 	tb_tracedat_close(td);
 
 	/* The oracle: the parser on the damaged text, here and now. */
-	rc = tb_ksyms_parse("k", (const char *)data + kat, klen, collect, &want, &k);
+	rc = tb_ksyms_parse("k", (const char *)ktext, klen, collect, &want, &k);
 	tb_ksyms_free(k);
 	ok(rc == -EINVAL && want.n == 2, "%s: the parser itself finds the 2 bad lines (%zu)", l->src, want.n);
 	size_t nk = 0;
@@ -174,6 +258,8 @@ static void test_order(const struct layout *l)
 		for (size_t i = 0; i < got.n; i++)
 			diag("%s: byte %llu: %s", got.d[i].file, (unsigned long long)got.d[i].offset,
 			     got.d[i].reason);
+	if (zstd)
+		free((void *)ktext);
 	free(data);
 }
 
@@ -234,12 +320,16 @@ int main(void)
 					 "saved cmdlines"};
 	static const struct layout v7 = {DATA "sched-marker-v7-none.dat", "kallsyms", "printk",
 					 "command lines"};
+	static const struct layout v7z = {DATA "sched-marker-v7-zstd.dat", "kallsyms", "printk",
+					  "command lines"};
 
 	snprintf(path, sizeof(path), "/tmp/tb-tdksyms-%d.dat", (int)getpid());
 	test_undamaged(&v6);
 	test_undamaged(&v7);
-	test_order(&v6);
-	test_order(&v7);
+	test_undamaged(&v7z); /* kallsyms decompressed on its thread */
+	test_order(&v6, false);
+	test_order(&v7, false);
+	test_order(&v7z, true);
 	/* v6: 4 billion event systems; v7: the events format section's id made 99. */
 	test_stop_before(&v6, "event formats", 0, 0xffffffff, 4, "event systems cannot fit");
 	test_stop_before(&v7, "events format", 0, 99, 2, "found id 99");
