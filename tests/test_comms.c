@@ -70,7 +70,7 @@ static void test_many(void)
 	is_str(comms_lookup(&t, (int32_t)n + 1, &len), "<...>", "an unknown pid is <...>");
 	is_str(comms_lookup(&t, 0, &len), "<idle>", "pid 0 is <idle>");
 	comms_free(&t);
-	ok(t.used == 0 && !t.slots && !t.chunk, "freed and empty");
+	ok(t.used == 0 && !t.slots && !t.names.chunk, "freed and empty");
 }
 
 int main(void)

@@ -54,29 +54,6 @@ int comms_reserve(struct comms *t, size_t n)
 	return resize(t, t->used + n);
 }
 
-#define CHUNK_SIZE (64u * 1024)
-
-/* n bytes for a name and its column, from the current chunk or a new one; NULL without memory. */
-static char *name_room(struct comms *t, size_t n)
-{
-	char *p;
-
-	if (n > t->free_left) {
-		size_t size = n + sizeof(char *) > CHUNK_SIZE ? n + sizeof(char *) : CHUNK_SIZE;
-		char *chunk = malloc(size);
-		if (!chunk)
-			return NULL;
-		memcpy(chunk, &t->chunk, sizeof(char *)); /* the chain comms_free() walks */
-		t->chunk = chunk;
-		t->free_at = chunk + sizeof(char *);
-		t->free_left = size - sizeof(char *);
-	}
-	p = t->free_at;
-	t->free_at += n;
-	t->free_left -= n;
-	return p;
-}
-
 /* The kernel's "%16s-%-7d" column at p, NUL-terminated; its length. */
 static size_t put_column(char *p, const char *name, size_t len, int32_t pid)
 {
@@ -114,7 +91,7 @@ int comms_add(struct comms *t, int32_t pid, const char *name, size_t len)
 		return 0;
 	len = strnlen(name, len < COMM_MAX ? len : COMM_MAX);
 	/* The name, its NUL, then "%16s-%-7d": at most 16 spaces' padding or the name, '-', 11 for the pid, NUL. */
-	e->name = name_room(t, len + 1 + (len > 16 ? len : 16) + 1 + 11 + 1);
+	e->name = arena_take(&t->names, len + 1 + (len > 16 ? len : 16) + 1 + 11 + 1);
 	if (!e->name)
 		return -ENOMEM;
 	memcpy(e->name, name, len);
@@ -164,12 +141,7 @@ const char *comms_column(const struct comms *t, int32_t pid, size_t *len)
 
 void comms_free(struct comms *t)
 {
-	while (t->chunk) {
-		char *prev;
-		memcpy(&prev, t->chunk, sizeof(prev));
-		free(t->chunk);
-		t->chunk = prev;
-	}
+	arena_free(&t->names);
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
+
 struct comm_entry {
 	int32_t pid;    /* 0 marks an empty slot (pid 0 is never stored) */
 	uint16_t len;
@@ -28,9 +30,7 @@ struct comms {
 	struct comm_entry *slots;
 	size_t mask; /* slots - 1; 0 while empty */
 	size_t used;
-	/* The names live in chunks, thousands to a malloc; each chunk starts with the previous one's address. */
-	char *chunk, *free_at;
-	size_t free_left;
+	struct arena names; /* thousands to a malloc */
 };
 
 /* 0, or -ENOMEM.  A pid already known keeps its first name (returns 0). */

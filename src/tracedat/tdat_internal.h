@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "tdat_zip.h"
 #include "tracebuf/tracedat.h"
 
@@ -59,6 +60,8 @@ struct tb_tracedat {
 	bool kallsyms_past;
 	bool kallsyms_early; /* being read ahead of its turn */
 	int kallsyms_rc;
+	/* The formats' names and systems, and the texts of pending formats: freed together at close. */
+	struct arena strings;
 	/* A read-ahead of the file for the many small reads of the metadata. */
 	uint8_t *ra;
 	uint64_t ra_at;

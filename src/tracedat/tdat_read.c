@@ -272,8 +272,12 @@ static int rd_text_fits(struct rd *r, uint64_t len, uint64_t limit, const char *
 	return rd_need(r, len, what);
 }
 
-/* len bytes of text, NUL-terminated, into a new buffer; len is checked first. */
-static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what, char **out)
+/*
+ * len bytes of text, NUL-terminated, into a new buffer (taken from arena,
+ * when there is one, else malloc'd); len is checked first.
+ */
+static int rd_text_in(struct rd *r, uint64_t len, uint64_t limit, const char *what, struct arena *arena,
+		      char **out)
 {
 	char *buf;
 	int rc;
@@ -281,16 +285,22 @@ static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what,
 	*out = NULL;
 	if ((rc = rd_text_fits(r, len, limit, what)) < 0)
 		return rc;
-	buf = malloc(len + 1);
+	buf = arena ? arena_take(arena, len + 1) : malloc(len + 1);
 	if (!buf)
 		return -ENOMEM;
 	if ((rc = rd_get(r, buf, len, what)) < 0) {
-		free(buf);
+		if (!arena)
+			free(buf);
 		return rc;
 	}
 	buf[len] = '\0';
 	*out = buf;
 	return 0;
+}
+
+static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what, char **out)
+{
+	return rd_text_in(r, len, limit, what, NULL, out);
 }
 
 /* rd_text() for a text not wanted: its length checked as rd_text() checks it, its bytes skipped. */
@@ -406,13 +416,11 @@ static int add_format(struct tb_tracedat *td, const char *system, const char *te
 	line_value(text, len, "name:", name, sizeof(name));
 	line_value(text, len, "ID:", id, sizeof(id));
 	f = &td->formats[td->nformats];
-	f->system = strdup(system);
-	f->name = strdup(name);
-	if (!f->system || !f->name) {
-		free((char *)f->system);
-		free((char *)f->name);
+	/* A system's formats follow each other: they share its name. */
+	f->system = td->nformats && !strcmp(f[-1].system, system) ? f[-1].system : arena_strdup(&td->strings, system);
+	f->name = arena_strdup(&td->strings, name);
+	if (!f->system || !f->name)
 		return -ENOMEM;
-	}
 	f->id = (uint32_t)strtoul(id, NULL, 10);
 	f->offset = offset;
 	f->len = len;
@@ -489,8 +497,7 @@ static int load_pending(struct tb_tracedat *td, size_t i)
 		return -ENOMEM;
 	rc = tb_schema_load_format(td->schema, label, f->system, p->text, p->len);
 	free(label);
-	free(p->text);
-	p->text = NULL;
+	p->text = NULL; /* in td->strings: freed at close */
 	return rc == -ENOMEM ? rc : 0; /* a format that does not parse leaves its event unknown */
 }
 
@@ -506,7 +513,7 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 
 /*
  * Keep format i, just read at at by r, for later (lazy_formats); text
- * becomes the pending entry's (freed here if it cannot be made).  It is
+ * (in td->strings) becomes the pending entry's.  It is
  * loaded now when its ID cannot be known without parsing it (no number:
  * the parser says why) or another format claims the same ID (the schema
  * says which two).
@@ -539,7 +546,6 @@ static int defer_format(struct tb_tracedat *td, size_t i, const struct rd *r, ui
 	td->pending_by_id[id] = (uint32_t)i + 1;
 	return 0;
 oom:
-	free(text);
 	return -ENOMEM;
 }
 
@@ -555,12 +561,13 @@ static int read_one_format(struct tb_tracedat *td, struct rd *r, const char *sys
 	if ((rc = rd_u64(r, &len, "format file size")) < 0)
 		return rc;
 	at = r->pos;
-	if ((rc = rd_text(r, len, TDAT_MAX_FORMAT, what, &text)) < 0)
+	/* A pending text is kept until close: it is taken from td->strings, not malloc'd. */
+	if ((rc = rd_text_in(r, len, TDAT_MAX_FORMAT, what, td->lazy_formats ? &td->strings : NULL, &text)) < 0)
 		return rc;
 	rc = add_format(td, system, text, len, r->mem ? r->base : at);
 	/* Parsed when first met: named then, after the event too (load_pending). */
-	if (rc == 0 && td->lazy_formats)
-		return defer_format(td, i, r, at, text, len);
+	if (td->lazy_formats)
+		return rc < 0 ? rc : defer_format(td, i, r, at, text, len);
 	if (rc == 0 && !(label = text_label(r, at, what)))
 		rc = -ENOMEM;
 	if (rc == 0) {
@@ -2032,17 +2039,12 @@ void tb_tracedat_close(struct tb_tracedat *td)
 	for (size_t i = 0; i < td->nparts; i++)
 		free((char *)td->parts[i].what);
 	free(td->parts);
-	for (size_t i = 0; i < td->npending; i++)
-		free(td->pending[i].text);
 	free(td->pending);
 	free(td->pending_by_id);
 	free(td->ra);
-	for (size_t i = 0; i < td->nformats; i++) {
-		free((char *)td->formats[i].system);
-		free((char *)td->formats[i].name);
-	}
-	free(td->formats);
+	free(td->formats); /* their names are in td->strings */
 	tb_schema_free(td->schema);
+	arena_free(&td->strings); /* after the schema, whose loader may still have held a pending text */
 	free(td->header_page);
 	free(td->header_event);
 	free(td->trace_clock);
