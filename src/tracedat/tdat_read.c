@@ -1298,16 +1298,23 @@ static uint64_t v6_kallsyms_at(struct tb_tracedat *td, uint64_t from)
 	int rc;
 
 	diag_sink_install(&unheard);
+	/* The counts are checked as the reading in turn checks them: a lie is not walked. */
 	rc = rd_u32(&r, &n, "ftrace format count");
-	for (uint32_t i = 0; rc == 0 && i < n; i++) /* each size 8 bytes at least: a lie ends the loop */
+	if (rc == 0 && n > rd_left(&r) / 8)
+		rc = -EINVAL;
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
 		if ((rc = rd_u64(&r, &len, "format file size")) == 0)
 			rc = rd_skip_text(&r, len, TDAT_MAX_FORMAT, "format");
 	if (rc == 0)
 		rc = rd_u32(&r, &nsys, "event system count");
+	if (rc == 0 && nsys > rd_left(&r) / 5)
+		rc = -EINVAL;
 	for (uint32_t s = 0; rc == 0 && s < nsys; s++) {
 		if ((rc = rd_cstr(&r, system, sizeof(system), "event system name")) < 0 ||
 		    (rc = rd_u32(&r, &n, "event count")) < 0)
 			break;
+		if (n > rd_left(&r) / 8)
+			rc = -EINVAL;
 		for (uint32_t i = 0; rc == 0 && i < n; i++)
 			if ((rc = rd_u64(&r, &len, "format file size")) == 0)
 				rc = rd_skip_text(&r, len, TDAT_MAX_FORMAT, "format");
