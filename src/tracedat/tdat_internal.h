@@ -58,7 +58,6 @@ struct tb_tracedat {
 	 * failure met while telling them.
 	 */
 	bool kallsyms_past;
-	bool kallsyms_early; /* being read ahead of its turn */
 	int kallsyms_rc;
 	/* The formats' names and systems, and the texts of pending formats: freed together at close. */
 	struct arena strings;
