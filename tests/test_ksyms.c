@@ -320,6 +320,152 @@ static void kernel_offsets(const struct tb_ksyms *k)
 	   "name+off/size (%zu differ)", checked, wrong);
 }
 
+/*
+ * The 16-digit address, read eight bytes at a time: every byte value at
+ * every position of an address, against strtoull (the oracle): a hex
+ * digit (either case) gives strtoull's number, anything else refuses the
+ * line.
+ */
+static void address_bytes(void)
+{
+	static const char base[] = "ffffffffA1b2C3d4";
+	size_t wrong = 0, tried = 0;
+
+	for (int pos = 0; pos < 16; pos++) {
+		for (int b = 0; b < 256; b++) {
+			char line[64], digits[17];
+			struct tb_ksyms *k = NULL;
+			struct tb_ksym sym;
+			bool hex = (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
+			int rc;
+			if (b == '\n')
+				continue; /* it would make two lines */
+			memcpy(digits, base, 16);
+			digits[pos] = (char)b;
+			digits[16] = '\0';
+			memcpy(line, digits, 16);
+			memcpy(line + 16, " T some_symbol\n", 15);
+			rc = tb_ksyms_parse("k", line, 31, NULL, NULL, &k);
+			tried++;
+			if (hex) {
+				uint64_t want = strtoull(digits, NULL, 16);
+				tb_ksyms_at(k, 0, &sym);
+				wrong += rc != 0 || tb_ksyms_count(k) != 1 || sym.start != want;
+			} else {
+				wrong += rc == 0 || tb_ksyms_count(k) != 0;
+			}
+			tb_ksyms_free(k);
+		}
+	}
+	ok(wrong == 0, "every byte at every place of a 16-digit address: %zu lines read as strtoull reads them (%zu "
+		       "wrong)",
+	   tried, wrong);
+}
+
+/* Every problem a parse tells, in order, as "offset: reason" lines. */
+struct told {
+	char *text;
+	size_t len, cap;
+};
+
+static void tell_into(void *ctx, const struct tb_diag *d)
+{
+	struct told *t = ctx;
+	char line[TB_DIAG_REASON_MAX + 32];
+	int n = snprintf(line, sizeof(line), "%llu: %s\n", (unsigned long long)d->offset, d->reason);
+
+	if (t->len + (size_t)n + 1 > t->cap) {
+		t->cap = 2 * (t->len + (size_t)n + 1);
+		t->text = realloc(t->text, t->cap);
+	}
+	memcpy(t->text + t->len, line, (size_t)n + 1);
+	t->len += (size_t)n;
+}
+
+/*
+ * A kallsyms of ~3 MB as the kernel lists one: the image sorted, aliases,
+ * the bounds, then modules in runs (one of them across the middle, and out
+ * of address order), bad lines here and there (both halves).
+ */
+static char *big_kallsyms(size_t *len)
+{
+	size_t cap = 4u << 20, n = 0;
+	char *t = malloc(cap);
+	uint64_t a = 0xffffffff81000000ull;
+
+	n += (size_t)sprintf(t + n, "%016llx T _stext\n", (unsigned long long)a);
+	for (int i = 0; i < 40000; i++, a += 0x40) {
+		n += (size_t)sprintf(t + n, "%016llx %c fn_%d\n", (unsigned long long)a, i % 3 ? 'T' : 't', i);
+		if (i % 977 == 0)
+			n += (size_t)sprintf(t + n, "%016llx T alias_%d\n", (unsigned long long)a, i);
+		if (i % 7919 == 5)
+			n += (size_t)sprintf(t + n, "%016llx T bad name_%d\n", (unsigned long long)a, i);
+	}
+	n += (size_t)sprintf(t + n, "%016llx T _etext\n", (unsigned long long)a);
+	a = 0xffffffffc0000000ull;
+	for (int m = 0; m < 6; m++) {
+		int count = m == 2 ? 40000 : 2000; /* module 2 spans the middle of the text */
+		for (int i = 0; i < count; i++) {
+			uint64_t at = a + (uint64_t)(m == 3 ? count - i : i) * 0x20; /* module 3 backwards */
+			n += (size_t)sprintf(t + n, "%016llx t m%d_fn_%d\t[mod_%d]\n", (unsigned long long)at, m, i, m);
+			if (i % 9001 == 17)
+				n += (size_t)sprintf(t + n, "%016llx t m%d_bad\t[mod_%d\n", (unsigned long long)at, m, m);
+		}
+		a += 0x100000;
+	}
+	/* mod_1 named again at the end: one module, however often it is listed */
+	n += (size_t)sprintf(t + n, "%016llx t late_fn\t[mod_1]\n", (unsigned long long)a);
+	*len = n;
+	return t;
+}
+
+static bool same_symbol(const struct tb_ksym *x, const struct tb_ksym *y)
+{
+	return x->start == y->start && x->type == y->type && !strcmp(x->name, y->name) && !x->module == !y->module &&
+	       (!x->module || !strcmp(x->module, y->module));
+}
+
+/* The same text parsed in one pass and in two halves at once: the same table, problems and answers. */
+static void split_parse(void)
+{
+	size_t len, differ = 0, looked = 0;
+	char *text = big_kallsyms(&len);
+	struct told one = {0}, two = {0};
+	struct tb_ksyms *k1, *k2;
+	int rc1, rc2;
+
+	tb_ksyms_set_split(SIZE_MAX);
+	rc1 = tb_ksyms_parse("k", text, len, tell_into, &one, &k1);
+	tb_ksyms_set_split(0);
+	rc2 = tb_ksyms_parse("k", text, len, tell_into, &two, &k2);
+	tb_ksyms_set_split(1u << 20);
+	ok(rc1 == -EINVAL && rc2 == rc1 && k1 && k2 && tb_ksyms_count(k1) == tb_ksyms_count(k2) &&
+	       tb_ksyms_count(k1) > 50000,
+	   "a %zu-byte kallsyms in one pass and in two halves: %d and %d, %zu and %zu symbols", len, rc1, rc2,
+	   tb_ksyms_count(k1), tb_ksyms_count(k2));
+	ok(one.len && two.len == one.len && !memcmp(one.text, two.text, one.len),
+	   "the same problems, in the same order (%zu bytes of them)", one.len);
+	for (size_t i = 0; k1 && k2 && i < tb_ksyms_count(k1) && i < tb_ksyms_count(k2); i++) {
+		struct tb_ksym x, y;
+		tb_ksyms_at(k1, i, &x);
+		tb_ksyms_at(k2, i, &y);
+		differ += !same_symbol(&x, &y);
+	}
+	for (uint64_t addr = 0xffffffff80fffff0ull; k1 && k2 && addr < 0xffffffffc0700000ull;
+	     addr += addr < 0xffffffff82000000ull ? 0x1f : 0x3fff1) {
+		struct tb_ksym x = {0}, y = {0};
+		bool f1 = tb_ksyms_lookup(k1, addr, &x), f2 = tb_ksyms_lookup(k2, addr, &y);
+		looked++;
+		differ += f1 != f2 || (f1 && (!same_symbol(&x, &y) || x.size != y.size));
+	}
+	ok(differ == 0, "every entry and %zu look-ups (sizes to the next symbol of the module included) agree", looked);
+	tb_ksyms_free(k1);
+	tb_ksyms_free(k2);
+	free(one.text);
+	free(two.text);
+	free(text);
+}
+
 int main(void)
 {
 	struct tb_ksyms *k;
@@ -327,6 +473,8 @@ int main(void)
 	instance_remove_on_exit();
 	alarm(120);
 	bad_lines();
+	address_bytes();
+	split_parse();
 	lookup_rules();
 	k = live_kallsyms();
 	kernel_offsets(k);

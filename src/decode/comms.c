@@ -28,21 +28,54 @@ static struct comm_entry *find_slot(struct comm_entry *slots, size_t mask, int32
 	return &slots[i];
 }
 
-/* Twice the slots, every entry moved; the table is at most half full after. */
-static int grow(struct comms *t)
+/* Slots for at least n entries at most half full, every entry moved. */
+static int resize(struct comms *t, size_t n)
 {
-	size_t n = t->mask ? 2 * (t->mask + 1) : 256;
-	struct comm_entry *slots = calloc(n, sizeof(*slots));
+	size_t size = t->mask ? t->mask + 1 : 256;
+	struct comm_entry *slots;
 
-	if (!slots)
+	while (size < 2 * n)
+		size *= 2;
+	if (size == t->mask + 1 && t->mask)
+		return 0;
+	if (!(slots = calloc(size, sizeof(*slots))))
 		return -ENOMEM;
 	for (size_t i = 0; t->mask && i <= t->mask; i++)
 		if (t->slots[i].pid != 0)
-			*find_slot(slots, n - 1, t->slots[i].pid) = t->slots[i];
+			*find_slot(slots, size - 1, t->slots[i].pid) = t->slots[i];
 	free(t->slots);
 	t->slots = slots;
-	t->mask = n - 1;
+	t->mask = size - 1;
 	return 0;
+}
+
+int comms_reserve(struct comms *t, size_t n)
+{
+	return resize(t, t->used + n);
+}
+
+/* The kernel's "%16s-%-7d" column at p, NUL-terminated; its length. */
+static size_t put_column(char *p, const char *name, size_t len, int32_t pid)
+{
+	char digits[11], *q;
+	size_t pad = len < 16 ? 16 - len : 0, n = 0;
+	uint32_t v = pid < 0 ? 0u - (uint32_t)pid : (uint32_t)pid;
+
+	memset(p, ' ', pad);
+	memcpy(p + pad, name, len);
+	q = p + pad + len;
+	*q++ = '-';
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	if (pid < 0)
+		*q++ = '-';
+	for (size_t i = 0; i < n; i++)
+		*q++ = digits[n - 1 - i];
+	for (size_t w = n + (pid < 0); w < 7; w++)
+		*q++ = ' ';
+	*q = '\0';
+	return (size_t)(q - p);
 }
 
 int comms_add(struct comms *t, int32_t pid, const char *name, size_t len)
@@ -51,19 +84,19 @@ int comms_add(struct comms *t, int32_t pid, const char *name, size_t len)
 
 	if (pid == 0)
 		return 0; /* always "<idle>" */
-	if ((t->used + 1) * 2 > t->mask + 1 && grow(t) < 0)
+	if ((t->used + 1) * 2 > t->mask + 1 && resize(t, t->used + 1) < 0)
 		return -ENOMEM;
 	e = find_slot(t->slots, t->mask, pid);
 	if (e->pid == pid)
 		return 0;
 	len = strnlen(name, len < COMM_MAX ? len : COMM_MAX);
 	/* The name, its NUL, then "%16s-%-7d": at most 16 spaces' padding or the name, '-', 11 for the pid, NUL. */
-	e->name = malloc(len + 1 + (len > 16 ? len : 16) + 1 + 11 + 1);
+	e->name = arena_take(&t->names, len + 1 + (len > 16 ? len : 16) + 1 + 11 + 1);
 	if (!e->name)
 		return -ENOMEM;
 	memcpy(e->name, name, len);
 	e->name[len] = '\0';
-	e->column_len = (uint16_t)sprintf(e->name + len + 1, "%16.*s-%-7d", (int)len, name, (int)pid);
+	e->column_len = (uint16_t)put_column(e->name + len + 1, name, len, pid);
 	e->pid = pid;
 	e->len = (uint16_t)len;
 	t->used++;
@@ -108,8 +141,7 @@ const char *comms_column(const struct comms *t, int32_t pid, size_t *len)
 
 void comms_free(struct comms *t)
 {
-	for (size_t i = 0; t->mask && i <= t->mask; i++)
-		free(t->slots[i].name);
+	arena_free(&t->names);
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
 }

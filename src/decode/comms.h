@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
+
 struct comm_entry {
 	int32_t pid;    /* 0 marks an empty slot (pid 0 is never stored) */
 	uint16_t len;
@@ -28,10 +30,14 @@ struct comms {
 	struct comm_entry *slots;
 	size_t mask; /* slots - 1; 0 while empty */
 	size_t used;
+	struct arena names; /* thousands to a malloc */
 };
 
 /* 0, or -ENOMEM.  A pid already known keeps its first name (returns 0). */
 int comms_add(struct comms *t, int32_t pid, const char *name, size_t len);
+
+/* Room for n more pids without growing (a saved_cmdlines' line count): 0, or -ENOMEM. */
+int comms_reserve(struct comms *t, size_t n);
 
 /* The name of pid and its length; never NULL. */
 const char *comms_lookup(const struct comms *t, int32_t pid, size_t *len);

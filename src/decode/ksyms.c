@@ -11,6 +11,7 @@
  * symbols (listed per module, in symbol-table order) break it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct image_bounds {
 };
 
 struct tb_ksyms {
+	char *buf;  /* what is freed: the text starts at some offset into it */
 	char *text; /* the copy names point into */
 	struct ksym_entry *v;
 	size_t n;
@@ -112,42 +114,71 @@ static bool is_name_byte(char c)
 #define HIGHS 0x8080808080808080ull
 
 /*
- * The first byte at or after p that cannot be in a name.  Names are most
- * of the file, so they are checked eight bytes at a time: a word holds
- * such a byte iff some byte is below 0x21 (the classic "has less than"
- * test, exact for a yes/no answer) or equals 0x7f (a zero after XOR).  The
- * text is padded with zeros, so the word read past its end is harmless.
+ * The first byte at or after p that cannot be in a name, or end.  Names
+ * are most of the file, so they are checked eight bytes at a time: a word
+ * holds such a byte iff some byte is below 0x21 (the classic "has less
+ * than" test, exact for a yes/no answer) or equals 0x7f (a zero after
+ * XOR).  Words are read only up to end (another thread may be writing
+ * past it, parse_split()); the last few bytes one at a time.
  */
-static char *name_end(char *p)
+static char *name_end(char *p, const char *end)
 {
-	for (;;) {
+	for (; end - p >= 8; p += 8) {
 		uint64_t w, del, stop;
 		memcpy(&w, p, sizeof(w));
 		del = w ^ (0x7f * ONES);
 		stop = (((w - 0x21 * ONES) & ~w) | ((del - ONES) & ~del)) & HIGHS;
 		if (stop) /* the lowest flag is exact (little endian: the first byte) */
 			return p + __builtin_ctzll(stop) / 8;
-		p += sizeof(w);
 	}
+	while (p < end && is_name_byte(*p))
+		p++;
+	return p;
+}
+
+/* High bit of each byte of w (all below 0x80) set where that byte is in [lo, hi]. */
+static uint64_t bytes_in(uint64_t w, unsigned lo, unsigned hi)
+{
+	uint64_t at_least = w + (0x80 - lo) * ONES; /* no carry out of a byte: each is below 0x80 */
+	uint64_t above = w + (0x7f - hi) * ONES;
+
+	return at_least & ~above & HIGHS;
+}
+
+/*
+ * Eight hex digits in the eight bytes of w (the first digit in the lowest
+ * byte) as a number, or false if any byte is not one: the bytes checked
+ * and turned into nibbles all at once, the nibbles then packed pairwise.
+ */
+static bool eight_hex_digits(uint64_t w, uint32_t *v)
+{
+	uint64_t n;
+
+	if ((w & HIGHS) || (bytes_in(w, '0', '9') | bytes_in(w | 0x20 * ONES, 'a', 'f')) != HIGHS)
+		return false;
+	/* '0'-'9' have bit 6 clear, 'a'-'f' and 'A'-'F' set and 1-6 in the low nibble: +9 makes 10-15. */
+	n = (w & 0x0f * ONES) + ((w >> 6) & ONES) * 9;
+	n = __builtin_bswap64(n); /* the last digit in the lowest byte */
+	n = (n | n >> 4) & 0x00ff00ff00ff00ffull;
+	n = (n | n >> 8) & 0x0000ffff0000ffffull;
+	*v = (uint32_t)(n | n >> 16);
+	return true;
 }
 
 /*
  * The kernel prints every address as 16 hex digits and a space: read those
- * without a branch per digit.  False (nothing read) for anything else.
+ * eight at a time.  False (nothing read) for anything else.
  */
 static bool sixteen_hex_digits(const char *p, uint64_t *addr)
 {
-	uint64_t v = 0;
-	unsigned bad = 0;
+	uint64_t hi_w, lo_w;
+	uint32_t hi, lo;
 
-	for (int i = 0; i < 16; i++) {
-		unsigned d = hex_plus_one[(unsigned char)p[i]];
-		bad |= d == 0;
-		v = v << 4 | (d - 1u);
-	}
-	if (bad || p[16] != ' ')
+	memcpy(&hi_w, p, sizeof(hi_w));
+	memcpy(&lo_w, p + 8, sizeof(lo_w));
+	if (!eight_hex_digits(hi_w, &hi) || !eight_hex_digits(lo_w, &lo) || p[16] != ' ')
 		return false;
-	*addr = v;
+	*addr = (uint64_t)hi << 32 | lo;
 	return true;
 }
 
@@ -191,7 +222,7 @@ static const char *parse_line(char *s, const char *end, const char *text, struct
 	if (*p != ' ')
 		return *eol = p, bad_byte(p, end, "type not followed by one space");
 	name = ++p;
-	p = name_end(p);
+	p = name_end(p, end);
 	if (p == name)
 		return *eol = p, bad_byte(p, end, "no symbol name");
 	if (p - name >= KSYM_NAME_MAX)
@@ -291,75 +322,258 @@ static uint32_t intern_module(const struct tb_ksyms *k, struct module_list *m, u
 	return at;
 }
 
-static int parse_all(struct tb_ksyms *k, size_t len, size_t cap, struct parser *p)
-{
-	struct module_list modules = {0};
-	char *pos = k->text, *end = k->text + len, *eol;
-	bool sorted = true, any_address = false;
+/*
+ * Lines [from, to) of the text (whole lines: to is the text's end or just
+ * after a newline), parsed into a part of the table of their own.  A part
+ * writes only its own lines' bytes (the NULs after names), so two parts of
+ * one text may be parsed at once.
+ */
+struct part {
+	const struct tb_ksyms *k;
+	size_t from, to;
+	struct ksym_entry *v;
+	size_t n, cap;
+	struct image_bounds image;
+	struct module_list modules;
+	bool sorted, any_address;
+	struct parser p;
+	int rc; /* 0 or -ENOMEM */
+	/* A part parsed on another thread keeps its problems for the caller to tell after the first part's. */
+	struct tb_ksyms_problems kept;
+};
 
+static int parse_part(struct part *pt)
+{
+	char *pos = pt->k->text + pt->from, *end = pt->k->text + pt->to, *eol;
+
+	pt->sorted = true;
 	while (pos < end) {
 		struct ksym_entry *e;
 		const char *why;
 
-		if (k->n == cap) {
-			struct ksym_entry *v = realloc(k->v, 2 * cap * sizeof(*v));
-			if (!v) {
-				free(modules.v);
-				return -ENOMEM;
-			}
-			k->v = v;
-			cap *= 2;
+		if (pt->n == pt->cap) {
+			struct ksym_entry *v = realloc(pt->v, 2 * pt->cap * sizeof(*v));
+			if (!v)
+				return pt->rc = -ENOMEM;
+			pt->v = v;
+			pt->cap *= 2;
 		}
-		e = &k->v[k->n];
-		why = parse_line(pos, end, k->text, e, &eol);
+		e = &pt->v[pt->n];
+		why = parse_line(pos, end, pt->k->text, e, &eol);
 		if (why) {
-			bad_line(p, (size_t)(eol - k->text), why);
+			bad_line(&pt->p, (size_t)(eol - pt->k->text), why);
 			eol = memchr(eol, '\n', (size_t)(end - eol));
 			if (!eol)
 				break;
 		} else {
-			e->order = (uint32_t)k->n;
+			e->order = (uint32_t)pt->n;
 			if (e->module == NO_MODULE)
-				note_bound(&k->image, k->text + e->name, e->addr);
+				note_bound(&pt->image, pt->k->text + e->name, e->addr);
 			else
-				e->module = intern_module(k, &modules, e->module);
-			sorted = sorted && (k->n == 0 || k->v[k->n - 1].addr <= e->addr);
-			any_address = any_address || e->addr != 0;
-			k->n++;
+				e->module = intern_module(pt->k, &pt->modules, e->module);
+			pt->sorted = pt->sorted && (pt->n == 0 || pt->v[pt->n - 1].addr <= e->addr);
+			pt->any_address = pt->any_address || e->addr != 0;
+			pt->n++;
 		}
 		pos = eol + 1;
 	}
-	free(modules.v);
-	if (!any_address)
-		return -ENOENT;
-	if (!sorted)
-		qsort(k->v, k->n, sizeof(*k->v), by_address);
-	return p->bad ? -EINVAL : 0;
+	return 0;
 }
 
-int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *diag,
-		   void *diag_ctx, struct tb_ksyms **out)
+static void part_init(struct part *pt, const struct tb_ksyms *k, size_t from, size_t to, const struct parser *p)
+{
+	*pt = (struct part){.k = k, .from = from, .to = to, .p = *p, .cap = (to - from) / 32 + 16};
+	pt->p.bad = 0;
+}
+
+static void part_free(struct part *pt)
+{
+	free(pt->v);
+	free(pt->modules.v);
+	free(pt->kept.v);
+}
+
+void tb_ksyms_keep_problem(void *ctx, const struct tb_diag *d)
+{
+	struct tb_ksyms_problems *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct tb_diag *v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->lost = true;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *d;
+}
+
+static void *parse_part_thread(void *arg)
+{
+	parse_part(arg);
+	return NULL;
+}
+
+/* The offset of module name at (of part b) as part a spells it first, if a names it. */
+static uint32_t as_named_in(const struct tb_ksyms *k, const struct module_list *a, uint32_t at)
+{
+	for (size_t i = a->n; i-- > 0;)
+		if (!strcmp(k->text + a->v[i], k->text + at))
+			return a->v[i];
+	return at;
+}
+
+/* The earlier part's bound where it has one, else the later's: the first listed wins. */
+static void merge_bounds(struct image_bounds *a, const struct image_bounds *b)
+{
+	if (!a->have_stext && b->have_stext)
+		a->stext = b->stext, a->have_stext = true;
+	if (!a->have_etext && b->have_etext)
+		a->etext = b->etext, a->have_etext = true;
+	if (!a->have_sinittext && b->have_sinittext)
+		a->sinittext = b->sinittext, a->have_sinittext = true;
+	if (!a->have_einittext && b->have_einittext)
+		a->einittext = b->einittext, a->have_einittext = true;
+	if (!a->have_end && b->have_end)
+		a->end = b->end, a->have_end = true;
+}
+
+/*
+ * Part b appended to part a, as if one part had read both: b's line
+ * numbers after a's, its modules spelled as a first spelled them.
+ */
+static int merge_parts(struct part *a, const struct part *b)
+{
+	uint32_t last_b = NO_MODULE, last_a = NO_MODULE;
+
+	if (a->cap < a->n + b->n) {
+		struct ksym_entry *v = realloc(a->v, (a->n + b->n) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = a->n + b->n;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		struct ksym_entry e = b->v[i];
+		e.order += (uint32_t)a->n;
+		if (e.module != NO_MODULE) {
+			if (e.module != last_b) /* modules come in runs: one look-up per run */
+				last_b = e.module, last_a = as_named_in(a->k, &a->modules, e.module);
+			e.module = last_a;
+		}
+		a->v[a->n + i] = e;
+	}
+	a->sorted = a->sorted && b->sorted && (a->n == 0 || b->n == 0 || a->v[a->n - 1].addr <= b->v[0].addr);
+	a->any_address = a->any_address || b->any_address;
+	a->p.bad += b->p.bad;
+	merge_bounds(&a->image, &b->image);
+	a->n += b->n;
+	return 0;
+}
+
+static size_t split_min = 1u << 20;
+
+void tb_ksyms_set_split(size_t min_len)
+{
+	split_min = min_len;
+}
+
+/*
+ * Where to cut len bytes of text in two for two threads: just after the
+ * newline nearest past the middle; 0 (no cut) for a short text or one
+ * without such a newline.
+ */
+static size_t split_point(const char *text, size_t len)
+{
+	const char *nl;
+
+	if (len < split_min || len < 2)
+		return 0;
+	nl = memchr(text + len / 2, '\n', len - len / 2);
+	return nl && (size_t)(nl + 1 - text) < len ? (size_t)(nl + 1 - text) : 0;
+}
+
+/*
+ * Every line, into k: a long text in two halves at once, the second on a
+ * thread of its own (its problems told after the first half's, so the
+ * order is the text's), then joined as one pass would have made them.
+ */
+static int parse_all(struct tb_ksyms *k, size_t len, struct parser *p)
+{
+	size_t cut = split_point(k->text, len);
+	struct part a, b;
+	pthread_t helper;
+	bool threaded = false;
+	int rc = 0;
+
+	part_init(&a, k, 0, cut ? cut : len, p);
+	part_init(&b, k, cut, len, p);
+	a.cap = len / 32 + 16; /* room for b's entries too: the join copies them in, the table stays in huge pages */
+	a.v = alloc_big(a.cap * sizeof(*a.v));
+	if (cut) {
+		b.v = alloc_big(b.cap * sizeof(*b.v));
+		b.p.diag = p->diag ? tb_ksyms_keep_problem : NULL;
+		b.p.diag_ctx = &b.kept;
+		threaded = a.v && b.v && pthread_create(&helper, NULL, parse_part_thread, &b) == 0;
+	}
+	if (!a.v || (cut && !b.v))
+		rc = -ENOMEM;
+	else
+		parse_part(&a);
+	if (threaded)
+		pthread_join(helper, NULL); /* b is read only after this */
+	else if (cut && rc == 0)
+		parse_part(&b);
+	if (rc == 0 && (a.rc || b.rc || b.kept.lost))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < b.kept.n; i++)
+		p->diag(p->diag_ctx, &b.kept.v[i]);
+	if (rc == 0 && cut)
+		rc = merge_parts(&a, &b);
+	p->bad = a.p.bad;
+	if (rc == 0 && !a.any_address)
+		rc = -ENOENT;
+	if (rc == 0) {
+		if (!a.sorted)
+			qsort(a.v, a.n, sizeof(*a.v), by_address);
+		k->v = a.v;
+		k->n = a.n;
+		k->image = a.image;
+		a.v = NULL;
+	}
+	part_free(&a);
+	part_free(&b);
+	return rc < 0 ? rc : p->bad ? -EINVAL : 0;
+}
+
+char *tb_ksyms_text_buffer(size_t len)
+{
+	return len < UINT32_MAX ? alloc_big(len + TEXT_PAD) : NULL;
+}
+
+int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_diag_fn *diag,
+			  void *diag_ctx, struct tb_ksyms **out)
 {
 	struct parser p = {.file = file, .diag = diag, .diag_ctx = diag_ctx};
-	size_t cap = len / 32 + 16; /* real lines are 30-40 bytes; grown if not enough */
 	struct tb_ksyms *k;
 	int rc;
 
 	*out = NULL;
-	if (len >= UINT32_MAX)
+	if (len >= UINT32_MAX) {
+		free(buf);
 		return -EFBIG; /* name offsets are 32-bit; kallsyms is a few MB */
+	}
 	k = calloc(1, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	k->text = alloc_big(len + TEXT_PAD);
-	k->v = alloc_big(cap * sizeof(*k->v));
-	if (!k->text || !k->v) {
-		tb_ksyms_free(k);
+	if (!k) {
+		free(buf);
 		return -ENOMEM;
 	}
-	memcpy(k->text, text, len);
+	k->buf = buf;
+	k->text = buf + skip;
 	memset(k->text + len, 0, TEXT_PAD);
-	rc = parse_all(k, len, cap, &p);
+	rc = parse_all(k, len, &p);
 	if (rc == -ENOENT || rc == -ENOMEM) {
 		tb_ksyms_free(k);
 		return rc;
@@ -368,11 +582,25 @@ int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *d
 	return rc;
 }
 
+int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *diag,
+		   void *diag_ctx, struct tb_ksyms **out)
+{
+	char *buf;
+
+	*out = NULL;
+	if (len >= UINT32_MAX)
+		return -EFBIG;
+	if (!(buf = tb_ksyms_text_buffer(len)))
+		return -ENOMEM;
+	memcpy(buf, text, len);
+	return tb_ksyms_parse_buffer(file, buf, 0, len, diag, diag_ctx, out);
+}
+
 void tb_ksyms_free(struct tb_ksyms *k)
 {
 	if (!k)
 		return;
-	free(k->text);
+	free(k->buf);
 	free(k->v);
 	free(k);
 }

@@ -64,6 +64,40 @@ int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *d
 		   void *diag_ctx, struct tb_ksyms **out);
 void tb_ksyms_free(struct tb_ksyms *k);
 
+/*
+ * The same parse without the copy: the text is read (or decompressed)
+ * straight into a buffer from tb_ksyms_text_buffer(size) (room for size
+ * bytes and the parser's padding; NULL without memory or for size >= 4
+ * GiB), where it lies at buf + skip, skip + len <= size;
+ * tb_ksyms_parse_buffer() takes the buffer over whatever it returns - kept
+ * by the table, or freed - and may write the bytes after the text.  Saves
+ * copying (and faulting in) megabytes at start-up.
+ */
+char *tb_ksyms_text_buffer(size_t size);
+int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_diag_fn *diag,
+			  void *diag_ctx, struct tb_ksyms **out);
+
+/*
+ * Problems kept, in order, to be told later by another thread:
+ * tb_ksyms_keep_problem is a tb_diag_fn whose ctx is the list (lost is set
+ * when one could not be kept).  The d->file pointers are kept as they
+ * are.  The owner frees v.
+ */
+struct tb_ksyms_problems {
+	struct tb_diag *v;
+	size_t n, cap;
+	bool lost;
+};
+void tb_ksyms_keep_problem(void *ctx, const struct tb_diag *d);
+
+/*
+ * Texts of at least min_len bytes are parsed in two halves at once, the
+ * second on a thread of its own (default 1 MiB; SIZE_MAX: never) - the
+ * same table and problems, in the same order.  For tests; not to be
+ * changed while a parse runs.
+ */
+void tb_ksyms_set_split(size_t min_len);
+
 /* Number of symbols in the table. */
 size_t tb_ksyms_count(const struct tb_ksyms *k);
 

@@ -26,6 +26,7 @@
 #include "btf.h"
 #include "constants.h"
 #include "ksyms.h"
+#include "ksyms_job.h"
 #include "kstrings.h"
 #include "kvars.h"
 #include "schema_kernel.h"
@@ -78,6 +79,7 @@ struct tb_schema {
 	void (*print_state_free)(void *);
 	/* What print fmts need beyond the format files (schema_kernel.h). */
 	struct tb_ksyms *ksyms;
+	struct ksyms_job *ksyms_job; /* kallsyms being parsed; ksyms is set when it is settled */
 	/*
 	 * User-space symbols (tb_schema_load_user_symbols), apart from the
 	 * kernel's: each table keeps its own rule for which addresses resolve,
@@ -160,6 +162,7 @@ void tb_schema_free(struct tb_schema *s)
 	if (!s)
 		return;
 	schema_set_print_state(s, NULL, NULL); /* compiled programs point into the formats */
+	schema_kallsyms_drop(s); /* never settled: its problems go unsaid */
 	comms_free(&s->comms);
 	if (s->by_id)
 		for (size_t id = 0; id <= MAX_EVENT_ID; id++)
@@ -549,6 +552,18 @@ static int parse_cmdline(const char *p, size_t len, int *pid, char *comm, size_t
 	return 0;
 }
 
+/* Lines in text: newlines, and one more if the last does not end in one. */
+static size_t count_lines(const char *text, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *p = text, *end = text + len; p < end; n++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	return n;
+}
+
 int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *text, size_t len)
 {
 	size_t pos = 0, bad;
@@ -557,6 +572,8 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 
 	if (bad_load_args(s, &file, text, len))
 		return -EINVAL;
+	if (comms_reserve(&s->comms, count_lines(text, len)) < 0)
+		return -ENOMEM;
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
@@ -583,6 +600,19 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
  * Without privileges (kptr_restrict) every kallsyms address reads 0 and
  * there is nothing to resolve with: not an error.
  */
+/* A parse's table (rc and k as tb_ksyms_parse() sets them) becomes *table. */
+static int adopt_symbols(struct tb_schema *s, struct tb_ksyms **table, int rc, struct tb_ksyms *k)
+{
+	if (rc == -ENOENT)
+		return 0;
+	if (!k)
+		return rc;
+	tb_ksyms_free(*table);
+	*table = k;
+	s->have_symbols = true;
+	return rc;
+}
+
 static int load_symbols(struct tb_schema *s, struct tb_ksyms **table, const char *file,
 			const char *text, size_t len)
 {
@@ -592,14 +622,50 @@ static int load_symbols(struct tb_schema *s, struct tb_ksyms **table, const char
 	if (bad_load_args(s, &file, text, len))
 		return -EINVAL;
 	rc = tb_ksyms_parse(file, text, len, forward_diag, s, &k);
-	if (rc == -ENOENT)
+	return adopt_symbols(s, table, rc, k);
+}
+
+int schema_kallsyms_start(struct tb_schema *s, const char *file, ksyms_fill_fn *fill, void *ctx)
+{
+	/* A second kallsyms replaces the first, as a load does. */
+	if (schema_kallsyms_settle(s) == -ENOMEM)
+		return -ENOMEM;
+	return ksyms_job_start(file, fill, ctx, &s->ksyms_job);
+}
+
+int schema_kallsyms_filled(struct tb_schema *s, size_t *len)
+{
+	*len = 0;
+	return s->ksyms_job ? ksyms_job_filled(s->ksyms_job, len) : 0;
+}
+
+void schema_kallsyms_drop(struct tb_schema *s)
+{
+	struct tb_ksyms *k;
+
+	if (!s->ksyms_job)
+		return;
+	ksyms_job_finish(s->ksyms_job, NULL, NULL, &k);
+	s->ksyms_job = NULL;
+	tb_ksyms_free(k);
+}
+
+bool schema_kallsyms_pending(const struct tb_schema *s)
+{
+	return s->ksyms_job != NULL;
+}
+
+int schema_kallsyms_settle(struct tb_schema *s)
+{
+	struct ksyms_job *j = s->ksyms_job;
+	struct tb_ksyms *k;
+	int rc;
+
+	if (!j)
 		return 0;
-	if (!k)
-		return rc;
-	tb_ksyms_free(*table);
-	*table = k;
-	s->have_symbols = true;
-	return rc;
+	s->ksyms_job = NULL; /* before its problems are told: telling one may ask to settle */
+	rc = ksyms_job_finish(j, forward_diag, s, &k);
+	return adopt_symbols(s, &s->ksyms, rc, k);
 }
 
 int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len)

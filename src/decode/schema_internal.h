@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ksyms_job.h"
 #include "tracebuf/schema.h"
 
 /* Replace the printer's state (the old one is freed with its own free_fn). */
@@ -45,5 +46,22 @@ void schema_set_tep_verbatim(struct tb_schema *s, bool verbatim);
  * parsing it (format.c).
  */
 uint32_t format_text_id(const char *text, size_t len);
+
+/*
+ * kallsyms read and parsed on a thread of its own while the caller reads
+ * on (ksyms_job.h): schema_kallsyms_start() runs fill(ctx) and the parse
+ * there (0 or -ENOMEM); schema_kallsyms_filled() waits for fill and
+ * returns what it returned (0 when nothing is pending).  The table is the
+ * schema's - and the parse's problems are told, through the schema's diag
+ * - only once schema_kallsyms_settle() has run, on the thread that started
+ * it, before anything looks a symbol up or the schema is handed on.
+ * settle returns what tb_schema_load_kallsyms() returns (0 when nothing is
+ * pending).  A schema freed unsettled drops the problems unsaid.
+ */
+int schema_kallsyms_start(struct tb_schema *s, const char *file, ksyms_fill_fn *fill, void *ctx);
+int schema_kallsyms_filled(struct tb_schema *s, size_t *len);
+void schema_kallsyms_drop(struct tb_schema *s); /* waited for, its table and problems dropped */
+bool schema_kallsyms_pending(const struct tb_schema *s);
+int schema_kallsyms_settle(struct tb_schema *s);
 
 #endif

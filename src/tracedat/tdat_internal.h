@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "capture_source.h"
 #include "tdat_zip.h"
 #include "tracebuf/tracedat.h"
@@ -51,6 +52,16 @@ struct tb_tracedat {
 	struct tdat_pending *pending; /* [npending], parallel to formats */
 	size_t npending, pending_cap;
 	uint32_t *pending_by_id;      /* [65536]: index in pending + 1, 0 for none */
+	/*
+	 * kallsyms is parsed on a thread while the rest is read (tdat_read.c):
+	 * once the reading has passed where the file holds it, its problems are
+	 * told before any later one (kallsyms_past), and kallsyms_rc keeps a
+	 * failure met while telling them.
+	 */
+	bool kallsyms_past;
+	int kallsyms_rc;
+	/* The formats' names and systems, and the texts of pending formats: freed together at close. */
+	struct arena strings;
 	/* A read-ahead of the file for the many small reads of the metadata. */
 	uint8_t *ra;
 	uint64_t ra_at;
@@ -102,8 +113,9 @@ void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
 struct tdat_pending {
 	char *text; /* NULL once handed to the schema */
 	size_t len;
-	char *label;
-	char *system;
+	uint64_t at;       /* where the text starts: in the file, or in the decompressed section */
+	const char *where; /* that section's name (static), NULL for the file itself */
+	uint64_t base;     /* where: the section's offset in the file */
 };
 
 /* The file's blob store (blob_store.h), problems told through td; NULL when it saved none. */

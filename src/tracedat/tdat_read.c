@@ -19,6 +19,7 @@
 
 #include "diag.h"
 #include "diag_defer.h"
+#include "ksyms.h"
 #include "schema_internal.h"
 #include "blob_store.h"
 #include "tdat_internal.h"
@@ -28,6 +29,22 @@ static const uint8_t MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n'
 
 /* ------------------------------------------------------------ problems */
 
+/*
+ * A problem is about to be told: if it comes after kallsyms in the file's
+ * order and kallsyms is still being parsed, kallsyms's own problems go
+ * first, as they did when it was parsed in its turn.
+ */
+static void settle_kallsyms_before(struct tb_tracedat *td)
+{
+	int rc;
+
+	if (!td->kallsyms_past || !schema_kallsyms_pending(td->schema))
+		return;
+	rc = schema_kallsyms_settle(td->schema);
+	if (rc == -ENOMEM && !td->kallsyms_rc)
+		td->kallsyms_rc = rc;
+}
+
 static void tell_diag(void *ctx, const struct tb_diag *d)
 {
 	struct tb_tracedat *td = ctx;
@@ -35,6 +52,7 @@ static void tell_diag(void *ctx, const struct tb_diag *d)
 	/* Met by a worker reading pages: the reading thread tells it (diag_defer.h). */
 	if (diag_defer(tell_diag, ctx, d))
 		return;
+	settle_kallsyms_before(td);
 	if (!d->warning)
 		td->problems++;
 	td->diag(td->diag_ctx, d);
@@ -81,6 +99,7 @@ static void schema_diag(void *ctx, const struct tb_diag *d)
 {
 	struct tb_tracedat *td = ctx;
 
+	settle_kallsyms_before(td);
 	if (!d->warning)
 		td->problems++;
 	td->diag(td->diag_ctx, d);
@@ -253,8 +272,12 @@ static int rd_text_fits(struct rd *r, uint64_t len, uint64_t limit, const char *
 	return rd_need(r, len, what);
 }
 
-/* len bytes of text, NUL-terminated, into a new buffer; len is checked first. */
-static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what, char **out)
+/*
+ * len bytes of text, NUL-terminated, into a new buffer (taken from arena,
+ * when there is one, else malloc'd); len is checked first.
+ */
+static int rd_text_in(struct rd *r, uint64_t len, uint64_t limit, const char *what, struct arena *arena,
+		      char **out)
 {
 	char *buf;
 	int rc;
@@ -262,16 +285,22 @@ static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what,
 	*out = NULL;
 	if ((rc = rd_text_fits(r, len, limit, what)) < 0)
 		return rc;
-	buf = malloc(len + 1);
+	buf = arena ? arena_take(arena, len + 1) : malloc(len + 1);
 	if (!buf)
 		return -ENOMEM;
 	if ((rc = rd_get(r, buf, len, what)) < 0) {
-		free(buf);
+		if (!arena)
+			free(buf);
 		return rc;
 	}
 	buf[len] = '\0';
 	*out = buf;
 	return 0;
+}
+
+static int rd_text(struct rd *r, uint64_t len, uint64_t limit, const char *what, char **out)
+{
+	return rd_text_in(r, len, limit, what, NULL, out);
 }
 
 /* rd_text() for a text not wanted: its length checked as rd_text() checks it, its bytes skipped. */
@@ -324,18 +353,28 @@ static int add_part(struct tb_tracedat *td, const char *what, int id, unsigned f
 	return 0;
 }
 
-/* Where a text came from, for messages: "FILE: sched format at byte N". */
-static char *text_label(struct rd *r, uint64_t at, const char *what)
+/*
+ * Where a text came from, for messages: "FILE: sched format at byte N", or
+ * in a decompressed section (where, at byte base of the file) "... at byte
+ * N of the decompressed events format at byte M".
+ */
+static char *place_label(const struct tb_tracedat *td, const char *where, uint64_t base, uint64_t at,
+			 const char *what)
 {
 	char *label = NULL;
 	int n;
 
-	if (r->mem)
-		n = asprintf(&label, "%s: %s at byte %llu of the decompressed %s at byte %llu", r->td->path,
-			     what, (unsigned long long)at, r->where, (unsigned long long)r->base);
+	if (where)
+		n = asprintf(&label, "%s: %s at byte %llu of the decompressed %s at byte %llu", td->path, what,
+			     (unsigned long long)at, where, (unsigned long long)base);
 	else
-		n = asprintf(&label, "%s: %s at byte %llu", r->td->path, what, (unsigned long long)at);
+		n = asprintf(&label, "%s: %s at byte %llu", td->path, what, (unsigned long long)at);
 	return n < 0 ? NULL : label;
+}
+
+static char *text_label(struct rd *r, uint64_t at, const char *what)
+{
+	return place_label(r->td, r->mem ? r->where : NULL, r->base, at, what);
 }
 
 /* The value after "key:" on one of text's lines, copied to out ("" if none). */
@@ -377,13 +416,11 @@ static int add_format(struct tb_tracedat *td, const char *system, const char *te
 	line_value(text, len, "name:", name, sizeof(name));
 	line_value(text, len, "ID:", id, sizeof(id));
 	f = &td->formats[td->nformats];
-	f->system = strdup(system);
-	f->name = strdup(name);
-	if (!f->system || !f->name) {
-		free((char *)f->system);
-		free((char *)f->name);
+	/* A system's formats follow each other: they share its name. */
+	f->system = td->nformats && !strcmp(f[-1].system, system) ? f[-1].system : arena_strdup(&td->strings, system);
+	f->name = arena_strdup(&td->strings, name);
+	if (!f->system || !f->name)
 		return -ENOMEM;
-	}
 	f->id = (uint32_t)strtoul(id, NULL, 10);
 	f->offset = offset;
 	f->len = len;
@@ -426,17 +463,41 @@ static int read_headers(struct tb_tracedat *td, struct rd *r)
 	return 0;
 }
 
-/* Hand pending format i to the schema (once): its problems are reported now. */
+/* "SYSTEM/NAME format" (cut to fit out, which holds at least 1 byte). */
+static void format_what(char *out, size_t cap, const char *system, const char *name)
+{
+	size_t n = 0;
+
+	for (const char *parts[] = {system, name ? "/" : "", name ? name : "", " format"}, **p = parts;
+	     p < parts + 4; p++) {
+		size_t len = strlen(*p);
+		if (len > cap - 1 - n)
+			len = cap - 1 - n;
+		memcpy(out + n, *p, len);
+		n += len;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * Hand pending format i to the schema (once): its problems are reported
+ * now, named after where it lies, which is put in words only now.
+ */
 static int load_pending(struct tb_tracedat *td, size_t i)
 {
 	struct tdat_pending *p = &td->pending[i];
+	const struct tb_tracedat_format *f = &td->formats[i];
+	char what[TDAT_MAX_NAME + TB_NAME_MAX + 16], *label;
 	int rc;
 
 	if (!p->text)
 		return 0;
-	rc = tb_schema_load_format(td->schema, p->label, p->system, p->text, p->len);
-	free(p->text);
-	p->text = NULL;
+	format_what(what, sizeof(what), f->system, f->name);
+	if (!(label = place_label(td, p->where, p->base, p->at, what)))
+		return -ENOMEM;
+	rc = tb_schema_load_format(td->schema, label, f->system, p->text, p->len);
+	free(label);
+	p->text = NULL; /* in td->strings: freed at close */
 	return rc == -ENOMEM ? rc : 0; /* a format that does not parse leaves its event unknown */
 }
 
@@ -451,13 +512,14 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 }
 
 /*
- * Keep format i for later (lazy_formats); text and label become the
- * pending entry's (freed here if it cannot be made).  It is loaded now when
- * its ID cannot be known without parsing it (no number: the parser says
- * why) or another format claims the same ID (the schema says which two).
+ * Keep format i, just read at at by r, for later (lazy_formats); text
+ * (in td->strings) becomes the pending entry's.  It is
+ * loaded now when its ID cannot be known without parsing it (no number:
+ * the parser says why) or another format claims the same ID (the schema
+ * says which two).
  */
-static int defer_format(struct tb_tracedat *td, size_t i, const char *system, char *text, size_t len,
-			char *label)
+static int defer_format(struct tb_tracedat *td, size_t i, const struct rd *r, uint64_t at, char *text,
+			size_t len)
 {
 	struct tdat_pending *p;
 	uint32_t id = format_text_id(text, len);
@@ -472,10 +534,9 @@ static int defer_format(struct tb_tracedat *td, size_t i, const char *system, ch
 		td->pending_cap = td->formats_cap;
 	}
 	p = &td->pending[i];
-	*p = (struct tdat_pending){.text = text, .len = len, .label = label, .system = strdup(system)};
+	*p = (struct tdat_pending){
+	    .text = text, .len = len, .at = at, .base = r->base, .where = r->mem ? r->where : NULL};
 	td->npending = i + 1;
-	if (!p->system)
-		return -ENOMEM;
 	if (id == 0)
 		return load_pending(td, i);
 	if (td->pending_by_id[id]) {
@@ -485,8 +546,6 @@ static int defer_format(struct tb_tracedat *td, size_t i, const char *system, ch
 	td->pending_by_id[id] = (uint32_t)i + 1;
 	return 0;
 oom:
-	free(text);
-	free(label);
 	return -ENOMEM;
 }
 
@@ -498,20 +557,19 @@ static int read_one_format(struct tb_tracedat *td, struct rd *r, const char *sys
 	size_t i = td->nformats;
 	int rc;
 
-	snprintf(what, sizeof(what), "%s format", system);
+	format_what(what, sizeof(what), system, NULL);
 	if ((rc = rd_u64(r, &len, "format file size")) < 0)
 		return rc;
 	at = r->pos;
-	if ((rc = rd_text(r, len, TDAT_MAX_FORMAT, what, &text)) < 0)
+	/* A pending text is kept until close: it is taken from td->strings, not malloc'd. */
+	if ((rc = rd_text_in(r, len, TDAT_MAX_FORMAT, what, td->lazy_formats ? &td->strings : NULL, &text)) < 0)
 		return rc;
 	rc = add_format(td, system, text, len, r->mem ? r->base : at);
-	/* Parsed when first met, its problems must name the event too. */
-	if (rc == 0 && td->lazy_formats)
-		snprintf(what, sizeof(what), "%s/%s format", system, td->formats[i].name);
+	/* Parsed when first met: named then, after the event too (load_pending). */
+	if (td->lazy_formats)
+		return rc < 0 ? rc : defer_format(td, i, r, at, text, len);
 	if (rc == 0 && !(label = text_label(r, at, what)))
 		rc = -ENOMEM;
-	if (rc == 0 && td->lazy_formats)
-		return defer_format(td, i, system, text, len, label);
 	if (rc == 0) {
 		/* A format that does not parse leaves its event unknown; the rest reads on. */
 		rc = tb_schema_load_format(td->schema, label, system, text, len);
@@ -607,10 +665,10 @@ static int ignore_text(struct tb_schema *s, const char *file, const char *text, 
 	return 0;
 }
 
-static int read_kallsyms(struct tb_tracedat *td, struct rd *r)
+/* kallsyms a count does not want: its length checked, megabytes not read. */
+static int skip_kallsyms(struct tb_tracedat *td, struct rd *r)
 {
-	return read_text(td, r, 4, "kallsyms", td->no_symbols ? ignore_text : tb_schema_load_kallsyms,
-			 &td->info.kallsyms_len);
+	return read_text(td, r, 4, "kallsyms", ignore_text, &td->info.kallsyms_len);
 }
 
 static int read_printk(struct tb_tracedat *td, struct rd *r)
@@ -1064,9 +1122,281 @@ static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpu
 	return rc;
 }
 
+/* ------------------------------------------------------------- kallsyms */
+
+static const char *section_name(unsigned id);
+static int section_head(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id, uint16_t *flags,
+			uint64_t *size, uint64_t *clen, uint32_t *ulen);
+static int check_block_sizes(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen,
+			     const char *what);
+static int inflate_checked(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+			   uint8_t *buf);
+
+/*
+ * kallsyms is read (decompressed) and parsed on a thread of its own
+ * (ksyms_job.h) while the reading thread reads on.  It starts as early as
+ * the file says where kallsyms is - v7 names its section, in v6 it follows
+ * the formats, whose sizes are walked first - but everything that may
+ * refuse the file still counts in kallsyms's turn: what is found wrong
+ * before the start (here) and while filling the text (there) is kept
+ * (diag_defer.h) and told in the turn, then the parse's own problems, then
+ * any later one.  When the reading stops before the turn none of it is
+ * told, as kallsyms was never reached then.
+ */
+struct kallsyms_read {
+	struct tb_tracedat *td;
+	bool started;
+	int rc;                  /* what the checks before the start found */
+	struct diag_sink before; /* their problems */
+	uint64_t from;           /* where the turn finds kallsyms (v6: its length field) */
+	/* What the thread reads: */
+	bool compressed;
+	uint64_t pos, len;       /* plain: the text in the file */
+	uint64_t at, clen;       /* compressed: the section and its block's size */
+	uint32_t ulen;
+	/* What it leaves, read after ksyms_job_filled(): */
+	uint64_t left;           /* bytes after the text in its section */
+	struct diag_sink during; /* what filling met */
+};
+
+/* The text into the table's buffer, straight from the file. */
+static int pread_kallsyms(struct kallsyms_read *k, char **buf, size_t *len)
+{
+	int rc;
+
+	if (!(*buf = tb_ksyms_text_buffer(k->len)))
+		return -ENOMEM;
+	if ((rc = tdat_pread(k->td, *buf, k->len, k->pos, "kallsyms")) < 0) {
+		free(*buf);
+		*buf = NULL;
+		return rc;
+	}
+	*len = k->len;
+	return 0;
+}
+
+/*
+ * The section decompressed straight into the table's buffer, then its u32
+ * length and text checked there as read_text() checks them: the text is
+ * parsed where it lies, 4 bytes in.
+ */
+static int inflate_kallsyms(struct kallsyms_read *k, char **buf, size_t *skip, size_t *len)
+{
+	const char *what = section_name(TB_TDAT_OPT_KALLSYMS);
+	struct rd r = {.td = k->td, .end = k->ulen, .base = k->at, .where = what};
+	uint32_t n;
+	int rc;
+
+	if ((rc = check_block_sizes(k->td, k->at + 24, k->clen, k->ulen, what)) < 0)
+		return rc;
+	if (!(*buf = tb_ksyms_text_buffer(k->ulen)))
+		return -ENOMEM;
+	r.mem = (const uint8_t *)*buf;
+	if ((rc = inflate_checked(k->td, k->at + 24, k->clen, k->ulen, what, (uint8_t *)*buf)) == 0 &&
+	    (rc = rd_u32(&r, &n, "kallsyms")) == 0 && (rc = rd_text_fits(&r, n, TDAT_MAX_TEXT, "kallsyms")) == 0) {
+		*skip = r.pos;
+		*len = n;
+		r.pos += n;
+		k->left = rd_left(&r);
+		return 0;
+	}
+	free(*buf);
+	*buf = NULL;
+	return rc;
+}
+
+/* ksyms_fill_fn, on the job's thread: the problems it meets are kept for the turn. */
+static int fill_kallsyms(void *ctx, char **buf, size_t *skip, size_t *len)
+{
+	struct kallsyms_read *k = ctx;
+	int rc;
+
+	diag_sink_install(&k->during);
+	rc = k->compressed ? inflate_kallsyms(k, buf, skip, len) : pread_kallsyms(k, buf, len);
+	diag_sink_install(NULL);
+	return rc;
+}
+
+/* The u32 length and where the text lies, at r's position in the file (problems kept in k->before). */
+static int plain_kallsyms(struct rd *r, struct kallsyms_read *k)
+{
+	uint32_t len;
+	int rc;
+
+	if ((rc = rd_u32(r, &len, "kallsyms")) < 0 || (rc = rd_text_fits(r, len, TDAT_MAX_TEXT, "kallsyms")) < 0)
+		return rc;
+	k->pos = r->pos;
+	k->len = len;
+	k->left = r->end - r->pos - len;
+	return 0;
+}
+
+/* The thread started on what k says; where its problems will be placed is known now. */
+static int start_kallsyms(struct tb_tracedat *td, struct kallsyms_read *k)
+{
+	/* Named as read_text() names a text: in the file, or in the decompressed section after its length. */
+	struct rd in_file = {.td = td};
+	struct rd in_section = {.td = td, .mem = (const uint8_t *)"", .base = k->at, .where = "kallsyms"};
+	char *label = k->compressed ? text_label(&in_section, 4, "kallsyms") : text_label(&in_file, k->pos, "kallsyms");
+	int rc = label ? schema_kallsyms_start(td->schema, label, fill_kallsyms, k) : -ENOMEM;
+
+	free(label);
+	k->started = rc == 0;
+	return rc;
+}
+
+/* v7: the kallsyms section (none: nothing to start). */
+static void start_kallsyms_v7(struct tb_tracedat *td, const struct sections *sec, struct kallsyms_read *k)
+{
+	uint64_t at = sec->at[TB_TDAT_OPT_KALLSYMS], size;
+	uint16_t flags;
+
+	k->td = td;
+	if (!at)
+		return;
+	diag_sink_install(&k->before);
+	k->rc = section_head(td, at, sec->opt_at[TB_TDAT_OPT_KALLSYMS], TB_TDAT_OPT_KALLSYMS, &flags, &size,
+			     &k->clen, &k->ulen);
+	k->at = at;
+	k->compressed = flags & 1;
+	if (k->rc == 0 && !k->compressed) {
+		struct rd r = {.td = td, .pos = at + 16, .end = at + 16 + size};
+		k->rc = plain_kallsyms(&r, k);
+	}
+	diag_sink_install(NULL);
+	if (k->rc == 0)
+		k->rc = start_kallsyms(td, k);
+}
+
+/* v6: kallsyms at byte from, its length field (the text runs on to the end of the file at most). */
+static void start_kallsyms_v6(struct tb_tracedat *td, uint64_t from, struct kallsyms_read *k)
+{
+	struct rd r = {.td = td, .pos = from, .end = td->info.file_size};
+
+	k->td = td;
+	k->from = from;
+	diag_sink_install(&k->before);
+	k->rc = plain_kallsyms(&r, k);
+	k->left = 0; /* v6 has no sections: nothing is left over */
+	diag_sink_install(NULL);
+	if (k->rc == 0)
+		k->rc = start_kallsyms(td, k);
+}
+
+/*
+ * v6: where kallsyms's length field is, found by walking the formats'
+ * sizes from byte from (after the headers) without reading the formats;
+ * 0 when the walk meets anything odd (the reading in turn says what).
+ */
+static uint64_t v6_kallsyms_at(struct tb_tracedat *td, uint64_t from)
+{
+	struct diag_sink unheard = {0};
+	struct rd r = {.td = td, .pos = from, .end = td->info.file_size};
+	char system[TDAT_MAX_NAME];
+	uint32_t n, nsys = 0;
+	uint64_t len;
+	int rc;
+
+	diag_sink_install(&unheard);
+	/* The counts are checked as the reading in turn checks them: a lie is not walked. */
+	rc = rd_u32(&r, &n, "ftrace format count");
+	if (rc == 0 && n > rd_left(&r) / 8)
+		rc = -EINVAL;
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
+		if ((rc = rd_u64(&r, &len, "format file size")) == 0)
+			rc = rd_skip_text(&r, len, TDAT_MAX_FORMAT, "format");
+	if (rc == 0)
+		rc = rd_u32(&r, &nsys, "event system count");
+	if (rc == 0 && nsys > rd_left(&r) / 5)
+		rc = -EINVAL;
+	for (uint32_t s = 0; rc == 0 && s < nsys; s++) {
+		if ((rc = rd_cstr(&r, system, sizeof(system), "event system name")) < 0 ||
+		    (rc = rd_u32(&r, &n, "event count")) < 0)
+			break;
+		if (n > rd_left(&r) / 8)
+			rc = -EINVAL;
+		for (uint32_t i = 0; rc == 0 && i < n; i++)
+			if ((rc = rd_u64(&r, &len, "format file size")) == 0)
+				rc = rd_skip_text(&r, len, TDAT_MAX_FORMAT, "format");
+	}
+	diag_sink_install(NULL);
+	diag_sink_free(&unheard);
+	return rc == 0 ? r.pos : 0;
+}
+
+/* The reading stops before kallsyms's turn: the thread is let finish, unheard. */
+static void drop_kallsyms(struct tb_tracedat *td, struct kallsyms_read *k)
+{
+	size_t len;
+
+	if (k->started) {
+		schema_kallsyms_filled(td->schema, &len); /* k is the thread's until then */
+		schema_kallsyms_drop(td->schema);
+	}
+	k->started = false;
+	diag_sink_free(&k->before);
+	diag_sink_free(&k->during);
+}
+
+/* kallsyms's turn: what was found so far told, and its failure the reading's. */
+static int kallsyms_turn(struct tb_tracedat *td, struct kallsyms_read *k)
+{
+	size_t len = 0;
+	int rc = k->rc;
+
+	if (k->started) {
+		int filled = schema_kallsyms_filled(td->schema, &len);
+		rc = rc < 0 ? rc : filled;
+	}
+	diag_sink_tell(&k->before);
+	diag_sink_tell(&k->during);
+	diag_sink_free(&k->before);
+	diag_sink_free(&k->during);
+	if (rc < 0)
+		return rc;
+	td->info.kallsyms_len = len;
+	td->kallsyms_past = true; /* from here a problem waits for the parse's, told first */
+	if (k->left)
+		tdat_warn(td, k->at, "%llu bytes left over at the end of the %s section",
+			  (unsigned long long)k->left, section_name(TB_TDAT_OPT_KALLSYMS));
+	return 0;
+}
+
+/*
+ * The end of the reading: kallsyms's table and problems, told now if the
+ * reading got past its turn.  0 or -ENOMEM.
+ */
+static int settle_kallsyms(struct tb_tracedat *td)
+{
+	if (!td->kallsyms_past)
+		return 0; /* tb_schema_free() drops what is pending */
+	settle_kallsyms_before(td);
+	return td->kallsyms_rc;
+}
+
+/* v6 kallsyms's turn, at r's position: started there unless it was where the walk said. */
+static int read_kallsyms_v6(struct tb_tracedat *td, struct rd *r, struct kallsyms_read *k)
+{
+	int rc;
+
+	if (td->no_symbols)
+		return skip_kallsyms(td, r);
+	if (!k->started || k->from != r->pos) {
+		drop_kallsyms(td, k);
+		*k = (struct kallsyms_read){0};
+		start_kallsyms_v6(td, r->pos, k);
+	}
+	if ((rc = kallsyms_turn(td, k)) == 0)
+		r->pos = k->pos + k->len;
+	return rc;
+}
+
+/* ------------------------------------------------------------- version 6 */
+
 static int read_v6(struct tb_tracedat *td, struct rd *r)
 {
-	uint64_t at, next;
+	struct kallsyms_read k = {0};
+	uint64_t at, next, kallsyms_at;
 	uint32_t cpus;
 	char tag[10];
 	int rc, ninstances;
@@ -1078,15 +1408,21 @@ static int read_v6(struct tb_tracedat *td, struct rd *r)
 		return rc;
 	add_part(td, "header_page and header_event", -1, 0, at, r->pos - at, r->pos - at);
 	at = r->pos;
-	if ((rc = read_ftrace_formats(td, r)) < 0)
+	if (!td->no_symbols && (kallsyms_at = v6_kallsyms_at(td, r->pos))) /* parsed while the formats are read */
+		start_kallsyms_v6(td, kallsyms_at, &k);
+	if ((rc = read_ftrace_formats(td, r)) < 0) {
+		drop_kallsyms(td, &k);
 		return rc;
+	}
 	add_part(td, "ftrace formats", -1, 0, at, r->pos - at, r->pos - at);
 	at = r->pos;
-	if ((rc = read_event_formats(td, r)) < 0)
+	if ((rc = read_event_formats(td, r)) < 0) {
+		drop_kallsyms(td, &k);
 		return rc;
+	}
 	add_part(td, "event formats", -1, 0, at, r->pos - at, r->pos - at);
 	at = r->pos;
-	if ((rc = read_kallsyms(td, r)) < 0)
+	if ((rc = read_kallsyms_v6(td, r, &k)) < 0)
 		return rc;
 	add_part(td, "kallsyms", -1, 0, at, r->pos - at, r->pos - at);
 	at = r->pos;
@@ -1213,16 +1549,10 @@ static int read_section_header(struct tb_tracedat *td, uint64_t at, uint64_t fro
 	return 0;
 }
 
-int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
-		       uint8_t **out)
+/* A block's sizes, before anything is allocated for them: a bomb (or damage) is refused. */
+static int check_block_sizes(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen,
+			     const char *what)
 {
-	struct tdat_unzip *u = NULL;
-	uint8_t *in = NULL, *buf;
-	size_t in_pos = 0, out_pos = 0;
-	const char *why = "";
-	int rc;
-
-	*out = NULL;
 	if (ulen > TDAT_MAX_TEXT || (uint64_t)ulen > clen * TDAT_MAX_RATIO + 4096) {
 		tdat_report(td, at,
 			    "%s: %llu compressed bytes claim to hold %u: refused (a "
@@ -1230,9 +1560,18 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
 			    what, (unsigned long long)clen, ulen);
 		return -EINVAL;
 	}
-	buf = malloc(ulen ? ulen : 1);
-	in = malloc(clen ? clen : 1);
-	rc = buf && in ? tdat_unzip_new(td->codec, &u) : -ENOMEM;
+	return 0;
+}
+
+/* Decompress a block whose sizes passed check_block_sizes() into buf (ulen bytes). */
+static int inflate_checked(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+			   uint8_t *buf)
+{
+	struct tdat_unzip *u = NULL;
+	uint8_t *in = malloc(clen ? clen : 1);
+	size_t in_pos = 0, out_pos = 0;
+	const char *why = "";
+	int rc = in ? tdat_unzip_new(td->codec, &u) : -ENOMEM;
 	if (rc == 0)
 		rc = tdat_pread(td, in, clen, at, what);
 	if (rc == 0) {
@@ -1261,11 +1600,73 @@ int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint3
 	}
 	tdat_unzip_free(u);
 	free(in);
-	if (rc < 0) {
-		free(buf);
+	if (rc < 0)
 		return rc == -EINVAL || rc == -ENOMEM ? rc : -EIO;
+	return 0;
+}
+
+int tdat_inflate_block(struct tb_tracedat *td, uint64_t at, uint64_t clen, uint32_t ulen, const char *what,
+		       uint8_t **out)
+{
+	uint8_t *buf;
+	int rc;
+
+	*out = NULL;
+	if ((rc = check_block_sizes(td, at, clen, ulen, what)) < 0)
+		return rc;
+	if (!(buf = malloc(ulen ? ulen : 1)))
+		return -ENOMEM;
+	if ((rc = inflate_checked(td, at, clen, ulen, what, buf)) < 0) {
+		free(buf);
+		return rc;
 	}
 	*out = buf;
+	return 0;
+}
+
+
+/*
+ * A section's header and, compressed, its block's sizes, checked and
+ * listed among the parts: *clen and *ulen are the block's sizes (0, and
+ * the size, when it is stored plainly).
+ */
+static int section_head(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned id, uint16_t *flags,
+			uint64_t *size, uint64_t *clen, uint32_t *ulen)
+{
+	uint8_t h[8];
+	int rc = read_section_header(td, at, from, id, flags, size);
+
+	*clen = 0;
+	*ulen = 0;
+	if (rc < 0)
+		return rc;
+	if (!(*flags & 1))
+		return add_part(td, section_name(id), (int)id, *flags, at, *size + 16, *size);
+	if (*size < 8) {
+		tdat_report(td, at, "the compressed %s section is too short for its sizes", section_name(id));
+		return -EINVAL;
+	}
+	if ((rc = tdat_pread(td, h, 8, at + 16, "compressed section sizes")) < 0)
+		return rc;
+	if (tdat_le32(h) > *size - 8) {
+		tdat_report(td, at + 16, "the %s section's %u compressed bytes do not fit in its %llu",
+			    section_name(id), tdat_le32(h), (unsigned long long)*size);
+		return -EINVAL;
+	}
+	*clen = tdat_le32(h);
+	*ulen = tdat_le32(h + 4);
+	return add_part(td, section_name(id), (int)id, *flags, at, *size + 16, *ulen);
+}
+
+/* A cursor on the decompressed block of section id at at; the caller frees *mem. */
+static int inflate_section(struct tb_tracedat *td, uint64_t at, unsigned id, uint64_t clen, uint32_t ulen,
+			   struct rd *r, uint8_t **mem)
+{
+	int rc = tdat_inflate_block(td, at + 24, clen, ulen, section_name(id), mem);
+
+	if (rc < 0)
+		return rc;
+	*r = (struct rd){.td = td, .mem = *mem, .end = ulen, .base = at, .where = section_name(id)};
 	return 0;
 }
 
@@ -1277,9 +1678,9 @@ static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsi
 			uint8_t **mem)
 {
 	uint16_t flags;
-	uint64_t size;
-	uint8_t h[8];
-	int rc = read_section_header(td, at, from, id, &flags, &size);
+	uint64_t size, clen;
+	uint32_t ulen;
+	int rc = section_head(td, at, from, id, &flags, &size, &clen, &ulen);
 
 	*mem = NULL;
 	memset(r, 0, sizeof(*r));
@@ -1289,27 +1690,9 @@ static int open_section(struct tb_tracedat *td, uint64_t at, uint64_t from, unsi
 	if (!(flags & 1)) {
 		r->pos = at + 16;
 		r->end = at + 16 + size;
-		return add_part(td, section_name(id), (int)id, flags, at, size + 16, size);
+		return 0;
 	}
-	if (size < 8) {
-		tdat_report(td, at, "the compressed %s section is too short for its sizes", section_name(id));
-		return -EINVAL;
-	}
-	if ((rc = tdat_pread(td, h, 8, at + 16, "compressed section sizes")) < 0)
-		return rc;
-	if (tdat_le32(h) > size - 8) {
-		tdat_report(td, at + 16, "the %s section's %u compressed bytes do not fit in its %llu",
-			    section_name(id), tdat_le32(h), (unsigned long long)size);
-		return -EINVAL;
-	}
-	rc = tdat_inflate_block(td, at + 24, tdat_le32(h), tdat_le32(h + 4), section_name(id), mem);
-	if (rc < 0)
-		return rc;
-	r->mem = *mem;
-	r->end = tdat_le32(h + 4);
-	r->base = at;
-	r->where = section_name(id);
-	return add_part(td, section_name(id), (int)id, flags, at, size + 16, tdat_le32(h + 4));
+	return inflate_section(td, at, id, clen, ulen, r, mem);
 }
 
 typedef int section_reader(struct tb_tracedat *td, struct rd *r);
@@ -1448,6 +1831,7 @@ static void walk_sections(struct tb_tracedat *td, uint64_t at)
 
 static int read_v7(struct tb_tracedat *td, struct rd *r)
 {
+	struct kallsyms_read k = {0};
 	struct sections sec;
 	uint64_t options_at;
 	int rc;
@@ -1467,10 +1851,16 @@ static int read_v7(struct tb_tracedat *td, struct rd *r)
 	add_part(td, "initial format", -1, 0, 0, r->pos, r->pos);
 	if ((rc = read_v7_options(td, options_at, r->pos - 8, &sec)) < 0)
 		return rc;
+	if (!td->no_symbols) /* read and parsed while the formats are */
+		start_kallsyms_v7(td, &sec, &k);
 	if ((rc = read_section(td, &sec, TB_TDAT_OPT_HEADER_INFO, read_headers, true)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_FTRACE_EVENTS, read_ftrace_formats, false)) < 0 ||
-	    (rc = read_section(td, &sec, TB_TDAT_OPT_EVENT_FORMATS, read_event_formats, false)) < 0 ||
-	    (rc = read_section(td, &sec, TB_TDAT_OPT_KALLSYMS, read_kallsyms, false)) < 0 ||
+	    (rc = read_section(td, &sec, TB_TDAT_OPT_EVENT_FORMATS, read_event_formats, false)) < 0) {
+		drop_kallsyms(td, &k);
+		return rc;
+	}
+	if ((rc = td->no_symbols ? read_section(td, &sec, TB_TDAT_OPT_KALLSYMS, skip_kallsyms, false)
+				 : kallsyms_turn(td, &k)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_PRINTK, read_printk, false)) < 0 ||
 	    (rc = read_section(td, &sec, TB_TDAT_OPT_CMDLINES, read_cmdlines, false)) < 0)
 		return rc;
@@ -1611,6 +2001,8 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 	rc = read_initial(td, &r);
 	if (rc == 0)
 		rc = td->info.version >= 7 ? read_v7(td, &r) : read_v6(td, &r);
+	if (rc != -ENOMEM && settle_kallsyms(td) == -ENOMEM)
+		rc = -ENOMEM;
 	if (rc == 0)
 		rc = check_page_size(td);
 	if (rc < 0) {
@@ -1654,20 +2046,12 @@ void tb_tracedat_close(struct tb_tracedat *td)
 	for (size_t i = 0; i < td->nparts; i++)
 		free((char *)td->parts[i].what);
 	free(td->parts);
-	for (size_t i = 0; i < td->npending; i++) {
-		free(td->pending[i].text);
-		free(td->pending[i].label);
-		free(td->pending[i].system);
-	}
 	free(td->pending);
 	free(td->pending_by_id);
 	free(td->ra);
-	for (size_t i = 0; i < td->nformats; i++) {
-		free((char *)td->formats[i].system);
-		free((char *)td->formats[i].name);
-	}
-	free(td->formats);
+	free(td->formats); /* their names are in td->strings */
 	tb_schema_free(td->schema);
+	arena_free(&td->strings); /* after the schema, whose loader may still have held a pending text */
 	free(td->header_page);
 	free(td->header_event);
 	free(td->trace_clock);
