@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -463,8 +464,81 @@ static void test_misuse(void)
 	free(hp);
 }
 
+/* The process's peak resident memory so far, in KiB. */
+static long peak_kib(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+}
+
+/* cp of src into dst, copies times over (a bigger raw file of real sub-buffers); false on failure. */
+static bool repeat_file(const char *src, const char *dst, int copies)
+{
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	static char buf[1 << 16];
+	bool good = in && out;
+	size_t n;
+
+	for (int i = 0; good && i < copies; i++) {
+		rewind(in);
+		while (good && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+			good = fwrite(buf, 1, n, out) == n;
+	}
+	if (in)
+		fclose(in);
+	if (out && fclose(out) != 0)
+		good = false;
+	return good;
+}
+
+/*
+ * A capture's raw file is checked and copied a block at a time: writing a
+ * 48 MiB raw file as trace.dat must not hold it in memory (a mapping of the
+ * whole file, populated, once did: every byte of it counted as resident).
+ */
+static void test_bounded_memory(void)
+{
+	const char *src = KDATA "cap-a-small-noloss";
+	static const char *const files[] = {"header_page", "header_event", "meta.txt", "saved_cmdlines"};
+	char dir[] = "/tmp/tb-tdw-big-XXXXXX", from[512], to[512], out[600];
+	struct tb_tracedat_write_opts o = {.version = 6, .diag = collect};
+	long before;
+	int rc;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary directory for the big capture");
+		return;
+	}
+	bool made = true;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(from, sizeof(from), "%s/%s", src, files[i]);
+		snprintf(to, sizeof(to), "%s/%s", dir, files[i]);
+		if (access(from, R_OK) == 0)
+			made &= repeat_file(from, to, 1);
+	}
+	snprintf(from, sizeof(from), "cp -r %s/formats %s/", src, dir);
+	made &= system(from) == 0;
+	snprintf(from, sizeof(from), "%s/cpu0.raw", src);
+	snprintf(to, sizeof(to), "%s/cpu0.raw", dir);
+	made &= repeat_file(from, to, 48 * 1024 * 1024 / 36864);
+	ok(made, "a capture whose cpu0.raw is 48 MiB of real sub-buffers (cap-a's, repeated)");
+	snprintf(out, sizeof(out), "%s/big.dat", dir);
+	before = peak_kib();
+	problems = 0;
+	rc = tb_tracedat_write_capture(dir, NULL, out, &o);
+	long grown = peak_kib() - before;
+	ok(rc == 0 && problems == 0, "the 48 MiB capture written as trace.dat (%s)", rc ? last_problem : "ok");
+	ok(before > 0 && grown < 16 * 1024, "its peak resident memory grew by %ld KiB (at most 16 MiB: a block, not the file)",
+	   grown);
+	snprintf(from, sizeof(from), "rm -rf %s", dir);
+	if (system(from) != 0)
+		diag("could not remove %s", dir);
+}
+
 int main(void)
 {
+	test_bounded_memory(); /* first: its measure is the growth of the process's peak */
 	probe_trace_cmd();
 	if (!have_trace_cmd)
 		diag("trace-cmd is not installed: its checks are skipped");

@@ -17,7 +17,8 @@
  * words, as a problem (convert then exits 1).
  *
  * Clean runs of sub-buffers still go file to file (copy_file_range) when
- * the raw file is a regular file: it is mapped only to be checked.
+ * the raw file is a regular file: it is read a block at a time only to be
+ * checked, so memory stays one block however large the file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -149,20 +149,56 @@ static int copy_checked(struct raw_copy *c, const uint8_t *src, size_t len, uint
 	return rc ? rc : copy_run(c, src, run, len, at);
 }
 
-/* A regular file's whole sub-buffers, mapped to be checked: 0, -errno, or 1 when it cannot be mapped. */
-static int copy_mapped(struct raw_copy *c, int fd, uint64_t whole)
+/* Up to n bytes at off into buf, fewer only where the file ends: the count, or -errno. */
+static ssize_t pread_up_to(int fd, uint8_t *buf, size_t n, uint64_t off)
 {
-	void *map;
-	int rc;
+	size_t got = 0;
 
-	if (whole == 0)
-		return 0;
-	map = mmap(NULL, whole, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (map == MAP_FAILED)
-		return 1;
+	while (got < n) {
+		ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/*
+ * A regular file's whole sub-buffers (whole bytes), read a block at a time
+ * to be checked, clean runs then copied file to file: memory is one block
+ * whatever the file's size, and a file cut short meanwhile (a capture still
+ * being written) ends the copy where it now ends - never a SIGBUS, as a
+ * mapping of it would.  0 or -errno; *copied: the bytes taken, *have: the
+ * bytes of a partial sub-buffer after them.
+ */
+static int copy_regular(struct raw_copy *c, int fd, uint64_t whole, uint64_t *copied, size_t *have)
+{
+	size_t block = COPY_BLOCK / c->page_size * c->page_size;
+	uint8_t *buf = whole ? malloc(block) : NULL;
+	int rc = buf || !whole ? 0 : -ENOMEM;
+
 	c->fd = fd;
-	rc = copy_checked(c, map, whole, 0);
-	munmap(map, whole);
+	while (rc == 0 && *copied < whole) {
+		size_t want = whole - *copied < block ? (size_t)(whole - *copied) : block, n;
+		ssize_t r = pread_up_to(fd, buf, want, *copied);
+		if (r < 0) {
+			rc = (int)r;
+			break;
+		}
+		n = (size_t)r / c->page_size * c->page_size;
+		if (n)
+			rc = copy_checked(c, buf, n, *copied);
+		*copied += n;
+		if ((size_t)r < want) { /* cut short since it was measured */
+			*have = (size_t)r - n;
+			break;
+		}
+	}
+	free(buf);
 	return rc;
 }
 
@@ -216,11 +252,11 @@ int tdat_copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t page_
 		return -ENOMEM;
 	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		copied = (uint64_t)st.st_size / page_size * page_size;
-		rc = copy_mapped(&c, fd, copied);
-		have = (size_t)((uint64_t)st.st_size - copied);
+		uint64_t whole = (uint64_t)st.st_size / page_size * page_size;
+		have = (size_t)((uint64_t)st.st_size - whole);
+		rc = copy_regular(&c, fd, whole, &copied, &have);
 	}
-	if (rc == 1) { /* not a regular file, or it would not map */
+	if (rc == 1) { /* not a regular file */
 		copied = 0;
 		rc = lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE ? -errno : 0;
 		if (rc == 0)
