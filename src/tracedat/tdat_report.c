@@ -108,11 +108,22 @@ struct name_column {
  * fields these come from on every record, and a worker reading those
  * lines had them taken away from its core as often.
  */
+/* trace-cmd's clock of a file: TSC to ns when the file says how (mult 0: it does not), then its offset. */
+struct file_clock {
+	int64_t offset;
+	uint32_t mult, shift;
+};
+
+/* A record's time stamp as trace-cmd shows it: the one conversion of the merge and of frame_line(). */
+static inline uint64_t file_ns(const struct file_clock *c, uint64_t ts)
+{
+	return tsc2nsec(ts, c->mult, c->shift) + (uint64_t)c->offset;
+}
+
 struct frame_ctx {
 	_Alignas(64) struct tb_schema *schema;
 	struct name_column *names; /* the report's, allocated before the workers start */
-	int64_t ts_offset;
-	uint32_t mult, shift;
+	struct file_clock clock;
 	uint32_t run;
 	bool latency, nsec, usecs;
 };
@@ -144,8 +155,7 @@ struct tc_report {
 	struct tc_stream *streams;
 	int nstreams;
 	struct pagework *work;
-	int64_t ts_offset;
-	uint32_t mult, shift;
+	struct file_clock clock;
 	struct tb_report_totals t;
 	unsigned long problems;
 	int fatal;
@@ -170,10 +180,10 @@ static void problem(struct tc_report *r, const char *file, uint64_t offset, cons
 
 /* ------------------------------------------------------------ streams */
 
-/* trace-cmd's time stamp: TSC to ns when the file says how, then the file's offset. */
+/* trace-cmd's time stamp of a record. */
 static uint64_t adjusted(const struct tc_report *r, uint64_t ts)
 {
-	return tsc2nsec(ts, r->mult, r->shift) + (uint64_t)r->ts_offset;
+	return file_ns(&r->clock, ts);
 }
 
 /* A sub-buffer opened: its loss goes with its first record. */
@@ -778,7 +788,7 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	p = task_col(r, p, pid, ev->cpu);
 	if (r->latency)
 		p = latency_col(p, d[2], d[3]);
-	p = time_col(p, tsc2nsec(ev->ts, r->mult, r->shift) + (uint64_t)r->ts_offset, r->usecs, r->nsec); /* adjusted() */
+	p = time_col(p, file_ns(&r->clock, ev->ts), r->usecs, r->nsec);
 	/* fixed size: see put_task(); most names are short, and the whole column is four times the short copy */
 	if (nc->len <= NAME_COL_SHORT)
 		memcpy(p, nc->text, NAME_COL_SHORT);
@@ -1091,9 +1101,7 @@ static int frame_ctx_init(struct tc_report *r)
 	r->frame = (struct frame_ctx){
 	    .schema = r->schema,
 	    .names = r->names,
-	    .ts_offset = r->ts_offset,
-	    .mult = r->mult,
-	    .shift = r->shift,
+	    .clock = r->clock,
 	    .run = r->run,
 	    .latency = r->o->latency,
 	    .nsec = r->o->nsec,
@@ -1283,9 +1291,7 @@ int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_r
 	    .out = out,
 	    .schema = td->schema,
 	    .o = opts ? opts : &none,
-	    .ts_offset = td->info.ts_offset,
-	    .mult = td->info.tsc2nsec_mult,
-	    .shift = td->info.tsc2nsec_shift,
+	    .clock = {td->info.ts_offset, td->info.tsc2nsec_mult, td->info.tsc2nsec_shift},
 	    .report = tracedat_problem,
 	    .report_ctx = td,
 	};
@@ -1304,7 +1310,7 @@ int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_r
 		struct tc_buffer *b = &r.bufs[n];
 		b->name = td->buffers[i].name;
 		b->slots = td->buffers[i].pub.slots;
-		b->usecs = r.mult || tdat_clock_in_usecs(td->buffers[i].clock);
+		b->usecs = r.clock.mult || tdat_clock_in_usecs(td->buffers[i].clock);
 		/* The capture's own clock rule is not used here: trace-cmd's above is. */
 		rc = tb_tracedat_capture(td, i, &(struct tb_capture_opts){.clock = "local"}, &b->cap);
 	}
