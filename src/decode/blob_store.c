@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "blob_store.h"
+#include "pread_full.h"
 #include "tracebuf/blob.h"
 
 #define HEAD_BYTES 64 /* of a blob, escaped, on its report line */
@@ -102,15 +103,11 @@ static void problem(struct blob_store *bs, uint64_t offset, const char *fmt, ...
 /* pread exactly n bytes at file offset at: 0, or -EIO (the file ended) / -errno. */
 static int read_at(struct blob_store *bs, void *buf, size_t n, uint64_t at)
 {
-	for (size_t done = 0; done < n;) {
-		ssize_t r = pread(bs->fd, (char *)buf + done, n - done, (off_t)(at + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		done += (size_t)r;
-	}
-	return 0;
+	int error;
+
+	if (tb__pread_full(bs->fd, buf, n, at, &error) == n)
+		return 0;
+	return error ? -error : -EIO;
 }
 
 static int by_key(const void *a, const void *b)

@@ -23,6 +23,7 @@
 #include "blob_store.h"
 #include "capture_source.h"
 #include "fd_text.h"
+#include "pread_full.h"
 #include "diag.h"
 #include "diag_defer.h"
 #include "tsc2nsec.h"
@@ -1527,17 +1528,9 @@ static int open_source(struct tb_capture *c, struct cpu_source *s)
 
 bool capture_pread_whole(int fd, void *buf, size_t n, uint64_t off)
 {
-	size_t got = 0;
+	int error;
 
-	while (got < n) {
-		ssize_t r = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
+	return tb__pread_full(fd, buf, n, off, &error) == n;
 }
 
 /*

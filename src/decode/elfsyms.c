@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "elfsyms.h"
+#include "pread_full.h"
 
 /*
  * The function tracer calls this code (tb_func_exclude): were the library
@@ -66,15 +67,12 @@ static NOTRACE int read_at(const struct input *in, uint64_t off, void *buf, size
 		memcpy(buf, in->mem + off, len);
 		return 0;
 	}
-	for (size_t done = 0; done < len;) {
-		ssize_t n = pread(in->fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return diag_fail(err, off + done, "cannot read %s: %s", what,
-					 n < 0 ? strerror(errno) : "the file ended early");
-		done += (size_t)n;
-	}
+	int error;
+	size_t done = tb__pread_full(in->fd, buf, len, off, &error);
+
+	if (done < len)
+		return diag_fail(err, off + done, "cannot read %s: %s", what,
+				 error ? strerror(error) : "the file ended early");
 	return 0;
 }
 

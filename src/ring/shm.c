@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pread_full.h"
 #include "ring_internal.h"
 #include "tracebuf/shm.h"
 
@@ -388,7 +389,7 @@ int tb_shm_attach(const char *path, enum tb_shm_mode mode, struct tb_shm **out)
 /* Read the whole region into private memory: a shrinking file gives a short read, not SIGBUS. */
 static int copy_private(struct tb_shm *s, size_t size)
 {
-	size_t got = 0;
+	int error;
 
 	s->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s->mem == MAP_FAILED) {
@@ -396,14 +397,8 @@ static int copy_private(struct tb_shm *s, size_t size)
 		return say(-ENOMEM, s->path, "cannot allocate a private copy");
 	}
 	s->size = size;
-	while (got < size) {
-		ssize_t n = pread(s->fd, (char *)s->mem + got, size - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return say(n < 0 ? -errno : -EINVAL, s->path, n < 0 ? strerror(errno) : "file shrank while read");
-		got += (size_t)n;
-	}
+	if (tb__pread_full(s->fd, s->mem, size, 0, &error) < size)
+		return say(error ? -error : -EINVAL, s->path, error ? strerror(error) : "file shrank while read");
 	return 0;
 }
 

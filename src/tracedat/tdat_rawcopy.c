@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pread_full.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 
@@ -149,24 +150,6 @@ static int copy_checked(struct raw_copy *c, const uint8_t *src, size_t len, uint
 	return rc ? rc : copy_run(c, src, run, len, at);
 }
 
-/* Up to n bytes at off into buf, fewer only where the file ends: the count, or -errno. */
-static ssize_t pread_up_to(int fd, uint8_t *buf, size_t n, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 /*
  * A regular file's whole sub-buffers (whole bytes), read a block at a time
  * to be checked, clean runs then copied file to file: memory is one block
@@ -184,17 +167,18 @@ static int copy_regular(struct raw_copy *c, int fd, uint64_t whole, uint64_t *co
 	c->fd = fd;
 	while (rc == 0 && *copied < whole) {
 		size_t want = whole - *copied < block ? (size_t)(whole - *copied) : block, n;
-		ssize_t r = pread_up_to(fd, buf, want, *copied);
-		if (r < 0) {
-			rc = (int)r;
+		int error;
+		size_t r = tb__pread_full(fd, buf, want, *copied, &error);
+		if (error) {
+			rc = -error;
 			break;
 		}
-		n = (size_t)r / c->page_size * c->page_size;
+		n = r / c->page_size * c->page_size;
 		if (n)
 			rc = copy_checked(c, buf, n, *copied);
 		*copied += n;
-		if ((size_t)r < want) { /* cut short since it was measured */
-			*have = (size_t)r - n;
+		if (r < want) { /* cut short since it was measured */
+			*have = r - n;
 			break;
 		}
 	}

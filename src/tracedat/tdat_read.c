@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "diag_defer.h"
 #include "ksyms.h"
+#include "pread_full.h"
 #include "schema_internal.h"
 #include "blob_store.h"
 #include "tdat_internal.h"
@@ -112,21 +113,13 @@ unsigned long tb_tracedat_problems(const struct tb_tracedat *td)
 
 int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what)
 {
-	size_t got = 0;
+	int error;
+	size_t got = tb__pread_full(td->fd, buf, n, offset, &error);
 
-	while (got < n) {
-		ssize_t r = pread(td->fd, (char *)buf + got, n - got, (off_t)(offset + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = r < 0 ? errno : EIO;
-			tdat_report(td, offset + got, "reading %s: %s", what,
-				    r < 0 ? strerror(e) : "the file ends here");
-			return -e;
-		}
-		got += (size_t)r;
-	}
-	return 0;
+	if (got == n)
+		return 0;
+	tdat_report(td, offset + got, "reading %s: %s", what, error ? strerror(error) : "the file ends here");
+	return error ? -error : -EIO;
 }
 
 #define READ_AHEAD (64u * 1024)
