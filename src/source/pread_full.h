@@ -17,8 +17,11 @@
  * Up to n bytes at off of fd into buf (EINTR retried): the count read,
  * n unless the file ends first (*error 0) or a read fails (*error its
  * errno) - either way after the count, which the caller may name.
+ * Never instrumented: the function tracer's own symbol reader
+ * (elfsyms.c) calls it, and must make no hook call (t_func_notrace.sh).
  */
-static inline size_t tb__pread_full(int fd, void *buf, size_t n, uint64_t off, int *error)
+__attribute__((no_instrument_function)) static inline size_t tb__pread_full(int fd, void *buf, size_t n,
+										 uint64_t off, int *error)
 {
 	size_t got = 0;
 
