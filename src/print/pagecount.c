@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pagefmt.h"
 #include "pagecount.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/page.h"
@@ -93,12 +94,6 @@ static bool room_for_stamps(struct pw_counted *k, size_t size)
 		k->stamps_cap = cap;
 	}
 	return true;
-}
-
-/* Every byte zero: the first is, and each equals the next (one memcmp, no loop here). */
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
 /*
@@ -207,7 +202,7 @@ void pw_count_page(struct pw_unit *u, uint32_t page, const uint8_t *data, size_t
 	size_t first;
 	int rc;
 
-	if (all_zero(data, size)) {
+	if (tbf_all_zero(data, size)) {
 		add_step(u, PW_ZERO_PAGE, page, 0, NULL);
 		return;
 	}

@@ -24,6 +24,7 @@
 
 #include "capture_source.h"
 #include "pagecount.h"
+#include "pagefmt.h"
 #include "pagework.h"
 #include "tracebuf/blob.h"
 #include "render.h"
@@ -74,14 +75,6 @@ struct pagework {
 };
 
 /* ------------------------------------------------------------- walking */
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
 
 /*
  * One more step of kind on page, its text_end where the text ends now (a
@@ -223,7 +216,7 @@ static void walk_page(struct pagework *w, struct pw_unit *u, uint32_t page)
 	struct pw_step *st;
 	int rc;
 
-	if (all_zero(u->page[page], u->size[page])) {
+	if (tbf_all_zero(u->page[page], u->size[page])) {
 		new_step(u, PW_ZERO_PAGE, page);
 		return;
 	}

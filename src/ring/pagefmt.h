@@ -7,6 +7,8 @@
 #ifndef TRACEBUF_PAGEFMT_H
 #define TRACEBUF_PAGEFMT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -15,6 +17,16 @@
 #define TBF_MAX_SMALL_DATA (4u * TB_TYPE_DATA_MAX) /* 112: compact payload limit */
 #define TBF_TS_BITS 59u                          /* extend / absolute stamp range */
 #define TBF_TS_MSB (0xf8ull << 56)                /* top 5 bits a stamp does not carry */
+
+/*
+ * Every byte of the n at p zero - a sub-buffer no kernel wrote (a short
+ * read of trace_pipe_raw leaves them), which every reader skips alike.
+ * The first byte is zero and each equals the next: one memcmp, no loop.
+ */
+static inline bool tbf_all_zero(const uint8_t *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
 
 static inline uint32_t tbf_get32(const void *p)
 {

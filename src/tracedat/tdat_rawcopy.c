@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pagefmt.h"
 #include "pread_full.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
@@ -64,14 +65,6 @@ static void say(const struct raw_copy *c, uint64_t offset, const char *fmt, ...)
 	(c->o->diag ? c->o->diag : tb_diag_print)(c->o->diag ? c->o->diag_ctx : NULL, &d);
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 /* What report does with the sub-buffer at byte at of the file; said unless clean; *cut: data bytes kept. */
 static enum page_verdict check_page(const struct raw_copy *c, const uint8_t *page, uint64_t at, uint32_t *cut)
 {
@@ -79,7 +72,7 @@ static enum page_verdict check_page(const struct raw_copy *c, const uint8_t *pag
 	struct tb_page_error err;
 	struct tb_page_check pc;
 
-	if (all_zero(page, c->page_size)) {
+	if (tbf_all_zero(page, c->page_size)) {
 		say(c, at,
 		    "sub-buffer is all zeros (no time stamp, no data): not one the kernel wrote; skipped");
 		return PAGE_LEFT_OUT;
