@@ -53,6 +53,7 @@ struct stream_queue {
 	struct pw_source src;
 	bool started;
 	bool filling;                 /* a worker is filling one of its units (under lock) */
+	int unsent;                   /* units not yet queued (a warm-up holds them back) */
 };
 
 struct pagework {
@@ -64,6 +65,7 @@ struct pagework {
 	void *render_ctx;
 	int nstreams, depth;
 	size_t unit_pages;
+	bool warmup;            /* each CPU's first unit is PW_WARMUP_PAGES alone (pagework.h) */
 	struct stream_queue *queues;
 	struct pw_unit *units;  /* ncpus * depth */
 	pthread_mutex_t lock;
@@ -404,7 +406,7 @@ static size_t slab_bytes(const struct pagework *w, const struct tb_capture *c)
 static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 {
 	struct fill_into f = {w, u};
-	size_t room;
+	size_t room, want;
 
 	u->npages = 0;
 	age_names(u);
@@ -423,7 +425,9 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 		}
 		u->slab_cap = room;
 	}
-	if (capture_read_pages(q->src.capture, q->src.cpu, u->slab, room, w->unit_pages, took_page, &f) <= 0)
+	want = u->pages_wanted ? u->pages_wanted : w->unit_pages;
+	u->pages_wanted = 0;
+	if (capture_read_pages(q->src.capture, q->src.cpu, u->slab, room, want, took_page, &f) <= 0)
 		q->exhausted = true;
 	return u->npages > 0 || u->text.oom;
 }
@@ -446,6 +450,15 @@ static void submit(struct pagework *w, struct stream_queue *q, struct pw_unit *u
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* n more of the stream's units never queued yet, queued in their order. */
+static void submit_unsent(struct pagework *w, int stream, int n)
+{
+	struct stream_queue *q = &w->queues[stream];
+
+	for (; n > 0 && q->unsent > 0; n--, q->unsent--)
+		submit(w, q, &w->units[(size_t)stream * DEPTH + (size_t)(w->depth - q->unsent)]);
+}
+
 const struct pw_unit *pagework_next(struct pagework *w, int stream)
 {
 	struct stream_queue *q = &w->queues[stream];
@@ -453,13 +466,16 @@ const struct pw_unit *pagework_next(struct pagework *w, int stream)
 
 	if (!q->started) {
 		q->started = true;
-		for (int k = 0; k < w->depth; k++)
-			submit(w, q, &w->units[(size_t)stream * DEPTH + (size_t)k]);
+		q->unsent = w->depth;
+		if (w->warmup)
+			w->units[(size_t)stream * DEPTH].pages_wanted = PW_WARMUP_PAGES;
+		submit_unsent(w, stream, w->warmup ? 1 : w->depth);
 	} else if (q->replayed) {
 		u = q->replayed;
 		q->replayed = NULL;
 		u->state = U_FREE;
 		submit(w, q, u);
+		submit_unsent(w, stream, q->unsent); /* after a warm-up: the units held back */
 	}
 	if (q->count == 0)
 		return NULL;
@@ -570,6 +586,7 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 	/* Without workers: one page at a time, read when the replay needs it. */
 	w->depth = threads > 0 ? DEPTH : 1;
 	w->unit_pages = threads > 0 ? UNIT_PAGES : 1;
+	w->warmup = threads > 0 && ready && (w->render == PW_RENDER_BODIES || w->render == PW_RENDER_LINES);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->done, NULL);
