@@ -70,7 +70,8 @@ struct pagework {
 	struct pw_unit *units;  /* ncpus * depth */
 	pthread_mutex_t lock;
 	pthread_cond_t work;    /* a unit became QUEUED, a CPU's fill ended, or stop */
-	pthread_cond_t done;    /* a unit became DONE */
+	pthread_cond_t done;    /* the unit awaited became DONE */
+	struct pw_unit *awaited; /* the unit the reading thread waits for (under lock), or NULL */
 	bool stop;
 	pthread_t *threads;
 	int nthreads;
@@ -320,7 +321,8 @@ static void *worker(void *arg)
 			u->npages = 0; /* DONE and empty: the CPU's pages ended */
 		}
 		u->state = U_DONE;
-		pthread_cond_broadcast(&w->done);
+		if (u == w->awaited) /* the reading thread sleeps for this unit alone: not woken for the others */
+			pthread_cond_signal(&w->done);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -482,8 +484,11 @@ const struct pw_unit *pagework_next(struct pagework *w, int stream)
 	u = q->units[q->head];
 	if (w->nthreads > 0) {
 		pthread_mutex_lock(&w->lock);
-		while (u->state != U_DONE)
+		while (u->state != U_DONE) {
+			w->awaited = u;
 			pthread_cond_wait(&w->done, &w->lock);
+		}
+		w->awaited = NULL;
 		/* The head leaves the queue under the lock: workers scan the queues for QUEUED units. */
 		q->head = (q->head + 1) % DEPTH;
 		q->count--;
