@@ -255,19 +255,26 @@ static void walk_unit(struct pagework *w, struct pw_unit *u)
 
 static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u);
 
-/* The first QUEUED unit of a CPU no worker is filling: the next of that CPU's pages to read. */
+/* The CPU's first QUEUED unit: the next of its pages to read; NULL if none waits. */
+static struct pw_unit *first_queued(const struct stream_queue *q)
+{
+	for (size_t k = 0; k < q->count; k++) {
+		struct pw_unit *u = q->units[(q->head + k) % DEPTH];
+		if (u->state == U_QUEUED)
+			return u;
+	}
+	return NULL;
+}
+
+/* The first QUEUED unit of a CPU no worker is filling. */
 static struct pw_unit *next_to_fill(struct pagework *w, struct stream_queue **qp)
 {
 	for (int c = 0; c < w->nstreams; c++) {
 		struct stream_queue *q = &w->queues[c];
-		if (q->filling)
-			continue;
-		for (size_t k = 0; k < q->count; k++) {
-			struct pw_unit *u = q->units[(q->head + k) % DEPTH];
-			if (u->state == U_QUEUED) {
-				*qp = q;
-				return u;
-			}
+		struct pw_unit *u = q->filling ? NULL : first_queued(q);
+		if (u) {
+			*qp = q;
+			return u;
 		}
 	}
 	return NULL;
@@ -312,7 +319,8 @@ static void *worker(void *arg)
 		filled = fill_here(w, q, u);
 		pthread_mutex_lock(&w->lock);
 		q->filling = false;
-		pthread_cond_broadcast(&w->work); /* the CPU's next unit may be filled now */
+		if (first_queued(q)) /* the CPU's next unit may be filled now, by a worker waiting (this one walks) */
+			pthread_cond_signal(&w->work);
 		if (filled) {
 			pthread_mutex_unlock(&w->lock);
 			walk_unit(w, u);
