@@ -9,8 +9,10 @@
  * the sub-buffers of the v6 file of the same capture, which holds them with
  * no compression at all.  A file cut inside a chunk header or inside a
  * chunk's bytes must say, both ways, after the same sub-buffers, that the
- * file ends there, at the offset of the cut - computed here from the
- * chunks found by walking the file's bytes.
+ * file ends there, at the offset of the cut; a damaged chunk, spilled or
+ * not, must give the same sub-buffers and problems both ways, said at its
+ * header - both computed here from the chunks found by walking the file's
+ * bytes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -161,6 +163,43 @@ static void cut_at(const char *bad, const char *good, size_t len, size_t cut, co
 	free_pages(&many);
 }
 
+/*
+ * The v7 file with the chunk at c damaged (a byte set to value at byte at,
+ * or its declared size changed by delta): 32 and 7 sub-buffers at a time
+ * (the chunk spilled), the same pages and problems as one at a time, and
+ * the problem said at the chunk's header, after the chunks before it.
+ */
+static void damaged(const char *bad, const char *good, size_t len, const struct v7_chunk *c, size_t pages_before,
+		    size_t byte, int delta, const char *said, const char *what)
+{
+	char *file = malloc(len), at[32];
+	struct pages one, many, few;
+
+	if (!file)
+		return;
+	memcpy(file, good, len);
+	if (byte)
+		file[byte] ^= 0x5a;
+	for (int i = 0; delta && i < 4; i++)
+		file[c->at + 4 + i] = (char)((c->ulen + (uint32_t)delta) >> (8 * i));
+	ok(v7_write_file(bad, file, len), "%s: written", what);
+	one = cpu0_pages(bad, 0, 0, 0);
+	many = cpu0_pages(bad, 32, 0, 0);
+	few = cpu0_pages(bad, 7, 0, 0);
+	snprintf(at, sizeof(at), "%zu: ", c->at);
+	ok(one.count >= pages_before && one.problems && strstr(one.problems, at) && strstr(one.problems, said),
+	   "%s: %zu sub-buffers or more, then at the chunk's header (byte %zu): ...%s...", what, pages_before,
+	   c->at, said);
+	if (!(one.problems && strstr(one.problems, at)))
+		diag("%zu sub-buffers; problems:\n%s", one.count, one.problems ? one.problems : "");
+	ok(same_pages(&many, &one), "%s: 32 at a time, the same pages and problems", what);
+	ok(same_pages(&few, &one), "%s: 7 at a time (spilled), the same pages and problems", what);
+	free_pages(&one);
+	free_pages(&many);
+	free_pages(&few);
+	free(file);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/tb_chunk_ahead.XXXXXX", v6[64], v7[64], bad[64];
@@ -198,6 +237,12 @@ int main(void)
 	cut_at(bad, good, len, c[3].at + 3, "a chunk header", pages, c[3].at + 1 - cpu_at);
 	cut_at(bad, good, len, c[3].at + 8 + c[3].clen / 2, "compressed data", pages, 0);
 	cut_at(bad, good, len, c[3].at + 8 + c[3].clen / 2, "compressed data", pages, 100);
+
+	damaged(bad, good, len, &c[3], 30, c[3].at + 8, 0, "chunk here", "the 4th chunk's frame magic damaged");
+	damaged(bad, good, len, &c[3], 30, 0, -(int)PAGE, "more bytes than it declares",
+		"the 4th chunk declaring a sub-buffer less");
+	damaged(bad, good, len, &c[3], 30, 0, (int)PAGE, "before the size it declares",
+		"the 4th chunk declaring a sub-buffer more");
 
 	free_pages(&plain);
 	free(good);

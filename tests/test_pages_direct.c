@@ -2,15 +2,15 @@
  * Sub-buffers written straight into a worker's unit (capture_read_pages(),
  * src/print/pagework.c): with workers a unit takes up to 32 sub-buffers at
  * once - a capture file's with one pread, a v7 zstd chunk decompressed in
- * one call (into the unit when it fits, else into the stream's spill
- * buffer, whose rest goes into the next unit) - while one thread takes
- * them one at a time.  Both must give the same report: the same text,
- * totals and problems (said at the same file and offset, in the same
- * order), on v7 zstd chunks that span units, on zlib chunks (streamed into
- * the unit), on zstd chunks damaged in every way the one call refuses
- * (which then goes through the chunk again as one thread does) - in a unit
- * and spilled across two -, on a chunk holding a frame plus bytes no frame
- * claims, and on a capture file cut inside a sub-buffer.  The expectations
+ * one call (a unit ends before a chunk that does not fit in what is left of
+ * it) - while one thread takes them one at a time.  Both must give the
+ * same report: the same text, totals and problems (said at the same file
+ * and offset, in the same order), on v7 zstd chunks that a unit of 32 ends
+ * before, on zlib chunks (streamed into the unit, across units), on zstd
+ * chunks damaged in every way the one call refuses (which then goes
+ * through the chunk again as one thread does), on a chunk holding a frame
+ * plus bytes no frame claims, and on a capture file cut inside a
+ * sub-buffer.  The expectations
  * come from elsewhere: the undamaged v7 files read as the v6 file of the
  * same capture (no compression at all), and each damage is said at the
  * header of the chunk it was made in, found here by walking the chunks
@@ -193,19 +193,18 @@ int main(void)
 		{"a chunk declaring a sub-buffer more (streamed)", 1, claims_more, "before the size it declares"},
 		{"a chunk asking for a 32 MiB window (one call)", 0, huge_window, "window above 16 MiB"},
 		{"a frame then junk (one call, as streamed: the junk is skipped)", 2, frame_then_junk, NULL},
-		{"a damaged frame in the chunk spanning two units", 3, bad_magic, "chunk here"},
-		{"a chunk spanning two units declaring a sub-buffer less", 3, claims_less,
+		/* the 4th chunk: sub-buffers 30-39, which the first unit of 32 ends before */
+		{"a damaged frame in the chunk the first unit ends before", 3, bad_magic, "chunk here"},
+		{"the chunk the first unit ends before declaring a sub-buffer less", 3, claims_less,
 		 "more bytes than it declares"},
-		/* the spill: the chunk spanning two units decompressed whole, its rest handed over next call */
-		{"a chunk spanning two units declaring a sub-buffer more (spill refused)", 3, claims_more,
+		{"the chunk the first unit ends before declaring a sub-buffer more", 3, claims_more,
 		 "before the size it declares"},
-		{"a chunk spanning two units asking for a 32 MiB window (spill refused)", 3, huge_window,
+		{"the chunk the first unit ends before asking for a 32 MiB window", 3, huge_window,
 		 "window above 16 MiB"},
-		{"a chunk spanning two units: a frame then junk (spilled, the junk skipped)", 3, frame_then_junk,
+		{"the chunk the first unit ends before: a frame then junk (the junk skipped)", 3, frame_then_junk,
 		 NULL},
-		{"a damaged frame in the chunk after the spilled one", 4, bad_magic, "chunk here"},
-		{"the chunk after the spilled one declaring a sub-buffer less", 4, claims_less,
-		 "more bytes than it declares"},
+		{"a damaged frame in the chunk after it", 4, bad_magic, "chunk here"},
+		{"the chunk after it declaring a sub-buffer less", 4, claims_less, "more bytes than it declares"},
 	};
 	struct outcome plain, packed, cut;
 	struct v7_chunk chunks[16];
@@ -234,7 +233,7 @@ int main(void)
 	good = tap_slurp(v7, &len);
 	n = good ? cpu0_chunks(v7, good, len, chunks, 16) : -1;
 	ok(n >= 5 && chunks[3].ulen == 10 * PAGE,
-	   "CPU 0 has %d chunks; the 4th (sub-buffers 30-39) spans the first two units of 32", n);
+	   "CPU 0 has %d chunks; the 4th (sub-buffers 30-39) does not fit in the first unit of 32", n);
 	for (size_t i = 0; n >= 5 && i < sizeof(damages) / sizeof(damages[0]); i++) {
 		const struct damage *d = &damages[i];
 		const struct v7_chunk *c = &chunks[d->chunk];

@@ -17,14 +17,15 @@
  * alone, so an I/O error or the file's end is said as reading them said it.
  *
  * tdat_stream_read() writes many sub-buffers at once straight into the
- * caller's memory instead: plain ones with one pread, and a zstd chunk
- * decompressed whole in one call (one pass, no copy out of a window, 1.5x
- * faster than streaming it 4 KiB at a time): straight into the caller's
- * memory when it fits there, else into the stream's spill buffer (at most
- * SPILL_MAX bytes), whose sub-buffers are copied out in this call and the
- * next.  Whatever goes wrong in a chunk read so is found again by going
- * through the chunk a sub-buffer at a time, as tdat_stream_next() does, so
- * the same pages come out before the same problem, said at the same place.
+ * caller's memory instead: plain ones with one pread, and each zstd chunk
+ * decompressed whole in one call (one pass, no copy out of a window)
+ * straight into the caller's memory.  A chunk that does not fit in what is
+ * left of it ends the call, to start the next; one larger than the whole
+ * buffer is decompressed into the stream's spill buffer (at most SPILL_MAX
+ * bytes), whose sub-buffers are copied out in this call and the next.
+ * Whatever goes wrong in a chunk read so is found again by going through
+ * the chunk a sub-buffer at a time, as tdat_stream_next() does, so the same
+ * pages come out before the same problem, said at the same place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -448,6 +449,26 @@ static int stream_pages(struct tdat_stream *s, uint8_t *buf, size_t pages)
 	return n ? (int)n : rc;
 }
 
+/* Whether the chunk just opened is decompressed in one call: zstd, its compressed bytes read at once. */
+static bool one_call(const struct tdat_stream *s)
+{
+	return s->td->codec == TDAT_CODEC_ZSTD && s->chunk_clen <= READ_AHEAD && s->chunk_out_left == s->chunk_ulen;
+}
+
+/*
+ * Whether the caller's buffer ends before the chunk just opened, left of
+ * its pages pages free: when the chunk is decompressed in one call and
+ * fits in an empty buffer but not in what is left.  The next call then
+ * decompresses it straight into the caller's memory, where the spill
+ * buffer costs a copy and its cache lines (on v7z.dat, cachegrind: 6 %
+ * fewer L1 data misses in all, 0.1 % fewer instructions, for 7 % more
+ * units).
+ */
+static bool ends_before(const struct tdat_stream *s, size_t left, size_t pages)
+{
+	return one_call(s) && s->chunk_ulen > left * s->page_size && s->chunk_ulen <= pages * s->page_size;
+}
+
 /*
  * Where the chunk starting now is decompressed whole: buf when it fits
  * there, else the spill buffer when the chunk is no larger than SPILL_MAX;
@@ -457,7 +478,7 @@ static uint8_t *whole_into(struct tdat_stream *s, uint8_t *buf, size_t want)
 {
 	if (want >= s->chunk_ulen)
 		return buf;
-	if (s->chunk_ulen > SPILL_MAX || s->td->codec != TDAT_CODEC_ZSTD)
+	if (s->chunk_ulen > SPILL_MAX || !one_call(s))
 		return NULL;
 	if (s->spill_cap < s->chunk_ulen) {
 		free(s->spill);
@@ -520,11 +541,8 @@ static int read_compressed(struct tdat_stream *s, uint8_t *buf, size_t pages, ca
 	while (n < pages && !s->done && (rc = next_chunk(s)) == 1) {
 		size_t left = s->chunk_out_left / s->page_size;
 		uint8_t *at = buf + n * s->page_size;
-#ifdef CHUNK_AT_BOUNDARY
-		if (n > 0 && s->chunk_out_left == s->chunk_ulen && s->chunk_ulen > (pages - n) * s->page_size &&
-		    s->chunk_ulen <= pages * s->page_size)
-			break;
-#endif
+		if (n > 0 && ends_before(s, pages - n, pages))
+			break; /* the chunk stays open for the next call */
 		rc = decompress_run(s, at, pages - n < left ? pages - n : left);
 		for (int i = 0; i < rc; i++) {
 			describe(s, at + (size_t)i * s->page_size, 0, &page);
