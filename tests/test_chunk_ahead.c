@@ -222,7 +222,7 @@ int main(void)
 	if (n != 6)
 		return done_testing();
 
-	reads_as_v6(v7, &plain, 0, "256 KiB: all of the CPU's data at once");
+	reads_as_v6(v7, &plain, 0, "64 KiB: all of the CPU's data at once");
 	reads_as_v6(v7, &plain, 2, "inside the chunk count; then less than a header: every read again");
 	reads_as_v6(v7, &plain, 7, "less than a header: every header and chunk read again");
 	reads_as_v6(v7, &plain, c[2].at - cpu_at, "on the 3rd chunk's header");

@@ -168,7 +168,7 @@ struct tdat_stream {
 	uint8_t *ra;		 /* compressed: a read-ahead of the CPU's file bytes [ra_at, ra_at + ra_len) */
 	uint64_t ra_at;
 	size_t ra_len;
-	size_t ahead;		 /* bytes read ahead at a time (256 KiB; a test may set less before the first read) */
+	size_t ahead;		 /* bytes read ahead at a time (64 KiB; a test may set less) */
 	/*
 	 * A chunk decompressed whole that the caller's buffer could not hold:
 	 * its sub-buffers [spill_pos, spill_len) not handed out yet, which are

@@ -7,8 +7,8 @@
  * pread a sub-buffer, and no copy more.  Compressed data (v7) is a
  * chunk count and chunks {u32 compressed size, u32 decompressed size,
  * bytes}; their headers and bytes are taken from a read-ahead of
- * CHUNK_AHEAD bytes of the CPU's data (a few dozen chunks a pread, where
- * each took two); each chunk is decompressed incrementally, straight into
+ * READ_AHEAD bytes of the CPU's data (~10 chunks a pread, where each took
+ * two); each chunk is decompressed incrementally, straight into
  * the one sub-buffer being handed out, so memory per CPU is a sub-buffer,
  * the read-ahead and the decompressor, whatever size the chunks claim.  A
  * chunk must produce exactly the size it declares, in whole sub-buffers,
@@ -36,10 +36,13 @@
 #include "pread_full.h"
 #include "tdat_internal.h"
 
-/* Plain sub-buffers read per pread; compressed bytes given to the decompressor at a time. */
+/*
+ * Bytes read per pread: whole plain sub-buffers, or compressed data (chunk
+ * headers and the chunks that fit whole: ~10 of v7z.dat's per pread; 256
+ * KiB made 105 preads of its 312, for 4 times the memory per CPU); and
+ * compressed bytes given to the decompressor at a time.
+ */
 #define READ_AHEAD (64u << 10)
-/* Compressed data read per pread: chunk headers and the chunks that fit in it whole. */
-#define CHUNK_AHEAD (256u << 10)
 /* The largest chunk decompressed whole into the spill buffer; larger ones are streamed. */
 #define SPILL_MAX (1u << 20)
 
@@ -51,7 +54,7 @@ void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td, const struc
 	s->cpu = cpu;
 	s->page_size = b->pub.page_size;
 	s->compressed = b->pub.compressed;
-	s->ahead = CHUNK_AHEAD;
+	s->ahead = READ_AHEAD;
 	tdat_stream_rewind(s);
 }
 
@@ -159,12 +162,13 @@ static int next_plain_page(struct tdat_stream *s)
  */
 static const uint8_t *ahead(struct tdat_stream *s, uint64_t at, size_t n, const char *what, int *rc)
 {
-	size_t want = s->end - at < s->ahead ? (size_t)(s->end - at) : s->ahead;
+	size_t most = s->ahead < READ_AHEAD ? s->ahead : READ_AHEAD;
+	size_t want = s->end - at < most ? (size_t)(s->end - at) : most;
 	int error;
 
 	if (at >= s->ra_at && at + n <= s->ra_at + s->ra_len)
 		return s->ra + (at - s->ra_at);
-	if (!s->ra && !(s->ra = malloc(s->ahead > READ_AHEAD ? s->ahead : READ_AHEAD))) {
+	if (!s->ra && !(s->ra = malloc(READ_AHEAD))) {
 		*rc = -ENOMEM;
 		return NULL;
 	}
