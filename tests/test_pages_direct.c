@@ -1,18 +1,20 @@
 /*
  * Sub-buffers written straight into a worker's unit (capture_read_pages(),
  * src/print/pagework.c): with workers a unit takes up to 32 sub-buffers at
- * once - a capture file's with one pread, a v7 zstd chunk that fits
- * decompressed in one call, the rest of a chunk a sub-buffer at a time -
- * while one thread takes them one at a time.  Both must give the same
- * report: the same text, totals and problems (said at the same file and
- * offset, in the same order), on v7 zstd chunks that span units, on zlib
- * chunks (streamed into the unit), on zstd chunks damaged in every way the one call refuses (which then goes through the
- * chunk again as one thread does), on a chunk holding a frame plus bytes
- * no frame claims, and on a capture file cut inside a sub-buffer.  The
- * expectations come from elsewhere: the undamaged v7 files read as the v6
- * file of the same capture (no compression at all), and each damage is
- * said at the header of the chunk it was made in, found here by walking
- * the chunks independently.
+ * once - a capture file's with one pread, a v7 zstd chunk decompressed in
+ * one call (a unit ends before a chunk that does not fit in what is left of
+ * it) - while one thread takes them one at a time.  Both must give the
+ * same report: the same text, totals and problems (said at the same file
+ * and offset, in the same order), on v7 zstd chunks that a unit of 32 ends
+ * before, on zlib chunks (streamed into the unit, across units), on zstd
+ * chunks damaged in every way the one call refuses (which then goes
+ * through the chunk again as one thread does), on a chunk holding a frame
+ * plus bytes no frame claims, and on a capture file cut inside a
+ * sub-buffer.  The expectations
+ * come from elsewhere: the undamaged v7 files read as the v6 file of the
+ * same capture (no compression at all), and each damage is said at the
+ * header of the chunk it was made in, found here by walking the chunks
+ * independently.  (test_chunk_ahead.c: the read-ahead of the chunks.)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include <zstd.h>
 
 #include "lib/tap.h"
+#include "lib/v7chunks.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
 #include "tracebuf/tracedat.h"
@@ -93,103 +96,54 @@ static struct outcome same_both_ways(const char *path, const char *what)
 	return one;
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0) {
-		long n = ftell(f);
-		rewind(f);
-		buf = n > 0 ? malloc((size_t)n) : NULL;
-		if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n)
-			*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
-}
-
-static bool write_all(const char *path, const void *buf, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	bool done = f && fwrite(buf, 1, len, f) == len;
-
-	return f && !fclose(f) && done;
-}
-
-static uint32_t le32(const char *p)
-{
-	const unsigned char *u = (const unsigned char *)p;
-
-	return u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
-}
-
 static void put_le32(char *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (char)(v >> (8 * i));
 }
 
-/* The chunks of CPU 0 of a v7 file, from the offsets the file's CPU table gives. */
-struct chunk {
-	size_t at; /* its header: u32 compressed size, u32 decompressed size */
-	uint32_t clen, ulen;
-};
-
-static int cpu0_chunks(const char *path, const char *bytes, size_t len, struct chunk *out, int max)
+/* The chunks of CPU 0 of a v7 file, from the offset the file's CPU table gives. */
+static int cpu0_chunks(const char *path, const char *bytes, size_t len, struct v7_chunk *out, int max)
 {
 	struct tb_tracedat *td;
 	const struct tb_tracedat_buffer *b;
 	size_t at;
-	int n = 0;
-	uint32_t count;
 
 	if (tb_tracedat_open(path, NULL, &td) < 0)
 		return -1;
 	b = tb_tracedat_buffer(td, tb_tracedat_main_buffer(td));
 	at = b && b->compressed ? (size_t)b->cpus[0].offset : len;
 	tb_tracedat_close(td);
-	if (at + 4 > len)
-		return -1;
-	count = le32(bytes + at);
-	at += 4;
-	for (uint32_t i = 0; i < count && n < max && at + 8 <= len; i++) {
-		out[n] = (struct chunk){at, le32(bytes + at), le32(bytes + at + 4)};
-		at += 8 + out[n++].clen;
-	}
-	return n;
+	return v7_chunks(bytes, len, at, out, max);
 }
 
 /* A copy of the v7 file with a chunk changed by damage, reported on both ways. */
 struct damage {
 	const char *what;
 	int chunk;
-	void (*make)(char *file, const struct chunk *c, const char *good);
+	void (*make)(char *file, const struct v7_chunk *c, const char *good);
 	const char *said; /* part of the reason the problem gives at the chunk's header */
 };
 
-static void bad_magic(char *file, const struct chunk *c, const char *good)
+static void bad_magic(char *file, const struct v7_chunk *c, const char *good)
 {
 	(void)good;
 	file[c->at + 8] ^= 0x5a; /* the first byte of the zstd frame's magic number */
 }
 
-static void claims_less(char *file, const struct chunk *c, const char *good)
+static void claims_less(char *file, const struct v7_chunk *c, const char *good)
 {
 	(void)good;
 	put_le32(file + c->at + 4, c->ulen - PAGE);
 }
 
-static void claims_more(char *file, const struct chunk *c, const char *good)
+static void claims_more(char *file, const struct v7_chunk *c, const char *good)
 {
 	(void)good;
 	put_le32(file + c->at + 4, c->ulen + PAGE);
 }
 
-static bool recompress(char *file, const struct chunk *c, const char *good, int window_log)
+static bool recompress(char *file, const struct v7_chunk *c, const char *good, int window_log)
 {
 	size_t ulen = c->ulen, n;
 	char *plain = malloc(ulen), *frame = malloc(ZSTD_compressBound(ulen));
@@ -219,12 +173,12 @@ static bool recompress(char *file, const struct chunk *c, const char *good, int 
 	return fits;
 }
 
-static void frame_then_junk(char *file, const struct chunk *c, const char *good)
+static void frame_then_junk(char *file, const struct v7_chunk *c, const char *good)
 {
 	ok(recompress(file, c, good, 0), "chunk at byte %zu made again smaller, and junk after its frame", c->at);
 }
 
-static void huge_window(char *file, const struct chunk *c, const char *good)
+static void huge_window(char *file, const struct v7_chunk *c, const char *good)
 {
 	ok(recompress(file, c, good, 25), "chunk at byte %zu made again asking for a 32 MiB window", c->at);
 }
@@ -232,32 +186,36 @@ static void huge_window(char *file, const struct chunk *c, const char *good)
 int main(void)
 {
 	char dir[] = "/tmp/tb_pages_direct.XXXXXX", v6[64], v7[64], v7z[64], bad[64];
-	struct tb_tracedat_write_opts o6 = {.version = 6}, o7 = {.version = 7, .compression = "zstd"},
-				      o7z = {.version = 7, .compression = "zlib"};
+	struct tb_tracedat_write_opts o7z = {.version = 7, .compression = "zlib"};
 	static const struct damage damages[] = {
 		{"a frame whose magic is damaged (one call)", 1, bad_magic, "chunk here"},
 		{"a chunk declaring a sub-buffer less (one call)", 1, claims_less, "more bytes than it declares"},
 		{"a chunk declaring a sub-buffer more (streamed)", 1, claims_more, "before the size it declares"},
 		{"a chunk asking for a 32 MiB window (one call)", 0, huge_window, "window above 16 MiB"},
 		{"a frame then junk (one call, as streamed: the junk is skipped)", 2, frame_then_junk, NULL},
-		{"a damaged frame in the chunk spanning two units", 3, bad_magic, "chunk here"},
-		{"a chunk spanning two units declaring a sub-buffer less", 3, claims_less,
+		/* the 4th chunk: sub-buffers 30-39, which the first unit of 32 ends before */
+		{"a damaged frame in the chunk the first unit ends before", 3, bad_magic, "chunk here"},
+		{"the chunk the first unit ends before declaring a sub-buffer less", 3, claims_less,
 		 "more bytes than it declares"},
+		{"the chunk the first unit ends before declaring a sub-buffer more", 3, claims_more,
+		 "before the size it declares"},
+		{"the chunk the first unit ends before asking for a 32 MiB window", 3, huge_window,
+		 "window above 16 MiB"},
+		{"the chunk the first unit ends before: a frame then junk (the junk skipped)", 3, frame_then_junk,
+		 NULL},
+		{"a damaged frame in the chunk after it", 4, bad_magic, "chunk here"},
+		{"the chunk after it declaring a sub-buffer less", 4, claims_less, "more bytes than it declares"},
 	};
 	struct outcome plain, packed, cut;
-	struct chunk chunks[16];
+	struct v7_chunk chunks[16];
 	size_t len;
 	char *good;
 	int n;
 
 	if (!mkdtemp(dir))
 		skip_all("no temporary directory");
-	snprintf(v6, sizeof(v6), "%s/v6.dat", dir);
-	snprintf(v7, sizeof(v7), "%s/v7.dat", dir);
+	v7_write_pair(CAPTURE, dir, v6, v7, bad);
 	snprintf(v7z, sizeof(v7z), "%s/v7zlib.dat", dir);
-	snprintf(bad, sizeof(bad), "%s/bad.dat", dir);
-	is_int(tb_tracedat_write_capture(CAPTURE, NULL, v6, &o6), 0, "the capture written as v6");
-	is_int(tb_tracedat_write_capture(CAPTURE, NULL, v7, &o7), 0, "the capture written as v7 with zstd");
 	is_int(tb_tracedat_write_capture(CAPTURE, NULL, v7z, &o7z), 0, "the capture written as v7 with zlib");
 
 	/* Undamaged: v7 by workers (chunks whole in one call, one across units) reads as plain v6. */
@@ -272,20 +230,20 @@ int main(void)
 	ok(packed.len == plain.len && !memcmp(packed.text, plain.text, plain.len) && packed.problems_len == 0,
 	   "v7 zlib: the text of the v6 file, no problem");
 
-	good = read_all(v7, &len);
+	good = tap_slurp(v7, &len);
 	n = good ? cpu0_chunks(v7, good, len, chunks, 16) : -1;
 	ok(n >= 5 && chunks[3].ulen == 10 * PAGE,
-	   "CPU 0 has %d chunks; the 4th (sub-buffers 30-39) spans the first two units of 32", n);
+	   "CPU 0 has %d chunks; the 4th (sub-buffers 30-39) does not fit in the first unit of 32", n);
 	for (size_t i = 0; n >= 5 && i < sizeof(damages) / sizeof(damages[0]); i++) {
 		const struct damage *d = &damages[i];
-		const struct chunk *c = &chunks[d->chunk];
+		const struct v7_chunk *c = &chunks[d->chunk];
 		char *file = malloc(len), at[32];
 		struct outcome one;
 		if (!file)
 			break;
 		memcpy(file, good, len);
 		d->make(file, c, good);
-		ok(write_all(bad, file, len), "%s: written", d->what);
+		ok(v7_write_file(bad, file, len), "%s: written", d->what);
 		one = same_both_ways(bad, d->what);
 		snprintf(at, sizeof(at), "@%zu: ", c->at);
 		if (d->said)

@@ -162,8 +162,20 @@ struct tdat_stream {
 	uint32_t chunk_out_left; /* decompressed bytes of the chunk not yet produced */
 	uint32_t chunk_clen, chunk_ulen; /* the chunk's sizes, as its header declares them */
 	bool chunk_ended;	 /* the decompressor saw the end of the block */
-	uint8_t *in;		 /* read-ahead of the file's bytes (plain: whole sub-buffers) */
+	uint8_t *in;		 /* plain: read-ahead of whole sub-buffers; in_len, in_pos in it */
+	const uint8_t *zin;	 /* compressed: the decompressor's input, in ra; in_len, in_pos in it */
 	size_t in_len, in_pos;
+	uint8_t *ra;		 /* compressed: a read-ahead of the CPU's file bytes [ra_at, ra_at + ra_len) */
+	uint64_t ra_at;
+	size_t ra_len;
+	size_t ahead;		 /* bytes read ahead at a time (64 KiB; a test may set less) */
+	/*
+	 * A chunk decompressed whole that the caller's buffer could not hold:
+	 * its sub-buffers [spill_pos, spill_len) not handed out yet, which are
+	 * then always the chunk's last chunk_out_left bytes.
+	 */
+	uint8_t *spill;
+	size_t spill_cap, spill_pos, spill_len;
 	struct tdat_unzip *unzip;
 	char *label;	      /* names the chunk a decompressed page came from */
 	uint64_t label_chunk; /* the chunk label names */
