@@ -157,54 +157,68 @@ static bool is_blob_ref(const struct tb_record *rec)
 	return rec->type_len == 0 && rec->len == TB_BLOB_REF_SIZE && tb_blob_ref_decode(rec, &ref);
 }
 
-static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
+/* What a worker renders of a record it may render (pagework_new's render), into u->text; st->rc, st->used and the error set. */
+static void render_record(struct pagework *w, struct pw_unit *u, struct pw_step *st, const struct tb_record *rec)
+{
+	struct tb_event_ref ev = {u->cpu, rec->ts, rec->data, rec->len};
+	struct tb_diag err; /* filled only on failure */
+	enum printer_kind used;
+
+	if (w->render == PW_RENDER_BODIES && w->render_fn)
+		st->rc = w->render_fn(w->render_ctx, &ev, &u->text, &err, &used);
+	else if (w->render == PW_RENDER_BODIES)
+		st->rc = render_event_body(w->schema, &ev, w->opts.ns_clock, &u->text, &err, &used);
+	else
+		st->rc = render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
+	st->used = (uint8_t)used;
+	if (st->rc == -EINVAL && !keep_error(u, &err, &st->err))
+		st->rc = -ENOMEM;
+}
+
+/*
+ * A record's step (base: its page), rendered when it may be.  Each field is
+ * set once (once per record of every walk: zeroing the step first was a
+ * tenth of it), and a record of 8 bytes or more - every event the kernel
+ * writes - has its common header read in one load.
+ */
+static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page, const uint8_t *base,
 			const struct tb_record *rec)
 {
 	struct pw_step *st = new_record_step(u);
-	struct tb_diag err; /* filled only on failure */
-	enum printer_kind used;
 	const uint8_t *d = rec->data;
+	uint32_t len = rec->len;
 
 	if (!st)
 		return;
 	st->kind = PW_RECORD;
 	st->page = page;
-	st->off = (uint32_t)(d - u->page[page]);
-	st->len = rec->len;
+	st->off = (uint32_t)(d - base);
+	st->len = len;
 	st->ts = rec->ts;
 	st->rc = 0;
 	st->used = 0;
 	st->err = 0;
-	st->id = 0;
-	st->pid = 0;
-	st->flags = st->preempt = 0;
 	/* A blob reference has no event fields: the reader says what became of its blob. */
-	st->blob = is_blob_ref(rec);
-	if (st->blob) {
-		st->here = true;
+	if (len >= 8 && !(st->blob = is_blob_ref(rec))) {
+		uint64_t head; /* id (2 bytes), flags, preempt count, pid (4) */
+		memcpy(&head, d, 8);
+		st->id = (uint16_t)head;
+		st->flags = (uint8_t)(head >> 16);
+		st->preempt = (uint8_t)(head >> 24);
+		st->pid = (int32_t)(head >> 32);
+		st->here = !(w->render && id_ready(w, st->id));
+		if (!st->here)
+			render_record(w, u, st, rec);
 		st->text_end = (uint32_t)u->text.len;
 		return;
 	}
-	if (rec->len >= 2)
+	st->blob = len >= 8; /* here, a record of 8 bytes or more is a blob reference */
+	st->id = 0;
+	st->pid = 0;
+	st->flags = st->preempt = 0;
+	st->here = true;
+	if (len >= 2 && !st->blob)
 		memcpy(&st->id, d, 2);
-	if (rec->len >= 8) {
-		st->flags = d[2];
-		st->preempt = d[3];
-		memcpy(&st->pid, d + 4, 4);
-	}
-	st->here = !(w->render && rec->len >= 8 && id_ready(w, st->id));
-	if (!st->here) {
-		struct tb_event_ref ev = {u->cpu, rec->ts, d, rec->len};
-		if (w->render == PW_RENDER_BODIES && w->render_fn)
-			st->rc = w->render_fn(w->render_ctx, &ev, &u->text, &err, &used);
-		else if (w->render == PW_RENDER_BODIES)
-			st->rc = render_event_body(w->schema, &ev, w->opts.ns_clock, &u->text, &err, &used);
-		else
-			st->rc = render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
-		st->used = (uint8_t)used;
-		if (st->rc == -EINVAL && !keep_error(u, &err, &st->err))
-			st->rc = -ENOMEM;
-	}
 	st->text_end = (uint32_t)u->text.len;
 }
 
@@ -214,13 +228,14 @@ static void walk_page(struct pagework *w, struct pw_unit *u, uint32_t page)
 	struct tb_page_cursor cur;
 	struct tb_record rec;
 	struct pw_step *st;
+	const uint8_t *base = u->page[page];
 	int rc;
 
-	if (tbf_all_zero(u->page[page], u->size[page])) {
+	if (tbf_all_zero(base, u->size[page])) {
 		new_step(u, PW_ZERO_PAGE, page);
 		return;
 	}
-	if (tb_page_cursor_init(&cur, u->page[page], u->size[page]) < 0) {
+	if (tb_page_cursor_init(&cur, base, u->size[page]) < 0) {
 		if ((st = new_step(u, PW_BAD_PAGE, page))) {
 			st->off = (uint32_t)cur.err.offset;
 			st->reason = cur.err.reason;
@@ -229,8 +244,8 @@ static void walk_page(struct pagework *w, struct pw_unit *u, uint32_t page)
 	}
 	u->hdr[page] = cur.hdr;
 	new_step(u, PW_PAGE, page);
-	while ((rc = tb_page_next_data(&cur, &rec)) == 1)
-		walk_record(w, u, page, &rec);
+	while ((rc = tbf_page_next_data(&cur, &rec)) == 1)
+		walk_record(w, u, page, base, &rec);
 	if (rc < 0 && (st = new_step(u, PW_PAGE_ERROR, page))) {
 		st->off = (uint32_t)cur.err.offset;
 		st->reason = cur.err.reason;

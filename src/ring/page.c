@@ -269,6 +269,8 @@ int tb_page_next(struct tb_page_cursor *c, struct tb_record *rec)
 		return -EINVAL;
 	if (c->failed || c->pos >= c->end)
 		return c->failed ? -EINVAL : 0;
+	if (tbf_next_small_data(c, rec))
+		return 1;
 	rc = decode_one(c, rec);
 	if (rc <= 0) {
 		if (rc == 0)
@@ -283,6 +285,8 @@ int tb_page_next_data(struct tb_page_cursor *c, struct tb_record *rec)
 {
 	int rc;
 
+	if (c && rec && tbf_next_small_data(c, rec))
+		return 1;
 	while ((rc = tb_page_next(c, rec)) == 1)
 		if (rec->kind == TB_REC_DATA)
 			return 1;

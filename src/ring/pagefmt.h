@@ -19,6 +19,48 @@
 #define TBF_TS_MSB (0xf8ull << 56)                /* top 5 bits a stamp does not carry */
 
 /*
+ * The cursor's common step (page.c's tb_page_next() takes it first, and a
+ * walk that meets millions of records inlines it): the record at c->pos, when
+ * it is a data record of type_len 1..28 that ends before the committed end,
+ * decoded into *rec as decode_one() would and the cursor moved past it.  0
+ * for anything else - another kind, a record that does not fit, the end of
+ * data, a failed cursor (its pos is its end) - which tb_page_next() then
+ * decodes and checks in full.  Only bytes in [pos, pos + size) with pos +
+ * size <= end are read: the bounds the full decoder keeps.
+ */
+static inline int tbf_next_small_data(struct tb_page_cursor *c, struct tb_record *rec)
+{
+	uint32_t pos = c->pos, w, type_len, size;
+	const uint8_t *r;
+
+	if (pos + 4 > c->end) /* no wrap: pos <= end <= the data area, far below 4 GiB */
+		return 0;
+	r = c->page + TB_PAGE_HDR_SIZE + pos;
+	memcpy(&w, r, 4);
+	type_len = w & 31u;
+	size = 4 + 4 * type_len;
+	if (type_len - 1u >= TB_TYPE_DATA_MAX || size > c->end - pos)
+		return 0;
+	c->time += w >> 5;
+	c->pos = pos + size;
+	rec->kind = TB_REC_DATA;
+	rec->ts = c->time;
+	rec->data = r + 4;
+	rec->len = size - 4;
+	rec->offset = TB_PAGE_HDR_SIZE + pos;
+	rec->size = size;
+	rec->type_len = type_len;
+	rec->time_delta = w >> 5;
+	return 1;
+}
+
+/* tb_page_next_data() with its common step inline. */
+static inline int tbf_page_next_data(struct tb_page_cursor *c, struct tb_record *rec)
+{
+	return tbf_next_small_data(c, rec) ? 1 : tb_page_next_data(c, rec);
+}
+
+/*
  * Every byte of the n at p zero - a sub-buffer no kernel wrote (a short
  * read of trace_pipe_raw leaves them), which every reader skips alike.
  * The first byte is zero and each equals the next: one memcmp, no loop.

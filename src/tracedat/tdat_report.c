@@ -96,7 +96,9 @@ struct name_column {
 	const struct tb_format *f; /* the event and its printer, so that a worker prints it without looking them up */
 	const char *system;
 	const struct event_printer *printer;
-	raw_syscalls_fn *by_hand; /* printers_by_hand() of it, for records of f->min_size or more */
+	/* its printer written by hand (printers_by_hand()), as the line without the name, for records of min_size or more */
+	raw_syscalls_line_fn *by_hand_line;
+	uint32_t min_size; /* f->min_size */
 };
 
 #define COMM_SLOTS 1024
@@ -388,12 +390,12 @@ static char *put_seconds(char *p, uint64_t secs)
  * text of the last ones it wrote, as put_seconds() does.
  */
 struct hundreds_text {
-	uint64_t hundreds;
-	uint8_t len; /* 0: nothing kept yet */
+	uint64_t hundreds; /* UINT64_MAX, which no time stamp reaches: nothing kept yet */
+	uint8_t len;
 	char text[32];
 };
 
-static _Thread_local struct hundreds_text last_hundreds;
+static _Thread_local struct hundreds_text last_hundreds = {.hundreds = UINT64_MAX};
 
 /* Out of line: the common case, the text kept, then saves no registers. */
 static __attribute__((noinline)) void make_hundreds(struct hundreds_text *t, uint64_t hundreds)
@@ -410,7 +412,7 @@ static char *put_hundreds(char *p, uint64_t hundreds)
 {
 	struct hundreds_text *t = &last_hundreds;
 
-	if (!t->len || t->hundreds != hundreds)
+	if (t->hundreds != hundreds)
 		make_hundreds(t, hundreds);
 	memcpy(p, t->text, sizeof(t->text)); /* fixed size: see put_task(); the room is TIME_COL_MAX */
 	return p + t->len;
@@ -440,7 +442,7 @@ static __attribute__((noinline)) char *time_col_other(char *p, uint64_t ts, bool
  * not count nanoseconds (!usecs).  Constant divisors in each branch: the
  * compiler turns them into multiplications (this is on every line).
  */
-static char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
+static inline __attribute__((always_inline)) char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
 {
 	if (!usecs || nsec)
 		return time_col_other(p, ts, usecs);
@@ -564,7 +566,8 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	n = strlen(name);
 	if (n + 3 > sizeof(c->text) || n + 20 > 255 || !(c->printer = printers_find(r->schema, f, system)))
 		return NULL;
-	c->by_hand = printers_by_hand(c->printer);
+	c->by_hand_line = raw_syscalls_line(printers_by_hand(c->printer));
+	c->min_size = f->min_size;
 	c->text[0] = ' ';
 	memcpy(c->text + 1, name, n);
 	memcpy(c->text + 1 + n, ": ", 2);
@@ -782,7 +785,8 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	const struct name_column *nc = &r->names[id];
 	if (!nc->len)
 		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
-	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
+	/* room for the columns, and for a line written by hand after them */
+	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text) + RAW_SYSCALLS_LINE_MAX)))
 		return -ENOMEM;
 	line = p;
 	p = task_col(r, p, pid, ev->cpu);
@@ -795,19 +799,16 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	else
 		memcpy(p, nc->text, sizeof(nc->text));
 	p += nc->len;
+	/* render_event_body() without its look-ups, nor the "NAME: " the column above says: -ENOENT is its TB_RENDER_UNKNOWN */
+	if (nc->by_hand_line && ev->len >= nc->min_size) {
+		/* nine records in ten in a syscall-heavy trace: one line, its newline written, nothing to check */
+		sb_added(out, (size_t)(nc->by_hand_line(p, d) - line));
+		*used = PRINTER_COMPILED;
+		return TB_RENDER_OK;
+	}
 	sb_added(out, (size_t)(p - line));
 	*used = PRINTER_NONE;
 	body = out->len;
-	/* render_event_body() without its look-ups, nor the "NAME: " the column above says: -ENOENT is its TB_RENDER_UNKNOWN */
-	if (nc->by_hand && ev->len >= nc->f->min_size) {
-		/* nine records in ten in a syscall-heavy trace: one line, its newline written, nothing to check */
-		nc->by_hand(d, false, out);
-		*used = PRINTER_COMPILED;
-		if (!out->oom)
-			return TB_RENDER_OK;
-		out->len = start;
-		return -ENOMEM;
-	}
 	rc = print_event_text(nc->printer, r->schema, nc->f, nc->system, ev, r->usecs, true, out, err, used);
 	if (rc < 0 || out->oom) {
 		out->len = start;
