@@ -135,14 +135,16 @@ static void hex16(char *p, uint64_t v)
 /*
  * %lx of v, 16 bytes written at p (the room asked for covers them) and the
  * digits' end returned: v shifted so its first significant digit leads,
- * the zeros after the digits are written over by what follows.
+ * the zeros after the digits are written over by what follows.  From the
+ * highest set bit top (0 for 0): top / 4 + 1 digits, so a shift of
+ * 60 - 4 * (top / 4), which is ~top & 60 as top is below 64.
  */
 static char *put_hex(char *p, uint64_t v)
 {
-	unsigned n = kv_hex_len(v);
+	unsigned top = 63u ^ (unsigned)__builtin_clzll(v | 1);
 
-	hex16(p, v << (4 * (16 - n)));
-	return p + n;
+	hex16(p, v << (~top & 60u));
+	return p + top / 4 + 1;
 }
 
 /* "NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\n" at p (room: RAW_SYSCALLS_LINE_MAX): id at 8, args[6] at 16; returns the end. */

@@ -387,15 +387,21 @@ static char *put_seconds(char *p, uint64_t secs)
  * " %5llu.%04llu" of the seconds and the first four digits of the
  * microseconds (hundreds: the time in hundreds of microseconds).  A CPU's
  * records a few microseconds apart share them, so each thread keeps the
- * text of the last ones it wrote, as put_seconds() does.
+ * text of the last ones it wrote, as put_seconds() does, with the time
+ * stamps that round into them: the 100000 ns from first on, where first is
+ * hundreds * 100000 - 500 (mod 2^64, as time_col() rounds).  A stamp ts is
+ * among them when ts - first (mod 2^64) is below 100000, and its last two
+ * digits of microseconds are then (ts - first) / 1000.  It starts as the
+ * text of hundreds 0, so that it always holds a true one.
  */
 struct hundreds_text {
-	uint64_t hundreds; /* UINT64_MAX, which no time stamp reaches: nothing kept yet */
+	uint64_t first;
 	uint8_t len;
 	char text[32];
 };
 
-static _Thread_local struct hundreds_text last_hundreds = {.hundreds = UINT64_MAX};
+static _Thread_local struct hundreds_text last_hundreds = {
+    .first = 0 - 500ull, .len = 11, .text = "     0.0000"};
 
 /* Out of line: the common case, the text kept, then saves no registers. */
 static __attribute__((noinline)) void make_hundreds(struct hundreds_text *t, uint64_t hundreds)
@@ -404,18 +410,25 @@ static __attribute__((noinline)) void make_hundreds(struct hundreds_text *t, uin
 	char *e = put_seconds(t->text, secs);
 
 	e = put_zero_padded(e, (uint32_t)(hundreds - secs * 10000), 4);
-	t->hundreds = hundreds;
+	t->first = hundreds * 100000 - 500;
 	t->len = (uint8_t)(e - t->text);
 }
 
-static char *put_hundreds(char *p, uint64_t hundreds)
+/* The hundreds of ts at p, then its last two digits of microseconds; returns the end. */
+static inline char *put_microseconds(char *p, uint64_t ts)
 {
 	struct hundreds_text *t = &last_hundreds;
+	uint64_t in = ts - t->first;
 
-	if (t->hundreds != hundreds)
+	if (in >= 100000) {
+		uint64_t hundreds = (ts + 500) / 100000;
 		make_hundreds(t, hundreds);
+		in = ts - t->first;
+	}
 	memcpy(p, t->text, sizeof(t->text)); /* fixed size: see put_task(); the room is TIME_COL_MAX */
-	return p + t->len;
+	p += t->len;
+	memcpy(p, kv_digit_pairs + 2 * ((uint32_t)in / 1000), 2);
+	return p + 2;
 }
 
 /* Room the time column needs at most: " " + 20 digits + "." + 9 digits + ":" (and put_seconds' fixed copy). */
@@ -446,11 +459,9 @@ static inline __attribute__((always_inline)) char *time_col(char *p, uint64_t ts
 {
 	if (!usecs || nsec)
 		return time_col_other(p, ts, usecs);
-	uint64_t us = (ts + 500) / 1000, hundreds = us / 100;
-	p = put_hundreds(p, hundreds);
-	memcpy(p, kv_digit_pairs + 2 * (us - hundreds * 100), 2);
-	p[2] = ':';
-	return p + 3;
+	p = put_microseconds(p, ts);
+	*p = ':';
+	return p + 1;
 }
 
 static void put_time(struct tc_report *r, const struct tc_stream *s)
