@@ -154,6 +154,8 @@ static char *enter_line(char *p, const uint8_t *rec)
 	p = put_long(p + 3, load64(rec + 8));
 	memcpy(p, " (", 2);
 	p += 2;
+	/* unrolled: the loop's own counting was a sixth of each argument's cost */
+#pragma GCC unroll 6
 	for (int i = 0; i < 6; i++) {
 		p = put_hex(p, load64(rec + 16 + 8 * i));
 		memcpy(p, ", ", 2); /* the last one is written over */
