@@ -20,15 +20,15 @@
 
 /*
  * The cursor's common step (page.c's tb_page_next() takes it first, and a
- * walk that meets millions of records inlines it): the record at c->pos, when
- * it is a data record of type_len 1..28 that ends before the committed end,
- * decoded into *rec as decode_one() would and the cursor moved past it.  0
- * for anything else - another kind, a record that does not fit, the end of
- * data, a failed cursor (its pos is its end) - which tb_page_next() then
- * decodes and checks in full.  Only bytes in [pos, pos + size) with pos +
- * size <= end are read: the bounds the full decoder keeps.
+ * walk that meets millions of records inlines it): the record at c->pos,
+ * when it is a data record of type_len 1..28 that ends before the committed
+ * end, stepped over as decode_one() would - c->time made its time, *data and
+ * *len its payload.  0 for anything else - another kind, a record that does
+ * not fit, the end of data, a failed cursor (its pos is its end) - which
+ * tb_page_next() then decodes and checks in full.  Only bytes in [pos, pos +
+ * size) with pos + size <= end are read: the bounds the full decoder keeps.
  */
-static inline int tbf_next_small_data(struct tb_page_cursor *c, struct tb_record *rec)
+static inline int tbf_next_small_data(struct tb_page_cursor *c, const uint8_t **data, uint32_t *len)
 {
 	uint32_t pos = c->pos, w, type_len, size;
 	const uint8_t *r;
@@ -43,21 +43,9 @@ static inline int tbf_next_small_data(struct tb_page_cursor *c, struct tb_record
 		return 0;
 	c->time += w >> 5;
 	c->pos = pos + size;
-	rec->kind = TB_REC_DATA;
-	rec->ts = c->time;
-	rec->data = r + 4;
-	rec->len = size - 4;
-	rec->offset = TB_PAGE_HDR_SIZE + pos;
-	rec->size = size;
-	rec->type_len = type_len;
-	rec->time_delta = w >> 5;
+	*data = r + 4;
+	*len = size - 4;
 	return 1;
-}
-
-/* tb_page_next_data() with its common step inline. */
-static inline int tbf_page_next_data(struct tb_page_cursor *c, struct tb_record *rec)
-{
-	return tbf_next_small_data(c, rec) ? 1 : tb_page_next_data(c, rec);
 }
 
 /*
