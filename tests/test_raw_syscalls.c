@@ -111,7 +111,9 @@ static void compare(const struct tb_format *f, raw_syscalls_fn *hand, unsigned n
 	struct tb_diag d = {0};
 	struct tb_strbuf want = {0}, got = {0};
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
-	unsigned differ = 0, n = 0;
+	unsigned differ = 0, n = 0, line_differs = 0;
+	raw_syscalls_line_fn *line = raw_syscalls_line(hand);
+	char room[RAW_SYSCALLS_LINE_MAX];
 
 	if (tb_printfmt_compile(f, NULL, &p, &d) < 0) {
 		ok(0, "%s compiles (%s)", f->name, d.reason);
@@ -133,7 +135,16 @@ static void compare(const struct tb_format *f, raw_syscalls_fn *hand, unsigned n
 				diag("differ: program '%.*s' hand '%.*s'", (int)want.len, want.buf,
 				     (int)got.len, got.buf);
 		}
+		/* the line writer (frame_line's) writes the unnamed line, in the room it is promised */
+		if (!named && line) {
+			size_t len = (size_t)(line(room, rec) - room);
+			if (len != want.len || memcmp(room, want.buf, len) != 0)
+				line_differs++;
+		}
 	}
+	if (!named)
+		ok(line && line_differs == 0, "%s: its line writer writes the same lines (%u differ)", f->name,
+		   line_differs);
 	ok(differ == 0, "%s: the hand-written printer prints what the compiled print fmt prints, %s "
 	   "(%u records, %u differ)", f->name, named ? "named" : "without the name", n, differ);
 	sb_free(&want);
@@ -165,6 +176,7 @@ int main(void)
 	ok(raw_syscalls_printer("raw_syscalls", &enter) != NULL, "sys_enter of this kernel gets the hand printer");
 	ok(raw_syscalls_printer("raw_syscalls", &exit_) != NULL, "sys_exit of this kernel gets the hand printer");
 	ok(raw_syscalls_printer("syscalls", &enter) == NULL, "not for another system of the same name");
+	ok(raw_syscalls_line(NULL) == NULL, "no line writer for a printer not written by hand");
 	if (raw_syscalls_printer("raw_syscalls", &enter))
 		for (int named = 0; named < 2; named++)
 			compare(&enter, raw_syscalls_printer("raw_syscalls", &enter), 7, named);

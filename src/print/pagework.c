@@ -160,70 +160,91 @@ static bool is_blob_ref(const struct tb_record *rec)
 	return rec->type_len == 0 && rec->len == TB_BLOB_REF_SIZE && tb_blob_ref_decode(rec, &ref);
 }
 
-static void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
-			const struct tb_record *rec)
+/* What a worker renders of a record it may render (pagework_new's render), into u->text; st->rc, st->used and the error set. */
+static inline void render_record(struct pagework *w, struct pw_unit *u, struct pw_step *st, const uint8_t *d, uint32_t len,
+			  uint64_t ts)
 {
-	struct pw_step *st = new_record_step(u);
+	struct tb_event_ref ev = {u->cpu, ts, d, len};
 	struct tb_diag err; /* filled only on failure */
 	enum printer_kind used;
-	const uint8_t *d = rec->data;
+
+	if (w->render == PW_RENDER_BODIES && w->render_fn)
+		st->rc = w->render_fn(w->render_ctx, &ev, &u->text, &err, &used);
+	else if (w->render == PW_RENDER_BODIES)
+		st->rc = render_event_body(w->schema, &ev, w->opts.ns_clock, &u->text, &err, &used);
+	else
+		st->rc = render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
+	st->used = (uint8_t)used;
+	if (st->rc == -EINVAL && !keep_error(u, &err, &st->err))
+		st->rc = -ENOMEM;
+}
+
+/*
+ * A data record's step (payload d of len bytes at ts, on page base; blob:
+ * a blob reference), rendered when it may be.  Each field is set once (once
+ * per record of every walk: zeroing the step first was a tenth of it), and
+ * a record of 8 bytes or more - every event the kernel writes - has its
+ * common header read in one load.
+ */
+static inline __attribute__((always_inline)) void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page, const uint8_t *base,
+			       const uint8_t *d, uint32_t len, uint64_t ts, bool blob)
+{
+	struct pw_step *st = new_record_step(u);
 
 	if (!st)
 		return;
 	st->kind = PW_RECORD;
 	st->page = page;
-	st->off = (uint32_t)(d - u->page[page]);
-	st->len = rec->len;
-	st->ts = rec->ts;
+	st->off = (uint32_t)(d - base);
+	st->len = len;
+	st->ts = ts;
 	st->rc = 0;
 	st->used = 0;
 	st->err = 0;
-	st->id = 0;
-	st->pid = 0;
-	st->flags = st->preempt = 0;
+	st->blob = blob;
 	/* A blob reference has no event fields: the reader says what became of its blob. */
-	st->blob = is_blob_ref(rec);
-	if (st->blob) {
-		st->here = true;
+	if (len >= 8 && !blob) {
+		uint64_t head; /* id (2 bytes), flags, preempt count, pid (4) */
+		memcpy(&head, d, 8);
+		st->id = (uint16_t)head;
+		st->flags = (uint8_t)(head >> 16);
+		st->preempt = (uint8_t)(head >> 24);
+		st->pid = (int32_t)(head >> 32);
+		st->here = !(w->render && id_ready(w, st->id));
+		if (!st->here)
+			render_record(w, u, st, d, len, ts);
 		st->text_end = (uint32_t)u->text.len;
 		return;
 	}
-	if (rec->len >= 2)
+	st->id = 0;
+	st->pid = 0;
+	st->flags = st->preempt = 0;
+	st->here = true;
+	if (len >= 2 && !blob)
 		memcpy(&st->id, d, 2);
-	if (rec->len >= 8) {
-		st->flags = d[2];
-		st->preempt = d[3];
-		memcpy(&st->pid, d + 4, 4);
-	}
-	st->here = !(w->render && rec->len >= 8 && id_ready(w, st->id));
-	if (!st->here) {
-		struct tb_event_ref ev = {u->cpu, rec->ts, d, rec->len};
-		if (w->render == PW_RENDER_BODIES && w->render_fn)
-			st->rc = w->render_fn(w->render_ctx, &ev, &u->text, &err, &used);
-		else if (w->render == PW_RENDER_BODIES)
-			st->rc = render_event_body(w->schema, &ev, w->opts.ns_clock, &u->text, &err, &used);
-		else
-			st->rc = render_event(w->schema, &ev, &w->opts, &u->text, &err, &used);
-		st->used = (uint8_t)used;
-		if (st->rc == -EINVAL && !keep_error(u, &err, &st->err))
-			st->rc = -ENOMEM;
-	}
 	st->text_end = (uint32_t)u->text.len;
 }
 
-/* Every step of one page, as a one-thread walk would meet them. */
+/*
+ * Every step of one page, as a one-thread walk would meet them: the common
+ * record (a small data record, never a blob reference: those have type_len
+ * 0) straight from the cursor's inline step, any other through
+ * tb_page_next_data(), which checks it in full.
+ */
 static void walk_page(struct pagework *w, struct pw_unit *u, uint32_t page)
 {
 	struct tb_page_cursor cur;
 	struct tb_record rec;
 	struct pw_step *st;
+	const uint8_t *base = u->page[page], *d;
+	uint32_t len;
 	int rc;
 
-	if (tbf_all_zero(u->page[page], u->size[page])) {
+	if (tbf_all_zero(base, u->size[page])) {
 		new_step(u, PW_ZERO_PAGE, page);
 		return;
 	}
-	if (tb_page_cursor_init(&cur, u->page[page], u->size[page]) < 0) {
+	if (tb_page_cursor_init(&cur, base, u->size[page]) < 0) {
 		if ((st = new_step(u, PW_BAD_PAGE, page))) {
 			st->off = (uint32_t)cur.err.offset;
 			st->reason = cur.err.reason;
@@ -232,8 +253,15 @@ static void walk_page(struct pagework *w, struct pw_unit *u, uint32_t page)
 	}
 	u->hdr[page] = cur.hdr;
 	new_step(u, PW_PAGE, page);
-	while ((rc = tb_page_next_data(&cur, &rec)) == 1)
-		walk_record(w, u, page, &rec);
+	for (;;) {
+		if (tbf_next_small_data(&cur, &d, &len)) {
+			walk_record(w, u, page, base, d, len, cur.time, false);
+		} else if ((rc = tb_page_next_data(&cur, &rec)) == 1) {
+			walk_record(w, u, page, base, rec.data, rec.len, rec.ts, is_blob_ref(&rec));
+		} else {
+			break;
+		}
+	}
 	if (rc < 0 && (st = new_step(u, PW_PAGE_ERROR, page))) {
 		st->off = (uint32_t)cur.err.offset;
 		st->reason = cur.err.reason;

@@ -5,9 +5,10 @@
  *
  * The numbers follow the kernel's vsprintf for these directives: %ld is
  * the signed decimal with a '-' and no padding, %lx the unsigned hex in
- * lower case, no "0x", no padding.  A line is at most "sys_enter: NR " +
- * 20 + " (" + 6 * 16 + 5 * ", " + ")\n" (144 bytes), and a hex number's 16 bytes
- * written whole (put_hex) end before 160: its room is asked for once.
+ * lower case, no "0x", no padding.  A line without its name is at most
+ * "NR -" + 19 + " (" + 6 * 16 + 5 * ", " + ")\n" (133 bytes), and a hex number's
+ * 16 bytes written whole (put_hex) end before RAW_SYSCALLS_LINE_MAX: its
+ * room is asked for once.
  */
 #include <string.h>
 
@@ -17,7 +18,6 @@
 #define ENTER_FMT "\"NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\", REC->id, REC->args[0], REC->args[1], " \
 		  "REC->args[2], REC->args[3], REC->args[4], REC->args[5]"
 #define EXIT_FMT "\"NR %ld = %ld\", REC->id, REC->ret"
-#define LINE_MAX_BYTES 160
 
 static uint64_t load64(const uint8_t *p)
 {
@@ -33,13 +33,37 @@ static __attribute__((noinline)) char *put_long_digits(char *p, uint64_t v)
 	return kv_put_dec(p, v, kv_dec_len(v));
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * The text of 0..999 as one word each: its one to three digits in memory
+ * order in the low bytes, their count in the top byte (written too, and
+ * written over by what follows).  Made by the compiler, so that a short
+ * number costs one load.
+ */
+#define SHORT_DEC(n)                                                                                  \
+	((n) < 10    ? (uint32_t)('0' + (n)) | 1u << 24                                               \
+	 : (n) < 100 ? (uint32_t)('0' + (n) / 10) | (uint32_t)('0' + (n) % 10) << 8 | 2u << 24           \
+		     : (uint32_t)('0' + (n) / 100) | (uint32_t)('0' + (n) / 10 % 10) << 8 |               \
+			   (uint32_t)('0' + (n) % 10) << 16 | 3u << 24)
+#define SHORT_DEC10(n) SHORT_DEC((n) + 0), SHORT_DEC((n) + 1), SHORT_DEC((n) + 2), SHORT_DEC((n) + 3), \
+		       SHORT_DEC((n) + 4), SHORT_DEC((n) + 5), SHORT_DEC((n) + 6), SHORT_DEC((n) + 7),   \
+		       SHORT_DEC((n) + 8), SHORT_DEC((n) + 9)
+#define SHORT_DEC100(n) SHORT_DEC10((n) + 0), SHORT_DEC10((n) + 10), SHORT_DEC10((n) + 20),              \
+			SHORT_DEC10((n) + 30), SHORT_DEC10((n) + 40), SHORT_DEC10((n) + 50),             \
+			SHORT_DEC10((n) + 60), SHORT_DEC10((n) + 70), SHORT_DEC10((n) + 80), SHORT_DEC10((n) + 90)
+
+static const uint32_t short_dec[1000] = {
+	SHORT_DEC100(0),   SHORT_DEC100(100), SHORT_DEC100(200), SHORT_DEC100(300), SHORT_DEC100(400),
+	SHORT_DEC100(500), SHORT_DEC100(600), SHORT_DEC100(700), SHORT_DEC100(800), SHORT_DEC100(900),
+};
+#endif
+
 /*
  * %ld of v (4 bytes written at p at least: the room asked for covers
  * them).  Syscall numbers and most return values have one to three
- * digits, as many of each: those are written without a branch on their
- * length - all three digits as one word, the leading zeros shifted out.
+ * digits: those are a word of the table above.
  */
-static char *put_long(char *p, uint64_t v)
+static inline char *put_long(char *p, uint64_t v)
 {
 	if ((int64_t)v < 0) {
 		*p++ = '-';
@@ -47,13 +71,9 @@ static char *put_long(char *p, uint64_t v)
 	}
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (v < 1000) {
-		uint32_t x = (uint32_t)v, hundreds = x / 100, n = 1u + (x >= 10) + (x >= 100);
-		uint16_t pair;
-		memcpy(&pair, kv_digit_pairs + 2 * (x - hundreds * 100), 2);
-		uint32_t word = ('0' + hundreds) | (uint32_t)pair << 8; /* "HTU" in memory order */
-		word >>= 8 * (3 - n);
+		uint32_t word = short_dec[v];
 		memcpy(p, &word, 4);
-		return p + n;
+		return p + (word >> 24);
 	}
 #endif
 	return put_long_digits(p, v);
@@ -115,58 +135,77 @@ static void hex16(char *p, uint64_t v)
 /*
  * %lx of v, 16 bytes written at p (the room asked for covers them) and the
  * digits' end returned: v shifted so its first significant digit leads,
- * the zeros after the digits are written over by what follows.
+ * the zeros after the digits are written over by what follows.  From the
+ * highest set bit top (0 for 0): top / 4 + 1 digits, so a shift of
+ * 60 - 4 * (top / 4), which is ~top & 60 as top is below 64.
  */
 static char *put_hex(char *p, uint64_t v)
 {
-	unsigned n = kv_hex_len(v);
+	unsigned top = 63u ^ (unsigned)__builtin_clzll(v | 1);
 
-	hex16(p, v << (4 * (16 - n)));
-	return p + n;
+	hex16(p, v << (~top & 60u));
+	return p + top / 4 + 1;
 }
 
-/* "NAME: " (n bytes) when named, then "NR %ld" of the id at 8; returns the end. */
-static inline char *put_nr(char *p, bool named, const char *name, size_t n, const uint8_t *rec)
+/* "NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\n" at p (room: RAW_SYSCALLS_LINE_MAX): id at 8, args[6] at 16; returns the end. */
+static char *enter_line(char *p, const uint8_t *rec)
 {
-	if (named) {
-		memcpy(p, name, n);
-		p += n;
-	}
 	memcpy(p, "NR ", 3);
-	return put_long(p + 3, load64(rec + 8));
-}
-
-/* "sys_enter: " when named, then "NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\n": id at 8, args[6] at 16. */
-static void print_enter(const uint8_t *rec, bool named, struct tb_strbuf *out)
-{
-	char *line = sb_room(out, LINE_MAX_BYTES), *p = line;
-
-	if (!line)
-		return;
-	p = put_nr(p, named, "sys_enter: ", 11, rec);
+	p = put_long(p + 3, load64(rec + 8));
 	memcpy(p, " (", 2);
 	p += 2;
+	/* unrolled: the loop's own counting was a sixth of each argument's cost */
+#pragma GCC unroll 6
 	for (int i = 0; i < 6; i++) {
 		p = put_hex(p, load64(rec + 16 + 8 * i));
 		memcpy(p, ", ", 2); /* the last one is written over */
 		p += 2;
 	}
 	memcpy(p - 2, ")\n", 2);
-	sb_added(out, (size_t)(p - line));
+	return p;
 }
 
-/* "sys_exit: " when named, then "NR %ld = %ld\n": id at 8, ret at 16. */
-static void print_exit(const uint8_t *rec, bool named, struct tb_strbuf *out)
+/* "NR %ld = %ld\n" at p (room: RAW_SYSCALLS_LINE_MAX): id at 8, ret at 16; returns the end. */
+static char *exit_line(char *p, const uint8_t *rec)
 {
-	char *line = sb_room(out, LINE_MAX_BYTES), *p = line;
-
-	if (!line)
-		return;
-	p = put_nr(p, named, "sys_exit: ", 10, rec);
+	memcpy(p, "NR ", 3);
+	p = put_long(p + 3, load64(rec + 8));
 	memcpy(p, " = ", 3);
 	p = put_long(p + 3, load64(rec + 16));
 	*p++ = '\n';
-	sb_added(out, (size_t)(p - line));
+	return p;
+}
+
+/* "NAME: " (n bytes) when named, then line's text. */
+static void print_line(const uint8_t *rec, bool named, const char *name, size_t n, raw_syscalls_line_fn *line,
+		       struct tb_strbuf *out)
+{
+	char *start = sb_room(out, n + RAW_SYSCALLS_LINE_MAX), *p = start;
+
+	if (!start)
+		return;
+	if (named) {
+		memcpy(p, name, n);
+		p += n;
+	}
+	sb_added(out, (size_t)(line(p, rec) - start));
+}
+
+/* "sys_enter: " when named, then enter_line(). */
+static void print_enter(const uint8_t *rec, bool named, struct tb_strbuf *out)
+{
+	print_line(rec, named, "sys_enter: ", 11, enter_line, out);
+}
+
+/* "sys_exit: " when named, then exit_line(). */
+static void print_exit(const uint8_t *rec, bool named, struct tb_strbuf *out)
+{
+	print_line(rec, named, "sys_exit: ", 10, exit_line, out);
+}
+
+raw_syscalls_line_fn *raw_syscalls_line(raw_syscalls_fn *printer)
+{
+	return printer == print_enter ? enter_line : printer == print_exit ? exit_line : NULL;
 }
 
 /* The field name as declared: at offset, size bytes, signed or not. */

@@ -30,6 +30,18 @@
  */
 typedef void raw_syscalls_fn(const uint8_t *rec, bool named, struct tb_strbuf *out);
 
+/*
+ * The same line without the name, written at p, which has
+ * RAW_SYSCALLS_LINE_MAX bytes of room (some past the line's end may be
+ * written over); returns the line's end.  For a caller that asks room once
+ * for what it puts in front and the line.
+ */
+#define RAW_SYSCALLS_LINE_MAX 160
+typedef char *raw_syscalls_line_fn(char *p, const uint8_t *rec);
+
+/* printer's line writer (printer from raw_syscalls_printer()), or NULL for any other. */
+raw_syscalls_line_fn *raw_syscalls_line(raw_syscalls_fn *printer);
+
 /* The hand-written printer for f of system, or NULL when f is not one it prints exactly. */
 raw_syscalls_fn *raw_syscalls_printer(const char *system, const struct tb_format *f);
 

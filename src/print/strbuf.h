@@ -24,8 +24,8 @@ struct tb_strbuf {
 	bool oom;
 };
 
-/* Room for n more bytes; false (and oom set) if it cannot be had. */
-static inline bool sb_grow(struct tb_strbuf *b, size_t n)
+/* sb_grow() when the room is not there already: out of line, so that every caller's common case stays short. */
+static __attribute__((noinline, unused)) bool sb_grow_slow(struct tb_strbuf *b, size_t n)
 {
 	size_t cap = b->cap ? b->cap : 4096;
 	char *p;
@@ -49,6 +49,14 @@ static inline bool sb_grow(struct tb_strbuf *b, size_t n)
 	b->buf = p;
 	b->cap = cap;
 	return true;
+}
+
+/* Room for n more bytes; false (and oom set) if it cannot be had. */
+static inline bool sb_grow(struct tb_strbuf *b, size_t n)
+{
+	if (__builtin_expect(!b->oom && b->len + n <= b->cap, 1))
+		return true;
+	return sb_grow_slow(b, n);
 }
 
 static inline void sb_put(struct tb_strbuf *b, const void *p, size_t n)

@@ -263,12 +263,24 @@ int tb_page_check(const void *page, size_t page_size, uint32_t end, struct tb_pa
 
 int tb_page_next(struct tb_page_cursor *c, struct tb_record *rec)
 {
+	const uint8_t *data;
 	int rc;
 
 	if (!c || !rec)
 		return -EINVAL;
 	if (c->failed || c->pos >= c->end)
 		return c->failed ? -EINVAL : 0;
+	if (tbf_next_small_data(c, &data, &rec->len)) {
+		/* the rest of what decode_one() says of such a record */
+		rec->kind = TB_REC_DATA;
+		rec->ts = c->time;
+		rec->data = data;
+		rec->size = rec->len + 4;
+		rec->offset = TB_PAGE_HDR_SIZE + c->pos - rec->size;
+		rec->type_len = rec->len / 4;
+		rec->time_delta = tbf_get32(data - 4) >> 5;
+		return 1;
+	}
 	rc = decode_one(c, rec);
 	if (rc <= 0) {
 		if (rc == 0)

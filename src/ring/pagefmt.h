@@ -19,6 +19,36 @@
 #define TBF_TS_MSB (0xf8ull << 56)                /* top 5 bits a stamp does not carry */
 
 /*
+ * The cursor's common step (page.c's tb_page_next() takes it first, and a
+ * walk that meets millions of records inlines it): the record at c->pos,
+ * when it is a data record of type_len 1..28 that ends before the committed
+ * end, stepped over as decode_one() would - c->time made its time, *data and
+ * *len its payload.  0 for anything else - another kind, a record that does
+ * not fit, the end of data, a failed cursor (its pos is its end) - which
+ * tb_page_next() then decodes and checks in full.  Only bytes in [pos, pos +
+ * size) with pos + size <= end are read: the bounds the full decoder keeps.
+ */
+static inline int tbf_next_small_data(struct tb_page_cursor *c, const uint8_t **data, uint32_t *len)
+{
+	uint32_t pos = c->pos, w, type_len, size;
+	const uint8_t *r;
+
+	if (pos + 4 > c->end) /* no wrap: pos <= end <= the data area, far below 4 GiB */
+		return 0;
+	r = c->page + TB_PAGE_HDR_SIZE + pos;
+	memcpy(&w, r, 4);
+	type_len = w & 31u;
+	size = 4 + 4 * type_len;
+	if (type_len - 1u >= TB_TYPE_DATA_MAX || size > c->end - pos)
+		return 0;
+	c->time += w >> 5;
+	c->pos = pos + size;
+	*data = r + 4;
+	*len = size - 4;
+	return 1;
+}
+
+/*
  * Every byte of the n at p zero - a sub-buffer no kernel wrote (a short
  * read of trace_pipe_raw leaves them), which every reader skips alike.
  * The first byte is zero and each equals the next: one memcmp, no loop.

@@ -96,7 +96,9 @@ struct name_column {
 	const struct tb_format *f; /* the event and its printer, so that a worker prints it without looking them up */
 	const char *system;
 	const struct event_printer *printer;
-	raw_syscalls_fn *by_hand; /* printers_by_hand() of it, for records of f->min_size or more */
+	/* its printer written by hand (printers_by_hand()), as the line without the name, for records of min_size or more */
+	raw_syscalls_line_fn *by_hand_line;
+	uint32_t min_size; /* f->min_size */
 };
 
 #define COMM_SLOTS 1024
@@ -385,15 +387,21 @@ static char *put_seconds(char *p, uint64_t secs)
  * " %5llu.%04llu" of the seconds and the first four digits of the
  * microseconds (hundreds: the time in hundreds of microseconds).  A CPU's
  * records a few microseconds apart share them, so each thread keeps the
- * text of the last ones it wrote, as put_seconds() does.
+ * text of the last ones it wrote, as put_seconds() does, with the time
+ * stamps that round into them: the 100000 ns from first on, where first is
+ * hundreds * 100000 - 500 (mod 2^64, as time_col() rounds).  A stamp ts is
+ * among them when ts - first (mod 2^64) is below 100000, and its last two
+ * digits of microseconds are then (ts - first) / 1000.  It starts as the
+ * text of hundreds 0, so that it always holds a true one.
  */
 struct hundreds_text {
-	uint64_t hundreds;
-	uint8_t len; /* 0: nothing kept yet */
+	uint64_t first;
+	uint8_t len;
 	char text[32];
 };
 
-static _Thread_local struct hundreds_text last_hundreds;
+static _Thread_local struct hundreds_text last_hundreds = {
+    .first = 0 - 500ull, .len = 11, .text = "     0.0000"};
 
 /* Out of line: the common case, the text kept, then saves no registers. */
 static __attribute__((noinline)) void make_hundreds(struct hundreds_text *t, uint64_t hundreds)
@@ -402,18 +410,25 @@ static __attribute__((noinline)) void make_hundreds(struct hundreds_text *t, uin
 	char *e = put_seconds(t->text, secs);
 
 	e = put_zero_padded(e, (uint32_t)(hundreds - secs * 10000), 4);
-	t->hundreds = hundreds;
+	t->first = hundreds * 100000 - 500;
 	t->len = (uint8_t)(e - t->text);
 }
 
-static char *put_hundreds(char *p, uint64_t hundreds)
+/* The hundreds of ts at p, then its last two digits of microseconds; returns the end. */
+static inline char *put_microseconds(char *p, uint64_t ts)
 {
 	struct hundreds_text *t = &last_hundreds;
+	uint64_t in = ts - t->first;
 
-	if (!t->len || t->hundreds != hundreds)
+	if (in >= 100000) {
+		uint64_t hundreds = (ts + 500) / 100000;
 		make_hundreds(t, hundreds);
+		in = ts - t->first;
+	}
 	memcpy(p, t->text, sizeof(t->text)); /* fixed size: see put_task(); the room is TIME_COL_MAX */
-	return p + t->len;
+	p += t->len;
+	memcpy(p, kv_digit_pairs + 2 * ((uint32_t)in / 1000), 2);
+	return p + 2;
 }
 
 /* Room the time column needs at most: " " + 20 digits + "." + 9 digits + ":" (and put_seconds' fixed copy). */
@@ -440,15 +455,13 @@ static __attribute__((noinline)) char *time_col_other(char *p, uint64_t ts, bool
  * not count nanoseconds (!usecs).  Constant divisors in each branch: the
  * compiler turns them into multiplications (this is on every line).
  */
-static char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
+static inline __attribute__((always_inline)) char *time_col(char *p, uint64_t ts, bool usecs, bool nsec)
 {
 	if (!usecs || nsec)
 		return time_col_other(p, ts, usecs);
-	uint64_t us = (ts + 500) / 1000, hundreds = us / 100;
-	p = put_hundreds(p, hundreds);
-	memcpy(p, kv_digit_pairs + 2 * (us - hundreds * 100), 2);
-	p[2] = ':';
-	return p + 3;
+	p = put_microseconds(p, ts);
+	*p = ':';
+	return p + 1;
 }
 
 static void put_time(struct tc_report *r, const struct tc_stream *s)
@@ -564,7 +577,8 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	n = strlen(name);
 	if (n + 3 > sizeof(c->text) || n + 20 > 255 || !(c->printer = printers_find(r->schema, f, system)))
 		return NULL;
-	c->by_hand = printers_by_hand(c->printer);
+	c->by_hand_line = raw_syscalls_line(printers_by_hand(c->printer));
+	c->min_size = f->min_size;
 	c->text[0] = ' ';
 	memcpy(c->text + 1, name, n);
 	memcpy(c->text + 1 + n, ": ", 2);
@@ -715,24 +729,24 @@ static _Atomic uint32_t report_runs;
  * and layout, it was made for.  A unit's records are all of one CPU, and a
  * task seldom moves, so one pid's slot holds its CPU's columns.
  */
-static char *task_col(const struct frame_ctx *r, char *p, int32_t pid, int cpu)
+struct task_col_cached {
+	uint32_t run; /* 0: empty */
+	int32_t pid;
+	int32_t cpu;
+	uint8_t len;
+	char text[40];
+};
+
+static _Thread_local struct task_col_cached task_cols[256];
+
+/* task_col() when its slot holds another column: made, and kept when it fits. Out of line: the common case saves no registers. */
+static __attribute__((noinline)) char *make_task_col(const struct frame_ctx *r, struct task_col_cached *c, char *p,
+						     int32_t pid, int cpu)
 {
-	static _Thread_local struct task_col_cached {
-		uint32_t run; /* 0: empty */
-		int32_t pid;
-		int32_t cpu;
-		uint8_t len;
-		char text[40];
-	} cache[256];
-	struct task_col_cached *c = &cache[(uint32_t)pid % 256];
 	const char *col;
 	size_t len;
-
-	if (c->run == r->run && c->pid == pid && c->cpu == cpu) {
-		memcpy(p, c->text, sizeof(c->text)); /* fixed size: see put_task() */
-		return p + c->len;
-	}
 	char *start = p;
+
 	if (!r->latency && (col = schema_comm_column(r->schema, pid, &len))) {
 		for (int i = 0; i < 2 && len && col[len - 1] == ' '; i++)
 			len--;
@@ -753,61 +767,31 @@ static char *task_col(const struct frame_ctx *r, char *p, int32_t pid, int cpu)
 	return p;
 }
 
-/*
- * A worker's whole line for a record (pagework_set_renderer, ctx the
- * report's frame_ctx): the columns emit() would put in front, then the
- * kernel's text of the record without its "name: " (the printers leave it
- * out; a kernel printer's is dropped here) and with one newline - so that
- * the reading thread only merges and writes.  It reads only what stays put
- * while workers run: the options, the clock conversion, the schema's comm
- * table (the same
- * saved_cmdlines libtraceevent's comms came from; no plugin adds to those in
- * this mode) and the name columns the reading thread made for an ID before
- * marking it ready (prepare(): the release that the worker's acquire of the
- * ID's ready bit pairs with).  Other results than TB_RENDER_OK leave nothing.
- */
-static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
-		      enum printer_kind *used)
+static inline char *task_col(const struct frame_ctx *r, char *p, int32_t pid, int cpu)
 {
-	const struct frame_ctx *r = ctx;
-	const uint8_t *d = ev->data;
-	size_t start = out->len, body;
-	uint16_t id;
-	int32_t pid;
-	char *p, *line, *text;
+	struct task_col_cached *c = &task_cols[(uint32_t)pid % 256];
+
+	if (c->run == r->run && c->pid == pid && c->cpu == cpu) {
+		memcpy(p, c->text, sizeof(c->text)); /* fixed size: see put_task() */
+		return p + c->len;
+	}
+	return make_task_col(r, c, p, pid, cpu);
+}
+
+/*
+ * frame_line()'s body of a record its columns were just put in front of
+ * (out's text from start on), by the event's printer: out of line, as the
+ * one record in ten that takes it needs registers the common case does not.
+ */
+static __attribute__((noinline)) int frame_body(const struct frame_ctx *r, const struct name_column *nc,
+						const struct tb_event_ref *ev, struct tb_strbuf *out, size_t start,
+						struct tb_diag *err, enum printer_kind *used)
+{
+	size_t body = out->len;
+	char *text;
 	int rc;
 
-	memcpy(&id, d, sizeof(id)); /* the worker renders records of 8 bytes or more alone */
-	memcpy(&pid, d + 4, sizeof(pid));
-	const struct name_column *nc = &r->names[id];
-	if (!nc->len)
-		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
-	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text))))
-		return -ENOMEM;
-	line = p;
-	p = task_col(r, p, pid, ev->cpu);
-	if (r->latency)
-		p = latency_col(p, d[2], d[3]);
-	p = time_col(p, file_ns(&r->clock, ev->ts), r->usecs, r->nsec);
-	/* fixed size: see put_task(); most names are short, and the whole column is four times the short copy */
-	if (nc->len <= NAME_COL_SHORT)
-		memcpy(p, nc->text, NAME_COL_SHORT);
-	else
-		memcpy(p, nc->text, sizeof(nc->text));
-	p += nc->len;
-	sb_added(out, (size_t)(p - line));
 	*used = PRINTER_NONE;
-	body = out->len;
-	/* render_event_body() without its look-ups, nor the "NAME: " the column above says: -ENOENT is its TB_RENDER_UNKNOWN */
-	if (nc->by_hand && ev->len >= nc->f->min_size) {
-		/* nine records in ten in a syscall-heavy trace: one line, its newline written, nothing to check */
-		nc->by_hand(d, false, out);
-		*used = PRINTER_COMPILED;
-		if (!out->oom)
-			return TB_RENDER_OK;
-		out->len = start;
-		return -ENOMEM;
-	}
 	rc = print_event_text(nc->printer, r->schema, nc->f, nc->system, ev, r->usecs, true, out, err, used);
 	if (rc < 0 || out->oom) {
 		out->len = start;
@@ -826,6 +810,82 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 	text[len] = '\n';
 	out->len = body + len + 1;
 	return TB_RENDER_OK;
+}
+
+/*
+ * A worker's whole line for a record (pagework_set_renderer, ctx the
+ * report's frame_ctx): the columns emit() would put in front, then the
+ * kernel's text of the record without its "name: " (the printers leave it
+ * out; a kernel printer's is dropped here) and with one newline - so that
+ * the reading thread only merges and writes.  It reads only what stays put
+ * while workers run: the options, the clock conversion, the schema's comm
+ * table (the same
+ * saved_cmdlines libtraceevent's comms came from; no plugin adds to those in
+ * this mode) and the name columns the reading thread made for an ID before
+ * marking it ready (prepare(): the release that the worker's acquire of the
+ * ID's ready bit pairs with).  Other results than TB_RENDER_OK leave nothing.
+ * frame_line_as() is it in the layout latency, usecs and nsec say (the
+ * report's, r's own): inlined in each caller, so that those are constants there.
+ */
+static inline __attribute__((always_inline)) int frame_line_as(const struct frame_ctx *r, const struct tb_event_ref *ev,
+							      struct tb_strbuf *out, struct tb_diag *err,
+							      enum printer_kind *used, bool latency, bool usecs,
+							      bool nsec)
+{
+	const uint8_t *d = ev->data;
+	uint16_t id;
+	int32_t pid;
+	char *p, *line;
+
+	memcpy(&id, d, sizeof(id)); /* the worker renders records of 8 bytes or more alone */
+	memcpy(&pid, d + 4, sizeof(pid));
+	const struct name_column *nc = &r->names[id];
+	if (!nc->len)
+		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
+	/* room for the columns, and for a line written by hand after them */
+	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text) + RAW_SYSCALLS_LINE_MAX)))
+		return -ENOMEM;
+	line = p;
+	p = task_col(r, p, pid, ev->cpu);
+	if (latency)
+		p = latency_col(p, d[2], d[3]);
+	p = time_col(p, file_ns(&r->clock, ev->ts), usecs, nsec);
+	/* fixed size: see put_task(); most names are short, and the whole column is four times the short copy */
+	if (nc->len <= NAME_COL_SHORT)
+		memcpy(p, nc->text, NAME_COL_SHORT);
+	else
+		memcpy(p, nc->text, sizeof(nc->text));
+	p += nc->len;
+	/* render_event_body() without its look-ups, nor the "NAME: " the column above says: -ENOENT is its TB_RENDER_UNKNOWN */
+	if (nc->by_hand_line && ev->len >= nc->min_size) {
+		/* nine records in ten in a syscall-heavy trace: one line, its newline written, nothing to check */
+		sb_added(out, (size_t)(nc->by_hand_line(p, d) - line));
+		*used = PRINTER_COMPILED;
+		return TB_RENDER_OK;
+	}
+	sb_added(out, (size_t)(p - line));
+	return frame_body(r, nc, ev, out, (size_t)(line - out->buf), err, used);
+}
+
+static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
+		      enum printer_kind *used)
+{
+	const struct frame_ctx *r = ctx;
+
+	return frame_line_as(r, ev, out, err, used, r->latency, r->usecs, r->nsec);
+}
+
+/* frame_line() of the default layout: no -l, no -t, a clock that counts nanoseconds (what most reports are). */
+static int frame_line_usecs(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
+			    enum printer_kind *used)
+{
+	return frame_line_as(ctx, ev, out, err, used, false, true, false);
+}
+
+/* The frame_line() for r's layout. */
+static pw_render_fn *frame_renderer(const struct frame_ctx *r)
+{
+	return !r->latency && r->usecs && !r->nsec ? frame_line_usecs : frame_line;
 }
 
 static bool cpu_selected(const struct tc_report *r, int index)
@@ -1140,7 +1200,7 @@ static int make_streams(struct tc_report *r)
 		else if (rc == 0 && same_clock_columns(r))
 			r->framed = true;
 		if (r->framed && (rc = frame_ctx_init(r)) == 0)
-			pagework_set_renderer(r->work, frame_line, &r->frame);
+			pagework_set_renderer(r->work, frame_renderer(&r->frame), &r->frame);
 	} else {
 		rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
 	}
