@@ -64,8 +64,12 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
  * hold one sub-buffer (tb_capture_subbuf_size()).  A problem is reported as
  * tb_capture_next_page() reports it, after the pages before it were handed
  * over, and ends the CPU's pages (the call returns the pages before it).
- * Nothing is copied beyond the read (or the decompression) itself, and
- * nothing is ever written past buf + room, whatever sizes the data claims.
+ * Fewer than max_pages is not the end: a v7 trace.dat ends a call before a
+ * compressed chunk that does not fit in what is left, to decompress it
+ * whole at the start of the next.  Nothing is copied beyond the read (or
+ * the decompression) itself - but for a chunk larger than the whole buffer,
+ * copied out of the stream's spill buffer - and nothing is ever written
+ * past buf + room, whatever sizes the data claims.
  */
 int capture_read_pages(struct tb_capture *c, int cpu, uint8_t *buf, size_t room, size_t max_pages,
 		       capture_page_fn *got, void *got_ctx);
