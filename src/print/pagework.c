@@ -160,9 +160,12 @@ static bool is_blob_ref(const struct tb_record *rec)
 	return rec->type_len == 0 && rec->len == TB_BLOB_REF_SIZE && tb_blob_ref_decode(rec, &ref);
 }
 
-/* What a worker renders of a record it may render (pagework_new's render), into u->text; st->rc, st->used and the error set. */
-static inline void render_record(struct pagework *w, struct pw_unit *u, struct pw_step *st, const uint8_t *d, uint32_t len,
-			  uint64_t ts)
+/*
+ * What a worker renders of a record it may render (pagework_new's render),
+ * into u->text; st->rc, st->used and the error set.
+ */
+static inline void render_record(struct pagework *w, struct pw_unit *u, struct pw_step *st, const uint8_t *d,
+				 uint32_t len, uint64_t ts)
 {
 	struct tb_event_ref ev = {u->cpu, ts, d, len};
 	struct tb_diag err; /* filled only on failure */
@@ -186,8 +189,9 @@ static inline void render_record(struct pagework *w, struct pw_unit *u, struct p
  * a record of 8 bytes or more - every event the kernel writes - has its
  * common header read in one load.
  */
-static inline __attribute__((always_inline)) void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page, const uint8_t *base,
-			       const uint8_t *d, uint32_t len, uint64_t ts, bool blob)
+static inline __attribute__((always_inline)) void walk_record(struct pagework *w, struct pw_unit *u, uint32_t page,
+							     const uint8_t *base, const uint8_t *d, uint32_t len,
+							     uint64_t ts, bool blob)
 {
 	struct pw_step *st = new_record_step(u);
 

@@ -147,7 +147,10 @@ static char *put_hex(char *p, uint64_t v)
 	return p + top / 4 + 1;
 }
 
-/* "NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\n" at p (room: RAW_SYSCALLS_LINE_MAX): id at 8, args[6] at 16; returns the end. */
+/*
+ * "NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\n" at p (room: RAW_SYSCALLS_LINE_MAX):
+ * id at 8, args[6] at 16; returns the end.
+ */
 static char *enter_line(char *p, const uint8_t *rec)
 {
 	memcpy(p, "NR ", 3);

@@ -96,7 +96,8 @@ struct name_column {
 	const struct tb_format *f; /* the event and its printer, so that a worker prints it without looking them up */
 	const char *system;
 	const struct event_printer *printer;
-	/* its printer written by hand (printers_by_hand()), as the line without the name, for records of min_size or more */
+	/* its printer written by hand (printers_by_hand()), as the line without the name, */
+	/* for records of min_size or more; NULL when it has none */
 	raw_syscalls_line_fn *by_hand_line;
 	uint32_t min_size; /* f->min_size */
 };
@@ -739,7 +740,10 @@ struct task_col_cached {
 
 static _Thread_local struct task_col_cached task_cols[256];
 
-/* task_col() when its slot holds another column: made, and kept when it fits. Out of line: the common case saves no registers. */
+/*
+ * task_col() when its slot holds another column: made, and kept when it
+ * fits.  Out of line: the common case then saves no registers.
+ */
 static __attribute__((noinline)) char *make_task_col(const struct frame_ctx *r, struct task_col_cached *c, char *p,
 						     int32_t pid, int cpu)
 {
@@ -827,10 +831,9 @@ static __attribute__((noinline)) int frame_body(const struct frame_ctx *r, const
  * frame_line_as() is it in the layout latency, usecs and nsec say (the
  * report's, r's own): inlined in each caller, so that those are constants there.
  */
-static inline __attribute__((always_inline)) int frame_line_as(const struct frame_ctx *r, const struct tb_event_ref *ev,
-							      struct tb_strbuf *out, struct tb_diag *err,
-							      enum printer_kind *used, bool latency, bool usecs,
-							      bool nsec)
+static inline __attribute__((always_inline)) int
+frame_line_as(const struct frame_ctx *r, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
+	      enum printer_kind *used, bool latency, bool usecs, bool nsec)
 {
 	const uint8_t *d = ev->data;
 	uint16_t id;
@@ -843,7 +846,8 @@ static inline __attribute__((always_inline)) int frame_line_as(const struct fram
 	if (!nc->len)
 		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
 	/* room for the columns, and for a line written by hand after them */
-	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text) + RAW_SYSCALLS_LINE_MAX)))
+	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text) +
+				       RAW_SYSCALLS_LINE_MAX)))
 		return -ENOMEM;
 	line = p;
 	p = task_col(r, p, pid, ev->cpu);
