@@ -11,6 +11,7 @@
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
+#include "tracebuf/tracedat.h"
 
 struct outcome {
 	int rc;
@@ -88,6 +89,54 @@ static void same_report(const char *dir, const char *threads)
 	free(many.text);
 }
 
+/*
+ * trace-cmd's layout with the kernel's text, then the table of which
+ * printer printed how many records of each event (tb_report_write_printers):
+ * the workers' units count their records themselves (pagework.h, the
+ * tally), one thread counts each record as it prints it.
+ */
+static char *printers_after(const char *dir, const char *threads, const int *cpus, size_t ncpus)
+{
+	struct tb_tcmd_report_opts o = {.kernel_text = true, .cpus = cpus, .ncpus = ncpus};
+	struct tb_capture *c;
+	char *text = NULL, *table = NULL;
+	size_t len = 0, tlen = 0;
+	FILE *f, *t;
+	int rc;
+
+	unsigned long problems = 0;
+	struct tb_capture_opts copts = {.diag = count_problem, .diag_ctx = &problems};
+
+	setenv("TB_REPORT_THREADS", threads, 1);
+	if (tb_capture_open(dir, &copts, &c) < 0)
+		return NULL;
+	f = open_memstream(&text, &len);
+	rc = f ? tb_report_write_like_trace_cmd(c, f, &o, NULL) : -1;
+	if (f)
+		fclose(f);
+	t = rc >= 0 ? open_memstream(&table, &tlen) : NULL;
+	if (t) {
+		tb_report_write_printers(c, t);
+		fclose(t);
+	}
+	tb_capture_close(c);
+	free(text);
+	return table;
+}
+
+static void same_printers(const char *dir, const int *cpus, size_t ncpus)
+{
+	char *one = printers_after(dir, "0", cpus, ncpus), *many = printers_after(dir, "2", cpus, ncpus);
+
+	ok(one && many && strstr(one, " records") && !strcmp(one, many),
+	   "%s%s, trace-cmd's layout: the printers' counts of 2 workers are one thread's", dir,
+	   cpus ? " (--cpu 1)" : "");
+	if (!one || !many || strcmp(one, many))
+		diag("one thread:\n%s\n2 workers:\n%s", one ? one : "(none)", many ? many : "(none)");
+	free(one);
+	free(many);
+}
+
 int main(void)
 {
 	static const char *const dirs[] = {
@@ -101,6 +150,8 @@ int main(void)
 		same_report(dirs[i], "3");
 		same_count(dirs[i], "0");
 		same_count(dirs[i], "2");
+		same_printers(dirs[i], NULL, 0);
+		same_printers(dirs[i], (const int[]){1}, 1);
 	}
 	return done_testing();
 }

@@ -272,6 +272,96 @@ static void walk_page(struct pagework *w, struct pw_unit *u, uint32_t page)
 	}
 }
 
+/* ------------------------------------------------ spans and tally */
+
+/*
+ * The kinds of record a unit's tally tells apart, in an open-addressed
+ * table: a unit holds a few dozen kinds (event ID and printer) at most in
+ * practice; past TALLY_MOST the unit is left uncounted (printed_ok false).
+ */
+#define TALLY_SLOTS 256
+#define TALLY_MOST 192
+
+struct pw_tally {
+	uint32_t key[TALLY_SLOTS]; /* id << 8 | used, plus 1: 0 is a free slot */
+	uint32_t n[TALLY_SLOTS];
+	uint32_t kinds;
+};
+
+static bool tally_add(struct pw_tally *t, uint16_t id, uint8_t used)
+{
+	uint32_t key = ((uint32_t)id << 8 | used) + 1, slot = (id * 31u + used) % TALLY_SLOTS;
+
+	while (t->key[slot] && t->key[slot] != key)
+		slot = (slot + 1) % TALLY_SLOTS;
+	if (!t->key[slot]) {
+		if (t->kinds == TALLY_MOST)
+			return false;
+		t->key[slot] = key;
+		t->kinds++;
+	}
+	t->n[slot]++;
+	return true;
+}
+
+/* The table's kinds into u->printed; false when memory ran out. */
+static bool tally_list(struct pw_unit *u)
+{
+	struct pw_tally *t = u->tally;
+	struct pw_printed *list = realloc(u->printed, (t->kinds ? t->kinds : 1) * sizeof(*list));
+
+	if (!list)
+		return false;
+	u->printed = list;
+	u->nprinted = 0;
+	for (uint32_t i = 0; i < TALLY_SLOTS; i++)
+		if (t->key[i])
+			list[u->nprinted++] = (struct pw_printed){(uint16_t)((t->key[i] - 1) >> 8),
+								  (uint8_t)(t->key[i] - 1), t->n[i]};
+	return true;
+}
+
+/* A record step whose whole line the worker rendered. */
+static bool rendered(const struct pw_step *st)
+{
+	return st->kind == PW_RECORD && !st->here && st->rc == TB_RENDER_OK;
+}
+
+/*
+ * The unit's spans and tally (pagework.h), in one pass from its last step
+ * back: what the reading thread would otherwise read a record at a time.
+ */
+static void sum_up(struct pw_unit *u)
+{
+	bool counting = true;
+
+	u->printed_ok = u->spans_ok = false;
+	if (u->span_cap < u->nsteps) {
+		uint32_t *grown = realloc(u->span_end, u->steps_cap * sizeof(*grown));
+		if (!grown)
+			return; /* the reading thread goes a record at a time */
+		u->span_end = grown;
+		u->span_cap = u->steps_cap;
+	}
+	if (!u->tally && !(u->tally = malloc(sizeof(*u->tally))))
+		counting = false;
+	if (counting)
+		memset(u->tally, 0, sizeof(*u->tally));
+	for (size_t i = u->nsteps; i-- > 0;) {
+		const struct pw_step *st = &u->steps[i];
+		if (st->kind != PW_RECORD || st->here)
+			continue;
+		if (counting && st->rc >= 0)
+			counting = tally_add(u->tally, st->id, st->used);
+		if (rendered(st))
+			u->span_end[i] = i + 1 < u->nsteps && rendered(st + 1) && st[1].ts >= st->ts
+						 ? u->span_end[i + 1]
+						 : (uint32_t)(i + 1);
+	}
+	u->spans_ok = true;
+	u->printed_ok = counting && tally_list(u);
+}
+
 static void walk_unit(struct pagework *w, struct pw_unit *u)
 {
 	if (w->render == PW_COUNT)
@@ -281,6 +371,8 @@ static void walk_unit(struct pagework *w, struct pw_unit *u)
 	sb_reset(&u->text);
 	for (uint32_t i = 0; i < u->npages; i++)
 		walk_page(w, u, i);
+	if (w->render_fn)
+		sum_up(u);
 }
 
 /* ------------------------------------------------------------- workers */
@@ -563,6 +655,9 @@ static void free_unit(struct pw_unit *u)
 	free(u->old_names);
 	free(u->hdr);
 	free(u->steps);
+	free(u->span_end);
+	free(u->printed);
+	free(u->tally);
 	free(u->errs);
 	sb_free(&u->text);
 	diag_sink_free(&u->problems);

@@ -111,6 +111,15 @@ struct pw_counted {
 	bool unsorted;     /* some page's stamps go back (an absolute stamp did, or the time wrapped) */
 };
 
+/* How many records of one event ID one printer rendered in a unit. */
+struct pw_printed {
+	uint16_t id;
+	uint8_t used; /* enum printer_kind */
+	uint32_t n;
+};
+
+struct pw_tally;
+
 struct pw_unit {
 	int cpu;
 	size_t npages;
@@ -134,6 +143,26 @@ struct pw_unit {
 	char **old_names;             /* private: [nold] those of its previous filling, still valid */
 	size_t nold;
 	struct pw_counted counted;    /* PW_COUNT: what its records come to */
+	/*
+	 * With a renderer of its own (pagework_set_renderer), what the reading
+	 * thread would otherwise work out a record at a time, made by the
+	 * worker in one pass after the walk:
+	 * span_end[i], for a record step i whose line the worker rendered
+	 * (not here, rc TB_RENDER_OK): the first step after i that is not
+	 * such a record or whose time stamp is lower than the one before it -
+	 * a span whose lines lie one after another in text, in time order;
+	 * printed[0..nprinted): how many records of each event ID and printer
+	 * the worker rendered (not here, rc >= 0), unless printed_ok is false
+	 * (too many kinds in one unit: the reading thread counts them itself).
+	 * spans_ok false: no spans (no memory for them).
+	 */
+	uint32_t *span_end;
+	size_t span_cap;
+	bool spans_ok;
+	struct pw_printed *printed;
+	size_t nprinted;
+	bool printed_ok;
+	struct pw_tally *tally;       /* private: the pass's table of kinds */
 };
 
 struct pagework;

@@ -229,6 +229,26 @@ static void flush_text(struct tc_report *r)
 		r->fatal = rc;
 }
 
+static bool cpu_selected(const struct tc_report *r, int index);
+static void count_printed(struct tc_report *r, uint16_t id, uint8_t used, uint64_t n);
+
+/*
+ * Whether the records a worker rendered in s's unit are counted from the
+ * unit's tally (pagework.h) when the unit is left, rather than one at a
+ * time: when each of them is printed - framed, no filter, the CPU
+ * printed - and the worker could count them all.
+ */
+static bool tallied(const struct tc_report *r, const struct tc_stream *s)
+{
+	return r->framed && !r->o->filter && s->steps.unit && s->steps.unit->printed_ok && cpu_selected(r, s->index);
+}
+
+static void add_tally(struct tc_report *r, const struct pw_unit *u)
+{
+	for (size_t i = 0; i < u->nprinted; i++)
+		count_printed(r, u->printed[i].id, u->printed[i].used, u->printed[i].n);
+}
+
 /* Whether the cursor's next record lies beyond its unit, which it then hands back to be refilled. */
 static bool leaves_unit(const struct pw_cursor *c)
 {
@@ -245,9 +265,13 @@ static void advance(struct tc_report *r, struct tc_stream *s)
 	struct page_ctx pc = {r, s};
 	const struct pw_step *st;
 
-	/* The lines borrowed from the unit are written before it is refilled. */
-	if (!s->done && r->g.npieces && leaves_unit(&s->steps))
-		flush_text(r);
+	/* The lines borrowed from the unit are written before it is refilled; its tally is told. */
+	if (!s->done && leaves_unit(&s->steps)) {
+		if (r->g.npieces)
+			flush_text(r);
+		if (tallied(r, s))
+			add_tally(r, s->steps.unit);
+	}
 	st = s->done ? NULL : pw_cursor_next_record(&s->steps, page_step, &pc);
 
 	s->has_next = st != NULL;
@@ -928,13 +952,13 @@ static void put_unknown(struct tc_report *r)
 }
 
 /* printers_count() of one record, kept here until the end of the run (a call per record was a tenth of this thread's time). */
-static void count_printed(struct tc_report *r, uint16_t id, uint8_t used)
+static void count_printed(struct tc_report *r, uint16_t id, uint8_t used, uint64_t n)
 {
 	if (!r->printed && !(r->printed = calloc(65536, sizeof(*r->printed)))) {
-		printers_count(r->schema, id, used, 1);
+		printers_count(r->schema, id, used, n);
 		return;
 	}
-	r->printed[id][used < PRINTER_KINDS ? used : PRINTER_NONE]++;
+	r->printed[id][used < PRINTER_KINDS ? used : PRINTER_NONE] += n;
 }
 
 static void tell_printed(struct tc_report *r)
@@ -966,7 +990,8 @@ static void emit_framed(struct tc_report *r, struct tc_stream *s, long long miss
 			r->fatal = st->rc;
 		return;
 	}
-	count_printed(r, st->id, st->used);
+	if (!tallied(r, s))
+		count_printed(r, st->id, st->used, 1);
 	put_lead(r, s, missed);
 	if (st->rc != TB_RENDER_OK)
 		put_unknown(r);
@@ -990,38 +1015,74 @@ static bool runs_ok(const struct tc_report *r, const struct tc_stream *s)
 	       !(s->first_of_page && s->missed) && cpu_selected(r, s->index);
 }
 
+/* Whether a record stamped ts comes before rival's next in the merge's order (the stamp, then the position). */
+static inline bool before_rival(uint64_t ts, uint64_t bound, bool ties_win)
+{
+	return ts < bound || (ts == bound && ties_win);
+}
+
+/*
+ * The last of s's records, from its next one on, that go out as one run:
+ * within the span the worker marked (pagework.h: lines rendered, stamps in
+ * order), the last still before rival's next, found by bisection - the
+ * stamps are in order there, so the ones before rival come first.  A run
+ * may end sooner than it could (the span's end, a stamp that goes back):
+ * the merge then simply takes the same CPU again.  Without spans, or on a
+ * clock whose offset wraps within the span, a record at a time.
+ */
+static size_t run_last(const struct tc_report *r, const struct tc_stream *s, uint64_t bound, bool ties_win)
+{
+	const struct pw_unit *u = s->steps.unit;
+	size_t i = (size_t)(s->step - u->steps), end = u->nsteps;
+
+	if (u->spans_ok && u->span_end[i] > i) {
+		size_t lo = i + 1, hi = u->span_end[i];
+		if (hi - lo == 0 || adjusted(r, u->steps[hi - 1].ts) >= s->ts) {
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (before_rival(adjusted(r, u->steps[mid].ts), bound, ties_win))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			return lo - 1;
+		}
+	}
+	while (i + 1 < end) {
+		const struct pw_step *nx = &u->steps[i + 1];
+		if (nx->kind != PW_RECORD || nx->here || nx->rc != TB_RENDER_OK ||
+		    !before_rival(adjusted(r, nx->ts), bound, ties_win))
+			break;
+		i++;
+	}
+	return i;
+}
+
 /*
  * s's next record and every one after it in the same unit that still comes
- * before rival's next (the merge's order: the stamp, then the position),
- * written as one borrowed span: the workers wrote their lines one after
- * another in the unit's text.  The run stops at anything emit() must see
- * alone - a page boundary (its loss), a record not framed or not rendered.
- * On a busy CPU a run is ~20 records: the merge then costs per run, not per
- * record.  Leaves s->step at the last record written, for advance().
+ * before rival's next (run_last()), written as one borrowed span: the
+ * workers wrote their lines one after another in the unit's text.  The run
+ * stops at anything emit() must see alone - a page boundary (its loss), a
+ * record not framed or not rendered.  On a busy CPU a run is ~20 records:
+ * the merge then costs per run, not per record (and reads none of the
+ * records between a run's ends when the unit is tallied).  Leaves s->step
+ * at the last record written, for advance().
  */
 static void emit_run(struct tc_report *r, struct tc_stream *s, const struct tc_stream *rival)
 {
 	const struct pw_unit *u = s->steps.unit;
-	const struct pw_step *st = s->step, *end = u->steps + u->nsteps;
-	uint32_t start = st == u->steps ? 0 : st[-1].text_end;
-	uint64_t bound = rival ? rival->ts : UINT64_MAX;
-	bool ties_win = !rival || s->index < rival->index;
+	size_t first = (size_t)(s->step - u->steps);
+	size_t last = run_last(r, s, rival ? rival->ts : UINT64_MAX, !rival || s->index < rival->index);
+	uint32_t start = first == 0 ? 0 : u->steps[first - 1].text_end;
 
 	s->first_of_page = false;
-	for (;;) {
-		count_printed(r, st->id, st->used);
-		r->t.events++;
-		const struct pw_step *nx = st + 1;
-		if (nx == end || nx->kind != PW_RECORD || nx->here || nx->rc != TB_RENDER_OK)
-			break;
-		uint64_t ts = adjusted(r, nx->ts);
-		if (ts > bound || (ts == bound && !ties_win))
-			break;
-		st = nx;
-	}
-	gather_borrow(&r->g, u->text.buf + start, st->text_end - start); /* until the unit is left: advance() */
-	s->steps.step = (size_t)(st - u->steps) + 1;
-	s->step = st;
+	if (!tallied(r, s))
+		for (size_t i = first; i <= last; i++)
+			count_printed(r, u->steps[i].id, u->steps[i].used, 1);
+	r->t.events += last - first + 1;
+	gather_borrow(&r->g, u->text.buf + start, u->steps[last].text_end - start); /* until the unit is left: advance() */
+	s->steps.step = last + 1;
+	s->step = &u->steps[last];
 }
 
 static void emit(struct tc_report *r, struct tc_stream *s)
