@@ -23,7 +23,7 @@
 # are then read by both tools: `trace-cmd report FILE.dat` beside tracebuf's
 # `report FILE.dat` (trace-cmd's layout, the kernel's text by our printer,
 # worker threads) and `report --like-kernel FILE.dat` (the kernel's layout);
-# the fastest of three runs each.  `report --count` (every record decoded
+# the fastest of three runs each, the tools taking turns.  `report --count` (every record decoded
 # and merged, no text) gives the events per second of the reading alone;
 # bench_zstd_floor times zstd alone on the v7+zstd file's chunks: the floor
 # under any reading of that file on this machine.
@@ -150,6 +150,10 @@ best_of() {
 	done
 	echo $best $bcpu
 }
+# least "WALL CPU" "WALL CPU": the lower of each (0: none yet)
+least() {
+	echo "$1 $2" | awk '{ w = ($1 == 0 || $3 < $1) ? $3 : $1; c = ($2 == 0 || $4 < $2) ? $4 : $2; print w, c }'
+}
 dat_rows=""
 for v in v6 v7z; do
 	f="$W/$v.dat"
@@ -157,9 +161,15 @@ for v in v6 v7z; do
 	n_tl=$("$TB" report "$f" 2>/dev/null | grep -c -E "$event_line")
 	n_tk=$("$TB" report --like-kernel "$f" 2>/dev/null | grep -c -E "$event_line")
 	n_ct=$("$TB" report --count "$f" 2>/dev/null | sed -n 's/^events \([0-9]*\).*/\1/p')
-	t_tc=$(best_of 3 trace-cmd report -i "$f")
-	t_tl=$(best_of 3 "$TB" report "$f")
-	t_tk=$(best_of 3 "$TB" report --like-kernel "$f")
+	# alternating, a run of each a round, so that both tools meet the same
+	# moments of this shared machine (tracebuf's runs are a 30th of
+	# trace-cmd's: three in a row would sample one second of it)
+	t_tc="0 0"; t_tl="0 0"; t_tk="0 0"
+	for _ in 1 2 3; do
+		t_tc=$(least "$t_tc" "$(best_of 1 trace-cmd report -i "$f")")
+		t_tl=$(least "$t_tl" "$(best_of 1 "$TB" report "$f")")
+		t_tk=$(least "$t_tk" "$(best_of 1 "$TB" report --like-kernel "$f")")
+	done
 	t_ct=$(best_of 5 "$TB" report --count "$f")
 	r_tk=0
 	[ -x /usr/bin/time ] && r_tk=$(rss "$TB" report "$f")
