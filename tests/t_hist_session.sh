@@ -81,6 +81,7 @@ for p in "$h1 $s1" "$h2 $s2" "$h3 $s3"; do
 	set -- $p
 	[ -n "$2" ] && [ "$(awk -v h="$1" 'BEGIN { printf "%.0f", h * (h - 1) / 2 }')" = "$2" ] || ok=1
 done
+[ $ok = 0 ] || echo "# hits and sums per print: $h1 $s1, $h2 $s2, $h3 $s3 (errors: $(head -c 300 "$tmp/live.err"))" >&2
 check $ok "each print holds ticks n = 0..hits-1, each once (the sums are hits(hits-1)/2)"
 $TB hist --session -e app:tick 'keys=worker:vals=n' "$shm" > "$tmp/end" 2>/dev/null
 [ "$(entries "$tmp/end")" = "0 400000 79999800000" ]

@@ -331,14 +331,14 @@ static void explain_missing(const struct rec *x, const struct recs *b)
 		    (!near || gap(x, &b->r[j]) < gap(x, near)))
 			near = &b->r[j];
 	if (!near) {
-		diag("  B holds no record of that event on that CPU");
+		fail_diag("  B holds no record of that event on that CPU");
 		return;
 	}
-	diag("  B's nearest: ts %llu (%+lld ns), %u bytes against %u", (unsigned long long)near->ts,
+	fail_diag("  B's nearest: ts %llu (%+lld ns), %u bytes against %u", (unsigned long long)near->ts,
 	     (long long)(near->ts - x->ts), near->len, x->len);
 	for (uint32_t i = 0, shown = 0; i < x->len && i < near->len && shown < 16; i++)
 		if (x->data[i] != near->data[i] && ++shown)
-			diag("  byte %u: A 0x%02x, B 0x%02x", i, x->data[i], near->data[i]);
+			fail_diag("  byte %u: A 0x%02x, B 0x%02x", i, x->data[i], near->data[i]);
 }
 
 struct event_filter {
@@ -437,7 +437,7 @@ static void round_trip(const struct event_filter *ef, int n)
 		matched += found;
 		if (!found && ok_all) {
 			ok_all = false;
-			diag("kept by tracebuf, missing from the kernel's: cpu %d ts %llu id %u", x->cpu,
+			fail_diag("kept by tracebuf, missing from the kernel's: cpu %d ts %llu id %u", x->cpu,
 			     (unsigned long long)x->ts, id);
 			explain_missing(x, &b);
 		}
@@ -449,7 +449,7 @@ static void round_trip(const struct event_filter *ef, int n)
 		in_b++;
 		if (!b.r[j].used && ok_all) {
 			ok_all = false;
-			diag("kept by the kernel, not by tracebuf: cpu %d ts %llu", b.r[j].cpu,
+			fail_diag("kept by the kernel, not by tracebuf: cpu %d ts %llu", b.r[j].cpu,
 			     (unsigned long long)b.r[j].ts);
 		}
 	}

@@ -64,6 +64,17 @@ static inline void diag(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A line that explains a failure, on stderr: prove shows a test's stderr, and hides its stdout. */
+static inline void fail_diag(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "# ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
 /* n tests that cannot run here, each reported as passed with the reason. */
 static inline void skip(int n, const char *reason)
 {
