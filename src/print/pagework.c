@@ -321,12 +321,6 @@ static bool tally_list(struct pw_unit *u)
 	return true;
 }
 
-/* A record step whose whole line the worker rendered. */
-static bool rendered(const struct pw_step *st)
-{
-	return st->kind == PW_RECORD && !st->here && st->rc == TB_RENDER_OK;
-}
-
 /*
  * The unit's spans and tally (pagework.h), in one pass from its last step
  * back: what the reading thread would otherwise read a record at a time.
@@ -353,8 +347,8 @@ static void sum_up(struct pw_unit *u)
 			continue;
 		if (counting && st->rc >= 0)
 			counting = tally_add(u->tally, st->id, st->used);
-		if (rendered(st))
-			u->span_end[i] = i + 1 < u->nsteps && rendered(st + 1) && st[1].ts >= st->ts
+		if (pw_step_rendered(st))
+			u->span_end[i] = i + 1 < u->nsteps && pw_step_rendered(st + 1) && st[1].ts >= st->ts
 						 ? u->span_end[i + 1]
 						 : (uint32_t)(i + 1);
 	}

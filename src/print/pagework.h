@@ -111,6 +111,12 @@ struct pw_counted {
 	bool unsorted;     /* some page's stamps go back (an absolute stamp did, or the time wrapped) */
 };
 
+/* Whether st is a record whose whole text a worker rendered (not left here, rendered TB_RENDER_OK). */
+static inline bool pw_step_rendered(const struct pw_step *st)
+{
+	return st->kind == PW_RECORD && !st->here && st->rc == TB_RENDER_OK;
+}
+
 /* How many records of one event ID one printer rendered in a unit. */
 struct pw_printed {
 	uint16_t id;

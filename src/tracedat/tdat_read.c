@@ -1558,8 +1558,8 @@ static int check_block_sizes(struct tb_tracedat *td, uint64_t at, uint64_t clen,
 
 /*
  * A zstd block decompressed in one call straight into buf (no window to
- * copy out of: 5.4 MB of kallsyms in two thirds of the time streaming
- * takes): 1 when it made exactly the ulen bytes declared, 0 when it must
+ * copy out of, nor its pages to fault in: kallsyms's 5.4 MB in 6.0 ms
+ * where streaming took 6.5 ms): 1 when it made exactly the ulen bytes declared, 0 when it must
  * be streamed - another codec, or something the one call refuses, which
  * streaming then finds and says - or a negative errno.
  */

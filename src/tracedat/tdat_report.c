@@ -1011,7 +1011,7 @@ static bool runs_ok(const struct tc_report *r, const struct tc_stream *s)
 {
 	const struct pw_step *st = s->step;
 
-	return r->framed && !r->o->filter && !r->name_width && !st->here && st->rc == TB_RENDER_OK &&
+	return r->framed && !r->o->filter && !r->name_width && pw_step_rendered(st) &&
 	       !(s->first_of_page && s->missed) && cpu_selected(r, s->index);
 }
 
@@ -1050,8 +1050,7 @@ static size_t run_last(const struct tc_report *r, const struct tc_stream *s, uin
 	}
 	while (i + 1 < end) {
 		const struct pw_step *nx = &u->steps[i + 1];
-		if (nx->kind != PW_RECORD || nx->here || nx->rc != TB_RENDER_OK ||
-		    !before_rival(adjusted(r, nx->ts), bound, ties_win))
+		if (!pw_step_rendered(nx) || !before_rival(adjusted(r, nx->ts), bound, ties_win))
 			break;
 		i++;
 	}
