@@ -1,10 +1,15 @@
 #!/bin/sh
 # Install what building and testing tracebuf needs (Debian 12 package names).
 # As root it runs apt-get itself; otherwise it prints the exact command.
+# libtraceevent1-plugin: trace-cmd's text (sched_switch, hrtimer, ... as its
+# plugins print them) is what `report --like-trace-cmd` and the trace.dat tests
+# compare against; without the plugins libtraceevent prints print fmts alone.
+# trace-cmd: the peer the tests read our trace.dat files with (they skip the
+# comparison without it, so a fresh machine would test less).
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in gcc make pkg-config libtraceevent-dev libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3; do
+for p in gcc make pkg-config libtraceevent-dev libtraceevent1-plugin trace-cmd libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0
