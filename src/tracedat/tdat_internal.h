@@ -35,6 +35,27 @@ struct tdat_buffer {
 	char *clock;
 	struct tb_tracedat_cpu *cpus;
 	uint64_t option_at; /* v7: where its BUFFER option lies */
+	/*
+	 * v7 compressed, per entry of cpus[]: the chunks that lie whole in a
+	 * file cut short inside that CPU's data (UINT32_MAX: as many as its
+	 * count says).  NULL when no CPU of the buffer was cut.
+	 */
+	uint32_t *chunks_kept;
+};
+
+/*
+ * A file cut short (tdat_read.c): the CPU data, buffer blocks and sections
+ * the end of the file cuts, gathered while the file is opened and said in
+ * one message once it is.
+ */
+struct tdat_cut {
+	unsigned cpus;	  /* CPUs whose data runs past the end */
+	unsigned buffers; /* buffers whose block (table, section header) lies past it */
+	unsigned sections; /* v7 options sections (after the first) past it */
+	uint64_t at;	  /* the first byte not read of the first CPU cut partway; 0: none */
+	char first[96];	  /* that CPU: "buffer 'kernel' CPU 1" */
+	uint64_t kept, total; /* its whole sub-buffers (chunks) read, and those it had */
+	bool chunks;	  /* kept and total count compressed chunks */
 };
 
 struct tb_tracedat {
@@ -67,6 +88,7 @@ struct tb_tracedat {
 	uint64_t ra_at;
 	size_t ra_len;
 	unsigned long problems;
+	struct tdat_cut cut;
 	struct tb_schema *schema;
 
 	char *header_page, *header_event;
@@ -157,6 +179,7 @@ struct tdat_stream {
 	const uint8_t *data; /* plain: the sub-buffer handed out, in the read-ahead (in) */
 	/* compressed */
 	uint32_t chunks_left;
+	uint32_t chunks_kept;	 /* the chunks before a cut of the file (UINT32_MAX: no cut) */
 	uint64_t chunk_at;	 /* file offset of the current chunk's header */
 	uint64_t chunk_in_left;	 /* compressed bytes of the chunk not yet read */
 	uint32_t chunk_out_left; /* decompressed bytes of the chunk not yet produced */
