@@ -116,9 +116,10 @@ static int open_buffer(struct tb_tracedat *td, bool owns_td, int buffer, const s
 	desc.has_cpu = has;
 	rc = capture_open_source(&desc, &ops, &o, out);
 	free(has);
-	if (rc == 0 && td->has_blobs) {
+	const struct tdat_store *st = rc == 0 ? tdat_store_of(td, b->name) : NULL;
+	if (st) {
 		/* td's descriptor, open as long as the capture reads its pages */
-		struct blob_store *bs = blob_store_new(td->fd, false, td->path, td->blobs_at, td->blobs_len);
+		struct blob_store *bs = blob_store_new(td->fd, false, td->path, st->at, st->len);
 		if (!bs) {
 			tb_capture_close(*out);
 			*out = NULL;

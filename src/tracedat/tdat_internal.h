@@ -52,6 +52,7 @@ struct tdat_cut {
 	unsigned cpus;	  /* CPUs whose data runs past the end */
 	unsigned buffers; /* buffers whose block (table, section header) lies past it */
 	unsigned sections; /* v7 options sections (after the first) past it */
+	unsigned stores;   /* blob stores it cuts (their entries before it are read) */
 	uint64_t at;	  /* the first byte not read of the first CPU cut partway; 0: none */
 	char first[96];	  /* that CPU: "buffer 'kernel' CPU 1" */
 	uint64_t kept, total; /* its whole sub-buffers (chunks) read, and those it had */
@@ -105,10 +106,20 @@ struct tb_tracedat {
 	struct tb_tracedat_format *formats;
 	size_t nformats, formats_cap;
 
-	/* TB_TDAT_OPT_TB_BLOBS: the saved blobs' store (tracebuf/blob.h), in the file */
+	/*
+	 * TB_TDAT_OPT_TB_BLOBS: the saved blobs' stores (tracebuf/blob.h), in
+	 * the file: one for every buffer (a 16-byte option), or one per buffer
+	 * of captures joined (the option names its buffer), since two rings
+	 * number their blobs alike.  has_blobs: an option was seen, even one
+	 * naming bytes outside the file (its blobs then print as lost).
+	 */
 	bool has_blobs;
-	uint64_t blobs_at, blobs_len;
-	struct blob_store *blobs; /* for the dump: made on first use (tdat_blobs) */
+	struct tdat_store {
+		uint64_t at, len;
+		char *buffer;		  /* NULL: every buffer's */
+		struct blob_store *blobs; /* for the dump: made on first use (tdat_blobs) */
+	} *stores;
+	int nstores;
 
 	int file_cpus; /* the CPU count in the header (v6 item 23) */
 	int cpucount;  /* CPUCOUNT option, 0 if none */
@@ -140,8 +151,10 @@ struct tdat_pending {
 	uint64_t base;     /* where: the section's offset in the file */
 };
 
-/* The file's blob store (blob_store.h), problems told through td; NULL when it saved none. */
-struct blob_store *tdat_blobs(struct tb_tracedat *td);
+/* The blob store (blob_store.h) of buffer's blobs, problems told through td; NULL when it saved none. */
+struct blob_store *tdat_blobs(struct tb_tracedat *td, const char *buffer);
+/* Where buffer's blob store lies: its entry in td->stores, or NULL (none saved, or out of the file). */
+struct tdat_store *tdat_store_of(struct tb_tracedat *td, const char *buffer);
 
 /* pread exactly n bytes at offset; 0, or -EIO/-errno (reported with what). */
 int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what);

@@ -809,7 +809,7 @@ static int say_cut(struct tb_tracedat *td)
 	unsigned more_cpus = c->cpus - (c->at ? 1 : 0);
 	size_t n = 0;
 
-	if (!c->cpus && !c->buffers && !c->sections)
+	if (!c->cpus && !c->buffers && !c->sections && !c->stores)
 		return 0;
 	if (!td->nbuffers) {
 		/* trace-cmd writes its BUFFER options after the data they describe */
@@ -826,8 +826,10 @@ static int say_cut(struct tb_tracedat *td)
 		n += (size_t)snprintf(lost + n, sizeof(lost) - n, "; %u buffer%s lost whole", c->buffers,
 				      c->buffers > 1 ? "s" : "");
 	if (c->sections && n < sizeof(lost))
-		snprintf(lost + n, sizeof(lost) - n, "; %u options section%s lost", c->sections,
-			 c->sections > 1 ? "s" : "");
+		n += (size_t)snprintf(lost + n, sizeof(lost) - n, "; %u options section%s lost", c->sections,
+				      c->sections > 1 ? "s" : "");
+	if (c->stores && n < sizeof(lost))
+		snprintf(lost + n, sizeof(lost) - n, "; %u blob store%s cut", c->stores, c->stores > 1 ? "s" : "");
 	if (c->at)
 		tdat_report(td, c->at,
 			    "the file is cut short at byte %llu: %s is read up to here (%llu of its %llu %s)%s",
@@ -1050,6 +1052,54 @@ static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t si
 	return 0;
 }
 
+/*
+ * A blob store option: u64 offset, u64 length, then (captures joined, one
+ * store per buffer) the buffer's name.  One naming bytes outside the file
+ * is said, and its blobs print as lost; one cut by the end of a file cut
+ * short counts with the cut (say_cut).
+ */
+static int add_store(struct tb_tracedat *td, const uint8_t *d, uint32_t size, uint64_t at)
+{
+	uint64_t off = size >= 16 ? tdat_le64(d) : 0, len = size >= 16 ? tdat_le64(d + 8) : 0;
+	const char *name = size > 16 && memchr(d + 16, '\0', size - 16) ? (const char *)d + 16 : NULL;
+	struct tdat_store *st;
+
+	if (size >= 16 && off <= td->info.file_size && len > td->info.file_size - off) {
+		td->cut.stores++; /* the entries before the end are read; the one it cuts is said when looked up */
+		len = td->info.file_size - off;
+	}
+	if (size < 16 || off > td->info.file_size || (size > 16 && !name) || td->nstores >= TDAT_MAX_BUFFERS) {
+		tdat_report(td, at, "the blob store option (%u bytes) names no store inside the file: its blobs "
+				    "print as lost", size);
+		return 0;
+	}
+	if (!(st = realloc(td->stores, (size_t)(td->nstores + 1) * sizeof(*st))))
+		return -ENOMEM;
+	td->stores = st;
+	st = &st[td->nstores];
+	*st = (struct tdat_store){.at = off, .len = len};
+	if (name && !(st->buffer = strdup(name)))
+		return -ENOMEM;
+	td->nstores++;
+	return len ? add_part(td, name ? "blob store of a buffer (tracebuf's saved blobs)"
+				       : "blob store (tracebuf's saved blobs)",
+			      -1, 0, off, len, len)
+		   : 0;
+}
+
+struct tdat_store *tdat_store_of(struct tb_tracedat *td, const char *buffer)
+{
+	struct tdat_store *every = NULL;
+
+	for (int i = 0; i < td->nstores; i++) {
+		if (td->stores[i].buffer && !strcmp(td->stores[i].buffer, buffer))
+			return &td->stores[i];
+		if (!td->stores[i].buffer && !every)
+			every = &td->stores[i];
+	}
+	return every;
+}
+
 /* One option; the ones that matter for reading are applied, all are kept for dumps. */
 static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, uint32_t size, uint64_t at,
 			struct sections *sec)
@@ -1066,20 +1116,8 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
 		return rc == -ENOMEM ? rc : 0; /* bad lines were reported with their offsets */
 	case TB_TDAT_OPT_TB_BLOBS:
 		/* where the saved blobs lie; read when a reference is printed (blob_store.c) */
-		if (size < 16 || tdat_le64(d + 8) > td->info.file_size ||
-		    tdat_le64(d) > td->info.file_size - tdat_le64(d + 8)) {
-			tdat_report(td, at, "the blob store option (%u bytes) names bytes outside the file: its blobs "
-					    "print as lost", size);
-			td->blobs_len = 0;
-		} else {
-			td->blobs_at = tdat_le64(d);
-			td->blobs_len = tdat_le64(d + 8);
-			if (td->blobs_len && add_part(td, "blob store (tracebuf's saved blobs)", -1, 0, td->blobs_at,
-						      td->blobs_len, td->blobs_len) < 0)
-				return -ENOMEM;
-		}
 		td->has_blobs = true;
-		return 0;
+		return add_store(td, d, size, at);
 	case TB_TDAT_OPT_DATE:
 		if (text_number(d, size, &v)) {
 			td->info.ts_offset += v * 1000; /* microseconds */
@@ -1989,6 +2027,25 @@ static void top_buffer_first(struct tb_tracedat *td)
 }
 
 /*
+ * Where tracebuf's blob stores begin, when they lie one after the other at
+ * the end of the file (tdat_write.c appends them there); else the file's end.
+ */
+static uint64_t stores_start(const struct tb_tracedat *td)
+{
+	uint64_t start = td->info.file_size;
+
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (int i = 0; i < td->nstores; i++)
+			if (td->stores[i].len && td->stores[i].at + td->stores[i].len == start) {
+				start = td->stores[i].at;
+				moved = true;
+			}
+	}
+	return start;
+}
+
+/*
  * The sections follow each other from the initial part to the end of the
  * file (trace-cmd finds the strings section by walking them): a walk that
  * does not end exactly at the end of the file means the file was cut or
@@ -1997,13 +2054,11 @@ static void top_buffer_first(struct tb_tracedat *td)
 static void walk_sections(struct tb_tracedat *td, uint64_t at)
 {
 	/* tracebuf's blob store, when there is one, follows the last section (tdat_write.c) */
-	uint64_t end = td->has_blobs && td->blobs_len && td->blobs_at + td->blobs_len == td->info.file_size
-			   ? td->blobs_at
-			   : td->info.file_size;
+	uint64_t end = stores_start(td);
 	uint8_t h[16];
 
 	/* The end of a file cut short inside the data: said once, by say_cut(). */
-	if (td->cut.cpus || td->cut.buffers || td->cut.sections)
+	if (td->cut.cpus || td->cut.buffers || td->cut.sections || td->cut.stores)
 		return;
 	for (int n = 0; at < end && n < 65536; n++) {
 		uint64_t size, left = end - at;
@@ -2220,19 +2275,24 @@ static void blob_problem(void *ctx, const char *file, uint64_t offset, const cha
 	tdat_report_in(ctx, file, offset, "%s", reason);
 }
 
-struct blob_store *tdat_blobs(struct tb_tracedat *td)
+struct blob_store *tdat_blobs(struct tb_tracedat *td, const char *buffer)
 {
-	if (td->has_blobs && !td->blobs &&
-	    (td->blobs = blob_store_new(td->fd, false, td->path, td->blobs_at, td->blobs_len)))
-		blob_store_set_problem(td->blobs, blob_problem, td);
-	return td->blobs;
+	struct tdat_store *st = tdat_store_of(td, buffer);
+
+	if (st && !st->blobs && (st->blobs = blob_store_new(td->fd, false, td->path, st->at, st->len)))
+		blob_store_set_problem(st->blobs, blob_problem, td);
+	return st ? st->blobs : NULL;
 }
 
 void tb_tracedat_close(struct tb_tracedat *td)
 {
 	if (!td)
 		return;
-	blob_store_free(td->blobs);
+	for (int i = 0; i < td->nstores; i++) {
+		blob_store_free(td->stores[i].blobs);
+		free(td->stores[i].buffer);
+	}
+	free(td->stores);
 	if (td->fd >= 0)
 		close(td->fd);
 	for (int i = 0; i < td->nbuffers; i++) {

@@ -80,9 +80,18 @@ struct tb_tracedat_writer {
 	struct stored_text kallsyms, printk, cmdlines, constants;
 	struct tb_strbuf cpustats; /* CPUSTAT payloads: u32 length + text, one after the other */
 	bool meta_written;
-	char *blobs_path;	   /* the blob store to copy at close, or NULL */
-	uint64_t blobs_opt_in_body; /* where the TB_BLOBS option's payload lies in the options' body */
-	uint64_t blobs_opt_at;	   /* and in the file */
+	/*
+	 * The blob stores to copy at close: one for every buffer, or (captures
+	 * joined, each its own ring numbering its blobs from 0) one per buffer,
+	 * each option then naming its buffer.
+	 */
+	struct w_store {
+		char *path;
+		char *buffer;	  /* NULL: every buffer's */
+		uint64_t in_body; /* where its TB_BLOBS option's payload lies in the options' body */
+		uint64_t at;	  /* and in the file */
+	} *stores;
+	int nstores;
 	char *last_stat_buffer;
 
 	/* buffers */
@@ -278,7 +287,11 @@ static void writer_free(struct tb_tracedat_writer *w)
 	free(w->printk.text);
 	free(w->cmdlines.text);
 	free(w->constants.text);
-	free(w->blobs_path);
+	for (int i = 0; i < w->nstores; i++) {
+		free(w->stores[i].path);
+		free(w->stores[i].buffer);
+	}
+	free(w->stores);
 	sb_free(&w->cpustats);
 	sb_free(&w->strings);
 	free(w->last_stat_buffer);
@@ -543,19 +556,36 @@ int tb_tracedat_write_cmdlines(struct tb_tracedat_writer *w, const char *text, s
 	return write_text(w, &w->cmdlines, "cmdlines", text, len);
 }
 
-int tb_tracedat_write_blobs(struct tb_tracedat_writer *w, const char *path)
+int tb_tracedat_write_buffer_blobs(struct tb_tracedat_writer *w, const char *buffer, const char *path)
 {
+	struct w_store *st;
+
 	if (!w || !path)
 		return -EINVAL;
 	if (w->err)
 		return w->err;
 	if (w->meta_written)
 		return too_late(w, "a blob store");
-	if (w->blobs_path)
-		return 0;
-	if (!(w->blobs_path = strdup(path)))
+	for (int i = 0; i < w->nstores; i++)
+		if (!w->stores[i].buffer || (buffer && !strcmp(w->stores[i].buffer, buffer)))
+			return 0; /* that buffer's blobs have a store */
+	if (w->nstores >= TDAT_MAX_BUFFERS || !(st = realloc(w->stores, (size_t)(w->nstores + 1) * sizeof(*st))))
+		return fail(w, -ENOMEM, "too many blob stores, or out of memory");
+	w->stores = st;
+	st = &st[w->nstores];
+	*st = (struct w_store){.path = strdup(path), .buffer = buffer ? strdup(buffer) : NULL};
+	if (!st->path || (buffer && !st->buffer)) {
+		free(st->path);
+		free(st->buffer);
 		return fail(w, -ENOMEM, "out of memory");
+	}
+	w->nstores++;
 	return 0;
+}
+
+int tb_tracedat_write_blobs(struct tb_tracedat_writer *w, const char *path)
+{
+	return tb_tracedat_write_buffer_blobs(w, NULL, path);
 }
 
 /* One CPUSTAT option payload (a C string), kept as u32 length + bytes. */
@@ -701,13 +731,23 @@ static void body_common_options(struct tb_tracedat_writer *w, struct tb_strbuf *
 		sb_u32(b, (uint32_t)w->constants.len);
 		sb_put(b, w->constants.text, w->constants.len);
 	}
-	if (w->blobs_path) {
+	for (int i = 0; i < w->nstores; i++) {
+		const char *name = w->stores[i].buffer;
 		sb_u16(b, TB_TDAT_OPT_TB_BLOBS);
-		sb_u32(b, 16);
-		w->blobs_opt_in_body = b->len;
+		sb_u32(b, (uint32_t)(16 + (name ? strlen(name) + 1 : 0)));
+		w->stores[i].in_body = b->len;
 		sb_u64(b, 0); /* offset and length, patched at close */
 		sb_u64(b, 0);
+		if (name)
+			sb_cstr(b, name);
 	}
+}
+
+/* The options' body (body_common_options) is written at file offset at: where each store's option lies. */
+static void place_store_options(struct tb_tracedat_writer *w, uint64_t at)
+{
+	for (int i = 0; i < w->nstores; i++)
+		w->stores[i].at = at + w->stores[i].in_body;
 }
 
 static int check_metadata(struct tb_tracedat_writer *w)
@@ -790,7 +830,7 @@ static int write_v6_metadata(struct tb_tracedat_writer *w)
 		sb_free(&b);
 		return fail(w, -ENOMEM, "out of memory");
 	}
-	w->blobs_opt_at = w->pos + w->blobs_opt_in_body;
+	place_store_options(w, w->pos);
 	rc = put(w, b.buf, b.len);
 	sb_free(&b);
 	if (rc < 0)
@@ -1206,7 +1246,7 @@ static int write_v7_options(struct tb_tracedat_writer *w)
 		return fail(w, -ENOMEM, "out of memory");
 	}
 	put_section_header(w, TB_TDAT_OPT_DONE, 0, add_string(w, "options"), b.len);
-	w->blobs_opt_at = w->pos + w->blobs_opt_in_body;
+	place_store_options(w, w->pos);
 	rc = put(w, b.buf, b.len);
 	sb_free(&b);
 	if (rc == 0)
@@ -1215,20 +1255,20 @@ static int write_v7_options(struct tb_tracedat_writer *w)
 }
 
 /*
- * The blob store after everything trace-cmd reads (it follows offsets, and
- * v7's sections end with the strings), then its place in the TB_BLOBS
+ * A blob store after everything trace-cmd reads (it follows offsets, and
+ * v7's sections end with the strings), then its place in its TB_BLOBS
  * option.  Copied a block at a time: a store may hold many MiB.
  */
-static int append_blobs(struct tb_tracedat_writer *w)
+static int append_blobs(struct tb_tracedat_writer *w, const struct w_store *st)
 {
 	enum { BLOCK = 1 << 20 };
 	uint64_t start = w->pos;
 	uint8_t *buf = malloc(BLOCK);
-	int fd = open(w->blobs_path, O_RDONLY | O_CLOEXEC), rc = 0;
+	int fd = open(st->path, O_RDONLY | O_CLOEXEC), rc = 0;
 	ssize_t n = 0;
 
 	if (fd < 0 || !buf) {
-		rc = fail(w, fd < 0 ? -errno : -ENOMEM, "the blob store %s: %s", w->blobs_path,
+		rc = fail(w, fd < 0 ? -errno : -ENOMEM, "the blob store %s: %s", st->path,
 			  fd < 0 ? strerror(errno) : "out of memory");
 		goto out;
 	}
@@ -1236,15 +1276,15 @@ static int append_blobs(struct tb_tracedat_writer *w)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = fail(w, -errno, "reading the blob store %s: %s", w->blobs_path, strerror(errno));
+			rc = fail(w, -errno, "reading the blob store %s: %s", st->path, strerror(errno));
 			break;
 		}
 		rc = put(w, buf, (size_t)n);
 	}
 	if (rc == 0)
-		rc = patch_u64(w, w->blobs_opt_at, start);
+		rc = patch_u64(w, st->at, start);
 	if (rc == 0)
-		rc = patch_u64(w, w->blobs_opt_at + 8, w->pos - start);
+		rc = patch_u64(w, st->at + 8, w->pos - start);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -1276,8 +1316,8 @@ int tb_tracedat_writer_close(struct tb_tracedat_writer *w)
 		write_v7_options(w);
 		write_v7_strings(w);
 	}
-	if (w->blobs_path && w->meta_written && !w->err)
-		append_blobs(w);
+	for (int i = 0; i < w->nstores && w->meta_written && !w->err; i++)
+		append_blobs(w, &w->stores[i]);
 	if (!w->err && ftruncate(w->fd, (off_t)w->pos) < 0)
 		fail(w, -errno, "truncating: %s", strerror(errno));
 	if (close(w->fd) < 0 && !w->err)
