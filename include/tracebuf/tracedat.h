@@ -87,9 +87,13 @@ enum tb_tracedat_option_id {
 	/*
 	 * tracebuf's own: where the file keeps the blobs its blob references
 	 * name, u64 offset + u64 length of a blob store (tracebuf/blob.h)
-	 * placed after everything trace-cmd reads (offset 0: none saved).
+	 * placed after everything trace-cmd reads (offset 0: none saved); then,
+	 * in a file of captures joined, the name of the buffer whose store it
+	 * is (a C string; without one, the store serves every buffer).
 	 */
 	TB_TDAT_OPT_TB_BLOBS = 0x7463,
+	/* tracebuf's own: room left unused in an options section (zeros; skipped) */
+	TB_TDAT_OPT_TB_PAD = 0x7464,
 };
 
 /* The name trace-cmd's dump gives an option id ("CPUSTAT"), or NULL. */

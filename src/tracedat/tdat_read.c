@@ -707,15 +707,15 @@ static void cpu_label(char *out, size_t cap, const struct tdat_buffer *b, int cp
 
 /*
  * Compressed CPU data at offset (its chunk count first) in a file that
- * ends inside it: the chunks that lie whole before the end (*kept of the
+ * ends inside it: the chunks that lie whole before end (*kept of the
  * *total the count says) and the bytes they take after the count.  Only
  * headers are read, through the read-ahead; each chunk takes 8 bytes at
  * least, so the walk is bounded by the file.
  */
-static int whole_chunks(struct tb_tracedat *td, uint64_t offset, uint32_t *kept, uint32_t *total,
+static int whole_chunks(struct tb_tracedat *td, uint64_t offset, uint64_t end, uint32_t *kept, uint32_t *total,
 			uint64_t *bytes)
 {
-	uint64_t end = td->info.file_size, at = offset + 4;
+	uint64_t at = offset + 4;
 	uint8_t h[8];
 	int rc;
 
@@ -770,13 +770,20 @@ static int check_cpu_data(struct tb_tracedat *td, struct tdat_buffer *b, int i)
 
 	if (!c->size || (c->offset <= end && c->size + extra <= end - c->offset))
 		return 0;
+	/* A size nobody can trust stops where another CPU's data begins: never read as this CPU's. */
+	for (int j = 0; j < td->nbuffers; j++)
+		for (int k = 0; k < td->buffers[j].pub.ncpus; k++) {
+			const struct tb_tracedat_cpu *o = &td->buffers[j].cpus[k];
+			if (o->size && o->offset > c->offset && o->offset - c->offset < left)
+				left = o->offset - c->offset;
+		}
 	if (!b->pub.compressed) {
 		note_cut_cpu(td, b, c, left / page, c->size / page + (c->size % page != 0),
 			     c->offset + left / page * page);
 		c->size = left / page * page;
 		return 0;
 	}
-	if ((rc = whole_chunks(td, c->offset, &kept, &total, &bytes)) < 0)
+	if ((rc = whole_chunks(td, c->offset, c->offset + left, &kept, &total, &bytes)) < 0)
 		return rc;
 	if (!b->chunks_kept) {
 		if (!(b->chunks_kept = malloc((size_t)b->pub.ncpus * sizeof(*b->chunks_kept))))
@@ -787,6 +794,18 @@ static int check_cpu_data(struct tb_tracedat *td, struct tdat_buffer *b, int i)
 	b->chunks_kept[i] = kept;
 	note_cut_cpu(td, b, c, kept, total, c->offset + 4 + bytes);
 	c->size = kept ? bytes : 0;
+	return 0;
+}
+
+/* Every CPU's data, once every buffer's table is read (a size past the end stops at another's data). */
+static int check_all_cpu_data(struct tb_tracedat *td)
+{
+	int rc;
+
+	for (int i = 0; i < td->nbuffers; i++)
+		for (int c = 0; c < td->buffers[i].pub.ncpus; c++)
+			if ((rc = check_cpu_data(td, &td->buffers[i], c)) < 0)
+				return rc;
 	return 0;
 }
 
@@ -860,9 +879,6 @@ static int read_flyrecord_table(struct tb_tracedat *td, struct rd *r, struct tda
 			return rc;
 	}
 	b->pub.ncpus = b->pub.slots = cpus;
-	for (int i = 0; i < cpus; i++)
-		if ((rc = check_cpu_data(td, b, i)) < 0)
-			return rc;
 	add_part(td, b->name[0] ? "flyrecord table (instance)" : "flyrecord table", -1, 0, at, r->pos - at,
 		 r->pos - at);
 	/* trace-cmd reads the clock record only when a TRACECLOCK option announced it. */
@@ -1644,7 +1660,7 @@ static int read_v6(struct tb_tracedat *td, struct rd *r)
 		if ((rc = read_v6_buffer(td, &td->buffers[i], (int)cpus)) < 0 &&
 		    (rc = keep_buffer_empty(&td->buffers[i], (int)cpus, rc)) < 0)
 			return rc;
-	return 0;
+	return check_all_cpu_data(td);
 }
 
 /* ------------------------------------------------------------- version 7 */
@@ -2007,11 +2023,8 @@ static int check_v7_buffers(struct tb_tracedat *td)
 			td->info.latency = true;
 			continue;
 		}
-		for (int c = 0; c < b->pub.ncpus; c++)
-			if ((rc = check_cpu_data(td, b, c)) < 0)
-				return rc;
 	}
-	return 0;
+	return check_all_cpu_data(td);
 }
 
 /* The top-level buffer first, as trace-cmd lists them. */
