@@ -13,7 +13,7 @@
  * once converted to a trace.dat: report, report --like-trace-cmd and dump
  * --records give the same, and trace-cmd report (when installed) prints
  * the same lines, and nothing on stderr, for the file with the blob store
- * as for one converted without it.
+ * as for one converted without it.  Two captures joined keep both stores.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -333,6 +333,71 @@ static void check_overwritten(const char *dir)
 	tb_ring_destroy(ring);
 }
 
+/*
+ * Two captures joined into one trace.dat (convert DIR --buffer other=DIR2):
+ * two rings number their blobs alike, so the second ring writes blobs of
+ * the same sizes (the same keys) with other bytes; each buffer's lines
+ * must show its own ring's bytes, in v6 and v7+zstd.  The file once kept
+ * only the first capture's store: the second's references printed the
+ * first's blobs.
+ */
+static unsigned char other_payload[NBLOBS][MAXBLOB];
+
+static void check_joined(const char *dir, bool top_saved)
+{
+	struct tb_ring *ring;
+	struct tb_ring_opts o;
+	struct tb_save_opts save = {NULL, 0, NULL};
+	struct tb_diag err = {0};
+	char other[200], want[160];
+	int written = 0, status;
+
+	tb_ring_opts_default(&o);
+	o.blob_kb = 128;
+	snprintf(other, sizeof(other), "%s/joined-other%d", dir, top_saved);
+	if (tb_ring_create(&ring, &o) < 0) {
+		skip(5, "no ring");
+		return;
+	}
+	for (size_t i = 0; i < NBLOBS; i++) {
+		int n = snprintf((char *)other_payload[i], MAXBLOB, "join %zu: ", i);
+		for (size_t k = (size_t)n; k < sizes[i]; k++)
+			other_payload[i][k] = (unsigned char)(k * 13 + 5 * i + 1);
+		written += tb_blob_write(ring, other_payload[i], sizes[i]) == 0;
+	}
+	ok(written == (int)NBLOBS && tb_ring_save_dir(ring, other, &save, &err) == 0,
+	   "a second ring: blobs of the same sizes, other bytes, saved (%s)", err.reason);
+	tb_ring_destroy(ring);
+	for (int v7 = 0; v7 < 2; v7++) {
+		char args[600], *out, *report;
+		size_t mine = 0, theirs = 0;
+		snprintf(args, sizeof(args), "%s %s --buffer other=%s -o %s/joined.dat 2>&1",
+			 v7 ? "--v7 --compress zstd" : "", dir, other, dir);
+		out = cli("convert %s%s", args, "", &status);
+		is_int(status, 0, "the two captures joined (%s)", v7 ? "v7+zstd" : "v6");
+		free(out);
+		report = cli("report %s/joined.dat 2>&1%s", dir, "", &status);
+		for (size_t i = 0; i < NBLOBS; i++) {
+			if (top_saved)
+				want_line(want, sizeof(want), i);
+			else
+				snprintf(want, sizeof(want), "CPU:0 [BLOB LOST: %zu bytes, not in the pages read]", sizes[i]);
+			mine += count_of(report, want) == 1;
+			snprintf(want, sizeof(want), "CPU:0 [BLOB: %zu bytes, crc32 %08lx] \"join %zu: ", sizes[i],
+				 crc32(0L, other_payload[i], (uInt)sizes[i]), i);
+			theirs += count_of(report, want) == 1;
+		}
+		ok(status == 0 && mine == NBLOBS && theirs == NBLOBS &&
+		       count_of(report, "BLOB LOST") == (top_saved ? 0 : NBLOBS),
+		   "%s: each buffer's blobs from its own capture's store%s (%zu and %zu of %zu, exit %d)",
+		   v7 ? "v7+zstd" : "v6", top_saved ? "" : ", none for the top buffer's", mine, theirs, NBLOBS,
+		   status);
+		if (mine != NBLOBS || theirs != NBLOBS)
+			diag("%s", report ? report : "");
+		free(report);
+	}
+}
+
 int main(void)
 {
 	struct tb_ring *ring;
@@ -370,7 +435,9 @@ int main(void)
 	check_count(dir, "two threads", 0, 0);
 	unsetenv("TB_REPORT_THREADS");
 	check_tracedat(dir);
+	check_joined(dir, true);
 	check_damage(dir);
+	check_joined(dir, false);
 	snprintf(dir2, sizeof(dir2), "%s/over", dir);
 	check_overwritten(dir2);
 

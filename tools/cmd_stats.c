@@ -90,13 +90,15 @@ static int tracedat_stats(const char *path)
 			found++;
 		}
 	}
+	/* Damage met opening the file (a cut, a bad buffer block) was said: the stats printed are what is left. */
+	bool damaged = tb_tracedat_problems(td) != 0;
 	tb_tracedat_close(td);
 	if (!found) {
 		fprintf(stderr, "tracebuf stats: %s: no per-CPU stats (CPUSTAT options) in the file\n",
 			path);
 		return 1;
 	}
-	return 0;
+	return damaged ? 1 : 0;
 }
 
 /* A number after "key: " at the start of a line of text; false when there is none. */

@@ -87,9 +87,13 @@ enum tb_tracedat_option_id {
 	/*
 	 * tracebuf's own: where the file keeps the blobs its blob references
 	 * name, u64 offset + u64 length of a blob store (tracebuf/blob.h)
-	 * placed after everything trace-cmd reads (offset 0: none saved).
+	 * placed after everything trace-cmd reads (offset 0: none saved); then,
+	 * in a file of captures joined, the name of the buffer whose store it
+	 * is (a C string; without one, the store serves every buffer).
 	 */
 	TB_TDAT_OPT_TB_BLOBS = 0x7463,
+	/* tracebuf's own: room left unused in an options section (zeros; skipped) */
+	TB_TDAT_OPT_TB_PAD = 0x7464,
 };
 
 /* The name trace-cmd's dump gives an option id ("CPUSTAT"), or NULL. */
@@ -351,10 +355,17 @@ int tb_tracedat_write_constants(struct tb_tracedat_writer *w, const char *text, 
  * the file keeps for the blob references in its pages: announced with the
  * metadata (before the first buffer), copied from path at close, in
  * bounded memory, to the end of the file, which TB_TDAT_OPT_TB_BLOBS
- * points to.  The file may still grow until then.  One store per file: a
- * second call is ignored (returns 0).  0 or -errno.
+ * points to.  The file may still grow until then.  It serves every buffer:
+ * a second call is ignored (returns 0).  0 or -errno.
  */
 int tb_tracedat_write_blobs(struct tb_tracedat_writer *w, const char *path);
+/*
+ * The same for the blobs of one buffer (name; "" the top buffer): captures
+ * joined into one file keep every capture's store, each read for its own
+ * buffer's references (two rings number their blobs alike).  A second
+ * store for one buffer, or any after tb_tracedat_write_blobs(), is ignored.
+ */
+int tb_tracedat_write_buffer_blobs(struct tb_tracedat_writer *w, const char *buffer, const char *path);
 /* A CPU's stats text (the kernel's stats file) under buffer name ("" top). */
 int tb_tracedat_write_cpustat(struct tb_tracedat_writer *w, const char *buffer, int cpu, const char *text,
 			      size_t len);

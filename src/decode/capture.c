@@ -244,7 +244,9 @@ void tb_capture_quiet(struct tb_capture *c, bool quiet)
 
 unsigned long tb_capture_problems(const struct tb_capture *c)
 {
-	return c ? c->problems : 0;
+	if (!c)
+		return 0;
+	return c->problems + (c->has_src && c->src.problems ? c->src.problems(c->src.ctx) : 0);
 }
 
 /* ---------------------------------------------------------------- files */

@@ -31,6 +31,12 @@ struct capture_source {
 	/* Start every CPU again from its first page. */
 	int (*rewind)(void *ctx);
 	void (*close)(void *ctx);
+	/*
+	 * Problems the source told itself (a trace.dat's reader: a file cut
+	 * short, a chunk that does not decompress), counted in
+	 * tb_capture_problems() with the capture's own; may be NULL.
+	 */
+	unsigned long (*problems)(void *ctx);
 	void *ctx;
 };
 

@@ -67,13 +67,22 @@ static void source_close(void *ctx)
 	free(src);
 }
 
+/* What the trace.dat's reader said of the file: its open (a cut, a bad buffer block) and its pages. */
+static unsigned long source_problems(void *ctx)
+{
+	const struct tdat_source *src = ctx;
+
+	return tb_tracedat_problems(src->td);
+}
+
 static int open_buffer(struct tb_tracedat *td, bool owns_td, int buffer, const struct tb_capture_opts *opts,
 		       struct tb_capture **out)
 {
 	const struct tdat_buffer *b = &td->buffers[buffer];
 	struct tdat_source *src = calloc(1, sizeof(*src));
 	struct capture_source ops = {.next_page = source_next_page, .read_pages = source_read_pages,
-				     .rewind = source_rewind, .close = source_close, .ctx = src};
+				     .rewind = source_rewind, .close = source_close, .problems = source_problems,
+				     .ctx = src};
 	struct capture_desc desc = {
 	    .name = td->path,
 	    .schema = td->schema,
@@ -116,9 +125,10 @@ static int open_buffer(struct tb_tracedat *td, bool owns_td, int buffer, const s
 	desc.has_cpu = has;
 	rc = capture_open_source(&desc, &ops, &o, out);
 	free(has);
-	if (rc == 0 && td->has_blobs) {
+	const struct tdat_store *st = rc == 0 ? tdat_store_of(td, b->name) : NULL;
+	if (st) {
 		/* td's descriptor, open as long as the capture reads its pages */
-		struct blob_store *bs = blob_store_new(td->fd, false, td->path, td->blobs_at, td->blobs_len);
+		struct blob_store *bs = blob_store_new(td->fd, false, td->path, st->at, st->len);
 		if (!bs) {
 			tb_capture_close(*out);
 			*out = NULL;

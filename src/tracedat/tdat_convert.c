@@ -248,13 +248,13 @@ static void capture_facts_free(struct capture_facts *f)
 		free(f->tc);
 }
 
-/* The capture's saved blobs (blobs.bin, tracebuf/blob.h), if it has them. */
-static int write_blob_store(struct tb_tracedat_writer *w, const char *dir)
+/* The capture's saved blobs (blobs.bin, tracebuf/blob.h), if it has them, kept for its buffer. */
+static int write_blob_store(struct tb_tracedat_writer *w, const char *dir, const char *buffer)
 {
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, TB_BLOB_STORE_FILE);
-	return access(path, R_OK) == 0 ? tb_tracedat_write_blobs(w, path) : 0;
+	return access(path, R_OK) == 0 ? tb_tracedat_write_buffer_blobs(w, buffer, path) : 0;
 }
 
 int tb_tracedat_write_capture_meta(struct tb_tracedat_writer *w, const char *dir, const char *prefix,
@@ -292,7 +292,7 @@ int tb_tracedat_write_capture_meta(struct tb_tracedat_writer *w, const char *dir
 	if (rc == 0)
 		rc = write_stats(w, dir, prefix, buffer ? buffer : "", has, top);
 	if (rc == 0)
-		rc = write_blob_store(w, dir);
+		rc = write_blob_store(w, dir, buffer ? buffer : "");
 	free(has);
 	return rc;
 }

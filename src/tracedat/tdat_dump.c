@@ -147,7 +147,7 @@ static const char *kind_name(enum tb_rec_kind k)
 	}
 }
 
-static void dump_record(struct tb_tracedat *td, FILE *out, const struct tb_record *r)
+static void dump_record(struct tb_tracedat *td, FILE *out, const char *buffer, const struct tb_record *r)
 {
 	struct tb_blob_ref ref;
 
@@ -162,7 +162,7 @@ static void dump_record(struct tb_tracedat *td, FILE *out, const struct tb_recor
 		};
 		uint8_t *bytes;
 		uint32_t crc = 0;
-		enum blob_fate fate = blob_store_get(tdat_blobs(td), r->data, &bytes, &crc);
+		enum blob_fate fate = blob_store_get(tdat_blobs(td, buffer), r->data, &bytes, &crc);
 
 		fprintf(out, ": blob reference, %u bytes (area %u, chunk %llu): ", ref.len, ref.area,
 			(unsigned long long)ref.first);
@@ -183,7 +183,8 @@ static void dump_record(struct tb_tracedat *td, FILE *out, const struct tb_recor
 }
 
 /* One page: its header, its record counts, and with records every record. */
-static int dump_page(struct tb_tracedat *td, FILE *out, const struct tb_raw_page *p, unsigned n, bool records)
+static int dump_page(struct tb_tracedat *td, FILE *out, const char *buffer, const struct tb_raw_page *p, unsigned n,
+		     bool records)
 {
 	struct tb_page_cursor c;
 	struct tb_record r;
@@ -206,7 +207,7 @@ static int dump_page(struct tb_tracedat *td, FILE *out, const struct tb_raw_page
 	while ((rc = tb_page_next(&c, &r)) == 1) {
 		counts[r.kind]++;
 		if (records)
-			dump_record(td, out, &r);
+			dump_record(td, out, buffer, &r);
 	}
 	fprintf(out, "%s%u events, %u padding, %u time extends, %u time stamps%s\n",
 		records ? "      = " : "; ", counts[TB_REC_DATA], counts[TB_REC_PADDING],
@@ -237,7 +238,7 @@ static int dump_pages(struct tb_tracedat *td, FILE *out, const struct tb_traceda
 			fprintf(out, "\nbuffer \"%s\" CPU %d:\n", buf->name, buf->cpus[c].cpu);
 			tdat_stream_init(&s, td, buf, &buf->cpus[c]);
 			while ((rc = tdat_stream_next(&s, &p)) == 1)
-				bad |= dump_page(td, out, &p, n++, o && o->records);
+				bad |= dump_page(td, out, buf->name, &p, n++, o && o->records);
 			if (rc < 0)
 				bad = 1;
 			tdat_stream_free(&s);

@@ -35,6 +35,28 @@ struct tdat_buffer {
 	char *clock;
 	struct tb_tracedat_cpu *cpus;
 	uint64_t option_at; /* v7: where its BUFFER option lies */
+	/*
+	 * v7 compressed, per entry of cpus[]: the chunks that lie whole in a
+	 * file cut short inside that CPU's data (UINT32_MAX: as many as its
+	 * count says).  NULL when no CPU of the buffer was cut.
+	 */
+	uint32_t *chunks_kept;
+};
+
+/*
+ * A file cut short (tdat_read.c): the CPU data, buffer blocks and sections
+ * the end of the file cuts, gathered while the file is opened and said in
+ * one message once it is.
+ */
+struct tdat_cut {
+	unsigned cpus;	  /* CPUs whose data runs past the end */
+	unsigned buffers; /* buffers whose block (table, section header) lies past it */
+	unsigned sections; /* v7 options sections (after the first) past it */
+	unsigned stores;   /* blob stores it cuts (their entries before it are read) */
+	uint64_t at;	  /* the first byte not read of the first CPU cut partway; 0: none */
+	char first[96];	  /* that CPU: "buffer 'kernel' CPU 1" */
+	uint64_t kept, total; /* its whole sub-buffers (chunks) read, and those it had */
+	bool chunks;	  /* kept and total count compressed chunks */
 };
 
 struct tb_tracedat {
@@ -67,6 +89,7 @@ struct tb_tracedat {
 	uint64_t ra_at;
 	size_t ra_len;
 	unsigned long problems;
+	struct tdat_cut cut;
 	struct tb_schema *schema;
 
 	char *header_page, *header_event;
@@ -83,10 +106,20 @@ struct tb_tracedat {
 	struct tb_tracedat_format *formats;
 	size_t nformats, formats_cap;
 
-	/* TB_TDAT_OPT_TB_BLOBS: the saved blobs' store (tracebuf/blob.h), in the file */
+	/*
+	 * TB_TDAT_OPT_TB_BLOBS: the saved blobs' stores (tracebuf/blob.h), in
+	 * the file: one for every buffer (a 16-byte option), or one per buffer
+	 * of captures joined (the option names its buffer), since two rings
+	 * number their blobs alike.  has_blobs: an option was seen, even one
+	 * naming bytes outside the file (its blobs then print as lost).
+	 */
 	bool has_blobs;
-	uint64_t blobs_at, blobs_len;
-	struct blob_store *blobs; /* for the dump: made on first use (tdat_blobs) */
+	struct tdat_store {
+		uint64_t at, len;
+		char *buffer;		  /* NULL: every buffer's */
+		struct blob_store *blobs; /* for the dump: made on first use (tdat_blobs) */
+	} *stores;
+	int nstores;
 
 	int file_cpus; /* the CPU count in the header (v6 item 23) */
 	int cpucount;  /* CPUCOUNT option, 0 if none */
@@ -118,8 +151,10 @@ struct tdat_pending {
 	uint64_t base;     /* where: the section's offset in the file */
 };
 
-/* The file's blob store (blob_store.h), problems told through td; NULL when it saved none. */
-struct blob_store *tdat_blobs(struct tb_tracedat *td);
+/* The blob store (blob_store.h) of buffer's blobs, problems told through td; NULL when it saved none. */
+struct blob_store *tdat_blobs(struct tb_tracedat *td, const char *buffer);
+/* Where buffer's blob store lies: its entry in td->stores, or NULL (none saved, or out of the file). */
+struct tdat_store *tdat_store_of(struct tb_tracedat *td, const char *buffer);
 
 /* pread exactly n bytes at offset; 0, or -EIO/-errno (reported with what). */
 int tdat_pread(struct tb_tracedat *td, void *buf, size_t n, uint64_t offset, const char *what);
@@ -157,6 +192,7 @@ struct tdat_stream {
 	const uint8_t *data; /* plain: the sub-buffer handed out, in the read-ahead (in) */
 	/* compressed */
 	uint32_t chunks_left;
+	uint32_t chunks_kept;	 /* the chunks before a cut of the file (UINT32_MAX: no cut) */
 	uint64_t chunk_at;	 /* file offset of the current chunk's header */
 	uint64_t chunk_in_left;	 /* compressed bytes of the chunk not yet read */
 	uint32_t chunk_out_left; /* decompressed bytes of the chunk not yet produced */

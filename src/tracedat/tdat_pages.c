@@ -54,6 +54,7 @@ void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td, const struc
 	s->cpu = cpu;
 	s->page_size = b->pub.page_size;
 	s->compressed = b->pub.compressed;
+	s->chunks_kept = b->chunks_kept ? b->chunks_kept[cpu - b->cpus] : UINT32_MAX;
 	s->ahead = READ_AHEAD;
 	tdat_stream_rewind(s);
 }
@@ -195,6 +196,9 @@ static int open_chunk(struct tdat_stream *s)
 			return rc;
 		s->chunks_left = tdat_le32(h);
 		s->pos += 4;
+		/* A file cut short in this CPU's data: the chunks it holds whole (the cut was said). */
+		if (s->chunks_left > s->chunks_kept)
+			s->chunks_left = s->chunks_kept;
 		if (s->chunks_left > (s->end - s->pos) / 8) {
 			tdat_report(s->td, s->pos - 4,
 				    "CPU %d: %u compressed chunks cannot fit in its "

@@ -242,7 +242,8 @@ int tdat_copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t page_
 	close(fd);
 	free(c.repaired);
 	if (rc == 0 && have) {
-		struct tb_diag d = {.file = path, .offset = copied, .warning = true};
+		/* the file was cut short: the events of that sub-buffer are lost, so it is damage (counted) */
+		struct tb_diag d = {.file = path, .offset = copied};
 		snprintf(d.reason, sizeof(d.reason),
 			 "ends %zu bytes into a %u-byte sub-buffer; the partial sub-buffer is left out", have,
 			 page_size);

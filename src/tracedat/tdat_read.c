@@ -696,22 +696,167 @@ static struct tdat_buffer *add_buffer(struct tb_tracedat *td, const char *name, 
 	return b;
 }
 
-/* A CPU's data must lie inside the file. */
-static int check_cpu_data(struct tb_tracedat *td, const struct tdat_buffer *b,
-			  const struct tb_tracedat_cpu *c, uint64_t at)
+/* "buffer 'kernel' CPU 1", or "CPU 1" in the top buffer: a CPU's data, for messages. */
+static void cpu_label(char *out, size_t cap, const struct tdat_buffer *b, int cpu)
 {
-	uint64_t extra = b->pub.compressed && c->size ? 4 : 0; /* the chunk count */
-
-	if (c->size && (c->offset > td->info.file_size || c->size + extra > td->info.file_size - c->offset))
-		tdat_report(td, at,
-			    "%s%sCPU %d's data (%llu bytes at byte %llu) runs past the end of "
-			    "the %llu-byte file: the file was cut short",
-			    b->name[0] ? "buffer " : "", b->name[0] ? b->name : "", c->cpu,
-			    (unsigned long long)c->size, (unsigned long long)c->offset,
-			    (unsigned long long)td->info.file_size);
+	if (b->name[0])
+		snprintf(out, cap, "buffer '%s' CPU %d", b->name, cpu);
 	else
+		snprintf(out, cap, "CPU %d", cpu);
+}
+
+/*
+ * Compressed CPU data at offset (its chunk count first) in a file that
+ * ends inside it: the chunks that lie whole before end (*kept of the
+ * *total the count says) and the bytes they take after the count.  Only
+ * headers are read, through the read-ahead; each chunk takes 8 bytes at
+ * least, so the walk is bounded by the file.
+ */
+static int whole_chunks(struct tb_tracedat *td, uint64_t offset, uint64_t end, uint32_t *kept, uint32_t *total,
+			uint64_t *bytes)
+{
+	uint64_t at = offset + 4;
+	uint8_t h[8];
+	int rc;
+
+	*kept = *total = 0;
+	*bytes = 0;
+	if (offset > end || end - offset < 4)
 		return 0;
-	return -EINVAL;
+	if ((rc = pread_ahead(td, h, 4, offset, "the chunk count")) < 0)
+		return rc;
+	*total = tdat_le32(h);
+	while (*kept < *total && end - at >= 8) {
+		if ((rc = pread_ahead(td, h, 8, at, "a chunk header")) < 0)
+			return rc;
+		if (tdat_le32(h) > end - at - 8)
+			break;
+		at += 8 + (uint64_t)tdat_le32(h);
+		(*kept)++;
+	}
+	*bytes = at - offset - 4;
+	return 0;
+}
+
+/* Noted for the one message that says the cut (say_cut): the CPU the end of the file cuts partway. */
+static void note_cut_cpu(struct tb_tracedat *td, const struct tdat_buffer *b, const struct tb_tracedat_cpu *c,
+			 uint64_t kept, uint64_t total, uint64_t stop_at)
+{
+	td->cut.cpus++;
+	if (td->cut.at || c->offset >= td->info.file_size)
+		return; /* lost whole, or not the first cut partway: counted */
+	td->cut.at = stop_at;
+	td->cut.kept = kept;
+	td->cut.total = total;
+	td->cut.chunks = b->pub.compressed;
+	cpu_label(td->cut.first, sizeof(td->cut.first), b, c->cpu);
+}
+
+/*
+ * A CPU's data must lie inside the file.  Data that runs past its end is a
+ * file cut short (head -c of a recording, a copy stopped early), or a size
+ * nobody can trust: either way what lies whole in the file is read - the
+ * sub-buffers before the end (v7 compressed: the chunks) - and the rest is
+ * lost, said once for the whole file by say_cut().  cpus[i].size is cut to
+ * what is read; a compressed CPU also keeps its count of whole chunks.
+ */
+static int check_cpu_data(struct tb_tracedat *td, struct tdat_buffer *b, int i)
+{
+	struct tb_tracedat_cpu *c = &b->cpus[i];
+	uint64_t end = td->info.file_size, extra = b->pub.compressed && c->size ? 4 : 0;
+	uint64_t left = c->offset < end ? end - c->offset : 0, page = b->pub.page_size, bytes;
+	uint32_t kept, total;
+	int rc;
+
+	if (!c->size || (c->offset <= end && c->size + extra <= end - c->offset))
+		return 0;
+	/* A size nobody can trust stops where another CPU's data begins: never read as this CPU's. */
+	for (int j = 0; j < td->nbuffers; j++)
+		for (int k = 0; k < td->buffers[j].pub.ncpus; k++) {
+			const struct tb_tracedat_cpu *o = &td->buffers[j].cpus[k];
+			if (o->size && o->offset > c->offset && o->offset - c->offset < left)
+				left = o->offset - c->offset;
+		}
+	if (!b->pub.compressed) {
+		note_cut_cpu(td, b, c, left / page, c->size / page + (c->size % page != 0),
+			     c->offset + left / page * page);
+		c->size = left / page * page;
+		return 0;
+	}
+	if ((rc = whole_chunks(td, c->offset, c->offset + left, &kept, &total, &bytes)) < 0)
+		return rc;
+	if (!b->chunks_kept) {
+		if (!(b->chunks_kept = malloc((size_t)b->pub.ncpus * sizeof(*b->chunks_kept))))
+			return -ENOMEM;
+		for (int j = 0; j < b->pub.ncpus; j++)
+			b->chunks_kept[j] = UINT32_MAX;
+	}
+	b->chunks_kept[i] = kept;
+	note_cut_cpu(td, b, c, kept, total, c->offset + 4 + bytes);
+	c->size = kept ? bytes : 0;
+	return 0;
+}
+
+/* Every CPU's data, once every buffer's table is read (a size past the end stops at another's data). */
+static int check_all_cpu_data(struct tb_tracedat *td)
+{
+	int rc;
+
+	for (int i = 0; i < td->nbuffers; i++)
+		for (int c = 0; c < td->buffers[i].pub.ncpus; c++)
+			if ((rc = check_cpu_data(td, &td->buffers[i], c)) < 0)
+				return rc;
+	return 0;
+}
+
+/* A buffer none of whose data can be read: its CPUs stay listed (trace-cmd's numbering), empty. */
+static void empty_buffer(struct tdat_buffer *b)
+{
+	for (int i = 0; i < b->pub.ncpus; i++)
+		b->cpus[i].size = 0;
+}
+
+/*
+ * Everything the end of a file cut short took, in one message: where the
+ * first CPU it cuts partway stops being read, how much of that CPU is read,
+ * and how many CPUs, buffers and sections are lost whole.
+ */
+static int say_cut(struct tb_tracedat *td)
+{
+	const struct tdat_cut *c = &td->cut;
+	char lost[128] = "";
+	unsigned more_cpus = c->cpus - (c->at ? 1 : 0);
+	size_t n = 0;
+
+	if (!c->cpus && !c->buffers && !c->sections && !c->stores)
+		return 0;
+	if (!td->nbuffers) {
+		/* trace-cmd writes its BUFFER options after the data they describe */
+		tdat_report(td, td->info.file_size,
+			    "the file is cut short here: %u options section%s lost, and with them the "
+			    "description of every buffer: no event can be read",
+			    c->sections, c->sections > 1 ? "s" : "");
+		return -EINVAL;
+	}
+	if (more_cpus)
+		n += (size_t)snprintf(lost + n, sizeof(lost) - n, "; the data of %u%s CPU%s is lost", more_cpus,
+				      c->at ? " more" : "", more_cpus > 1 ? "s" : "");
+	if (c->buffers && n < sizeof(lost))
+		n += (size_t)snprintf(lost + n, sizeof(lost) - n, "; %u buffer%s lost whole", c->buffers,
+				      c->buffers > 1 ? "s" : "");
+	if (c->sections && n < sizeof(lost))
+		n += (size_t)snprintf(lost + n, sizeof(lost) - n, "; %u options section%s lost", c->sections,
+				      c->sections > 1 ? "s" : "");
+	if (c->stores && n < sizeof(lost))
+		snprintf(lost + n, sizeof(lost) - n, "; %u blob store%s cut", c->stores, c->stores > 1 ? "s" : "");
+	if (c->at)
+		tdat_report(td, c->at,
+			    "the file is cut short at byte %llu: %s is read up to here (%llu of its %llu %s)%s",
+			    (unsigned long long)td->info.file_size, c->first, (unsigned long long)c->kept,
+			    (unsigned long long)c->total, c->chunks ? "compressed chunks" : "sub-buffers", lost);
+	else
+		tdat_report(td, td->info.file_size, "the file is cut short here%s", lost);
+	return 0;
 }
 
 /* v6: CPU count × {u64 offset, u64 size} of a flyrecord block, then its clock record. */
@@ -731,8 +876,6 @@ static int read_flyrecord_table(struct tb_tracedat *td, struct rd *r, struct tda
 		c->cpu = i;
 		if ((rc = rd_u64(r, &c->offset, "CPU data offset")) < 0 ||
 		    (rc = rd_u64(r, &c->size, "CPU data size")) < 0)
-			return rc;
-		if ((rc = check_cpu_data(td, b, c, r->pos - 16)) < 0)
 			return rc;
 	}
 	b->pub.ncpus = b->pub.slots = cpus;
@@ -925,6 +1068,54 @@ static int parse_v7_buffer(struct tb_tracedat *td, const uint8_t *d, uint32_t si
 	return 0;
 }
 
+/*
+ * A blob store option: u64 offset, u64 length, then (captures joined, one
+ * store per buffer) the buffer's name.  One naming bytes outside the file
+ * is said, and its blobs print as lost; one cut by the end of a file cut
+ * short counts with the cut (say_cut).
+ */
+static int add_store(struct tb_tracedat *td, const uint8_t *d, uint32_t size, uint64_t at)
+{
+	uint64_t off = size >= 16 ? tdat_le64(d) : 0, len = size >= 16 ? tdat_le64(d + 8) : 0;
+	const char *name = size > 16 && memchr(d + 16, '\0', size - 16) ? (const char *)d + 16 : NULL;
+	struct tdat_store *st;
+
+	if (size >= 16 && off <= td->info.file_size && len > td->info.file_size - off) {
+		td->cut.stores++; /* the entries before the end are read; the one it cuts is said when looked up */
+		len = td->info.file_size - off;
+	}
+	if (size < 16 || off > td->info.file_size || (size > 16 && !name) || td->nstores >= TDAT_MAX_BUFFERS) {
+		tdat_report(td, at, "the blob store option (%u bytes) names no store inside the file: its blobs "
+				    "print as lost", size);
+		return 0;
+	}
+	if (!(st = realloc(td->stores, (size_t)(td->nstores + 1) * sizeof(*st))))
+		return -ENOMEM;
+	td->stores = st;
+	st = &st[td->nstores];
+	*st = (struct tdat_store){.at = off, .len = len};
+	if (name && !(st->buffer = strdup(name)))
+		return -ENOMEM;
+	td->nstores++;
+	return len ? add_part(td, name ? "blob store of a buffer (tracebuf's saved blobs)"
+				       : "blob store (tracebuf's saved blobs)",
+			      -1, 0, off, len, len)
+		   : 0;
+}
+
+struct tdat_store *tdat_store_of(struct tb_tracedat *td, const char *buffer)
+{
+	struct tdat_store *every = NULL;
+
+	for (int i = 0; i < td->nstores; i++) {
+		if (td->stores[i].buffer && !strcmp(td->stores[i].buffer, buffer))
+			return &td->stores[i];
+		if (!td->stores[i].buffer && !every)
+			every = &td->stores[i];
+	}
+	return every;
+}
+
 /* One option; the ones that matter for reading are applied, all are kept for dumps. */
 static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, uint32_t size, uint64_t at,
 			struct sections *sec)
@@ -941,20 +1132,8 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
 		return rc == -ENOMEM ? rc : 0; /* bad lines were reported with their offsets */
 	case TB_TDAT_OPT_TB_BLOBS:
 		/* where the saved blobs lie; read when a reference is printed (blob_store.c) */
-		if (size < 16 || tdat_le64(d + 8) > td->info.file_size ||
-		    tdat_le64(d) > td->info.file_size - tdat_le64(d + 8)) {
-			tdat_report(td, at, "the blob store option (%u bytes) names bytes outside the file: its blobs "
-					    "print as lost", size);
-			td->blobs_len = 0;
-		} else {
-			td->blobs_at = tdat_le64(d);
-			td->blobs_len = tdat_le64(d + 8);
-			if (td->blobs_len && add_part(td, "blob store (tracebuf's saved blobs)", -1, 0, td->blobs_at,
-						      td->blobs_len, td->blobs_len) < 0)
-				return -ENOMEM;
-		}
 		td->has_blobs = true;
-		return 0;
+		return add_store(td, d, size, at);
 	case TB_TDAT_OPT_DATE:
 		if (text_number(d, size, &v)) {
 			td->info.ts_offset += v * 1000; /* microseconds */
@@ -1076,6 +1255,25 @@ static int read_options(struct tb_tracedat *td, struct rd *r, struct sections *s
 
 /* ------------------------------------------------------------- version 6 */
 
+/*
+ * An instance's block that cannot be read (rc: what went wrong, said, or
+ * -ENODATA: past the end of a file cut short) costs that buffer's data
+ * only: its CPUs are listed empty, as many as the top buffer's, so the
+ * other buffers keep trace-cmd's numbering.  0, or -ENOMEM.
+ */
+static int keep_buffer_empty(struct tdat_buffer *b, int cpus, int rc)
+{
+	if (rc == -ENOMEM)
+		return rc;
+	free(b->cpus);
+	if (!(b->cpus = calloc((size_t)cpus, sizeof(*b->cpus))))
+		return -ENOMEM;
+	for (int i = 0; i < cpus; i++)
+		b->cpus[i].cpu = i;
+	b->pub.ncpus = b->pub.slots = cpus;
+	return 0;
+}
+
 static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpus)
 {
 	struct rd r = {.td = td, .pos = b->pub.offset, .end = td->info.file_size};
@@ -1083,12 +1281,9 @@ static int read_v6_buffer(struct tb_tracedat *td, struct tdat_buffer *b, int cpu
 	uint64_t at = r.pos, next;
 	int rc;
 
-	if (b->pub.offset >= td->info.file_size) {
-		tdat_report(td, b->option_at,
-			    "buffer '%s' is said to start at byte %llu, past the end "
-			    "of the file",
-			    b->name, (unsigned long long)b->pub.offset);
-		return -EINVAL;
+	if (b->pub.offset > td->info.file_size || td->info.file_size - b->pub.offset < 10 + 16 * (uint64_t)cpus) {
+		td->cut.buffers++; /* its block, or the end of its table, lies past the end: said by say_cut() */
+		return -ENODATA;
 	}
 	if ((rc = rd_get(&r, tag, 10, "buffer block tag")) < 0)
 		return rc;
@@ -1462,9 +1657,10 @@ static int read_v6(struct tb_tracedat *td, struct rd *r)
 		return rc;
 	ninstances = td->nbuffers;
 	for (int i = 1; i < ninstances; i++)
-		if ((rc = read_v6_buffer(td, &td->buffers[i], (int)cpus)) < 0)
+		if ((rc = read_v6_buffer(td, &td->buffers[i], (int)cpus)) < 0 &&
+		    (rc = keep_buffer_empty(&td->buffers[i], (int)cpus, rc)) < 0)
 			return rc;
-	return 0;
+	return check_all_cpu_data(td);
 }
 
 /* ------------------------------------------------------------- version 7 */
@@ -1502,11 +1698,13 @@ static const char *section_name(unsigned id)
  * flags, size.  A pointer out of the file is reported where it is stored.
  */
 static int read_section_header(struct tb_tracedat *td, uint64_t at, uint64_t from, unsigned want,
-			       uint16_t *flags, uint64_t *size)
+			       uint16_t *flags, uint64_t *size, bool *cut)
 {
 	uint8_t h[16];
 	int rc;
 
+	if (cut && (at > td->info.file_size || td->info.file_size - at < 16))
+		return -ENODATA; /* the caller notes the cut */
 	if (at > td->info.file_size || td->info.file_size - at < 16) {
 		tdat_report(td, from,
 			    "the %s section is said to start at byte %llu, past the end of "
@@ -1524,6 +1722,10 @@ static int read_section_header(struct tb_tracedat *td, uint64_t at, uint64_t fro
 	}
 	*flags = tdat_le16(h + 2);
 	*size = tdat_le64(h + 8);
+	if (cut && *size > td->info.file_size - at - 16) {
+		*cut = true; /* the caller reads what lies in the file */
+		*size = td->info.file_size - at - 16;
+	}
 	if (*size > td->info.file_size - at - 16) {
 		tdat_report(td, at,
 			    "the %s section claims %llu bytes; the file has %llu after its "
@@ -1648,7 +1850,7 @@ static int section_head(struct tb_tracedat *td, uint64_t at, uint64_t from, unsi
 			uint64_t *size, uint64_t *clen, uint32_t *ulen)
 {
 	uint8_t h[8];
-	int rc = read_section_header(td, at, from, id, flags, size);
+	int rc = read_section_header(td, at, from, id, flags, size, NULL);
 
 	*clen = 0;
 	*ulen = 0;
@@ -1735,6 +1937,27 @@ static int read_section(struct tb_tracedat *td, const struct sections *sec, unsi
 	return rc;
 }
 
+/*
+ * An options section after the first that the end of a file cut short
+ * takes, whole or in part: noted for say_cut(), and the chain stops there
+ * (trace-cmd writes the later ones after the data they describe: what came
+ * before them is read).  The first holds what the file needs to be read at
+ * all: its loss is said where it is pointed to.
+ */
+static bool options_cut(struct tb_tracedat *td, uint64_t at, uint64_t from)
+{
+	uint16_t flags;
+	uint64_t size;
+	bool cut = false;
+	int rc = read_section_header(td, at, from, TB_TDAT_OPT_DONE, &flags, &size, &cut);
+
+	if (rc == -ENODATA || (rc == 0 && cut)) {
+		td->cut.sections++;
+		return true;
+	}
+	return false; /* whole, or damaged: open_section() says how */
+}
+
 /* Options sections chained by their DONE options; each read once. */
 static int read_v7_options(struct tb_tracedat *td, uint64_t at, uint64_t from, struct sections *sec)
 {
@@ -1753,7 +1976,7 @@ static int read_v7_options(struct tb_tracedat *td, uint64_t at, uint64_t from, s
 			tdat_report(td, at, "more than %d options sections chained", TDAT_MAX_SECTIONS);
 			rc = -EINVAL;
 		}
-		if (rc < 0)
+		if (rc < 0 || (n && options_cut(td, at, from)))
 			break;
 		seen[n++] = at;
 		if ((rc = open_section(td, at, from, TB_TDAT_OPT_DONE, &r, &mem)) < 0)
@@ -1765,17 +1988,30 @@ static int read_v7_options(struct tb_tracedat *td, uint64_t at, uint64_t from, s
 	return rc;
 }
 
-/* The buffers' sections: headers checked, compression noted, CPU data inside the file. */
+/*
+ * The buffers' sections: headers checked, compression noted, CPU data
+ * inside the file.  A buffer section that lies past the end of a file cut
+ * short, or whose header is damaged, costs that buffer's data only (said
+ * by say_cut(), or where the header is); one the end cuts is read up to
+ * it, CPU by CPU (check_cpu_data).
+ */
 static int check_v7_buffers(struct tb_tracedat *td)
 {
 	for (int i = 0; i < td->nbuffers; i++) {
 		struct tdat_buffer *b = &td->buffers[i];
-		unsigned id = b->pub.text_offset ? TB_TDAT_OPT_BUFFER_TEXT : TB_TDAT_OPT_BUFFER;
+		bool text = b->pub.text_offset != 0, cut = false;
+		unsigned id = text ? TB_TDAT_OPT_BUFFER_TEXT : TB_TDAT_OPT_BUFFER;
 		uint16_t flags;
 		uint64_t size;
 		char what[TDAT_MAX_NAME + 32];
-		int rc = read_section_header(td, b->pub.offset, b->option_at, id, &flags, &size);
+		int rc = read_section_header(td, b->pub.offset, b->option_at, id, &flags, &size, text ? NULL : &cut);
 
+		if (rc == -ENODATA)
+			td->cut.buffers++;
+		if (rc < 0 && !text && rc != -ENOMEM) {
+			empty_buffer(b);
+			continue;
+		}
 		if (rc < 0)
 			return rc;
 		b->pub.compressed = flags & 1;
@@ -1787,11 +2023,8 @@ static int check_v7_buffers(struct tb_tracedat *td)
 			td->info.latency = true;
 			continue;
 		}
-		for (int c = 0; c < b->pub.ncpus; c++)
-			if ((rc = check_cpu_data(td, b, &b->cpus[c], b->pub.offset)) < 0)
-				return rc;
 	}
-	return 0;
+	return check_all_cpu_data(td);
 }
 
 /* The top-level buffer first, as trace-cmd lists them. */
@@ -1807,6 +2040,25 @@ static void top_buffer_first(struct tb_tracedat *td)
 }
 
 /*
+ * Where tracebuf's blob stores begin, when they lie one after the other at
+ * the end of the file (tdat_write.c appends them there); else the file's end.
+ */
+static uint64_t stores_start(const struct tb_tracedat *td)
+{
+	uint64_t start = td->info.file_size;
+
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (int i = 0; i < td->nstores; i++)
+			if (td->stores[i].len && td->stores[i].at + td->stores[i].len == start) {
+				start = td->stores[i].at;
+				moved = true;
+			}
+	}
+	return start;
+}
+
+/*
  * The sections follow each other from the initial part to the end of the
  * file (trace-cmd finds the strings section by walking them): a walk that
  * does not end exactly at the end of the file means the file was cut or
@@ -1815,11 +2067,12 @@ static void top_buffer_first(struct tb_tracedat *td)
 static void walk_sections(struct tb_tracedat *td, uint64_t at)
 {
 	/* tracebuf's blob store, when there is one, follows the last section (tdat_write.c) */
-	uint64_t end = td->has_blobs && td->blobs_len && td->blobs_at + td->blobs_len == td->info.file_size
-			   ? td->blobs_at
-			   : td->info.file_size;
+	uint64_t end = stores_start(td);
 	uint8_t h[16];
 
+	/* The end of a file cut short inside the data: said once, by say_cut(). */
+	if (td->cut.cpus || td->cut.buffers || td->cut.sections || td->cut.stores)
+		return;
 	for (int n = 0; at < end && n < 65536; n++) {
 		uint64_t size, left = end - at;
 		if (left < 16 || tdat_pread(td, h, 16, at, "a section header") < 0) {
@@ -2019,6 +2272,8 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = check_page_size(td);
+	if (rc == 0)
+		rc = say_cut(td);
 	if (rc < 0) {
 		tb_tracedat_close(td);
 		return rc == -ENOMEM ? rc : -EINVAL;
@@ -2033,25 +2288,31 @@ static void blob_problem(void *ctx, const char *file, uint64_t offset, const cha
 	tdat_report_in(ctx, file, offset, "%s", reason);
 }
 
-struct blob_store *tdat_blobs(struct tb_tracedat *td)
+struct blob_store *tdat_blobs(struct tb_tracedat *td, const char *buffer)
 {
-	if (td->has_blobs && !td->blobs &&
-	    (td->blobs = blob_store_new(td->fd, false, td->path, td->blobs_at, td->blobs_len)))
-		blob_store_set_problem(td->blobs, blob_problem, td);
-	return td->blobs;
+	struct tdat_store *st = tdat_store_of(td, buffer);
+
+	if (st && !st->blobs && (st->blobs = blob_store_new(td->fd, false, td->path, st->at, st->len)))
+		blob_store_set_problem(st->blobs, blob_problem, td);
+	return st ? st->blobs : NULL;
 }
 
 void tb_tracedat_close(struct tb_tracedat *td)
 {
 	if (!td)
 		return;
-	blob_store_free(td->blobs);
+	for (int i = 0; i < td->nstores; i++) {
+		blob_store_free(td->stores[i].blobs);
+		free(td->stores[i].buffer);
+	}
+	free(td->stores);
 	if (td->fd >= 0)
 		close(td->fd);
 	for (int i = 0; i < td->nbuffers; i++) {
 		free(td->buffers[i].name);
 		free(td->buffers[i].clock);
 		free(td->buffers[i].cpus);
+		free(td->buffers[i].chunks_kept);
 	}
 	free(td->buffers);
 	for (size_t i = 0; i < td->noptions; i++)

@@ -16,8 +16,11 @@
  *   instance), the top buffer's flyrecord table and clock record, its
  *   pages; then per instance a flyrecord block and its pages.
  * Version 7:  initial part (compression, first options offset), the
- *   metadata sections (compressed when asked), one "buffer flyrecord"
- *   section per buffer, then the options section and the strings section.
+ *   metadata sections (compressed when asked), the first options section
+ *   (section offsets, common options), then per buffer an options section
+ *   holding its BUFFER option and its "buffer flyrecord" section, then the
+ *   strings section.  Every options section lies before the data it
+ *   describes, so a file cut short keeps what describes the data it holds.
  *   Sections follow each other without gaps: trace-cmd finds the strings
  *   by walking them.
  */
@@ -55,6 +58,9 @@ struct w_buffer {
 	struct w_cpu *cpus;
 	int ncpus;
 	uint32_t string; /* v7: its description in the strings section */
+	uint64_t option_at; /* v7: its BUFFER option, written before its data (reserve_buffer_option) */
+	int option_cpus;    /* the CPUs that option has room for */
+	bool option_late;   /* more CPUs than that: the option goes after the data, the room is padding */
 };
 
 struct tb_tracedat_writer {
@@ -80,9 +86,18 @@ struct tb_tracedat_writer {
 	struct stored_text kallsyms, printk, cmdlines, constants;
 	struct tb_strbuf cpustats; /* CPUSTAT payloads: u32 length + text, one after the other */
 	bool meta_written;
-	char *blobs_path;	   /* the blob store to copy at close, or NULL */
-	uint64_t blobs_opt_in_body; /* where the TB_BLOBS option's payload lies in the options' body */
-	uint64_t blobs_opt_at;	   /* and in the file */
+	/*
+	 * The blob stores to copy at close: one for every buffer, or (captures
+	 * joined, each its own ring numbering its blobs from 0) one per buffer,
+	 * each option then naming its buffer.
+	 */
+	struct w_store {
+		char *path;
+		char *buffer;	  /* NULL: every buffer's */
+		uint64_t in_body; /* where its TB_BLOBS option's payload lies in the options' body */
+		uint64_t at;	  /* and in the file */
+	} *stores;
+	int nstores;
 	char *last_stat_buffer;
 
 	/* buffers */
@@ -95,6 +110,7 @@ struct tb_tracedat_writer {
 	int ninstances;
 	uint64_t v6_buffer_opts[TDAT_MAX_BUFFERS]; /* v6: where each BUFFER option's offset lies */
 	uint64_t options_at_field;		   /* v7: where the first options offset is stored */
+	uint64_t options_next_at;		   /* v7: the last options section's DONE payload (next offset) */
 	uint64_t section_at[TB_TDAT_OPT_CMDLINES + 1];
 	struct tb_strbuf strings;
 
@@ -278,7 +294,11 @@ static void writer_free(struct tb_tracedat_writer *w)
 	free(w->printk.text);
 	free(w->cmdlines.text);
 	free(w->constants.text);
-	free(w->blobs_path);
+	for (int i = 0; i < w->nstores; i++) {
+		free(w->stores[i].path);
+		free(w->stores[i].buffer);
+	}
+	free(w->stores);
 	sb_free(&w->cpustats);
 	sb_free(&w->strings);
 	free(w->last_stat_buffer);
@@ -543,19 +563,36 @@ int tb_tracedat_write_cmdlines(struct tb_tracedat_writer *w, const char *text, s
 	return write_text(w, &w->cmdlines, "cmdlines", text, len);
 }
 
-int tb_tracedat_write_blobs(struct tb_tracedat_writer *w, const char *path)
+int tb_tracedat_write_buffer_blobs(struct tb_tracedat_writer *w, const char *buffer, const char *path)
 {
+	struct w_store *st;
+
 	if (!w || !path)
 		return -EINVAL;
 	if (w->err)
 		return w->err;
 	if (w->meta_written)
 		return too_late(w, "a blob store");
-	if (w->blobs_path)
-		return 0;
-	if (!(w->blobs_path = strdup(path)))
+	for (int i = 0; i < w->nstores; i++)
+		if (!w->stores[i].buffer || (buffer && !strcmp(w->stores[i].buffer, buffer)))
+			return 0; /* that buffer's blobs have a store */
+	if (w->nstores >= TDAT_MAX_BUFFERS || !(st = realloc(w->stores, (size_t)(w->nstores + 1) * sizeof(*st))))
+		return fail(w, -ENOMEM, "too many blob stores, or out of memory");
+	w->stores = st;
+	st = &st[w->nstores];
+	*st = (struct w_store){.path = strdup(path), .buffer = buffer ? strdup(buffer) : NULL};
+	if (!st->path || (buffer && !st->buffer)) {
+		free(st->path);
+		free(st->buffer);
 		return fail(w, -ENOMEM, "out of memory");
+	}
+	w->nstores++;
 	return 0;
+}
+
+int tb_tracedat_write_blobs(struct tb_tracedat_writer *w, const char *path)
+{
+	return tb_tracedat_write_buffer_blobs(w, NULL, path);
 }
 
 /* One CPUSTAT option payload (a C string), kept as u32 length + bytes. */
@@ -701,13 +738,23 @@ static void body_common_options(struct tb_tracedat_writer *w, struct tb_strbuf *
 		sb_u32(b, (uint32_t)w->constants.len);
 		sb_put(b, w->constants.text, w->constants.len);
 	}
-	if (w->blobs_path) {
+	for (int i = 0; i < w->nstores; i++) {
+		const char *name = w->stores[i].buffer;
 		sb_u16(b, TB_TDAT_OPT_TB_BLOBS);
-		sb_u32(b, 16);
-		w->blobs_opt_in_body = b->len;
+		sb_u32(b, (uint32_t)(16 + (name ? strlen(name) + 1 : 0)));
+		w->stores[i].in_body = b->len;
 		sb_u64(b, 0); /* offset and length, patched at close */
 		sb_u64(b, 0);
+		if (name)
+			sb_cstr(b, name);
 	}
+}
+
+/* The options' body (body_common_options) is written at file offset at: where each store's option lies. */
+static void place_store_options(struct tb_tracedat_writer *w, uint64_t at)
+{
+	for (int i = 0; i < w->nstores; i++)
+		w->stores[i].at = at + w->stores[i].in_body;
 }
 
 static int check_metadata(struct tb_tracedat_writer *w)
@@ -790,7 +837,7 @@ static int write_v6_metadata(struct tb_tracedat_writer *w)
 		sb_free(&b);
 		return fail(w, -ENOMEM, "out of memory");
 	}
-	w->blobs_opt_at = w->pos + w->blobs_opt_in_body;
+	place_store_options(w, w->pos);
 	rc = put(w, b.buf, b.len);
 	sb_free(&b);
 	if (rc < 0)
@@ -853,6 +900,56 @@ static int put_section(struct tb_tracedat_writer *w, unsigned id, uint32_t desc,
 	return w->err;
 }
 
+/*
+ * v7: an options section whose body is b plus a DONE option, chained from
+ * the one before (or from the initial part): each is written where what it
+ * describes is known, and its DONE's next offset is filled in when the
+ * next one is written.  body_at: where b lies in the file.
+ */
+static int put_options_section(struct tb_tracedat_writer *w, struct tb_strbuf *b, uint64_t *body_at)
+{
+	uint64_t at = w->pos;
+	int rc;
+
+	sb_u16(b, TB_TDAT_OPT_DONE);
+	sb_u32(b, 8);
+	sb_u64(b, 0); /* the next options section: none yet */
+	if (b->oom)
+		return fail(w, -ENOMEM, "out of memory");
+	put_section_header(w, TB_TDAT_OPT_DONE, 0, add_string(w, "options"), b->len);
+	*body_at = w->pos;
+	if ((rc = put(w, b->buf, b->len)) < 0)
+		return rc;
+	rc = patch_u64(w, w->options_next_at ? w->options_next_at : w->options_at_field, at);
+	w->options_next_at = *body_at + b->len - 8;
+	return rc;
+}
+
+/*
+ * v7: the first options section, right after the metadata: where each
+ * metadata section is and the common options.  Before any data, as each
+ * buffer's own BUFFER option is: a file cut short keeps what describes
+ * the data it still holds.
+ */
+static int write_v7_first_options(struct tb_tracedat_writer *w)
+{
+	struct tb_strbuf b = {0};
+	uint64_t body_at;
+	int rc;
+
+	for (unsigned id = TB_TDAT_OPT_HEADER_INFO; id <= TB_TDAT_OPT_CMDLINES; id++) {
+		sb_u16(&b, (uint16_t)id);
+		sb_u32(&b, 8);
+		sb_u64(&b, w->section_at[id]);
+	}
+	body_common_options(w, &b);
+	rc = put_options_section(w, &b, &body_at);
+	if (rc == 0)
+		place_store_options(w, body_at);
+	sb_free(&b);
+	return rc;
+}
+
 static int write_v7_metadata(struct tb_tracedat_writer *w)
 {
 	static const struct {
@@ -898,7 +995,7 @@ static int write_v7_metadata(struct tb_tracedat_writer *w)
 		put_section(w, sections[i].id, add_string(w, sections[i].desc), &b);
 		sb_free(&b);
 	}
-	return w->err;
+	return write_v7_first_options(w);
 }
 
 static int write_metadata(struct tb_tracedat_writer *w)
@@ -966,6 +1063,79 @@ static int v6_instance_slot(struct tb_tracedat_writer *w, const char *name)
 	return -1;
 }
 
+/* v7: the payload of b's BUFFER option (offset, name, clock, page size, its CPUs) and its header. */
+static void buffer_option(struct tb_tracedat_writer *w, struct tb_strbuf *sb, const struct w_buffer *b)
+{
+	const char *clock = b->clock ? b->clock : "local";
+
+	sb_u16(sb, TB_TDAT_OPT_BUFFER);
+	sb_u32(sb, (uint32_t)(8 + strlen(b->name) + 1 + strlen(clock) + 1 + 8 + 20 * b->ncpus));
+	sb_u64(sb, b->section_at);
+	sb_cstr(sb, b->name);
+	sb_cstr(sb, clock);
+	sb_u32(sb, w->page_size);
+	sb_u32(sb, (uint32_t)b->ncpus);
+	for (int c = 0; c < b->ncpus; c++) {
+		sb_u32(sb, (uint32_t)b->cpus[c].cpu);
+		sb_u64(sb, b->cpus[c].offset);
+		sb_u64(sb, b->cpus[c].size);
+	}
+}
+
+/*
+ * v7: room for b's BUFFER option in an options section of its own, before
+ * its data, with room for the file's CPU count: an unknown option of
+ * zeros now, filled in by fill_buffer_option() when the buffer ends.
+ */
+static int reserve_buffer_option(struct tb_tracedat_writer *w, struct w_buffer *b)
+{
+	const char *clock = b->clock ? b->clock : "local";
+	size_t room = 8 + strlen(b->name) + 1 + strlen(clock) + 1 + 8 + 20 * (size_t)w->cpus;
+	struct tb_strbuf sb = {0};
+	uint64_t body_at;
+	int rc;
+
+	sb_u16(&sb, TB_TDAT_OPT_TB_PAD);
+	sb_u32(&sb, (uint32_t)room);
+	for (size_t i = 0; i < room; i++)
+		sb_putc(&sb, '\0');
+	rc = put_options_section(w, &sb, &body_at);
+	sb_free(&sb);
+	b->option_at = body_at;
+	b->option_cpus = w->cpus;
+	return rc;
+}
+
+/*
+ * v7: b's BUFFER option into its room; what the option leaves of it is one
+ * padding option (an unknown id: trace-cmd skips it).  A buffer with more
+ * CPUs than the room holds leaves it all padding, and its option is written
+ * with the last options section, after the data (option_late).
+ */
+static int fill_buffer_option(struct tb_tracedat_writer *w, struct w_buffer *b)
+{
+	size_t room = 6 + 8 + strlen(b->name) + 1 + strlen(b->clock ? b->clock : "local") + 1 + 8 +
+		      20 * (size_t)b->option_cpus;
+	struct tb_strbuf sb = {0};
+	int rc;
+
+	b->option_late = b->ncpus > b->option_cpus;
+	if (!b->option_late)
+		buffer_option(w, &sb, b);
+	if (sb.len < room) { /* 20 bytes at least: room for 6 of header */
+		sb_u16(&sb, TB_TDAT_OPT_TB_PAD);
+		sb_u32(&sb, (uint32_t)(room - sb.len - 4));
+		while (sb.len < room)
+			sb_putc(&sb, '\0');
+	}
+	if (sb.oom || sb.len != room)
+		rc = fail(w, -ENOMEM, "out of memory");
+	else
+		rc = patch(w, b->option_at, sb.buf, sb.len);
+	sb_free(&sb);
+	return rc;
+}
+
 static int begin_buffer(struct tb_tracedat_writer *w, const char *name, const char *clock)
 {
 	int rc = 0, slot;
@@ -983,6 +1153,8 @@ static int begin_buffer(struct tb_tracedat_writer *w, const char *name, const ch
 		if (w->nbuffers >= TDAT_MAX_BUFFERS || !(w->cur = new_buffer(w, name, clock)))
 			return fail(w, -ENOMEM, "too many buffers, or out of memory");
 		snprintf(desc, sizeof(desc), "buffer flyrecord %s", name);
+		if ((rc = reserve_buffer_option(w, w->cur)) < 0)
+			return rc;
 		w->cur->section_at = w->pos;
 		put_section_header(w, TB_TDAT_OPT_BUFFER, w->zip ? 1 : 0, add_string(w, desc), 0);
 		return w->err;
@@ -1148,8 +1320,10 @@ static int end_buffer(struct tb_tracedat_writer *w)
 	if (w->cur_cpu && tb_tracedat_write_end_cpu(w) < 0)
 		return w->err;
 	w->cur = NULL;
-	if (w->version == 7)
-		return patch_u64(w, b->section_at + 8, w->pos - b->section_at - 16);
+	if (w->version == 7) {
+		patch_u64(w, b->section_at + 8, w->pos - b->section_at - 16);
+		return fill_buffer_option(w, b);
+	}
 	if (b == &w->buffers[0])
 		return settle_v6_top(w);
 	for (int i = 0; i < b->ncpus; i++) {
@@ -1169,66 +1343,36 @@ static int end_buffer(struct tb_tracedat_writer *w)
 
 /* --------------------------------------------------------------- close */
 
-/* v7: the one options section: section offsets, common options, a BUFFER per buffer. */
-static int write_v7_options(struct tb_tracedat_writer *w)
+/* v7: the BUFFER options that did not fit their room (fill_buffer_option), after the data. */
+static int write_v7_late_options(struct tb_tracedat_writer *w)
 {
 	struct tb_strbuf b = {0};
-	uint64_t at = w->pos;
+	uint64_t body_at;
 	int rc;
 
-	for (unsigned id = TB_TDAT_OPT_HEADER_INFO; id <= TB_TDAT_OPT_CMDLINES; id++) {
-		sb_u16(&b, (uint16_t)id);
-		sb_u32(&b, 8);
-		sb_u64(&b, w->section_at[id]);
-	}
-	body_common_options(w, &b);
-	for (int i = 0; i < w->nbuffers; i++) {
-		const struct w_buffer *x = &w->buffers[i];
-		const char *clock = x->clock ? x->clock : "local";
-		sb_u16(&b, TB_TDAT_OPT_BUFFER);
-		sb_u32(&b, (uint32_t)(8 + strlen(x->name) + 1 + strlen(clock) + 1 + 8 + 20 * x->ncpus));
-		sb_u64(&b, x->section_at);
-		sb_cstr(&b, x->name);
-		sb_cstr(&b, clock);
-		sb_u32(&b, w->page_size);
-		sb_u32(&b, (uint32_t)x->ncpus);
-		for (int c = 0; c < x->ncpus; c++) {
-			sb_u32(&b, (uint32_t)x->cpus[c].cpu);
-			sb_u64(&b, x->cpus[c].offset);
-			sb_u64(&b, x->cpus[c].size);
-		}
-	}
-	sb_u16(&b, TB_TDAT_OPT_DONE);
-	sb_u32(&b, 8);
-	sb_u64(&b, 0);
-	if (b.oom) {
-		sb_free(&b);
-		return fail(w, -ENOMEM, "out of memory");
-	}
-	put_section_header(w, TB_TDAT_OPT_DONE, 0, add_string(w, "options"), b.len);
-	w->blobs_opt_at = w->pos + w->blobs_opt_in_body;
-	rc = put(w, b.buf, b.len);
+	for (int i = 0; i < w->nbuffers; i++)
+		if (w->buffers[i].option_late)
+			buffer_option(w, &b, &w->buffers[i]);
+	rc = b.len ? put_options_section(w, &b, &body_at) : 0;
 	sb_free(&b);
-	if (rc == 0)
-		rc = patch_u64(w, w->options_at_field, at);
 	return rc;
 }
 
 /*
- * The blob store after everything trace-cmd reads (it follows offsets, and
- * v7's sections end with the strings), then its place in the TB_BLOBS
+ * A blob store after everything trace-cmd reads (it follows offsets, and
+ * v7's sections end with the strings), then its place in its TB_BLOBS
  * option.  Copied a block at a time: a store may hold many MiB.
  */
-static int append_blobs(struct tb_tracedat_writer *w)
+static int append_blobs(struct tb_tracedat_writer *w, const struct w_store *st)
 {
 	enum { BLOCK = 1 << 20 };
 	uint64_t start = w->pos;
 	uint8_t *buf = malloc(BLOCK);
-	int fd = open(w->blobs_path, O_RDONLY | O_CLOEXEC), rc = 0;
+	int fd = open(st->path, O_RDONLY | O_CLOEXEC), rc = 0;
 	ssize_t n = 0;
 
 	if (fd < 0 || !buf) {
-		rc = fail(w, fd < 0 ? -errno : -ENOMEM, "the blob store %s: %s", w->blobs_path,
+		rc = fail(w, fd < 0 ? -errno : -ENOMEM, "the blob store %s: %s", st->path,
 			  fd < 0 ? strerror(errno) : "out of memory");
 		goto out;
 	}
@@ -1236,15 +1380,15 @@ static int append_blobs(struct tb_tracedat_writer *w)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = fail(w, -errno, "reading the blob store %s: %s", w->blobs_path, strerror(errno));
+			rc = fail(w, -errno, "reading the blob store %s: %s", st->path, strerror(errno));
 			break;
 		}
 		rc = put(w, buf, (size_t)n);
 	}
 	if (rc == 0)
-		rc = patch_u64(w, w->blobs_opt_at, start);
+		rc = patch_u64(w, st->at, start);
 	if (rc == 0)
-		rc = patch_u64(w, w->blobs_opt_at + 8, w->pos - start);
+		rc = patch_u64(w, st->at + 8, w->pos - start);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -1273,11 +1417,11 @@ int tb_tracedat_writer_close(struct tb_tracedat_writer *w)
 	if (w->version == 6 && w->nbuffers && !w->err)
 		settle_v6_top(w);
 	if (w->version == 7 && !w->err) {
-		write_v7_options(w);
+		write_v7_late_options(w);
 		write_v7_strings(w);
 	}
-	if (w->blobs_path && w->meta_written && !w->err)
-		append_blobs(w);
+	for (int i = 0; i < w->nstores && w->meta_written && !w->err; i++)
+		append_blobs(w, &w->stores[i]);
 	if (!w->err && ftruncate(w->fd, (off_t)w->pos) < 0)
 		fail(w, -errno, "truncating: %s", strerror(errno));
 	if (close(w->fd) < 0 && !w->err)
