@@ -26,11 +26,12 @@
 #   --kb KB              the ring's size per CPU (1408, record's default)
 #   --dir DIR            where the ledgers and series go (default: a new
 #                        directory under /tmp, kept)
-#   --no-build           use build/ as it is
+#   --no-build           use the build as it is
+# TB_BUILD=DIR takes the programs from DIR (default build), as the tests do.
 set -u
 
 usage() {
-	sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,31p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -55,11 +56,11 @@ while [ $# -gt 0 ]; do
 done
 
 cd "$(dirname "$0")/.." || exit 2
-B=build
+B=${TB_BUILD:-build} # as the tests take it
 TB=$B/tracebuf
 SOAK=$B/tests/soak/soak
 if [ $BUILD = 1 ]; then
-	make -j2 --no-print-directory $TB $SOAK >/dev/null || { echo "soak: the build failed" >&2; exit 2; }
+	make -j2 --no-print-directory B="$B" "$TB" "$SOAK" >/dev/null || { echo "soak: the build failed" >&2; exit 2; }
 fi
 [ -n "$DIR" ] || DIR=$(mktemp -d /tmp/tracebuf-soak.XXXXXX)
 mkdir -p "$DIR" || exit 2

@@ -159,16 +159,26 @@ static atomic_bool writers_stop;
  * store order, which the rseq write path needs anyway), so begun is in
  * memory before tb_write's own count is, and done only after tb_write's
  * commit or refusal.  The signal fences keep the compiler from moving the
- * stores across the call.
+ * stores across the call.  The record is built before begun is stored (what
+ * soak:tick's emitter would build: its common word, then the fields), so
+ * that "not yet counted" is only the call and tb_write's first instructions.
  */
 static void *writer_run(void *arg)
 {
 	struct writer_thread *w = arg;
+	/* acquire: the ring was set up before the event's pointer to it was published */
+	struct tb_ring *ring = __atomic_load_n(&tb_event_soak_tick.ring, __ATOMIC_ACQUIRE);
+	struct tb_record_soak_tick rec;
+	uint64_t common = tb__common_word(tb_event_soak_tick.id);
 
+	memcpy(&rec.common, &common, sizeof(common));
+	rec.who = w->who;
 	for (uint64_t seq = 0; !atomic_load_explicit(&writers_stop, memory_order_relaxed); seq++) {
+		rec.seq = seq;
+		rec.check = check_of(seq, w->who);
 		atomic_store_explicit(&w->slot->begun, seq + 1, memory_order_relaxed);
 		atomic_signal_fence(memory_order_seq_cst);
-		tb_trace(soak, tick, seq, w->who, check_of(seq, w->who));
+		tb_write(ring, &rec, sizeof(rec));
 		atomic_signal_fence(memory_order_seq_cst);
 		atomic_store_explicit(&w->slot->done, seq + 1, memory_order_relaxed);
 	}
