@@ -109,15 +109,21 @@ static int write_one(struct tb_ring *ring, const struct scenario *sc, uint32_t i
  * rseq), not the region's: that child writes through the creator's handle,
  * inherited with the mapping.
  */
-static int child(const char *path, const struct scenario *sc, struct tb_ring *creators)
+static void pin_cpu0(void)
 {
-	struct tb_shm *s = NULL;
-	struct tb_ring *ring = creators;
 	cpu_set_t one;
 
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one); /* the page-switch count assumes one CPU's buffer */
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+static int child(const char *path, const struct scenario *sc, struct tb_ring *creators)
+{
+	struct tb_shm *s = NULL;
+	struct tb_ring *ring = creators;
+
+	pin_cpu0(); /* the page-switch count assumes one CPU's buffer */
 	if (!sc->no_rseq) {
 		if (tb_shm_attach(path, TB_SHM_WRITER, &s) < 0)
 			return 1;
@@ -237,11 +243,8 @@ static void write_in_handler(int sig)
 static int point_writer(const char *path, uint32_t first, int sig, int with_handler)
 {
 	struct tb_shm *s;
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_cpu0();
 	if (tb_shm_attach(path, TB_SHM_WRITER, &s) < 0)
 		return 1;
 	nested_ring = tb_shm_ring(s);
@@ -428,16 +431,22 @@ static struct tb_ring *child_ring(const char *path)
 	return tb_shm_attach(path, TB_SHM_WRITER, &s) < 0 ? NULL : tb_shm_ring(s);
 }
 
-static int write_n(struct tb_ring *ring, uint32_t first, uint32_t n)
+/* Events first.. first+n-1 of len bytes (at most PAGEFUL), each its number's pattern. */
+static int write_sized(struct tb_ring *ring, uint32_t first, uint32_t n, uint32_t len)
 {
-	uint8_t buf[SMALL];
+	uint8_t buf[PAGEFUL];
 
 	for (uint32_t i = first; i < first + n; i++) {
-		fill(buf, SMALL, i);
-		if (tb_write(ring, buf, SMALL) < 0)
+		fill(buf, len, i);
+		if (tb_write(ring, buf, len) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+static int write_n(struct tb_ring *ring, uint32_t first, uint32_t n)
+{
+	return write_sized(ring, first, n, SMALL);
 }
 
 /* -- several threads of one process, killed mid-write */
@@ -621,12 +630,9 @@ static int full_child(const char *path)
 	struct tb_ring *ring = child_ring(path);
 	uint32_t i = 0;
 	uint8_t buf[SMALL];
-	cpu_set_t one;
 	int rc = 0;
 
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one); /* one CPU's buffer fills */
+	pin_cpu0(); /* one CPU's buffer fills */
 	if (!ring)
 		return 1;
 	for (; i < MAX_EVENTS && rc == 0; i++) {
@@ -766,38 +772,17 @@ static void test_table_full(void)
 
 #define LAPPING_EVENTS 400u /* PAGEFUL events: 100 pages, the 64 KiB ring lapped several times */
 
-static void pin_cpu0(void)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one);
-}
-
-static int write_pagefuls(struct tb_ring *ring, uint32_t first, uint32_t n)
-{
-	uint8_t buf[PAGEFUL];
-
-	for (uint32_t i = first; i < first + n; i++) {
-		fill(buf, PAGEFUL, i);
-		if (tb_write(ring, buf, PAGEFUL) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* Lap the ring on CPU 0, then die right after the next claim's CAS: event LAPPING_EVENTS's page switch. */
 static int lapping_child(const char *path)
 {
 	struct tb_ring *ring = child_ring(path);
 
 	pin_cpu0();
-	if (!ring || write_pagefuls(ring, 0, LAPPING_EVENTS) < 0)
+	if (!ring || write_sized(ring, 0, LAPPING_EVENTS, PAGEFUL) < 0)
 		return 1;
 	tb__crash_sig = SIGKILL;
 	tb__crash_at = TB_CP_CLAIMED;
-	write_pagefuls(ring, LAPPING_EVENTS, 8);
+	write_sized(ring, LAPPING_EVENTS, 8, PAGEFUL);
 	return 3;
 }
 
@@ -807,7 +792,7 @@ static int entering_child(const char *path)
 	struct tb_ring *ring = child_ring(path);
 
 	pin_cpu0();
-	return ring && write_pagefuls(ring, LAPPING_EVENTS + 100, 4) == 0 ? 0 : 1;
+	return ring && write_sized(ring, LAPPING_EVENTS + 100, 4, PAGEFUL) == 0 ? 0 : 1;
 }
 
 static int count_nothing(void *ctx, unsigned cpu, const void *page, size_t size)
