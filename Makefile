@@ -231,6 +231,12 @@ $(B)/bench/bench_offcpu: bench/bench_offcpu.c tests/lib/synth.h $(B)/libtracebuf
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
 		$(B)/libtracebuf.a $(LDLIBS_READ)
 
+# scripts/soak.sh's writer and reader (not in make test): what an application links, libc only.
+$(B)/tests/soak/soak: tests/soak/soak.c $(B)/libtracebuf.a $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread
+
 $(B)/examples/%: examples/%.c $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread

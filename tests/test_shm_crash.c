@@ -33,6 +33,7 @@
 #include "ring_layout.h"
 #include "tracebuf/page.h"
 #include "tracebuf/shm.h"
+#include "tracebuf/stats.h"
 
 enum api { API_WRITE, API_RESERVE };
 
@@ -108,15 +109,21 @@ static int write_one(struct tb_ring *ring, const struct scenario *sc, uint32_t i
  * rseq), not the region's: that child writes through the creator's handle,
  * inherited with the mapping.
  */
-static int child(const char *path, const struct scenario *sc, struct tb_ring *creators)
+static void pin_cpu0(void)
 {
-	struct tb_shm *s = NULL;
-	struct tb_ring *ring = creators;
 	cpu_set_t one;
 
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one); /* the page-switch count assumes one CPU's buffer */
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+static int child(const char *path, const struct scenario *sc, struct tb_ring *creators)
+{
+	struct tb_shm *s = NULL;
+	struct tb_ring *ring = creators;
+
+	pin_cpu0(); /* the page-switch count assumes one CPU's buffer */
 	if (!sc->no_rseq) {
 		if (tb_shm_attach(path, TB_SHM_WRITER, &s) < 0)
 			return 1;
@@ -236,11 +243,8 @@ static void write_in_handler(int sig)
 static int point_writer(const char *path, uint32_t first, int sig, int with_handler)
 {
 	struct tb_shm *s;
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_cpu0();
 	if (tb_shm_attach(path, TB_SHM_WRITER, &s) < 0)
 		return 1;
 	nested_ring = tb_shm_ring(s);
@@ -427,16 +431,22 @@ static struct tb_ring *child_ring(const char *path)
 	return tb_shm_attach(path, TB_SHM_WRITER, &s) < 0 ? NULL : tb_shm_ring(s);
 }
 
-static int write_n(struct tb_ring *ring, uint32_t first, uint32_t n)
+/* Events first.. first+n-1 of len bytes (at most PAGEFUL), each its number's pattern. */
+static int write_sized(struct tb_ring *ring, uint32_t first, uint32_t n, uint32_t len)
 {
-	uint8_t buf[SMALL];
+	uint8_t buf[PAGEFUL];
 
 	for (uint32_t i = first; i < first + n; i++) {
-		fill(buf, SMALL, i);
-		if (tb_write(ring, buf, SMALL) < 0)
+		fill(buf, len, i);
+		if (tb_write(ring, buf, len) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+static int write_n(struct tb_ring *ring, uint32_t first, uint32_t n)
+{
+	return write_sized(ring, first, n, SMALL);
 }
 
 /* -- several threads of one process, killed mid-write */
@@ -620,12 +630,9 @@ static int full_child(const char *path)
 	struct tb_ring *ring = child_ring(path);
 	uint32_t i = 0;
 	uint8_t buf[SMALL];
-	cpu_set_t one;
 	int rc = 0;
 
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one); /* one CPU's buffer fills */
+	pin_cpu0(); /* one CPU's buffer fills */
 	if (!ring)
 		return 1;
 	for (; i < MAX_EVENTS && rc == 0; i++) {
@@ -761,6 +768,80 @@ static void test_table_full(void)
 	table_recovered(s, &m);
 }
 
+/* -- a writer killed between its claim of a page holding unread data and the section entering it */
+
+#define LAPPING_EVENTS 400u /* PAGEFUL events: 100 pages, the 64 KiB ring lapped several times */
+
+/* Lap the ring on CPU 0, then die right after the next claim's CAS: event LAPPING_EVENTS's page switch. */
+static int lapping_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+
+	pin_cpu0();
+	if (!ring || write_sized(ring, 0, LAPPING_EVENTS, PAGEFUL) < 0)
+		return 1;
+	tb__crash_sig = SIGKILL;
+	tb__crash_at = TB_CP_CLAIMED;
+	write_sized(ring, LAPPING_EVENTS, 8, PAGEFUL);
+	return 3;
+}
+
+/* A writer after the crash: its page switch enters the page the dead one claimed. */
+static int entering_child(const char *path)
+{
+	struct tb_ring *ring = child_ring(path);
+
+	pin_cpu0();
+	return ring && write_sized(ring, LAPPING_EVENTS + 100, 4, PAGEFUL) == 0 ? 0 : 1;
+}
+
+static int count_nothing(void *ctx, unsigned cpu, const void *page, size_t size)
+{
+	(void)ctx, (void)cpu, (void)page, (void)size;
+	return 0;
+}
+
+/*
+ * The stats of the region at path against its window: every committed
+ * event is in the window or overwritten (the window's numbering gap), and
+ * the counters must say so: entries what the window holds, overrun the gap.
+ */
+static int stats_balance(const char *path, uint64_t committed, const char *when)
+{
+	struct tb_cpu_stats st, sum = {0};
+	struct tb_shm_window w = {0};
+	struct tb_shm *rec;
+	int good;
+
+	if (tb_shm_load(path, &rec) < 0 || tb_shm_window(tb_shm_ring(rec), count_nothing, NULL, &w) < 0)
+		return 0;
+	for (unsigned cpu = 0; cpu < tb_ring_ncpus(tb_shm_ring(rec)); cpu++)
+		if (tb_ring_stats(tb_shm_ring(rec), cpu, &st) == 0)
+			sum.written += st.written, sum.entries += st.entries, sum.overrun += st.overrun;
+	good = sum.written == committed && sum.entries == w.events && sum.overrun == w.lost_before;
+	ok(good, "%s: written %llu = entries %llu + overrun %llu; the window holds %llu after %llu lost", when,
+	   (unsigned long long)sum.written, (unsigned long long)sum.entries, (unsigned long long)sum.overrun,
+	   (unsigned long long)w.events, (unsigned long long)w.lost_before);
+	tb_shm_close(rec);
+	return good;
+}
+
+static void test_lapping_claim_killed(void)
+{
+	struct tb_shm *s = small_session();
+	int status = s ? run_child(lapping_child, tb_shm_path(s)) : 0;
+
+	ok(s && killed(status), "a writer killed between the claim of a page holding unread data and its section");
+	if (!s)
+		return;
+	/* 4 PAGEFUL events a page: event LAPPING_EVENTS was the first of a page, the one that died */
+	stats_balance(tb_shm_path(s), LAPPING_EVENTS, "claimed, no section entered it");
+	status = run_child(entering_child, tb_shm_path(s));
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a second writer enters the claimed page");
+	stats_balance(tb_shm_path(s), LAPPING_EVENTS + 4, "the page entered by another writer");
+	tb_shm_close(s);
+}
+
 int main(void)
 {
 	struct tb_ring_opts ro;
@@ -785,5 +866,6 @@ int main(void)
 	test_reservations();
 	test_refused();
 	test_table_full();
+	test_lapping_claim_killed();
 	return done_testing();
 }

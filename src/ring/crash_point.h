@@ -27,6 +27,7 @@
 #define TB_CP_GEN_PAYLOAD 13   /* the payload stored: only the tail word is missing */
 #define TB_CP_GEN_COMMITTED 14 /* after the tail word: committed */
 #define TB_CP_LOCKED_STORES 21 /* fallback: everything but the tail word, lock held */
+#define TB_CP_CLAIMED 31       /* a page switch: the next slot claimed over unread data, no section run (ring.c) */
 
 #ifdef TB_CRASH_POINTS
 #ifdef __ASSEMBLER__

@@ -18,8 +18,11 @@
  *       goes back; the phase bit makes last_ts immune to abandoned sections.
  *   I3  Only a writer entering a page for a new lap changes what a slot
  *       holds, by compare-and-swap, and before any byte of it is written;
- *       the events it overwrites are added to overrun exactly once, by the
- *       writer whose swap succeeded.
+ *       the events it overwrites are counted exactly once: the swap marks
+ *       the slot lapped, and the one section that enters the page adds them
+ *       to the page's meta.overrun_cum with the entry itself (a writer dying
+ *       between two steps can leave a claim without its entry, never an
+ *       entry without its count).
  *   I4  meta[page].cum_before numbers the page's first event among all
  *       events committed on the CPU; a closed page's entries is final.
  */
@@ -36,6 +39,7 @@
 
 #include "blob.h"
 #include "clock.h"
+#include "crash_point.h"
 #include "pagefmt.h"
 #include "publish.h"
 #include "ring_internal.h"
@@ -246,7 +250,7 @@ static void cpu_init(struct tb_region *r, struct tb_cpu_ctl *c)
 	atomic_init(&c->last_ts[1], 0);
 	atomic_init(&c->fast_words, page_words(r)); /* recording */
 	for (uint32_t i = 0; i <= n; i++)
-		meta[i] = (struct tb_page_meta){0, 0, 0};
+		meta[i] = (struct tb_page_meta){0};
 	memset(cpu_page(r, c, 0), 0, r->subbuf_size);
 	c->rd.held_phys = n; /* the reader's spare */
 	c->rd.next_seq = n;
@@ -662,35 +666,44 @@ static int build_append(struct tb_region *r, struct snapshot *s, const struct re
  * Claim the slot of the page after the tail for the next lap (I3).
  * Returns its physical page, -ENOSPC when producer/consumer mode refuses,
  * or -EAGAIN when the snapshot is stale and the write must start over.
+ * *lapped: the unread events the claim overwrote (this writer's or an
+ * earlier one's), for the entering section to count.
  */
-static int claim_next(struct tb_region *r, struct snapshot *s)
+static int claim_next(struct tb_region *r, struct snapshot *s, uint32_t *lapped)
 {
-	uint64_t next = s->v.seq + 1, want;
+	uint64_t next = s->v.seq + 1;
 	_Atomic uint64_t *slot = &cpu_slots(r, s->c)[next % r->nr_pages];
 	/* acquire: pairs with the reader's and other writers' CAS on the slot */
 	uint64_t cur = atomic_load_explicit(slot, memory_order_acquire);
-	uint32_t phys = s_phys(cur), lost;
+	uint32_t phys = s_phys(cur);
+	/*
+	 * The old lap's count stays in meta until the tail leaves the page
+	 * again: only the section that closes a page stores its entries.
+	 */
+	uint32_t old_entries = meta_entries(&cpu_meta(r, s->c)[phys]);
 
-	if (s_seq(cur) == next)
-		return (int)phys; /* another writer on this CPU claimed it already */
+	*lapped = 0;
+	if (s_seq(cur) == next) {
+		/* another writer on this CPU claimed it already (and may have died since) */
+		*lapped = s_lapped(cur) ? old_entries : 0;
+		return (int)phys;
+	}
 	if (s_seq(cur) != next - r->nr_pages)
 		return -EAGAIN;
-	want = s_make(phys, next, 0);
 	if (s_free(cur)) {
 		/* seq_cst: one total order with the reader's take of the same slot */
-		return atomic_compare_exchange_strong(slot, &cur, want) ? (int)phys : -EAGAIN;
+		return atomic_compare_exchange_strong(slot, &cur, s_make(phys, next, 0)) ? (int)phys : -EAGAIN;
 	}
 	if (!r->overwrite) {
 		/* relaxed: a statistic, read in stats snapshots */
 		atomic_fetch_add_explicit(&s->c->cnt.dropped, 1, memory_order_relaxed);
 		return -ENOSPC;
 	}
-	lost = meta_entries(&cpu_meta(r, s->c)[phys]); /* final: the page is closed (I4) */
 	/* seq_cst: the reader's take and this overwrite cannot both succeed */
-	if (!atomic_compare_exchange_strong(slot, &cur, want))
+	if (!atomic_compare_exchange_strong(slot, &cur, s_make(phys, next, 0) | S_LAPPED))
 		return -EAGAIN;
-	/* relaxed: statistics; the exact loss travels in cum_before (I4) */
-	atomic_fetch_add_explicit(&s->c->cnt.overrun, lost, memory_order_relaxed);
+	TB_CRASH_C(TB_CP_CLAIMED);
+	*lapped = old_entries; /* final: the page was closed (I4) */
 	return (int)phys;
 }
 
@@ -702,7 +715,8 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const struct re
 	struct tb_page_meta *meta = cpu_meta(r, s->c);
 	uint8_t *old = cpu_page(r, s->c, s->v.phys), *page;
 	uint64_t next = s->v.seq + 1, ts = s->ts;
-	int phys = claim_next(r, s);
+	uint32_t lapped;
+	int phys = claim_next(r, s, &lapped);
 
 	if (phys < 0)
 		return phys;
@@ -720,6 +734,8 @@ static int build_switch(struct tb_region *r, struct snapshot *s, const struct re
 	pub64(p, page + 8, 0);
 	pub64(p, &s->c->tail_hist[next & 1], h_make(next, (uint32_t)phys));
 	pub64(p, &s->c->last_ts[t_phase(s->v.t) ^ 1], ts);
+	/* the eighth 64-bit store at most (PUB_MAX_ST64); the tail page's meta is final since its entry */
+	pub64(p, &meta[phys].overrun_cum, meta_overrun(&meta[s->v.phys]) + lapped);
 	put_record(p, page + TB_PAGE_HDR_SIZE, 0, src);
 	p->update = t_next(s->v.t, src->size, 1, next, (uint32_t)phys);
 	return 1;

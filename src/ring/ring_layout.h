@@ -45,7 +45,7 @@
 #include "tracebuf/ring.h"
 
 #define TB_MAGIC 0x3152554254524254ull /* "TBRTBUR1" */
-#define TB_LAYOUT_VERSION 5u
+#define TB_LAYOUT_VERSION 6u
 #define TB_CACHELINE 64
 
 /*
@@ -108,16 +108,21 @@ static inline uint64_t t_initial(uint64_t seq, uint32_t phys)
  *   bits  0..15  phys     physical page index (0..N)
  *   bit  16      free     the data of lap seq was consumed (or never existed):
  *                         a writer may claim the slot without counting loss
- *   bits 17..63  seq      sequence number of the page the slot holds
+ *   bit  17      lapped   the claim of lap seq overwrote unread data: the
+ *                         section that enters the page counts the old lap's
+ *                         meta.entries in its meta.overrun_cum (I3)
+ *   bits 18..63  seq      sequence number of the page the slot holds
  * Page sequence numbers grow by one per page entered; page seq lives in
  * slot seq % N.
  */
 #define S_PHYS_BITS 16
 #define S_FREE (1ull << 16)
-#define S_SEQ_SHIFT 17
+#define S_LAPPED (1ull << 17)
+#define S_SEQ_SHIFT 18
 
 static inline uint32_t s_phys(uint64_t s) { return (uint32_t)(s & T_MASK(S_PHYS_BITS)); }
 static inline int s_free(uint64_t s) { return (s & S_FREE) != 0; }
+static inline int s_lapped(uint64_t s) { return (s & S_LAPPED) != 0; }
 static inline uint64_t s_seq(uint64_t s) { return s >> S_SEQ_SHIFT; }
 static inline uint64_t s_make(uint32_t phys, uint64_t seq, int free_)
 {
@@ -140,6 +145,17 @@ struct tb_page_meta {
 	uint64_t cum_before; /* events committed on this CPU before this page */
 	uint32_t entries;    /* data records, final once the page is closed */
 	uint32_t len;        /* real end of data, final once closed */
+	/*
+	 * Events overwritten on this CPU (the kernel's overrun) when the tail
+	 * entered this page, that entry's own lap included: stored by the
+	 * section that enters the page, from the previous page's and the
+	 * claim's count (S_LAPPED), so it is all-or-nothing with the entry
+	 * itself and a section that restarts stores it again, not twice.  An
+	 * atomic add after the claim's CAS, as it was, is lost when the writer
+	 * dies between the two; a claim no section entered is counted from its
+	 * slot by the stats (I3).
+	 */
+	uint64_t overrun_cum;
 };
 
 /*
@@ -151,11 +167,15 @@ struct tb_page_meta {
 static inline uint32_t meta_len(const struct tb_page_meta *m) { return __atomic_load_n(&m->len, __ATOMIC_RELAXED); }
 static inline uint32_t meta_entries(const struct tb_page_meta *m) { return __atomic_load_n(&m->entries, __ATOMIC_RELAXED); }
 static inline uint64_t meta_cum(const struct tb_page_meta *m) { return __atomic_load_n(&m->cum_before, __ATOMIC_RELAXED); }
+static inline uint64_t meta_overrun(const struct tb_page_meta *m) { return __atomic_load_n(&m->overrun_cum, __ATOMIC_RELAXED); }
 static inline uint64_t page_ts(const uint8_t *page) { return __atomic_load_n((const uint64_t *)page, __ATOMIC_RELAXED); }
 
-/* Counters: each refused or lost event lands in exactly one (filtered ones are neither). */
+/*
+ * Counters: each refused or lost event lands in exactly one (filtered ones
+ * are neither); events overwritten with their page are counted by the
+ * sections, in tb_page_meta.overrun_cum.
+ */
 struct tb_counters {
-	_Atomic uint64_t overrun;        /* overwritten with their page */
 	_Atomic uint64_t dropped;        /* refused: ring full, producer/consumer */
 	_Atomic uint64_t commit_overrun; /* refused: lapped an uncommitted page */
 	_Atomic uint64_t too_big;        /* refused: larger than a record can be */

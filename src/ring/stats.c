@@ -54,6 +54,41 @@ static void scan_held(struct tb_region *r, struct tb_cpu_ctl *c, const struct ta
 	st->has_events = found;
 }
 
+/*
+ * Events overwritten with their page, as of the tail v: the count the
+ * section that entered the tail page stored (I3), and a claim of the page
+ * after the tail that no section entered yet (its writer is about to, or
+ * died in between).
+ */
+static uint64_t overwritten(struct tb_region *r, struct tb_cpu_ctl *c, const struct tail_view *v)
+{
+	struct tb_page_meta *meta = cpu_meta(r, c);
+	uint64_t next = v->seq + 1, n = meta_overrun(&meta[v->phys]), s;
+
+	/* acquire: pairs with the claim CAS, so meta is the lapped page's */
+	s = atomic_load_explicit(&cpu_slots(r, c)[next % r->nr_pages], memory_order_acquire);
+	if (s_seq(s) == next && s_lapped(s) && s_phys(s) <= r->nr_pages)
+		n += meta_entries(&meta[s_phys(s)]);
+	return n;
+}
+
+/*
+ * Events written and overwritten, both of one tail (seqlock: the tail word
+ * again after the counts; live writers may keep it moving, so after a
+ * bounded number of tries the last reading stands: exact once they are quiet).
+ */
+static void written_overwritten(struct tb_region *r, struct tb_cpu_ctl *c, struct tb_cpu_stats *st,
+				struct tail_view *v)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		st->written = tail_events(r, c, v);
+		st->overrun = overwritten(r, c, v);
+		/* acquire: like every tail load, pairs with the section's final store */
+		if (atomic_load_explicit(&c->tail, memory_order_acquire) == v->t)
+			return;
+	}
+}
+
 int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 {
 	struct tb_region *r;
@@ -67,9 +102,8 @@ int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 	c = region_cpu(r, cpu);
 	memset(st, 0, sizeof(*st));
 	reader_lock(c);
-	st->written = tail_events(r, c, &v);
+	written_overwritten(r, c, st, &v);
 	t = v.t;
-	st->overrun = load(&c->cnt.overrun);
 	st->commit_overrun = load(&c->cnt.commit_overrun);
 	st->dropped = load(&c->cnt.dropped);
 	st->read = load(&c->cnt.read);
