@@ -5,6 +5,7 @@
 #   make test         every test, normal + ASan/UBSan + TSan, fuzz replay, model check
 #   make stress SECONDS=n   the accounting torture test, longer
 #   make fuzz         run each fuzz target for FUZZ_SECONDS
+#   make fuzz-long FUZZ_SECONDS=n   the same, keeping what grows the corpora (fuzz/README.md)
 #   make bench        benchmarks with their peers
 #   make install      PREFIX, DESTDIR honoured
 #
@@ -95,7 +96,7 @@ BENCHES += $(B)/bench/paced_app
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all lib cli tests run test test-normal test-asan test-tsan test-fuzz test-model test-install \
-	stress fuzz bench install clean deps format check-symbols
+	stress fuzz fuzz-long bench install clean deps format check-symbols
 
 all: lib cli $(B)/examples/demo
 
@@ -324,6 +325,9 @@ stress: tests
 FUZZ_SECONDS ?= 60
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -C fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+fuzz-long:
+	$(Q)$(MAKE) --no-print-directory -C fuzz long FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 # The printer's bench runs the reading side beside libtraceevent.
 $(B)/bench/bench_printfmt: BENCH_CFLAGS += $(TEV_CFLAGS) -Itests

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,6 @@ struct run {
 	struct tb_ring *ring;
 	int overwrite;
 	uint32_t next_id;
-	uint32_t len_of[MAX_IDS];   /* committed blob id -> its length (0: none) */
 	uint64_t committed_events;  /* records and blobs since the last reset */
 	uint64_t committed_blobs;
 	uint64_t seen_events, seen_lost, blobs_intact, blobs_lost; /* consuming readers */
@@ -48,7 +48,18 @@ struct run {
 	struct tb_blob slot[SLOTS];
 	uint32_t slot_id[SLOTS];
 	uint8_t *buf, *page;
+	/*
+	 * Last, and cleared only as far as ids were given out (forget_ids):
+	 * clearing all 256 KiB twice a run was half of a run's time.
+	 */
+	uint32_t len_of[MAX_IDS];   /* committed blob id -> its length (0: none) */
 };
+
+/* Every id given out so far unknown again (ids are never reused, so only those are set). */
+static void forget_ids(struct run *r)
+{
+	memset(r->len_of, 0, (r->next_id < MAX_IDS ? r->next_id : MAX_IDS) * sizeof(r->len_of[0]));
+}
 
 /* A blob's bytes: its id in the first 4 (when it has them), then a pattern of the id and offset. */
 static void fill(uint8_t *p, uint32_t len, uint32_t id)
@@ -139,7 +150,7 @@ static void reset(struct run *r)
 	for (int i = 0; i < SLOTS; i++)
 		tb_blob_discard(r->ring, &r->slot[i]);
 	CHECK(tb_ring_reset(r->ring) == 0);
-	memset(r->len_of, 0, sizeof(r->len_of));
+	forget_ids(r);
 	r->committed_events = r->committed_blobs = 0;
 	r->seen_events = r->seen_lost = r->blobs_intact = r->blobs_lost = 0;
 	r->lost_unknown = false;
@@ -226,9 +237,12 @@ static void step(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *en
 	}
 }
 
+#define REGION_MAX (1u << 20) /* the largest region an input asks for (128 KiB of blobs per CPU) fits */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct run r;
+	static void *region;
 	struct tb_ring_opts o;
 	const uint8_t *p = data + 1, *end = data + size;
 	struct tb_event ev;
@@ -236,12 +250,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	memset(&r, 0, sizeof(r));
+	forget_ids(&r); /* the last run's */
+	memset(&r, 0, offsetof(struct run, len_of));
 	tb_ring_opts_default(&o);
 	o.size_kb = 8;
 	o.overwrite = data[0] & 1;
 	o.blob_kb = 16u << ((data[0] >> 1) & 3);
 	o.no_rseq = (data[0] >> 3) & 1;
+	o.ncpus = 2; /* not the machine's: an input means the same everywhere */
+	/*
+	 * The region in memory the harness keeps from run to run: the ring's
+	 * own was a fresh mapping of up to 300 KiB a run, its every page
+	 * faulted in and poisoned and unpoisoned by ASan.  tb_ring_create
+	 * initialises all of it, whatever the last run left.
+	 */
+	o.mem_size = tb_ring_region_size(&o);
+	CHECK(o.mem_size && o.mem_size <= REGION_MAX);
+	if (!region)
+		CHECK((region = aligned_alloc(4096, REGION_MAX)) != NULL);
+	o.mem = region;
 	r.overwrite = o.overwrite;
 	CHECK(tb_ring_create(&r.ring, &o) == 0);
 	r.buf = malloc(tb_ring_blob_size(r.ring) + 8192);

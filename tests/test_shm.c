@@ -570,6 +570,47 @@ static void test_shrunk_under_reader(void)
 	unlink(path);
 }
 
+/*
+ * A reader that died holding each CPU's lock, in an earlier process that had
+ * the pid this one has now (pid reuse: a restarted container's pid 1): the
+ * word names this process, which holds nothing.  Its readers must take the
+ * lock over, not wait for themselves.  Run in a child (whose pid the word
+ * is then made to name) under an alarm: a hang ends it with SIGALRM.
+ */
+static void test_lock_left_by_an_earlier_self(void)
+{
+	char path[256];
+	int status = 0;
+	pid_t pid;
+
+	path_in_dir(path, sizeof(path), "earlier-self");
+	ok(make_named(path, 32, 5000) == 0, "a named session that wrapped (5000 events into 32 KiB)");
+	pid = fork();
+	if (pid == 0) {
+		struct tb_shm *s;
+		uint8_t page[4096], *mem;
+		size_t size;
+		int pages = 0;
+
+		alarm(60); /* a page read is microseconds; a minute means it waits for itself */
+		mem = map_file(path, &size);
+		for (unsigned cpu = 0; cpu < ((struct tb_region *)mem)->ncpus; cpu++)
+			atomic_store(&region_cpu((struct tb_region *)mem, cpu)->reader_lock, (uint32_t)getpid());
+		munmap(mem, size);
+		if (tb_shm_attach(path, TB_SHM_READER, &s) < 0)
+			_exit(2);
+		for (unsigned cpu = 0; cpu < tb_ring_ncpus(tb_shm_ring(s)); cpu++)
+			while (tb_read_page(tb_shm_ring(s), cpu, page, sizeof(page)) > 0)
+				pages++;
+		tb_shm_close(s);
+		_exit(pages > 0 ? 0 : 3);
+	}
+	ok(pid > 0 && waitpid(pid, &status, 0) == pid, "the reader ran in a child");
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "a lock word naming this process, held by none of its threads, is taken over: pages read (status %#x)",
+	   status);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -584,6 +625,7 @@ int main(void)
 	test_scribbled_file();
 	test_scribbled_live();
 	test_shrunk_under_reader();
+	test_lock_left_by_an_earlier_self();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		diag("could not remove %s", dir);

@@ -43,14 +43,60 @@
  * be half updated; every use of it is range-checked (reader_state_sane),
  * so the cost is data, never a stray read.  Within one process threads
  * share the id, and the owner is alive: they wait for each other as before.
+ *
+ * A word naming this very process is either held by one of its threads or
+ * left by an earlier process that had the same id and died holding it (pid
+ * reuse: a restarted container's readers are pid 1 again), or scribbled:
+ * the waiter would wait for itself for ever (fuzz_shm found it).  So this
+ * process's threads take a word, take it over and leave it only under
+ * held_mu, noting it in held[]: a word naming this process that held[]
+ * does not list is nobody's here, and is taken over at once.
  */
 #define READER_LOCK_TAKEOVER_NS 1000000000ull /* held for a page copy, never for a second */
+#define HELD_MAX 64 /* reader locks held at once in a process (one per reading thread) */
 
 static uint32_t my_id;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static const void *held[HELD_MAX]; /* the lock words this process's threads hold; under held_mu */
+static unsigned held_count;
+static unsigned held_unlisted; /* holds past HELD_MAX: no word naming us is taken over while there are any */
 
 static void forget_id(void)
 {
 	my_id = 0;
+	/* the child's threads hold nothing: the parent's holds are the parent's */
+	pthread_mutex_init(&held_mu, NULL);
+	held_count = held_unlisted = 0;
+}
+
+/* Whether a thread of this process holds the lock at word; under held_mu. */
+static int held_here(const void *word)
+{
+	if (held_unlisted)
+		return 1;
+	for (unsigned i = 0; i < held_count; i++)
+		if (held[i] == word)
+			return 1;
+	return 0;
+}
+
+static void held_note(const void *word)
+{
+	if (held_count < HELD_MAX)
+		held[held_count++] = word;
+	else
+		held_unlisted++;
+}
+
+static void held_drop(const void *word)
+{
+	for (unsigned i = 0; i < held_count; i++)
+		if (held[i] == word) {
+			held[i] = held[--held_count];
+			return;
+		}
+	if (held_unlisted)
+		held_unlisted--;
 }
 
 /* A forked child is another process: it must not lock with its parent's id. */
@@ -86,25 +132,60 @@ static int owner_gone(uint32_t owner)
 	return owner > INT32_MAX || (kill((pid_t)owner, 0) < 0 && errno == ESRCH);
 }
 
+/*
+ * One try at the word, under held_mu: free, or naming this process with no
+ * thread of it holding it.  1 when it is ours now; else *owner is the word.
+ */
+static int lock_try(struct tb_cpu_ctl *c, uint32_t me, uint32_t *owner)
+{
+	int got;
+
+	pthread_mutex_lock(&held_mu);
+	*owner = 0;
+	/* acquire: pairs with reader_unlock's release; the reader state is ours */
+	got = atomic_compare_exchange_strong_explicit(&c->reader_lock, owner, me, memory_order_acquire,
+						      memory_order_relaxed) ||
+	      (*owner == me && !held_here(&c->reader_lock) &&
+	       /* acquire: as above, from an earlier process of our id */
+	       atomic_compare_exchange_strong_explicit(&c->reader_lock, owner, me, memory_order_acquire,
+						       memory_order_relaxed));
+	if (got)
+		held_note(&c->reader_lock);
+	pthread_mutex_unlock(&held_mu);
+	return got;
+}
+
+/* Take the word over from another process, dead or stuck: 1 if it is ours now. */
+static int lock_take_over(struct tb_cpu_ctl *c, uint32_t me, uint32_t owner)
+{
+	int got;
+
+	pthread_mutex_lock(&held_mu);
+	/* acquire: as in lock_try, taking over from a dead or stuck owner */
+	got = atomic_compare_exchange_strong_explicit(&c->reader_lock, &owner, me, memory_order_acquire,
+						      memory_order_relaxed);
+	if (got)
+		held_note(&c->reader_lock);
+	pthread_mutex_unlock(&held_mu);
+	return got;
+}
+
 void reader_lock(struct tb_cpu_ctl *c)
 {
 	uint32_t me = reader_id();
 	uint64_t since = 0;
 
 	for (unsigned spins = 0;; spins++) {
-		uint32_t owner = 0;
-		/* acquire: pairs with reader_unlock's release; the reader state is ours */
-		if (atomic_compare_exchange_weak_explicit(&c->reader_lock, &owner, me, memory_order_acquire,
-							  memory_order_relaxed))
+		uint32_t owner;
+
+		if (lock_try(c, me, &owner))
 			return;
-		if (owner && spins % 256 == 255) {
+		if (owner && owner != me && spins % 256 == 255) {
 			if (!since)
 				since = now_ns();
-			/* acquire: as above, taking over from a dead or stuck owner */
-			if (owner != me && (owner_gone(owner) || now_ns() - since > READER_LOCK_TAKEOVER_NS))
-				if (atomic_compare_exchange_strong_explicit(&c->reader_lock, &owner, me,
-									    memory_order_acquire, memory_order_relaxed))
-					return;
+			if ((owner_gone(owner) || now_ns() - since > READER_LOCK_TAKEOVER_NS) &&
+			    lock_take_over(c, me, owner))
+				return;
 		}
 		sched_yield();
 	}
@@ -112,8 +193,11 @@ void reader_lock(struct tb_cpu_ctl *c)
 
 void reader_unlock(struct tb_cpu_ctl *c)
 {
+	pthread_mutex_lock(&held_mu);
+	held_drop(&c->reader_lock);
 	/* release: pairs with reader_lock's acquire */
 	atomic_store_explicit(&c->reader_lock, 0, memory_order_release);
+	pthread_mutex_unlock(&held_mu);
 }
 
 #define TAIL_TRIES 10000 /* a tail that never resolves is a scribbled control block (shm.c) */
