@@ -602,6 +602,55 @@ out:
 	tb_shm_close(s);
 }
 
+/* ------------------------------------------------ a writer whose descriptors were all closed */
+
+/*
+ * Attached, then every descriptor from 3 on closed and its number taken by
+ * another file (as a daemon may do), then its first write: locks taken on
+ * that file would say nothing of the slots.
+ */
+static int descriptors_replaced(const struct job *j)
+{
+	struct tb_ring *ring = attach(j->path);
+	int other = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (!ring || other < 0)
+		return 1;
+	for (int fd = 3; fd < 256; fd++)
+		if (fd != other)
+			dup2(other, fd); /* closes whatever fd was */
+	return write_range(ring, SMALL, 0, C_EVENTS) < 0 ? 2 : 0;
+}
+
+static void test_descriptors_replaced(void)
+{
+	struct tb_shm *s = session(&scenarios[0]);
+	struct table_map m = {.fd = -1};
+	struct job j = {0};
+	static struct seen sn;
+	uint64_t in_flight;
+	int end, good;
+
+	if (!s || !crash_map_table(tb_shm_path(s), &m) || !hold_slots_from(&m, 0)) {
+		ok(0, "a session, every slot held by this process");
+		crash_unmap_table(&m);
+		tb_shm_close(s);
+		return;
+	}
+	j.path = tb_shm_path(s);
+	j.ready = -1;
+	end = run_plain(descriptors_replaced, &j);
+	ok(end == 0 && held_slots_intact(&m, 0) && atomic_load(&m.t->shared_begun) == C_EVENTS,
+	   "a writer whose lock descriptor became another file takes no live slot: its %u writes in the shared word (%llu)",
+	   C_EVENTS, (unsigned long long)atomic_load(&m.t->shared_begun));
+	memset(&sn, 0, sizeof(sn));
+	want_range(&sn, 0, C_EVENTS, SMALL);
+	good = recovered(tb_shm_path(s), &sn, &in_flight);
+	ok(good && in_flight == 0, "its events recovered, none in flight (%llu)", (unsigned long long)in_flight);
+	crash_unmap_table(&m);
+	tb_shm_close(s);
+}
+
 /* ------------------------------------------------ */
 
 static int is_pid_2(const struct job *j)
@@ -638,6 +687,7 @@ int main(void)
 			run(&scenarios[i]);
 	}
 	test_fork_child();
+	test_descriptors_replaced();
 	if (SIGNALS_DEFERRED)
 		skip(3 * (int)(sizeof(races) / sizeof(races[0])), "ThreadSanitizer defers signal handlers");
 	else

@@ -76,6 +76,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -198,6 +199,32 @@ static int slot_takeable(struct tb_ring *ring, int i, uint64_t o, uint32_t hi)
 	return slot_lock(ring, i);
 }
 
+/* fd's file, as st_dev and st_ino, in id: 0, or -1. */
+static int file_identity(int fd, uint64_t id[2])
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	id[0] = (uint64_t)st.st_dev;
+	id[1] = (uint64_t)st.st_ino;
+	return 0;
+}
+
+/*
+ * Whether the handle's locks can be trusted: lock_fd still names the
+ * region's file.  A program may close every descriptor (a daemon does)
+ * and open another file under the same number, whose locks say nothing of
+ * the slots (L1); its claims then count in the shared word.
+ */
+static int locks_trusted(const struct tb_ring *ring)
+{
+	uint64_t id[2];
+
+	return ring->lock_fd < 0 || (file_identity(ring->lock_fd, id) == 0 && id[0] == ring->lock_file[0] &&
+				     id[1] == ring->lock_file[1]);
+}
+
 /*
  * A slot for this thread in ring's table, its owner word now *me: one it
  * holds already through this handle, a free one, or one whose owner is
@@ -210,6 +237,8 @@ static int claim_slot(struct tb_ring *ring, uint64_t *mep)
 	uint64_t me = *mep = (uint64_t)hi << 32 | thread_id();
 	int first_free = -1;
 
+	if (!locks_trusted(ring))
+		return -1;
 	for (int i = 0; i < TB_THREAD_SLOTS; i++) {
 		/* acquire: pairs with the release of the last owner; its counts are visible to our adds */
 		uint64_t o = atomic_load_explicit(&t->slot[i].owner, memory_order_acquire);
@@ -466,6 +495,10 @@ void tb__count_ring_renew(struct tb_ring *ring)
 void tb__count_ring_file(struct tb_ring *ring, int fd)
 {
 	ring->lock_fd = lock_description(fd);
+	if (ring->lock_fd >= 0 && file_identity(ring->lock_fd, ring->lock_file) < 0) {
+		close(ring->lock_fd);
+		ring->lock_fd = -1;
+	}
 }
 
 void tb__count_ring_gone(struct tb_ring *ring)

@@ -58,6 +58,7 @@ struct tb_ring {
 	 * in this process (0 until its first claim, and again in a forked child).
 	 */
 	int lock_fd;
+	uint64_t lock_file[2]; /* st_dev, st_ino of the region's file: what lock_fd must still name */
 	_Atomic uint32_t writer_hi;
 };
 
