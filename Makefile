@@ -85,7 +85,7 @@ HEADERS := $(wildcard include/tracebuf/*.h) $(wildcard src/*.h src/*/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_SCRIPTS := $(wildcard tests/t_*.sh)
-TSAN_TESTS := test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_tracedat_ksyms test_ksyms
+TSAN_TESTS := test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_CFLAGS :=
@@ -176,7 +176,7 @@ $(B)/tests/test_func_self: tests/test_func_self.c $(SELF_OBJS) $(CORE_ASM:src/%.
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(INSTR) -finstrument-functions-exclude-file-list=lib/tap.h \
 		-o $@ $< $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) -lpthread
 
-# test_shm_crash: the library with its write path's crash points compiled in
+# test_shm_crash, test_shm_pidns: the library with its write path's crash points compiled in
 # (src/ring/crash_point.h; a normal build has none), linked in place of libtracebuf.a.
 CRASH_OBJS := $(patsubst src/%.c,$(B)/obj-crash/%.o,$(wildcard $(CORE_SRCS)) src/ring/crash_point.c) \
 	$(CORE_ASM:src/%.S=$(B)/obj-crash/%.o)
@@ -187,9 +187,9 @@ $(B)/obj-crash/%.o: src/%.c $(HEADERS) Makefile
 $(B)/obj-crash/%.o: src/%.S src/ring/write_fast.h src/ring/crash_point.h Makefile
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
-$(B)/tests/test_shm_crash: $(CRASH_OBJS)
-# (not a target-specific -D: prerequisites would inherit it; the test defines TB_CRASH_POINTS itself)
-$(B)/tests/test_shm_crash: TEST_EXTRA = $(CRASH_OBJS)
+$(B)/tests/test_shm_crash $(B)/tests/test_shm_pidns: $(CRASH_OBJS)
+# (not a target-specific -D: prerequisites would inherit it; the tests define TB_CRASH_POINTS themselves)
+$(B)/tests/test_shm_crash $(B)/tests/test_shm_pidns: TEST_EXTRA = $(CRASH_OBJS)
 
 # A shared library with events, for the dlopen tests.  It is built without
 # libtracebuf: the test programs export theirs (-rdynamic), as a program

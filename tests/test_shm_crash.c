@@ -29,25 +29,12 @@
 
 #define TB_CRASH_POINTS /* this test links the crash build of the library ($(B)/obj-crash) */
 #include "crash_point.h"
+#include "lib/crash_events.h"
 #include "lib/tap.h"
 #include "ring_layout.h"
 #include "tracebuf/page.h"
 #include "tracebuf/shm.h"
 #include "tracebuf/stats.h"
-
-enum api { API_WRITE, API_RESERVE };
-
-struct scenario {
-	const char *name;
-	int point;
-	enum api api;
-	enum tb_clock clock;
-	uint32_t len;    /* payload bytes */
-	unsigned before; /* events committed before the one that dies */
-	int no_rseq;
-	int committed;   /* the dying write is past its commit */
-	int in_flight;   /* what recovery must count */
-};
 
 #define SMALL 16
 #define LARGE 200   /* above the fast path's 112 bytes */
@@ -80,27 +67,9 @@ static const struct scenario scenarios[] = {
     {"locked fallback: everything but the tail word", TB_CP_LOCKED_STORES, API_WRITE, TB_CLOCK_TSC, SMALL, 10, 1, 0, 1},
 };
 
-/* The payload of event i: its number, then a pattern a torn copy would break. */
-static void fill(uint8_t *p, uint32_t len, uint32_t i)
-{
-	memcpy(p, &i, 4);
-	for (uint32_t k = 4; k < len; k++)
-		p[k] = (uint8_t)(i * 31 + k);
-}
-
 static int write_one(struct tb_ring *ring, const struct scenario *sc, uint32_t i)
 {
-	uint8_t buf[PAGEFUL];
-
-	if (sc->api == API_RESERVE) {
-		void *p = tb_reserve(ring, sc->len);
-		if (!p)
-			return -ENOMEM;
-		fill(p, sc->len, i);
-		return tb_commit(ring, p);
-	}
-	fill(buf, sc->len, i);
-	return tb_write(ring, buf, sc->len);
+	return crash_write(ring, sc->api, sc->len, i);
 }
 
 /*
@@ -151,31 +120,27 @@ struct seen {
 	uint8_t got[MAX_EVENTS];
 };
 
+static void check_record(void *ctx, const struct tb_record *rec)
+{
+	struct seen *sn = ctx;
+	uint8_t want[PAGEFUL];
+	uint32_t i = sn->count;
+
+	if (sn->total && rec->len >= 4)
+		memcpy(&i, rec->data, 4);
+	crash_fill(want, sn->len, i);
+	if (rec->len < sn->len || memcmp(rec->data, want, sn->len) ||
+	    (sn->total && (i >= sn->total || i >= MAX_EVENTS || sn->got[i]++)))
+		sn->bad++;
+	sn->count++;
+}
+
 static int check_page(void *ctx, unsigned cpu, const void *page, size_t size)
 {
 	struct seen *sn = ctx;
-	struct tb_page_cursor cur;
-	struct tb_record rec;
-	uint8_t want[PAGEFUL];
-	uint32_t i;
-	int rc;
 
 	(void)cpu;
-	if (tb_page_cursor_init(&cur, page, size) < 0) {
-		sn->bad++;
-		return 0;
-	}
-	while ((rc = tb_page_next_data(&cur, &rec)) == 1) {
-		i = sn->count;
-		if (sn->total && rec.len >= 4)
-			memcpy(&i, rec.data, 4);
-		fill(want, sn->len, i);
-		if (rec.len < sn->len || memcmp(rec.data, want, sn->len) ||
-		    (sn->total && (i >= sn->total || i >= MAX_EVENTS || sn->got[i]++)))
-			sn->bad++;
-		sn->count++;
-	}
-	sn->bad += rc < 0;
+	sn->bad += crash_page_records(page, size, check_record, sn);
 	return 0;
 }
 
@@ -374,35 +339,19 @@ static int recovered_all(const char *path, uint32_t total, struct tb_shm_window 
 	return good;
 }
 
-/* The region's thread table, mapped shared (the test reads and presets it). */
-struct table_map {
-	void *mem;
-	size_t size;
-	struct tb_thread_table *t;
-};
-
-static int map_table(const char *path, struct table_map *m)
+/* An owner word of a handle with a file (inflight.c): writer number, tid. */
+static uint64_t owner_of(uint32_t number, pid_t tid)
 {
-	int fd = open(path, O_RDWR);
-	struct tb_region hdr;
-
-	if (fd < 0 || pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	m->size = hdr.size;
-	m->mem = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m->mem == MAP_FAILED)
-		return 0;
-	m->t = region_threads(m->mem);
-	return 1;
+	return TB_OWNER_LOCKED | (uint64_t)number << 32 | (uint32_t)tid;
 }
 
-static uint64_t owner_of(pid_t pid, pid_t tid)
+/* Every slot's lock taken through the table's description (m's process holds them): 1, or 0. */
+static int lock_every_slot(const struct table_map *m)
 {
-	return (uint64_t)pid << 32 | (uint32_t)tid;
+	for (unsigned i = 0; i < TB_THREAD_SLOTS; i++)
+		if (crash_lock_slot(m, i) < 0)
+			return 0;
+	return 1;
 }
 
 /* A child process: fn(path), which ends with the process killing itself; its exit status. */
@@ -437,7 +386,7 @@ static int write_sized(struct tb_ring *ring, uint32_t first, uint32_t n, uint32_
 	uint8_t buf[PAGEFUL];
 
 	for (uint32_t i = first; i < first + n; i++) {
-		fill(buf, len, i);
+		crash_fill(buf, len, i);
 		if (tb_write(ring, buf, len) < 0)
 			return -1;
 	}
@@ -465,7 +414,7 @@ static void *thread_writer(void *arg)
 	write_n(threads_ring, k * PER_THREAD, PER_THREAD);
 	p = tb_reserve(threads_ring, SMALL);
 	if (p)
-		fill(p, SMALL, 9999);
+		crash_fill(p, SMALL, 9999);
 	pthread_barrier_wait(&threads_ready);
 	for (;;)
 		pause();
@@ -523,7 +472,7 @@ static int reuse_child(const char *path)
 	uint64_t before = 0;
 	int slot = -1;
 
-	if (!(reuse_ring = child_ring(path)) || !map_table(path, &m))
+	if (!(reuse_ring = child_ring(path)) || !crash_map_table(path, &m))
 		return 1;
 	pthread_create(&th, NULL, write_ten, NULL);
 	pthread_join(th, NULL);
@@ -534,8 +483,8 @@ static int reuse_child(const char *path)
 		return 4; /* the exited thread's slot: its 10, and given back */
 	before = m.t->slot[slot].begun;
 	write_n(reuse_ring, 10, 5);
-	if (atomic_load(&m.t->slot[slot].owner) != owner_of(getpid(), (pid_t)syscall(SYS_gettid)) ||
-	    m.t->slot[slot].begun != before + 5)
+	uint64_t o = atomic_load(&m.t->slot[slot].owner);
+	if ((uint32_t)o != (uint32_t)syscall(SYS_gettid) || !(o & TB_OWNER_LOCKED) || m.t->slot[slot].begun != before + 5)
 		return 5; /* this thread took the same slot and went on counting */
 	tb__crash_sig = SIGKILL;
 	tb__crash_at = TB_CP_FAST_TIME;
@@ -581,7 +530,7 @@ static int reserve_child(const char *path)
 	if (tb_reserve(ring, SMALL))
 		return 2;
 	/* one committed, TB_MAX_NEST - 1 held when the process dies */
-	fill(held[TB_MAX_NEST - 1], SMALL, 10);
+	crash_fill(held[TB_MAX_NEST - 1], SMALL, 10);
 	if (tb_commit(ring, held[TB_MAX_NEST - 1]) < 0)
 		return 2;
 	kill(getpid(), SIGKILL);
@@ -636,7 +585,7 @@ static int full_child(const char *path)
 	if (!ring)
 		return 1;
 	for (; i < MAX_EVENTS && rc == 0; i++) {
-		fill(buf, SMALL, i);
+		crash_fill(buf, SMALL, i);
 		rc = tb_write(ring, buf, SMALL);
 	}
 	if (rc != -ENOSPC)
@@ -704,26 +653,53 @@ static int table_child(const char *path)
 	return 3;
 }
 
-/* Every slot preset to owner (a live thread, or a dead one), its count 0: as if it had written nothing. */
-static int preset_table(const char *path, uint64_t owner, struct table_map *m)
+/* Every slot preset to owner, its count 0: as if it had written nothing. */
+static void preset_table(struct table_map *m, uint64_t owner)
 {
-	if (!map_table(path, m))
-		return 0;
 	for (int i = 0; i < TB_THREAD_SLOTS; i++) {
 		atomic_store(&m->t->slot[i].owner, owner);
 		m->t->slot[i].begun = 0;
 	}
-	return 1;
 }
 
-/* A session whose table is all owner's; the child's status, the table mapped in *m. */
-static struct tb_shm *table_run(uint64_t owner, struct table_map *m, int *status)
+enum holder { HOLDER_LIVE, HOLDER_DEAD, HOLDER_NO_FILE };
+
+/*
+ * Every slot's lock taken by another process (this one: live; a child that
+ * then exited: dead) and every owner word preset to it, or, for a holder
+ * with no file, no lock and words without TB_OWNER_LOCKED.  *fd: the live
+ * holder's description, to close afterwards.
+ */
+static int hold_table(const char *path, struct table_map *m, enum holder h)
+{
+	int status = 0;
+	pid_t pid;
+
+	if (!crash_map_table(path, m))
+		return 0;
+	preset_table(m, h == HOLDER_NO_FILE ? (uint64_t)7 << 32 | 7 : owner_of(0x7ffffff0u, 7));
+	if (h == HOLDER_LIVE)
+		return lock_every_slot(m);
+	if (h == HOLDER_NO_FILE)
+		return 1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		/* a description of its own: the one it inherited is ours, and would keep the locks */
+		close(m->fd);
+		m->fd = open(path, O_RDWR | O_CLOEXEC);
+		_exit(m->fd < 0 || !lock_every_slot(m));
+	}
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* A session whose table is all h's; the child's status, the table mapped in *m (its locks held, if live). */
+static struct tb_shm *table_run(enum holder h, struct table_map *m, int *status)
 {
 	struct tb_shm *s = small_session();
 
-	memset(m, 0, sizeof(*m));
 	*status = 0;
-	if (s && preset_table(tb_shm_path(s), owner, m))
+	if (s && hold_table(tb_shm_path(s), m, h))
 		*status = run_child(table_child, tb_shm_path(s));
 	return s;
 }
@@ -735,36 +711,46 @@ static void table_recovered(struct tb_shm *s, struct table_map *m)
 
 	ok(good && w.in_flight_exact && w.in_flight == 1, "recovered, exactly 1 write in flight (%llu)",
 	   (unsigned long long)w.in_flight);
-	if (m->mem)
-		munmap(m->mem, m->size);
+	crash_unmap_table(m);
 	tb_shm_close(s);
+}
+
+/* Slots whose owner word is no longer what hold_table preset. */
+static int slots_taken(const struct table_map *m, uint64_t preset)
+{
+	int taken = 0;
+
+	for (int i = 0; m->t && i < TB_THREAD_SLOTS; i++)
+		taken += atomic_load(&m->t->slot[i].owner) != preset;
+	return taken;
 }
 
 static void test_table_full(void)
 {
 	struct table_map m;
 	struct tb_shm *s;
-	int status, mine = 0;
-	pid_t dead;
+	int status;
 
-	/* every slot held by this (live) thread of another process: the child finds none */
-	s = table_run(owner_of(getpid(), (pid_t)syscall(SYS_gettid)), &m, &status);
-	ok(s && killed(status) && m.t && atomic_load(&m.t->shared_begun) == 11,
+	/* every slot held by a live process (its locks held): the child finds none */
+	s = table_run(HOLDER_LIVE, &m, &status);
+	ok(s && killed(status) && m.t && atomic_load(&m.t->shared_begun) == 11 && slots_taken(&m, owner_of(0x7ffffff0u, 7)) == 0,
 	   "a full table: the writer counts its 11 writes begun in the shared word (%llu)",
 	   m.t ? (unsigned long long)atomic_load(&m.t->shared_begun) : 0ull);
 	table_recovered(s, &m);
 
-	/* every slot held by a thread that is gone: the child takes one over */
-	fflush(stdout);
-	dead = fork();
-	if (dead == 0)
-		_exit(0);
-	waitpid(dead, NULL, 0);
-	s = table_run(owner_of(dead, dead), &m, &status);
-	for (int i = 0; m.t && i < TB_THREAD_SLOTS; i++)
-		mine += atomic_load(&m.t->slot[i].owner) != owner_of(dead, dead);
-	ok(s && killed(status) && mine == 1 && m.t && atomic_load(&m.t->shared_begun) == 0,
-	   "a table of dead owners: the writer took over one slot (%d), nothing shared", mine);
+	/* every slot held by a process that is gone (its locks went with it): the child takes one over */
+	s = table_run(HOLDER_DEAD, &m, &status);
+	ok(s && killed(status) && slots_taken(&m, owner_of(0x7ffffff0u, 7)) == 1 && m.t &&
+	       atomic_load(&m.t->shared_begun) == 0,
+	   "a table of dead owners: the writer took over one slot (%d), nothing shared",
+	   slots_taken(&m, owner_of(0x7ffffff0u, 7)));
+	table_recovered(s, &m);
+
+	/* owners with no file cannot be judged from another process: never taken, the shared word */
+	s = table_run(HOLDER_NO_FILE, &m, &status);
+	ok(s && killed(status) && slots_taken(&m, (uint64_t)7 << 32 | 7) == 0 && m.t &&
+	       atomic_load(&m.t->shared_begun) == 11,
+	   "a table of owners without a file lock: none taken, the 11 writes counted in the shared word");
 	table_recovered(s, &m);
 }
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * crash_point.c - the test build's crash points (crash_point.h): which one
- * is armed, and dying there.  Not part of libtracebuf; linked only into
- * tests/test_shm_crash.
+ * is armed, dying there (or raising a signal there).  Not part of
+ * libtracebuf; linked only into tests/test_shm_crash and test_shm_pidns.
  */
 #include "crash_point.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifdef TB_CRASH_POINTS
 volatile int tb__crash_at;
@@ -30,5 +33,16 @@ void tb__crash_now(void)
 			 :
 			 : "rax", "rcx", "rdx", "rsi", "rdi", "r11", "memory");
 	__builtin_unreachable();
+}
+
+volatile int tb__point_signal;
+
+/* Disarmed first, so that the handler's own write passes the point. */
+void tb__point_signal_now(void)
+{
+	int sig = tb__point_signal;
+
+	tb__crash_at = 0;
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 }
 #endif

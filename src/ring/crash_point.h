@@ -27,7 +27,12 @@
 #define TB_CP_GEN_PAYLOAD 13   /* the payload stored: only the tail word is missing */
 #define TB_CP_GEN_COMMITTED 14 /* after the tail word: committed */
 #define TB_CP_LOCKED_STORES 21 /* fallback: everything but the tail word, lock held */
-#define TB_CP_CLAIMED 31       /* a page switch: the next slot claimed over unread data, no section run (ring.c) */
+/* A thread's first write on a ring, before its count (inflight.c, ring.c): nothing of the write stored yet. */
+#define TB_CP_CLAIM_LOCKED 31  /* the slot's file lock taken, its owner word not stored */
+#define TB_CP_CLAIM_OWNED 32   /* the owner word stored, the thread's claim not filed */
+#define TB_CP_CLAIM_FILED 33   /* the claim filed, the count not added, the cache not set */
+#define TB_CP_SCRATCH_MAPPED 34 /* the first tb_reserve: its scratch mapped, not installed */
+#define TB_CP_CLAIMED 35       /* a page switch: the next slot claimed over unread data, no section run (ring.c) */
 
 #ifdef TB_CRASH_POINTS
 #ifdef __ASSEMBLER__
@@ -39,10 +44,22 @@ __attribute__((noreturn, visibility("hidden"))) void tb__crash_now(void);
 /* For inline asm: a string of instructions (operands escaped for asm goto). */
 #define TB_CRASH_ASM(n) TB_CRASH_ASM_(n) /* n expanded first: the point's name works */
 #define TB_CRASH_ASM_(n) "cmpl $" #n ", tb__crash_at(%%rip)\n\tje tb__crash_now\n\t"
+/*
+ * Points in C may also raise a signal and go on (tb__point_signal nonzero):
+ * the point disarms itself and sends that signal to the calling thread,
+ * whose handler runs before the point returns - a handler landing exactly
+ * there, forced (tests/test_shm_pidns.c).
+ */
+extern volatile int tb__point_signal __attribute__((visibility("hidden")));
+void tb__point_signal_now(void) __attribute__((visibility("hidden")));
 #define TB_CRASH_C(n)                                                                              \
 	do {                                                                                       \
-		if (tb__crash_at == (n))                                                           \
-			tb__crash_now();                                                           \
+		if (tb__crash_at == (n)) {                                                         \
+			if (tb__point_signal)                                                      \
+				tb__point_signal_now();                                            \
+			else                                                                       \
+				tb__crash_now();                                                   \
+		}                                                                                  \
 	} while (0)
 #endif
 #else

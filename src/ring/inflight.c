@@ -6,10 +6,10 @@
  *
  * The region holds a table of TB_THREAD_SLOTS slots (ring_layout.h).  A
  * thread's first write on a ring claims one (compare-and-swap of its owner
- * word from 0 to the thread's pid << 32 | tid); from then on every write it
- * begins adds 1 to the slot's count before anything of the write can be
- * interrupted, and every write refused subtracts 1.  So, invariants kept
- * here and in the write path:
+ * word from 0, or from a dead owner, to the thread's own word, below); from
+ * then on every write it begins adds 1 to the slot's count before anything
+ * of the write can be interrupted, and every write refused subtracts 1.
+ * So, invariants kept here and in the write path:
  *
  *   C1  Only the owner writes a slot's count, with single add instructions:
  *       a signal handler of the owner interrupts between two of them, never
@@ -23,6 +23,46 @@
  *       or taken over from a dead owner): the sum stays the sum of all
  *       writes ever counted in the region.
  *
+ * C1 needs one more thing: a slot has one owner at a time, so a live owner
+ * must never be taken for a dead one.  Its name and its test of life must
+ * hold across processes in different pid namespaces (containers sharing one
+ * region), where a pid or tid means nothing: two writers may both be pid 2,
+ * tid 2, and tgkill from one cannot see the other (ESRCH: "dead").  So:
+ *
+ *   - An owner word is the writer number the region gave the thread's handle
+ *     in its process (table->writers, fetch-add: unique in the region;
+ *     TB_OWNER_LOCKED set when the handle holds locks, below) << 32 | the
+ *     thread's id in its own process.
+ *   - Life is the kernel's word, not a pid's: a writer's handle on the
+ *     region's file opens a file description of its own for locks alone
+ *     (lock_description; a forked child gets a new one, forget_in_child)
+ *     and holds an OFD write lock (fcntl F_OFD_SETLK) on one byte per slot
+ *     it took (tb_thread_slot_lock_offset).  The kernel drops a
+ *     description's locks when its last reference goes: when the process
+ *     ends, however it ends, or closes the handle.
+ *
+ *   L1  A claimer with a file takes the slot's lock before it stores its
+ *       owner word (a free slot or a dead owner's alike), and its handle
+ *       keeps the lock until it is closed or its process ends: a thread's
+ *       exit gives the slot back (owner 0) but not the lock, so that no
+ *       unlock ever races a claim by another thread of the same handle,
+ *       which would hold the same lock.  Hence while another handle's owner
+ *       word stands, that handle holds the lock; a lock that this handle
+ *       can take means the owner's handle is gone, and its threads can
+ *       never add to the slot again.  One it cannot take is live, whatever
+ *       the word's tid says, and is never taken.  (The price: a slot given
+ *       back stays with its handle's threads until the handle goes.)
+ *   L2  A word with this handle's number names a thread of this process:
+ *       tgkill in our own namespace is exact for it (it can be gone only by
+ *       a raw exit that skipped the key destructor).
+ *   L3  A word without TB_OWNER_LOCKED (a handle with no file: a heap ring,
+ *       or a forked child that could not reopen the file) cannot be judged
+ *       by another handle and is never taken: a leak at worst, never a
+ *       miscount (a thread that finds no slot counts in the shared word).
+ *
+ * Every step is async-signal-safe (fcntl, tgkill, atomics): a claim may
+ * run in a signal handler that interrupted the thread's own claim.
+ *
  * The thread's cache, tb__wcache, is one word: the handle's count_key (its
  * number << 16) | the slot's byte offset in the table (index << 6).  One
  * word, so a signal handler that changes it (a write on another ring) never
@@ -33,11 +73,14 @@
  * thread that found the table full (an atomic add on the shared count).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "crash_point.h"
 #include "ring_internal.h"
 
 /*
@@ -59,12 +102,13 @@ __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread uint64
 struct claim {
 	uint64_t key; /* the handle's count_key */
 	int slot;     /* index, or -1: the shared count */
+	uint64_t me;  /* the owner word stored there */
 	_Atomic uint64_t *owner;
 };
 static __thread struct {
 	struct claim c[CLAIMS];
 	unsigned n;
-	uint64_t me; /* pid << 32 | tid, 0 until first needed */
+	uint32_t tid; /* 0 until first needed */
 } tw;
 
 /* The handles alive in this process: a thread's exit releases only their slots (the others may be unmapped). */
@@ -84,33 +128,117 @@ static inline void slot_add(uint64_t *w, int64_t d)
 #endif
 }
 
-static uint64_t my_id(void)
+static uint32_t thread_id(void)
 {
-	if (!tw.me)
-		tw.me = (uint64_t)getpid() << 32 | (uint32_t)syscall(SYS_gettid);
-	return tw.me;
+	if (!tw.tid)
+		tw.tid = (uint32_t)syscall(SYS_gettid);
+	return tw.tid;
 }
 
-/* A slot's owner that no longer runs: no such thread in that process (not EPERM: alive, not ours). */
-static int owner_dead(uint64_t owner)
-{
-	int saved = errno, dead;
+#define WRITER_NUMBER_MASK 0x7fffffffu
+#define OWNER_HI(o) ((uint32_t)((o) >> 32))
 
-	dead = syscall(SYS_tgkill, (pid_t)(owner >> 32), (pid_t)(uint32_t)owner, 0) < 0 && errno == ESRCH;
+/*
+ * The upper half of this handle's owner words: a writer number from the
+ * region, taken at the handle's first claim in this process (L1-L3).
+ */
+static uint32_t writer_hi(struct tb_ring *ring)
+{
+	uint32_t hi = atomic_load_explicit(&ring->writer_hi, memory_order_relaxed), n;
+
+	if (hi)
+		return hi;
+	do /* relaxed: a number only has to be unique, which the fetch-adds' single order gives */
+		n = (atomic_fetch_add_explicit(&region_threads(ring->r)->writers, 1, memory_order_relaxed) + 1) &
+		    WRITER_NUMBER_MASK;
+	while (!n);
+	n |= ring->lock_fd >= 0 ? (uint32_t)(TB_OWNER_LOCKED >> 32) : 0;
+	/* relaxed: a signal handler's or another thread's claim may have numbered the handle first: theirs stands */
+	if (!atomic_compare_exchange_strong_explicit(&ring->writer_hi, &hi, n, memory_order_relaxed,
+						     memory_order_relaxed))
+		return hi;
+	return n;
+}
+
+/* A thread of this process (L2) that no longer runs. */
+static int thread_gone(uint32_t tid)
+{
+	int saved = errno, gone;
+
+	gone = syscall(SYS_tgkill, getpid(), (pid_t)tid, 0) < 0 && errno == ESRCH;
 	errno = saved;
-	return dead;
+	return gone;
+}
+
+/* The OFD write lock on slot i's byte for this handle (L1): 1 held now (taken, or ours already), 0 not. */
+static int slot_lock(struct tb_ring *ring, int i)
+{
+	struct flock fl = {.l_type = F_WRLCK,
+			   .l_whence = SEEK_SET,
+			   .l_start = (off_t)tb_thread_slot_lock_offset(ring->r, (unsigned)i),
+			   .l_len = 1};
+	int saved = errno, taken;
+
+	/* EAGAIN: another description holds it; any other error: no lock to be had, so not taken either */
+	taken = fcntl(ring->lock_fd, F_OFD_SETLK, &fl) == 0;
+	errno = saved;
+	return taken;
 }
 
 /*
- * A slot for this thread in r's table: one it holds already (another
- * handle on the region), a free one, or one whose owner died.  -1: none.
+ * Whether this handle may take slot i, whose owner word read o: a free slot
+ * or a gone owner's.  For a handle with a file, yes means it now holds the
+ * slot's lock (L1), taken before the owner word is stored.
  */
-static int claim_slot(struct tb_region *r)
+static int slot_takeable(struct tb_ring *ring, int i, uint64_t o, uint32_t hi)
 {
-	struct tb_thread_table *t = region_threads(r);
-	uint64_t me = my_id();
+	if (o && OWNER_HI(o) == hi)
+		return thread_gone((uint32_t)o); /* L2: the lock is this handle's already */
+	if (ring->lock_fd < 0 || (o && !(o & TB_OWNER_LOCKED)))
+		return !o; /* L3 */
+	return slot_lock(ring, i);
+}
+
+/* fd's file, as st_dev and st_ino, in id: 0, or -1. */
+static int file_identity(int fd, uint64_t id[2])
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	id[0] = (uint64_t)st.st_dev;
+	id[1] = (uint64_t)st.st_ino;
+	return 0;
+}
+
+/*
+ * Whether the handle's locks can be trusted: lock_fd still names the
+ * region's file.  A program may close every descriptor (a daemon does)
+ * and open another file under the same number, whose locks say nothing of
+ * the slots (L1); its claims then count in the shared word.
+ */
+static int locks_trusted(const struct tb_ring *ring)
+{
+	uint64_t id[2];
+
+	return ring->lock_fd < 0 || (file_identity(ring->lock_fd, id) == 0 && id[0] == ring->lock_file[0] &&
+				     id[1] == ring->lock_file[1]);
+}
+
+/*
+ * A slot for this thread in ring's table, its owner word now *me: one it
+ * holds already through this handle, a free one, or one whose owner is
+ * gone.  -1: none.
+ */
+static int claim_slot(struct tb_ring *ring, uint64_t *mep)
+{
+	struct tb_thread_table *t = region_threads(ring->r);
+	uint32_t hi = writer_hi(ring);
+	uint64_t me = *mep = (uint64_t)hi << 32 | thread_id();
 	int first_free = -1;
 
+	if (!locks_trusted(ring))
+		return -1;
 	for (int i = 0; i < TB_THREAD_SLOTS; i++) {
 		/* acquire: pairs with the release of the last owner; its counts are visible to our adds */
 		uint64_t o = atomic_load_explicit(&t->slot[i].owner, memory_order_acquire);
@@ -119,14 +247,21 @@ static int claim_slot(struct tb_region *r)
 		if (!o && first_free < 0)
 			first_free = i;
 	}
+	/* first the free slots from the first one seen, then every slot whose owner may be gone */
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = pass ? 0 : (first_free < 0 ? TB_THREAD_SLOTS : first_free); i < TB_THREAD_SLOTS; i++) {
 			uint64_t o = atomic_load_explicit(&t->slot[i].owner, memory_order_relaxed);
-			if (pass ? !(o && owner_dead(o)) : o != 0)
+			if ((pass ? !o : o != 0) || !slot_takeable(ring, i, o, hi))
 				continue;
-			/* acq_rel: acquire as above; one claimer wins a slot (or a dead owner's slot, C3) */
+			TB_CRASH_C(TB_CP_CLAIM_LOCKED);
+			/*
+			 * acq_rel: acquire as above; one claimer wins a slot (or a dead
+			 * owner's, C3).  Lost to me: a signal handler of this thread
+			 * claimed it in between, for this handle.
+			 */
 			if (atomic_compare_exchange_strong_explicit(&t->slot[i].owner, &o, me, memory_order_acq_rel,
-								    memory_order_relaxed))
+								    memory_order_relaxed) ||
+			    o == me)
 				return i;
 		}
 	return -1;
@@ -144,6 +279,7 @@ static struct claim *find_claim(uint64_t key)
 static struct claim *thread_claim(struct tb_ring *ring)
 {
 	struct claim *c = find_claim(ring->count_key);
+	uint64_t me;
 	unsigned i;
 	int slot;
 
@@ -151,7 +287,8 @@ static struct claim *thread_claim(struct tb_ring *ring)
 		return c;
 	if (tw.n >= CLAIMS)
 		return NULL; /* no entry to file a slot under: the shared count, without a scan per write */
-	slot = claim_slot(ring->r);
+	slot = claim_slot(ring, &me);
+	TB_CRASH_C(TB_CP_CLAIM_OWNED);
 	i = __atomic_fetch_add(&tw.n, 1, __ATOMIC_RELAXED); /* a handler's claim takes the next entry */
 	if (i >= CLAIMS) {
 		tw.n = CLAIMS;
@@ -161,6 +298,7 @@ static struct claim *thread_claim(struct tb_ring *ring)
 	}
 	c = &tw.c[i];
 	c->slot = slot;
+	c->me = me;
 	c->owner = slot >= 0 ? &region_threads(ring->r)->slot[slot].owner : NULL;
 	atomic_signal_fence(memory_order_seq_cst); /* the entry is whole before a handler can find it */
 	c->key = ring->count_key;
@@ -178,6 +316,7 @@ static void count_slow(struct tb_ring *ring, int64_t d)
 		atomic_fetch_add_explicit(&region_threads(ring->r)->shared_begun, (uint64_t)d, memory_order_relaxed);
 		return;
 	}
+	TB_CRASH_C(TB_CP_CLAIM_FILED);
 	slot_add(&ring->begun0[(size_t)c->slot << (TB_THREAD_SLOT_SHIFT - 3)], d);
 	/* one store: a handler sees the old or the new */
 	tb__wcache = ring->count_key | (uint64_t)c->slot << TB_THREAD_SLOT_SHIFT;
@@ -232,7 +371,7 @@ static void init_once(void);
 void tb__count_thread_init(void)
 {
 	pthread_once(&once, init_once); /* the exit key, before any ring may have made it */
-	my_id();
+	thread_id();
 }
 
 /* exit_release runs at this thread's exit (the key exists: a ring or tb_thread_init made it). */
@@ -252,14 +391,12 @@ static int key_alive(uint64_t key)
 /* Thread exit: give back the slots of the handles still alive, counts kept (C3); unmap the reservation scratch. */
 static void exit_release(void *unused)
 {
-	uint64_t me = tw.me;
-
 	(void)unused;
 	tb__scratch_release();
 	tb__wcache = 0;
 	pthread_mutex_lock(&live_lock);
 	for (unsigned i = 0; i < tw.n && i < CLAIMS; i++) {
-		uint64_t expect = me;
+		uint64_t expect = tw.c[i].me;
 		if (tw.c[i].owner && key_alive(tw.c[i].key))
 			/* release: pairs with the next claimer's acquire; our adds come before its */
 			atomic_compare_exchange_strong_explicit(tw.c[i].owner, &expect, 0, memory_order_release,
@@ -270,28 +407,75 @@ static void exit_release(void *unused)
 }
 
 /*
+ * A new open file description of the file fd names, opened for the slots'
+ * locks alone, or -1 (no /proc: the handle then claims without locks, L3).
+ * Never the description the region is mapped through: a mapping holds a
+ * reference to its description, and a forked child inherits the mapping,
+ * so a mapped description's locks would outlive their process for as long
+ * as any child of it lives.  open is async-signal-safe, as a fork child
+ * needs; so is the path, made without printf.
+ */
+static int lock_description(int fd)
+{
+	char path[32] = "/proc/self/fd/", digits[12];
+	unsigned v = (unsigned)fd;
+	int n = 0, len = 14;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		path[len++] = digits[--n];
+	path[len] = '\0';
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+/*
  * A forked child is another process: the slots the parent's thread holds
  * stay the parent's, and the child claims its own (two processes adding to
- * one slot would lose counts).  Handles are the parent's numbers, so only
- * the thread's cache and claims are forgotten.
+ * one slot would lose counts).  Handles are the parent's, so the thread's
+ * cache and claims are forgotten, and every handle gets a writer number
+ * (at its next claim) and a file description of the child's own.  The
+ * list of handles is whole: the forking thread holds its lock across the
+ * fork (hold_live), and gives it back on both sides.
  */
 static void forget_in_child(void)
 {
 	tb__wcache = 0;
 	tw.n = 0;
-	tw.me = 0;
-	pthread_mutex_init(&live_lock, NULL);
+	tw.tid = 0;
+	for (struct tb_ring *r = live; r; r = r->live_next) {
+		atomic_store_explicit(&r->writer_hi, 0, memory_order_relaxed);
+		if (r->lock_fd >= 0) {
+			/* the inherited descriptor is the parent's locks: ours closes, theirs stays */
+			int mine = lock_description(r->lock_fd);
+			close(r->lock_fd);
+			r->lock_fd = mine;
+		}
+	}
+	pthread_mutex_unlock(&live_lock); /* held by this thread since hold_live */
+}
+
+static void hold_live(void)
+{
+	pthread_mutex_lock(&live_lock);
+}
+
+static void release_live(void)
+{
+	pthread_mutex_unlock(&live_lock);
 }
 
 static void init_once(void)
 {
 	pthread_key_create(&exit_key, exit_release);
-	pthread_atfork(NULL, NULL, forget_in_child);
+	pthread_atfork(hold_live, release_live, forget_in_child);
 }
 
 void tb__count_ring_born(struct tb_ring *ring)
 {
 	pthread_once(&once, init_once);
+	ring->lock_fd = -1; /* until shm.c gives it the region's file (tb__count_ring_file) */
 	pthread_mutex_lock(&live_lock);
 	ring->count_key = next_number++ << 16;
 	ring->live_next = live;
@@ -304,11 +488,23 @@ void tb__count_ring_renew(struct tb_ring *ring)
 	/* a new region: caches and claims of the old number must not reach it */
 	pthread_mutex_lock(&live_lock);
 	ring->count_key = next_number++ << 16;
+	atomic_store_explicit(&ring->writer_hi, 0, memory_order_relaxed); /* numbers are the old region's too */
 	pthread_mutex_unlock(&live_lock);
+}
+
+void tb__count_ring_file(struct tb_ring *ring, int fd)
+{
+	ring->lock_fd = lock_description(fd);
+	if (ring->lock_fd >= 0 && file_identity(ring->lock_fd, ring->lock_file) < 0) {
+		close(ring->lock_fd);
+		ring->lock_fd = -1;
+	}
 }
 
 void tb__count_ring_gone(struct tb_ring *ring)
 {
+	if (ring->lock_fd >= 0)
+		close(ring->lock_fd); /* the handle's slots' locks go (L1) */
 	pthread_mutex_lock(&live_lock);
 	for (struct tb_ring **p = &live; *p; p = &(*p)->live_next)
 		if (*p == ring) {
@@ -323,6 +519,8 @@ void tb__thread_table_init(struct tb_region *r, int keep_owners)
 	struct tb_thread_table *t = region_threads(r);
 
 	atomic_store_explicit(&t->shared_begun, 0, memory_order_relaxed);
+	if (!keep_owners) /* kept with the owners: their handles' numbers must stay unique */
+		atomic_store_explicit(&t->writers, 0, memory_order_relaxed);
 	for (int i = 0; i < TB_THREAD_SLOTS; i++) {
 		if (!keep_owners)
 			atomic_store_explicit(&t->slot[i].owner, 0, memory_order_relaxed);

@@ -39,7 +39,7 @@
 
 #include "blob.h"
 #include "clock.h"
-#include "crash_point.h"
+#include "crash_point.h" /* test builds only: empty otherwise */
 #include "pagefmt.h"
 #include "publish.h"
 #include "ring_internal.h"
@@ -970,6 +970,7 @@ static struct tb_scratch *thread_scratch(void)
 	m = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
+	TB_CRASH_C(TB_CP_SCRATCH_MAPPED);
 	/*
 	 * relaxed: only this thread and its signal handlers read the pointer,
 	 * in program order; the CAS is one instruction, so a handler that

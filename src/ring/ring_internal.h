@@ -49,6 +49,17 @@ struct tb_ring {
 	 */
 	struct tb_shm *guard_shm;
 	struct tb_ring *live_next; /* the handles alive in this process (inflight.c) */
+	/*
+	 * Who this handle's threads are in the region's thread table
+	 * (inflight.c): a description of the region's file opened for the
+	 * byte locks that tell a slot's owner lives (-1: none, a heap region
+	 * or a copy), and the upper half
+	 * of their owner words: the writer number the region gave this handle
+	 * in this process (0 until its first claim, and again in a forked child).
+	 */
+	int lock_fd;
+	uint64_t lock_file[2]; /* st_dev, st_ino of the region's file: what lock_fd must still name */
+	_Atomic uint32_t writer_hi;
 };
 
 struct blob_copy {
@@ -95,6 +106,8 @@ TB_HIDDEN int tb__write_counted(struct tb_ring *ring, const void *data, uint32_t
 /* The thread's slot missed in tb_write: count, then write (the asm's .Lmiss). */
 TB_HIDDEN int tb__write_miss(struct tb_ring *ring, const void *data, uint32_t len);
 /* A handle is born (a new count_key, listed alive), renewed (resize: a new key), or gone. */
+/* A writer's handle on a region's file (shm.c): a description of fd's file of its own takes the slots' locks. */
+TB_HIDDEN void tb__count_ring_file(struct tb_ring *ring, int fd);
 TB_HIDDEN void tb__count_ring_born(struct tb_ring *ring);
 TB_HIDDEN void tb__count_ring_renew(struct tb_ring *ring);
 TB_HIDDEN void tb__count_ring_gone(struct tb_ring *ring);

@@ -27,9 +27,10 @@
  *   reader state:
  *       the consuming reader, under cpu->reader_lock.
  *   thread table (writes begun, docs/design.md §10):
- *       a slot's owner word by compare-and-swap (claim, release, reclaim of
- *       a dead owner); a slot's begun count only by the thread that owns the
- *       slot, with single add instructions; the shared count by atomic add.
+ *       a slot's owner word by compare-and-swap (claim and reclaim of a
+ *       dead owner, under the slot's file lock; release); a slot's begun
+ *       count only by the thread that owns the slot, with single add
+ *       instructions; the shared count and the writer numbers by atomic add.
  *   cpu->blob_next, blob chunk words:
  *       compare-and-swap by blob writers on any CPU; a chunk word is also
  *       stored by the writer that owns the chunk (commit, discard) and
@@ -40,12 +41,14 @@
 #define TRACEBUF_RING_LAYOUT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tracebuf/ring.h"
 
 #define TB_MAGIC 0x3152554254524254ull /* "TBRTBUR1" */
-#define TB_LAYOUT_VERSION 6u
+#define TB_LAYOUT_VERSION 6u /* 6: the thread table's owners are writer numbers, with a lock each;
+					slots have a lapped flag and pages an overrun_cum (ring.c I3) */
 #define TB_CACHELINE 64
 
 /*
@@ -279,19 +282,40 @@ struct tb_region {
 #define TB_THREAD_SLOT_SHIFT 6 /* log2(sizeof(struct tb_thread_slot)) */
 
 struct tb_thread_slot {
-	_Alignas(TB_CACHELINE) _Atomic uint64_t owner; /* pid << 32 | tid of the thread that holds it; 0: free */
+	/*
+	 * The thread that holds the slot, 0: free.  Not a pid: pids mean
+	 * nothing across pid namespaces (inflight.c): the writer number the
+	 * region gave the thread's handle in its process (bit 31 of it set:
+	 * the handle holds the slot's lock, TB_OWNER_LOCKED) << 32 | the
+	 * thread's id in its own process.
+	 */
+	_Alignas(TB_CACHELINE) _Atomic uint64_t owner;
 	uint64_t begun; /* writes begun less writes refused, by its owners; only the owner writes it */
 };
+
+#define TB_OWNER_LOCKED (1ull << 63)
 
 struct tb_thread_table {
 	/* Threads that found every slot taken count here, by atomic add (slower, as exact). */
 	_Alignas(TB_CACHELINE) _Atomic uint64_t shared_begun;
+	/* The last writer number handed out (fetch-add by a handle's first claim in a process). */
+	_Atomic uint32_t writers;
 	struct tb_thread_slot slot[TB_THREAD_SLOTS];
 };
 
 static inline struct tb_thread_table *region_threads(struct tb_region *r)
 {
 	return (struct tb_thread_table *)((char *)r + r->thread_offset);
+}
+
+/*
+ * The byte of the region's file whose OFD lock (fcntl F_OFD_SETLK) stands
+ * for "slot i's owner lives": the first byte of the slot's owner word.
+ * Advisory: it changes nothing of what the byte holds or who may map it.
+ */
+static inline uint64_t tb_thread_slot_lock_offset(const struct tb_region *r, unsigned i)
+{
+	return r->thread_offset + offsetof(struct tb_thread_table, slot) + (uint64_t)i * sizeof(struct tb_thread_slot);
 }
 
 static inline struct tb_cpu_ctl *region_cpu(struct tb_region *r, unsigned cpu)

@@ -219,6 +219,8 @@ int tb_shm_create(const struct tb_shm_opts *o, struct tb_shm **out)
 		ro.mem_size = size;
 		rc = tb_ring_create(&s->ring, &ro);
 	}
+	if (rc == 0)
+		tb__count_ring_file(s->ring, s->fd); /* its writers' slots are locked through a description of s->fd's file */
 	if (rc == 0 && !s->named &&
 	    fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		rc = say(-errno, s->path, "cannot seal");
@@ -380,6 +382,8 @@ int tb_shm_attach(const char *path, enum tb_shm_mode mode, struct tb_shm **out)
 	if (rc == 0 && mode == TB_SHM_READER)
 		rc = privatise_header(s, &hdr);
 	rc = finish_open(s, rc, out);
+	if (rc == 0 && mode == TB_SHM_WRITER)
+		tb__count_ring_file((*out)->ring, (*out)->fd); /* as tb_shm_create's */
 	/* a named file is not sealed (st_nlink counts its names; a memfd has none) */
 	if (rc == 0 && mode == TB_SHM_READER && (*out)->unsealed)
 		(*out)->ring->guard_shm = *out;
