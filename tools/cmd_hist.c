@@ -302,6 +302,18 @@ static int session_pass(const struct hist_args *a, struct hist_session *s, struc
 			struct tb_hist_totals *t, struct tb_capture **c, bool *damaged)
 {
 	struct tb_shm_window w;
+	/*
+	 * The cut, read before the copy begins: the copy takes the CPUs one
+	 * after another while the session writes on, so a thread that moved
+	 * from a CPU already copied to one not yet copied would have its
+	 * later records counted and the earlier ones not (seen beside two
+	 * CPU hogs: a print's ticks were not 0..n-1).  Counting up to the
+	 * cut makes each print one moment of the ring; what lies past it
+	 * counts in the next print.  A record stamped before the cut but not
+	 * yet committed when its CPU was copied is its thread's last: the
+	 * print then ends just before it.
+	 */
+	uint64_t cut = tb_ring_clock_now(hist_session_ring(s));
 	int rc = hist_session_copy(s, c, &w);
 
 	if (rc < 0)
@@ -318,6 +330,7 @@ static int session_pass(const struct hist_args *a, struct hist_session *s, struc
 	} else {
 		tb_hist_set_schema(*h, tb_capture_schema(*c));
 	}
+	tb_hist_count_until(*h, cut);
 	/* The window's first page says what went before it: not a loss of this hist's. */
 	uint64_t lost_pages = t->lost_pages;
 	rc = run_once(*h, *c, t);
