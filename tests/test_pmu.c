@@ -122,7 +122,7 @@ static void test_counters(void)
 	uint64_t a[N], b[N];
 	size_t pages = 256, psz = (size_t)sysconf(_SC_PAGESIZE);
 	int missing = tb_pmu_open(&p, list, N, 0);
-	long long cs0, cs1;
+	long long cs_a0, cs_a1, cs_b0, cs_b1;
 	double t0, t1;
 
 	if (!ok(missing >= 0 && p, "tb_pmu_open: a set of 4 software and 2 hardware counters")) {
@@ -132,8 +132,18 @@ static void test_counters(void)
 	for (int i = 0; i < CYC; i++)
 		ok(!tb_pmu_problem(p, (unsigned)i), "software counter %s counts%s%s", tb_pmu_counter_name(list[i]),
 		   tb_pmu_problem(p, (unsigned)i) ? ": " : "", tb_pmu_problem(p, (unsigned)i) ? tb_pmu_problem(p, (unsigned)i) : "");
-	cs0 = thread_switches();
+	/*
+	 * The kernel's count read on both sides of each counter read: the
+	 * switches between the two reads are at least those between the
+	 * inner readings and at most those between the outer ones (reading
+	 * /proc can itself be switched out, on a busy machine more than once).
+	 * perf's count may still come out one below the kernel's: seen in 4 of
+	 * 20 runs beside CPU hogs with no switch during any read (the test
+	 * always allowed one; why perf misses that switch is not known here).
+	 */
+	cs_a0 = thread_switches();
 	is_int(tb_pmu_read(p, a), 0, "tb_pmu_read");
+	cs_a1 = thread_switches();
 
 	/*
 	 * Context switches: sleeps, against the kernel's own count for the
@@ -151,14 +161,15 @@ static void test_counters(void)
 	t0 = thread_cpu_s();
 	spin_for(0.03);
 	t1 = thread_cpu_s();
+	cs_b0 = thread_switches();
 	tb_pmu_read(p, b);
-	cs1 = thread_switches();
+	cs_b1 = thread_switches();
 	munmap(mem, pages * psz);
 
-	ok(cs1 - cs0 >= 5 && (long long)(b[CSW] - a[CSW]) + 1 >= cs1 - cs0 &&
-		   (long long)(b[CSW] - a[CSW]) <= cs1 - cs0 + 1,
-	   "20 sleeps: %llu context switches counted, the kernel's own count says %lld",
-	   (unsigned long long)(b[CSW] - a[CSW]), cs1 - cs0);
+	long long csw = (long long)(b[CSW] - a[CSW]);
+	ok(csw >= 5 && csw + 1 >= cs_b0 - cs_a1 && csw <= cs_b1 - cs_a0,
+	   "20 sleeps: %lld context switches counted, the kernel's own count says %lld..%lld", csw, cs_b0 - cs_a1,
+	   cs_b1 - cs_a0);
 	ok(b[PF] - a[PF] >= pages, "%zu fresh pages touched: %llu page faults", pages,
 	   (unsigned long long)(b[PF] - a[PF]));
 	ok(b[MINF] - a[MINF] >= pages, "and %llu minor faults", (unsigned long long)(b[MINF] - a[MINF]));
@@ -288,11 +299,32 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Which mapping of this process holds ip (/proc/self/maps), for a failure's explanation. */
+static void say_mapping(uint64_t ip)
+{
+	char line[512];
+	unsigned long long lo, hi;
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && ip >= lo && ip < hi) {
+			line[strcspn(line, "\n")] = 0;
+			fail_diag("  unnamed ip 0x%llx lies in: %s", (unsigned long long)ip, line);
+			found = true;
+		}
+	if (f)
+		fclose(f);
+	if (!found)
+		fail_diag("  unnamed ip 0x%llx lies in no mapping of this process", (unsigned long long)ip);
+}
+
 /* The sampler's records in the ring, and those of one thread. */
 struct sample_tally {
 	size_t records, lost; /* pmu_sample records of any thread; the pmu_lost records' counts */
 	size_t mine, outside, bad_cpu, bad_tgid, unnamed;
 	size_t in_spin, on_path, in_touch;
+	uint64_t unnamed_ip; /* the first of the worker's samples no symbol names */
 };
 
 static void tally_samples(struct tb_ring *ring, const struct worker *w, uint64_t t0, uint64_t t1,
@@ -325,7 +357,8 @@ static void tally_samples(struct tb_ring *ring, const struct worker *w, uint64_t
 		t->bad_cpu += s.cpu >= (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 		t->bad_tgid += s.tgid != getpid() || s.hdr.pid != w->tid;
 		if (!tb_usyms_lookup(syms, s.ip, &sym) || !sym.name) {
-			t->unnamed++;
+			if (!t->unnamed++)
+				t->unnamed_ip = s.ip;
 			continue;
 		}
 		t->in_spin += !strcmp(sym.name, "spin_for");
@@ -333,6 +366,27 @@ static void tally_samples(struct tb_ring *ring, const struct worker *w, uint64_t
 		t->in_touch += !strcmp(sym.name, "touch_pages");
 	}
 	tb_usyms_free(syms);
+}
+
+/*
+ * The worker run from start to end under the sampler, which is then
+ * stopped (its stats in *st) and its records tallied; the worker's wall
+ * time in seconds.
+ */
+static double sample_worker(struct tb_ring *ring, struct tb_pmu_sampler *smp, struct worker *w,
+			    struct tb_pmu_sampler_stats *st, struct sample_tally *t)
+{
+	uint64_t t0 = tb_ring_clock_now(ring), t1;
+	double wall = mono_s();
+	pthread_t th;
+
+	pthread_create(&th, NULL, worker_main, w);
+	pthread_join(th, NULL);
+	wall = mono_s() - wall;
+	t1 = tb_ring_clock_now(ring);
+	tb_pmu_sampler_stop(smp, st);
+	tally_samples(ring, w, t0, t1, t);
+	return wall;
 }
 
 /*
@@ -355,9 +409,7 @@ static void test_sampler(enum tb_clock clock, const char *clock_name)
 	struct tb_pmu_sampler_stats st;
 	struct worker w = {.seconds = 0.3};
 	struct sample_tally t;
-	pthread_t th;
 	char why[512];
-	uint64_t t0, t1;
 	double wall;
 	int rc;
 
@@ -371,24 +423,23 @@ static void test_sampler(enum tb_clock clock, const char *clock_name)
 		tb_ring_destroy(ring);
 		return;
 	}
-	t0 = tb_ring_clock_now(ring);
-	wall = mono_s();
-	pthread_create(&th, NULL, worker_main, &w);
-	pthread_join(th, NULL);
-	wall = mono_s() - wall;
-	t1 = tb_ring_clock_now(ring);
-	tb_pmu_sampler_stop(smp, &st);
-	tally_samples(ring, &w, t0, t1, &t);
+	wall = sample_worker(ring, smp, &w, &st, &t);
 	ok(t.mine >= 1 && t.mine <= (size_t)(wall * 1e3) + st.cpus,
 	   "%s: %zu samples of a worker thread that spun 300 ms of CPU in %.0f ms (created after the start: inherited)",
 	   clock_name, t.mine, wall * 1e3);
 	is_int(t.outside, 0, "%s: every sample's time lies inside the run's window on the ring's clock", clock_name);
 	ok(t.bad_cpu == 0 && t.bad_tgid == 0, "%s: each names this process, the worker thread and a real CPU", clock_name);
-	/* The thread's start and exit run for less than a period each: one sample per CPU's counter at most. */
-	ok(t.unnamed == 0 && t.in_spin >= 1 && t.on_path + st.cpus >= t.mine,
-	   "%s: every sample's ip is named from the ELF symbols: %zu in spin_for, %zu more on its path (the clock "
-	   "read), %zu elsewhere, %zu unnamed", clock_name, t.in_spin, t.on_path - t.in_spin, t.mine - t.on_path - t.unnamed,
-	   t.unnamed);
+	/*
+	 * The thread's start and exit run for less than a period each: one
+	 * sample per CPU's counter at most lands there, and may go unnamed
+	 * (libc's thread exit, __libc_thread_freeres and the like, is in no
+	 * symbol table a stripped libc keeps: seen 1 in 200 runs beside hogs).
+	 */
+	if (!ok(t.in_spin >= 1 && t.on_path + st.cpus >= t.mine,
+		"%s: each sample's ip named from the ELF symbols: %zu in spin_for, %zu more on its path (the clock "
+		"read); %zu elsewhere and %zu unnamed, %u at most", clock_name, t.in_spin, t.on_path - t.in_spin,
+		t.mine - t.on_path - t.unnamed, t.unnamed, st.cpus) && t.unnamed)
+		say_mapping(t.unnamed_ip);
 	ok(st.samples == t.records && st.written == st.samples && st.lost == t.lost,
 	   "%s: stats: %llu samples read, %llu written, %zu in the ring; %llu lost, as the pmu_lost events say; %u CPUs",
 	   clock_name, (unsigned long long)st.samples, (unsigned long long)st.written, t.records,
@@ -412,9 +463,7 @@ static void test_sampler_faults(void)
 	struct tb_pmu_sampler_stats st;
 	struct worker w = {.pages = 200};
 	struct sample_tally t;
-	pthread_t th;
 	char why[512];
-	uint64_t t0, t1;
 
 	tb_ring_create(&ring, NULL);
 	if (!ok(tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why)) == 0, "the page-fault sampler starts (%s)",
@@ -423,20 +472,15 @@ static void test_sampler_faults(void)
 		tb_ring_destroy(ring);
 		return;
 	}
-	t0 = tb_ring_clock_now(ring);
-	pthread_create(&th, NULL, worker_main, &w);
-	pthread_join(th, NULL);
-	t1 = tb_ring_clock_now(ring);
-	tb_pmu_sampler_stop(smp, &st);
-	tally_samples(ring, &w, t0, t1, &t);
+	sample_worker(ring, smp, &w, &st, &t);
 	if (st.throttled)
 		ok(t.in_touch < w.pages, "page faults: the kernel throttled the sampler %llu times: %zu of %zu pages sampled",
 		   (unsigned long long)st.throttled, t.in_touch, w.pages);
 	else
 		is_int(t.in_touch, w.pages, "page faults: one sample in touch_pages per fresh page touched");
-	ok(t.mine >= t.in_touch && t.mine <= (size_t)w.faults && t.outside == 0 && t.bad_tgid == 0 && t.unnamed == 0,
-	   "page faults: the worker's %zu samples, all named and inside the run, no more than the %ld faults the "
-	   "kernel counted for it", t.mine, w.faults);
+	ok(t.mine >= t.in_touch && t.mine <= (size_t)w.faults && t.outside == 0 && t.bad_tgid == 0,
+	   "page faults: the worker's %zu samples, all inside the run, no more than the %ld faults the kernel "
+	   "counted for it", t.mine, w.faults);
 	ok(st.samples == t.records && st.written == st.samples && st.lost == 0,
 	   "page faults: stats: %llu samples read, %llu written, %zu in the ring, %llu lost",
 	   (unsigned long long)st.samples, (unsigned long long)st.written, t.records, (unsigned long long)st.lost);
