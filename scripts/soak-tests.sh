@@ -17,6 +17,7 @@
 #   SOAK_HOG_NICE   the hogs' nice level (default 10: see tests/README.md)
 #   SOAK_SUITES     which suites (default "normal asan tsan")
 #   SOAK_HOGS       how many hogs (default 2)
+#   SOAK_SHOW       1: each suite's output on the terminal too (default: 1 when N is 1)
 #
 # `make test` runs it with N=1.
 set -u
@@ -29,6 +30,7 @@ dir=${SOAK_DIR:-build/soak}
 nice_level=${SOAK_HOG_NICE:-10}
 suites=${SOAK_SUITES:-normal asan tsan}
 nhogs=${SOAK_HOGS:-2}
+show=${SOAK_SHOW:-$([ "$runs" = 1 ] && echo 1 || echo 0)}
 mkdir -p "$dir" || exit 2
 : > "$dir/failures"
 
@@ -67,8 +69,14 @@ while [ $run -le "$runs" ]; do
 	for suite in $suites; do
 		log=$dir/run$run-$suite.log
 		t0=$(date +%s)
-		make --no-print-directory "test-$suite" > "$log" 2>&1
-		rc=$?
+		if [ "$show" = 1 ]; then
+			# shown as it runs too (make test): the status through a file, past tee
+			{ make --no-print-directory "test-$suite" 2>&1; echo $? > "$log.rc"; } | tee "$log"
+			rc=$(cat "$log.rc"); rm -f "$log.rc"
+		else
+			make --no-print-directory "test-$suite" > "$log" 2>&1
+			rc=$?
+		fi
 		t1=$(date +%s)
 		if [ $rc = 0 ]; then
 			echo "soak: run $run/$runs $suite: passed ($((t1 - t0)) s)"
