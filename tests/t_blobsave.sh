@@ -95,7 +95,9 @@ mkdir "$tmp/sn"
 $TB record --flight-recorder --shm "$shm" --blob-kb 8192 -o "$tmp/s0.dat" -- $P "$tmp/sn" 2 50 --slow \
 	> /dev/null 2> "$tmp/s0.err" &
 rpid=$!
-sleep 0.5
+# Until a thread keeps its second blob's copy: it has written its first to the ring
+# (examples/blobs.c keeps each copy before tb_blob_write); 30 s at most.
+i=0; while [ ! -f "$tmp/sn/0-1.bin" ] && [ ! -f "$tmp/sn/1-1.bin" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 $TB snapshot "$shm" -o "$tmp/snap.dat" 2> "$tmp/snap.err"; rc=$?
 kill -TERM $rpid 2>/dev/null; wait $rpid
 $TB report "$tmp/snap.dat" > "$tmp/snap.txt" 2>&1

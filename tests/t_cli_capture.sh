@@ -77,10 +77,12 @@ check $? "an unknown --clock is named with the kernel's clocks"
 
 # ----------------------------------------------------------- Ctrl-C
 D=$W/int
-start=$(date +%s)
 "$TB" capture -e sched:sched_switch -o "$D" -- sleep 30 2>"$W/err" &
 pid=$!
-sleep 0.5
+# Until CMD runs (capture forks it once it is set up): a SIGINT before that is
+# another test; 30 s at most, and the check below times the stop alone.
+i=0; while ! pgrep -x -P $pid sleep > /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+start=$(date +%s)
 kill -INT $pid
 wait $pid; rc=$?
 [ $rc = 0 ] && [ $(( $(date +%s) - start )) -lt 10 ]; check $? "SIGINT: CMD stopped, capture exits 0 at once"

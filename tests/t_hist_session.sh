@@ -65,7 +65,9 @@ check $? ".usecs keys: the ns rounded to microseconds, hits per microsecond as t
 rm -rf "$shm" "$shm.formats"
 $TB record --flight-recorder --shm "$shm" -b 32768 -e 'app:*' -o "$tmp/g.dat" -- $P 400000 0 --slow 2> "$tmp/g.err" &
 rpid=$!
-i=0; while [ ! -d "$shm.formats" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.2
+# Until the ring holds a tick (the flight recorder keeps them): the first print has some; 30 s at most.
+i=0; until [ -n "$($TB hist --session -e app:tick 'keys=worker' "$shm" 2>/dev/null | grep 'hitcount: *[1-9]')" ] ||
+	[ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done
 $TB hist --session --live --count 3 -e app:tick 'keys=worker:vals=n' "$shm" > "$tmp/live" 2> "$tmp/live.err"
 check $? "hist --session --live --count 3 exits 0"
 wait $rpid

@@ -90,7 +90,13 @@ check $? "record of a program without libtracebuf: warns, writes a valid file"
 # 4. SIGTERM in the middle: a valid file, and the books balance exactly
 $TB record -e 'app:tick' -o "$tmp/s.dat" -- $P 4000000000 1 --slow > /dev/null 2> "$tmp/err" &
 rpid=$!
-sleep 1; kill -TERM $rpid; wait $rpid; rc=$?
+# Until the forked worker (a child of the program, so its counts start at its fork) has
+# paused once: --slow sleeps after each 100 ticks, so it fired some; 30 s at most.
+paused() { prog=$(pgrep -x -P $rpid recorded | head -n 1); [ -n "$prog" ] || return 1
+	kid=$(pgrep -P "$prog" | head -n 1); [ -n "$kid" ] || return 1
+	v=$(sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/$kid/status 2>/dev/null); [ "${v:-0}" -gt 0 ]; }
+i=0; until paused || [ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done
+kill -TERM $rpid; wait $rpid; rc=$?
 $TB report "$tmp/s.dat" > "$tmp/s.txt" 2>&1; rrc=$?
 [ $rc -le 1 ] && [ $rrc = 0 ] && grep -q 'killed by signal 15\|exited' "$tmp/err"
 check $? "SIGTERM: record stops the program and writes a file that reads back"
@@ -119,7 +125,9 @@ check $? "recover of the kept file: the same events, the same counts, 0 in fligh
 rm -rf "$shm" "$shm.formats"
 $TB record --flight-recorder --shm "$shm" -b 64 -e 'app:*' -o "$tmp/g.dat" -- $P 4000000000 1 --slow 2>/dev/null &
 rpid=$!
-i=0; while [ ! -d "$shm.formats" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.5
+# Until the ring holds a tick (the flight recorder keeps them); 30 s at most.
+i=0; until [ -n "$($TB hist --session -e app:tick 'keys=worker' "$shm" 2>/dev/null | grep 'hitcount: *[1-9]')" ] ||
+	[ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done
 $TB snapshot "$shm" -o "$tmp/snap.dat" 2> "$tmp/serr"; rc=$?
 kill -TERM $rpid; wait $rpid
 $TB report "$tmp/snap.dat" > "$tmp/snap.txt" 2>&1; rrc=$?

@@ -268,6 +268,7 @@ static void check_capture(void)
 	is_int(tb_capture_rewind(NULL), -EINVAL, "tb_capture_rewind(NULL)");
 	is_int(tb_capture_resume(NULL), -EINVAL, "tb_capture_resume(NULL)");
 	tb_hist_skip_seen(NULL, 1);
+	tb_hist_count_until(NULL, 1);
 	tb_hist_set_schema(NULL, NULL);
 	tb_hist_set_tsc2nsec(NULL, 1, 1);
 	is_int(tb_hist_add_capture(NULL, NULL, NULL), -EINVAL, "tb_hist setters of NULL do nothing; tb_hist_add_capture(NULL)");

@@ -342,11 +342,23 @@ static void hrtimer_modes(const struct tb_btf *b)
 	ok(instance_set("tracing_cpumask", "1") == 0 && instance_set("options/hash-ptr", "0") == 0 &&
 		   instance_set("events/timer/hrtimer_start/enable", "1") == 0 && instance_set("tracing_on", "1") == 0,
 	   "instance on CPU 0 with timer:hrtimer_start");
-	for (int k = 0; k < 20; k++) { /* sleeps arm hrtimers (relative mode) */
+	/*
+	 * Sleeps arm hrtimers (relative mode), on CPU 0, the one traced: this
+	 * thread is moved there for them, so that the records checked do not
+	 * depend on the kernel's own timers happening to fire on CPU 0.
+	 */
+	cpu_set_t was, cpu0;
+	bool pinned = sched_getaffinity(0, sizeof(was), &was) == 0;
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	pinned = pinned && sched_setaffinity(0, sizeof(cpu0), &cpu0) == 0;
+	for (int k = 0; k < 20; k++) {
 		struct timespec ts = {0, 200000};
 		nanosleep(&ts, NULL);
 	}
-	usleep(100000); /* and let the kernel's own timers run */
+	usleep(100000); /* and the kernel's own timers run meanwhile: more modes */
+	if (pinned)
+		sched_setaffinity(0, sizeof(was), &was);
 	instance_set("tracing_on", "0");
 	snprintf(path, sizeof(path), "%s/trace", instance);
 	text = tap_slurp(path, NULL);

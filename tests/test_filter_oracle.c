@@ -288,19 +288,35 @@ static struct reap_race reap_race_of(struct tb_capture *c)
 }
 
 /*
- * B's unused record nearest x in time that is alike(x, it), or with
- * alike NULL that reaped_between(rr, x, it); b->n when none.
+ * x's twin among B's unused records: alike(x, it), or with alike NULL
+ * reaped_between(rr, x, it); b->n when none.  B's probe runs after A's
+ * for the same event, so the twin is the earliest unused match at or
+ * after x (the records of a CPU are taken in time order); only when there
+ * is none, the nearest one before it.  The nearest in either direction
+ * is not enough: records alike but for time recur (a task switching in
+ * and out), and when B's probe came late (an interrupt, the vCPU
+ * preempted) the twin of a record just outside the window, left unused,
+ * can lie nearer before x than x's own twin after it.  x then took that
+ * one and its own stayed unused ("kept by the kernel, not by tracebuf"),
+ * the counts agreeing: seen under ASan beside other suites.
  */
-static size_t nearest(const struct rec *x, const struct recs *b, bool (*alike)(const struct rec *, const struct rec *),
+static size_t twin_of(const struct rec *x, const struct recs *b, bool (*alike)(const struct rec *, const struct rec *),
 		      const struct reap_race *rr)
 {
-	size_t best = b->n;
+	size_t after = b->n, before = b->n;
 
-	for (size_t j = 0; j < b->n; j++)
-		if (!b->r[j].used && (alike ? alike(x, &b->r[j]) : reaped_between(rr, x, &b->r[j])) &&
-		    (best == b->n || gap(x, &b->r[j]) < gap(x, &b->r[best])))
-			best = j;
-	return best;
+	for (size_t j = 0; j < b->n; j++) {
+		const struct rec *y = &b->r[j];
+		if (y->used || !(alike ? alike(x, y) : reaped_between(rr, x, y)))
+			continue;
+		if (y->ts >= x->ts) {
+			if (after == b->n || y->ts < b->r[after].ts)
+				after = j;
+		} else if (before == b->n || y->ts > b->r[before].ts) {
+			before = j;
+		}
+	}
+	return after < b->n ? after : before;
 }
 
 /*
@@ -415,9 +431,9 @@ static void round_trip(const struct event_filter *ef, int n)
 			continue;
 		struct tb_filter_env env = {.cpu = x->cpu};
 		bool keep = tb_filter_match(filt[k], x->data, x->len, &env);
-		/* Records alike in all but time recur (a task switching in and out): take the nearest. */
-		size_t best = keep ? nearest(x, &b, same, NULL) : b.n;
-		if (best == b.n && (best = nearest(x, &b, NULL, &rr)) < b.n) {
+		/* Records alike in all but time recur (a task switching in and out): twin_of() pairs them in order. */
+		size_t best = keep ? twin_of(x, &b, same, NULL) : b.n;
+		if (best == b.n && (best = twin_of(x, &b, NULL, &rr)) < b.n) {
 			/* B's record is the reaped variant: the kernel filtered those bytes, so must tracebuf */
 			if (!tb_filter_match(filt[k], b.r[best].data, b.r[best].len, &env)) {
 				best = b.n; /* left unused: "kept by the kernel, not by tracebuf" */

@@ -20,6 +20,7 @@
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/hist.h"
+#include "tracebuf/page.h"
 #include "tracebuf/schema.h"
 
 #define EVENT_ID 900
@@ -414,6 +415,94 @@ static void threads_agree(void)
 	}
 }
 
+/* Over the capture's data records (any event): how many, how many at or before cut, the first and last stamp. */
+struct record_span {
+	uint64_t all, upto, lo, hi;
+};
+
+static struct record_span span_of(struct tb_capture *c, uint64_t cut)
+{
+	struct record_span s = {0, 0, UINT64_MAX, 0};
+
+	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
+		struct tb_raw_page p;
+		while (tb_capture_has_cpu(c, cpu) && tb_capture_next_page(c, cpu, &p) == 1) {
+			struct tb_page_cursor cur;
+			struct tb_record r;
+			if (tb_page_cursor_init(&cur, p.data, p.size) < 0)
+				continue;
+			while (tb_page_next_data(&cur, &r) == 1) {
+				s.all++;
+				s.upto += r.ts <= cut;
+				s.lo = r.ts < s.lo ? r.ts : s.lo;
+				s.hi = r.ts > s.hi ? r.ts : s.hi;
+			}
+		}
+	}
+	tb_capture_rewind(c);
+	return s;
+}
+
+/*
+ * tb_hist_count_until with skip_seen, as `hist --session --live` uses it:
+ * a pass counts the records up to the cut, each CPU's; the next pass,
+ * over the same pages from their start with no cut, counts the rest, and
+ * none twice: together, one pass's worth.
+ */
+static void count_until(void)
+{
+	const char *dir = "tests/data/kernel/cap-a-small-noloss";
+	struct tb_capture_opts opts = {.diag = quiet_diag};
+	struct tb_hist_totals first = {0}, second = {0}, whole = {0};
+	struct tb_hist_error err;
+	struct tb_capture *c;
+	struct tb_hist *h = NULL, *once = NULL;
+	const struct tb_format *f;
+	const char *sys = "";
+	uint64_t upto, all, cut;
+
+	if (tb_capture_open(dir, &opts, &c) < 0 || !(f = event_named(tb_capture_schema(c), "sched_switch", &sys)) ||
+	    tb_hist_new("keys=common_cpu", f, sys, tb_capture_schema(c), &h, &err) < 0 ||
+	    tb_hist_new("keys=common_cpu", f, sys, tb_capture_schema(c), &once, &err) < 0) {
+		ok(0, "%s opens, with a hist of sched_switch", dir);
+		return;
+	}
+	/* the cut: the first time stamp with half of the records at or before it (bisection) */
+	struct record_span sp = span_of(c, 0);
+	uint64_t lo = sp.lo, hi = sp.hi;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (span_of(c, mid).upto * 2 >= sp.all)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	cut = lo;
+	sp = span_of(c, cut);
+	upto = sp.upto;
+	all = sp.all;
+	tb_hist_skip_seen(h, 1);
+	tb_hist_count_until(h, cut);
+	tb_hist_add_capture(h, c, &first);
+	tb_capture_rewind(c);
+	tb_hist_count_until(h, 0);
+	tb_hist_add_capture(h, c, &second);
+	tb_capture_rewind(c);
+	tb_hist_add_capture(once, c, &whole);
+	ok(upto > 0 && upto < all && first.records == upto && second.records == all - upto,
+	   "count_until: a pass counts the %" PRIu64 " records up to the cut, the next the other %" PRIu64
+	   " (%" PRIu64 " and %" PRIu64 ")", upto, all - upto, first.records, second.records);
+	char *two = entries(h), *one = entries(once);
+	ok(two && one && *one && !strcmp(two, one) && first.matched + second.matched == whole.matched,
+	   "count_until: the two passes make the hist one pass makes (%" PRIu64 " + %" PRIu64 " sched_switch)",
+	   first.matched, second.matched);
+	free(two);
+	free(one);
+	tb_hist_free(h);
+	tb_hist_free(once);
+	tb_capture_close(c);
+}
+
 int main(void)
 {
 	struct tb_diag derr;
@@ -431,6 +520,7 @@ int main(void)
 	many_keys();
 	misuse();
 	threads_agree();
+	count_until();
 	tb_schema_free(schema);
 	tb_format_release(&fmt);
 	return done_testing();

@@ -302,6 +302,21 @@ static int session_pass(const struct hist_args *a, struct hist_session *s, struc
 			struct tb_hist_totals *t, struct tb_capture **c, bool *damaged)
 {
 	struct tb_shm_window w;
+	/*
+	 * The cut, read before the copy begins: the copy takes the CPUs one
+	 * after another while the session writes on, so a thread that moved
+	 * from a CPU already copied to one not yet copied would have its
+	 * later records counted and the earlier ones not (seen beside two
+	 * CPU hogs: a print's ticks were not 0..n-1).  Counting up to the
+	 * cut makes each print one moment of the ring; what lies past it
+	 * counts in the next print.  A record stamped before the cut but not
+	 * yet committed when its CPU was copied is its thread's last: the
+	 * print then ends just before it.  A counter clock has no "now" a
+	 * reader may take (reading it takes a number from the writers'
+	 * counter, in a region a reader may only read): no cut there.
+	 */
+	struct tb_ring *ring = hist_session_ring(s);
+	uint64_t cut = tb_ring_clock(ring) != TB_CLOCK_COUNTER ? tb_ring_clock_now(ring) : 0;
 	int rc = hist_session_copy(s, c, &w);
 
 	if (rc < 0)
@@ -313,11 +328,12 @@ static int session_pass(const struct hist_args *a, struct hist_session *s, struc
 			return rc;
 		tb_hist_skip_seen(*h, 1);
 		/* An x86-tsc ring's cycles in ns, by the ring's calibration, as its trace.dat would say. */
-		shmcap_write_opts(hist_session_ring(s), &o);
+		shmcap_write_opts(ring, &o);
 		tb_hist_set_tsc2nsec(*h, o.tsc2nsec_mult, o.tsc2nsec_shift);
 	} else {
 		tb_hist_set_schema(*h, tb_capture_schema(*c));
 	}
+	tb_hist_count_until(*h, cut);
 	/* The window's first page says what went before it: not a loss of this hist's. */
 	uint64_t lost_pages = t->lost_pages;
 	rc = run_once(*h, *c, t);

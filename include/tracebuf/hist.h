@@ -87,6 +87,15 @@ void tb_hist_set_tsc2nsec(struct tb_hist *h, uint32_t mult, uint32_t shift);
  * count at that time stamp) are passed over, so each record counts once.
  */
 void tb_hist_skip_seen(struct tb_hist *h, int skip);
+/*
+ * With skip_seen: count only records stamped at or before ts (the raw
+ * time of the source's clock, as its pages hold it; 0: no limit) in the
+ * passes from now on; the later ones are left for a later pass.  A source
+ * copied CPU after CPU while it is written holds each CPU up to a
+ * different moment; a cut taken before the copy began makes every pass
+ * one moment of the whole ring (see tools/cmd_hist.c).
+ */
+void tb_hist_count_until(struct tb_hist *h, uint64_t ts);
 /* Where names (comms, symbols) are looked up from now on (borrowed; NULL: unchanged). */
 void tb_hist_set_schema(struct tb_hist *h, struct tb_schema *schema);
 

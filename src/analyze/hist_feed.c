@@ -78,6 +78,12 @@ void tb_hist_skip_seen(struct tb_hist *h, int skip)
 		h->skip_seen = skip != 0;
 }
 
+void tb_hist_count_until(struct tb_hist *h, uint64_t ts)
+{
+	if (h)
+		h->until = ts;
+}
+
 void tb_hist_set_schema(struct tb_hist *h, struct tb_schema *schema)
 {
 	if (h && schema)
@@ -310,6 +316,13 @@ static int add_page(struct feed *f, const struct tb_raw_page *pg)
 	while ((rc = tb_page_next_data(&cur, &rec)) > 0) {
 		uint16_t type;
 
+		/*
+		 * Past the cut: neither counted nor marked seen, so that the next
+		 * pass, whose cut is later, counts it (a CPU's records come in
+		 * time order: the rest of the CPU's pages are past it too).
+		 */
+		if (f->mark && h->until && rec.ts > h->until)
+			continue;
 		if (f->mark && seen_before(f->mark, rec.ts))
 			continue;
 		f->t->records++;

@@ -128,6 +128,7 @@ struct tb_hist {
 	uint64_t bad_records;
 	uint8_t *key_buf; /* key_size bytes, for building one key */
 	bool skip_seen;	  /* tb_hist_skip_seen(): each pass reads its source from the start */
+	uint64_t until;	  /* tb_hist_count_until(): later records wait for a later pass (0: none) */
 	struct hist_mark *marks; /* [nmarks]: per CPU slot, with skip_seen */
 	size_t nmarks;
 };

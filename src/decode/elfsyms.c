@@ -200,7 +200,28 @@ static NOTRACE bool is_function(const Elf64_Sym *s)
 	       s->st_value != 0;
 }
 
-static NOTRACE int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym *s)
+/*
+ * Where a symbol of no size ends at the latest: its section's end (the
+ * next symbol may end it first: elf_syms_find takes the last one at or
+ * below an address).  Unbounded, _init (no size, in .init) named every
+ * address up to the next function, .plt's stubs included: a PLT call in a
+ * profile read "_init" (test_pmu's samples).  0 (no bound) for a sized
+ * symbol, or when the section index is not a real section or the value
+ * lies outside it.
+ */
+static NOTRACE uint64_t section_end(const Elf64_Sym *s, const Elf64_Shdr *sh, size_t count)
+{
+	const Elf64_Shdr *in;
+
+	if (s->st_size || s->st_shndx >= count || s->st_shndx >= SHN_LORESERVE)
+		return 0;
+	in = &sh[s->st_shndx];
+	if (!(in->sh_flags & SHF_ALLOC) || s->st_value < in->sh_addr || s->st_value - in->sh_addr >= in->sh_size)
+		return 0;
+	return in->sh_addr + in->sh_size;
+}
+
+static NOTRACE int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym *s, uint64_t end)
 {
 	if (out->n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 256;
@@ -213,6 +234,7 @@ static NOTRACE int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym
 	out->syms[out->n++] = (struct elf_sym){
 		.addr = s->st_value,
 		.size = s->st_size,
+		.end = end,
 		.name = s->st_name,
 		.bind = (uint8_t)ELF64_ST_BIND(s->st_info),
 	};
@@ -271,7 +293,7 @@ static NOTRACE int read_symbols(const struct input *in, const Elf64_Ehdr *eh, co
 						 "symbol %zu names byte %u of a %llu-byte string table",
 						 first + i, chunk[i].st_name,
 						 (unsigned long long)str->sh_size);
-			rc = add_symbol(out, &cap, &chunk[i]);
+			rc = add_symbol(out, &cap, &chunk[i], section_end(&chunk[i], sh, count));
 			if (rc < 0)
 				return rc;
 		}
@@ -430,7 +452,7 @@ NOTRACE const struct elf_sym *elf_syms_find(const struct elf_syms *s, uint64_t a
 	sym = &s->syms[lo - 1];
 	while (sym > s->syms && sym[-1].addr == sym->addr)
 		sym--; /* the preferred name of that address */
-	if (sym->size && addr - sym->addr >= sym->size)
+	if (sym->size ? addr - sym->addr >= sym->size : sym->end && addr >= sym->end)
 		return NULL;
 	if (offset)
 		*offset = addr - sym->addr;

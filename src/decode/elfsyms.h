@@ -39,6 +39,7 @@
 struct elf_sym {
 	uint64_t addr; /* st_value: a link-time virtual address */
 	uint64_t size; /* st_size, 0 when unknown */
+	uint64_t end;  /* size 0: its section's end, where it ends at the latest (0: no bound) */
 	uint32_t name; /* offset of the NUL-terminated name in elf_syms.names */
 	uint8_t bind;  /* STB_* */
 };
