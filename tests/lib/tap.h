@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int tap_run, tap_failed;
 
@@ -96,6 +97,19 @@ static inline int done_testing(void)
 }
 
 /* Read a whole file; caller frees.  NULL if it cannot be read. */
+/*
+ * The CPU time this process (all its threads) has used, in seconds: a bound
+ * on work for a test that must stay cheap.  The wall clock of a shared
+ * machine counts the other programs' turns too, so a test never bounds it.
+ */
+static inline double tap_cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static inline char *tap_slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
