@@ -273,11 +273,20 @@ run: deps
 	$(Q)scripts/run.sh
 
 # ---------------------------------------------------------------- tests
-PROVE := prove --exec '' -f
+# Tests run as many at a time as there are CPUs: each test makes its own
+# scratch directories, tracefs instances and shm files (named by pid or
+# mktemp), so two never share state, and the load they put on each other is
+# the busy machine every test must pass on anyway.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS ?= $(NPROC)
+PROVE := prove --exec '' -f -j$(TEST_JOBS)
 
 # The normal, ASan and TSan suites run once beside two CPU hogs (scripts/soak-tests.sh,
 # tests/README.md): a test that depends on the machine's speed or load fails here.
+# Everything is built first, on every CPU and without the hogs: the suites
+# then only run.
 test: deps
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) test-build
 	$(Q)scripts/soak-tests.sh 1
 	$(Q)$(MAKE) --no-print-directory test-fuzz
 	$(Q)$(MAKE) --no-print-directory test-model
@@ -288,14 +297,21 @@ test-normal: tests check-symbols
 	@echo "== tests (normal build)"
 	$(Q)TB_BUILD=$(B) $(PROVE) $(TESTS) $(TEST_SCRIPTS)
 
+# The three builds the suites run, each one make at -jN (make test runs this first).
+test-build:
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all tests
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) VARIANT=asan tests
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) VARIANT=tsan $(addprefix build/tsan/tests/,$(TSAN_TESTS))
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) -C fuzz all
+
 test-asan:
-	$(Q)$(MAKE) --no-print-directory VARIANT=asan tests
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) VARIANT=asan tests
 	@echo "== tests (AddressSanitizer + UBSan)"
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		TB_BUILD=build/asan $(PROVE) $(patsubst build/%,build/asan/%,$(TESTS)) $(TEST_SCRIPTS)
 
 test-tsan:
-	$(Q)$(MAKE) --no-print-directory VARIANT=tsan $(addprefix build/tsan/tests/,$(TSAN_TESTS))
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) VARIANT=tsan $(addprefix build/tsan/tests/,$(TSAN_TESTS))
 	@echo "== concurrency tests (ThreadSanitizer)"
 	$(Q)TSAN_OPTIONS=halt_on_error=1 TB_TORTURE_SIGNALS=0 \
 		$(PROVE) $(addprefix build/tsan/tests/,$(TSAN_TESTS))

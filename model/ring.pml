@@ -9,8 +9,9 @@
  * full (padding, len < CAPU, entries != len).  One consuming reader.
  *
  *   - A write: snapshot (tail word, tail_hist, re-check), then either an
- *     append section or claim_next (slot CAS; overwrite counts overrun)
- *     followed by a switch section.  Every load and CAS is its own step, so
+ *     append section or claim_next (slot CAS; an overwrite marks the slot
+ *     lapped) followed by a switch section, which stores the page's
+ *     overrun_cum: the previous page's plus the lapped claim's entries.  Every load and CAS is its own step, so
  *     writers interleave (are preempted) anywhere between the snapshot and
  *     the section.
  *   - The publish section is rseq: the CPU check, the tail-word check and
@@ -38,6 +39,9 @@
  *   PROBE=n          reachability probe n must fail (README.md)
  *   ITER=1           the iterator instead of the consuming reader;
  *                    ITER_FIX=1 with the proposed fix of its end count
+ *   KILL=1           writer 0 may die for good at any point between its
+ *                    claim and its commit (SIGKILL: TB_CP_CLAIMED and every
+ *                    abandoned-section point); nobody restarts its write
  */
 
 #ifndef N
@@ -64,6 +68,9 @@
 #ifndef ITER
 #define ITER 0
 #endif
+#ifndef KILL
+#define KILL 0
+#endif
 
 #define NP1 (N + 1)
 #define NR (NW * K)
@@ -77,11 +84,15 @@
 #define TPHYS(t) (((t) / ((CAPU + 1) * (CAPU + 1))) % NP1)
 #define TSEQ(t) ((t) / ((CAPU + 1) * (CAPU + 1) * NP1))
 
-/* slot word {phys, free, seq} */
-#define SW(p, s, f) ((s) * (2 * NP1) + (p) * 2 + (f))
-#define SSEQ(x) ((x) / (2 * NP1))
-#define SPHYS(x) (((x) / 2) % NP1)
+/* slot word {phys, free, lapped, seq} */
+#define SWL(p, s, f, l) ((s) * (4 * NP1) + (p) * 4 + (l) * 2 + (f))
+#define SW(p, s, f) SWL(p, s, f, 0)
+#define SSEQ(x) ((x) / (4 * NP1))
+#define SPHYS(x) (((x) / 4) % NP1)
 #define SFREE(x) ((x) % 2)
+#define SLAP(x) (((x) / 2) % 2)
+/* the slot holds unread page p of lap s (claimed or entered; lapped or not) */
+#define SHOLDS(x, p, s) (SSEQ(x) == (s) && SPHYS(x) == (p) && !SFREE(x))
 
 /* tail_hist entry {seq, phys} */
 #define HW(s, p) ((s) * NP1 + (p))
@@ -109,10 +120,12 @@ short tail_hist[2];
 byte m_cum[NP1]; /* meta[phys].cum_before */
 byte m_ent[NP1]; /* meta[phys].entries */
 byte m_len[NP1]; /* meta[phys].len */
+byte m_ovr[NP1]; /* meta[phys].overrun_cum: events overwritten when the tail entered it */
 byte page[NP1 * CAPU];
 /* compare-and-swap only: writers' claims, the reader's take */
 short slot[N];
-/* counters (atomic adds) */
+/* counters (atomic adds); overrun only in the add-after-CAS mutant: the
+ * library's overrun is the stats' reading of meta and the slots (final check) */
 byte overrun, dropped, nread, lost;
 /* reader state (the consuming reader only; global so invariants can see it) */
 bool rd_held;
@@ -125,6 +138,8 @@ byte lastread[NW]; /* per writer: sequence of the last record read */
 byte gver;       /* successful steps: commits, claims, takes */
 byte done;       /* writers finished */
 byte refused;    /* writes refused (producer/consumer mode) */
+byte abandoned;  /* records a killed writer never wrote (KILL) */
+bool killed;     /* writer 0 is dead (KILL) */
 hidden byte ci_i, ci_p, ci_mask, ci_s;
 
 /* ---------------------------------------------------------------- checks */
@@ -160,7 +175,7 @@ inline check_inv()
 	assert(HSEQ(tail_hist[ci_s % 2]) == ci_s);
 	ci_p = HPHYS(tail_hist[ci_s % 2]);
 	assert(ci_p == TPHYS(tail));
-	assert((slot[ci_s % N] == SW(ci_p, ci_s, 0)) ||
+	assert(SHOLDS(slot[ci_s % N], ci_p, ci_s) ||
 	       (rd_held && rd_seq == ci_s && rd_phys == ci_p && SSEQ(slot[ci_s % N]) == ci_s));
 	assert(committed == m_cum[ci_p] + TCNT(tail));
 	ci_i = 0; ci_p = 0; ci_mask = 0; ci_s = 0
@@ -169,7 +184,7 @@ inline check_inv()
 /* I1/I3: a section may store only above t_off on the tail page, or into
  * the page claimed for the next sequence number (and its meta). */
 #define TAILPHYS HPHYS(tail_hist[TSEQ(tail) % 2])
-#define CLAIMED(p) (slot[(TSEQ(tail) + 1) % N] == SW(p, TSEQ(tail) + 1, 0))
+#define CLAIMED(p) SHOLDS(slot[(TSEQ(tail) + 1) % N], p, TSEQ(tail) + 1)
 #define CHECK_STORE(p, u) assert(((p) == TAILPHYS && (u) >= TOFF(tail)) || CLAIMED(p))
 #define CHECK_META_TAIL(p) assert((p) == TAILPHYS)
 #define CHECK_META_CLAIMED(p) assert(CLAIMED(p))
@@ -192,11 +207,20 @@ inline check_inv() { skip }
  */
 #define RETRY assert(gver != gv); goto again
 
-#if ABORTS
-/* rseq abort: preempted/signalled/migrated before the final store */
-#define ABORTPT if :: goto again :: skip fi
+#if KILL
+/* SIGKILL of writer 0, once: it stops here for good */
+#define KILLPT if :: w == 0 && !killed -> killed = 1; goto dead :: skip fi
+#define KILLOPT :: w == 0 && !killed -> killed = 1; goto dead
 #else
-#define ABORTPT skip
+#define KILLPT skip
+#define KILLOPT
+#endif
+
+#if ABORTS
+/* rseq abort: preempted/signalled/migrated before the final store (or killed) */
+#define ABORTPT if :: goto again KILLOPT :: skip fi
+#else
+#define ABORTPT if KILLOPT :: skip fi
 #endif
 
 #define COMMIT gidx[r] = committed; committed++; gver++
@@ -211,7 +235,7 @@ inline check_inv() { skip }
 
 proctype Writer(byte w)
 {
-	byte s = 1, r, sz, vseq, voff, vcnt, vphys, q, lostv, cumold, gv;
+	byte s = 1, r, sz, vseq, voff, vcnt, vphys, q, lostv, cumold, ovrold, gv;
 	short t, h, cur;
 
 	do
@@ -276,7 +300,16 @@ again:		/* take_snapshot: tail word, tail_hist, re-check (tail_resolve) */
 			}
 			if
 			:: SSEQ(cur) == vseq + 1 ->
-				q = SPHYS(cur) /* claimed already (maybe by a writer that then lost) */
+				/* claimed already (maybe by a writer that then lost, or died):
+				 * the old lap's entries stay in meta until the page closes again */
+				q = SPHYS(cur);
+				/* probe 11: a lapping claim of the killed writer, entered by another */
+				REACH(11, killed && SLAP(cur));
+#ifndef MUTANT_ADD_AFTER_CAS
+				lostv = (SLAP(cur) -> m_ent[q] : 0)
+#else
+				skip
+#endif
 			:: SSEQ(cur) != vseq + 1 && SSEQ(cur) + N != vseq + 1 ->
 				RETRY
 			:: SSEQ(cur) + N == vseq + 1 && SFREE(cur) ->
@@ -287,11 +320,12 @@ again:		/* take_snapshot: tail word, tail_hist, re-check (tail_resolve) */
 					if
 					:: slot[(vseq + 1) % N] == cur ->
 						slot[(vseq + 1) % N] = SW(SPHYS(cur), vseq + 1, 0);
-						q = SPHYS(cur); gver++; gv++;
+						q = SPHYS(cur); lostv = 0; gver++; gv++;
 						check_inv()
 					:: else -> REACH(5, SSEQ(slot[(vseq + 1) % N]) == SSEQ(cur)); RETRY
 					fi
-				}
+				};
+				KILLPT
 			:: SSEQ(cur) + N == vseq + 1 && !SFREE(cur) ->
 #if OVERWRITE
 #ifdef MUTANT_WRITE_BEFORE_CLAIM
@@ -301,23 +335,37 @@ again:		/* take_snapshot: tail word, tail_hist, re-check (tail_resolve) */
 				atomic {
 					if
 					:: slot[(vseq + 1) % N] == cur ->
+#ifdef MUTANT_ADD_AFTER_CAS
 						slot[(vseq + 1) % N] = SW(SPHYS(cur), vseq + 1, 0);
+#else
+						slot[(vseq + 1) % N] = SWL(SPHYS(cur), vseq + 1, 0, 1);
+#endif
 						q = SPHYS(cur); gver++; gv++;
 						check_inv()
 					/* probe 5: the reader's take beat this claim */
 					:: else -> REACH(5, SSEQ(slot[(vseq + 1) % N]) == SSEQ(cur)); RETRY
 					fi
-				}
+				};
+				/* TB_CP_CLAIMED: the page claimed over unread data, no section run */
+				KILLPT;
 				/* probe 1: unread records overwritten */
-				d_step { REACH(1, lostv > 0); overrun = overrun + lostv; lostv = 0 }
+				REACH(1, lostv > 0);
+#ifdef MUTANT_ADD_AFTER_CAS
+				/* the old protocol: an atomic add after the CAS, a step of its own */
+				d_step { overrun = overrun + lostv; lostv = 0 }
+#else
+				skip
+#endif
 #else
 				/* producer/consumer: refused, counted in dropped */
 				d_step { dropped++; refused++; s++; t = 0; cur = 0; vseq = 0; voff = 0; vcnt = 0; vphys = 0; gv = 0 }
 				goto next
 #endif
 			fi;
-			/* build_switch reads the tail page's cum_before */
+			/* build_switch reads the tail page's cum_before and overrun_cum
+			 * (final since its entry; a stale snapshot fails the section's check) */
 			cumold = m_cum[vphys];
+			ovrold = m_ovr[vphys];
 			cur = 0;
 			SECTION_BEGIN
 #ifdef MUTANT_TAIL_FIRST
@@ -331,6 +379,7 @@ again:		/* take_snapshot: tail word, tail_hist, re-check (tail_resolve) */
 			fi;
 			CHECK_META_CLAIMED(q);
 			m_cum[q] = cumold + vcnt;
+			m_ovr[q] = ovrold + lostv;
 			tail_hist[(vseq + 1) % 2] = HW(vseq + 1, q);
 			ABORTPT;
 			/* st32: meta[old].entries, .len, the record header; the payload */
@@ -353,11 +402,22 @@ again:		/* take_snapshot: tail word, tail_hist, re-check (tail_resolve) */
 			check_inv()
 			}
 		fi;
-		d_step { s++; t = 0; vseq = 0; voff = 0; vcnt = 0; vphys = 0; q = 0; cumold = 0; gv = 0 };
+		d_step { s++; t = 0; vseq = 0; voff = 0; vcnt = 0; vphys = 0; q = 0; cumold = 0; ovrold = 0; lostv = 0; gv = 0 };
 next:
 		skip
 	od;
-	atomic { r = 0; sz = 0; done++ } /* break may not jump into a d_step */
+	atomic { r = 0; sz = 0; done++ }; /* break may not jump into a d_step */
+	goto out;
+dead:
+	/* killed: this record and the rest are never written; nobody restarts them
+	 * (atomic, not d_step: a goto may not jump into a d_step) */
+	atomic {
+		abandoned = abandoned + K + 1 - s;
+		s = 0; r = 0; sz = 0; t = 0; h = 0; cur = 0; vseq = 0; voff = 0; vcnt = 0; vphys = 0;
+		q = 0; lostv = 0; cumold = 0; ovrold = 0; gv = 0; done++
+	};
+out:
+	skip
 }
 
 /* ---------------------------------------------------------------- reader */
@@ -365,7 +425,7 @@ next:
 proctype Reader()
 {
 	bool fin, won;
-	byte ts, limit, v;
+	byte ts, limit, v, ovr;
 	short lt, cur;
 
 	do
@@ -478,10 +538,29 @@ drained:
 	REACH(7, lost > 0 && rd_seq > N); /* probe 7: drained after losses */
 	/* writers done, everything taken and read: the books balance (I3, I4) */
 	assert(nread + lost == committed);
-	assert(lost == overrun);
-	assert(committed + refused == NW * K);
+#ifdef MUTANT_ADD_AFTER_CAS
+	ovr = overrun;
+#else
+	/* tb_ring_stats' overwritten(): the tail page's overrun_cum, plus a
+	 * lapped claim of the next page that no section entered (its writer
+	 * died, or is about to enter) */
+	d_step {
+		ts = TSEQ(tail);
+		lt = slot[(ts + 1) % N];
+#ifdef MUTANT_STATS_TAIL_ONLY
+		ovr = m_ovr[TPHYS(tail)];
+#else
+		ovr = m_ovr[TPHYS(tail)] + (SSEQ(lt) == ts + 1 && SLAP(lt) -> m_ent[SPHYS(lt)] : 0);
+#endif
+		/* probe 10: a lapping claim no section ever entered, counted from its slot */
+		REACH(10, SSEQ(lt) == ts + 1 && SLAP(lt));
+		lt = 0; ts = 0
+	}
+#endif
+	assert(lost == ovr);
+	assert(committed + refused + abandoned == NW * K);
 #if !OVERWRITE
-	assert(lost == 0 && overrun == 0);
+	assert(lost == 0 && ovr == 0);
 #endif
 }
 
