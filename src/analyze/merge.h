@@ -66,6 +66,7 @@ struct merge {
 	 * Set before the first merge_next: told of each lost-flagged sub-buffer
 	 * when its CPU's stream reaches it, so before that CPU's records from
 	 * it are handed out (other CPUs' earlier records may still follow).
+	 * The loss, and its file name, are lent for the call only.
 	 */
 	merge_loss_fn *on_loss;
 	void *loss_ctx;

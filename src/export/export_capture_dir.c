@@ -29,7 +29,8 @@
 #define MAX_CPUS 4096 /* as capture.c takes cpuN.raw */
 
 struct dir_state {
-	int *raw_fd; /* [MAX_CPUS]: cpuN.raw once its first sub-buffer came; -1 before */
+	int *raw_fd;	  /* [MAX_CPUS]: cpuN.raw once its first sub-buffer came; -1 before */
+	uint64_t written; /* sub-buffers written (the damaged ones cut to their intact records) */
 };
 
 /* The name of out's file under the input's file name: PcpuN.raw/.stats lose the prefix; NULL: not copied. */
@@ -148,6 +149,7 @@ static int dir_page(struct export_run *x, int cpu, const uint8_t *page, size_t s
 			return rc;
 	}
 	rc = write_all(s->raw_fd[cpu], page, size);
+	s->written += rc == 0;
 	if (rc < 0)
 		export_say(x, rc, x->o->out, "%s: %s", name, strerror(-rc));
 	return rc;
@@ -163,8 +165,9 @@ static int dir_finish(struct export_run *x)
 			rc = export_say(x, -errno, x->o->out, "cpu%d.raw: %s", i, strerror(errno));
 	free(s->raw_fd);
 	if (rc == 0 && !x->failed)
-		fprintf(stderr, "%s: %s: %llu sub-buffers copied (%llu following lost events)\n", x->tool,
-			x->o->out, (unsigned long long)x->res->pages, (unsigned long long)x->res->lost_pages);
+		fprintf(stderr, "%s: %s: %llu sub-buffers read, %llu written (%llu following lost events)\n",
+			x->tool, x->o->out, (unsigned long long)x->res->pages, (unsigned long long)s->written,
+			(unsigned long long)x->res->lost_pages);
 	return rc;
 }
 

@@ -16,8 +16,8 @@
  *    come).  event() gets every data record, all CPUs merged by time
  *    stamp (analyze/merge.h: nanoseconds where the capture converts);
  *    loss() every sub-buffer that follows lost events (cpu, the page's
- *    time, the count when the kernel stored one), before that CPU's
- *    records from the page; blob() every blob reference (NULL: passed
+ *    time, the count when the kernel stored one; lent for the call), before
+ *    that CPU's records from the page; blob() every blob reference (NULL: passed
  *    over).  Process and thread names: the capture's schema
  *    (tb_schema_comm), which begin() may keep;
  *  - whole: a writer that needs an analysis of the whole trace first

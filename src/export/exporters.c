@@ -269,8 +269,10 @@ static int run_kind(struct export_run *x, struct progress *pg)
 			rc = run_pages(x, pg);
 		else if (merging)
 			rc = run_events(x, &m, pg);
-		else
+		else if (k->whole)
 			rc = k->whole(x);
+		else
+			rc = export_say(x, -ENOSYS, x->o->out, "the %s exporter writes nothing", k->name);
 		progress_draw(pg, x, pg->total, true);
 		progress_clear(pg);
 	}
