@@ -4,7 +4,8 @@
  * data record of a real capture once, in time order, and every sub-buffer
  * that follows lost events as a loss with its CPU, count and byte - checked
  * against the raw files walked here with the page cursor, not through the
- * reader under test; a pages kind gets each sub-buffer as report reads it
+ * reader under test, with the pages walked on the reading thread and by a
+ * worker; a pages kind gets each sub-buffer as report reads it
  * (the damaged one of tests/data/bad/record-crossing cut to its intact
  * records, the damage counted); finish runs after a failed begin, so a kind
  * can close what it opened.
@@ -227,8 +228,13 @@ static void test_damaged_pages(void)
 
 int main(void)
 {
-	test_events("tests/data/kernel/cap-b-overrun");
-	test_events("tests/data/kernel/cap-f-many-systems");
+	/* the merge's pages walked on this thread, then by a worker thread (TSan runs this test) */
+	for (int threads = 0; threads <= 1; threads++) {
+		setenv("TB_ANALYZE_THREADS", threads ? "1" : "0", 1);
+		diag("pages walked by %s", threads ? "a worker thread" : "the reading thread");
+		test_events("tests/data/kernel/cap-b-overrun");
+		test_events("tests/data/kernel/cap-f-many-systems");
+	}
 	test_failed_begin("tests/data/kernel/cap-a-small-noloss");
 	test_damaged_pages();
 	return done_testing();
