@@ -145,8 +145,12 @@ if have script; then
 	script -qec "$T convert $K/cap-f-many-systems -o $W/p2.json" /dev/null > "$W/tty" 2>&1
 	grep -q "p2.json: 100% (" "$W/tty" && cmp -s "$W/p1.json" "$W/p2.json"
 	ok $? "on a terminal: a progress line reaching 100%, the same JSON written"
+	"$T" convert "$K/cap-b-overrun" -o "$W/p1.dat" 2> /dev/null
+	script -qec "$T convert $K/cap-b-overrun -o $W/p2.dat" /dev/null > "$W/tty" 2>&1
+	grep -q "p2.dat: 100% (0.0 MiB)" "$W/tty" && cmp -s "$W/p1.dat" "$W/p2.dat"
+	ok $? "on a terminal: the trace.dat's progress in bytes reaching 100%, the same file written"
 else
-	skip "script(1) is not installed"
+	skip "script(1) is not installed"; skip "script(1) is not installed"
 fi
 
 [ "$checked" = " $(echo $formats)" ]; ok $? "every listed format was written and checked:$checked"

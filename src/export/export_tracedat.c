@@ -8,10 +8,13 @@
  * are checked as report reads them (page_repair.h): damage is said with
  * file and byte and left out.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "exporter.h"
 
@@ -25,6 +28,39 @@ static void count_problem(void *ctx, const struct tb_diag *d)
 	tb_diag_print(NULL, d);
 }
 
+/* The sub-buffer bytes of a capture directory's raw files (for the share a progress line shows). */
+static uint64_t raw_bytes(const char *dir, const char *prefix)
+{
+	size_t plen = prefix ? strlen(prefix) : 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	uint64_t sum = 0;
+	unsigned cpu;
+	char end;
+
+	while (d && (e = readdir(d)))
+		if ((!plen || !strncmp(e->d_name, prefix, plen)) &&
+		    sscanf(e->d_name + plen, "cpu%u.ra%c", &cpu, &end) == 2 && end == 'w' &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+struct tracedat_progress {
+	struct export_run *x;
+	uint64_t total;
+};
+
+static void tracedat_progress(void *ctx, uint64_t bytes)
+{
+	struct tracedat_progress *p = ctx;
+
+	export_progress(p->x, bytes, p->total);
+}
+
 static int tracedat_whole(struct export_run *x)
 {
 	const struct tb_export_opts *o = x->o;
@@ -32,6 +68,7 @@ static int tracedat_whole(struct export_run *x)
 					    .compression = o->compression,
 					    .diag = count_problem,
 					    .diag_ctx = x};
+	struct tracedat_progress pg = {.x = x};
 	struct tb_tracedat_input *in;
 	int rc;
 
@@ -45,6 +82,12 @@ static int tracedat_whole(struct export_run *x)
 	in[0] = (struct tb_tracedat_input){.dir = o->in, .prefix = o->prefix, .name = ""};
 	for (size_t i = 0; i < o->nbuffers; i++)
 		in[i + 1] = o->buffers[i];
+	if (o->progress) {
+		for (size_t i = 0; i <= o->nbuffers; i++)
+			pg.total += raw_bytes(in[i].dir, in[i].prefix);
+		wo.progress = tracedat_progress;
+		wo.progress_ctx = &pg;
+	}
 	rc = tb_tracedat_write_captures(in, o->nbuffers + 1, o->out, &wo);
 	if (rc < 0)
 		fprintf(stderr, "%s: %s -> %s: %s\n", x->tool, o->in, o->out, strerror(-rc));

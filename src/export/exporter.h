@@ -49,6 +49,8 @@
 #include "tracebuf/capture.h"
 #include "tracebuf/export.h"
 
+struct progress;
+
 enum export_input {
 	EXPORT_CAPTURE, /* the driver opens opts->in with tb_capture_open */
 	EXPORT_DIRS,	/* the kind reads opts->in (and opts->buffers) as capture directories itself */
@@ -65,6 +67,7 @@ struct export_run {
 	void *state;			 /* the kind's: state_size bytes, zeroed */
 	bool failed;			 /* finish: an earlier hook failed; close, do not complete */
 	int loss_rc;			 /* private: the first error of loss() */
+	struct progress *progress;	 /* private: the line export_progress() draws */
 };
 
 struct tb_exporter_kind {
@@ -92,6 +95,12 @@ extern const struct tb_exporter_kind export_tracedat, export_capture_dir, export
 /* "TOOL: FILE: reason" on stderr (a message naming the user's file); returns rc. */
 int export_say(const struct export_run *x, int rc, const char *file, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/*
+ * A whole kind's progress: done of total input bytes (total 0: unknown, or
+ * as told before), drawn as the driver draws its own (only when asked, at
+ * most 10 times a second, taken away at the end).
+ */
+void export_progress(struct export_run *x, uint64_t done, uint64_t total);
 /* fopen(x->o->out, "w"), said when it fails (NULL). */
 FILE *export_fopen(const struct export_run *x);
 /* fclose(f) after a writer's rc: the first error, said with the output's name. */

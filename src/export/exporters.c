@@ -122,6 +122,7 @@ int export_fclose(const struct export_run *x, FILE *f, int rc)
  */
 struct progress {
 	bool on, drawn;
+	bool bytes_only; /* a whole kind tells bytes (export_progress): no sub-buffer or record counts */
 	uint64_t total;	 /* the input's data bytes; 0: unknown */
 	struct timespec last;
 };
@@ -129,6 +130,7 @@ struct progress {
 static void progress_draw(struct progress *p, const struct export_run *x, uint64_t done, bool force)
 {
 	struct timespec now;
+	char share[16] = "";
 
 	if (!p->on)
 		return;
@@ -139,12 +141,20 @@ static void progress_draw(struct progress *p, const struct export_run *x, uint64
 	p->last = now;
 	p->drawn = true;
 	if (p->total)
-		fprintf(stderr, "\r%s: %s: %3u%% (%llu sub-buffers, %llu records)", x->tool, x->o->out,
-			(unsigned)(done >= p->total ? 100 : done * 100 / p->total),
-			(unsigned long long)x->res->pages, (unsigned long long)x->res->records);
+		snprintf(share, sizeof(share), "%3u%% ", (unsigned)(done >= p->total ? 100 : done * 100 / p->total));
+	if (p->bytes_only)
+		fprintf(stderr, "\r%s: %s: %s(%.1f MiB)", x->tool, x->o->out, share, (double)done / (1 << 20));
 	else
-		fprintf(stderr, "\r%s: %s: %llu sub-buffers, %llu records", x->tool, x->o->out,
+		fprintf(stderr, "\r%s: %s: %s(%llu sub-buffers, %llu records)", x->tool, x->o->out, share,
 			(unsigned long long)x->res->pages, (unsigned long long)x->res->records);
+}
+
+void export_progress(struct export_run *x, uint64_t done, uint64_t total)
+{
+	x->progress->bytes_only = true;
+	if (total)
+		x->progress->total = total;
+	progress_draw(x->progress, x, done, false);
 }
 
 /* The line taken away again, so the messages after it start on a clean line. */
@@ -273,7 +283,8 @@ static int run_kind(struct export_run *x, struct progress *pg)
 			rc = k->whole(x);
 		else
 			rc = export_say(x, -ENOSYS, x->o->out, "the %s exporter writes nothing", k->name);
-		progress_draw(pg, x, pg->total, true);
+		if (rc == 0 && pg->drawn) /* the last state shown, then taken away */
+			progress_draw(pg, x, pg->total, true);
 		progress_clear(pg);
 	}
 	x->failed = rc < 0;
@@ -299,7 +310,8 @@ int tb_export_run(const struct tb_exporter_kind *kind, const struct tb_export_op
 	if (!result)
 		result = &scratch;
 	memset(result, 0, sizeof(*result));
-	struct export_run x = {.o = opts, .tool = opts->tool ? opts->tool : "tracebuf", .kind = kind, .res = result};
+	struct export_run x = {.o = opts, .tool = opts->tool ? opts->tool : "tracebuf", .kind = kind, .res = result,
+			       .progress = &pg};
 	if (kind->input == EXPORT_CAPTURE) {
 		co.prefix = opts->prefix;
 		rc = tb_capture_open(opts->in, &co, &x.capture);
