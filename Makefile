@@ -51,7 +51,7 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat src/analyze
+SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat src/analyze src/export
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 # TB_BUILDING_LIBTRACEBUF: tracepoint.h keeps the general TLS model inside the libraries.
@@ -66,7 +66,7 @@ CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c inflight.c r
 		registry.c session.c session_ids.c blobsave.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
 		filter_parse.c filter_eval.c event_filter.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/analyze/*.c))
+READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/analyze/*.c src/export/*.c))
 # Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
 # a program opts into; libc only (elfsyms.c turns exclusion patterns into addresses).
 FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/decode/elfsyms.c
@@ -86,7 +86,7 @@ HEADERS := $(wildcard include/tracebuf/*.h) $(wildcard src/*.h src/*/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_SCRIPTS := $(wildcard tests/t_*.sh)
-TSAN_TESTS := test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms
+TSAN_TESTS := test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms test_export
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_CFLAGS :=

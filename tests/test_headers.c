@@ -10,6 +10,7 @@
 #include "tracebuf/funcgraph.h"
 #include "tracebuf/hist.h"
 #include "tracebuf/events.h"
+#include "tracebuf/export.h"
 #include "tracebuf/page.h"
 #include "tracebuf/pmu.h"
 #include "tracebuf/reader.h"
@@ -28,5 +29,11 @@ int main(void)
 	int (*ring_stats)(struct tb_ring *, unsigned, struct tb_cpu_stats *) = tb_ring_stats;
 
 	ok(capture_stats && ring_stats, "all public headers compile together; one struct tb_cpu_stats");
+	/* export.h's table: every kind found again by its name */
+	size_t found = 0;
+	for (size_t i = 0; i < tb_export_kind_count(); i++)
+		found += tb_export_find(tb_export_kind_name(tb_export_kind(i))) == tb_export_kind(i);
+	ok(found == tb_export_kind_count() && found > 0 && !tb_export_kind(found),
+	   "export.h: each of the %zu exporters is found by its name; none past the end", found);
 	return done_testing();
 }

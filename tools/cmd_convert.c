@@ -12,7 +12,11 @@
  * or nothing could be written.
  *
  * tracebuf convert FILE.dat|CAPTURE_DIR -o FILE.json writes Chrome / Perfetto
- * trace-event JSON instead (tracebuf/chrome.h), chosen by the name's .json.
+ * trace-event JSON instead (tracebuf/chrome.h), chosen by the name's .json;
+ * every format of the export stage's table (tracebuf/export.h) is chosen
+ * the same way, by the output's suffix, or by --format NAME.  This file
+ * keeps only the arguments: the writing, its progress line (when stderr is
+ * a terminal) and its damage handling are the export stage's.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,34 +24,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "objects_file.h"
-#include "tracebuf/chrome.h"
-#include "tracebuf/tracedat.h"
+#include "tracebuf/export.h"
+
+/* The formats, from the export stage's table: name, suffixes, what it writes. */
+static void list_formats(FILE *f)
+{
+	for (size_t i = 0; i < tb_export_kind_count(); i++) {
+		const struct tb_exporter_kind *k = tb_export_kind(i);
+		const char *sfx = tb_export_kind_suffixes(k);
+		fprintf(f, "  %-11s %-11s %s\n", tb_export_kind_name(k), *sfx ? sfx : "-", tb_export_kind_help(k));
+	}
+}
 
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf convert [OPTIONS] CAPTURE_DIR -o FILE.dat\n"
 		   "       tracebuf convert CAPTURE_DIR|FILE.dat -o FILE.json\n"
+		   "       tracebuf convert [--format NAME] INPUT -o OUTPUT\n"
 		   "\n"
 		   "Write a capture directory (what `tracebuf capture` saves) as a trace.dat; or a\n"
 		   "capture or trace.dat as Chrome/Perfetto trace-event JSON (ui.perfetto.dev,\n"
-		   "chrome://tracing), when the output's name ends in .json.\n"
+		   "chrome://tracing), when the output's name ends in .json; or in any format below,\n"
+		   "chosen by the output's suffix or by --format (no suffix known: trace.dat).\n"
 		   "\n"
 		   "  -o FILE            the trace.dat to write\n"
 		   "  -i DIR             the capture directory, as trace-cmd takes its input\n"
+		   "  -f, --format NAME  the output's format, whatever its name (see below)\n"
 		   "  --v7               write version 7 (sections; default: version 6)\n"
 		   "  --compress NAME    version 7 compression: none, zlib or zstd\n"
 		   "  --file-version N   6 or 7, as trace-cmd convert takes it\n"
 		   "  --compression NAME the same as --compress\n"
 		   "  --prefix P         the raw and stats files are PcpuN.raw, PcpuN.stats\n"
 		   "  --buffer NAME=DIR  also the capture DIR, as the instance NAME (repeatable)\n"
-		   "  -h, --help         this text\n");
+		   "  --title T          the SVGs' title\n"
+		   "  -h, --help         this text\n"
+		   "\n"
+		   "Formats (NAME, suffix, what):\n");
+	list_formats(f);
+	fprintf(f, "\nExit status: 0 written; 1 written, but damaged parts of the input were left out\n"
+		   "(each said with its file and byte); 2 usage, or nothing could be written.\n");
 	return f == stderr ? 2 : 0;
 }
 
-#define MAX_INPUTS 64
+#define MAX_BUFFERS 63
 
 /* --buffer NAME=DIR: one more capture, as an instance. */
 static int add_buffer(struct tb_tracedat_input *inputs, size_t *n, char *arg)
@@ -58,8 +81,8 @@ static int add_buffer(struct tb_tracedat_input *inputs, size_t *n, char *arg)
 		fprintf(stderr, "tracebuf convert: --buffer takes NAME=DIR, not '%s'\n", arg);
 		return -1;
 	}
-	if (*n == MAX_INPUTS) {
-		fprintf(stderr, "tracebuf convert: at most %d buffers\n", MAX_INPUTS - 1);
+	if (*n == MAX_BUFFERS) {
+		fprintf(stderr, "tracebuf convert: at most %d buffers\n", MAX_BUFFERS);
 		return -1;
 	}
 	*eq = '\0';
@@ -67,67 +90,41 @@ static int add_buffer(struct tb_tracedat_input *inputs, size_t *n, char *arg)
 	return 0;
 }
 
-struct counted {
-	unsigned long problems;
-};
-
-static void count_diag(void *ctx, const struct tb_diag *d)
+/* The kind --format names, or the one the output's suffix says (none: trace.dat, as before formats). */
+static const struct tb_exporter_kind *choose_kind(const char *format, const char *out)
 {
-	struct counted *c = ctx;
+	const struct tb_exporter_kind *k;
 
-	if (!d->warning)
-		c->problems++;
-	tb_diag_print(NULL, d);
+	if (format) {
+		if (!(k = tb_export_find(format))) {
+			fprintf(stderr, "tracebuf convert: --format %s: unknown; the formats are:", format);
+			for (size_t i = 0; i < tb_export_kind_count(); i++)
+				fprintf(stderr, " %s", tb_export_kind_name(tb_export_kind(i)));
+			fputc('\n', stderr);
+		}
+		return k;
+	}
+	k = tb_export_for_path(out);
+	return k ? k : tb_export_find("tracedat");
 }
 
-static bool is_json_name(const char *path)
+/* Write it, the objects file's user symbols at hand for the JSON's function names. */
+static int convert(const struct tb_exporter_kind *kind, struct tb_export_opts *o)
 {
-	size_t n = strlen(path);
+	struct tb_export_result res;
+	int rc;
 
-	return n > 5 && !strcmp(path + n - 5, ".json");
-}
-
-/* The JSON export: tasks, CPUs, calls and counters as tracks (tracebuf/chrome.h). */
-static int convert_json(const char *in, const char *out)
-{
-	struct tb_chrome_totals t;
-	struct tb_capture *c;
-	FILE *f;
-	int rc = tb_capture_open(in, NULL, &c);
-
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf convert: %s: cannot open: %s\n", in, strerror(-rc));
-		return 2;
-	}
-	struct tb_chrome_opts o = {.usyms = objects_load("convert", in, NULL)};
-	if (o.usyms)
-		tb_usyms_register(o.usyms, tb_capture_schema(c));
-	if (!(f = fopen(out, "w"))) {
-		fprintf(stderr, "tracebuf convert: %s: %s\n", out, strerror(errno));
-		rc = -errno;
-	} else {
-		rc = tb_chrome_json_write(c, f, &o, &t);
-		if (fclose(f) != 0 && rc == 0)
-			rc = -EIO;
-		if (rc < 0)
-			fprintf(stderr, "tracebuf convert: %s: %s\n", out, strerror(-rc));
-	}
-	if (rc == 0)
-		fprintf(stderr,
-			"tracebuf convert: %s: %llu records: %llu CPU slices, %llu calls, %llu counter values, "
-			"%llu instants, %llu tasks\n",
-			out, (unsigned long long)t.records, (unsigned long long)t.cpu_slices,
-			(unsigned long long)t.calls, (unsigned long long)t.counters, (unsigned long long)t.instants,
-			(unsigned long long)t.tracks);
-	unsigned long problems = tb_capture_problems(c);
-	tb_usyms_free(o.usyms);
-	tb_capture_close(c);
-	return rc < 0 ? 2 : problems ? 1 : 0;
+	if (kind == tb_export_find("json"))
+		o->usyms = objects_load("convert", o->in, NULL);
+	o->progress = isatty(STDERR_FILENO);
+	rc = tb_export_run(kind, o, &res);
+	tb_usyms_free(o->usyms);
+	return rc < 0 ? 2 : res.problems ? 1 : 0;
 }
 
 int cmd_convert(int argc, char **argv)
 {
-	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX, OPT_BUFFER };
+	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX, OPT_BUFFER, OPT_TITLE };
 	static const struct option longopts[] = {
 	    {"v7", no_argument, NULL, OPT_V7},
 	    {"compress", required_argument, NULL, OPT_COMPRESS},
@@ -135,41 +132,48 @@ int cmd_convert(int argc, char **argv)
 	    {"file-version", required_argument, NULL, OPT_VERSION},
 	    {"prefix", required_argument, NULL, OPT_PREFIX},
 	    {"buffer", required_argument, NULL, OPT_BUFFER},
+	    {"format", required_argument, NULL, 'f'},
+	    {"title", required_argument, NULL, OPT_TITLE},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct counted counted = {0};
-	struct tb_tracedat_write_opts o = {.version = 6, .diag = count_diag, .diag_ctx = &counted};
-	const char *in = NULL, *out = NULL, *prefix = NULL;
-	struct tb_tracedat_input inputs[MAX_INPUTS];
-	size_t ninputs = 1;
-	int opt, rc;
+	struct tb_tracedat_input buffers[MAX_BUFFERS];
+	struct tb_export_opts o = {.tool = "tracebuf convert", .tracedat_version = 6, .buffers = buffers};
+	const char *format = NULL;
+	const struct tb_exporter_kind *kind;
+	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hi:o:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hi:o:f:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
-			in = optarg;
+			o.in = optarg;
 			break;
 		case 'o':
-			out = optarg;
+			o.out = optarg;
+			break;
+		case 'f':
+			format = optarg;
 			break;
 		case OPT_V7:
-			o.version = 7;
+			o.tracedat_version = 7;
 			break;
 		case OPT_COMPRESS:
 			o.compression = optarg;
 			break;
 		case OPT_PREFIX:
-			prefix = optarg;
+			o.prefix = optarg;
+			break;
+		case OPT_TITLE:
+			o.title = optarg;
 			break;
 		case OPT_BUFFER:
-			if (add_buffer(inputs, &ninputs, optarg) < 0)
+			if (add_buffer(buffers, &o.nbuffers, optarg) < 0)
 				return 2;
 			break;
 		case OPT_VERSION:
-			o.version = atoi(optarg);
-			if (o.version != 6 && o.version != 7) {
+			o.tracedat_version = atoi(optarg);
+			if (o.tracedat_version != 6 && o.tracedat_version != 7) {
 				fprintf(stderr, "tracebuf convert: --file-version %s: 6 or 7\n", optarg);
 				return 2;
 			}
@@ -180,21 +184,11 @@ int cmd_convert(int argc, char **argv)
 			return usage(stderr);
 		}
 	}
-	if (!in && optind == argc - 1)
-		in = argv[optind++];
-	if (!in || !out || optind != argc)
+	if (!o.in && optind == argc - 1)
+		o.in = argv[optind++];
+	if (!o.in || !o.out || optind != argc)
 		return usage(stderr);
-	if (is_json_name(out))
-		return convert_json(in, out);
-	if (o.compression && strcmp(o.compression, "none") && o.version != 7) {
-		fprintf(stderr, "tracebuf convert: compression needs version 7 (--v7)\n");
+	if (!(kind = choose_kind(format, o.out)))
 		return 2;
-	}
-	inputs[0] = (struct tb_tracedat_input){.dir = in, .prefix = prefix, .name = ""};
-	rc = tb_tracedat_write_captures(inputs, ninputs, out, &o);
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf convert: %s -> %s: %s\n", in, out, strerror(-rc));
-		return 2;
-	}
-	return counted.problems ? 1 : 0;
+	return convert(kind, &o);
 }

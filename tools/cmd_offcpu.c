@@ -140,9 +140,6 @@ static void say_missing(const struct offcpu_args *a, const struct tb_offcpu_tota
 
 static int write_svg(const struct offcpu_args *a, const struct tb_offcpu *r, const struct tb_offcpu_totals *t)
 {
-	char sub[256];
-	size_t n;
-	const struct tb_folded *lines = tb_offcpu_stacks(r, &n);
 	FILE *f = fopen(a->svg, "w");
 	int rc;
 
@@ -150,12 +147,7 @@ static int write_svg(const struct offcpu_args *a, const struct tb_offcpu *r, con
 		fprintf(stderr, "tracebuf offcpu: %s: %s\n", a->svg, strerror(errno));
 		return -errno;
 	}
-	snprintf(sub, sizeof(sub), "%s: %llu intervals, %.3f s off CPU%s", a->input,
-		 (unsigned long long)t->intervals, (double)t->off_ns / 1e9,
-		 a->o.blocked_only ? " (blocked time only)" : "");
-	struct tb_flame_opts fo = {.title = a->title ? a->title : "Off-CPU Time Flame Graph",
-				   .subtitle = sub, .unit = "us", .scale = 1e-3, .cold = true};
-	rc = tb_flamegraph_svg(lines, n, &fo, f);
+	rc = tb_offcpu_flamegraph(r, t, &a->o, a->input, a->title, f);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -EIO;
 	if (rc < 0)

@@ -25,7 +25,7 @@
 #include "cmds.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/ring.h"
-#include "tracebuf/ringsvg.h"
+#include "tracebuf/export.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
 #include "tracebuf/tracedat.h"
@@ -101,67 +101,14 @@ static int tracedat_stats(const char *path)
 	return damaged ? 1 : 0;
 }
 
-/* A number after "key: " at the start of a line of text; false when there is none. */
-static bool meta_number(const char *text, const char *key, unsigned long long *out)
-{
-	size_t klen = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, klen) && p[klen] == ':')
-			return sscanf(p + klen + 1, " %llu", out) == 1;
-	return false;
-}
-
-/* Sub-buffers per CPU from a capture directory's meta.txt (the kernel's sizing arithmetic); 0 unknown. */
-static unsigned ring_subbufs(const char *dir, size_t subbuf_bytes)
-{
-	char path[4096];
-	unsigned long long kb;
-	struct tb_sizing sz;
-	char *meta;
-
-	snprintf(path, sizeof(path), "%s/meta.txt", dir);
-	meta = read_text(path);
-	bool known = meta && meta_number(meta, "buffer_size_kb", &kb) &&
-		     tb_sizing_compute(kb, (uint32_t)(subbuf_bytes / 1024), &sz) == 0;
-	free(meta);
-	return known ? sz.subbufs_per_cpu : 0;
-}
-
+/* The ring picture: the export stage's ring-svg kind, as `convert --format ring-svg` writes it. */
 static int stats_svg(const char *svg, const char *input)
 {
-	struct tb_capture *c;
-	FILE *f;
-	int rc = tb_capture_open(input, NULL, &c);
+	struct tb_export_opts o = {.tool = "tracebuf stats", .in = input, .out = svg};
+	struct tb_export_result res;
+	int rc = tb_export_run(tb_export_find("ring-svg"), &o, &res);
 
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf stats: %s: cannot open: %s\n", input, strerror(-rc));
-		return 2;
-	}
-	if (tb_capture_is_live(c)) {
-		fprintf(stderr, "tracebuf stats: %s is a live instance: drawing it would consume its buffer; "
-				"save it first (tracebuf capture -o DIR INSTANCE) and draw DIR\n",
-			input);
-		tb_capture_close(c);
-		return 2;
-	}
-	char title[512];
-	snprintf(title, sizeof(title), "Ring buffer of %s", input);
-	struct tb_ring_svg_opts o = {.title = title,
-				     .subbufs_per_cpu = ring_subbufs(input, tb_capture_subbuf_size(c))};
-	if (!(f = fopen(svg, "w"))) {
-		fprintf(stderr, "tracebuf stats: %s: %s\n", svg, strerror(errno));
-		tb_capture_close(c);
-		return 2;
-	}
-	rc = tb_ring_svg(c, &o, f);
-	if (fclose(f) != 0 && rc == 0)
-		rc = -EIO;
-	if (rc < 0)
-		fprintf(stderr, "tracebuf stats: %s: %s\n", svg, strerror(-rc));
-	unsigned long problems = tb_capture_problems(c);
-	tb_capture_close(c);
-	return rc < 0 ? 2 : problems ? 1 : 0;
+	return rc < 0 ? 2 : res.problems ? 1 : 0;
 }
 
 int cmd_stats(int argc, char **argv)

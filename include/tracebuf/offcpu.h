@@ -104,6 +104,15 @@ struct tb_flame_opts {
 int tb_flamegraph_svg(const struct tb_folded *lines, size_t n, const struct tb_flame_opts *opts,
 		      FILE *out);
 
+/*
+ * The off-CPU flame graph of r as `tracebuf offcpu --svg` draws it: cold
+ * palette, microseconds, title (NULL: "Off-CPU Time Flame Graph") and a
+ * subtitle naming input with t's intervals and seconds (o: the options r
+ * was run with, for "blocked time only"; NULL: none).  0 or -EIO / -ENOMEM.
+ */
+int tb_offcpu_flamegraph(const struct tb_offcpu *r, const struct tb_offcpu_totals *t,
+			 const struct tb_offcpu_opts *o, const char *input, const char *title, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -328,6 +328,13 @@ struct tb_tracedat_write_opts {
 	const char *const *instances;
 	tb_diag_fn *diag;
 	void *diag_ctx;
+	/*
+	 * Told the sub-buffer bytes taken so far, after each run of them is
+	 * written (NULL: not told), for a progress line; called on the
+	 * writing thread.
+	 */
+	void (*progress)(void *ctx, uint64_t bytes);
+	void *progress_ctx;
 };
 
 /*

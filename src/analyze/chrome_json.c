@@ -21,6 +21,7 @@
 #include "merge.h"
 #include "schema_kernel.h"
 #include "tracebuf/chrome.h"
+#include "chrome_stream.h"
 
 #define COMM_LEN 16
 #define FLUSH_AT (256 * 1024)
@@ -468,34 +469,51 @@ static void put_metadata(struct chrome *c)
 	}
 }
 
-/* -------------------------------------------------------------- run */
+/* ------------------------------------------------------- the stream */
 
-static int run(struct chrome *c)
+struct chrome *chrome_begin(struct tb_capture *cap, FILE *out, const struct tb_chrome_opts *opts,
+			    struct tb_chrome_totals *totals, uint32_t mult, uint32_t shift)
 {
-	struct merge m;
-	struct merged_record r;
-	int rc = merge_open(&m, c->capture);
+	static const struct tb_chrome_opts defaults;
+	struct chrome *c = calloc(1, sizeof(*c));
 
-	if (rc < 0)
-		return rc;
-	m.want_blobs = true;
+	if (!c)
+		return NULL;
+	memset(totals, 0, sizeof(*totals));
+	*c = (struct chrome){.capture = cap, .schema = tb_capture_schema(cap), .o = opts ? opts : &defaults,
+			     .t = totals, .out = out, .first = true, .ncpus = tb_capture_cpu_slots(cap)};
+	c->cpus = calloc(c->ncpus > 0 ? (size_t)c->ncpus : 1, sizeof(*c->cpus));
+	c->events = calloc(65536, sizeof(*c->events));
+	if (!c->cpus || !c->events) {
+		chrome_free(c);
+		return NULL;
+	}
 	sb_puts(&c->b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"tracebuf convert\",\"clock\":");
-	json_str(&c->b, tb_capture_clock(c->capture), SIZE_MAX);
-	if (m.mult) { /* the stamps were cycles: say how they became nanoseconds */
+	json_str(&c->b, tb_capture_clock(cap), SIZE_MAX);
+	if (mult) { /* the stamps were cycles: say how they became nanoseconds */
 		sb_puts(&c->b, ",\"tsc2nsec\":{\"mult\":");
-		json_i64(&c->b, m.mult);
+		json_i64(&c->b, mult);
 		sb_puts(&c->b, ",\"shift\":");
-		json_i64(&c->b, m.shift);
+		json_i64(&c->b, shift);
 		sb_putc(&c->b, '}');
 	}
 	sb_puts(&c->b, "},\"traceEvents\":[");
-	while (!c->fatal && merge_next(&m, &r) == 1)
-		feed(c, &r);
+	return c;
+}
+
+int chrome_feed(struct chrome *c, const struct merged_record *r)
+{
 	if (!c->fatal)
-		c->fatal = m.fatal;
-	c->t->records = m.records;
-	c->t->lost_pages = m.lost_pages;
-	merge_close(&m);
+		feed(c, r);
+	return c->fatal;
+}
+
+int chrome_end(struct chrome *c, const struct merge *m)
+{
+	if (!c->fatal)
+		c->fatal = m->fatal;
+	c->t->records = m->records;
+	c->t->lost_pages = m->lost_pages;
 	put_metadata(c);
 	sb_puts(&c->b, "\n]}\n");
 	if (c->b.oom)
@@ -506,11 +524,24 @@ static int run(struct chrome *c)
 	return c->fatal;
 }
 
+void chrome_free(struct chrome *c)
+{
+	if (!c)
+		return;
+	sb_free(&c->b);
+	pidmap_free(&c->pids);
+	free(c->tasks);
+	free(c->cpus);
+	free(c->events);
+	free(c);
+}
+
 int tb_chrome_json_write(struct tb_capture *cap, FILE *out, const struct tb_chrome_opts *opts,
 			 struct tb_chrome_totals *totals)
 {
-	static const struct tb_chrome_opts defaults;
 	struct tb_chrome_totals scratch;
+	struct merged_record r;
+	struct merge m;
 	struct chrome *c;
 	int rc;
 
@@ -519,19 +550,19 @@ int tb_chrome_json_write(struct tb_capture *cap, FILE *out, const struct tb_chro
 	if (!totals)
 		totals = &scratch;
 	memset(totals, 0, sizeof(*totals));
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	rc = merge_open(&m, cap);
+	if (rc < 0)
+		return rc;
+	m.want_blobs = true;
+	c = chrome_begin(cap, out, opts, totals, m.mult, m.shift);
+	if (!c) {
+		merge_close(&m);
 		return -ENOMEM;
-	*c = (struct chrome){.capture = cap, .schema = tb_capture_schema(cap), .o = opts ? opts : &defaults,
-			     .t = totals, .out = out, .first = true, .ncpus = tb_capture_cpu_slots(cap)};
-	c->cpus = calloc(c->ncpus > 0 ? (size_t)c->ncpus : 1, sizeof(*c->cpus));
-	c->events = calloc(65536, sizeof(*c->events));
-	rc = c->cpus && c->events ? run(c) : -ENOMEM;
-	sb_free(&c->b);
-	pidmap_free(&c->pids);
-	free(c->tasks);
-	free(c->cpus);
-	free(c->events);
-	free(c);
+	}
+	while (merge_next(&m, &r) == 1 && chrome_feed(c, &r) == 0)
+		;
+	rc = chrome_end(c, &m);
+	merge_close(&m);
+	chrome_free(c);
 	return rc;
 }

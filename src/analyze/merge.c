@@ -91,6 +91,22 @@ void merge_close(struct merge *m)
 	m->streams = NULL;
 }
 
+/* A sub-buffer of u that follows lost events: counted, and told to a reader that lists losses. */
+static void count_loss(struct merge *m, const struct pw_unit *u, size_t page)
+{
+	const struct tb_page_header *h = &u->hdr[page];
+
+	m->lost_pages++;
+	m->lost_events += h->lost_stored ? h->lost_count : 0;
+	if (m->on_loss)
+		m->on_loss(m->loss_ctx, &(struct merge_loss){.cpu = u->cpu,
+							     .ts = merge_ts(m, h->timestamp),
+							     .count = h->lost_stored ? h->lost_count : 0,
+							     .count_known = h->lost_stored,
+							     .file = u->file[page],
+							     .offset = u->file_offset[page]});
+}
+
 /* What the page-level steps say: pages read, their losses, what was skipped and why. */
 static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *st)
 {
@@ -109,10 +125,8 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 		break;
 	case PW_PAGE:
 		m->pages++;
-		if (u->hdr[st->page].lost) {
-			m->lost_pages++;
-			m->lost_events += u->hdr[st->page].lost_stored ? u->hdr[st->page].lost_count : 0;
-		}
+		if (u->hdr[st->page].lost)
+			count_loss(m, u, st->page);
 		break;
 	case PW_PAGE_ERROR:
 		m->bad_pages++;

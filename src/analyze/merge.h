@@ -33,6 +33,17 @@
 struct merge_stream;
 struct pagework;
 
+/* One sub-buffer flagged as following lost events, for a reader that lists losses (merge.on_loss). */
+struct merge_loss {
+	int cpu;
+	uint64_t ts;	  /* the sub-buffer's time stamp, converted as the records' are */
+	uint64_t count;	  /* the events lost, when count_known */
+	bool count_known; /* the kernel stored the count (else: some, how many unknown) */
+	const char *file; /* where the sub-buffer was read, and its byte */
+	uint64_t offset;
+};
+typedef void merge_loss_fn(void *ctx, const struct merge_loss *l);
+
 struct merge {
 	struct tb_capture *capture;
 	uint32_t mult, shift; /* the capture's TSC2NSEC (mult 0: none), kept at hand for every record */
@@ -51,6 +62,14 @@ struct merge {
 	uint64_t lost_events; /* the counts those flags stored (a lower bound) */
 	uint64_t blob_refs;  /* blob references passed over (tracebuf/blob.h): not events */
 	bool want_blobs;     /* set before the first merge_next: hand references out too (r->blob) */
+	/*
+	 * Set before the first merge_next: told of each lost-flagged sub-buffer
+	 * when its CPU's stream reaches it, so before that CPU's records from
+	 * it are handed out (other CPUs' earlier records may still follow).
+	 * The loss, and its file name, are lent for the call only.
+	 */
+	merge_loss_fn *on_loss;
+	void *loss_ctx;
 };
 
 /* One record of the merged stream. */

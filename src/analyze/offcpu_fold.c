@@ -201,3 +201,20 @@ void tb_offcpu_free(struct tb_offcpu *r)
 	free(r->lines);
 	free(r);
 }
+
+int tb_offcpu_flamegraph(const struct tb_offcpu *r, const struct tb_offcpu_totals *t,
+			 const struct tb_offcpu_opts *o, const char *input, const char *title, FILE *out)
+{
+	char sub[256];
+	size_t n;
+
+	if (!r || !t || !input || !out)
+		return -EINVAL;
+	const struct tb_folded *lines = tb_offcpu_stacks(r, &n);
+	snprintf(sub, sizeof(sub), "%s: %llu intervals, %.3f s off CPU%s", input,
+		 (unsigned long long)t->intervals, (double)t->off_ns / 1e9,
+		 o && o->blocked_only ? " (blocked time only)" : "");
+	struct tb_flame_opts fo = {.title = title ? title : "Off-CPU Time Flame Graph",
+				   .subtitle = sub, .unit = "us", .scale = 1e-3, .cold = true};
+	return tb_flamegraph_svg(lines, n, &fo, out);
+}

@@ -22,13 +22,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "page_repair.h"
 #include "pagefmt.h"
 #include "pread_full.h"
 #include "tdat_internal.h"
@@ -45,56 +45,55 @@ struct raw_copy {
 	int fd;		   /* clean runs copied file to file from here; -1: written from memory */
 };
 
-enum page_verdict {
-	PAGE_CLEAN,    /* copied as it is */
-	PAGE_LEFT_OUT, /* zeros, or a header no reader can trust */
-	PAGE_CUT,      /* its records up to the damage kept */
-};
-
-static void say(const struct raw_copy *c, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void say(const struct raw_copy *c, uint64_t offset, const char *fmt, ...)
+/* A problem met copying: to the writer's diag, or stderr. */
+static void say_verdict(void *ctx, const struct tb_diag *d)
 {
-	struct tb_diag d = {.file = c->path, .offset = offset};
-	va_list ap;
+	const struct raw_copy *c = ctx;
 
-	va_start(ap, fmt);
-	vsnprintf(d.reason, sizeof(d.reason), fmt, ap);
-	va_end(ap);
-	(c->o->diag ? c->o->diag : tb_diag_print)(c->o->diag ? c->o->diag_ctx : NULL, &d);
+	(c->o->diag ? c->o->diag : tb_diag_print)(c->o->diag ? c->o->diag_ctx : NULL, d);
 }
 
 /* What report does with the sub-buffer at byte at of the file; said unless clean; *cut: data bytes kept. */
 static enum page_verdict check_page(const struct raw_copy *c, const uint8_t *page, uint64_t at, uint32_t *cut)
 {
+	return page_verdict(page, c->page_size, c->path, at, say_verdict, (void *)c, cut);
+}
+
+enum page_verdict page_verdict(const uint8_t *page, uint32_t page_size, const char *file, uint64_t at,
+			       tb_diag_fn *say, void *ctx, uint32_t *cut)
+{
+	struct tb_diag d = {.file = file, .offset = at};
 	struct tb_page_header h;
 	struct tb_page_error err;
 	struct tb_page_check pc;
 
-	if (tbf_all_zero(page, c->page_size)) {
-		say(c, at,
-		    "sub-buffer is all zeros (no time stamp, no data): not one the kernel wrote; skipped");
+	if (tbf_all_zero(page, page_size)) {
+		snprintf(d.reason, sizeof(d.reason),
+			 "sub-buffer is all zeros (no time stamp, no data): not one the kernel wrote; skipped");
+		say(ctx, &d);
 		return PAGE_LEFT_OUT;
 	}
-	if (tb_page_read_header(page, c->page_size, &h, &err) < 0) {
-		say(c, at + err.offset, "%s; sub-buffer skipped", err.reason);
+	if (tb_page_read_header(page, page_size, &h, &err) < 0) {
+		d.offset = at + err.offset;
+		snprintf(d.reason, sizeof(d.reason), "%s; sub-buffer skipped", err.reason);
+		say(ctx, &d);
 		return PAGE_LEFT_OUT;
 	}
-	if (tb_page_check(page, c->page_size, h.data_len, &pc) == 0)
+	if (tb_page_check(page, page_size, h.data_len, &pc) == 0)
 		return PAGE_CLEAN;
-	say(c, at + pc.offset, "%s; rest of the sub-buffer skipped", pc.reason);
+	d.offset = at + pc.offset;
+	snprintf(d.reason, sizeof(d.reason), "%s; rest of the sub-buffer skipped", pc.reason);
+	say(ctx, &d);
 	*cut = pc.len; /* where the bad record starts */
 	return PAGE_CUT;
 }
 
-/* page with its data cut to len bytes: the commit's flags and a stored lost count kept. */
-static void cut_page(uint8_t *page, uint32_t page_size, uint32_t len)
+void page_cut(uint8_t *page, uint32_t page_size, uint32_t len)
 {
 	struct tb_page_header h;
 	uint64_t commit;
 
-	tb_page_read_header(page, page_size, &h, NULL); /* checked by check_page */
+	tb_page_read_header(page, page_size, &h, NULL); /* checked by page_verdict */
 	commit = (h.commit_raw & ~(uint64_t)TB_COMMIT_LEN_MASK) | len;
 	memset(page + TB_PAGE_HDR_SIZE + len, 0, page_size - TB_PAGE_HDR_SIZE - len);
 	memcpy(page + 8, &commit, 8);
@@ -135,7 +134,7 @@ static int copy_checked(struct raw_copy *c, const uint8_t *src, size_t len, uint
 		rc = copy_run(c, src, run, off, at);
 		if (rc == 0 && v == PAGE_CUT) {
 			memcpy(c->repaired, src + off, c->page_size);
-			cut_page(c->repaired, c->page_size, cut);
+			page_cut(c->repaired, c->page_size, cut);
 			rc = tb_tracedat_write_pages(c->w, c->repaired, c->page_size);
 		}
 		run = off + c->page_size;

@@ -76,6 +76,9 @@ struct tb_tracedat_writer {
 	uint32_t tsc2nsec_mult, tsc2nsec_shift;
 	tb_diag_fn *diag;
 	void *diag_ctx;
+	void (*progress)(void *ctx, uint64_t bytes);
+	void *progress_ctx;
+	uint64_t taken; /* sub-buffer bytes given to write_pages / copy_file, for progress */
 	char *path;
 
 	/* metadata, until written */
@@ -330,6 +333,8 @@ int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opt
 	w->fd = -1;
 	w->diag = opts->diag ? opts->diag : tb_diag_print;
 	w->diag_ctx = opts->diag ? opts->diag_ctx : NULL;
+	w->progress = opts->progress;
+	w->progress_ctx = opts->progress_ctx;
 	w->version = opts->version ? opts->version : 6;
 	w->page_size = opts->page_size;
 	w->cpus = opts->cpus;
@@ -1236,6 +1241,14 @@ static int flush_chunk(struct tb_tracedat_writer *w)
 	return w->err;
 }
 
+/* n more sub-buffer bytes taken: told to the caller's progress line. */
+static void took(struct tb_tracedat_writer *w, uint64_t n)
+{
+	w->taken += n;
+	if (w->progress)
+		w->progress(w->progress_ctx, w->taken);
+}
+
 int tb_tracedat_write_pages(struct tb_tracedat_writer *w, const void *pages, size_t n)
 {
 	const uint8_t *p = pages;
@@ -1247,6 +1260,7 @@ int tb_tracedat_write_pages(struct tb_tracedat_writer *w, const void *pages, siz
 		return fail(w, -EINVAL, "pages written outside a CPU");
 	if (n % w->page_size)
 		return fail(w, -EINVAL, "%zu bytes are not whole %u-byte sub-buffers", n, w->page_size);
+	took(w, n);
 	if (!w->zip)
 		return put(w, pages, n);
 	if (!w->chunk) {
@@ -1289,6 +1303,7 @@ int tdat_writer_copy_file(struct tb_tracedat_writer *w, int fd, uint64_t len)
 		started = true;
 		len -= (uint64_t)n;
 		w->pos += (uint64_t)n;
+		took(w, (uint64_t)n);
 	}
 	return 0;
 }

@@ -11,8 +11,8 @@
  *
  * Ownership: kallsyms_cut() returns a buffer the caller frees.
  */
-#ifndef TRACEBUF_TOOLS_KALLSYMS_CUT_H
-#define TRACEBUF_TOOLS_KALLSYMS_CUT_H
+#ifndef TRACEBUF_EXPORT_KALLSYMS_CUT_H
+#define TRACEBUF_EXPORT_KALLSYMS_CUT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tracefs.h - small file helpers for the CLI commands that talk to tracefs
- * and write capture directories.
+ * tracefs.h - small file helpers for the code that talks to tracefs and
+ * writes capture directories: the CLI commands, and capture saving
+ * (capture_save.c), which is the library's since it left tools/.
  *
  * tracefs files report a size of 0, so every read goes to EOF.  Errors are
  * negative errno values (or NULL with errno set); nothing here prints.
  * Strings returned are the caller's to free.
  */
-#ifndef TRACEBUF_TOOLS_TRACEFS_H
-#define TRACEBUF_TOOLS_TRACEFS_H
+#ifndef TRACEBUF_EXPORT_TRACEFS_H
+#define TRACEBUF_EXPORT_TRACEFS_H
 
 #include <stdbool.h>
 #include <stddef.h>

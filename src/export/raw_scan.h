@@ -8,8 +8,8 @@
  *
  * Ownership: raw_refs_free() releases what the scan collected.
  */
-#ifndef TRACEBUF_TOOLS_RAW_SCAN_H
-#define TRACEBUF_TOOLS_RAW_SCAN_H
+#ifndef TRACEBUF_EXPORT_RAW_SCAN_H
+#define TRACEBUF_EXPORT_RAW_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>

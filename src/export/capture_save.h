@@ -8,9 +8,13 @@
  * raw pages must describe the same events.  Saving CONSUMES the instance's
  * buffer (the raw pages are read through trace_pipe_raw), so everything
  * that does not consume is saved first.  Messages go to stderr.
+ *
+ * Part of the reading library (export stage) since it left tools/: the CLI
+ * (`tracebuf capture`, `record --kernel`) keeps only argument handling and
+ * the instance's lifecycle.
  */
-#ifndef TRACEBUF_TOOLS_CAPTURE_SAVE_H
-#define TRACEBUF_TOOLS_CAPTURE_SAVE_H
+#ifndef TRACEBUF_EXPORT_CAPTURE_SAVE_H
+#define TRACEBUF_EXPORT_CAPTURE_SAVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
