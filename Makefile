@@ -51,7 +51,7 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat src/analyze
+SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat src/input src/analyze
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 # TB_BUILDING_LIBTRACEBUF: tracepoint.h keeps the general TLS model inside the libraries.
@@ -66,7 +66,7 @@ CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c inflight.c r
 		registry.c session.c session_ids.c blobsave.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
 		filter_parse.c filter_eval.c event_filter.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/analyze/*.c))
+READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/input/*.c src/analyze/*.c))
 # Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
 # a program opts into; libc only (elfsyms.c turns exclusion patterns into addresses).
 FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/decode/elfsyms.c

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "blob_store.h"
+#include "capture_kinds.h"
 #include "capture_source.h"
 #include "fd_text.h"
 #include "pread_full.h"
@@ -1008,9 +1009,8 @@ static int load_capture_schema(struct tb_capture *c)
 	return rc;
 }
 
-static int capture_init(struct tb_capture *c, const char *dir, const struct tb_capture_opts *o)
+static int capture_init(struct tb_capture *c, const char *dir, bool live, const struct tb_capture_opts *o)
 {
-	char *per_cpu;
 
 	c->diag = o && o->diag ? o->diag : tb_diag_print;
 	c->diag_ctx = o && o->diag ? o->diag_ctx : NULL;
@@ -1023,13 +1023,9 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct tb_c
 	c->lazy_formats = o && o->lazy_formats;
 	c->no_symbols = o && o->no_symbols;
 	c->schema = tb_schema_new();
-	per_cpu = path_join(dir, "per_cpu");
-	if (!c->dir || !c->prefix || !c->schema || !per_cpu || (o && o->clock && !c->clock_given)) {
-		free(per_cpu);
+	if (!c->dir || !c->prefix || !c->schema || (o && o->clock && !c->clock_given))
 		return -ENOMEM;
-	}
-	c->live = is_dir(per_cpu);
-	free(per_cpu);
+	c->live = live;
 	tb_schema_set_diag(c->schema, forward_diag, c);
 	if (c->live && !(c->root = tracefs_root(dir)))
 		return -errno;
@@ -1122,23 +1118,16 @@ static int open_blob_store(struct tb_capture *c)
 	return 0;
 }
 
-int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
+/* A capture directory or a live instance: its schema, its CPUs' files, its clock. */
+static int open_files(const char *dir, bool live, const struct tb_capture_opts *opts, struct tb_capture **out)
 {
 	struct tb_capture *c;
-	struct stat st;
 	int rc;
 
-	if (!out)
-		return -EINVAL;
 	*out = NULL;
-	if (!dir || !*dir)
-		return -EINVAL;
-	/* A regular file is a trace.dat; directories are captures or tracefs. */
-	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
-		return tracedat_capture_open(dir, opts, out);
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
-	rc = capture_init(c, dir, opts);
+	rc = capture_init(c, dir, live, opts);
 	if (rc == 0)
 		rc = c->live ? load_live_schema(c) : load_capture_schema(c);
 	if (rc == 0 && !(c->subbuf = tb_schema_subbuf_size(c->schema)))
@@ -1155,6 +1144,16 @@ int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct 
 	}
 	*out = c;
 	return 0;
+}
+
+int capture_open_dir(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
+{
+	return open_files(dir, false, opts, out);
+}
+
+int capture_open_live(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
+{
+	return open_files(dir, true, opts, out);
 }
 
 static void blob_problem(void *ctx, const char *file, uint64_t offset, const char *reason)
