@@ -97,7 +97,7 @@ BENCHES += $(B)/bench/paced_app
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all lib cli tests run test test-normal test-asan test-tsan test-fuzz test-model test-install \
-	soak stress fuzz fuzz-long bench install clean deps format check-symbols
+	soak stress fuzz fuzz-long bench install clean deps format check-symbols check-layout
 
 all: lib cli $(B)/examples/demo
 
@@ -284,7 +284,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-install
 	@echo "make test: all suites passed"
 
-test-normal: tests check-symbols
+test-normal: tests check-symbols check-layout
 	@echo "== tests (normal build)"
 	$(Q)TB_BUILD=$(B) $(PROVE) $(TESTS) $(TEST_SCRIPTS)
 
@@ -387,6 +387,10 @@ install: all
 	install -m 644 docs/tracebuf.1 $(DESTDIR)$(MANDIR)/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' tracebuf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tracebuf.pc
+
+# Calls between src/ folders only run down the stages (scripts/check-layout.sh says which).
+check-layout: $(B)/libtracebuf.a $(B)/libtracebuf-read.a $(B)/libtracebuf-func.a
+	$(Q)scripts/check-layout.sh $(B)/obj
 
 # Only tb_ symbols may leave the shared library.
 check-symbols: $(B)/libtracebuf.so

@@ -32,6 +32,6 @@ const struct input_kind input_shm_session = {
 	.name = "shm session",
 	.sniff = sniff_shm_session,
 	.open = NULL,
-	.says_instead = "a running or kept `tracebuf record` session: copy it with `tracebuf snapshot`, "
+	.says_instead = "the ring of a `tracebuf record` session; copy it with `tracebuf snapshot` or "
 			"`tracebuf recover`, or watch it with `tracebuf hist --session`",
 };
