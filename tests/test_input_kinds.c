@@ -215,6 +215,9 @@ static void test_refused(const char *tmp)
 	kind = kind_of(missing, &h, &rc);
 	ok(kind == TB_INPUT_UNKNOWN && rc == -ENOENT && h.count == 1 && !strcmp(h.file, missing),
 	   "a missing path: -ENOENT, said (%s)", h.reason);
+	memset(&h, 0, sizeof(h));
+	ok(tb_capture_open(missing, &o, &c) == -ENOENT && !c && strstr(h.file, "header_page"),
+	   "opened, it is taken for a capture directory whose header_page is missing (%s)", h.file);
 
 	/* A directory is meant as a capture; the capture's reader names what it lacks. */
 	snprintf(empty, sizeof(empty), "%s/empty", tmp);

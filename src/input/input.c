@@ -84,6 +84,10 @@ static int probe_path(struct input_probe *p, const char *path, const struct inpu
 	p->path = path;
 	if (stat(path, &p->st) < 0) {
 		int e = errno;
+		if (e == ENOENT || e == ENOTDIR) {
+			p->missing = e;
+			return 0;
+		}
 		say(to, path, "cannot read: %s", strerror(e));
 		return -e;
 	}
@@ -138,7 +142,13 @@ static const struct input_kind *pick_kind(const struct input_probe *p, const str
 	return NULL;
 }
 
-static int identify(const char *path, const struct input_say *to, const struct input_kind **kind)
+/*
+ * The kind of path, or NULL with a negative errno (said).  A missing path
+ * is -ENOENT (or -ENOTDIR), unless opening: then it goes to the kind that
+ * claims it, the capture directory, whose reader names the header_page it
+ * lacks (as tb_capture_open() always did).
+ */
+static int identify(const char *path, const struct input_say *to, bool opening, const struct input_kind **kind)
 {
 	struct input_probe p;
 	int rc;
@@ -146,6 +156,10 @@ static int identify(const char *path, const struct input_say *to, const struct i
 	*kind = NULL;
 	if ((rc = probe_path(&p, path, to)) < 0)
 		return rc;
+	if (p.missing && !opening) {
+		say(to, path, "cannot read: %s", strerror(p.missing));
+		return -p.missing;
+	}
 	*kind = pick_kind(&p, to);
 	return *kind ? 0 : -EINVAL;
 }
@@ -160,7 +174,7 @@ int tb_input_identify(const char *path, tb_diag_fn *diag, void *diag_ctx, bool q
 		*kind = TB_INPUT_UNKNOWN;
 	if (!path || !*path || !kind)
 		return -EINVAL;
-	if ((rc = identify(path, &to, &k)) == 0)
+	if ((rc = identify(path, &to, false, &k)) == 0)
 		*kind = k->id;
 	return rc;
 }
@@ -184,7 +198,7 @@ int tb_capture_open(const char *path, const struct tb_capture_opts *opts, struct
 	*out = NULL;
 	if (!path || !*path)
 		return -EINVAL;
-	if ((rc = identify(path, &to, &kind)) < 0)
+	if ((rc = identify(path, &to, true, &kind)) < 0)
 		return rc;
 	if (!kind->open) {
 		say(&to, path, "a %s, not a capture: %s", kind->name, kind->says_instead);

@@ -46,6 +46,7 @@
 
 struct input_probe {
 	const char *path;
+	int missing;    /* ENOENT or ENOTDIR when nothing is at path (st is then zeros), else 0 */
 	struct stat st;
 	uint8_t head[INPUT_HEAD_BYTES]; /* a regular file's first bytes; head_len of them valid */
 	size_t head_len;

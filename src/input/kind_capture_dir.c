@@ -12,13 +12,16 @@
 
 /*
  * Any directory that is not a live instance: one with header_page is
- * surely a capture; one without may still be meant as one, and the
- * capture's reader then names the file it misses.
+ * surely a capture; one without may still be meant as one, and so may a
+ * path where nothing is: the capture's reader then names the file it
+ * misses.
  */
 static enum input_confidence sniff_capture_dir(const struct input_probe *p)
 {
 	char header_page[4096];
 
+	if (p->missing)
+		return INPUT_MAYBE;
 	if (!S_ISDIR(p->st.st_mode))
 		return INPUT_NO;
 	snprintf(header_page, sizeof(header_page), "%s/header_page", p->path);
