@@ -19,13 +19,13 @@
 #include "tracebuf/input.h"
 #include "tracebuf/shm.h"
 
-#define CAP_A "tests/data/kernel/cap-a-small-noloss"
-#define DAT_V6 "tests/data/trace-dat/sched-marker-v6.dat"
-#define DAT_V7 "tests/data/trace-dat/sched-v7-zstd.dat"
+#define CAP_A	  "tests/data/kernel/cap-a-small-noloss"
+#define DAT_V6	  "tests/data/trace-dat/sched-marker-v6.dat"
+#define DAT_V7	  "tests/data/trace-dat/sched-v7-zstd.dat"
 #define NOT_INPUT "tests/data/trace-dat/README.md"
 
-static const enum tb_input_kind every_kind[] = {TB_INPUT_CAPTURE_DIR, TB_INPUT_LIVE_INSTANCE, TB_INPUT_TRACEDAT,
-						TB_INPUT_SHM_SESSION};
+static const enum tb_input_kind every_kind[] = {TB_INPUT_CAPTURE_DIR, TB_INPUT_LIVE_INSTANCE,
+						TB_INPUT_TRACEDAT, TB_INPUT_SHM_SESSION};
 #define N_KINDS (sizeof(every_kind) / sizeof(every_kind[0]))
 
 /* What the opener said: how often, and its last problem. */
@@ -96,7 +96,7 @@ static void test_capture_dir(void)
 	   "a capture directory is sniffed as one, silently");
 	pages = pages_of(CAP_A, &h, &subbuf);
 	ok(stat(CAP_A "/cpu0.raw", &st0) == 0 && stat(CAP_A "/cpu1.raw", &st1) == 0 && subbuf &&
-		   pages == (long)((st0.st_size + st1.st_size) / (off_t)subbuf),
+	       pages == (long)((st0.st_size + st1.st_size) / (off_t)subbuf),
 	   "opened through the table: every sub-buffer of its two raw files (%ld pages)", pages);
 }
 
@@ -121,7 +121,8 @@ static void test_tracedat(const char *tmp)
 	long named, bare;
 	int rc;
 
-	ok(kind_of(DAT_V6, &h, &rc) == TB_INPUT_TRACEDAT && rc == 0, "a version 6 trace.dat is sniffed as one");
+	ok(kind_of(DAT_V6, &h, &rc) == TB_INPUT_TRACEDAT && rc == 0,
+	   "a version 6 trace.dat is sniffed as one");
 	ok(kind_of(DAT_V7, &h, &rc) == TB_INPUT_TRACEDAT && rc == 0,
 	   "a version 7 (zstd) trace.dat is sniffed as one");
 	ok(pages_of(DAT_V7, &h, &subbuf) > 0, "the v7 file opens through the table, with pages");
@@ -131,7 +132,8 @@ static void test_tracedat(const char *tmp)
 	ok(kind_of(renamed, &h, &rc) == TB_INPUT_TRACEDAT && rc == 0, "is still sniffed as a trace.dat");
 	named = pages_of(DAT_V6, &h, &subbuf);
 	bare = pages_of(renamed, &h, &subbuf);
-	ok(named > 0 && bare == named, "and opens with the same pages as under its name (%ld, %ld)", named, bare);
+	ok(named > 0 && bare == named, "and opens with the same pages as under its name (%ld, %ld)", named,
+	   bare);
 	unlink(renamed);
 }
 
@@ -157,8 +159,9 @@ static void test_shm_session(const char *tmp)
 	memset(&h, 0, sizeof(h));
 	o = (struct tb_capture_opts){.diag = hear, .diag_ctx = &h};
 	rc = tb_capture_open(path, &o, &c);
-	ok(rc == -EOPNOTSUPP && !c && h.count == 1 && !strcmp(h.file, path) && strstr(h.reason, "shm session") &&
-		   strstr(h.reason, "tracebuf snapshot") && strstr(h.reason, "hist --session"),
+	ok(rc == -EOPNOTSUPP && !c && h.count == 1 && !strcmp(h.file, path) &&
+	       strstr(h.reason, "shm session") && strstr(h.reason, "tracebuf snapshot") &&
+	       strstr(h.reason, "hist --session"),
 	   "is not opened as a capture: named, with what reads it (%s)", h.reason);
 	tb_shm_close(shm);
 	unlink(path);
@@ -175,11 +178,13 @@ static void test_live_instance(void)
 		skip(3, "no tracefs instance (not root, or tracefs cannot be mounted)");
 		return;
 	}
-	ok(kind_of(instance, &h, &rc) == TB_INPUT_LIVE_INSTANCE && rc == 0, "a tracefs instance is sniffed as live");
+	ok(kind_of(instance, &h, &rc) == TB_INPUT_LIVE_INSTANCE && rc == 0,
+	   "a tracefs instance is sniffed as live");
 	memset(&h, 0, sizeof(h));
 	rc = tb_capture_open(instance, &o, &c);
 	ok(rc == 0 && tb_capture_is_live(c) && tb_capture_cpu_slots(c) > 0,
-	   "and opened as a live capture with its CPUs (rc %d, %d slots)", rc, c ? tb_capture_cpu_slots(c) : 0);
+	   "and opened as a live capture with its CPUs (rc %d, %d slots)", rc,
+	   c ? tb_capture_cpu_slots(c) : 0);
 	tb_capture_close(c);
 	ok(instance_close() == 0, "the instance is removed");
 }
@@ -194,8 +199,8 @@ static void test_refused(const char *tmp)
 	int rc;
 
 	kind = kind_of(NOT_INPUT, &h, &rc);
-	ok(kind == TB_INPUT_UNKNOWN && rc == -EINVAL && h.count == 1 && !strcmp(h.file, NOT_INPUT) && h.offset == 0 &&
-		   names_every_kind(h.reason),
+	ok(kind == TB_INPUT_UNKNOWN && rc == -EINVAL && h.count == 1 && !strcmp(h.file, NOT_INPUT) &&
+	       h.offset == 0 && names_every_kind(h.reason),
 	   "a text file is refused, naming it and every kind tried (%s)", h.reason);
 	memset(&h, 0, sizeof(h));
 	ok(tb_capture_open(NOT_INPUT, &o, &c) == -EINVAL && !c && h.count == 1 && names_every_kind(h.reason),
@@ -207,7 +212,8 @@ static void test_refused(const char *tmp)
 	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
 	ok(mkfifo(fifo, 0600) == 0, "a FIFO");
 	kind = kind_of(fifo, &h, &rc);
-	ok(kind == TB_INPUT_UNKNOWN && rc == -EINVAL && strstr(h.reason, "a FIFO") && names_every_kind(h.reason),
+	ok(kind == TB_INPUT_UNKNOWN && rc == -EINVAL && strstr(h.reason, "a FIFO") &&
+	       names_every_kind(h.reason),
 	   "is refused without waiting for a writer, said to be a FIFO (%s)", h.reason);
 	unlink(fifo);
 
@@ -229,8 +235,8 @@ static void test_refused(const char *tmp)
 	rmdir(empty);
 
 	ok(tb_input_identify(NULL, NULL, NULL, true, &kind) == -EINVAL && kind == TB_INPUT_UNKNOWN &&
-		   tb_input_identify("", NULL, NULL, true, &kind) == -EINVAL &&
-		   tb_input_identify(CAP_A, NULL, NULL, true, NULL) == -EINVAL,
+	       tb_input_identify("", NULL, NULL, true, &kind) == -EINVAL &&
+	       tb_input_identify(CAP_A, NULL, NULL, true, NULL) == -EINVAL,
 	   "a NULL or empty path, or no kind to fill: -EINVAL");
 }
 
@@ -240,7 +246,8 @@ static void test_names(void)
 
 	for (size_t i = 0; i < N_KINDS; i++)
 		for (size_t j = 0; j < i; j++)
-			distinct &= strcmp(tb_input_kind_name(every_kind[i]), tb_input_kind_name(every_kind[j])) != 0;
+			distinct &=
+			    strcmp(tb_input_kind_name(every_kind[i]), tb_input_kind_name(every_kind[j])) != 0;
 	ok(distinct && !strcmp(tb_input_kind_name(TB_INPUT_UNKNOWN), "unknown input"),
 	   "every kind has a name of its own; no kind is \"unknown input\"");
 }

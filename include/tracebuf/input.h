@@ -36,7 +36,8 @@ enum tb_input_kind {
  * the kinds tried, goes to diag (NULL: tb_diag_print to stderr) unless
  * quiet.
  */
-int tb_input_identify(const char *path, tb_diag_fn *diag, void *diag_ctx, bool quiet, enum tb_input_kind *kind);
+int tb_input_identify(const char *path, tb_diag_fn *diag, void *diag_ctx, bool quiet,
+		      enum tb_input_kind *kind);
 
 /* "capture directory", "trace.dat", ...: the kind as messages name it ("unknown input" for none). */
 const char *tb_input_kind_name(enum tb_input_kind kind);

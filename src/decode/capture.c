@@ -195,8 +195,7 @@ bool capture_is_missing(int e)
 	return e == ENOENT || e == ENOTDIR;
 }
 
-/* What a file that is not a regular file is, for messages. */
-static const char *file_kind(mode_t mode)
+const char *capture_file_kind(mode_t mode)
 {
 	if (S_ISDIR(mode))
 		return "a directory";
@@ -238,7 +237,7 @@ static int open_input(struct tb_capture *c, const char *path, struct stat *st)
 	}
 	if (!S_ISREG(st->st_mode)) {
 		tb_capture_report(c, path, 0, "this is %s; refused: only regular files are read",
-				  file_kind(st->st_mode));
+				  capture_file_kind(st->st_mode));
 		close(fd);
 		errno = EINVAL;
 		return -1;
@@ -1064,7 +1063,8 @@ static void check_source(struct tb_capture *c, struct cpu_source *s)
 		return;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		capture_refuse(s, 0, "this is %s; refused: only regular files are read", file_kind(st.st_mode));
+		capture_refuse(s, 0, "this is %s; refused: only regular files are read",
+			       capture_file_kind(st.st_mode));
 		return;
 	}
 	if (c->files->first_open)

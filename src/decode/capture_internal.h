@@ -120,13 +120,16 @@ struct capture_files {
 	int (*finish_open)(struct tb_capture *c);
 	/* Bytes of a CPU's page buffer (NULL: one sub-buffer). */
 	size_t (*page_room)(const struct tb_capture *c);
-	/* A CPU's file opened the first time, a regular file of st (may be NULL): capture_refuse() what is wrong. */
+	/*
+	 * A CPU's file (a regular file of st) opened the first time: capture_refuse() what is
+	 * wrong.  NULL: nothing to check.
+	 */
 	void (*first_open)(struct tb_capture *c, struct cpu_source *s, const struct stat *st);
 	/* s's next sub-buffer into s->page at s->lent: 1, 0 at its end, or a negative errno (reported). */
 	int (*next_page)(struct tb_capture *c, struct cpu_source *s);
 	/* As capture_read_pages() for s, straight into buf (NULL: pages copied one at a time). */
-	int (*read_run)(struct tb_capture *c, struct cpu_source *s, uint8_t *buf, size_t room, size_t max_pages,
-			capture_page_fn *got, void *got_ctx);
+	int (*read_run)(struct tb_capture *c, struct cpu_source *s, uint8_t *buf, size_t room,
+			size_t max_pages, capture_page_fn *got, void *got_ctx);
 };
 
 /* dir opened as files says: 0 with *out set, or a negative errno (reported) with *out NULL. */
@@ -156,6 +159,7 @@ int capture_add_cpu(struct tb_capture *c, int cpu, char *path);
 /* "cpuN" + suffix exactly, N a plain decimal: N, CPU_TOO_HIGH when N is MAX_CPUS or more, else -1. */
 int capture_cpu_number(const char *name, const char *suffix);
 /* Keep why the CPU's pages are not read; tb_capture_next_page reports it. */
-void capture_refuse(struct cpu_source *s, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void capture_refuse(struct cpu_source *s, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif

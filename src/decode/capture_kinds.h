@@ -12,11 +12,16 @@
 #ifndef TRACEBUF_CAPTURE_KINDS_H
 #define TRACEBUF_CAPTURE_KINDS_H
 
+#include <sys/types.h>
+
 #include "tracebuf/capture.h"
 
 /* A directory of copied tracefs files: header_page, formats/, PREFIXcpuN.raw and .stats, meta.txt. */
 int capture_open_dir(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out);
 /* A tracefs root or instance: per_cpu/cpuN/trace_pipe_raw, consumed as it is read. */
 int capture_open_live(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out);
+
+/* What a file that is not a regular file is, for messages: "a directory", "a FIFO", ... */
+const char *capture_file_kind(mode_t mode);
 
 #endif

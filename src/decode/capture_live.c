@@ -47,7 +47,8 @@ static int load_live_schema(struct tb_capture *c)
 	const char *evdir = events && capture_is_dir(events) ? events : root_events;
 	int rc = -ENOMEM;
 
-	if (evdir && (hp = capture_path_join(evdir, "header_page")) && (he = capture_path_join(evdir, "header_event")) &&
+	if (evdir && (hp = capture_path_join(evdir, "header_page")) &&
+	    (he = capture_path_join(evdir, "header_event")) &&
 	    cmd && printk) {
 		rc = capture_load_file(c, hp, true, tb_schema_load_header_page);
 		if (rc == 0) {

@@ -11,15 +11,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture_kinds.h"
 #include "diag.h"
 #include "input.h"
 
 /* Sniffed in this order; on equal confidence the earlier row wins. */
 static const struct input_kind *const input_kinds[] = {
-	&input_live_instance,
-	&input_capture_dir,
-	&input_tracedat,
-	&input_shm_session,
+    &input_live_instance,
+    &input_capture_dir,
+    &input_tracedat,
+    &input_shm_session,
 };
 #define N_KINDS (sizeof(input_kinds) / sizeof(input_kinds[0]))
 
@@ -31,7 +32,7 @@ struct input_say {
 };
 
 static void say(const struct input_say *to, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void say(const struct input_say *to, const char *path, const char *fmt, ...)
 {
@@ -54,20 +55,6 @@ static void kinds_tried(char *out, size_t size)
 	out[0] = '\0';
 	for (size_t i = 0; i < N_KINDS && at < size; i++)
 		at += (size_t)snprintf(out + at, size - at, "%s%s", i ? ", " : "", input_kinds[i]->name);
-}
-
-/* What a path that is neither a directory nor a regular file is, for messages. */
-static const char *file_type(mode_t mode)
-{
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "neither a directory nor a regular file";
 }
 
 /*
@@ -134,11 +121,13 @@ static const struct input_kind *pick_kind(const struct input_probe *p, const str
 		return best;
 	kinds_tried(tried, sizeof(tried));
 	if (S_ISREG(p->st.st_mode))
-		say(to, p->path, "not a trace.dat file (no trace-cmd magic at its start), nor any other "
-		    "input tracebuf reads (tried: %s)", tried);
+		say(to, p->path,
+		    "not a trace.dat file (no trace-cmd magic at its start), nor any other "
+		    "input tracebuf reads (tried: %s)",
+		    tried);
 	else
 		say(to, p->path, "this is %s, not an input tracebuf reads (tried: %s)",
-		    file_type(p->st.st_mode), tried);
+		    capture_file_kind(p->st.st_mode), tried);
 	return NULL;
 }
 
@@ -148,7 +137,8 @@ static const struct input_kind *pick_kind(const struct input_probe *p, const str
  * claims it, the capture directory, whose reader names the header_page it
  * lacks (as tb_capture_open() always did).
  */
-static int identify(const char *path, const struct input_say *to, bool opening, const struct input_kind **kind)
+static int identify(const char *path, const struct input_say *to, bool opening,
+		    const struct input_kind **kind)
 {
 	struct input_probe p;
 	int rc;
@@ -164,7 +154,8 @@ static int identify(const char *path, const struct input_say *to, bool opening, 
 	return *kind ? 0 : -EINVAL;
 }
 
-int tb_input_identify(const char *path, tb_diag_fn *diag, void *diag_ctx, bool quiet, enum tb_input_kind *kind)
+int tb_input_identify(const char *path, tb_diag_fn *diag, void *diag_ctx, bool quiet,
+		      enum tb_input_kind *kind)
 {
 	const struct input_say to = {diag, diag_ctx, quiet};
 	const struct input_kind *k;
