@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/instance.h"
@@ -113,6 +114,50 @@ static bool copy_file(const char *from, const char *to)
 	return copied;
 }
 
+/* `tracebuf ARGS 2>&1`: its output (malloc'ed) and exit status in *rc (-1 if it did not exit). */
+static char *cli(const char *args, int *rc)
+{
+	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
+	char cmd[2048];
+	int status;
+	char *out;
+
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf %s 2>&1", b, args);
+	out = tap_command_output(cmd, &status);
+	*rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return out;
+}
+
+/* The CLI's report of path and of the same bytes at renamed: the same text, exit 0 both. */
+static void same_report(const char *path, const char *renamed)
+{
+	char args[1100], *by_name, *by_bytes;
+	int rc_name, rc_bytes;
+
+	snprintf(args, sizeof(args), "report %s", path);
+	by_name = cli(args, &rc_name);
+	snprintf(args, sizeof(args), "report %s", renamed);
+	by_bytes = cli(args, &rc_bytes);
+	ok(by_name && by_bytes && rc_name == 0 && rc_bytes == 0 && strlen(by_name) > 1000 &&
+		   !strcmp(by_name, by_bytes),
+	   "the CLI's report prints it as it prints the .dat (%zu bytes)", by_name ? strlen(by_name) : 0);
+	free(by_name);
+	free(by_bytes);
+}
+
+/* The CLI's COMMAND of a shm session: exit 2, and its message holds want. */
+static void cli_refuses(const char *command, const char *path, const char *want)
+{
+	char args[1100], *out;
+	int rc;
+
+	snprintf(args, sizeof(args), "%s %s", command, path);
+	out = cli(args, &rc);
+	ok(rc == 2 && out && strstr(out, want), "the CLI's %s refuses it, saying \"%s\", exit 2 (%d)", command, want,
+	   rc);
+	free(out);
+}
+
 static void test_tracedat(const char *tmp)
 {
 	char renamed[512];
@@ -134,6 +179,7 @@ static void test_tracedat(const char *tmp)
 	bare = pages_of(renamed, &h, &subbuf);
 	ok(named > 0 && bare == named, "and opens with the same pages as under its name (%ld, %ld)", named,
 	   bare);
+	same_report(DAT_V6, renamed);
 	unlink(renamed);
 }
 
@@ -163,6 +209,8 @@ static void test_shm_session(const char *tmp)
 	       strstr(h.reason, "shm session") && strstr(h.reason, "tracebuf snapshot") &&
 	       strstr(h.reason, "hist --session"),
 	   "is not opened as a capture: named, with what reads it (%s)", h.reason);
+	cli_refuses("report", path, "shm session, not a capture");
+	cli_refuses("stats", path, "is a shm session");
 	tb_shm_close(shm);
 	unlink(path);
 }

@@ -26,8 +26,8 @@
 #include "hist_session.h"
 #include "shm_capture.h"
 #include "tracebuf/capture.h"
-#include "tracebuf/input.h"
 #include "tracebuf/hist.h"
+#include "tracebuf/input.h"
 #include "tracebuf/tracedat.h"
 
 #define MAX_EVENT_ID 65535

@@ -26,9 +26,9 @@
 #include "cmds.h"
 #include "objects_file.h"
 #include "tracebuf/capture.h"
-#include "tracebuf/input.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/funcgraph.h"
+#include "tracebuf/input.h"
 #include "tracebuf/report.h"
 #include "tracebuf/tracedat.h"
 #include "tracebuf/usyms.h"
@@ -440,7 +440,10 @@ int cmd_report(int argc, char **argv)
 	enum tb_input_kind kind;
 	int rc = parse_args(argc, argv, &a);
 
-	/* A trace.dat has its own layouts and buffers; every other kind is read as a capture (which refuses what it cannot read). */
+	/*
+	 * A trace.dat has its own layouts and buffers; any other input
+	 * is opened as a capture, which refuses what it cannot read.
+	 */
 	if (rc == 0)
 		rc = tb_input_identify(a.input, NULL, NULL, true, &kind) == 0 && kind == TB_INPUT_TRACEDAT
 			     ? report_tracedat(&a)
