@@ -51,7 +51,7 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat src/analyze src/export
+SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat src/input src/analyze src/export
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 # TB_BUILDING_LIBTRACEBUF: tracepoint.h keeps the general TLS model inside the libraries.
@@ -66,7 +66,7 @@ CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c inflight.c r
 		registry.c session.c session_ids.c blobsave.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
 		filter_parse.c filter_eval.c event_filter.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/analyze/*.c src/export/*.c))
+READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/input/*.c src/analyze/*.c src/export/*.c))
 # Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
 # a program opts into; libc only (elfsyms.c turns exclusion patterns into addresses).
 FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/decode/elfsyms.c
@@ -97,7 +97,7 @@ BENCHES += $(B)/bench/paced_app
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all lib cli tests run test test-normal test-asan test-tsan test-fuzz test-model test-install \
-	soak stress fuzz fuzz-long bench install clean deps format check-symbols
+	soak stress fuzz fuzz-long bench install clean deps format check-symbols check-layout
 
 all: lib cli $(B)/examples/demo
 
@@ -293,7 +293,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-install
 	@echo "make test: all suites passed"
 
-test-normal: tests check-symbols
+test-normal: tests check-symbols check-layout
 	@echo "== tests (normal build)"
 	$(Q)TB_BUILD=$(B) $(PROVE) $(TESTS) $(TEST_SCRIPTS)
 
@@ -403,6 +403,10 @@ install: all
 	install -m 644 docs/tracebuf.1 $(DESTDIR)$(MANDIR)/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' tracebuf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tracebuf.pc
+
+# Calls between src/ folders only run down the stages (scripts/check-layout.sh says which).
+check-layout: $(B)/libtracebuf.a $(B)/libtracebuf-read.a $(B)/libtracebuf-func.a
+	$(Q)scripts/check-layout.sh $(B)/obj
 
 # Only tb_ symbols may leave the shared library.
 check-symbols: $(B)/libtracebuf.so

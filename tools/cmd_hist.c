@@ -27,6 +27,7 @@
 #include "shm_capture.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/hist.h"
+#include "tracebuf/input.h"
 #include "tracebuf/tracedat.h"
 
 #define MAX_EVENT_ID 65535
@@ -413,7 +414,7 @@ static int hist_dir(const struct hist_args *a)
 int cmd_hist(int argc, char **argv)
 {
 	struct hist_args a = {0};
-	struct stat st;
+	enum tb_input_kind kind;
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc < 0)
@@ -422,7 +423,7 @@ int cmd_hist(int argc, char **argv)
 		return rc;
 	if (a.session)
 		return hist_session(&a);
-	if (stat(a.input, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (tb_input_identify(a.input, NULL, NULL, true, &kind) == 0 && kind == TB_INPUT_TRACEDAT) {
 		if (a.live) {
 			fprintf(stderr, "tracebuf hist: --live needs a live instance, not the file %s\n", a.input);
 			return 2;

@@ -38,6 +38,7 @@
 #include "program_formats.h"
 #include "tracefs.h"
 #include "tracebuf/capture.h"
+#include "tracebuf/input.h"
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/tracedat.h"
@@ -107,19 +108,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (o->program && optind >= argc)
 		return usage(stderr);
 	return 0;
-}
-
-static bool is_tracedat(const char *path)
-{
-	static const char magic[] = "\x17\x08\x44tracing";
-	char head[sizeof(magic) - 1];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool yes = fd >= 0 && read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
-		   !memcmp(head, magic, sizeof(head));
-
-	if (fd >= 0)
-		close(fd);
-	return yes;
 }
 
 /* ------------------------------------------------------------ counting */
@@ -330,6 +318,7 @@ static int list_program(char **argv, const struct options *o)
 int cmd_list(int argc, char **argv)
 {
 	struct options o = {0};
+	enum tb_input_kind kind;
 	struct stat st;
 	const char *what;
 	int rc = parse_options(argc, argv, &o);
@@ -340,15 +329,16 @@ int cmd_list(int argc, char **argv)
 		return list_live(&o);
 	what = argv[optind];
 	/*
-	 * A file nobody may execute is not a program: read it as a trace.dat, so a damaged
-	 * or empty one gets the reader's message, not "cannot run".
+	 * An input of a known kind is listed; so is a file nobody may execute, which is no
+	 * program: the input opener then says what it is not, rather than "cannot run".
 	 */
-	if (o.program || stat(what, &st) < 0 ||
-	    (!S_ISDIR(st.st_mode) && !is_tracedat(what) && !(S_ISREG(st.st_mode) && !(st.st_mode & 0111))))
+	tb_input_identify(what, NULL, NULL, true, &kind);
+	if (o.program || (kind == TB_INPUT_UNKNOWN && (stat(what, &st) < 0 || !S_ISREG(st.st_mode) ||
+						      (st.st_mode & 0111))))
 		return list_program(argv + optind, &o);
 	if (optind + 1 != argc)
 		return usage(stderr);
-	rc = S_ISDIR(st.st_mode) ? list_capture(what, &o) : list_tracedat(what, &o);
+	rc = kind == TB_INPUT_TRACEDAT ? list_tracedat(what, &o) : list_capture(what, &o);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf list: %s: %s\n", what, strerror(-rc));
 		return 2;

@@ -28,6 +28,7 @@
 #include "tracebuf/capture.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/funcgraph.h"
+#include "tracebuf/input.h"
 #include "tracebuf/report.h"
 #include "tracebuf/tracedat.h"
 #include "tracebuf/usyms.h"
@@ -436,11 +437,17 @@ static int report_capture(struct report_args *a)
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a = {.graph = -1};
-	struct stat st;
+	enum tb_input_kind kind;
 	int rc = parse_args(argc, argv, &a);
 
+	/*
+	 * A trace.dat has its own layouts and buffers; any other input
+	 * is opened as a capture, which refuses what it cannot read.
+	 */
 	if (rc == 0)
-		rc = stat(a.input, &st) == 0 && S_ISREG(st.st_mode) ? report_tracedat(&a) : report_capture(&a);
+		rc = tb_input_identify(a.input, NULL, NULL, true, &kind) == 0 && kind == TB_INPUT_TRACEDAT
+			     ? report_tracedat(&a)
+			     : report_capture(&a);
 	else if (rc < 0)
 		rc = 0; /* --help */
 	/* An -F expression that did not fit an event it names: said, and a usage error. */

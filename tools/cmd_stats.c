@@ -24,6 +24,7 @@
 
 #include "cmds.h"
 #include "tracebuf/capture.h"
+#include "tracebuf/input.h"
 #include "tracebuf/ring.h"
 #include "tracebuf/export.h"
 #include "tracebuf/schema.h"
@@ -114,7 +115,7 @@ static int stats_svg(const char *svg, const char *input)
 int cmd_stats(int argc, char **argv)
 {
 	const char *dir;
-	struct stat st;
+	enum tb_input_kind kind;
 	int found = 0, bad = 0;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -137,8 +138,15 @@ int cmd_stats(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[1];
-	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
+	if (tb_input_identify(dir, NULL, NULL, false, &kind) < 0)
+		return 2; /* said: no such file, or none of the kinds */
+	if (kind == TB_INPUT_TRACEDAT)
 		return tracedat_stats(dir);
+	if (kind != TB_INPUT_CAPTURE_DIR && kind != TB_INPUT_LIVE_INSTANCE) {
+		fprintf(stderr, "tracebuf stats: %s is a %s: stats reads a tracefs directory, a capture or a "
+			"trace.dat\n", dir, tb_input_kind_name(kind));
+		return 2;
+	}
 	for (int cpu = 0; cpu < 4096; cpu++) {
 		char live[4096], cap[4096];
 		int rc;

@@ -75,12 +75,17 @@ struct tb_capture_opts {
 };
 
 /*
- * Open dir (a capture directory or a live instance; opts may be NULL).
+ * Open dir, an input of any kind tracebuf/input.h names that is read as a
+ * capture: a capture directory, a live instance, or a trace.dat (its main
+ * buffer); opts may be NULL.  The kind is told by the path's type and
+ * first bytes, as tb_input_identify() tells it.
  * 0 with *out set, or negative errno: -ENOENT when dir has no header_page
  * / per_cpu, -EINVAL when header_page is unusable or the trace clock is
  * missing or not one whose unit tracebuf knows (reported) or dir or out is
- * NULL, -E2BIG when the CPUs' page buffers would exceed the limit
- * (reported), -ENOMEM.
+ * NULL, or dir is none of the kinds (reported, naming the kinds tried),
+ * -EOPNOTSUPP for a shm session (reported with what reads it), -E2BIG when
+ * the CPUs' page buffers would exceed the limit (reported), -ENOMEM; a
+ * trace.dat's reader's errors (tracebuf/tracedat.h).
  * Problems in optional files are reported and do not fail the open.
  */
 int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out);

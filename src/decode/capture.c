@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * capture.c - where raw sub-buffers come from: a capture directory copied
- * from tracefs, or a live tracefs instance read through trace_pipe_raw.
+ * capture.c - a struct tb_capture: where raw sub-buffers come from, and
+ * what the reading side asks of them.
  *
- * Both give the same thing: per CPU, a sequence of whole sub-buffers in the
- * order the kernel handed them out, plus the schema (header_page, formats,
- * comms, symbols) and the counters (stats) needed to print them.  A live
- * instance is consumed as it is read, exactly like `trace_pipe_raw` readers
- * do: pages come out oldest first and carry the kernel's lost flags.
+ * Every capture gives the same thing: per CPU, a sequence of whole
+ * sub-buffers in the order the kernel handed them out, plus the schema
+ * (header_page, formats, comms, symbols) and the counters (stats) needed
+ * to print them.  This file holds what all captures share - problems,
+ * formats, clock and metadata, CPUs, queries, serving pages - and the two
+ * ways a capture is filled: from files (struct capture_files: a capture
+ * directory, capture_dir.c, or a live instance, capture_live.c) or from a
+ * struct capture_source (a trace.dat's buffer, src/tracedat).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "blob_store.h"
+#include "capture_internal.h"
 #include "capture_source.h"
 #include "fd_text.h"
 #include "pread_full.h"
@@ -29,89 +33,7 @@
 #include "tsc2nsec.h"
 #include "schema_internal.h"
 #include "schema_kernel.h"
-#include "tracebuf/blob.h"
 #include "tracebuf/capture.h"
-#include "tracebuf/page.h"
-
-#define MAX_CPUS 4096
-#define MAX_TEXT_FILE (256u << 20) /* kallsyms is ~5 MiB; anything near this is not ours */
-#define MAX_PAGE_MEMORY (256u << 20) /* one sub-buffer per CPU is held during a report */
-#define READ_AHEAD (64u << 10)       /* of a raw file, when MAX_PAGE_MEMORY allows it (read_ahead()) */
-
-struct cpu_source {
-	char *path;      /* cpuN.raw or per_cpu/cpuN/trace_pipe_raw; NULL: no such CPU */
-	int fd;          /* -1 until first read, or while closed to free a descriptor */
-	bool checked;    /* the file was opened once and its kind (and geometry) checked */
-	char *refusal;   /* why its pages are not read (reported at the start of every pass) */
-	uint64_t refusal_offset;
-	uint64_t offset; /* of the next page */
-	uint64_t size;   /* capture file size */
-	bool done;
-	bool dry;        /* live: done because the buffer was empty (tb_capture_resume reads on) */
-	uint8_t *page;   /* one sub-buffer, lent out by next_page; allocated at the first read */
-	/* A raw file's page holds read_ahead() bytes: [page_off, +page_len) of the file, lent at +lent. */
-	uint64_t page_off;
-	size_t page_len, lent;
-	bool have_stats;
-	struct tb_cpu_stats stats;
-};
-
-/* Live (or lazy_formats): where the format of each event ID is, loaded when first needed. */
-struct event_file {
-	uint32_t id;
-	char *system;
-	char *path;
-	size_t seq; /* the order it was found in: files of one ID load in it */
-	bool loaded; /* already handed to the schema (one of several files of its ID) */
-};
-
-/*
- * A capture directory holds the format files of whole systems, and most of
- * their events never occur in the data.  A problem in one of them matters
- * only if a record of that event is printed, so it is held here until the
- * report says which events it met (tb_capture_event_seen), and what is left
- * at the end is only a warning (tb_capture_warn_unused).
- */
-struct held_problem {
-	uint32_t id; /* the event ID of the file's "ID:" line; 0 if it has none */
-	char *file;
-	uint64_t offset;
-	char reason[TB_DIAG_REASON_MAX];
-	bool told;
-};
-
-struct tb_capture {
-	char *dir;
-	char *root; /* live: the tracefs root holding saved_cmdlines etc. */
-	bool live;
-	struct tb_schema *schema;
-	size_t subbuf;
-	int slots;
-	int ncpu_files; /* CPUs with a page source */
-	struct cpu_source *cpus;
-	int online_cpus;
-	bool clock_ns;
-	uint32_t tsc_mult, tsc_shift; /* a trace.dat's TSC2NSEC (mult 0: none) */
-	char clock[64];
-	char *clock_given; /* tb_capture_opts.clock */
-	char tracer[64];
-	char *prefix;
-	tb_diag_fn *diag;
-	void *diag_ctx;
-	bool quiet;
-	unsigned long problems;
-	struct event_file *index;
-	size_t nindex, index_cap;
-	struct held_problem *held;
-	size_t nheld, held_cap;
-	bool holding;        /* loading a capture's format file: hold its problems */
-	uint32_t holding_id; /* the ID that file declares */
-	bool has_src;        /* pages come from src (capture_source.h), not files */
-	bool lazy_formats;   /* tb_capture_opts.lazy_formats */
-	bool no_symbols;     /* tb_capture_opts.no_symbols */
-	struct capture_source src;
-	struct blob_store *blobs; /* saved blobs (blobs.bin, a trace.dat's store), or NULL */
-};
 
 /* ------------------------------------------------------------ problems */
 
@@ -251,7 +173,7 @@ unsigned long tb_capture_problems(const struct tb_capture *c)
 
 /* ---------------------------------------------------------------- files */
 
-static char *path_join(const char *a, const char *b)
+char *capture_path_join(const char *a, const char *b)
 {
 	char *p = NULL;
 
@@ -260,7 +182,7 @@ static char *path_join(const char *a, const char *b)
 	return p;
 }
 
-static bool is_dir(const char *path)
+bool capture_is_dir(const char *path)
 {
 	struct stat st;
 
@@ -268,13 +190,12 @@ static bool is_dir(const char *path)
 }
 
 /* The file is not there (or a part of its path is not a directory). */
-static bool is_missing(int e)
+bool capture_is_missing(int e)
 {
 	return e == ENOENT || e == ENOTDIR;
 }
 
-/* What a file that is not a regular file is, for messages. */
-static const char *file_kind(mode_t mode)
+const char *capture_file_kind(mode_t mode)
 {
 	if (S_ISDIR(mode))
 		return "a directory";
@@ -302,7 +223,7 @@ static int open_input(struct tb_capture *c, const char *path, struct stat *st)
 
 	if (fd < 0) {
 		e = errno;
-		if (!is_missing(e))
+		if (!capture_is_missing(e))
 			tb_capture_report(c, path, 0, "cannot open: %s", strerror(e));
 		errno = e;
 		return -1;
@@ -316,7 +237,7 @@ static int open_input(struct tb_capture *c, const char *path, struct stat *st)
 	}
 	if (!S_ISREG(st->st_mode)) {
 		tb_capture_report(c, path, 0, "this is %s; refused: only regular files are read",
-				  file_kind(st->st_mode));
+				  capture_file_kind(st->st_mode));
 		close(fd);
 		errno = EINVAL;
 		return -1;
@@ -348,7 +269,7 @@ static char *slurp(struct tb_capture *c, const char *path, size_t *len)
 }
 
 /* Read path and hand it to load(); a missing optional file is no problem. */
-static int load_file(struct tb_capture *c, const char *path, bool required,
+int capture_load_file(struct tb_capture *c, const char *path, bool required,
 		     int (*load)(struct tb_schema *, const char *, const char *, size_t))
 {
 	size_t len;
@@ -356,9 +277,9 @@ static int load_file(struct tb_capture *c, const char *path, bool required,
 	int rc;
 
 	if (!text) {
-		if (is_missing(errno) && !required)
+		if (capture_is_missing(errno) && !required)
 			return 0;
-		if (is_missing(errno))
+		if (capture_is_missing(errno))
 			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
 		return -errno;
 	}
@@ -374,13 +295,7 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-typedef int entry_fn(struct tb_capture *c, const char *dir, const char *name, const char *arg);
-
-/*
- * Call fn on each entry of dir but "." and "..", in name order, until one
- * returns an error.  That error, 0, or -errno when dir cannot be listed.
- */
-static int each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const char *arg)
+int capture_each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const char *arg)
 {
 	struct dirent **names;
 	int n = scandir(dir, &names, NULL, by_name), rc = 0;
@@ -408,7 +323,7 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 	c->holding_id = 0;
 	text = slurp(c, path, &len);
 	if (!text) {
-		if (is_missing(errno))
+		if (capture_is_missing(errno))
 			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
 		c->holding = false;
 		return errno == ENOMEM ? -ENOMEM : 0; /* the event is just unknown; go on */
@@ -463,7 +378,7 @@ static int load_format_entry(struct tb_capture *c, const char *sysdir, const cha
 
 	if (name[0] == '.' || len <= 7 || strcmp(name + len - 7, ".format"))
 		return 0;
-	if (!(path = path_join(sysdir, name)))
+	if (!(path = capture_path_join(sysdir, name)))
 		return -ENOMEM;
 	if (c->lazy_formats)
 		return index_format_file(c, path, system);
@@ -618,17 +533,17 @@ static int load_system_entry(struct tb_capture *c, const char *dir, const char *
 	(void)unused;
 	if (system[0] == '.')
 		return 0;
-	if (!(sysdir = path_join(dir, system)))
+	if (!(sysdir = capture_path_join(dir, system)))
 		return -ENOMEM;
-	if (is_dir(sysdir))
-		rc = each_entry(c, sysdir, c->live ? index_entry : load_format_entry, system);
+	if (capture_is_dir(sysdir))
+		rc = capture_each_entry(c, sysdir, c->live ? index_entry : load_format_entry, system);
 	free(sysdir);
 	return rc == -ENOMEM ? rc : 0;
 }
 
-static int load_formats(struct tb_capture *c, const char *dir)
+int capture_load_formats(struct tb_capture *c, const char *dir)
 {
-	int rc = each_entry(c, dir, load_system_entry, NULL);
+	int rc = capture_each_entry(c, dir, load_system_entry, NULL);
 
 	if (rc != -ENOMEM)
 		rc = 0;
@@ -704,7 +619,7 @@ static bool meta_value(const char *text, const char *key, char *out, size_t size
 
 static void read_tracer(struct tb_capture *c, const char *base)
 {
-	char *path = path_join(base, "current_tracer"), *text;
+	char *path = capture_path_join(base, "current_tracer"), *text;
 	size_t len;
 
 	strcpy(c->tracer, "nop");
@@ -725,7 +640,7 @@ static void read_tracer(struct tb_capture *c, const char *base)
  */
 static int read_clock(struct tb_capture *c, const char *meta_text, const char *meta_path)
 {
-	char *path = path_join(c->dir, "trace_clock"), *text = NULL, value[256];
+	char *path = capture_path_join(c->dir, "trace_clock"), *text = NULL, value[256];
 	const char *from = c->clock_given ? c->dir : meta_path;
 	size_t len, at = 0;
 	int rc = 0;
@@ -761,7 +676,7 @@ static int read_clock(struct tb_capture *c, const char *meta_text, const char *m
 /* Clock and #P: meta.txt of a capture, or the instance's own files. */
 static int read_meta(struct tb_capture *c)
 {
-	char *meta = c->live ? NULL : path_join(c->dir, "meta.txt");
+	char *meta = c->live ? NULL : capture_path_join(c->dir, "meta.txt");
 	char *text = meta ? slurp(c, meta, &(size_t){0}) : NULL, value[256] = "";
 	int rc;
 
@@ -781,7 +696,7 @@ static int read_meta(struct tb_capture *c)
 /* --------------------------------------------------------------- stats */
 
 /* A kernel per_cpu/cpuN/stats file, or its copy in a capture directory. */
-static void read_stats(struct tb_capture *c, struct cpu_source *cpu, const char *path)
+void capture_read_stats(struct tb_capture *c, struct cpu_source *cpu, const char *path)
 {
 	struct tb_diag d = {.file = path};
 	size_t len;
@@ -797,7 +712,7 @@ static void read_stats(struct tb_capture *c, struct cpu_source *cpu, const char 
 
 /* ---------------------------------------------------------------- CPUs */
 
-static int add_cpu(struct tb_capture *c, int cpu, char *path)
+int capture_add_cpu(struct tb_capture *c, int cpu, char *path)
 {
 	if (cpu >= c->slots) {
 		struct cpu_source *grown = realloc(c->cpus, (size_t)(cpu + 1) * sizeof(*grown));
@@ -816,13 +731,11 @@ static int add_cpu(struct tb_capture *c, int cpu, char *path)
 	return 0;
 }
 
-#define CPU_TOO_HIGH (-2)
-
 /*
  * "cpuN" + suffix exactly, N a plain decimal: N, CPU_TOO_HIGH when N is
  * MAX_CPUS or more, else -1.
  */
-static int cpu_number(const char *name, const char *suffix)
+int capture_cpu_number(const char *name, const char *suffix)
 {
 	size_t digits = strspn(name + 3, "0123456789");
 	char *end;
@@ -835,60 +748,6 @@ static int cpu_number(const char *name, const char *suffix)
 		return CPU_TOO_HIGH;
 	n = strtol(name + 3, &end, 10);
 	return n < MAX_CPUS ? (int)n : CPU_TOO_HIGH;
-}
-
-/* Capture dir: PREFIXcpuN.raw files, with PREFIXcpuN.stats next to them. */
-static int raw_file_entry(struct tb_capture *c, const char *dir, const char *name, const char *unused)
-{
-	size_t plen = strlen(c->prefix);
-	int cpu = strncmp(name, c->prefix, plen) ? -1 : cpu_number(name + plen, ".raw"), rc;
-	char *path, stats[PATH_MAX];
-
-	(void)unused;
-	if (cpu == CPU_TOO_HIGH) {
-		path = path_join(dir, name);
-		tb_capture_report(c, path ? path : name, 0, "CPU number above %d, the most this "
-				  "reader takes; the file is ignored", MAX_CPUS - 1);
-		free(path);
-	}
-	if (cpu < 0)
-		return 0;
-	path = path_join(dir, name);
-	rc = path ? add_cpu(c, cpu, path) : -ENOMEM;
-	snprintf(stats, sizeof(stats), "%s/%scpu%d.stats", dir, c->prefix, cpu);
-	if (rc == 0)
-		read_stats(c, &c->cpus[cpu], stats);
-	return rc;
-}
-
-/* Live: per_cpu/cpuN/trace_pipe_raw; stats are read now, before consuming. */
-static int live_cpu_entry(struct tb_capture *c, const char *per_cpu, const char *name, const char *unused)
-{
-	int cpu = cpu_number(name, ""), rc;
-	char dir[PATH_MAX], *raw;
-
-	(void)unused;
-	if (cpu < 0)
-		return 0;
-	snprintf(dir, sizeof(dir), "%s/%s", per_cpu, name);
-	raw = path_join(dir, "trace_pipe_raw");
-	rc = raw ? add_cpu(c, cpu, raw) : -ENOMEM;
-	strncat(dir, "/stats", sizeof(dir) - strlen(dir) - 1);
-	if (rc == 0)
-		read_stats(c, &c->cpus[cpu], dir);
-	return rc;
-}
-
-/*
- * Bytes of a raw file read at once: whole sub-buffers, 64 KiB of them (a
- * sixteenth of the system calls of one pread per 4 KiB sub-buffer), or one
- * when that many for every CPU would pass MAX_PAGE_MEMORY.
- */
-static size_t read_ahead(const struct tb_capture *c)
-{
-	size_t n = c->subbuf < READ_AHEAD ? READ_AHEAD / c->subbuf * c->subbuf : c->subbuf;
-
-	return (uint64_t)c->ncpu_files * n <= MAX_PAGE_MEMORY ? n : c->subbuf;
 }
 
 /*
@@ -910,108 +769,16 @@ static int check_page_memory(struct tb_capture *c)
 
 static int find_cpus(struct tb_capture *c)
 {
-	char *per_cpu;
-	int rc;
+	int rc = c->files->find_cpus(c);
 
-	if (!c->live) {
-		rc = each_entry(c, c->dir, raw_file_entry, NULL);
-		/* A directory without raw files is a program's description; one asked for by prefix is not. */
-		if (rc >= 0 && !c->ncpu_files && c->prefix[0])
-			tb_capture_report(c, c->dir, 0, "no %scpuN.raw file: the prefix '%s' names no CPU's pages",
-					  c->prefix, c->prefix);
-	} else {
-		if (!(per_cpu = path_join(c->dir, "per_cpu")))
-			return -ENOMEM;
-		rc = each_entry(c, per_cpu, live_cpu_entry, NULL);
-		free(per_cpu);
-	}
 	return rc < 0 ? rc : check_page_memory(c);
 }
 
 /* ---------------------------------------------------------------- open */
 
-/* The tracefs root of an instance (…/instances/NAME → …), else dir itself. */
-static char *tracefs_root(const char *dir)
+static int capture_init(struct tb_capture *c, const char *dir, const struct capture_files *files,
+			const struct tb_capture_opts *o)
 {
-	char *root = realpath(dir, NULL), *slash;
-
-	if (!root)
-		return NULL;
-	slash = strrchr(root, '/');
-	if (slash && slash > root) {
-		*slash = '\0';
-		char *parent = strrchr(root, '/');
-		if (parent && !strcmp(parent + 1, "instances")) {
-			*parent = '\0';
-			return root;
-		}
-		*slash = '/';
-	}
-	return root;
-}
-
-static int load_live_schema(struct tb_capture *c)
-{
-	char *events = path_join(c->dir, "events");
-	char *root_events = path_join(c->root, "events");
-	char *hp = NULL, *he = NULL, *cmd = path_join(c->root, "saved_cmdlines");
-	char *printk = path_join(c->root, "printk_formats");
-	const char *evdir = events && is_dir(events) ? events : root_events;
-	int rc = -ENOMEM;
-
-	if (evdir && (hp = path_join(evdir, "header_page")) && (he = path_join(evdir, "header_event")) &&
-	    cmd && printk) {
-		rc = load_file(c, hp, true, tb_schema_load_header_page);
-		if (rc == 0) {
-			load_file(c, he, false, tb_schema_load_header_event);
-			rc = load_formats(c, evdir);
-		}
-		if (rc == 0) {
-			load_file(c, cmd, false, tb_schema_load_cmdlines);
-			load_file(c, printk, false, tb_schema_load_printk_formats);
-			load_file(c, "/proc/kallsyms", false, tb_schema_load_kallsyms);
-			tb_schema_use_running_kernel(c->schema, c->root); /* BTF, kernel variables */
-		}
-	}
-	free(events), free(root_events), free(hp), free(he), free(cmd), free(printk);
-	return rc;
-}
-
-static int load_capture_schema(struct tb_capture *c)
-{
-	static const struct {
-		const char *name;
-		int (*load)(struct tb_schema *, const char *, const char *, size_t);
-	} optional[] = {
-		{"header_event", tb_schema_load_header_event},
-		{"saved_cmdlines", tb_schema_load_cmdlines},
-		{"printk_formats", tb_schema_load_printk_formats},
-		{"kallsyms", tb_schema_load_kallsyms},
-		{"constants", tb_schema_load_constants},
-	};
-	char *path = path_join(c->dir, "header_page");
-	int rc = path ? load_file(c, path, true, tb_schema_load_header_page) : -ENOMEM;
-
-	free(path);
-	for (size_t i = 0; rc == 0 && i < sizeof(optional) / sizeof(optional[0]); i++) {
-		if (c->no_symbols && optional[i].load == tb_schema_load_kallsyms)
-			continue;
-		path = path_join(c->dir, optional[i].name);
-		rc = path ? load_file(c, path, false, optional[i].load) : -ENOMEM;
-		rc = rc == -ENOMEM ? rc : 0;
-		free(path);
-	}
-	path = rc == 0 ? path_join(c->dir, "formats") : NULL;
-	if (path && is_dir(path))
-		rc = load_formats(c, path);
-	free(path);
-	return rc;
-}
-
-static int capture_init(struct tb_capture *c, const char *dir, const struct tb_capture_opts *o)
-{
-	char *per_cpu;
-
 	c->diag = o && o->diag ? o->diag : tb_diag_print;
 	c->diag_ctx = o && o->diag ? o->diag_ctx : NULL;
 	c->dir = strdup(dir);
@@ -1023,16 +790,11 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct tb_c
 	c->lazy_formats = o && o->lazy_formats;
 	c->no_symbols = o && o->no_symbols;
 	c->schema = tb_schema_new();
-	per_cpu = path_join(dir, "per_cpu");
-	if (!c->dir || !c->prefix || !c->schema || !per_cpu || (o && o->clock && !c->clock_given)) {
-		free(per_cpu);
+	if (!c->dir || !c->prefix || !c->schema || (o && o->clock && !c->clock_given))
 		return -ENOMEM;
-	}
-	c->live = is_dir(per_cpu);
-	free(per_cpu);
+	c->files = files;
+	c->live = files->live;
 	tb_schema_set_diag(c->schema, forward_diag, c);
-	if (c->live && !(c->root = tracefs_root(dir)))
-		return -errno;
 	return 0;
 }
 
@@ -1069,7 +831,7 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
 	for (int i = 0; rc == 0 && i < desc->slots; i++) {
 		if (!desc->has_cpu[i])
 			continue;
-		if ((rc = add_cpu(c, i, strdup(desc->name))) < 0)
+		if ((rc = capture_add_cpu(c, i, strdup(desc->name))) < 0)
 			break;
 		free(c->cpus[i].page); /* the source lends its own pages */
 		c->cpus[i].page = NULL;
@@ -1092,63 +854,26 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
 	return 0;
 }
 
-/* blobs.bin, the blobs the pages' references name (tracebuf/blob.h), when the capture has one. */
-static int open_blob_store(struct tb_capture *c)
-{
-	char *path = path_join(c->dir, TB_BLOB_STORE_FILE);
-	struct blob_store *bs;
-	struct stat st;
-	int fd;
-
-	if (!path)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		if (fd >= 0 || !is_missing(errno))
-			tb_capture_report(c, path, 0, "cannot read the saved blobs: %s; they print as lost",
-					  strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(path);
-		return 0;
-	}
-	bs = blob_store_new(fd, true, path, 0, (uint64_t)st.st_size);
-	free(path);
-	if (!bs) {
-		close(fd);
-		return -ENOMEM;
-	}
-	capture_set_blobs(c, bs);
-	return 0;
-}
-
-int tb_capture_open(const char *dir, const struct tb_capture_opts *opts, struct tb_capture **out)
+int capture_open_files(const char *dir, const struct capture_files *files, const struct tb_capture_opts *opts,
+		       struct tb_capture **out)
 {
 	struct tb_capture *c;
-	struct stat st;
 	int rc;
 
-	if (!out)
-		return -EINVAL;
 	*out = NULL;
-	if (!dir || !*dir)
-		return -EINVAL;
-	/* A regular file is a trace.dat; directories are captures or tracefs. */
-	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
-		return tracedat_capture_open(dir, opts, out);
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
-	rc = capture_init(c, dir, opts);
+	rc = capture_init(c, dir, files, opts);
 	if (rc == 0)
-		rc = c->live ? load_live_schema(c) : load_capture_schema(c);
+		rc = files->load_schema(c);
 	if (rc == 0 && !(c->subbuf = tb_schema_subbuf_size(c->schema)))
 		rc = -EINVAL;
 	if (rc == 0)
 		rc = find_cpus(c);
 	if (rc == 0)
 		rc = read_meta(c);
-	if (rc == 0 && !c->live)
-		rc = open_blob_store(c);
+	if (rc == 0 && files->finish_open)
+		rc = files->finish_open(c);
 	if (rc < 0) {
 		tb_capture_close(c);
 		return rc;
@@ -1293,11 +1018,7 @@ int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stat
 
 /* --------------------------------------------------------------- pages */
 
-/* Keep why the CPU's pages are not read; tb_capture_next_page reports it. */
-static void refuse(struct cpu_source *s, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void refuse(struct cpu_source *s, uint64_t offset, const char *fmt, ...)
+void capture_refuse(struct cpu_source *s, uint64_t offset, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -1308,167 +1029,6 @@ static void refuse(struct cpu_source *s, uint64_t offset, const char *fmt, ...)
 	if (!s->refusal)
 		s->refusal = strdup("refused");
 	s->refusal_offset = offset;
-}
-
-/* ------------------------------------------------------------ geometry */
-
-/*
- * header_page gives the sub-buffer size, and a raw file copied from another
- * buffer (or with another instance's header_page) has pages of another
- * size.  Read at the wrong size the pages mostly still decode: a smaller
- * size shows each page's first part and drops the rest, a larger one glues
- * pages together and hides every other one behind the first one's commit.
- * So before reading a capture file, look at its first pages' headers at the
- * size given and at every other size: a size at which the headers are what
- * the kernel writes (commit inside the data area, flags that exist, stamps
- * that do not go back) and the first pages decode, where the size given
- * says otherwise, is reported and the file refused.
- */
-#define GEOMETRY_PAGES 64 /* headers looked at per size */
-#define GEOMETRY_DECODE 4 /* of which decoded whole */
-
-enum header_look { HDR_ZERO, HDR_PLAUSIBLE, HDR_WRONG };
-
-/* A sub-buffer header (16 bytes) as a page of size x would have it (its stamp aside). */
-static enum header_look look_at_header(const uint8_t *h, size_t x)
-{
-	uint64_t stamp, commit;
-	uint32_t len, d = tb_page_data_size(x);
-
-	memcpy(&stamp, h, 8);
-	memcpy(&commit, h + 8, 8);
-	if (stamp == 0 && commit == 0)
-		return HDR_ZERO;
-	len = (uint32_t)commit & TB_COMMIT_LEN_MASK;
-	/* the kernel adds the lost flag as an int: the high half is all zeros or all ones */
-	if ((commit >> 32 != 0 && commit >> 32 != 0xffffffffu) || (commit & 0x38000000u) || len > d ||
-	    ((commit & TB_COMMIT_LOST_STORED) && (!(commit & TB_COMMIT_LOST) || d - len < 8)))
-		return HDR_WRONG;
-	return HDR_PLAUSIBLE;
-}
-
-/* What the first pages of a file look like when read as sub-buffers of x bytes. */
-struct size_look {
-	bool fits;             /* every header looked at is plausible, stamps do not go back,
-				* the first pages decode */
-	uint64_t wrong_at;     /* else: file offset of the first thing that is not */
-	const char *why;
-	unsigned real;         /* plausible headers that are not all zeros (stamps aside) */
-	unsigned inner_real;   /* of which at offsets that are not multiples of align */
-	uint64_t inner_at;     /* the first of those */
-	uint32_t max_len;      /* longest commit length among the plausible headers */
-};
-
-static bool read_at(int fd, void *buf, size_t n, uint64_t off)
-{
-	ssize_t r;
-
-	do
-		r = pread(fd, buf, n, (off_t)off);
-	while (r < 0 && errno == EINTR);
-	return r == (ssize_t)n;
-}
-
-static void look_wrong(struct size_look *l, uint64_t at, const char *why)
-{
-	if (l->fits) {
-		l->fits = false;
-		l->wrong_at = at;
-		l->why = why;
-	}
-}
-
-/* Whether the whole page in buf decodes; *at = where it does not. */
-static bool page_decodes(const uint8_t *buf, size_t x, uint64_t *at)
-{
-	struct tb_page_cursor cur;
-	struct tb_record rec;
-	int rc;
-
-	if (tb_page_cursor_init(&cur, buf, x) < 0) {
-		*at = cur.err.offset;
-		return false;
-	}
-	while ((rc = tb_page_next(&cur, &rec)) == 1)
-		;
-	*at = cur.err.offset;
-	return rc == 0;
-}
-
-/* Read the file's first pages as x-byte sub-buffers; buf holds at least x bytes. */
-static struct size_look look_at_size(int fd, uint64_t fsize, size_t x, size_t align, uint8_t *buf)
-{
-	struct size_look l = {.fits = true};
-	uint64_t prev = 0, stamp, at, commit;
-
-	if (fsize % x)
-		look_wrong(&l, fsize - fsize % x, "the file ends inside a sub-buffer");
-	for (uint64_t off = 0; off + x <= fsize && off / x < GEOMETRY_PAGES; off += x) {
-		bool whole = off / x < GEOMETRY_DECODE;
-		if (!read_at(fd, buf, whole ? x : TB_PAGE_HDR_SIZE, off)) {
-			look_wrong(&l, off, "the file cannot be read");
-			break;
-		}
-		switch (look_at_header(buf, x)) {
-		case HDR_ZERO:
-			continue;
-		case HDR_WRONG:
-			look_wrong(&l, off + 8, "is a header the kernel does not write");
-			continue;
-		case HDR_PLAUSIBLE:
-			break;
-		}
-		memcpy(&stamp, buf, 8);
-		if (stamp < prev)
-			look_wrong(&l, off, "the time stamp goes back");
-		prev = stamp;
-		memcpy(&commit, buf + 8, 8);
-		if (((uint32_t)commit & TB_COMMIT_LEN_MASK) > l.max_len)
-			l.max_len = (uint32_t)commit & TB_COMMIT_LEN_MASK;
-		l.real++;
-		if (off % align && l.inner_real++ == 0)
-			l.inner_at = off;
-		if (whole && !page_decodes(buf, x, &at))
-			look_wrong(&l, off + at, "a sub-buffer does not decode");
-	}
-	return l;
-}
-
-/*
- * Refuse the file when another size x explains it and the size given does
- * not: for a smaller x, page headers inside the given sub-buffers where no
- * commit reaches; for a larger x, headers that fail at the given size and
- * none plausible between x's pages.
- */
-static void check_geometry(struct tb_capture *c, struct cpu_source *s)
-{
-	size_t given = c->subbuf;
-	uint8_t *buf = s->size ? malloc(TB_PAGE_MAX_SIZE) : NULL;
-	struct size_look g, at;
-
-	if (!buf)
-		return; /* empty, or no memory to look: read it as header_page says */
-	g = look_at_size(s->fd, s->size, given, given, buf);
-	for (size_t x = TB_PAGE_MIN_SIZE; x <= TB_PAGE_MAX_SIZE && x <= s->size; x <<= 1) {
-		if (x == given)
-			continue;
-		at = look_at_size(s->fd, s->size, x, given, buf);
-		if (!at.fits || at.real == 0)
-			continue;
-		if (x < given && at.inner_real > 0 && (!g.fits || g.max_len <= tb_page_data_size(x))) {
-			refuse(s, at.inner_at, "header_page says %zu-byte sub-buffers, but the file "
-			       "holds %zu-byte ones (here a sub-buffer header starts); not read",
-			       given, x);
-			break;
-		}
-		if (x > given && !g.fits && look_at_size(s->fd, s->size, given, x, buf).inner_real == 0) {
-			refuse(s, g.wrong_at, "header_page says %zu-byte sub-buffers, but the file "
-			       "holds %zu-byte ones (at %zu bytes, here %s); not read", given, x,
-			       given, g.why);
-			break;
-		}
-	}
-	free(buf);
 }
 
 /*
@@ -1499,17 +1059,16 @@ static void check_source(struct tb_capture *c, struct cpu_source *s)
 
 	s->checked = true;
 	if (fstat(s->fd, &st) < 0) {
-		refuse(s, 0, "cannot stat: %s", strerror(errno));
+		capture_refuse(s, 0, "cannot stat: %s", strerror(errno));
 		return;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		refuse(s, 0, "this is %s; refused: only regular files are read", file_kind(st.st_mode));
+		capture_refuse(s, 0, "this is %s; refused: only regular files are read",
+			       capture_file_kind(st.st_mode));
 		return;
 	}
-	if (!c->live) {
-		s->size = (uint64_t)st.st_size;
-		check_geometry(c, s);
-	}
+	if (c->files->first_open)
+		c->files->first_open(c, s, &st);
 }
 
 static int open_source(struct tb_capture *c, struct cpu_source *s)
@@ -1533,91 +1092,6 @@ bool capture_pread_whole(int fd, void *buf, size_t n, uint64_t off)
 	int error;
 
 	return tb__pread_full(fd, buf, n, off, &error) == n;
-}
-
-/*
- * The next read_ahead() bytes of whole sub-buffers at s->offset into
- * s->page; false when they could not all be read (the caller then reads
- * one sub-buffer, which reports what went wrong where).
- */
-static bool read_ahead_file(struct tb_capture *c, struct cpu_source *s, uint64_t left)
-{
-	size_t n = read_ahead(c);
-
-	if (left / c->subbuf * c->subbuf < n)
-		n = (size_t)(left / c->subbuf * c->subbuf);
-	s->page_off = s->offset;
-	s->page_len = n > c->subbuf && capture_pread_whole(s->fd, s->page, n, s->offset) ? n : 0;
-	s->lent = 0;
-	return s->page_len > 0;
-}
-
-/* The file ends left bytes (not 0) into the sub-buffer at s->offset. */
-static void report_partial(struct tb_capture *c, const struct cpu_source *s, uint64_t left)
-{
-	tb_capture_report(c, s->path, s->offset, "file ends %llu bytes into a sub-buffer: its "
-			  "size %llu is not a multiple of the %zu-byte sub-buffer; the "
-			  "partial sub-buffer is skipped", (unsigned long long)left,
-			  (unsigned long long)s->size, c->subbuf);
-}
-
-/* Capture file: the page at s->offset, from what was read ahead or read now. */
-static int next_file_page(struct tb_capture *c, struct cpu_source *s)
-{
-	uint64_t left = s->size - s->offset;
-	ssize_t r;
-
-	if (s->offset >= s->page_off && s->offset - s->page_off + c->subbuf <= s->page_len) {
-		s->lent = (size_t)(s->offset - s->page_off);
-		return 1;
-	}
-	if (left == 0)
-		return 0;
-	if (left < c->subbuf) {
-		report_partial(c, s, left);
-		return 0;
-	}
-	if (read_ahead_file(c, s, left))
-		return 1;
-	do
-		r = pread(s->fd, s->page, c->subbuf, (off_t)s->offset);
-	while (r < 0 && errno == EINTR);
-	if (r != (ssize_t)c->subbuf) {
-		int e = r < 0 ? errno : EIO;
-		tb_capture_report(c, s->path, s->offset, "read failed: %s", strerror(e));
-		return -e;
-	}
-	return 1;
-}
-
-/*
- * trace_pipe_raw: one read() hands out one sub-buffer; a short read leaves
- * the rest of that sub-buffer for the next read(), so keep reading until
- * the page is whole.  EAGAIN means the buffer is empty.
- */
-static int next_live_page(struct tb_capture *c, struct cpu_source *s)
-{
-	size_t got = 0;
-	ssize_t r;
-
-	while (got < c->subbuf) {
-		r = read(s->fd, s->page + got, c->subbuf - got);
-		if (r > 0) {
-			got += (size_t)r;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0 || errno == EAGAIN || (errno == ENODEV && !got)) {
-			if (got)
-				tb_capture_report(c, s->path, s->offset, "sub-buffer cut short after "
-						  "%zu of %zu bytes", got, c->subbuf);
-			return 0;
-		}
-		tb_capture_report(c, s->path, s->offset + got, "read failed: %s", strerror(errno));
-		return -errno;
-	}
-	return 1;
 }
 
 /*
@@ -1658,9 +1132,9 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 	s = &c->cpus[cpu];
 	if ((rc = ready_to_read(c, s)) <= 0)
 		return rc;
-	if (!s->page && !(s->page = malloc(c->live ? c->subbuf : read_ahead(c))))
+	if (!s->page && !(s->page = malloc(c->files->page_room ? c->files->page_room(c) : c->subbuf)))
 		return -ENOMEM;
-	rc = c->live ? next_live_page(c, s) : next_file_page(c, s);
+	rc = c->files->next_page(c, s);
 	if (rc <= 0) {
 		s->done = true;
 		s->dry = c->live && rc == 0;
@@ -1672,57 +1146,6 @@ int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page
 	page->file_offset = s->offset;
 	s->offset += c->subbuf;
 	return 1;
-}
-
-/*
- * A capture file's next whole sub-buffers straight into buf, with one
- * pread; when it fails they are read one at a time, so the one that cannot
- * be read is reported at its own offset after those before it were handed
- * over.  The pages read, or a negative errno when the first could not be.
- */
-static int read_file_pages(struct tb_capture *c, struct cpu_source *s, uint8_t *buf, size_t pages,
-			   capture_page_fn *got, void *got_ctx)
-{
-	uint64_t left = s->size - s->offset;
-	size_t n = left / c->subbuf < pages ? (size_t)(left / c->subbuf) : pages;
-	bool whole = n > 1 && capture_pread_whole(s->fd, buf, n * c->subbuf, s->offset);
-
-	for (size_t i = 0; i < n; i++) {
-		uint8_t *at = buf + i * c->subbuf;
-		struct tb_raw_page p = {at, c->subbuf, s->path, s->offset};
-		ssize_t r;
-		if (!whole) {
-			do
-				r = pread(s->fd, at, c->subbuf, (off_t)s->offset);
-			while (r < 0 && errno == EINTR);
-			if (r != (ssize_t)c->subbuf) {
-				int e = r < 0 ? errno : EIO;
-				tb_capture_report(c, s->path, s->offset, "read failed: %s", strerror(e));
-				s->done = true;
-				return i ? (int)i : -e;
-			}
-		}
-		got(got_ctx, &p);
-		s->offset += c->subbuf;
-	}
-	return (int)n;
-}
-
-/* A capture file's pages for capture_read_pages(): what next_file_page() gives, without its copy. */
-static int read_file_run(struct tb_capture *c, struct cpu_source *s, uint8_t *buf, size_t room, size_t max_pages,
-			 capture_page_fn *got, void *got_ctx)
-{
-	size_t pages = room / c->subbuf < max_pages ? room / c->subbuf : max_pages;
-	int n = read_file_pages(c, s, buf, pages, got, got_ctx);
-	uint64_t left = s->size - s->offset;
-
-	if (n < 0 || (size_t)n == pages || s->done)
-		return n;
-	/* The file ended with room to spare: said here, where next_file_page() would say it. */
-	if (left)
-		report_partial(c, s, left);
-	s->done = true;
-	return n;
 }
 
 /* Any other source: its pages one at a time, each copied into buf. */
@@ -1761,12 +1184,12 @@ int capture_read_pages(struct tb_capture *c, int cpu, uint8_t *buf, size_t room,
 		return -ENOSPC;
 	if (c->has_src && c->src.read_pages)
 		return c->src.read_pages(c->src.ctx, cpu, buf, room, max_pages, got, got_ctx);
-	if (c->has_src || c->live)
+	if (c->has_src || !c->files->read_run)
 		return copy_pages(c, cpu, buf, room, max_pages, got, got_ctx);
 	s = &c->cpus[cpu];
 	if ((rc = ready_to_read(c, s)) <= 0)
 		return rc;
-	return read_file_run(c, s, buf, room, max_pages, got, got_ctx);
+	return c->files->read_run(c, s, buf, room, max_pages, got, got_ctx);
 }
 
 int tb_capture_resume(struct tb_capture *c)

@@ -88,7 +88,4 @@ struct blob_store;
 void capture_set_blobs(struct tb_capture *c, struct blob_store *bs);
 struct blob_store *capture_blobs(const struct tb_capture *c);
 
-/* tb_capture_open() of a regular file: a trace.dat (src/tracedat/tdat_capture.c). */
-int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts, struct tb_capture **out);
-
 #endif

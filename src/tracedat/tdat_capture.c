@@ -15,6 +15,7 @@
 
 #include "blob_store.h"
 #include "capture_source.h"
+#include "tdat_capture.h"
 #include "tdat_internal.h"
 
 struct tdat_source {
