@@ -15,6 +15,7 @@
 #   tracedat  trace.dat files: reading, writing, the trace-cmd layouts
 #   input     the input kinds: which reader a path goes to (src/input)
 #   analyze   consumers: hist, offcpu, merge, SVGs, Chrome JSON
+#   export    the exporter kinds and their driver, capture saving (src/export)
 #   (tools    the CLI, above everything; linked whole, not checked here)
 #
 # For each object under OBJDIR (default build/obj), every undefined symbol
@@ -24,7 +25,7 @@
 # STAGES fails too: a new folder must be given its place.
 set -eu
 objdir=${1:-build/obj}
-STAGES="ring source decode print tracedat input analyze"
+STAGES="ring source decode print tracedat input analyze export"
 
 # Calls upward that are known debt: "FROM_OBJECT SYMBOL", one a line.
 ALLOWED='
