@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_trial.c - linked into every fuzz target (with -Wl,--wrap=tep_trial):
- * libtraceevent's trial parse (src/decode/tep_trial.c) forks a child per
- * format that falls back to libtraceevent, once per schema.  A fuzz run
- * builds a new schema per input, so every input forked - and a fork of a
- * sanitized 200 MB process copies its page tables and makes every page the
- * parent writes afterwards fault (copy on write): most of fuzz_tracedat's
- * time.  The trial's answer depends only on what it is given (the text, the
- * system, the record's ID and size), so it is asked once per distinct
- * question per process and remembered; a mutated input that changes a
- * format asks again.
+ * libtraceevent's trial parse (src/decode/tep_trial.c) asks its helper
+ * process once per format that falls back to libtraceevent, once per
+ * schema.  A fuzz run builds a new schema per input, so every input asked
+ * again.  The library's helper makes each question a socket round trip
+ * (it was a fork of the whole sanitized process per format, most of
+ * fuzz_tracedat's and fuzz_format's time, until the helper answered
+ * format after format); the answer depends only on what it is given (the
+ * text, the system, the record's ID and size), so it is still asked once
+ * per distinct question per process and remembered here: a mutated input
+ * that changes a format asks the helper again, through the library's path.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -27,8 +27,10 @@
  * record of it is printed and our own print-fmt compiler declined a
  * construct in its print fmt without finding it malformed; since
  * libtraceevent 1.7.1 can crash on print fmts, that format is first parsed
- * and printed once by it in a short-lived child process, and one that kills
- * the child is refused with a message.  A print fmt nesting brackets more
+ * and printed once by it in a helper process (forked once and kept for
+ * format after format, until it crashes on one or is idle 2 s; it holds
+ * none of the process's descriptors but 0-2 on /dev/null), and one that
+ * kills the helper is refused with a message.  A print fmt nesting brackets more
  * than 256 deep (which would overflow a recursive parser's stack) is
  * refused at load, at the first bracket too deep.  kallsyms and
  * printk_formats are parsed line by line by our own

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fields.h"
+#include "id_table.h"
 #include "intern.h"
 #include "blob_store.h"
 #include "capture_source.h"
@@ -59,7 +60,7 @@ struct chrome {
 	struct pidmap pids;
 	struct task_info *tasks;
 	size_t tasks_cap;
-	struct event_info *events; /* by ID */
+	struct id_table events; /* struct event_info by ID, in blocks of the IDs met (id_table.h) */
 	struct field_at prev_comm, prev_pid, next_comm, next_pid, prev_state;
 	struct field_at func, calltime, rettime, depth;
 	struct field_at period, ip;
@@ -403,8 +404,12 @@ static void on_blob(struct chrome *c, const struct merged_record *r)
 
 static void feed(struct chrome *c, const struct merged_record *r)
 {
-	struct event_info *ev = &c->events[r->id];
+	struct event_info *ev = id_table_slot(&c->events, r->id);
 
+	if (!ev) {
+		c->fatal = -ENOMEM;
+		return;
+	}
 	if (r->blob) {
 		on_blob(c, r);
 		flush(c, false);
@@ -483,8 +488,8 @@ struct chrome *chrome_begin(struct tb_capture *cap, FILE *out, const struct tb_c
 	*c = (struct chrome){.capture = cap, .schema = tb_capture_schema(cap), .o = opts ? opts : &defaults,
 			     .t = totals, .out = out, .first = true, .ncpus = tb_capture_cpu_slots(cap)};
 	c->cpus = calloc(c->ncpus > 0 ? (size_t)c->ncpus : 1, sizeof(*c->cpus));
-	c->events = calloc(65536, sizeof(*c->events));
-	if (!c->cpus || !c->events) {
+	id_table_init(&c->events, sizeof(struct event_info));
+	if (!c->cpus) {
 		chrome_free(c);
 		return NULL;
 	}
@@ -532,7 +537,7 @@ void chrome_free(struct chrome *c)
 	pidmap_free(&c->pids);
 	free(c->tasks);
 	free(c->cpus);
-	free(c->events);
+	id_table_free(&c->events);
 	free(c);
 }
 

@@ -22,6 +22,7 @@
 
 #include "comms.h"
 #include "diag.h"
+#include "id_table.h"
 #include "schema_internal.h"
 #include "btf.h"
 #include "constants.h"
@@ -62,7 +63,7 @@ static void free_event(struct schema_event *ev)
 
 struct tb_schema {
 	struct tep_handle *tep;
-	struct schema_event **by_id; /* MAX_EVENT_ID + 1 slots */
+	struct id_table by_id; /* struct schema_event * by ID, in blocks of the IDs loaded (id_table.h) */
 	size_t nevents;
 	struct tb_header_page header_page;
 	bool have_header_page;
@@ -95,6 +96,14 @@ struct tb_schema {
 	struct tb_kvars kvars;
 	bool tep_verbatim; /* formats go to libtraceevent unfixed, as trace-cmd gives them */
 };
+
+/* The event loaded under id, or NULL. */
+static inline struct schema_event *event_by_id(const struct tb_schema *s, uint32_t id)
+{
+	struct schema_event **slot = id_table_find(&s->by_id, id);
+
+	return slot ? *slot : NULL;
+}
 
 void tb_diag_print(void *ctx, const struct tb_diag *d)
 {
@@ -143,9 +152,9 @@ struct tb_schema *tb_schema_new(void)
 
 	if (!s)
 		return NULL;
-	s->by_id = calloc(MAX_EVENT_ID + 1, sizeof(*s->by_id));
+	id_table_init(&s->by_id, sizeof(struct schema_event *));
 	s->tep = tep_alloc();
-	if (!s->by_id || !s->tep) {
+	if (!s->tep) {
 		tb_schema_free(s);
 		return NULL;
 	}
@@ -159,16 +168,17 @@ struct tb_schema *tb_schema_new(void)
 
 void tb_schema_free(struct tb_schema *s)
 {
+	struct schema_event **ev;
+
 	if (!s)
 		return;
 	schema_set_print_state(s, NULL, NULL); /* compiled programs point into the formats */
 	schema_kallsyms_drop(s); /* never settled: its problems go unsaid */
 	comms_free(&s->comms);
-	if (s->by_id)
-		for (size_t id = 0; id <= MAX_EVENT_ID; id++)
-			if (s->by_id[id])
-				free_event(s->by_id[id]);
-	free(s->by_id);
+	for (uint32_t id = 0; (ev = id_table_next(&s->by_id, &id)); id++)
+		if (*ev)
+			free_event(*ev);
+	id_table_free(&s->by_id);
 	if (s->tep)
 		tep_free(s->tep);
 	tb_ksyms_free(s->ksyms);
@@ -466,7 +476,7 @@ static int register_with_tep(struct tb_schema *s, const char *file, const char *
 int tb_schema_load_format(struct tb_schema *s, const char *file, const char *system,
 			  const char *text, size_t len)
 {
-	struct schema_event *ev;
+	struct schema_event *ev, **slot = NULL;
 	struct tb_diag d = {0};
 	size_t at = 0;
 	int rc;
@@ -481,8 +491,8 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 	rc = tb_format_parse(text, len, &ev->format, &d);
 	if (rc == -EINVAL)
 		report_diag(s, file, &d);
-	else if (rc == 0 && s->by_id[ev->format.id]) {
-		const struct schema_event *old = s->by_id[ev->format.id];
+	else if (rc == 0 && event_by_id(s, ev->format.id)) {
+		const struct schema_event *old = event_by_id(s, ev->format.id);
 		report(s, file, ev->format.id_offset, "ID %u is already used by %s/%s", ev->format.id,
 		       old->system, old->format.name);
 		rc = -EINVAL;
@@ -492,7 +502,8 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 		       "deeper than %d; event %s left out", MAX_PRINT_FMT_DEPTH, ev->format.name);
 		rc = -EINVAL;
 	}
-	if (rc == 0 && (!(ev->file = strdup(file ? file : "")) || !(ev->text = malloc(len ? len : 1))))
+	if (rc == 0 && (!(ev->file = strdup(file ? file : "")) || !(ev->text = malloc(len ? len : 1)) ||
+			!(slot = id_table_slot(&s->by_id, ev->format.id))))
 		rc = -ENOMEM;
 	if (rc < 0) {
 		free_event(ev);
@@ -501,7 +512,7 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 	memcpy(ev->text, text, len);
 	ev->text_len = len;
 	strcpy(ev->system, system);
-	s->by_id[ev->format.id] = ev;
+	*slot = ev;
 	s->nevents++;
 	return 0;
 }
@@ -853,6 +864,7 @@ int tb_schema_write_constants(struct tb_schema *s, const struct tb_format *const
 {
 	struct tb_constants_source src = {s, tb_schema_constant, tb_schema_type_size};
 	const struct tb_format **all = NULL;
+	struct schema_event **ev;
 	int rc;
 
 	if (!formats) {
@@ -860,9 +872,9 @@ int tb_schema_write_constants(struct tb_schema *s, const struct tb_format *const
 		if (!all)
 			return -ENOMEM;
 		n = 0;
-		for (size_t id = 0; id <= MAX_EVENT_ID; id++)
-			if (s->by_id[id])
-				all[n++] = &s->by_id[id]->format;
+		for (uint32_t id = 0; (ev = id_table_next(&s->by_id, &id)); id++)
+			if (*ev)
+				all[n++] = &(*ev)->format;
 		formats = all;
 	}
 	rc = tb_constants_write(out, formats, n, &src);
@@ -891,7 +903,7 @@ bool tb_schema_has_symbols(const struct tb_schema *s)
 const struct tb_format *tb_schema_event(const struct tb_schema *s, uint32_t id,
 					const char **system)
 {
-	const struct schema_event *ev = s && id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+	const struct schema_event *ev = s ? event_by_id(s, id) : NULL;
 
 	if (ev && system)
 		*system = ev->system;
@@ -909,13 +921,13 @@ void tb_schema_set_loader(struct tb_schema *s, tb_format_loader_fn *fn, void *ct
 const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
 					     const char **system)
 {
-	struct schema_event *ev = s && id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+	struct schema_event *ev = s ? event_by_id(s, id) : NULL;
 	uint8_t bit = (uint8_t)(1u << (id % 8));
 
 	if (!ev && s && s->loader && id <= MAX_EVENT_ID && !(s->asked[id / 8] & bit)) {
 		s->asked[id / 8] |= bit;
 		s->loader(s->loader_ctx, s, id);
-		ev = s->by_id[id];
+		ev = event_by_id(s, id);
 	}
 	if (!ev)
 		return NULL;
@@ -926,14 +938,14 @@ const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
 
 bool schema_tep_ready(struct tb_schema *s, uint32_t id)
 {
-	struct schema_event *ev = id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+	struct schema_event *ev = event_by_id(s, id);
 
 	return ev && tep_knows(s, ev);
 }
 
 void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, const char *reason)
 {
-	struct schema_event *ev = id <= MAX_EVENT_ID ? s->by_id[id] : NULL;
+	struct schema_event *ev = event_by_id(s, id);
 
 	report(s, ev ? ev->file : "", offset, "%s", reason);
 }

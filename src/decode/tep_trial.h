@@ -9,17 +9,22 @@
  * construct it does not do - a handful of a kernel's formats - but it stops
  * at the first such construct, so what follows it is unchecked.  Each of
  * those formats is therefore parsed, and one all-zero record printed, by a
- * short-lived child (fork, no exec) before libtraceevent in this process
- * sees it.  It costs a fork per fallback event, once.
+ * helper process (fork, no exec; tep_trial.c) before libtraceevent in this
+ * process sees it.  The helper answers format after format: a fork when it
+ * is first needed, again after it crashed on one, and after it left idle.
  */
 #ifndef TRACEBUF_TEP_TRIAL_H
 #define TRACEBUF_TEP_TRIAL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "tracebuf/schema.h"
 
 /* 0 if libtraceevent survives the format; -EFAULT if it crashed or hung (*how: signal, or -exit status). */
 int tep_trial(const char *text, size_t len, const char *system, const struct tb_format *f, int *how);
+
+/* The process id of this process's helper now, 0 when it has none (for tests). */
+pid_t tep_trial_helper(void);
 
 #endif

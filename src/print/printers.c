@@ -23,12 +23,12 @@
 
 #include "bprint.h"
 #include "kernel_events.h"
+#include "id_table.h"
 #include "printers.h"
 #include "printfmt.h"
 #include "raw_syscalls.h"
 #include "schema_internal.h"
 
-#define MAX_EVENT_ID 65535u
 /* Zero bytes after the copy libtraceevent gets, so a string read past a field still ends. */
 #define PAYLOAD_PAD 64
 
@@ -50,20 +50,32 @@ struct event_printer {
 struct printers {
 	struct tb_print_env env; /* must outlive kenv and the programs, hence heap */
 	struct tb_kernel_env kenv;
-	struct event_printer *by_id[MAX_EVENT_ID + 1];
+	struct id_table by_id; /* struct event_printer * by ID, in blocks of the IDs printed (id_table.h) */
+	struct tep_text tep_text; /* print_with_tep()'s, on the one thread that may call libtraceevent */
 };
+
+/* id's printer, or NULL when none was made yet. */
+static inline struct event_printer *printer_by_id(const struct printers *p, uint32_t id)
+{
+	struct event_printer **slot = id_table_find(&p->by_id, id);
+
+	return slot ? *slot : NULL;
+}
 
 /* -------------------------------------------------------------- state */
 
 static void printers_free(void *state)
 {
 	struct printers *p = state;
+	struct event_printer **ep;
 
-	for (size_t id = 0; id <= MAX_EVENT_ID; id++)
-		if (p->by_id[id]) {
-			tb_printfmt_free(p->by_id[id]->prog);
-			free(p->by_id[id]);
+	for (uint32_t id = 0; (ep = id_table_next(&p->by_id, &id)); id++)
+		if (*ep) {
+			tb_printfmt_free((*ep)->prog);
+			free(*ep);
 		}
+	id_table_free(&p->by_id);
+	tep_text_free(&p->tep_text);
 	free(p);
 }
 
@@ -82,6 +94,7 @@ static struct printers *printers_of(struct tb_schema *s)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	id_table_init(&p->by_id, sizeof(struct event_printer *));
 	tb_kernel_env_for_schema(s, &p->env, &p->kenv);
 	p->kenv.print = &p->env;
 	p->kenv.bprint = bprint_hook;
@@ -112,7 +125,7 @@ static int compile(struct tb_schema *s, struct printers *p, const struct tb_form
 static struct event_printer *printer_for(struct tb_schema *s, struct printers *p,
 					 const struct tb_format *f, const char *system)
 {
-	struct event_printer *ep = p ? p->by_id[f->id] : NULL;
+	struct event_printer *ep = p ? printer_by_id(p, f->id) : NULL, **slot;
 
 	if (!p)
 		return NULL;
@@ -126,11 +139,12 @@ static struct event_printer *printer_for(struct tb_schema *s, struct printers *p
 	ep->by_hand = raw_syscalls_printer(system, f);
 	for (size_t i = 0; i < f->nfields; i++)
 		ep->dynamic |= f->fields[i].kind != TB_FIELD_STATIC;
-	if (compile(s, p, f, ep) < 0) {
+	if (compile(s, p, f, ep) < 0 || !(slot = id_table_slot(&p->by_id, f->id))) {
+		tb_printfmt_free(ep->prog);
 		free(ep);
 		return NULL;
 	}
-	p->by_id[f->id] = ep;
+	*slot = ep;
 	return ep;
 }
 
@@ -149,9 +163,12 @@ static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const 
 	uint8_t stack[4096], *copy;
 	struct tep_record rec = {.ts = ev->ts, .size = (int)ev->len, .record_size = (int)ev->len,
 				 .cpu = ev->cpu};
-	struct trace_seq seq;
+	struct printers *p = printers_of(s);
+	struct trace_seq *seq;
 	size_t n;
 
+	if (!p)
+		return -ENOMEM;
 	copy = (size_t)ev->len + PAYLOAD_PAD <= sizeof(stack) ? stack : malloc((size_t)ev->len + PAYLOAD_PAD);
 	if (!copy)
 		return -ENOMEM;
@@ -162,15 +179,14 @@ static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const 
 		sb_puts(out, f->name);
 		sb_put(out, ": ", 2);
 	}
-	trace_seq_init(&seq);
-	tep_print_event(tb_schema_tep(s), &seq, &rec, "%s", TEP_PRINT_INFO);
-	trace_seq_terminate(&seq);
-	n = seq.len;
-	if (ftrace_own && n > 0 && seq.buffer[n - 1] == '\n')
+	seq = tep_text_empty(&p->tep_text);
+	tep_print_event(tb_schema_tep(s), seq, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(seq);
+	n = seq->len;
+	if (ftrace_own && n > 0 && seq->buffer[n - 1] == '\n')
 		n--;
-	sb_put(out, seq.buffer, n);
+	sb_put(out, seq->buffer, n);
 	sb_putc(out, '\n');
-	trace_seq_destroy(&seq);
 	if (copy != stack)
 		free(copy);
 	return 0;
@@ -270,9 +286,21 @@ const struct event_printer *printers_find(struct tb_schema *s, const struct tb_f
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n)
 {
 	struct printers *p = schema_print_state(s);
+	struct event_printer *ep = p ? printer_by_id(p, id) : NULL;
 
-	if (p && id <= MAX_EVENT_ID && p->by_id[id] && used < PRINTER_KINDS)
-		p->by_id[id]->printed[used] += n;
+	if (ep && used < PRINTER_KINDS)
+		ep->printed[used] += n;
+}
+
+void printed_tally_tell(struct printed_tally *t, struct tb_schema *s)
+{
+	uint64_t *by_kind;
+
+	for (uint32_t id = 0; t->by_id.slot_size && (by_kind = id_table_next(&t->by_id, &id)); id++)
+		for (int k = 0; k < PRINTER_KINDS; k++)
+			if (by_kind[k])
+				printers_count(s, id, (enum printer_kind)k, by_kind[k]);
+	id_table_free(&t->by_id);
 }
 
 bool printers_prepare(struct tb_schema *s, const struct tb_format *f, const char *system)
@@ -296,10 +324,11 @@ bool printers_tep_ready(struct tb_schema *s, const struct tb_format *f, const ch
 void printers_write_stat(struct tb_schema *s, FILE *out)
 {
 	struct printers *p = schema_print_state(s);
+	struct event_printer **slot;
 
 	fprintf(out, "%-40s %10s  %s\n", "event", "records", "printer");
-	for (uint32_t id = 0; p && id <= MAX_EVENT_ID; id++) {
-		const struct event_printer *ep = p->by_id[id];
+	for (uint32_t id = 0; p && (slot = id_table_next(&p->by_id, &id)); id++) {
+		const struct event_printer *ep = *slot;
 		const char *system = "";
 		const struct tb_format *f = ep ? tb_schema_event(s, id, &system) : NULL;
 		char name[2 * TB_NAME_MAX + 2];

@@ -16,6 +16,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <traceevent/trace-seq.h>
+
+#include "id_table.h"
 #include "raw_syscalls.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
@@ -65,6 +68,62 @@ raw_syscalls_fn *printers_by_hand(const struct event_printer *ep);
 
 /* Count n records of event id against the printer that printed them (for the stat). */
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n);
+
+/*
+ * A report's printers_count()s, kept by ID until its end (a call per record
+ * was a tenth of a reading thread's time): blocks of the IDs met
+ * (id_table.h), not a table for every ID, which a small file paid megabytes
+ * for.  Zero-initialised; used by one thread.
+ */
+struct printed_tally {
+	struct id_table by_id; /* uint64_t[PRINTER_KINDS] by ID; slot_size 0: not set up yet */
+};
+
+/* n records of id printed by used (< PRINTER_KINDS), counted straight away if memory ran out. */
+static inline void printed_tally_add(struct printed_tally *t, struct tb_schema *s, uint16_t id,
+				     enum printer_kind used, uint64_t n)
+{
+	uint64_t *by_kind;
+
+	if (!t->by_id.slot_size)
+		id_table_init(&t->by_id, PRINTER_KINDS * sizeof(uint64_t));
+	by_kind = id_table_slot(&t->by_id, id);
+	if (by_kind)
+		by_kind[used] += n;
+	else
+		printers_count(s, id, used, n);
+}
+
+/* Tell the schema's printers every count kept, and free the tally. */
+void printed_tally_tell(struct printed_tally *t, struct tb_schema *s);
+
+/*
+ * libtraceevent's text of record after record in one trace_seq, emptied
+ * between them: trace_seq_init() is a 4 KiB malloc, and one per record was
+ * a good part of a report through libtraceevent.  Zero-initialised.
+ */
+struct tep_text {
+	struct trace_seq seq;
+	bool made;
+};
+
+/* t's trace_seq, empty. */
+static inline struct trace_seq *tep_text_empty(struct tep_text *t)
+{
+	if (t->made)
+		trace_seq_reset(&t->seq);
+	else
+		trace_seq_init(&t->seq);
+	t->made = true;
+	return &t->seq;
+}
+
+static inline void tep_text_free(struct tep_text *t)
+{
+	if (t->made)
+		trace_seq_destroy(&t->seq);
+	t->made = false;
+}
 
 /*
  * Choose f's printer now (compiling its print fmt), so that other threads

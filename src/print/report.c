@@ -83,7 +83,7 @@ struct report {
 	uint8_t prepared[65536 / 8];     /* IDs whose printer was chosen */
 	/* ... and may be rendered by workers; set here (release), read by them (pagework.c) */
 	_Atomic uint8_t ready[65536 / 8];
-	uint64_t *printed;               /* records by ID and printer, for the stat */
+	struct printed_tally printed;    /* records by ID and printer, for the stat */
 };
 
 /* ------------------------------------------------------------ streams */
@@ -320,8 +320,8 @@ static void account(struct report *r, const struct rendered *res)
 		return;
 	}
 	r->t.events++;
-	if (r->printed && res->used < PRINTER_KINDS)
-		r->printed[(size_t)id * PRINTER_KINDS + res->used]++;
+	if (res->used < PRINTER_KINDS)
+		printed_tally_add(&r->printed, r->schema, id, res->used, 1);
 	if (res->rc == TB_RENDER_UNKNOWN) {
 		r->t.unknown_events++;
 		/* Once per ID: a missing format would otherwise flood stderr. */
@@ -875,10 +875,8 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 		free(r.books);
 		return -ENOMEM;
 	}
-	/* A count renders nothing: no printer to count (emit() is not called). */
-	if (!(opts && opts->count_only))
-		r.printed = calloc((size_t)65536 * PRINTER_KINDS, sizeof(*r.printed));
-	rc = r.printed || (opts && opts->count_only) ? open_books(&r) : -ENOMEM;
+	/* A count renders nothing: no printer to count (emit() is not called, r.printed stays empty). */
+	rc = open_books(&r);
 	if (rc == 0 && opts && opts->count_only) {
 		r.counting = true; /* the merge's order and its loss accounting, no text */
 		count_merge(&r);
@@ -895,11 +893,7 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	}
 	if (rc == 0 && !(opts && opts->count_only)) /* a count meets no event by its format */
 		tb_capture_warn_unused(c);
-	for (size_t i = 0; r.printed && i < (size_t)65536 * PRINTER_KINDS; i++)
-		if (r.printed[i])
-			printers_count(r.schema, (uint32_t)(i / PRINTER_KINDS), (enum printer_kind)(i % PRINTER_KINDS),
-				       r.printed[i]);
-	free(r.printed);
+	printed_tally_tell(&r.printed, r.schema);
 	free(r.cpus);
 	sb_free(&r.text);
 	free(r.books);

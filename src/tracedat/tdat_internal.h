@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "id_table.h"
 #include "capture_source.h"
 #include "tdat_zip.h"
 #include "tracebuf/tracedat.h"
@@ -73,7 +74,7 @@ struct tb_tracedat {
 	/* lazy_formats: each format's text kept until a record of its ID needs it (tdat_read.c) */
 	struct tdat_pending *pending; /* [npending], parallel to formats */
 	size_t npending, pending_cap;
-	uint32_t *pending_by_id;      /* [65536]: index in pending + 1, 0 for none */
+	struct id_table pending_by_id; /* uint32_t by ID: index in pending + 1, 0 for none (id_table.h) */
 	/*
 	 * kallsyms is parsed on a thread while the rest is read (tdat_read.c):
 	 * once the reading has passed where the file holds it, its problems are

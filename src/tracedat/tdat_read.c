@@ -498,10 +498,11 @@ static int load_pending(struct tb_tracedat *td, size_t i)
 static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 {
 	struct tb_tracedat *td = ctx;
+	const uint32_t *pending = id_table_find(&td->pending_by_id, id); /* NULL: no format has an ID near it */
 
 	(void)s;
-	if (td->pending_by_id && id <= 65535 && td->pending_by_id[id]) /* NULL: the file has no formats */
-		load_pending(td, td->pending_by_id[id] - 1);
+	if (pending && *pending)
+		load_pending(td, *pending - 1);
 }
 
 /*
@@ -515,10 +516,8 @@ static int defer_format(struct tb_tracedat *td, size_t i, const struct rd *r, ui
 			size_t len)
 {
 	struct tdat_pending *p;
-	uint32_t id = format_text_id(text, len);
+	uint32_t id = format_text_id(text, len), *by_id;
 
-	if (!td->pending_by_id && !(td->pending_by_id = calloc(65536, sizeof(*td->pending_by_id))))
-		goto oom;
 	if (td->formats_cap > td->pending_cap) { /* parallel to formats */
 		p = realloc(td->pending, td->formats_cap * sizeof(*p));
 		if (!p)
@@ -532,11 +531,15 @@ static int defer_format(struct tb_tracedat *td, size_t i, const struct rd *r, ui
 	td->npending = i + 1;
 	if (id == 0)
 		return load_pending(td, i);
-	if (td->pending_by_id[id]) {
-		int rc = load_pending(td, td->pending_by_id[id] - 1);
+	if (!td->pending_by_id.slot_size)
+		id_table_init(&td->pending_by_id, sizeof(uint32_t));
+	if (!(by_id = id_table_slot(&td->pending_by_id, id))) /* id <= 65535 (format_text_id) */
+		goto oom;
+	if (*by_id) {
+		int rc = load_pending(td, *by_id - 1);
 		return rc < 0 ? rc : load_pending(td, i);
 	}
-	td->pending_by_id[id] = (uint32_t)i + 1;
+	*by_id = (uint32_t)i + 1;
 	return 0;
 oom:
 	return -ENOMEM;
@@ -2322,7 +2325,7 @@ void tb_tracedat_close(struct tb_tracedat *td)
 		free((char *)td->parts[i].what);
 	free(td->parts);
 	free(td->pending);
-	free(td->pending_by_id);
+	id_table_free(&td->pending_by_id);
 	free(td->ra);
 	free(td->formats); /* their names are in td->strings */
 	tb_schema_free(td->schema);

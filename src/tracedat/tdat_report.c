@@ -125,7 +125,7 @@ static inline uint64_t file_ns(const struct file_clock *c, uint64_t ts)
 
 struct frame_ctx {
 	_Alignas(64) struct tb_schema *schema;
-	struct name_column *names; /* the report's, allocated before the workers start */
+	const struct id_table *names; /* the report's, allocated before the workers start */
 	struct file_clock clock;
 	uint32_t run;
 	bool latency, nsec, usecs;
@@ -137,18 +137,24 @@ struct tc_report {
 	FILE *out;
 	struct gather g; /* text, then the workers' lines borrowed from their units, written by writev */
 	struct comm_column comms[COMM_SLOTS]; /* direct-mapped by pid */
-	struct name_column *names;            /* [65536] by event ID, allocated on first use */
+	/*
+	 * struct name_column by event ID (id_table.h), allocated on first use:
+	 * on the heap, as workers read its block pointers, away from the lines
+	 * this thread writes on every record.
+	 */
+	struct id_table *names;
 	struct tb_schema *schema;
 	struct tep_handle *tep;
 	const struct tb_tcmd_report_opts *o;
 	struct tb_strbuf text;
 	struct tb_strbuf body; /* kernel_text: a body rendered on this thread */
+	struct tep_text info;  /* put_info()'s */
 	struct tb_diag body_err; /* its problem, filled only on failure */
 	bool kernel_text;      /* o->kernel_text and not -R */
 	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
 	uint32_t run;          /* this report's number among the process's (task_col()), never 0 */
 	struct frame_ctx frame; /* framed: frame_line()'s context */
-	uint64_t (*printed)[PRINTER_KINDS]; /* [65536] by ID: framed records' printers, told at the end */
+	struct printed_tally printed; /* framed records' printers by ID, told at the end */
 	uint8_t prepared[65536 / 8]; /* IDs whose printer this thread chose */
 	/* ... and which workers may render: set here (release), read by them (pagework.c) */
 	_Atomic uint8_t ready[65536 / 8];
@@ -586,6 +592,14 @@ static void put_name(struct tb_strbuf *b, const char *name)
 		sb_putc(b, ' ');
 }
 
+/* The report's name columns, made empty on first use; NULL: no memory. */
+static struct id_table *names_table(struct tc_report *r)
+{
+	if (!r->names && (r->names = malloc(sizeof(*r->names))))
+		id_table_init(r->names, sizeof(struct name_column));
+	return r->names;
+}
+
 /* " NAME: " padded to 20 for event id, from the cache (NULL when it cannot be had: put_name then). */
 static const struct name_column *name_column(struct tc_report *r, uint16_t id, const struct tb_format *f,
 					     const char *system)
@@ -594,9 +608,8 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	struct name_column *c;
 	size_t n;
 
-	if (!r->names && !(r->names = calloc(65536, sizeof(*r->names))))
+	if (!names_table(r) || !(c = id_table_slot(r->names, id)))
 		return NULL;
-	c = &r->names[id];
 	if (c->len) /* an ID names one event throughout */
 		return c;
 	n = strlen(name);
@@ -622,7 +635,7 @@ static void put_info(struct tc_report *r, const struct tc_stream *s)
 {
 	uint8_t stack[4096], *copy = stack;
 	struct tep_record rec;
-	struct trace_seq seq;
+	struct trace_seq *seq;
 	size_t n;
 
 	if ((size_t)s->next.len + PAYLOAD_PAD > sizeof(stack) &&
@@ -639,14 +652,13 @@ static void put_info(struct tc_report *r, const struct tc_stream *s)
 	rec.size = (int)s->next.len;
 	rec.record_size = (int)s->next.len;
 	rec.cpu = s->cpu;
-	trace_seq_init(&seq);
-	tep_print_event(r->tep, &seq, &rec, "%s", r->o->raw ? TEP_PRINT_INFO_RAW : TEP_PRINT_INFO);
-	trace_seq_terminate(&seq);
-	n = seq.len;
-	if (n > 0 && seq.buffer[n - 1] == '\n')
+	seq = tep_text_empty(&r->info);
+	tep_print_event(r->tep, seq, &rec, "%s", r->o->raw ? TEP_PRINT_INFO_RAW : TEP_PRINT_INFO);
+	trace_seq_terminate(seq);
+	n = seq->len;
+	if (n > 0 && seq->buffer[n - 1] == '\n')
 		n--;
-	sb_put(&r->text, seq.buffer, n);
-	trace_seq_destroy(&seq);
+	sb_put(&r->text, seq->buffer, n);
 	if (copy != stack)
 		free(copy);
 }
@@ -866,8 +878,8 @@ frame_line_as(const struct frame_ctx *r, const struct tb_event_ref *ev, struct t
 
 	memcpy(&id, d, sizeof(id)); /* the worker renders records of 8 bytes or more alone */
 	memcpy(&pid, d + 4, sizeof(pid));
-	const struct name_column *nc = &r->names[id];
-	if (!nc->len)
+	const struct name_column *nc = id_table_find(r->names, id);
+	if (!nc || !nc->len)
 		return -ENOENT; /* cannot be: prepare() made it before it marked the ID ready */
 	/* room for the columns, and for a line written by hand after them */
 	if (!(p = sb_room(out, COMM_COL_MAX + CPU_COL_MAX + 5 + TIME_COL_MAX + sizeof(nc->text) +
@@ -951,24 +963,10 @@ static void put_unknown(struct tc_report *r)
 	sb_puts(&r->text, UNKNOWN "\n");
 }
 
-/* printers_count() of one record, kept here until the end of the run (a call per record was a tenth of this thread's time). */
+/* printers_count() of one record, kept until the end of the run (printed_tally). */
 static void count_printed(struct tc_report *r, uint16_t id, uint8_t used, uint64_t n)
 {
-	if (!r->printed && !(r->printed = calloc(65536, sizeof(*r->printed)))) {
-		printers_count(r->schema, id, used, n);
-		return;
-	}
-	r->printed[id][used < PRINTER_KINDS ? used : PRINTER_NONE] += n;
-}
-
-static void tell_printed(struct tc_report *r)
-{
-	for (uint32_t id = 0; r->printed && id < 65536; id++)
-		for (int k = 0; k < PRINTER_KINDS; k++)
-			if (r->printed[id][k])
-				printers_count(r->schema, id, (enum printer_kind)k, r->printed[id][k]);
-	free(r->printed);
-	r->printed = NULL;
+	printed_tally_add(&r->printed, r->schema, id, used < PRINTER_KINDS ? used : PRINTER_NONE, n);
 }
 
 /* A record a worker wrote the whole line of (frame_line): checked by its printer there, told here. */
@@ -1220,7 +1218,7 @@ static bool same_clock_columns(const struct tc_report *r)
 /* frame_line()'s context: the report's options, clock and name columns (allocated now, so that their address stays put). */
 static int frame_ctx_init(struct tc_report *r)
 {
-	if (!r->names && !(r->names = calloc(65536, sizeof(*r->names))))
+	if (!names_table(r))
 		return -ENOMEM;
 	r->frame = (struct frame_ctx){
 	    .schema = r->schema,
@@ -1305,7 +1303,7 @@ static int run(struct tc_report *r, int cpus)
 		advance(r, s);
 	}
 	flush_text(r);
-	tell_printed(r);
+	printed_tally_tell(&r->printed, r->schema);
 	if (plugins)
 		tep_unload_plugins(plugins, r->tep);
 	pagework_free(r->work);
@@ -1313,6 +1311,9 @@ static int run(struct tc_report *r, int cpus)
 	gather_free(&r->g);
 	sb_free(&r->text);
 	sb_free(&r->body);
+	tep_text_free(&r->info);
+	if (r->names)
+		id_table_free(r->names);
 	free(r->names);
 	return rc < 0 ? rc : r->fatal;
 }
