@@ -51,7 +51,7 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat src/analyze
+SRC_DIRS := src src/util src/ring src/filter src/decode src/print src/source src/tracedat src/analyze
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 # TB_BUILDING_LIBTRACEBUF: tracepoint.h keeps the general TLS model inside the libraries.
@@ -64,12 +64,14 @@ LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c inflight.c reader.c stats.c blob.c shm.c shm_window.c shm_guard.c) \
 	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
 		registry.c session.c session_ids.c blobsave.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
-		filter_parse.c filter_eval.c event_filter.c)
+		event_filter.c) \
+	$(addprefix src/filter/,filter_parse.c filter_eval.c)
 # The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/analyze/*.c))
+READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/analyze/*.c) \
+	src/filter/filter_format.c src/util/elfsyms.c)
 # Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
 # a program opts into; libc only (elfsyms.c turns exclusion patterns into addresses).
-FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/decode/elfsyms.c
+FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/util/elfsyms.c
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 # tb_write's fast path, by hand where there is one (write_x86_64.S).
