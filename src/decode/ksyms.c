@@ -19,6 +19,8 @@
 
 #include "diag.h"
 #include "ksyms.h"
+#include "sorted_find.h"
+#include "grow.h"
 
 #define KSYM_NAME_MAX 512   /* KSYM_NAME_LEN: the longest name, NUL included */
 #define MODULE_NAME_MAX 56  /* MODULE_NAME_LEN */
@@ -310,14 +312,10 @@ static uint32_t intern_module(const struct tb_ksyms *k, struct module_list *m, u
 	for (size_t i = m->n; i-- > 0;)
 		if (!strcmp(k->text + m->v[i], name))
 			return m->v[i];
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		uint32_t *v = realloc(m->v, cap * sizeof(*v));
-		if (!v)
-			return at; /* still correct, only slower to compare */
-		m->v = v;
-		m->cap = cap;
-	}
+	uint32_t *v = tb__grow(m->v, &m->cap, m->n + 1, sizeof(*v), 64);
+	if (!v)
+		return at; /* still correct, only slower to compare */
+	m->v = v;
 	m->v[m->n++] = at;
 	return at;
 }
@@ -351,13 +349,10 @@ static int parse_part(struct part *pt)
 		struct ksym_entry *e;
 		const char *why;
 
-		if (pt->n == pt->cap) {
-			struct ksym_entry *v = realloc(pt->v, 2 * pt->cap * sizeof(*v));
-			if (!v)
-				return pt->rc = -ENOMEM;
-			pt->v = v;
-			pt->cap *= 2;
-		}
+		struct ksym_entry *v = tb__grow(pt->v, &pt->cap, pt->n + 1, sizeof(*v), 1);
+		if (!v)
+			return pt->rc = -ENOMEM;
+		pt->v = v;
 		e = &pt->v[pt->n];
 		why = parse_line(pos, end, pt->k->text, e, &eol);
 		if (why) {
@@ -397,16 +392,12 @@ void tb_ksyms_keep_problem(void *ctx, const struct tb_diag *d)
 {
 	struct tb_ksyms_problems *l = ctx;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct tb_diag *v = realloc(l->v, cap * sizeof(*v));
-		if (!v) {
-			l->lost = true;
-			return;
-		}
-		l->v = v;
-		l->cap = cap;
+	struct tb_diag *v = tb__grow(l->v, &l->cap, l->n + 1, sizeof(*v), 16);
+	if (!v) {
+		l->lost = true;
+		return;
 	}
+	l->v = v;
 	l->v[l->n++] = *d;
 }
 
@@ -626,16 +617,7 @@ void tb_ksyms_at(const struct tb_ksyms *k, size_t i, struct tb_ksym *out)
 /* Index of the last entry whose address is <= addr; -1 if none. */
 static ptrdiff_t last_not_above(const struct tb_ksyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (ptrdiff_t)lo - 1;
+	return (ptrdiff_t)TB_SORTED_COUNT_AT_OR_BELOW(k->v, k->n, addr, addr) - 1;
 }
 
 /* Whether addr lies where the kernel resolves image symbols. */

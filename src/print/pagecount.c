@@ -20,6 +20,7 @@
 #include "pagecount.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/page.h"
+#include "grow.h"
 
 void pw_count_reset(struct pw_unit *u)
 {
@@ -43,14 +44,10 @@ static bool room_for_step(struct pw_unit *u)
 {
 	struct pw_counted *k = &u->counted;
 
-	if (u->nsteps == u->steps_cap) {
-		size_t cap = u->steps_cap ? 2 * u->steps_cap : 64;
-		struct pw_step *grown = realloc(u->steps, cap * sizeof(*grown));
-		if (!grown)
-			return false;
-		u->steps = grown;
-		u->steps_cap = cap;
-	}
+	struct pw_step *grown = tb__grow(u->steps, &u->steps_cap, u->nsteps + 1, sizeof(*grown), 64);
+	if (!grown)
+		return false;
+	u->steps = grown;
 	if (u->nsteps == k->step_at_cap) {
 		size_t cap = u->steps_cap;
 		uint32_t *grown = realloc(k->step_at, cap * sizeof(*grown));
@@ -82,17 +79,11 @@ static bool room_for_stamps(struct pw_counted *k, size_t size)
 {
 	size_t need = k->nstamps + size / 8 + 1;
 
-	if (need > k->stamps_cap) {
-		size_t cap = k->stamps_cap ? k->stamps_cap : 4096;
-		uint64_t *grown;
-		while (cap < need)
-			cap *= 2;
-		grown = realloc(k->stamps, cap * sizeof(*grown));
-		if (!grown)
-			return false;
-		k->stamps = grown;
-		k->stamps_cap = cap;
-	}
+	uint64_t *grown = tb__grow(k->stamps, &k->stamps_cap, need, sizeof(*grown), 4096);
+
+	if (!grown)
+		return false;
+	k->stamps = grown;
 	return true;
 }
 
@@ -103,14 +94,10 @@ static bool room_for_stamps(struct pw_counted *k, size_t size)
  */
 static bool keep_ref(struct pw_counted *k, const struct tb_record *rec)
 {
-	if (k->blobs == k->refs_cap) {
-		size_t cap = k->refs_cap ? 2 * k->refs_cap : 16;
-		uint8_t(*grown)[24] = realloc(k->refs, cap * sizeof(*grown));
-		if (!grown)
-			return false;
-		k->refs = grown;
-		k->refs_cap = cap;
-	}
+	uint8_t(*grown)[24] = tb__grow(k->refs, &k->refs_cap, k->blobs + 1, sizeof(*grown), 16);
+	if (!grown)
+		return false;
+	k->refs = grown;
 	memcpy(k->refs[k->blobs], rec->data, sizeof(k->refs[0]));
 	return true;
 }
