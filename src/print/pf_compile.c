@@ -32,24 +32,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "pf_cc.h"
 
 /* ------------------------------------------------------------- output */
 
+/* Room for need elements in *v (grow.h), keeping the caller's array when there is none. */
 bool pfc_grow(void **v, size_t *cap, size_t need, size_t elem)
 {
-	size_t n = *cap ? *cap : 16;
-	void *p;
+	void *p = tb__grow(*v, cap, need, elem, 16);
 
-	if (need <= *cap)
-		return true;
-	while (n < need)
-		n *= 2;
-	p = realloc(*v, n * elem);
 	if (!p)
 		return false;
 	*v = p;
-	*cap = n;
 	return true;
 }
 

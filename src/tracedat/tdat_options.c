@@ -25,6 +25,7 @@
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 #include "tdat_read.h"
+#include "grow.h"
 
 static int keep_option(struct tb_tracedat *td, uint16_t id, const uint8_t *data, uint32_t size,
 		       uint64_t offset)
@@ -36,16 +37,12 @@ static int keep_option(struct tb_tracedat *td, uint16_t id, const uint8_t *data,
 		return -ENOMEM;
 	memcpy(copy, data, size);
 	copy[size] = '\0'; /* text options read as C strings even if stored without NUL */
-	if (td->noptions == td->options_cap) {
-		size_t cap = td->options_cap ? 2 * td->options_cap : 32;
-		o = realloc(td->options, cap * sizeof(*o));
-		if (!o) {
-			free(copy);
-			return -ENOMEM;
-		}
-		td->options = o;
-		td->options_cap = cap;
+	o = tb__grow(td->options, &td->options_cap, td->noptions + 1, sizeof(*o), 32);
+	if (!o) {
+		free(copy);
+		return -ENOMEM;
 	}
+	td->options = o;
 	o = &td->options[td->noptions++];
 	o->id = id;
 	o->size = size;

@@ -29,6 +29,7 @@
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 #include "tdat_read.h"
+#include "grow.h"
 
 static const uint8_t MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g'};
 /* ------------------------------------------------------------ problems */
@@ -139,14 +140,11 @@ static int pread_ahead(struct tb_tracedat *td, void *buf, size_t n, uint64_t off
 	if (n > READ_AHEAD / 2)
 		return tdat_pread(td, buf, n, offset, what);
 	if (!(offset >= td->ra_at && offset + n <= td->ra_at + td->ra_len)) {
-		ssize_t got;
+		int error; /* a failed read leaves less than n: tdat_pread() below says why */
 		if (!td->ra && !(td->ra = malloc(READ_AHEAD)))
 			return tdat_pread(td, buf, n, offset, what);
-		do
-			got = pread(td->fd, td->ra, READ_AHEAD, (off_t)offset);
-		while (got < 0 && errno == EINTR);
 		td->ra_at = offset;
-		td->ra_len = got > 0 ? (size_t)got : 0;
+		td->ra_len = tb__pread_full(td->fd, td->ra, READ_AHEAD, offset, &error);
 		if (td->ra_len < n)
 			return tdat_pread(td, buf, n, offset, what);
 	}
@@ -314,14 +312,10 @@ int tdat_add_part(struct tb_tracedat *td, const char *what, int id, unsigned fla
 {
 	struct tb_tracedat_part *p;
 
-	if (td->nparts == td->parts_cap) {
-		size_t cap = td->parts_cap ? 2 * td->parts_cap : 32;
-		p = realloc(td->parts, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		td->parts = p;
-		td->parts_cap = cap;
-	}
+	p = tb__grow(td->parts, &td->parts_cap, td->nparts + 1, sizeof(*p), 32);
+	if (!p)
+		return -ENOMEM;
+	td->parts = p;
 	p = &td->parts[td->nparts];
 	p->what = strdup(what);
 	if (!p->what)
@@ -387,14 +381,10 @@ static int add_format(struct tb_tracedat *td, const char *system, const char *te
 	struct tb_tracedat_format *f;
 	char name[TB_NAME_MAX], id[32];
 
-	if (td->nformats == td->formats_cap) {
-		size_t cap = td->formats_cap ? 2 * td->formats_cap : 64;
-		f = realloc(td->formats, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		td->formats = f;
-		td->formats_cap = cap;
-	}
+	f = tb__grow(td->formats, &td->formats_cap, td->nformats + 1, sizeof(*f), 64);
+	if (!f)
+		return -ENOMEM;
+	td->formats = f;
 	line_value(text, len, "name:", name, sizeof(name));
 	line_value(text, len, "ID:", id, sizeof(id));
 	f = &td->formats[td->nformats];
