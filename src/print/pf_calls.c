@@ -284,39 +284,37 @@ enum {
 	CALL_REL = 1,     /* __get_rel_*: the field is a __rel_loc */
 	CALL_STR = 2,     /* the memory is a string (chars, signed) */
 	CALL_VARIANT = 4, /* __print_hex_str: concatenated; __print_ns_to_secs: seconds */
+	CALL_LEN = 8,     /* __get_dynamic_array_len: the length, not the bytes */
 };
 
 struct known_call {
 	const char *name;
+	/* One of the two: plain when the helper needs nothing but its arguments. */
 	int (*compile)(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off);
-	unsigned flags; /* CALL_* */
+	int (*plain)(struct cc *c, struct ex *e);
+	unsigned flags; /* CALL_*, for compile */
 };
 
-/* __get_str, __get_dynamic_array, __get_sockaddr and their __rel_ forms: the field's bytes. */
-static int call_dyn_mem(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
+/*
+ * __get_str, __get_dynamic_array, __get_sockaddr and their __rel_ forms:
+ * the field's bytes; __get_dynamic_array_len (CALL_LEN): their count.
+ */
+static int call_dyn(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
 {
 	const struct tb_field *fl;
+	bool len = k->flags & CALL_LEN;
 
 	(void)name_off;
 	if (dynamic_field(c, k->flags & CALL_REL, &fl) < 0)
 		return c->rc;
-	e->t = (struct ty){.kind = T_MEM, .elsize = 1};
-	if (k->flags & CALL_STR)
-		e->t.is_char = e->t.elsign = true;
-	pfc_emit(c, (struct pf_op){.code = OP_DYN_MEM, .mode = dyn_mode(fl), .a = fl->offset}, 1);
-	return 0;
-}
-
-/* __get_dynamic_array_len and its __rel_ form: the field's length. */
-static int call_dyn_len(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
-{
-	const struct tb_field *fl;
-
-	(void)name_off;
-	if (dynamic_field(c, k->flags & CALL_REL, &fl) < 0)
-		return c->rc;
-	e->t = ty_uint;
-	pfc_emit(c, (struct pf_op){.code = OP_DYN_LEN, .mode = dyn_mode(fl), .a = fl->offset}, 1);
+	if (len) {
+		e->t = ty_uint;
+	} else {
+		e->t = (struct ty){.kind = T_MEM, .elsize = 1};
+		if (k->flags & CALL_STR)
+			e->t.is_char = e->t.elsign = true;
+	}
+	pfc_emit(c, (struct pf_op){.code = len ? OP_DYN_LEN : OP_DYN_MEM, .mode = dyn_mode(fl), .a = fl->offset}, 1);
 	return 0;
 }
 
@@ -334,34 +332,10 @@ static int call_bitmask(struct cc *c, struct ex *e, const struct known_call *k, 
 	return 0;
 }
 
-static int call_flags(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
-{
-	(void)k, (void)name_off;
-	return helper_flags(c, e);
-}
-
-static int call_symbolic(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
-{
-	(void)k, (void)name_off;
-	return helper_symbolic(c, e);
-}
-
 static int call_hex(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
 {
 	(void)name_off;
 	return helper_hex(c, e, k->flags & CALL_VARIANT);
-}
-
-static int call_array(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
-{
-	(void)k, (void)name_off;
-	return helper_array(c, e);
-}
-
-static int call_dynamic_array(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
-{
-	(void)k, (void)name_off;
-	return helper_dynamic_array(c, e);
 }
 
 /* __print_ns_to_secs (CALL_VARIANT) and __print_ns_without_secs: ns split at the second. */
@@ -440,32 +414,32 @@ static int call_jiffies(struct cc *c, struct ex *e, const struct known_call *k, 
 }
 
 static const struct known_call known_calls[] = {
-	{"__get_str", call_dyn_mem, CALL_STR},
-	{"__get_rel_str", call_dyn_mem, CALL_REL | CALL_STR},
-	{"__get_dynamic_array", call_dyn_mem, 0},
-	{"__get_rel_dynamic_array", call_dyn_mem, CALL_REL},
-	{"__get_sockaddr", call_dyn_mem, 0},
-	{"__get_rel_sockaddr", call_dyn_mem, CALL_REL},
-	{"__get_dynamic_array_len", call_dyn_len, 0},
-	{"__get_rel_dynamic_array_len", call_dyn_len, CALL_REL},
-	{"__get_bitmask", call_bitmask, 0},
-	{"__get_cpumask", call_bitmask, 0},
-	{"__get_rel_bitmask", call_bitmask, CALL_REL},
-	{"__get_rel_cpumask", call_bitmask, CALL_REL},
-	{"__print_flags", call_flags, 0},
-	{"__print_flags_u64", call_flags, 0},
-	{"__print_symbolic", call_symbolic, 0},
-	{"__print_symbolic_u64", call_symbolic, 0},
-	{"__print_hex", call_hex, 0},
-	{"__print_hex_str", call_hex, CALL_VARIANT},
-	{"__print_array", call_array, 0},
-	{"__print_dynamic_array", call_dynamic_array, 0},
-	{"__print_ns_to_secs", call_ns, CALL_VARIANT},
-	{"__print_ns_without_secs", call_ns, 0},
-	{"__builtin_expect", call_builtin_expect, 0},
-	{"__builtin_constant_p", call_builtin_constant_p, 0},
-	{"is_signed_type", call_is_signed_type, 0},
-	{"jiffies_to_msecs", call_jiffies, 0},
+	{"__get_str", .compile = call_dyn, .flags = CALL_STR},
+	{"__get_rel_str", .compile = call_dyn, .flags = CALL_REL | CALL_STR},
+	{"__get_dynamic_array", .compile = call_dyn},
+	{"__get_rel_dynamic_array", .compile = call_dyn, .flags = CALL_REL},
+	{"__get_sockaddr", .compile = call_dyn},
+	{"__get_rel_sockaddr", .compile = call_dyn, .flags = CALL_REL},
+	{"__get_dynamic_array_len", .compile = call_dyn, .flags = CALL_LEN},
+	{"__get_rel_dynamic_array_len", .compile = call_dyn, .flags = CALL_REL | CALL_LEN},
+	{"__get_bitmask", .compile = call_bitmask},
+	{"__get_cpumask", .compile = call_bitmask},
+	{"__get_rel_bitmask", .compile = call_bitmask, .flags = CALL_REL},
+	{"__get_rel_cpumask", .compile = call_bitmask, .flags = CALL_REL},
+	{"__print_flags", .plain = helper_flags},
+	{"__print_flags_u64", .plain = helper_flags},
+	{"__print_symbolic", .plain = helper_symbolic},
+	{"__print_symbolic_u64", .plain = helper_symbolic},
+	{"__print_hex", .compile = call_hex},
+	{"__print_hex_str", .compile = call_hex, .flags = CALL_VARIANT},
+	{"__print_array", .plain = helper_array},
+	{"__print_dynamic_array", .plain = helper_dynamic_array},
+	{"__print_ns_to_secs", .compile = call_ns, .flags = CALL_VARIANT},
+	{"__print_ns_without_secs", .compile = call_ns},
+	{"__builtin_expect", .compile = call_builtin_expect},
+	{"__builtin_constant_p", .compile = call_builtin_constant_p},
+	{"is_signed_type", .compile = call_is_signed_type},
+	{"jiffies_to_msecs", .compile = call_jiffies},
 };
 
 static const struct known_call *known_call_named(const struct cc *c, const struct token *name)
@@ -488,7 +462,7 @@ int pfc_call(struct cc *c, struct ex *e)
 		return c->rc;
 	if (!k)
 		return pfc_fail(c, -ENOTSUP, name.off, "function %.*s", (int)name.len, c->src + name.off);
-	if (k->compile(c, e, k, name.off) < 0)
+	if ((k->plain ? k->plain(c, e) : k->compile(c, e, k, name.off)) < 0)
 		return c->rc;
 	if (e->helper)
 		e->t = (struct ty){.kind = T_MEM, .is_char = true, .elsign = true, .elsize = 1};
