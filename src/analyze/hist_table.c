@@ -86,10 +86,12 @@ static uint64_t *new_entry(struct hist_table *t, const void *key, uint64_t ts)
 {
 	uint64_t *e;
 
-	uint64_t *grown = tb__grow(t->entries, &t->cap, t->count + 1, t->entry_words * sizeof(uint64_t), 256);
-	if (!grown)
-		return NULL;
-	t->entries = grown;
+	if (t->count == t->cap) {
+		uint64_t *grown = tb__grow(t->entries, &t->cap, t->count + 1, t->entry_words * sizeof(uint64_t), 256);
+		if (!grown)
+			return NULL;
+		t->entries = grown;
+	}
 	e = hist_table_entry(t, t->count++);
 	memset(e, 0, t->entry_words * sizeof(uint64_t));
 	e[HIST_E_FIRST_TS] = ts;

@@ -89,10 +89,12 @@ static int by_address(const void *a, const void *b)
 
 static int append(struct tb_kstrings *k, const struct kstring *e)
 {
-	struct kstring *v = tb__grow(k->v, &k->cap, k->n + 1, sizeof(*v), 64);
-	if (!v)
-		return -ENOMEM;
-	k->v = v;
+	if (k->n == k->cap) {
+		struct kstring *v = tb__grow(k->v, &k->cap, k->n + 1, sizeof(*v), 64);
+		if (!v)
+			return -ENOMEM;
+		k->v = v;
+	}
 	k->v[k->n++] = *e;
 	return 0;
 }

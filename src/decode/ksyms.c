@@ -20,7 +20,6 @@
 #include "diag.h"
 #include "ksyms.h"
 #include "sorted_find.h"
-#include "grow.h"
 
 #define KSYM_NAME_MAX 512   /* KSYM_NAME_LEN: the longest name, NUL included */
 #define MODULE_NAME_MAX 56  /* MODULE_NAME_LEN */
@@ -312,10 +311,14 @@ static uint32_t intern_module(const struct tb_ksyms *k, struct module_list *m, u
 	for (size_t i = m->n; i-- > 0;)
 		if (!strcmp(k->text + m->v[i], name))
 			return m->v[i];
-	uint32_t *v = tb__grow(m->v, &m->cap, m->n + 1, sizeof(*v), 64);
-	if (!v)
-		return at; /* still correct, only slower to compare */
-	m->v = v;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		uint32_t *v = realloc(m->v, cap * sizeof(*v));
+		if (!v)
+			return at; /* still correct, only slower to compare */
+		m->v = v;
+		m->cap = cap;
+	}
 	m->v[m->n++] = at;
 	return at;
 }
@@ -349,10 +352,13 @@ static int parse_part(struct part *pt)
 		struct ksym_entry *e;
 		const char *why;
 
-		struct ksym_entry *v = tb__grow(pt->v, &pt->cap, pt->n + 1, sizeof(*v), 1);
-		if (!v)
-			return pt->rc = -ENOMEM;
-		pt->v = v;
+		if (pt->n == pt->cap) {
+			struct ksym_entry *v = realloc(pt->v, 2 * pt->cap * sizeof(*v));
+			if (!v)
+				return pt->rc = -ENOMEM;
+			pt->v = v;
+			pt->cap *= 2;
+		}
 		e = &pt->v[pt->n];
 		why = parse_line(pos, end, pt->k->text, e, &eol);
 		if (why) {
@@ -392,12 +398,16 @@ void tb_ksyms_keep_problem(void *ctx, const struct tb_diag *d)
 {
 	struct tb_ksyms_problems *l = ctx;
 
-	struct tb_diag *v = tb__grow(l->v, &l->cap, l->n + 1, sizeof(*v), 16);
-	if (!v) {
-		l->lost = true;
-		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct tb_diag *v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->lost = true;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
 	}
-	l->v = v;
 	l->v[l->n++] = *d;
 }
 

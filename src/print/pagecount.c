@@ -44,10 +44,12 @@ static bool room_for_step(struct pw_unit *u)
 {
 	struct pw_counted *k = &u->counted;
 
-	struct pw_step *grown = tb__grow(u->steps, &u->steps_cap, u->nsteps + 1, sizeof(*grown), 64);
-	if (!grown)
-		return false;
-	u->steps = grown;
+	if (u->nsteps == u->steps_cap) {
+		struct pw_step *grown = tb__grow(u->steps, &u->steps_cap, u->nsteps + 1, sizeof(*grown), 64);
+		if (!grown)
+			return false;
+		u->steps = grown;
+	}
 	if (u->nsteps == k->step_at_cap) {
 		size_t cap = u->steps_cap;
 		uint32_t *grown = realloc(k->step_at, cap * sizeof(*grown));
@@ -79,9 +81,11 @@ static bool room_for_stamps(struct pw_counted *k, size_t size)
 {
 	size_t need = k->nstamps + size / 8 + 1;
 
-	uint64_t *grown = tb__grow(k->stamps, &k->stamps_cap, need, sizeof(*grown), 4096);
+	uint64_t *grown;
 
-	if (!grown)
+	if (need <= k->stamps_cap)
+		return true;
+	if (!(grown = tb__grow(k->stamps, &k->stamps_cap, need, sizeof(*grown), 4096)))
 		return false;
 	k->stamps = grown;
 	return true;
@@ -94,10 +98,12 @@ static bool room_for_stamps(struct pw_counted *k, size_t size)
  */
 static bool keep_ref(struct pw_counted *k, const struct tb_record *rec)
 {
-	uint8_t(*grown)[24] = tb__grow(k->refs, &k->refs_cap, k->blobs + 1, sizeof(*grown), 16);
-	if (!grown)
-		return false;
-	k->refs = grown;
+	if (k->blobs == k->refs_cap) {
+		uint8_t(*grown)[24] = tb__grow(k->refs, &k->refs_cap, k->blobs + 1, sizeof(*grown), 16);
+		if (!grown)
+			return false;
+		k->refs = grown;
+	}
 	memcpy(k->refs[k->blobs], rec->data, sizeof(k->refs[0]));
 	return true;
 }

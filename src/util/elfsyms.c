@@ -225,10 +225,12 @@ static NOTRACE uint64_t section_end(const Elf64_Sym *s, const Elf64_Shdr *sh, si
 
 static NOTRACE int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym *s, uint64_t end)
 {
-	struct elf_sym *grown = tb__grow(out->syms, cap, out->n + 1, sizeof(*grown), 256);
-	if (!grown)
-		return -ENOMEM;
-	out->syms = grown;
+	if (out->n == *cap) {
+		struct elf_sym *grown = tb__grow(out->syms, cap, out->n + 1, sizeof(*grown), 256);
+		if (!grown)
+			return -ENOMEM;
+		out->syms = grown;
+	}
 	out->syms[out->n++] = (struct elf_sym){
 		.addr = s->st_value,
 		.size = s->st_size,
