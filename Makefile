@@ -51,8 +51,12 @@ endif
 TEV_CFLAGS := $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent)
 
-SRC_DIRS := src src/ring src/decode src/print src/source src/tracedat src/input src/analyze src/export
-CPPFLAGS += -D_GNU_SOURCE -Iinclude $(addprefix -I,$(SRC_DIRS))
+# One -I src: an include names the stage its header lives in ("decode/format.h");
+# a bare name is a header beside the file.  -MMD: each object depends on the headers it reads.
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc
+DEPFLAGS = -MMD -MP
+# a program compiled and linked in one step from one source: its .d beside it
+LINKDEP = $(DEPFLAGS) -MF $@.d -MT $@
 CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 # TB_BUILDING_LIBTRACEBUF: tracepoint.h keeps the general TLS model inside the libraries.
 CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition -DTB_BUILDING_LIBTRACEBUF
@@ -60,28 +64,31 @@ CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition -DTB_BUILDING_LIB
 ZIP_LIBS := -lzstd -lz
 LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
 
+# Sources are listed one way: by the stage folders they live in (docs/design.md §0),
+# with the few exceptions named.
 # The core: what an application links to trace itself.  libc only.
-CORE_SRCS := $(addprefix src/ring/,page.c sizing.c publish.c ring.c inflight.c reader.c stats.c blob.c shm.c shm_window.c shm_guard.c) \
-	$(addprefix src/source/,describe.c objects.c ringsave.c perf.c pmu.c pmu_sample.c \
-		registry.c session.c session_ids.c blobsave.c format_text.c printf_plan.c ftrace_events.c dump.c text.c \
-		filter_parse.c filter_eval.c event_filter.c)
-# The reading side: formats, text, captures, report.  Uses libtraceevent.
-READ_SRCS := $(sort $(wildcard src/decode/*.c src/print/*.c src/tracedat/*.c src/input/*.c src/analyze/*.c src/export/*.c))
+CORE_DIRS := ring filter source
 # Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
 # a program opts into; libc only (elfsyms.c turns exclusion patterns into addresses).
-FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/decode/elfsyms.c
+FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/util/elfsyms.c
+# in a core folder, but it compiles filters against schemas: the reading side's
+READ_IN_CORE := src/filter/filter_format.c
+# only in test_shm_crash's and test_shm_pidns's build of the core (CRASH_OBJS)
+CRASH_ONLY := src/ring/crash_point.c
+CORE_SRCS := $(filter-out $(FUNC_SRCS) $(READ_IN_CORE) $(CRASH_ONLY),$(sort $(wildcard $(CORE_DIRS:%=src/%/*.c))))
+# The reading side: formats, text, captures, report, exporters.  Uses libtraceevent.
+READ_DIRS := util decode print tracedat input analyze export
+READ_SRCS := $(sort $(wildcard $(READ_DIRS:%=src/%/*.c)) $(READ_IN_CORE))
 
 CORE_OBJS := $(CORE_SRCS:src/%.c=$(B)/obj/%.o)
 # tb_write's fast path, by hand where there is one (write_x86_64.S).
 ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
 CORE_ASM := $(wildcard src/ring/write_$(ARCH).S)
 READ_OBJS := $(READ_SRCS:src/%.c=$(B)/obj/%.o)
-# Objects whose source is missing are skipped (issues land piece by piece).
-CORE_OBJS := $(filter $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard $(CORE_SRCS))),$(CORE_OBJS))
-READ_OBJS := $(filter $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard $(READ_SRCS))),$(READ_OBJS))
 CORE_OBJS += $(CORE_ASM:src/%.S=$(B)/obj/%.o)
 FUNC_OBJS := $(FUNC_SRCS:src/%.c=$(B)/obj/%.o)
-HEADERS := $(wildcard include/tracebuf/*.h) $(wildcard src/*.h src/*/*.h)
+# The public headers: what a program built against an installed tracebuf sees.
+HEADERS := $(wildcard include/tracebuf/*.h)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
@@ -104,10 +111,10 @@ all: lib cli $(B)/examples/demo
 lib: $(B)/libtracebuf.a $(B)/libtracebuf.so $(B)/libtracebuf-read.a $(B)/libtracebuf-func.a
 cli: $(B)/tracebuf
 
-$(B)/obj/%.o: src/%.c $(HEADERS) Makefile
+$(B)/obj/%.o: src/%.c Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) $(if $(filter $(READ_OBJS),$@),$(TEV_CFLAGS)) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS_LIB) $(if $(filter $(READ_OBJS),$@),$(TEV_CFLAGS)) -c -o $@ $<
 
 $(B)/obj/%.o: src/%.S src/ring/write_fast.h src/ring/crash_point.h Makefile
 	@mkdir -p $(@D)
@@ -136,15 +143,19 @@ $(B)/libtracebuf.so: $(CORE_OBJS) src/ring/libtracebuf.map
 	$(Q)ln -sf libtracebuf.so $(B)/libtracebuf.so.$(SOMAJOR)
 
 TOOL_SRCS := $(wildcard tools/*.c)
-$(B)/tracebuf: $(TOOL_SRCS) $(wildcard tools/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+TOOL_OBJS := $(TOOL_SRCS:tools/%.c=$(B)/obj-cli/%.o)
+$(B)/obj-cli/%.o: tools/%.c Makefile
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -c -o $@ $<
+$(B)/tracebuf: $(TOOL_OBJS) $(B)/libtracebuf-read.a $(B)/libtracebuf.a
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $(TOOL_SRCS) \
-		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $(TOOL_OBJS) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
-$(B)/tests/%: tests/%.c $(wildcard tests/lib/*.h) $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+$(B)/tests/%: tests/%.c $(B)/libtracebuf-read.a $(B)/libtracebuf.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) $(TEST_LDFLAGS) -o $@ $< $(TEST_EXTRA) \
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) $(TEST_LDFLAGS) -o $@ $< $(TEST_EXTRA) \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
 # test_func: a call tree built with -finstrument-functions (tests/func/), one
@@ -160,34 +171,34 @@ $(B)/tests/func/%.o: tests/func/%.c tests/func/tree.h Makefile
 $(B)/tests/func/libtree.so: tests/func/tree_lib.c tests/func/tree.h Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR) -fPIC -shared -Wl,-soname,libtree.so -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) $(CFLAGS_BASE) $(INSTR) -fPIC -shared -Wl,-soname,libtree.so -o $@ $<
 $(B)/tests/test_func: $(FUNC_TREE) $(B)/libtracebuf-func.a
 $(B)/tests/test_func: TEST_EXTRA = $(FUNC_TREE) -Wl,-rpath,'$$ORIGIN/func' $(B)/libtracebuf-func.a
 
 # test_func_self: the ring and the tracer themselves built with -finstrument-functions.
 SELF_SRCS := $(filter %.c,$(CORE_SRCS) $(FUNC_SRCS))
 SELF_OBJS := $(patsubst src/%.c,$(B)/obj-instr/%.o,$(wildcard $(SELF_SRCS)))
-$(B)/obj-instr/%.o: src/%.c $(HEADERS) Makefile
+$(B)/obj-instr/%.o: src/%.c Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@ (instrumented)")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR) -c -o $@ $<
-$(B)/tests/test_func_self: tests/test_func_self.c $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) tests/lib/tap.h $(HEADERS)
+	$(Q)$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS_BASE) $(INSTR) -c -o $@ $<
+$(B)/tests/test_func_self: tests/test_func_self.c $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) tests/lib/tap.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(INSTR) -finstrument-functions-exclude-file-list=lib/tap.h \
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) $(INSTR) -finstrument-functions-exclude-file-list=lib/tap.h \
 		-o $@ $< $(SELF_OBJS) $(CORE_ASM:src/%.S=$(B)/obj/%.o) -lpthread
 
 # test_shm_crash, test_shm_pidns: the library with its write path's crash points compiled in
 # (src/ring/crash_point.h; a normal build has none), linked in place of libtracebuf.a.
 CRASH_OBJS := $(patsubst src/%.c,$(B)/obj-crash/%.o,$(wildcard $(CORE_SRCS)) src/ring/crash_point.c) \
 	$(CORE_ASM:src/%.S=$(B)/obj-crash/%.o)
-$(B)/obj-crash/%.o: src/%.c $(HEADERS) Makefile
+$(B)/obj-crash/%.o: src/%.c Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@ (crash points)")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
 $(B)/obj-crash/%.o: src/%.S src/ring/write_fast.h src/ring/crash_point.h Makefile
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS_LIB) -DTB_CRASH_POINTS -c -o $@ $<
 $(B)/tests/test_shm_crash $(B)/tests/test_shm_pidns: $(CRASH_OBJS)
 # (not a target-specific -D: prerequisites would inherit it; the tests define TB_CRASH_POINTS themselves)
 $(B)/tests/test_shm_crash $(B)/tests/test_shm_pidns: TEST_EXTRA = $(CRASH_OBJS)
@@ -196,30 +207,30 @@ $(B)/tests/test_shm_crash $(B)/tests/test_shm_pidns: TEST_EXTRA = $(CRASH_OBJS)
 # libtracebuf: the test programs export theirs (-rdynamic), as a program
 # linked with libtracebuf.so would provide it.
 TEST_PLUGIN := $(B)/tests/tp_plugin.so $(B)/tests/tp_conflict.so
-$(B)/tests/tp_%.so: tests/plugins/tp_%.c tests/plugins/tp_shared.h $(HEADERS)
+$(B)/tests/tp_%.so: tests/plugins/tp_%.c tests/plugins/tp_shared.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -fPIC -shared -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) -fPIC -shared -o $@ $<
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: TEST_LDFLAGS := -rdynamic
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: $(TEST_PLUGIN)
 
 # test_so_dlopen: a program not linked with libtracebuf dlopens libtracebuf.so.
-$(B)/tests/test_so_dlopen: tests/test_so_dlopen.c $(wildcard tests/lib/*.h) $(B)/libtracebuf.so $(HEADERS)
+$(B)/tests/test_so_dlopen: tests/test_so_dlopen.c $(B)/libtracebuf.so
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) -o $@ $< -ldl -lpthread
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) -o $@ $< -ldl -lpthread
 
-$(B)/bench/%: bench/%.c $(B)/libtracebuf.a $(HEADERS)
+$(B)/bench/%: bench/%.c $(B)/libtracebuf.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(BENCH_CFLAGS) -o $@ $< $(B)/libtracebuf.a \
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) $(CFLAGS_BASE) $(BENCH_CFLAGS) -o $@ $< $(B)/libtracebuf.a \
 		-lpthread $(BENCH_LIBS)
 
 # bench_tracedat writes and reads trace.dat files: it links the reading side too.
-$(B)/bench/bench_tracedat: bench/bench_tracedat.c $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+$(B)/bench/bench_tracedat: bench/bench_tracedat.c $(B)/libtracebuf-read.a $(B)/libtracebuf.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
 		$(B)/libtracebuf.a $(LDLIBS_READ)
 
 # bench_zstd_floor times zstd alone on a trace.dat's chunks (bench_report.sh runs it).
@@ -227,21 +238,21 @@ $(B)/bench/bench_zstd_floor: BENCH_LIBS += $(B)/libtracebuf-read.a $(B)/libtrace
 $(B)/bench/bench_zstd_floor: $(B)/libtracebuf-read.a
 
 # bench_offcpu makes a trace.dat (tests/lib/synth.h) and times tracebuf offcpu on it.
-$(B)/bench/bench_offcpu: bench/bench_offcpu.c tests/lib/synth.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
+$(B)/bench/bench_offcpu: bench/bench_offcpu.c tests/lib/synth.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< $(B)/libtracebuf-read.a \
 		$(B)/libtracebuf.a $(LDLIBS_READ)
 
 # scripts/soak.sh's writer and reader (not in make test): what an application links, libc only.
-$(B)/tests/soak/soak: tests/soak/soak.c $(B)/libtracebuf.a $(HEADERS)
+$(B)/tests/soak/soak: tests/soak/soak.c $(B)/libtracebuf.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread
 
-$(B)/examples/%: examples/%.c $(B)/libtracebuf.a $(HEADERS)
+$(B)/examples/%: examples/%.c $(B)/libtracebuf.a
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread
 
 # examples/demo: the driver (plain) and its "application", examples/demo/app.c, the
 # only file built with -finstrument-functions; the hooks come from libtracebuf-func.a,
@@ -252,10 +263,11 @@ $(B)/examples/%: examples/%.c $(B)/libtracebuf.a $(HEADERS)
 DEMO_APP := $(B)/examples/demo-app.o
 DEMO_INSTR_EXCLUDE := -finstrument-functions-exclude-file-list=include/tracebuf/,/usr/include/ \
 	-finstrument-functions-exclude-function-list=tb_trace_
-$(DEMO_APP): examples/demo/app.c examples/demo/demo.h $(HEADERS) Makefile
+$(DEMO_APP): examples/demo/app.c examples/demo/demo.h Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@ (instrumented)")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR) $(DEMO_INSTR_EXCLUDE) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS_BASE) $(INSTR) $(DEMO_INSTR_EXCLUDE) -c -o $@ $<
+# (two sources: their headers named here, not in a .d)
 $(B)/examples/demo: examples/demo.c examples/demo/demo.h examples/demo/crash.c $(DEMO_APP) $(B)/libtracebuf-func.a \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(HEADERS)
 	@mkdir -p $(@D)
@@ -264,6 +276,9 @@ $(B)/examples/demo: examples/demo.c examples/demo/demo.h examples/demo/crash.c $
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
 tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES) $(B)/bench/merge_results
+
+# What -MMD wrote: each target's headers, as the compiler read them.
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -383,7 +398,7 @@ $(B)/bench/bench_func: $(B)/libtracebuf-func.a
 $(B)/bench/merge_results: bench/merge_results.c Makefile
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) -o $@ $< -lm
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) $(CFLAGS_BASE) -o $@ $< -lm
 
 bench: deps lib cli
 	$(Q)scripts/bench-deps.sh

@@ -41,7 +41,7 @@
 #include "bench_util.h"
 
 #include "lib/records.h"
-#include "printfmt.h"
+#include "print/printfmt.h"
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
 

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "btf.h"
+#include "decode/btf.h"
 
 #include "fuzz_check.h"
 

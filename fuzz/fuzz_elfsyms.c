@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_elfsyms.c - libFuzzer target for the readers of user-space symbol
- * sources: the ELF symbol reader (src/decode/elfsyms.c) and the objects
+ * sources: the ELF symbol reader (src/util/elfsyms.c) and the objects
  * file parser (tb_usyms_load, src/decode/usyms.c).  Every input goes
  * through both.
  *
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfsyms.h"
+#include "util/elfsyms.h"
 #include "tracebuf/usyms.h"
 
 #include "fuzz_check.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_filter.c - libFuzzer target for the filter compiler and evaluator
- * (src/source/filter_parse.c, filter_eval.c).
+ * (src/filter/filter_parse.c, filter_eval.c).
  *
  * The input's first line is the expression, compiled against sched_switch's
  * fields plus a __data_loc and a __rel_loc string and an array; the rest is

@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "constants.h"
-#include "ksyms.h"
-#include "kstrings.h"
+#include "decode/constants.h"
+#include "decode/ksyms.h"
+#include "decode/kstrings.h"
 
 #include "fuzz_check.h"
 

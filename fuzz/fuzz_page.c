@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pagefmt.h"
+#include "ring/pagefmt.h"
 #include "tracebuf/page.h"
 
 #define MAX_PAGES 4

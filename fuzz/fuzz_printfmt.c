@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bprint.h"
-#include "pf_internal.h"
-#include "printfmt.h"
+#include "print/bprint.h"
+#include "print/pf_internal.h"
+#include "print/printfmt.h"
 #include "tracebuf/schema.h"
 #include "../tests/lib/records.h"
 

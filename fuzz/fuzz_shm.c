@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "fuzz_check.h"
-#include "ring_layout.h"
+#include "ring/ring_layout.h"
 #include "tracebuf/page.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/shm.h"

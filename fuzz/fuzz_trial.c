@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tep_trial.h"
+#include "decode/tep_trial.h"
 
 int __real_tep_trial(const char *text, size_t len, const char *system, const struct tb_format *f, int *how);
 int __wrap_tep_trial(const char *text, size_t len, const char *system, const struct tb_format *f, int *how);

@@ -9,7 +9,7 @@ if ! objdump --version 2>/dev/null | grep -q 'GNU objdump'; then
 	echo "1..0 # skip GNU objdump (binutils) missing"
 	exit 0
 fi
-set -- source/func.o source/func_exclude.o decode/elfsyms.o
+set -- source/func.o source/func_exclude.o util/elfsyms.o
 echo "1..$(($# + 1))"
 n=0
 for o in "$@"; do

@@ -29,13 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "btf.h"
-#include "constants.h"
-#include "kvars.h"
+#include "decode/btf.h"
+#include "decode/constants.h"
+#include "decode/kvars.h"
 #include "lib/capdir.h"
 #include "lib/instance.h"
 #include "lib/tap.h"
-#include "schema_kernel.h"
+#include "decode/schema_kernel.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
 

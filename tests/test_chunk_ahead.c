@@ -22,7 +22,7 @@
 
 #include "lib/tap.h"
 #include "lib/v7chunks.h"
-#include "tdat_internal.h"
+#include "tracedat/tdat_internal.h"
 
 #define CAPTURE "tests/data/kernel/cap-f-many-systems" /* CPU 0: 53 sub-buffers, 6 chunks of 10 */
 #define PAGE 4096u

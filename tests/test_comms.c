@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "comms.h"
+#include "decode/comms.h"
 #include "lib/tap.h"
 
 static void test_columns(void)

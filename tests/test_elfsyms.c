@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_elfsyms - the ELF symbol reader (src/decode/elfsyms.c) and the
+ * test_elfsyms - the ELF symbol reader (src/util/elfsyms.c) and the
  * objects file (tracebuf/usyms.h).
  *
  * Oracle: binutils' readelf, which prints every symbol table of an object;
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfsyms.h"
+#include "util/elfsyms.h"
 #include "lib/tap.h"
 #include "tracebuf/describe.h"
 #include "tracebuf/usyms.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter.h"
+#include "export/exporter.h"
 #include "tracebuf/page.h"
 
 #include "lib/tap.h"

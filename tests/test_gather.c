@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gather.h"
+#include "print/gather.h"
 #include "lib/tap.h"
 
 #define LINES 6000

@@ -57,7 +57,7 @@
 #include <kbuffer.h>
 
 #include "lib/tap.h"
-#include "pagefmt.h"
+#include "ring/pagefmt.h"
 #include "tracebuf/page.h"
 
 #define DATA "tests/data/kernel/"

@@ -31,11 +31,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernel_events.h"
+#include "print/kernel_events.h"
 #include "lib/lines.h"
 #include "lib/instance.h"
 #include "lib/tap.h"
-#include "schema_kernel.h"
+#include "decode/schema_kernel.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/report.h"
 

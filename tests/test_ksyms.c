@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ksyms.h"
+#include "decode/ksyms.h"
 #include "lib/instance.h"
 #include "lib/tap.h"
-#include "schema_kernel.h"
+#include "decode/schema_kernel.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 

@@ -27,11 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "constants.h"
-#include "kvars.h"
+#include "decode/constants.h"
+#include "decode/kvars.h"
 #include "lib/tap.h"
-#include "printfmt.h"
-#include "schema_kernel.h"
+#include "print/printfmt.h"
+#include "decode/schema_kernel.h"
 #include "tracebuf/schema.h"
 
 #define DATA  "tests/data/kernel/"

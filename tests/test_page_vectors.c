@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "lib/tap.h"
-#include "pagefmt.h"
+#include "ring/pagefmt.h"
 #include "tracebuf/page.h"
 
 #define DATA "tests/data/kernel/"

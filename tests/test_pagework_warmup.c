@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "lib/tap.h"
-#include "pagework.h"
+#include "print/pagework.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/schema.h"
 

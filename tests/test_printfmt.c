@@ -38,12 +38,12 @@
 
 #include <traceevent/event-parse.h>
 
-#include "bprint.h"
-#include "kvsprintf.h"
+#include "print/bprint.h"
+#include "print/kvsprintf.h"
 #include "lib/records.h"
 #include "lib/tap.h"
-#include "pf_internal.h"
-#include "printfmt.h"
+#include "print/pf_internal.h"
+#include "print/printfmt.h"
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
 

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "lib/tap.h"
-#include "printfmt.h"
-#include "raw_syscalls.h"
+#include "print/printfmt.h"
+#include "print/raw_syscalls.h"
 #include "tracebuf/schema.h"
 
 /* The common fields and the id both events start with, as this kernel's format files have them. */

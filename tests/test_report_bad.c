@@ -25,7 +25,7 @@
 #include "lib/tap.h"
 #include "lib/tree.h"
 #include "tracebuf/capture.h"
-#include "schema_kernel.h"
+#include "decode/schema_kernel.h"
 #include "tracebuf/report.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"

@@ -38,7 +38,7 @@
 
 #include "lib/cpu.h"
 #include "lib/tap.h"
-#include "ring_internal.h"
+#include "ring/ring_internal.h"
 #include "tracebuf/page.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/ring.h"

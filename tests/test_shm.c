@@ -22,7 +22,7 @@
 
 #include "lib/tap.h"
 #include "lib/xorshift.h"
-#include "ring_layout.h"
+#include "ring/ring_layout.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/shm.h"
 #include "tracebuf/stats.h"

@@ -28,10 +28,10 @@
 #include <unistd.h>
 
 #define TB_CRASH_POINTS /* this test links the crash build of the library ($(B)/obj-crash) */
-#include "crash_point.h"
+#include "ring/crash_point.h"
 #include "lib/crash_events.h"
 #include "lib/tap.h"
-#include "ring_layout.h"
+#include "ring/ring_layout.h"
 #include "tracebuf/page.h"
 #include "tracebuf/shm.h"
 #include "tracebuf/stats.h"

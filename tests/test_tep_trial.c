@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "lib/tap.h"
-#include "tep_trial.h"
+#include "decode/tep_trial.h"
 #include "tracebuf/schema.h"
 
 #define DATA "tests/data/"

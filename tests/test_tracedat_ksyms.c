@@ -20,7 +20,7 @@
 
 #include <zstd.h>
 
-#include "ksyms.h"
+#include "decode/ksyms.h"
 #include "lib/tap.h"
 #include "tracebuf/tracedat.h"
 

@@ -34,10 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture_save.h"
+#include "export/capture_save.h"
 #include "cmds.h"
 #include "event_select.h"
-#include "tracefs.h"
+#include "export/tracefs.h"
 
 /* What --offcpu enables besides -e: the switches and the wakeups that split their time. */
 #define OFFCPU_EVENTS "sched:sched_switch,sched:sched_wakeup"

@@ -34,7 +34,7 @@
 #include "cmds.h"
 #include "shm_capture.h"
 #include "tracebuf/shm.h"
-#include "tracefs.h"
+#include "export/tracefs.h"
 
 struct request {
 	const char *cmd;

@@ -20,7 +20,7 @@
 
 #include "hist_session.h"
 #include "shm_capture.h"
-#include "tracefs.h"
+#include "export/tracefs.h"
 
 #define CMD "hist"
 

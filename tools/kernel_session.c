@@ -37,7 +37,7 @@
 #include "event_select.h"
 #include "tracebuf/page.h"
 #include "kernel_session.h"
-#include "tracefs.h"
+#include "export/tracefs.h"
 #include "uprobes.h"
 
 #define DRAIN_MS 100

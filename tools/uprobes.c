@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfsyms.h"
-#include "tracefs.h"
+#include "util/elfsyms.h"
+#include "export/tracefs.h"
 #include "uprobes.h"
 
 #define MAX_PHDRS 4096

@@ -6,7 +6,7 @@
  *
  * A spec is FUNC (a function of the traced program), FILE:FUNC (of another
  * ELF object, a path) or either with "%return" (a return probe).  FUNC is
- * looked up in the object's symbol table (src/decode/elfsyms.c) and turned
+ * looked up in the object's symbol table (src/util/elfsyms.c) and turned
  * into the file offset uprobe_events wants through the program header that
  * loads it.  The probes are events of their own group, tb_PID, named after
  * the function ("main", "main__return"), so they never collide with probes

@@ -14,13 +14,13 @@
 #include <string.h>
 
 #include "fields.h"
-#include "id_table.h"
+#include "util/id_table.h"
 #include "intern.h"
-#include "blob_store.h"
-#include "capture_source.h"
+#include "decode/blob_store.h"
+#include "decode/capture_source.h"
 #include "json_out.h"
 #include "merge.h"
-#include "schema_kernel.h"
+#include "decode/schema_kernel.h"
 #include "tracebuf/chrome.h"
 #include "chrome_stream.h"
 

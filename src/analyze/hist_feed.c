@@ -26,7 +26,7 @@
 #include "load_int.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/page.h"
-#include "tsc2nsec.h"
+#include "decode/tsc2nsec.h"
 
 #define BAD_RECORDS_TOLD 10 /* damaged records reported one by one, then only counted (totals) */
 

@@ -17,10 +17,10 @@
 #include <string.h>
 
 #include "hist_internal.h"
-#include "kvsprintf.h"
-#include "printfmt.h"
-#include "schema_kernel.h"
-#include "strbuf.h"
+#include "print/kvsprintf.h"
+#include "print/printfmt.h"
+#include "decode/schema_kernel.h"
+#include "print/strbuf.h"
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "hist_internal.h"
+#include "util/grow.h"
 
 int hist_table_init(struct hist_table *t, uint32_t key_size, uint32_t nvals)
 {
@@ -86,12 +87,10 @@ static uint64_t *new_entry(struct hist_table *t, const void *key, uint64_t ts)
 	uint64_t *e;
 
 	if (t->count == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		uint64_t *grown = realloc(t->entries, cap * t->entry_words * sizeof(uint64_t));
+		uint64_t *grown = tb__grow(t->entries, &t->cap, t->count + 1, t->entry_words * sizeof(uint64_t), 256);
 		if (!grown)
 			return NULL;
 		t->entries = grown;
-		t->cap = cap;
 	}
 	e = hist_table_entry(t, t->count++);
 	memset(e, 0, t->entry_words * sizeof(uint64_t));

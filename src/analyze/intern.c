@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "intern.h"
+#include "util/grow.h"
 
 /*
  * A multiply-xor hash over 8-byte words, in two lanes so that the
@@ -94,18 +95,11 @@ static bool grow_ids(struct intern *t)
 
 static bool arena_room(struct intern *t, uint32_t len)
 {
-	size_t n = t->arena_cap ? t->arena_cap : 4096;
-	uint8_t *a;
+	uint8_t *a = tb__grow(t->arena, &t->arena_cap, t->used + len, 1, 4096);
 
-	if (t->used + len <= t->arena_cap)
-		return true;
-	while (n < t->used + len)
-		n *= 2;
-	a = realloc(t->arena, n);
 	if (!a)
 		return false;
 	t->arena = a;
-	t->arena_cap = n;
 	return true;
 }
 
@@ -139,17 +133,7 @@ int64_t intern_add(struct intern *t, const void *key, uint32_t len, bool *added)
 
 void *intern_room(void *arr, size_t *cap, size_t index, size_t elem)
 {
-	size_t n = *cap ? *cap : 256;
-	void *grown;
-
-	if (index < *cap)
-		return arr;
-	while (n <= index)
-		n *= 2;
-	if (!(grown = realloc(arr, n * elem)))
-		return NULL;
-	*cap = n;
-	return grown;
+	return tb__grow(arr, cap, index + 1, elem, 256);
 }
 
 void intern_free(struct intern *t)

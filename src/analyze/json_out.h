@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strbuf.h"
+#include "print/strbuf.h"
 
 /* "s" with s's first len bytes (up to a NUL) escaped. */
 void json_str(struct tb_strbuf *b, const char *s, size_t len);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "merge.h"
-#include "pagework.h"
+#include "print/pagework.h"
 
 /* Raw data from which a worker thread walks the pages: less is done as fast alone. */
 #define THREADED_FROM (1u << 20)

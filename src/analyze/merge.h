@@ -28,7 +28,7 @@
 
 #include "tracebuf/capture.h"
 #include "tracebuf/page.h"
-#include "tsc2nsec.h"
+#include "decode/tsc2nsec.h"
 
 struct merge_stream;
 struct pagework;

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "offcpu_internal.h"
-#include "schema_kernel.h"
-#include "strbuf.h"
+#include "decode/schema_kernel.h"
+#include "print/strbuf.h"
 
 /* Frames of the tracing machinery itself, found at the leaf of a trigger's stack. */
 static const char *const tracing_frames[] = {"trace_event_raw_event_", "__traceiter_", "perf_trace_",

@@ -18,6 +18,7 @@
 #include "tracebuf/page.h"
 #include "tracebuf/ringsvg.h"
 #include "tracebuf/stats.h"
+#include "util/grow.h"
 
 #define WIDTH 1200
 #define PAD 10
@@ -90,14 +91,10 @@ static int read_row(struct tb_capture *c, int cpu, struct row *r)
 	if (r->have_stats)
 		tb_stats_derive(&r->st);
 	while (tb_capture_next_page(c, cpu, &p) == 1) {
-		if (r->n == r->cap) {
-			size_t n = r->cap ? 2 * r->cap : 64;
-			struct cell *grown = realloc(r->cells, n * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			r->cells = grown;
-			r->cap = n;
-		}
+		struct cell *grown = tb__grow(r->cells, &r->cap, r->n + 1, sizeof(*grown), 64);
+		if (!grown)
+			return -ENOMEM;
+		r->cells = grown;
 		read_cell(c, &p, &r->cells[r->n++]);
 	}
 	return 0;

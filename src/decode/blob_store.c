@@ -18,8 +18,9 @@
 #include <zlib.h>
 
 #include "blob_store.h"
-#include "pread_full.h"
+#include "util/pread_full.h"
 #include "tracebuf/blob.h"
+#include "util/grow.h"
 
 #define HEAD_BYTES 64 /* of a blob, escaped, on its report line */
 
@@ -125,14 +126,10 @@ static int by_key(const void *a, const void *b)
 
 static int add_entry(struct blob_store *bs, const uint8_t *h, uint64_t at)
 {
-	if (bs->n == bs->cap) {
-		size_t cap = bs->cap ? 2 * bs->cap : 64;
-		struct entry *e = realloc(bs->e, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		bs->e = e;
-		bs->cap = cap;
-	}
+	struct entry *e = tb__grow(bs->e, &bs->cap, bs->n + 1, sizeof(*e), 64);
+	if (!e)
+		return -ENOMEM;
+	bs->e = e;
 	bs->e[bs->n++] = (struct entry){le32(h + 16), le32(h + 4), le64(h + 8), at, le32(h + 20)};
 	return 0;
 }

@@ -27,7 +27,7 @@
 #include "capture_internal.h"
 #include "capture_source.h"
 #include "fd_text.h"
-#include "pread_full.h"
+#include "util/pread_full.h"
 #include "diag.h"
 #include "diag_defer.h"
 #include "tsc2nsec.h"

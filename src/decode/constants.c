@@ -14,6 +14,7 @@
 
 #include "constants.h"
 #include "diag.h"
+#include "util/grow.h"
 
 #define MAX_NAME 128
 
@@ -176,14 +177,10 @@ static int add(struct tb_constants *c, const char *name, size_t len, bool is_siz
 {
 	struct entry *e;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 32;
-		e = realloc(c->v, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		c->v = e;
-		c->cap = cap;
-	}
+	e = tb__grow(c->v, &c->cap, c->n + 1, sizeof(*e), 32);
+	if (!e)
+		return -ENOMEM;
+	c->v = e;
 	e = &c->v[c->n];
 	e->name = strndup(name, len);
 	if (!e->name)

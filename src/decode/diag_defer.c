@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "diag_defer.h"
+#include "util/grow.h"
 
 /* Each thread's own: a worker sets it around its reads, nobody else sees it. */
 static _Thread_local struct diag_sink *current;
@@ -23,14 +24,10 @@ bool diag_defer(diag_tell_fn *tell, void *ctx, const struct tb_diag *d)
 
 	if (!s)
 		return false;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 8;
-		e = realloc(s->v, cap * sizeof(*e));
-		if (!e)
-			return false;
-		s->v = e;
-		s->cap = cap;
-	}
+	e = tb__grow(s->v, &s->cap, s->n + 1, sizeof(*e), 8);
+	if (!e)
+		return false;
+	s->v = e;
 	e = &s->v[s->n];
 	e->tell = tell;
 	e->ctx = ctx;

@@ -21,6 +21,7 @@
 #include "schema_internal.h"
 #include "tracebuf/page.h"
 #include "tracebuf/schema.h"
+#include "util/grow.h"
 
 #define MAX_FIELDS 1024 /* far more than any kernel event has */
 
@@ -482,13 +483,10 @@ static int add_field(struct tb_format *f, const struct tb_field *nf, size_t *cap
 {
 	struct tb_field *grown;
 
-	if (f->nfields == *cap) {
-		*cap = *cap ? 2 * *cap : 16;
-		grown = realloc(f->fields, *cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		f->fields = grown;
-	}
+	grown = tb__grow(f->fields, cap, f->nfields + 1, sizeof(*grown), 16);
+	if (!grown)
+		return -ENOMEM;
+	f->fields = grown;
 	f->fields[f->nfields++] = *nf;
 	return 0;
 }

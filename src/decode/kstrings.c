@@ -11,6 +11,8 @@
 
 #include "diag.h"
 #include "kstrings.h"
+#include "util/sorted_find.h"
+#include "util/grow.h"
 
 struct kstring {
 	uint64_t addr;
@@ -88,12 +90,10 @@ static int by_address(const void *a, const void *b)
 static int append(struct tb_kstrings *k, const struct kstring *e)
 {
 	if (k->n == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 64;
-		struct kstring *v = realloc(k->v, cap * sizeof(*v));
+		struct kstring *v = tb__grow(k->v, &k->cap, k->n + 1, sizeof(*v), 64);
 		if (!v)
 			return -ENOMEM;
 		k->v = v;
-		k->cap = cap;
 	}
 	k->v[k->n++] = *e;
 	return 0;
@@ -157,14 +157,8 @@ const char *tb_kstrings_at(const struct tb_kstrings *k, size_t i, uint64_t *addr
 
 const char *tb_kstrings_find(const struct tb_kstrings *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k ? k->n : 0;
+	/* the first entry with that address, if any */
+	size_t lo = k ? TB_SORTED_COUNT_BELOW(k->v, k->n, addr, addr) : 0;
 
-	while (lo < hi) { /* the first entry with that address */
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < (k ? k->n : 0) && k->v[lo].addr == addr ? k->v[lo].text : NULL;
 }

@@ -19,6 +19,7 @@
 
 #include "diag.h"
 #include "ksyms.h"
+#include "util/sorted_find.h"
 
 #define KSYM_NAME_MAX 512   /* KSYM_NAME_LEN: the longest name, NUL included */
 #define MODULE_NAME_MAX 56  /* MODULE_NAME_LEN */
@@ -626,16 +627,7 @@ void tb_ksyms_at(const struct tb_ksyms *k, size_t i, struct tb_ksym *out)
 /* Index of the last entry whose address is <= addr; -1 if none. */
 static ptrdiff_t last_not_above(const struct tb_ksyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (ptrdiff_t)lo - 1;
+	return (ptrdiff_t)TB_SORTED_COUNT_AT_OR_BELOW(k->v, k->n, addr, addr) - 1;
 }
 
 /* Whether addr lies where the kernel resolves image symbols. */

@@ -22,7 +22,7 @@
 
 #include "comms.h"
 #include "diag.h"
-#include "id_table.h"
+#include "util/id_table.h"
 #include "schema_internal.h"
 #include "btf.h"
 #include "constants.h"

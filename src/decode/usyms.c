@@ -17,10 +17,12 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "elfsyms.h"
+#include "util/elfsyms.h"
 #include "schema_kernel.h"
+#include "util/sorted_find.h"
 #include "tracebuf/describe.h"
 #include "tracebuf/usyms.h"
+#include "util/grow.h"
 
 struct uobject {
 	uint64_t start, end, bias;
@@ -108,14 +110,10 @@ static int add_object(struct tb_usyms *u, const struct uobject *o, const char *p
 {
 	struct uobject *slot;
 
-	if (u->n == u->cap) {
-		size_t cap = u->cap ? 2 * u->cap : 16;
-		struct uobject *grown = realloc(u->obj, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		u->obj = grown;
-		u->cap = cap;
-	}
+	struct uobject *grown = tb__grow(u->obj, &u->cap, u->n + 1, sizeof(*grown), 16);
+	if (!grown)
+		return -ENOMEM;
+	u->obj = grown;
 	slot = &u->obj[u->n];
 	*slot = *o;
 	slot->path = strndup(path, plen);
@@ -289,15 +287,8 @@ static bool load_symbols(struct tb_usyms *u, struct uobject *o)
 
 static struct uobject *object_of(struct tb_usyms *u, uint64_t addr)
 {
-	size_t lo = 0, hi = u->n;
+	size_t lo = TB_SORTED_COUNT_AT_OR_BELOW(u->obj, u->n, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (u->obj[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo && addr < u->obj[lo - 1].end ? &u->obj[lo - 1] : NULL;
 }
 

@@ -24,9 +24,9 @@
 
 #include "capture_save.h"
 #include "kallsyms_cut.h"
-#include "kvars.h"
+#include "decode/kvars.h"
 #include "raw_scan.h"
-#include "schema_kernel.h"
+#include "decode/schema_kernel.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"

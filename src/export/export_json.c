@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chrome_stream.h"
+#include "analyze/chrome_stream.h"
 #include "exporter.h"
 
 struct json_state {

@@ -45,7 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "merge.h"
+#include "analyze/merge.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/export.h"
 

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "exporter.h"
-#include "page_repair.h"
+#include "tracedat/page_repair.h"
 #include "tracebuf/page.h"
 
 /* Listed in this order by `convert --help`; a suffix matches the first kind that has it. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kallsyms_cut.h"
+#include "util/grow.h"
 
 #define KERNEL_HALF 0xffff800000000000ull /* per-CPU symbols sit at small offsets below */
 
@@ -47,15 +48,12 @@ static long parse_lines(const char *text, size_t len, struct sym_line **out)
 		uint64_t addr;
 
 		if (line_address(text + pos, end - pos, &addr)) {
-			if (n == cap) {
-				struct sym_line *grown = realloc(v, (cap ? 2 * cap : 4096) * sizeof(*v));
-				if (!grown) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = grown;
-				cap = cap ? 2 * cap : 4096;
+			struct sym_line *grown = tb__grow(v, &cap, n + 1, sizeof(*v), 4096);
+			if (!grown) {
+				free(v);
+				return -ENOMEM;
 			}
+			v = grown;
 			v[n] = (struct sym_line){addr, pos, end - pos, n, false};
 			n++;
 		}

@@ -17,17 +17,14 @@
 
 #include "raw_scan.h"
 #include "tracebuf/page.h"
+#include "util/grow.h"
 
 static int add_addr(struct raw_refs *r, uint64_t v)
 {
-	if (r->naddrs == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 1024;
-		uint64_t *grown = realloc(r->addrs, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		r->addrs = grown;
-		r->cap = cap;
-	}
+	uint64_t *grown = tb__grow(r->addrs, &r->cap, r->naddrs + 1, sizeof(*grown), 1024);
+	if (!grown)
+		return -ENOMEM;
+	r->addrs = grown;
 	r->addrs[r->naddrs++] = v;
 	return 0;
 }

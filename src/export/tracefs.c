@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fd_text.h"
+#include "decode/fd_text.h"
 #include "tracefs.h"
-#include "write_all.h"
+#include "util/write_all.h"
 
 #define MAX_TEXT (64u << 20) /* kallsyms is ~5 MiB; far more is not a tracefs text */
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture_kinds.h"
+#include "decode/capture_kinds.h"
 #include "diag.h"
 #include "input.h"
 

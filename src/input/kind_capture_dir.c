@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture_kinds.h"
+#include "decode/capture_kinds.h"
 #include "input.h"
 
 /*

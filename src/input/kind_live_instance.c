@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "capture_kinds.h"
+#include "decode/capture_kinds.h"
 #include "input.h"
 
 /* A directory with per_cpu/ is tracefs: no capture directory has one. */

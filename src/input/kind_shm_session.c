@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "input.h"
-#include "ring_layout.h"
+#include "ring/ring_layout.h"
 
 /* The region starts with its magic (struct tb_region), in the machine's byte order. */
 static enum input_confidence sniff_shm_session(const struct input_probe *p)

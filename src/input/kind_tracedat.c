@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "input.h"
-#include "tdat_capture.h"
+#include "tracedat/tdat_capture.h"
 
 /* trace-cmd's magic: 0x17 0x08 0x44 and "tracing" (its version string follows). */
 static const uint8_t TRACEDAT_MAGIC[10] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g'};

@@ -20,7 +20,7 @@
 
 #include "pagework.h"
 #include "render.h"
-#include "schema_kernel.h"
+#include "decode/schema_kernel.h"
 #include "strbuf.h"
 #include "tracebuf/funcgraph.h"
 #include "tracebuf/page.h"

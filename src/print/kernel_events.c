@@ -15,7 +15,7 @@
 
 #include "diag.h"
 #include "kernel_events.h"
-#include "schema_kernel.h"
+#include "decode/schema_kernel.h"
 
 #define SYSCALL_ENTER_PREFIX "sys_enter_"
 #define SYSCALL_EXIT_PREFIX "sys_exit_"

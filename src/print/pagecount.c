@@ -16,10 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pagefmt.h"
+#include "ring/pagefmt.h"
 #include "pagecount.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/page.h"
+#include "util/grow.h"
 
 void pw_count_reset(struct pw_unit *u)
 {
@@ -44,12 +45,10 @@ static bool room_for_step(struct pw_unit *u)
 	struct pw_counted *k = &u->counted;
 
 	if (u->nsteps == u->steps_cap) {
-		size_t cap = u->steps_cap ? 2 * u->steps_cap : 64;
-		struct pw_step *grown = realloc(u->steps, cap * sizeof(*grown));
+		struct pw_step *grown = tb__grow(u->steps, &u->steps_cap, u->nsteps + 1, sizeof(*grown), 64);
 		if (!grown)
 			return false;
 		u->steps = grown;
-		u->steps_cap = cap;
 	}
 	if (u->nsteps == k->step_at_cap) {
 		size_t cap = u->steps_cap;
@@ -82,17 +81,13 @@ static bool room_for_stamps(struct pw_counted *k, size_t size)
 {
 	size_t need = k->nstamps + size / 8 + 1;
 
-	if (need > k->stamps_cap) {
-		size_t cap = k->stamps_cap ? k->stamps_cap : 4096;
-		uint64_t *grown;
-		while (cap < need)
-			cap *= 2;
-		grown = realloc(k->stamps, cap * sizeof(*grown));
-		if (!grown)
-			return false;
-		k->stamps = grown;
-		k->stamps_cap = cap;
-	}
+	uint64_t *grown;
+
+	if (need <= k->stamps_cap)
+		return true;
+	if (!(grown = tb__grow(k->stamps, &k->stamps_cap, need, sizeof(*grown), 4096)))
+		return false;
+	k->stamps = grown;
 	return true;
 }
 
@@ -104,12 +99,10 @@ static bool room_for_stamps(struct pw_counted *k, size_t size)
 static bool keep_ref(struct pw_counted *k, const struct tb_record *rec)
 {
 	if (k->blobs == k->refs_cap) {
-		size_t cap = k->refs_cap ? 2 * k->refs_cap : 16;
-		uint8_t(*grown)[24] = realloc(k->refs, cap * sizeof(*grown));
+		uint8_t(*grown)[24] = tb__grow(k->refs, &k->refs_cap, k->blobs + 1, sizeof(*grown), 16);
 		if (!grown)
 			return false;
 		k->refs = grown;
-		k->refs_cap = cap;
 	}
 	memcpy(k->refs[k->blobs], rec->data, sizeof(k->refs[0]));
 	return true;

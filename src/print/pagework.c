@@ -22,12 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture_source.h"
+#include "decode/capture_source.h"
 #include "pagecount.h"
-#include "pagefmt.h"
+#include "ring/pagefmt.h"
 #include "pagework.h"
 #include "tracebuf/blob.h"
 #include "render.h"
+#include "util/grow.h"
 
 /*
  * A unit of the threaded mode: up to UNIT_PAGES sub-buffers, no more than
@@ -123,14 +124,10 @@ static inline struct pw_step *new_record_step(struct pw_unit *u)
 
 static bool keep_error(struct pw_unit *u, const struct tb_diag *err, uint32_t *index)
 {
-	if (u->nerrs == u->errs_cap) {
-		size_t cap = u->errs_cap ? 2 * u->errs_cap : 16;
-		struct tb_diag *grown = realloc(u->errs, cap * sizeof(*grown));
-		if (!grown)
-			return false;
-		u->errs = grown;
-		u->errs_cap = cap;
-	}
+	struct tb_diag *grown = tb__grow(u->errs, &u->errs_cap, u->nerrs + 1, sizeof(*grown), 16);
+	if (!grown)
+		return false;
+	u->errs = grown;
 	u->errs[u->nerrs] = *err;
 	*index = (uint32_t)u->nerrs++;
 	return true;

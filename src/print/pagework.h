@@ -53,7 +53,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "diag_defer.h"
+#include "decode/diag_defer.h"
 #include "printers.h"
 #include "strbuf.h"
 #include "tracebuf/capture.h"

@@ -23,11 +23,11 @@
 
 #include "bprint.h"
 #include "kernel_events.h"
-#include "id_table.h"
+#include "util/id_table.h"
 #include "printers.h"
 #include "printfmt.h"
 #include "raw_syscalls.h"
-#include "schema_internal.h"
+#include "decode/schema_internal.h"
 
 /* Zero bytes after the copy libtraceevent gets, so a string read past a field still ends. */
 #define PAYLOAD_PAD 64

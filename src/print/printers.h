@@ -18,7 +18,7 @@
 
 #include <traceevent/trace-seq.h>
 
-#include "id_table.h"
+#include "util/id_table.h"
 #include "raw_syscalls.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"

@@ -16,7 +16,7 @@
 #include "kvsprintf.h"
 #include "printers.h"
 #include "render.h"
-#include "schema_internal.h"
+#include "decode/schema_internal.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
 

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blob_store.h"
-#include "capture_source.h"
+#include "decode/blob_store.h"
+#include "decode/capture_source.h"
 #include "pagework.h"
 #include "printers.h"
 #include "render.h"

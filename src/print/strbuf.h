@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/grow.h"
+
 struct tb_strbuf {
 	char *buf;
 	size_t len, cap;
@@ -27,27 +29,16 @@ struct tb_strbuf {
 /* sb_grow() when the room is not there already: out of line, so that every caller's common case stays short. */
 static __attribute__((noinline, unused)) bool sb_grow_slow(struct tb_strbuf *b, size_t n)
 {
-	size_t cap = b->cap ? b->cap : 4096;
 	char *p;
 
 	if (b->oom)
 		return false;
-	if (b->len + n <= b->cap)
-		return true;
-	while (cap < b->len + n) {
-		if (cap > ((size_t)-1) / 2) {
-			b->oom = true;
-			return false;
-		}
-		cap *= 2;
-	}
-	p = realloc(b->buf, cap);
+	p = tb__grow(b->buf, &b->cap, b->len + n, 1, 4096);
 	if (!p) {
 		b->oom = true;
 		return false;
 	}
 	b->buf = p;
-	b->cap = cap;
 	return true;
 }
 

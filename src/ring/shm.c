@@ -35,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pread_full.h"
+#include "util/pread_full.h"
 #include "ring_internal.h"
 #include "tracebuf/shm.h"
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "tracebuf/blob.h"
-#include "write_all.h"
+#include "util/write_all.h"
 
 static void put32(uint8_t *p, uint32_t v)
 {

@@ -30,10 +30,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "filter_internal.h"
+#include "filter/filter_internal.h"
 #include "registry.h"
 #include "tracebuf/filter.h"
-#include "ring_internal.h"
+#include "ring/ring_internal.h"
 
 /* A filter at the source: its compact form (what descriptors point to) and its program. */
 struct source_filter {

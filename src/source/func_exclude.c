@@ -20,9 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfsyms.h"
+#include "util/elfsyms.h"
 #include "func_internal.h"
 #include "tracebuf/func.h"
+#include "util/grow.h"
 
 struct excl_entry {
 	uint64_t fn;
@@ -93,14 +94,10 @@ static TB_NOTRACE int publish(void)
 
 static TB_NOTRACE int add_entry(uint64_t fn, uint32_t flags)
 {
-	if (ex.n == ex.cap) {
-		size_t cap = ex.cap ? 2 * ex.cap : 64;
-		struct excl_entry *grown = realloc(ex.entries, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		ex.entries = grown;
-		ex.cap = cap;
-	}
+	struct excl_entry *grown = tb__grow(ex.entries, &ex.cap, ex.n + 1, sizeof(*grown), 64);
+	if (!grown)
+		return -ENOMEM;
+	ex.entries = grown;
 	ex.entries[ex.n++] = (struct excl_entry){fn, flags};
 	return 0;
 }
@@ -152,16 +149,12 @@ static TB_NOTRACE int collect_object(struct dl_phdr_info *info, size_t size, voi
 	struct object *ob;
 
 	(void)size;
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? 2 * o->cap : 16;
-		struct object *grown = realloc(o->list, cap * sizeof(*grown));
-		if (!grown) {
-			o->oom = 1;
-			return 1;
-		}
-		o->list = grown;
-		o->cap = cap;
+	struct object *grown = tb__grow(o->list, &o->cap, o->n + 1, sizeof(*grown), 16);
+	if (!grown) {
+		o->oom = 1;
+		return 1;
 	}
+	o->list = grown;
 	ob = &o->list[o->n];
 	if (o->index++ == 0 && !info->dlpi_name[0]) {
 		ssize_t k = readlink("/proc/self/exe", ob->path, sizeof(ob->path) - 1);

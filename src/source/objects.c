@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "tracebuf/describe.h"
+#include "util/grow.h"
 
 #define BUILD_ID_MAX 64
 
@@ -34,18 +35,12 @@ static void append(struct snapshot *s, const char *p, size_t n)
 {
 	if (s->oom)
 		return;
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4096;
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		char *grown = realloc(s->text, cap);
-		if (!grown) {
-			s->oom = 1;
-			return;
-		}
-		s->text = grown;
-		s->cap = cap;
+	char *grown = tb__grow(s->text, &s->cap, s->len + n + 1, 1, 4096);
+	if (!grown) {
+		s->oom = 1;
+		return;
 	}
+	s->text = grown;
 	memcpy(s->text + s->len, p, n);
 	s->len += n;
 	s->text[s->len] = '\0';

@@ -28,6 +28,7 @@
 #include "registry.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/events.h"
+#include "util/grow.h"
 
 #define FIRST_DYNAMIC_ID 1000
 #define FIRST_PRINTF_KEY (TB_MARKER_IP_KEY + 1)
@@ -98,18 +99,11 @@ static void problem(const char *where, const char *fmt, ...)
 
 static bool grow(void **array, size_t *cap, size_t need, size_t size)
 {
-	size_t n = *cap ? *cap : 8;
-	void *p;
+	void *p = tb__grow(*array, cap, need, size, 8);
 
-	if (need <= *cap)
-		return true;
-	while (n < need)
-		n *= 2;
-	p = realloc(*array, n * size);
 	if (!p)
 		return false;
 	*array = p;
-	*cap = n;
 	return true;
 }
 

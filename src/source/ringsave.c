@@ -23,7 +23,7 @@
 #include "tracebuf/reader.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/stats.h"
-#include "write_all.h"
+#include "util/write_all.h"
 
 struct saver {
 	const char *dir;

@@ -28,6 +28,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "util/pread_full.h"
 #include "registry.h"
 
 #define IDS_MAX_BYTES (4u << 20) /* 65535 lines of at most 64 bytes fit */
@@ -37,10 +38,11 @@ static char *read_all(int fd)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
 	char *text;
+	int error; /* a failed read is a short one: either way the ids are not read */
 
 	if (size < 0 || size > (off_t)IDS_MAX_BYTES || !(text = malloc((size_t)size + 1)))
 		return NULL;
-	if (pread(fd, text, (size_t)size, 0) != size) {
+	if (tb__pread_full(fd, text, (size_t)size, 0, &error) != (size_t)size) {
 		free(text);
 		return NULL;
 	}

@@ -9,27 +9,21 @@
 #include <string.h>
 
 #include "registry.h"
+#include "util/grow.h"
 
 static int text_reserve(struct text *t, size_t more)
 {
-	size_t cap;
 	char *buf;
 
 	if (t->oom)
 		return -1;
-	if (t->len + more + 1 <= t->cap)
-		return 0;
-	cap = t->cap ? t->cap : 256;
-	while (cap < t->len + more + 1)
-		cap *= 2;
-	buf = realloc(t->buf, cap);
+	buf = tb__grow(t->buf, &t->cap, t->len + more + 1, 1, 256);
 	if (!buf) {
 		free(t->buf);
 		*t = (struct text){.oom = 1};
 		return -1;
 	}
 	t->buf = buf;
-	t->cap = cap;
 	return 0;
 }
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob_store.h"
-#include "capture_source.h"
+#include "decode/blob_store.h"
+#include "decode/capture_source.h"
 #include "tdat_capture.h"
 #include "tdat_internal.h"
 

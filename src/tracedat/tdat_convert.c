@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fd_text.h"
+#include "decode/fd_text.h"
 #include "tdat_internal.h"
 #include "tracebuf/blob.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob_store.h"
+#include "decode/blob_store.h"
 #include "tdat_internal.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/page.h"

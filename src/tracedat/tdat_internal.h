@@ -15,9 +15,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "id_table.h"
-#include "capture_source.h"
+#include "decode/arena.h"
+#include "util/id_table.h"
+#include "decode/capture_source.h"
 #include "tdat_zip.h"
 #include "tracebuf/tracedat.h"
 

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pread_full.h"
+#include "util/pread_full.h"
 #include "tdat_internal.h"
 
 /*

@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "page_repair.h"
-#include "pagefmt.h"
-#include "pread_full.h"
+#include "ring/pagefmt.h"
+#include "util/pread_full.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 

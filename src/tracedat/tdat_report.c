@@ -33,17 +33,17 @@
 
 #include <traceevent/event-parse.h>
 
-#include "blob_store.h"
-#include "capture_source.h"
-#include "gather.h"
-#include "kvsprintf.h"
-#include "pagework.h"
-#include "printers.h"
-#include "render.h"
-#include "schema_internal.h"
-#include "strbuf.h"
+#include "decode/blob_store.h"
+#include "decode/capture_source.h"
+#include "print/gather.h"
+#include "print/kvsprintf.h"
+#include "print/pagework.h"
+#include "print/printers.h"
+#include "print/render.h"
+#include "decode/schema_internal.h"
+#include "print/strbuf.h"
 #include "tdat_internal.h"
-#include "tsc2nsec.h"
+#include "decode/tsc2nsec.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/page.h"
 

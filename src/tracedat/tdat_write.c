@@ -30,9 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "strbuf.h"
+#include "print/strbuf.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
+#include "util/write_all.h"
 
 #define CHUNK_PAGES	10 /* sub-buffers per compressed chunk, as trace-cmd */
 #define WRITER_NAME	"tracebuf 0.1.0"
@@ -146,19 +147,13 @@ static int fail(struct tb_tracedat_writer *w, int rc, const char *fmt, ...)
 
 static int put(struct tb_tracedat_writer *w, const void *buf, size_t n)
 {
-	size_t done = 0;
+	int rc;
 
 	if (w->err)
 		return w->err;
-	while (done < n) {
-		ssize_t r = write(w->fd, (const char *)buf + done, n - done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return fail(w, r < 0 ? -errno : -EIO, "writing: %s", strerror(r < 0 ? errno : EIO));
-		done += (size_t)r;
-		w->pos += (uint64_t)r;
-	}
+	if ((rc = tb__write_all(w->fd, buf, n)) < 0)
+		return fail(w, rc, "writing: %s", strerror(-rc));
+	w->pos += n;
 	return 0;
 }
 

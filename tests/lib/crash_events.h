@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ring_layout.h"
+#include "ring/ring_layout.h"
 #include "tracebuf/page.h"
 #include "tracebuf/ring.h"
 

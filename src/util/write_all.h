@@ -4,8 +4,8 @@
  * library's savers (ringsave.c, blobsave.c) and the CLI (tools/tracefs.c).
  * Not part of the public API: an inline, so nothing is exported.
  */
-#ifndef TRACEBUF_SOURCE_WRITE_ALL_H
-#define TRACEBUF_SOURCE_WRITE_ALL_H
+#ifndef TRACEBUF_UTIL_WRITE_ALL_H
+#define TRACEBUF_UTIL_WRITE_ALL_H
 
 #include <errno.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * of the reading side's (captures, trace.dat, blob stores).  The twin of
  * write_all.h; an inline, so nothing is exported.
  */
-#ifndef TRACEBUF_SOURCE_PREAD_FULL_H
-#define TRACEBUF_SOURCE_PREAD_FULL_H
+#ifndef TRACEBUF_UTIL_PREAD_FULL_H
+#define TRACEBUF_UTIL_PREAD_FULL_H
 
 #include <errno.h>
 #include <stddef.h>

@@ -20,6 +20,8 @@
 
 #include "elfsyms.h"
 #include "pread_full.h"
+#include "sorted_find.h"
+#include "grow.h"
 
 /*
  * The function tracer calls this code (tb_func_exclude): were the library
@@ -224,12 +226,10 @@ static NOTRACE uint64_t section_end(const Elf64_Sym *s, const Elf64_Shdr *sh, si
 static NOTRACE int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym *s, uint64_t end)
 {
 	if (out->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct elf_sym *grown = realloc(out->syms, ncap * sizeof(*grown));
+		struct elf_sym *grown = tb__grow(out->syms, cap, out->n + 1, sizeof(*grown), 256);
 		if (!grown)
 			return -ENOMEM;
 		out->syms = grown;
-		*cap = ncap;
 	}
 	out->syms[out->n++] = (struct elf_sym){
 		.addr = s->st_value,
@@ -436,17 +436,10 @@ NOTRACE void elf_syms_free(struct elf_syms *s)
 
 NOTRACE const struct elf_sym *elf_syms_find(const struct elf_syms *s, uint64_t addr, uint64_t *offset)
 {
-	size_t lo = 0, hi = s->n;
+	/* The last symbol at or below addr is at lo - 1. */
+	size_t lo = TB_SORTED_COUNT_AT_OR_BELOW(s->syms, s->n, addr, addr);
 	const struct elf_sym *sym;
 
-	/* The last symbol at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	sym = &s->syms[lo - 1];

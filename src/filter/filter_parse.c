@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "filter_internal.h"
+#include "util/grow.h"
 
 #define MAX_STRING 256 /* the kernel's MAX_FILTER_STR_VAL: a quoted value is shorter */
 #define MAX_NUMBER 24  /* the kernel's number buffer: a number token is shorter */
@@ -169,14 +170,10 @@ static int add_node(struct parser *p, enum node_type type, int32_t a, int32_t b)
 {
 	if (a < 0 || (type != N_PRED && type != N_NOT && b < 0))
 		return -1;
-	if (p->nnodes == p->node_cap) {
-		size_t cap = p->node_cap ? 2 * p->node_cap : 16;
-		struct node *grown = realloc(p->nodes, cap * sizeof(*grown));
-		if (!grown)
-			return out_of_memory(p);
-		p->nodes = grown;
-		p->node_cap = cap;
-	}
+	struct node *grown = tb__grow(p->nodes, &p->node_cap, p->nnodes + 1, sizeof(*grown), 16);
+	if (!grown)
+		return out_of_memory(p);
+	p->nodes = grown;
 	p->nodes[p->nnodes] = (struct node){(uint8_t)type, a, b,
 					    type == N_PRED ? a : p->nodes[a].first_leaf};
 	return (int)p->nnodes++;
@@ -212,16 +209,10 @@ static size_t pool_add(struct parser *p, const char *text, size_t len)
 {
 	size_t at = p->pool_len;
 
-	if (p->pool_len + len + 1 > p->pool_cap) {
-		size_t cap = p->pool_cap ? p->pool_cap : 64;
-		while (cap < p->pool_len + len + 1)
-			cap *= 2;
-		char *grown = realloc(p->pool, cap);
-		if (!grown)
-			return SIZE_MAX;
-		p->pool = grown;
-		p->pool_cap = cap;
-	}
+	char *grown = tb__grow(p->pool, &p->pool_cap, p->pool_len + len + 1, 1, 64);
+	if (!grown)
+		return SIZE_MAX;
+	p->pool = grown;
 	memcpy(p->pool + at, text, len);
 	p->pool[at + len] = '\0';
 	p->pool_len += len + 1;
