@@ -6,9 +6,13 @@
 # The stages, lowest first, as the code has them (measured with nm on the
 # objects: each calls only into the ones before it):
 #
+#   util      helpers every stage uses: growable arrays, pread_full,
+#             write_all, sorted search, id tables, ELF symbols   (libc only)
 #   ring      the lockless buffer, the page format, shm regions    (libc only)
-#   source    what writes into rings: events, printf, perf, pmu, func, the
-#             filter's parser and evaluator                          (libc only)
+#   filter    the filter language: parser, evaluator (libc only; filter_format.c
+#             compiles against schemas through their public API)
+#   source    what writes into rings: events, printf, perf, pmu, func,
+#             per-event filters                                    (libc only)
 #   decode    reading pages back: schemas, formats, symbols, the capture
 #             (capture directory, live instance, capture_source)
 #   print     text: the printers, report, funcgraph
@@ -16,7 +20,9 @@
 #   input     the input kinds: which reader a path goes to (src/input)
 #   analyze   consumers: hist, offcpu, merge, SVGs, Chrome JSON
 #   export    the exporter kinds and their driver, capture saving (src/export)
-#   (tools    the CLI, above everything; linked whole, not checked here)
+#   (tools    the CLI, above everything: not in the nm check, but its
+#             includes are: public headers (tracebuf/...), its own, and the
+#             library's internals only through tools/lib_internal.h)
 #
 # For each object under OBJDIR (default build/obj), every undefined symbol
 # that another folder's object defines must come from a stage at or below
@@ -25,19 +31,10 @@
 # STAGES fails too: a new folder must be given its place.
 set -eu
 objdir=${1:-build/obj}
-STAGES="ring source decode print tracedat input analyze export"
+STAGES="util ring filter source decode print tracedat input analyze export"
 
-# Calls upward that are known debt: "FROM_OBJECT SYMBOL", one a line.
-ALLOWED='
-source/func_exclude.o tb__elf_syms_load
-source/func_exclude.o tb__elf_syms_free
-'
-# to be removed: issue 22 item 3 (the func tracer's exclusion list reads ELF
-# symbols with decode/elfsyms.c; elfsyms belongs below source, with the other
-# shared helpers).  The rest of item 3 - the filter's parser and evaluator in
-# source/ called by decode/filter_set.c and filter_format.c, decode/
-# events_schema.c calling source/registry.c - runs downward and passes this
-# check, but is the same debt: the filter in one folder.
+# Calls upward that are known debt: "FROM_OBJECT SYMBOL", one a line (none left).
+ALLOWED=''
 
 [ -d "$objdir" ] || { echo "check-layout: no $objdir: build first" >&2; exit 2; }
 src=$(pwd)/src
@@ -85,3 +82,13 @@ done
 		}
 		printf "check-layout: %d calls between folders, all down the stages (%s)\n", calls, stages
 	}'
+
+# The CLI: public headers, its own, and internals only through lib_internal.h.
+cd "$src/.."
+bad_inc=$(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[a-z_]+/' tools/*.c tools/*.h |
+	grep -vE '"tracebuf/' | grep -v '^tools/lib_internal.h:' || true)
+if [ -n "$bad_inc" ]; then
+	echo "$bad_inc" | sed 's/^/check-layout: the CLI includes a library internal (add it to tools\/lib_internal.h with its reason): /'
+	exit 1
+fi
+echo "check-layout: the CLI includes public headers, its own, and tools/lib_internal.h"

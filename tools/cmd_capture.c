@@ -34,10 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "export/capture_save.h"
+#include "lib_internal.h"
 #include "cmds.h"
 #include "event_select.h"
-#include "export/tracefs.h"
 
 /* What --offcpu enables besides -e: the switches and the wakeups that split their time. */
 #define OFFCPU_EVENTS "sched:sched_switch,sched:sched_wakeup"

@@ -36,7 +36,7 @@
 
 #include "cmds.h"
 #include "program_formats.h"
-#include "export/tracefs.h"
+#include "lib_internal.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/input.h"
 #include "tracebuf/page.h"

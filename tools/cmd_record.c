@@ -58,7 +58,7 @@
 #include "tracebuf/shm.h"
 #include "tracebuf/stats.h"
 #include "tracebuf/tracedat.h"
-#include "export/tracefs.h"
+#include "lib_internal.h"
 
 #define CMD "record"
 #define IDLE_NS (1000 * 1000) /* sleep between drains that found nothing */

@@ -34,7 +34,7 @@
 #include "cmds.h"
 #include "shm_capture.h"
 #include "tracebuf/shm.h"
-#include "export/tracefs.h"
+#include "lib_internal.h"
 
 struct request {
 	const char *cmd;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "event_select.h"
-#include "export/tracefs.h"
+#include "lib_internal.h"
 
 /* The subdirectories of dir (each a system, or an event of one), sorted. */
 static int list_dirs(const char *dir, char ***out)

@@ -20,7 +20,7 @@
 
 #include "hist_session.h"
 #include "shm_capture.h"
-#include "export/tracefs.h"
+#include "lib_internal.h"
 
 #define CMD "hist"
 

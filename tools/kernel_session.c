@@ -37,7 +37,7 @@
 #include "event_select.h"
 #include "tracebuf/page.h"
 #include "kernel_session.h"
-#include "export/tracefs.h"
+#include "lib_internal.h"
 #include "uprobes.h"
 
 #define DRAIN_MS 100

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "export/capture_save.h"
+#include "lib_internal.h"
 
 struct kernel_session_opts {
 	const char *events;	     /* --kernel spec (event_select.h); NULL: none */

@@ -20,7 +20,7 @@
 #include "tracebuf/page.h"
 #include "tracebuf/stats.h"
 #include "tracebuf/tracedat.h"
-#include "export/tracefs.h"
+#include "lib_internal.h"
 
 int shmcap_say(const char *cmd, int rc, const char *fmt, ...)
 {

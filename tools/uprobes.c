@@ -18,8 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/elfsyms.h"
-#include "export/tracefs.h"
+#include "lib_internal.h"
 #include "uprobes.h"
 
 #define MAX_PHDRS 4096

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib_internal.h - the library's internal headers the CLI uses, in one place.
+ *
+ * Everything else the CLI calls is public API (include/tracebuf/).  These
+ * are not: their shape may change with any commit, and only the tracebuf
+ * command, built from the same tree, may use them.  A new use belongs here
+ * with its reason, or better in a public header.
+ *
+ *   export/capture_save.h  saving a tracefs instance as a capture directory
+ *                          (capture, record, snapshot: the CLI keeps the
+ *                          arguments and the instance's lifecycle)
+ *   export/tracefs.h       finding tracefs and making/removing instances
+ *   util/elfsyms.h         ELF symbol tables, for uprobe addresses
+ */
+#ifndef TRACEBUF_TOOLS_LIB_INTERNAL_H
+#define TRACEBUF_TOOLS_LIB_INTERNAL_H
+
+#include "export/capture_save.h"
+#include "export/tracefs.h"
+#include "util/elfsyms.h"
+
+#endif
