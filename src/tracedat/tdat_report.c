@@ -1082,93 +1082,113 @@ static void emit_run(struct tc_report *r, struct tc_stream *s, const struct tc_s
 	s->step = &u->steps[last];
 }
 
-static void emit(struct tc_report *r, struct tc_stream *s)
-{
-	const uint8_t *d;
-	const struct tb_format *f = NULL;
-	const char *system = "";
-	struct tep_event *ev = NULL;
-	struct tb_diag err; /* filled only on failure */
-	uint16_t id = 0;
-	int32_t pid = 0;
-	long long missed = s->first_of_page ? s->missed : 0;
-	const char *body = NULL;
-	size_t body_len = 0;
-	const struct name_column *nc = NULL;
+/*
+ * A record on its way to a line: emit() chooses it (emit_chosen), finds and
+ * checks its event and renders its body (emit_render), then writes the line
+ * (emit_line).  Framed reports write most records whole (emit_framed).
+ */
+struct record_text {
+	const struct tb_format *f;
+	const char *system;
+	struct tep_event *ev;          /* libtraceevent's event, when it prints the body */
+	const struct name_column *nc;  /* the padded name, when the kernel text prints it */
+	const char *body;              /* the kernel text's body, or NULL: put_info() */
+	size_t body_len;
+	uint16_t id;
+	int32_t pid;
 	bool known;
+};
 
-	s->first_of_page = false;
+/* True when the record goes on to be rendered here; false when it is not selected or already written framed. */
+static bool emit_chosen(struct tc_report *r, struct tc_stream *s, long long missed)
+{
 	if (!cpu_selected(r, s->index))
-		return;
+		return false;
 	if (r->framed && !s->step->here && !r->o->filter) {
 		emit_framed(r, s, missed);
-		return;
+		return false;
 	}
 	locate(s);
-	d = s->next.data;
 	if (r->o->filter) {
 		struct tb_event_ref ref = {s->cpu, s->next.ts, s->next.data, s->next.len};
 		if (!tb_filter_set_keep(r->o->filter, r->schema, &ref))
-			return;
+			return false;
 	}
 	if (r->framed && !s->step->here) {
 		emit_framed(r, s, missed);
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* The record's event, checked, and its body rendered: 0, or -1 when the record is skipped (said, or fatal). */
+static int emit_render(struct tc_report *r, struct tc_stream *s, struct record_text *t)
+{
+	const uint8_t *d = s->next.data;
+	struct tb_diag err; /* filled only on failure */
+
+	*t = (struct record_text){.system = ""};
 	if (s->next.len >= 8) {
-		id = s->step->id;
-		pid = s->step->pid;
-		f = tb_schema_find_event(r->schema, id, &system);
+		t->id = s->step->id;
+		t->pid = s->step->pid;
+		t->f = tb_schema_find_event(r->schema, t->id, &t->system);
 	}
 	/*
 	 * A worker's printer checked the record as it rendered it (printers.c:
 	 * the same check, its -EINVAL comes back through kernel_body()); the
 	 * others are checked here.
 	 */
-	if (f && (s->step->here || !r->kernel_text) && !short_by_design(f, system, s->next.len) &&
-	    tb_schema_check_record(f, d, s->next.len, &err) < 0) {
+	if (t->f && (s->step->here || !r->kernel_text) && !short_by_design(t->f, t->system, s->next.len) &&
+	    tb_schema_check_record(t->f, d, s->next.len, &err) < 0) {
 		r->t.bad_records++;
 		problem(r, s->next_file, s->next_offset + err.offset, "%s; record skipped", err.reason);
-		return;
+		return -1;
 	}
-	if (f && r->kernel_text) {
+	if (t->f && r->kernel_text) {
 		const struct tb_diag *bad;
 		int rc;
-		prepare(r, id, f, system);
-		nc = name_column(r, (uint16_t)f->id, f, system);
-		rc = kernel_body(r, s, f, nc ? nc->name_len : strlen(f->name), &body, &body_len, &bad);
+		prepare(r, t->id, t->f, t->system);
+		t->nc = name_column(r, (uint16_t)t->f->id, t->f, t->system);
+		rc = kernel_body(r, s, t->f, t->nc ? t->nc->name_len : strlen(t->f->name), &t->body, &t->body_len,
+				 &bad);
 		if (rc == -EINVAL) {
 			r->t.bad_records++;
 			problem(r, s->next_file, s->next_offset + bad->offset, "%s; record skipped", bad->reason);
-			return;
+			return -1;
 		}
 		if (rc < 0) {
 			if (!r->fatal)
 				r->fatal = rc;
-			return;
+			return -1;
 		}
-		known = rc == TB_RENDER_OK;
+		t->known = rc == TB_RENDER_OK;
 	} else {
-		if (f && printers_tep_ready(r->schema, f, system))
-			ev = tep_find_event(r->tep, id);
-		known = ev != NULL;
+		if (t->f && printers_tep_ready(r->schema, t->f, t->system))
+			t->ev = tep_find_event(r->tep, t->id);
+		t->known = t->ev != NULL;
 	}
+	return 0;
+}
+
+/* The line: lead, task, latency, time, name and body (or a blob's line, or the unknown event's). */
+static void emit_line(struct tc_report *r, struct tc_stream *s, long long missed, const struct record_text *t)
+{
 	put_lead(r, s, missed);
 	if (s->step && s->step->blob) {
 		/* a blob reference: its bytes from the file's blob store, if saved (report.c) */
 		char line[BLOB_LINE_MAX];
 		enum blob_fate fate;
-		size_t n = blob_store_line(capture_blobs(s->buf->cap), s->cpu, d, line, &fate);
+		size_t n = blob_store_line(capture_blobs(s->buf->cap), s->cpu, s->next.data, line, &fate);
 		if (fate != BLOB_FOUND)
 			r->t.blobs_lost++;
 		sb_put(&r->text, line, n);
 		return;
 	}
-	if (!known) {
+	if (!t->known) {
 		put_unknown(r);
 		return;
 	}
-	put_task(r, pid, s->cpu);
+	put_task(r, t->pid, s->cpu);
 	if (r->o->latency) {
 		if (r->o->raw)
 			put_fmt(&r->text, "-0x%x", s->step->flags); /* -R -l: the flags as a number */
@@ -1176,19 +1196,29 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 			put_latency(&r->text, s->step->flags, s->step->preempt);
 	}
 	put_time(r, s);
-	char *room = nc ? sb_room(&r->text, sizeof(nc->text)) : NULL;
+	char *room = t->nc ? sb_room(&r->text, sizeof(t->nc->text)) : NULL;
 	if (room) {
-		memcpy(room, nc->text, sizeof(nc->text)); /* fixed size: see put_task() */
-		sb_added(&r->text, nc->len);
+		memcpy(room, t->nc->text, sizeof(t->nc->text)); /* fixed size: see put_task() */
+		sb_added(&r->text, t->nc->len);
 	} else
-		put_name(&r->text, ev ? ev->name : f->name);
-	if (body)
-		sb_put(&r->text, body, body_len);
+		put_name(&r->text, t->ev ? t->ev->name : t->f->name);
+	if (t->body)
+		sb_put(&r->text, t->body, t->body_len);
 	else
 		put_info(r, s);
 	sb_putc(&r->text, '\n');
 	if (r->text.len >= FLUSH_AT)
 		flush_text(r);
+}
+
+static void emit(struct tc_report *r, struct tc_stream *s)
+{
+	long long missed = s->first_of_page ? s->missed : 0;
+	struct record_text t;
+
+	s->first_of_page = false;
+	if (emit_chosen(r, s, missed) && emit_render(r, s, &t) == 0)
+		emit_line(r, s, missed, &t);
 }
 
 /* ---------------------------------------------------------------- run */
