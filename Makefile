@@ -277,8 +277,10 @@ $(B)/examples/demo: examples/demo.c examples/demo/demo.h examples/demo/crash.c $
 
 tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES) $(B)/bench/merge_results
 
-# What -MMD wrote: each target's headers, as the compiler read them.
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+# What -MMD wrote: each target's headers, as the compiler read them; only this
+# variant's (build/ holds build/asan and build/tsan too).
+-include $(wildcard $(B)/obj*/*.d $(B)/obj*/*/*.d $(B)/tests/*.d $(B)/tests/*/*.d \
+	$(B)/bench/*.d $(B)/examples/*.d)
 
 deps:
 	$(Q)scripts/deps.sh
