@@ -6,6 +6,7 @@
  * session named with what reads it, and what is no input refused naming
  * the file and every kind tried - without hanging on a FIFO.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,17 +146,72 @@ static void same_report(const char *path, const char *renamed)
 	free(by_bytes);
 }
 
-/* The CLI's COMMAND of a shm session: exit 2, and its message holds want. */
-static void cli_refuses(const char *command, const char *path, const char *want)
+/* `tracebuf ARGS` with stderr dropped: its output (malloc'ed), exit status in *rc. */
+static char *cli_stdout(const char *args, int *rc)
 {
-	char args[1100], *out;
-	int rc;
+	char quiet[2100];
 
-	snprintf(args, sizeof(args), "%s %s", command, path);
-	out = cli(args, &rc);
-	ok(rc == 2 && out && strstr(out, want), "the CLI's %s refuses it, saying \"%s\", exit 2 (%d)", command, want,
-	   rc);
-	free(out);
+	snprintf(quiet, sizeof(quiet), "%s 2>/dev/null", args);
+	return cli(quiet, rc);
+}
+
+/*
+ * `tracebuf COMMAND OPTS SESSION` and the old path's `tracebuf COMMAND
+ * DAT_OPTS SNAPSHOT`: the same output and exit status.  Lines starting
+ * with one of skip[] (NULL-terminated; NULL: none) are left out of both
+ * (what names the input, or the time it was read).
+ */
+static bool skipped(const char *line, const char *const *skip)
+{
+	for (; skip && *skip; skip++)
+		if (!strncmp(line, *skip, strlen(*skip)))
+			return true;
+	return false;
+}
+
+static void same_as_snapshot(const char *command, const char *opts, const char *dat_opts, const char *session,
+			     const char *snapshot, const char *const *skip)
+{
+	char args[2048], *a, *b;
+	int rc_a, rc_b;
+
+	snprintf(args, sizeof(args), "%s %s %s", command, opts, session);
+	a = cli_stdout(args, &rc_a);
+	snprintf(args, sizeof(args), "%s %s %s", command, dat_opts, snapshot);
+	b = cli_stdout(args, &rc_b);
+	for (char **text = (char *[]){a, b, NULL}; skip && *text; text++) {
+		char *keep = *text, *line = *text;
+		while (line && *line) {
+			char *end = strchr(line, '\n');
+			size_t len = end ? (size_t)(end - line + 1) : strlen(line);
+			if (!skipped(line, skip)) {
+				memmove(keep, line, len);
+				keep += len;
+			}
+			line += len;
+		}
+		if (keep)
+			*keep = '\0';
+	}
+	ok(a && b && rc_a == 0 && rc_b == 0 && strlen(a) > 20 && !strcmp(a, b),
+	   "%s %s of the session: as %s %s of its snapshot (%zu bytes, exit %d and %d)", command, opts, command,
+	   dat_opts, a ? strlen(a) : 0, rc_a, rc_b);
+	free(a);
+	free(b);
+}
+
+/* Entries of dir whose names start with prefix. */
+static int entries_named(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	if (d)
+		closedir(d);
+	return n;
 }
 
 static void test_tracedat(const char *tmp)
@@ -183,36 +239,100 @@ static void test_tracedat(const char *tmp)
 	unlink(renamed);
 }
 
-static void test_shm_session(const char *tmp)
+/*
+ * A session with no writer yet: no descriptions beside it.  It opens, with
+ * no pages, and a warning (not a problem) naming where the descriptions
+ * would be.
+ */
+static void test_shm_empty_session(const char *tmp)
 {
 	struct tb_ring_opts ro;
 	struct tb_shm_opts so = {.ring = &ro};
-	struct tb_capture_opts o;
-	struct tb_capture *c = (struct tb_capture *)&o; /* overwritten: checked below */
+	struct tb_capture_opts o = {.diag = hear};
+	struct tb_capture *c = NULL;
 	struct tb_shm *shm;
 	struct heard h;
-	char path[512];
+	char path[512], formats[600];
+	size_t subbuf;
 	int rc;
 
 	tb_ring_opts_default(&ro);
 	ro.size_kb = 16;
 	ro.ncpus = 1;
 	snprintf(path, sizeof(path), "%s/session", tmp);
+	snprintf(formats, sizeof(formats), "%s.formats", path);
 	so.path = path;
-	if (!ok(tb_shm_create(&so, &shm) == 0, "a shm session's region at %s", path))
+	if (!ok(tb_shm_create(&so, &shm) == 0, "an empty shm session's region at %s", path))
 		return;
 	ok(kind_of(path, &h, &rc) == TB_INPUT_SHM_SESSION && rc == 0, "is sniffed as a shm session");
+	ok(pages_of(path, &h, &subbuf) == 0 && h.count == 1 && !strcmp(h.file, path) &&
+	       strstr(h.reason, "no event descriptions") && strstr(h.reason, formats),
+	   "opens with no pages, saying it has no descriptions in %s (%s)", formats, h.reason);
 	memset(&h, 0, sizeof(h));
-	o = (struct tb_capture_opts){.diag = hear, .diag_ctx = &h};
-	rc = tb_capture_open(path, &o, &c);
-	ok(rc == -EOPNOTSUPP && !c && h.count == 1 && !strcmp(h.file, path) &&
-	       strstr(h.reason, "shm session") && strstr(h.reason, "tracebuf snapshot") &&
-	       strstr(h.reason, "hist --session"),
-	   "is not opened as a capture: named, with what reads it (%s)", h.reason);
-	cli_refuses("report", path, "shm session, not a capture");
-	cli_refuses("stats", path, "is a shm session");
+	o.diag_ctx = &h;
+	ok(tb_capture_open(path, &o, &c) == 0 && tb_capture_problems(c) == 0 && tb_capture_cpu_slots(c) == 1,
+	   "a warning, not a problem; its one CPU is there");
+	tb_capture_close(c);
 	tb_shm_close(shm);
 	unlink(path);
+}
+
+/*
+ * A real session: `tracebuf record --flight-recorder --shm` of
+ * examples/recorded (two processes, N ticks each), its ring kept.  The
+ * session is sniffed and opened as a capture through the table with the
+ * pages and records its snapshot holds, its private copy removed at
+ * close; and every command that reads captures prints of the session what
+ * it prints of the session's snapshot (the old path: `tracebuf snapshot`
+ * into a trace.dat, then the command).
+ */
+static void test_shm_session(const char *tmp)
+{
+	const char *b = getenv("TB_BUILD") ? getenv("TB_BUILD") : "build";
+	char cmd[4096], shm[512], snap[512], json_a[600], json_b[600];
+	struct heard h;
+	size_t subbuf = 0;
+	long pages, snap_pages;
+	int rc;
+
+	snprintf(shm, sizeof(shm), "/dev/shm/tb-input-kinds-%d", (int)getpid());
+	snprintf(snap, sizeof(snap), "%s/snapshot.dat", tmp);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/tracebuf record --flight-recorder --shm %s -b 4096 -e 'app:*' -o %s/rec.dat -- "
+		 "%s/examples/recorded 500 1 >/dev/null 2>&1 && %s/tracebuf snapshot %s -o %s 2>/dev/null",
+		 b, shm, tmp, b, b, shm, snap);
+	if (!ok(system(cmd) == 0, "a recorded session kept at %s, and its snapshot", shm))
+		goto out;
+	ok(kind_of(shm, &h, &rc) == TB_INPUT_SHM_SESSION && rc == 0 && h.count == 0,
+	   "is sniffed as a shm session, silently");
+
+	/* The copy goes under $TMPDIR: here, to see it removed. */
+	setenv("TMPDIR", tmp, 1);
+	pages = pages_of(shm, &h, &subbuf);
+	snap_pages = pages_of(snap, &(struct heard){0}, &subbuf);
+	ok(pages > 0 && pages == snap_pages && h.count == 0,
+	   "opened through the table, silently: the pages of its snapshot (%ld and %ld)", pages, snap_pages);
+	ok(entries_named(tmp, "tracebuf-session.") == 0, "its private copy is gone once the capture is closed");
+	unsetenv("TMPDIR");
+
+	same_as_snapshot("report", "", "--like-kernel", shm, snap, NULL);
+	same_as_snapshot("report", "--like-trace-cmd", "", shm, snap, NULL);
+	same_as_snapshot("report", "--count", "--count", shm, snap, NULL);
+	same_as_snapshot("hist", "-e app:tick keys=worker:vals=n:sort=worker", "-e app:tick keys=worker:vals=n:sort=worker",
+			 shm, snap, NULL);
+	same_as_snapshot("list", "-c", "-c", shm, snap, NULL);
+	/* stats: each CPU's counters; the heading names the input, "now" and the window are when it was read */
+	same_as_snapshot("stats", "", "", shm, snap, (const char *const[]){"==", "now ts:", "window:", NULL});
+	snprintf(json_a, sizeof(json_a), "%s/a.json", tmp);
+	snprintf(json_b, sizeof(json_b), "%s/b.json", tmp);
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf convert %s -o %s 2>/dev/null && %s/tracebuf convert %s -o %s 2>/dev/null && "
+		 "cmp -s %s %s", b, shm, json_a, b, snap, json_b, json_a, json_b);
+	ok(system(cmd) == 0, "convert -o FILE.json of the session: the file its snapshot converts to");
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf convert %s -o %s/no.dat 2>&1 | grep -q 'tracebuf snapshot'", b, shm, tmp);
+	ok(system(cmd) == 0, "convert -o FILE.dat of the session names snapshot, which writes it");
+out:
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s.formats %s/rec.dat %s %s/*.json", shm, shm, tmp, snap, tmp);
+	ok(system(cmd) == 0, "the session removed");
 }
 
 static void test_live_instance(void)
@@ -311,6 +431,7 @@ int main(void)
 	}
 	test_capture_dir();
 	test_tracedat(tmp);
+	test_shm_empty_session(tmp);
 	test_shm_session(tmp);
 	test_live_instance();
 	test_refused(tmp);

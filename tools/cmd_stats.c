@@ -102,6 +102,32 @@ static int tracedat_stats(const char *path)
 	return damaged ? 1 : 0;
 }
 
+/* Any other input the input table opens (a shm session): the stats its capture holds, per CPU. */
+static int capture_stats(const char *path)
+{
+	struct tb_cpu_stats st;
+	struct tb_capture *c;
+	int found = 0;
+	bool damaged;
+
+	if (tb_capture_open(path, NULL, &c) < 0)
+		return 2; /* said */
+	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
+		if (tb_capture_cpu_stats(c, cpu, &st) < 0)
+			continue;
+		printf("== cpu%d (%s)\n", cpu, path);
+		tb_stats_print(stdout, NULL, &st, 1);
+		found++;
+	}
+	damaged = tb_capture_problems(c) != 0;
+	tb_capture_close(c);
+	if (!found) {
+		fprintf(stderr, "tracebuf stats: %s: no per-CPU stats in it\n", path);
+		return 1;
+	}
+	return damaged ? 1 : 0;
+}
+
 /* The ring picture: the export stage's ring-svg kind, as `convert --format ring-svg` writes it. */
 static int stats_svg(const char *svg, const char *input)
 {
@@ -142,11 +168,8 @@ int cmd_stats(int argc, char **argv)
 		return 2; /* said: no such file, or none of the kinds */
 	if (kind == TB_INPUT_TRACEDAT)
 		return tracedat_stats(dir);
-	if (kind != TB_INPUT_CAPTURE_DIR && kind != TB_INPUT_LIVE_INSTANCE) {
-		fprintf(stderr, "tracebuf stats: %s is a %s: stats reads a tracefs directory, a capture or a "
-			"trace.dat\n", dir, tb_input_kind_name(kind));
-		return 2;
-	}
+	if (kind != TB_INPUT_CAPTURE_DIR && kind != TB_INPUT_LIVE_INSTANCE)
+		return capture_stats(dir);
 	for (int cpu = 0; cpu < 4096; cpu++) {
 		char live[4096], cap[4096];
 		int rc;

@@ -11,6 +11,11 @@
  *                          (capture, record, snapshot: the CLI keeps the
  *                          arguments and the instance's lifecycle)
  *   export/tracefs.h       finding tracefs and making/removing instances
+ *                          (and util/files.h's directory helpers with it)
+ *   input/shm_session.h    a shm session's window and descriptions as a
+ *                          capture directory or a capture (record,
+ *                          snapshot, recover, hist --session: the CLI keeps
+ *                          the arguments and the session's lifecycle)
  *   util/elfsyms.h         ELF symbol tables, for uprobe addresses
  */
 #ifndef TRACEBUF_TOOLS_LIB_INTERNAL_H
@@ -18,6 +23,7 @@
 
 #include "export/capture_save.h"
 #include "export/tracefs.h"
+#include "input/shm_session.h"
 #include "util/elfsyms.h"
 
 #endif

@@ -900,6 +900,18 @@ struct blob_store *capture_blobs(const struct tb_capture *c)
 	return c ? c->blobs : NULL;
 }
 
+void capture_set_tsc2nsec(struct tb_capture *c, uint32_t mult, uint32_t shift)
+{
+	c->tsc_mult = shift < 64 ? mult : 0;
+	c->tsc_shift = shift < 64 ? shift : 0;
+}
+
+void capture_on_close(struct tb_capture *c, void (*fn)(void *ctx), void *ctx)
+{
+	c->on_close = fn;
+	c->on_close_ctx = ctx;
+}
+
 void tb_capture_close(struct tb_capture *c)
 {
 	if (!c)
@@ -930,6 +942,8 @@ void tb_capture_close(struct tb_capture *c)
 	free(c->dir);
 	free(c->root);
 	free(c->prefix);
+	if (c->on_close)
+		c->on_close(c->on_close_ctx);
 	free(c);
 }
 

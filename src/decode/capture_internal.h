@@ -107,6 +107,8 @@ struct tb_capture {
 	bool no_symbols;     /* tb_capture_opts.no_symbols */
 	struct capture_source src;
 	struct blob_store *blobs; /* saved blobs (blobs.bin, a trace.dat's store), or NULL */
+	void (*on_close)(void *ctx); /* capture_on_close(): run last by tb_capture_close */
+	void *on_close_ctx;
 };
 
 /* What a kind of capture read from files does its own way (capture_dir.c, capture_live.c). */

@@ -88,4 +88,15 @@ struct blob_store;
 void capture_set_blobs(struct tb_capture *c, struct blob_store *bs);
 struct blob_store *capture_blobs(const struct tb_capture *c);
 
+/*
+ * For an input kind that builds its capture over a private copy (a shm
+ * session's window, src/input/shm_session.c): the stamps' TSC2NSEC as a
+ * trace.dat of the same pages would carry it (mult 0: none), and a hook
+ * tb_capture_close() calls last, after the capture let go of its files,
+ * to remove the copy and free ctx.  One hook per capture; a second
+ * replaces the first.
+ */
+void capture_set_tsc2nsec(struct tb_capture *c, uint32_t mult, uint32_t shift);
+void capture_on_close(struct tb_capture *c, void (*fn)(void *ctx), void *ctx);
+
 #endif

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "exporter.h"
+#include "tracebuf/input.h"
 
 /* A problem of the writer: said as tb_diag_print says it, and counted (warnings are not). */
 static void count_problem(void *ctx, const struct tb_diag *d)
@@ -70,8 +71,13 @@ static int tracedat_whole(struct export_run *x)
 					    .diag_ctx = x};
 	struct tracedat_progress pg = {.x = x};
 	struct tb_tracedat_input *in;
+	enum tb_input_kind kind;
 	int rc;
 
+	/* A session's ring is copied into a trace.dat by snapshot, streamed, with its blobs and stats. */
+	if (tb_input_identify(o->in, NULL, NULL, true, &kind) == 0 && kind == TB_INPUT_SHM_SESSION)
+		return export_say(x, -EOPNOTSUPP, o->in, "a shm session: its trace.dat is what "
+				  "`tracebuf snapshot %s -o %s` writes", o->in, o->out);
 	if (wo.compression && strcmp(wo.compression, "none") && wo.version != 7) {
 		fprintf(stderr, "%s: compression needs version 7 (--v7)\n", x->tool);
 		return -EINVAL;

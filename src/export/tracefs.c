@@ -16,13 +16,6 @@
 
 #define MAX_TEXT (64u << 20) /* kallsyms is ~5 MiB; far more is not a tracefs text */
 
-bool is_directory(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 const char *tracefs_mount(void)
 {
 	static const char *const places[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
@@ -106,18 +99,6 @@ int write_all(int fd, const void *data, size_t len)
 	return tb__write_all(fd, data, len);
 }
 
-int write_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = write_all(fd, data, len);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	return rc;
-}
-
 /* Streamed, not slurped: a trace text of big buffers runs to hundreds of MiB. */
 int copy_file(const char *dir, const char *name, const char *path)
 {
@@ -143,28 +124,6 @@ int copy_file(const char *dir, const char *name, const char *path)
 	close(in);
 	if (close(out) < 0 && rc == 0)
 		rc = -errno;
-	return rc;
-}
-
-int make_dirs(const char *path)
-{
-	char *copy = strdup(path);
-	int rc = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *p = copy + 1; rc == 0; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-			rc = -errno;
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	free(copy);
 	return rc;
 }
 

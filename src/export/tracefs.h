@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/files.h" /* write_file, make_dirs, is_directory: theirs too */
+
 /* Where tracefs is mounted (/sys/kernel/tracing, or under debugfs); NULL if nowhere. */
 const char *tracefs_mount(void);
 
@@ -38,16 +40,8 @@ int tracefs_append(const char *dir, const char *name, const char *value);
 /* Write all len bytes to fd (retrying short writes); 0 or -errno. */
 int write_all(int fd, const void *data, size_t len);
 
-/* Create (or truncate) path and write len bytes; 0 or -errno. */
-int write_file(const char *path, const void *data, size_t len);
-
 /* Copy dir/name to path, reading to EOF; 0 or -errno. */
 int copy_file(const char *dir, const char *name, const char *path);
-
-/* mkdir -p; 0 or -errno. */
-int make_dirs(const char *path);
-
-bool is_directory(const char *path);
 
 /* An instance's sub-buffer size: buffer_subbuf_size_kb (6.8+), else the page size. */
 size_t tracefs_subbuf_size(const char *inst);

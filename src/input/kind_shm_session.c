@@ -3,17 +3,20 @@
  * kind_shm_session.c - a shared-memory session's region (tracebuf/shm.h):
  * the ring `tracebuf record --shm PATH` and the traced program share.
  *
- * Recognised, not opened as a capture: a copy of the ring is only a
- * capture with the descriptions its processes left in the session's
- * formats directory merged in, and that merging (and the window copy) is
- * the CLI's (tools/shm_capture.c, shared with record and snapshot, and
- * moving with capture saving to the exporters).  So a region handed to a
- * command that reads captures is named for what it is, with what reads it.
+ * Opened as a capture of the window its ring holds now, read without
+ * consuming (as `tracebuf snapshot` copies it: writers go on, and a
+ * running record or a crash's recovery is untouched), with the
+ * descriptions the session's processes left beside it merged in
+ * (shm_session.c).  The path is the region's file, or a memfd's
+ * /proc/PID/fd/N, as `tracebuf record` prints it.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "input.h"
+#include "shm_session.h"
 #include "ring/ring_layout.h"
 
 /* The region starts with its magic (struct tb_region), in the machine's byte order. */
@@ -27,11 +30,25 @@ static enum input_confidence sniff_shm_session(const struct input_probe *p)
 	return magic == TB_MAGIC ? INPUT_YES : INPUT_NO;
 }
 
+/* Attached as a reader (header private and checked), its window copied into a capture that owns it. */
+static int open_shm_session(const char *path, const struct tb_capture_opts *opts, struct tb_capture **out)
+{
+	struct tb_diag d = {.file = path};
+	struct tb_shm *shm;
+	int rc;
+
+	*out = NULL;
+	if ((rc = tb_shm_attach(path, TB_SHM_READER, &shm)) == 0)
+		return shm_session_capture(shm, true, NULL, opts, out, NULL);
+	snprintf(d.reason, sizeof(d.reason), "cannot read the session: %s",
+		 *tb_shm_error() ? tb_shm_error() : strerror(-rc));
+	(opts && opts->diag ? opts->diag : tb_diag_print)(opts && opts->diag ? opts->diag_ctx : NULL, &d);
+	return rc;
+}
+
 const struct input_kind input_shm_session = {
 	.id = TB_INPUT_SHM_SESSION,
 	.name = "shm session",
 	.sniff = sniff_shm_session,
-	.open = NULL,
-	.says_instead = "the ring of a `tracebuf record` session; copy it with `tracebuf snapshot` or "
-			"`tracebuf recover`, or watch it with `tracebuf hist --session`",
+	.open = open_shm_session,
 };

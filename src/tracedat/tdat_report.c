@@ -1376,7 +1376,6 @@ int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct
 	    .name = "",
 	    .cap = c,
 	    .slots = tb_capture_cpu_slots(c),
-	    .usecs = tdat_clock_in_usecs(tb_capture_clock(c)),
 	};
 	struct tc_report r = {
 	    .out = out,
@@ -1387,7 +1386,12 @@ int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct
 	    .report = capture_problem,
 	    .report_ctx = c,
 	};
-	int rc = run(&r, tb_capture_online_cpus(c));
+	int rc;
+
+	/* A capture that converts its TSC stamps (a shm session's x86-tsc ring) prints ns, as its trace.dat would. */
+	tb_capture_tsc2nsec(c, &r.clock.mult, &r.clock.shift);
+	buf.usecs = r.clock.mult || tdat_clock_in_usecs(tb_capture_clock(c));
+	rc = run(&r, tb_capture_online_cpus(c));
 
 	/* The capture counted every problem as it was reported, loading included. */
 	r.problems = 0;
