@@ -828,6 +828,142 @@ static void test_lapping_claim_killed(void)
 	tb_shm_close(s);
 }
 
+/* ------------------------------------------ a consumer killed in its commit */
+
+/*
+ * A consuming reader's commit (reader.c, R1-R3): the consumer dies at each
+ * of its points, consuming a record (tb_consume), a closed page handed over
+ * whole (tb_read_page) or the written part of the page a writer is on (a
+ * copy).  Every point is past R1, so the consumption stands whole: the read
+ * count, the window, the stats and the next consumer must all agree that
+ * exactly those events were consumed - none counted twice, none lost.
+ * Before the journal, a consumer killed between its position and its
+ * count (TB_CP_READ_MOVED) left `read` short by what it had consumed.
+ */
+struct consume_case {
+	const char *name;
+	int by_page;      /* tb_read_page; else tb_consume */
+	uint32_t len;     /* of each event */
+	uint32_t total;   /* events written before the consumer starts */
+	uint32_t before;  /* calls that complete before the one that dies */
+	uint32_t consumed; /* events consumed once the dying call's commit stands */
+};
+
+static const struct consume_case consume_cases[] = {
+    {"tb_consume, a record", 0, SMALL, 30, 5, 6},
+    {"tb_read_page, a closed page whole", 1, PAGEFUL, 10, 1, 8},
+    {"tb_read_page, the writer's page copied", 1, PAGEFUL, 10, 2, 10},
+};
+static const struct {
+	int point;
+	const char *name;
+} consume_points[] = {
+    {TB_CP_READ_JOURNALED, "journal stored, nothing moved"},
+    {TB_CP_READ_MOVED, "position moved, count not stored"},
+    {TB_CP_READ_COUNTED, "count stored, journal not cleared"},
+};
+static const struct consume_case *consume_now; /* the child's case and point, set before the fork */
+static int consume_point;
+
+/* One consuming call of the case's kind: 1 when it consumed something. */
+static int consume_one(struct tb_ring *ring, const struct consume_case *cc)
+{
+	static uint8_t page[4096];
+	struct tb_event ev;
+
+	return cc->by_page ? tb_read_page(ring, 0, page, sizeof(page)) > 0 : tb_consume(ring, 0, &ev) == 1;
+}
+
+static int consuming_child(const char *path)
+{
+	struct tb_shm *s;
+
+	if (tb_shm_attach(path, TB_SHM_READER, &s) < 0)
+		return 1;
+	for (uint32_t i = 0; i < consume_now->before; i++)
+		if (!consume_one(tb_shm_ring(s), consume_now))
+			return 2;
+	tb__crash_sig = SIGKILL;
+	tb__crash_at = consume_point;
+	consume_one(tb_shm_ring(s), consume_now);
+	return 3;
+}
+
+/* A consumer after the crash: every event left, each once, in order from first. */
+static uint32_t consume_rest(const char *path, uint32_t first, uint32_t len, uint32_t *bad)
+{
+	uint8_t want[PAGEFUL];
+	struct tb_event ev;
+	struct tb_shm *s;
+	uint32_t n = 0;
+
+	if (tb_shm_attach(path, TB_SHM_READER, &s) < 0)
+		return 0;
+	while (tb_consume(tb_shm_ring(s), 0, &ev) == 1) {
+		crash_fill(want, len, first + n);
+		*bad += ev.kind != TB_EVENT_RECORD || ev.len < len || memcmp(ev.data, want, len);
+		n++;
+	}
+	tb_shm_close(s);
+	return n;
+}
+
+/* The region's copy (as recover takes it): its window, then its stats (the lock taken over from the dead). */
+static void consumed_recovered(const char *path, const struct consume_case *cc, const char *when)
+{
+	struct tb_shm_window w = {0};
+	struct tb_cpu_stats st = {0};
+	struct tb_shm *rec;
+	uint32_t left = cc->total - cc->consumed;
+
+	if (tb_shm_load(path, &rec) < 0 || tb_shm_window(tb_shm_ring(rec), count_nothing, NULL, &w) < 0 ||
+	    tb_ring_stats(tb_shm_ring(rec), 0, &st) < 0) {
+		ok(0, "%s: recovered", when);
+		return;
+	}
+	ok(w.events == left && w.lost_before == 0,
+	   "%s: the window holds the %u events not consumed (%llu, %llu lost before it)", when, left,
+	   (unsigned long long)w.events, (unsigned long long)w.lost_before);
+	ok(st.read == cc->consumed && st.entries == left && st.written == cc->total && st.overrun == 0,
+	   "%s: read %llu (want %u), entries %llu (want %u), written %llu = entries + read", when,
+	   (unsigned long long)st.read, cc->consumed, (unsigned long long)st.entries, left,
+	   (unsigned long long)st.written);
+	tb_shm_close(rec);
+}
+
+static void test_consumer_killed(const struct consume_case *cc, int point, const char *point_name)
+{
+	struct tb_ring_opts ro;
+	struct tb_shm_opts so = {.ring = &ro};
+	struct tb_cpu_stats st = {0};
+	struct tb_shm *s;
+	char when[160];
+	uint32_t bad = 0, rest;
+	int status;
+
+	snprintf(when, sizeof(when), "%s, killed at %s", cc->name, point_name);
+	tb_ring_opts_default(&ro);
+	ro.size_kb = 64;
+	ro.ncpus = 1;
+	if (tb_shm_create(&so, &s) < 0 || write_sized(tb_shm_ring(s), 0, cc->total, cc->len) < 0) {
+		ok(0, "%s: a session written", when);
+		return;
+	}
+	consume_now = cc;
+	consume_point = point;
+	status = run_child(consuming_child, tb_shm_path(s));
+	ok(killed(status), "%s: the consumer died there", when);
+	consumed_recovered(tb_shm_path(s), cc, when);
+	rest = consume_rest(tb_shm_path(s), cc->consumed, cc->len, &bad);
+	ok(rest == cc->total - cc->consumed && bad == 0,
+	   "%s: the next consumer gets the %u others, from event %u on, each once (%u, %u wrong)", when,
+	   cc->total - cc->consumed, cc->consumed, rest, bad);
+	status = tb_ring_stats(tb_shm_ring(s), 0, &st);
+	ok(status == 0 && st.read == cc->total && st.entries == 0, "%s: then read %llu = written, entries 0", when,
+	   (unsigned long long)st.read);
+	tb_shm_close(s);
+}
+
 int main(void)
 {
 	struct tb_ring_opts ro;
@@ -853,5 +989,8 @@ int main(void)
 	test_refused();
 	test_table_full();
 	test_lapping_claim_killed();
+	for (size_t i = 0; i < sizeof(consume_cases) / sizeof(consume_cases[0]); i++)
+		for (size_t k = 0; k < sizeof(consume_points) / sizeof(consume_points[0]); k++)
+			test_consumer_killed(&consume_cases[i], consume_points[k].point, consume_points[k].name);
 	return done_testing();
 }

@@ -3,7 +3,8 @@
  * crash_point.h - named points of the write path where a test can make
  * the writing process die (SIGKILL, raised at that instruction), to check
  * what crash recovery returns for a write stopped exactly there
- * (tests/test_shm_crash.c).
+ * (tests/test_shm_crash.c); and of a consuming reader's commit, to check
+ * its read count after a consumer died there.
  *
  * Compiled in only when TB_CRASH_POINTS is defined (the test's own build
  * of the library, $(B)/obj-crash); otherwise every point expands to
@@ -33,6 +34,10 @@
 #define TB_CP_CLAIM_FILED 33   /* the claim filed, the count not added, the cache not set */
 #define TB_CP_SCRATCH_MAPPED 34 /* the first tb_reserve: its scratch mapped, not installed */
 #define TB_CP_CLAIMED 35       /* a page switch: the next slot claimed over unread data, no section run (ring.c) */
+/* A consuming reader's commit (reader.c, R1-R3): what it consumed is counted whole or not at all. */
+#define TB_CP_READ_JOURNALED 41 /* R1: the journal's targets and word stored, nothing of the state */
+#define TB_CP_READ_MOVED 42     /* R2: the position stored, the read count not */
+#define TB_CP_READ_COUNTED 43   /* R2 done: the count stored, the journal not cleared */
 
 #ifdef TB_CRASH_POINTS
 #ifdef __ASSEMBLER__

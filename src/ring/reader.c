@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "blob.h"
+#include "crash_point.h"
 #include "pagefmt.h"
 #include "ring_internal.h"
 #include "tracebuf/reader.h"
@@ -170,7 +171,88 @@ static int lock_take_over(struct tb_cpu_ctl *c, uint32_t me, uint32_t owner)
 	return got;
 }
 
+/* ------------------------------------------------------------ committing */
+
+/*
+ * A consumption is committed whole or not at all, whatever instruction
+ * the consumer dies at (struct tb_reader_journal, ring_layout.h):
+ * R1  the state it leaves (read_off, held, time, next_cum, pending_lost)
+ *     and the read count after it are stored in rj, then rj.word with
+ *     RJ_PENDING (release: pairs with journal_finish's acquire, so a
+ *     holder that finds the word set reads these targets);
+ * R2  rd's fields and cnt.read are stored from the targets - the count a
+ *     store, not an add: only the lock holder writes it;
+ * R3  rj.word is cleared (release: pairs with journal_finish's acquire, so
+ *     a holder that finds it clear sees R2's stores).
+ * Invariant (J): outside a commit, cnt.read counts exactly the records
+ * the position in rd has passed (and the pages it handed over whole).  A
+ * holder that died between R1 and R3 left RJ_PENDING set, and the next
+ * holder redoes R2 and R3 before anything else (journal_finish, in
+ * reader_lock): the stores are absolute values, so redoing those already
+ * done changes nothing.  Dying before R1 leaves the old state and count,
+ * which agree.  Taking a page (take_next) moves no record past the
+ * position and keeps its own order (the slot CAS first).
+ */
+struct commit {
+	uint32_t read_off, held;
+	uint64_t time, next_cum, pending_lost;
+	uint64_t read;
+};
+
+/* R2 and R3 from the journal, word its RJ_PENDING word. */
+static void journal_apply(struct tb_cpu_ctl *c, uint64_t word)
+{
+	rj_overlay(&c->rj, word, &c->rd);
+	TB_CRASH_C(TB_CP_READ_MOVED);
+	/* relaxed: R3's release orders it for the next holder; stats read it under the lock */
+	atomic_store_explicit(&c->cnt.read, c->rj.read, memory_order_relaxed);
+	TB_CRASH_C(TB_CP_READ_COUNTED);
+	/* release: R3, pairs with journal_finish's acquire */
+	atomic_store_explicit(&c->rj.word, 0, memory_order_release);
+}
+
+/* Move the reader to *to (under its lock): R1, then R2 and R3. */
+static void reader_commit(struct tb_cpu_ctl *c, const struct commit *to)
+{
+	uint64_t word = RJ_PENDING | (to->held ? RJ_HELD : 0) | to->read_off;
+
+	c->rj.time = to->time;
+	c->rj.next_cum = to->next_cum;
+	c->rj.pending_lost = to->pending_lost;
+	c->rj.read = to->read;
+	/* release: R1, pairs with journal_finish's acquire (the targets before the word) */
+	atomic_store_explicit(&c->rj.word, word, memory_order_release);
+	TB_CRASH_C(TB_CP_READ_JOURNALED);
+	journal_apply(c, word);
+}
+
+/* The reader's read count now (the lock holder's own stores). */
+static uint64_t read_count(struct tb_cpu_ctl *c)
+{
+	return atomic_load_explicit(&c->cnt.read, memory_order_relaxed);
+}
+
+/* Just after the lock is taken: finish the commit a holder that died left under way. */
+static void journal_finish(struct tb_cpu_ctl *c)
+{
+	/* acquire: pairs with R1's release (the targets) and R3's (R2's stores) */
+	uint64_t word = atomic_load_explicit(&c->rj.word, memory_order_acquire);
+
+	if (word & RJ_PENDING)
+		journal_apply(c, word);
+}
+
+/* ------------------------------------------------------------ the lock */
+
+static void reader_lock_take(struct tb_cpu_ctl *c);
+
 void reader_lock(struct tb_cpu_ctl *c)
+{
+	reader_lock_take(c);
+	journal_finish(c);
+}
+
+static void reader_lock_take(struct tb_cpu_ctl *c)
 {
 	uint32_t me = reader_id();
 	uint64_t since = 0;
@@ -349,8 +431,8 @@ static int peek_held(struct tb_region *r, struct tb_cpu_ctl *c, struct item *it,
 	}
 	if (rc < 0)
 		return -EIO;
-	rd->read_off = cur.pos; /* only stamp records were left */
-	rd->time = cur.time;
+	/* only stamp records were left: passed, with their time */
+	reader_commit(c, &(struct commit){cur.pos, 1, cur.time, rd->next_cum, rd->pending_lost, read_count(c)});
 	return 0;
 }
 
@@ -385,11 +467,8 @@ static void advance(struct tb_cpu_ctl *c, const struct item *it)
 		rd->pending_lost = 0;
 		return;
 	}
-	rd->read_off = it->next_off;
-	rd->time = it->ts;
-	rd->next_cum++;
-	/* relaxed: statistics, read by stats snapshots */
-	atomic_fetch_add_explicit(&c->cnt.read, 1, memory_order_relaxed);
+	reader_commit(c, &(struct commit){it->next_off, 1, it->ts, rd->next_cum + 1, rd->pending_lost,
+					   read_count(c) + 1});
 }
 
 /* The item as the caller's event; a blob is copied out now.  0, or -ENOMEM with nothing consumed. */
@@ -513,14 +592,14 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
  * Flag the loss in the page's commit word (and store the count when 8 bytes
  * are left, as trace_pipe_raw does); the caller's info gets the count
  * either way, with the page's first event number and its event count.
+ * The reader's pending loss is reported with the page: its commit zeroes it.
  */
-static void set_loss(uint8_t *buf, uint32_t d, uint32_t len, struct tb_reader_state *rd,
+static void set_loss(uint8_t *buf, uint32_t d, uint32_t len, const struct tb_reader_state *rd,
 		     struct tb_page_info *info, uint64_t first, uint32_t events)
 {
 	if (info)
 		*info = (struct tb_page_info){rd->pending_lost, first, events};
 	tbf_set_commit(buf, d, len, (int64_t)rd->pending_lost);
-	rd->pending_lost = 0;
 }
 
 /*
@@ -558,10 +637,8 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf,
 	memset(buf + TB_PAGE_HDR_SIZE + len, 0, d - len);
 	set_loss(buf, d, len, rd, info, meta_cum(m), entries);
 	release_blobs(r, page, 0, len, page_ts(page));
-	rd->next_cum = meta_cum(m) + entries;
-	rd->held = 0;
-	/* relaxed: statistics */
-	atomic_fetch_add_explicit(&c->cnt.read, entries, memory_order_relaxed);
+	/* the page handed over whole: it becomes the spare */
+	reader_commit(c, &(struct commit){rd->read_off, 0, rd->time, meta_cum(m) + entries, 0, read_count(c) + entries});
 }
 
 /* Copy the held page's unread committed records, stamped with the reader's time. */
@@ -588,11 +665,7 @@ static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, ui
 		return -EIO;
 	release_blobs(r, page, rd->read_off, limit, rd->time);
 	set_loss(buf, d, n, rd, info, rd->next_cum, events);
-	rd->read_off = limit;
-	rd->time = cur.time;
-	rd->next_cum += events;
-	/* relaxed: statistics */
-	atomic_fetch_add_explicit(&c->cnt.read, events, memory_order_relaxed);
+	reader_commit(c, &(struct commit){limit, 1, cur.time, rd->next_cum + events, 0, read_count(c) + events});
 	return 0;
 }
 

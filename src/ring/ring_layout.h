@@ -210,6 +210,28 @@ struct tb_reader_state {
 	uint64_t pending_lost; /* gap found but not yet reported */
 };
 
+/*
+ * The reader's commit journal: the state one consumption (a record of
+ * tb_consume, a page of tb_read_page) leaves the reader at, stored before
+ * any of it (reader.c, R1-R3).  The reader's position and its read count
+ * are words apart, so without it a consumer killed between their stores
+ * left a count that did not add up: `read` short by the page's events, and
+ * entries (written - overrun - read) counting events no longer in the ring.
+ *   word  bit 63: RJ_PENDING, a commit is under way and the fields below
+ *         are its targets; bit 32: held; bits 0..31: read_off.  0: none.
+ * It sits in the padding after rd, before blob_next's line: a region of
+ * layout version 6 has the same size and offsets with or without it, and
+ * one made before it has zeros there (no commit pending), so regions of
+ * either build are read by the other.
+ */
+#define RJ_PENDING (1ull << 63)
+#define RJ_HELD (1ull << 32)
+struct tb_reader_journal {
+	_Atomic uint64_t word;
+	uint64_t time, next_cum, pending_lost;
+	uint64_t read; /* cnt.read after the commit */
+};
+
 struct tb_cpu_ctl {
 	/* tail, tail_hist, last_ts: written only by publish sections on this CPU. */
 	_Alignas(TB_CACHELINE) _Atomic uint64_t tail;
@@ -228,6 +250,7 @@ struct tb_cpu_ctl {
 	_Alignas(TB_CACHELINE) _Atomic uint32_t reader_lock;
 	_Atomic uint32_t fallback_lock; /* only without rseq */
 	struct tb_reader_state rd;
+	struct tb_reader_journal rj; /* in rd's second line, before blob_next's: see above */
 	/*
 	 * The blob area's allocation cursor: the allocation number of the
 	 * next chunk to hand out (chunk n % blob_chunks).  Swapped by writers
@@ -235,6 +258,29 @@ struct tb_cpu_ctl {
 	 */
 	_Alignas(TB_CACHELINE) _Atomic uint64_t blob_next;
 };
+/* The journal took padding: layout version 6's offsets and size stand. */
+_Static_assert(offsetof(struct tb_cpu_ctl, rj) + sizeof(struct tb_reader_journal) <=
+		   offsetof(struct tb_cpu_ctl, blob_next),
+	       "the reader's journal fits before blob_next's line");
+_Static_assert(offsetof(struct tb_cpu_ctl, blob_next) == 5 * TB_CACHELINE && sizeof(struct tb_cpu_ctl) == 6 * TB_CACHELINE,
+	       "a CPU control block of layout version 6");
+
+/*
+ * rd as the commit its journal holds would leave it: the targets in place
+ * of the fields while RJ_PENDING is set in word (rj.word, loaded acquire),
+ * else rd unchanged.  For readers of the state that do not finish commits
+ * (tb_shm_window's copy); the lock holder finishes them (reader.c).
+ */
+static inline void rj_overlay(const struct tb_reader_journal *rj, uint64_t word, struct tb_reader_state *rd)
+{
+	if (!(word & RJ_PENDING))
+		return;
+	rd->read_off = (uint32_t)word;
+	rd->held = (word & RJ_HELD) != 0;
+	rd->time = rj->time;
+	rd->next_cum = rj->next_cum;
+	rd->pending_lost = rj->pending_lost;
+}
 
 struct tb_region {
 	uint64_t magic;

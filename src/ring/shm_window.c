@@ -236,6 +236,12 @@ static int window_cpu(struct win_cpu *wc)
 	wc->committed += meta_cum(&cpu_meta(wc->r, wc->c)[v.phys]) + t_count(v.t);
 	/* one copy of the reader state: it is shared memory like the rest */
 	memcpy(&rd, &wc->c->rd, sizeof(rd));
+	/*
+	 * A commit under way (or left by a consumer that died in it) is taken
+	 * as done, as the next lock holder finishes it (reader.c, R1-R3).
+	 * acquire: pairs with R1's release, the targets before the word.
+	 */
+	rj_overlay(&wc->c->rj, atomic_load_explicit(&wc->c->rj.word, memory_order_acquire), &rd);
 	wc->expect = rd.next_cum - rd.pending_lost;
 	wc->first = 1;
 	rc = held_page(wc, &rd, &v);
