@@ -42,6 +42,10 @@
  *   KILL=1           writer 0 may die for good at any point between its
  *                    claim and its commit (SIGKILL: TB_CP_CLAIMED and every
  *                    abandoned-section point); nobody restarts its write
+ *   RKILL=1          the consuming reader may die once inside its commit of
+ *                    a record (TB_CP_READ_JOURNALED, _MOVED, _COUNTED:
+ *                    reader.c R1-R3); the next consumer takes over its
+ *                    state and finishes the commit from the journal
  */
 
 #ifndef N
@@ -70,6 +74,9 @@
 #endif
 #ifndef KILL
 #define KILL 0
+#endif
+#ifndef RKILL
+#define RKILL 0
 #endif
 
 #define NP1 (N + 1)
@@ -130,6 +137,10 @@ byte overrun, dropped, nread, lost;
 /* reader state (the consuming reader only; global so invariants can see it) */
 bool rd_held;
 byte rd_phys, rd_seq, rd_off, rd_next_seq, rd_next_cum;
+/* the reader's commit journal (reader.c R1-R3): targets, and RJ_PENDING */
+bool rj_pending;
+byte rj_off, rj_cum, rj_read;
+bool rkilled; /* the reader died in a commit (RKILL) */
 
 /* ghosts: not in the C code */
 byte committed;  /* records committed so far = the next event number */
@@ -422,14 +433,24 @@ out:
 
 /* ---------------------------------------------------------------- reader */
 
+#if RKILL
+/* SIGKILL of the consumer inside its commit, once: the next one takes over */
+#define RKILLPT if :: !rkilled -> rkilled = 1; goto restart :: skip fi
+#else
+#define RKILLPT skip
+#endif
+
 proctype Reader()
 {
 	bool fin, won;
 	byte ts, limit, v, ovr;
 	short lt, cur;
 
+again:
 	do
 	:: true ->
+		/* (J) outside a commit, read counts exactly what the position passed */
+		assert(rj_pending || rd_next_cum == nread + lost);
 		/*
 		 * tail_now.  The reader uses only the tail word (its seq and
 		 * offset), never tail_hist's page, and the model's tail word
@@ -465,11 +486,32 @@ proctype Reader()
 					/* per writer, in order, each at most once */
 					assert(v >= 1 && v <= NR && WSEQ(v) > lastread[WID(v)]);
 					lastread[WID(v)] = WSEQ(v);
+#ifdef MUTANT_READ_TWO_STORES
+					/* the old advance: the position, then the count, no journal */
 					rd_off = rd_off + SZ(v);
 					rd_next_cum++;
-					nread++;
 					v = 0
 				}
+				RKILLPT;
+				nread++
+#else
+					/* R1: the targets, then the word (one step: the word is the store that counts) */
+					rj_off = rd_off + SZ(v);
+					rj_cum = rd_next_cum + 1;
+					rj_read = nread + 1;
+					rj_pending = 1;
+					v = 0
+				}
+				RKILLPT;
+				/* R2: the position */
+				atomic { rd_off = rj_off; rd_next_cum = rj_cum }
+				RKILLPT;
+				/* R2: the count, stored */
+				nread = rj_read;
+				RKILLPT;
+				/* R3 */
+				rj_pending = 0
+#endif
 			:: else ->
 				if
 				:: won && fin -> break /* drained */
@@ -534,6 +576,25 @@ proctype Reader()
 		fi;
 		atomic { ts = 0; fin = 0 } /* a break target: not a d_step */
 	od;
+	goto drained;
+restart:
+	/*
+	 * The next consumer: the dead one's locals are gone, its lock taken over
+	 * (reader_lock), and a commit it left under way finished from the
+	 * journal (journal_finish), before anything else.  (atomic, not
+	 * d_step: a goto may not jump into a d_step)
+	 */
+	atomic {
+		REACH(12, rj_pending && rd_next_cum == rj_cum && nread != rj_read); /* probe 12: died between position and count */
+#ifndef MUTANT_READ_TWO_STORES
+		if
+		:: rj_pending -> rd_off = rj_off; rd_next_cum = rj_cum; nread = rj_read; rj_pending = 0
+		:: else
+		fi;
+#endif
+		fin = 0; won = 0; ts = 0; limit = 0; v = 0; ovr = 0; lt = 0; cur = 0
+	}
+	goto again;
 drained:
 	REACH(7, lost > 0 && rd_seq > N); /* probe 7: drained after losses */
 	/* writers done, everything taken and read: the books balance (I3, I4) */

@@ -199,13 +199,17 @@ struct commit {
 	uint64_t read;
 };
 
-/* R2 and R3 from the journal, word its RJ_PENDING word. */
-static void journal_apply(struct tb_cpu_ctl *c, uint64_t word)
+/* R2 and R3: the state and the count stored from *to, then the journal cleared. */
+static void commit_apply(struct tb_cpu_ctl *c, const struct commit *to)
 {
-	rj_overlay(&c->rj, word, &c->rd);
+	c->rd.read_off = to->read_off;
+	c->rd.held = to->held;
+	c->rd.time = to->time;
+	c->rd.next_cum = to->next_cum;
+	c->rd.pending_lost = to->pending_lost;
 	TB_CRASH_C(TB_CP_READ_MOVED);
 	/* relaxed: R3's release orders it for the next holder; stats read it under the lock */
-	atomic_store_explicit(&c->cnt.read, c->rj.read, memory_order_relaxed);
+	atomic_store_explicit(&c->cnt.read, to->read, memory_order_relaxed);
 	TB_CRASH_C(TB_CP_READ_COUNTED);
 	/* release: R3, pairs with journal_finish's acquire */
 	atomic_store_explicit(&c->rj.word, 0, memory_order_release);
@@ -214,16 +218,14 @@ static void journal_apply(struct tb_cpu_ctl *c, uint64_t word)
 /* Move the reader to *to (under its lock): R1, then R2 and R3. */
 static void reader_commit(struct tb_cpu_ctl *c, const struct commit *to)
 {
-	uint64_t word = RJ_PENDING | (to->held ? RJ_HELD : 0) | to->read_off;
-
 	c->rj.time = to->time;
 	c->rj.next_cum = to->next_cum;
 	c->rj.pending_lost = to->pending_lost;
 	c->rj.read = to->read;
 	/* release: R1, pairs with journal_finish's acquire (the targets before the word) */
-	atomic_store_explicit(&c->rj.word, word, memory_order_release);
+	atomic_store_explicit(&c->rj.word, RJ_PENDING | (to->held ? RJ_HELD : 0) | to->read_off, memory_order_release);
 	TB_CRASH_C(TB_CP_READ_JOURNALED);
-	journal_apply(c, word);
+	commit_apply(c, to);
 }
 
 /* The reader's read count now (the lock holder's own stores). */
@@ -239,7 +241,8 @@ static void journal_finish(struct tb_cpu_ctl *c)
 	uint64_t word = atomic_load_explicit(&c->rj.word, memory_order_acquire);
 
 	if (word & RJ_PENDING)
-		journal_apply(c, word);
+		commit_apply(c, &(struct commit){(uint32_t)word, (word & RJ_HELD) != 0, c->rj.time, c->rj.next_cum,
+						  c->rj.pending_lost, c->rj.read});
 }
 
 /* ------------------------------------------------------------ the lock */
