@@ -247,14 +247,7 @@ static void journal_finish(struct tb_cpu_ctl *c)
 
 /* ------------------------------------------------------------ the lock */
 
-static void reader_lock_take(struct tb_cpu_ctl *c);
-
-void reader_lock(struct tb_cpu_ctl *c)
-{
-	reader_lock_take(c);
-	journal_finish(c);
-}
-
+/* The lock word ours: free, ours from an earlier process, or taken over from a dead or stuck owner. */
 static void reader_lock_take(struct tb_cpu_ctl *c)
 {
 	uint32_t me = reader_id();
@@ -274,6 +267,12 @@ static void reader_lock_take(struct tb_cpu_ctl *c)
 		}
 		sched_yield();
 	}
+}
+
+void reader_lock(struct tb_cpu_ctl *c)
+{
+	reader_lock_take(c);
+	journal_finish(c);
 }
 
 void reader_unlock(struct tb_cpu_ctl *c)
