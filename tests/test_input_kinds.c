@@ -278,6 +278,39 @@ static void test_shm_empty_session(const char *tmp)
 }
 
 /*
+ * A session in a memfd, named as record prints it (/proc/PID/fd/N): sniffed
+ * through the link, opened with the pages of the events written, its
+ * descriptions looked for where a memfd session keeps them ($TMPDIR).
+ */
+static void test_shm_memfd_session(void)
+{
+	struct tb_ring_opts ro;
+	struct tb_shm_opts so = {.ring = &ro};
+	struct tb_shm *shm;
+	struct heard h;
+	uint64_t payload[2] = {1, 2};
+	size_t subbuf;
+	long pages;
+	int rc, written = 0;
+
+	tb_ring_opts_default(&ro);
+	ro.size_kb = 16;
+	ro.ncpus = 1;
+	rc = tb_shm_create(&so, &shm);
+	if (!ok(rc == 0, "a memfd session at %s", rc == 0 ? tb_shm_path(shm) : "(none)"))
+		return;
+	for (int i = 0; i < 100; i++)
+		written += tb_write(tb_shm_ring(shm), payload, sizeof(payload)) == 0;
+	ok(kind_of(tb_shm_path(shm), &h, &rc) == TB_INPUT_SHM_SESSION && rc == 0, "is sniffed as a shm session");
+	pages = pages_of(tb_shm_path(shm), &h, &subbuf);
+	ok(written == 100 && pages > 0 && (size_t)pages * (subbuf - 16) >= 100 * (8 + sizeof(payload)) &&
+		   strstr(h.reason, "tracebuf-session."),
+	   "opens with the pages of its %d events (%ld), descriptions looked for under $TMPDIR (%s)", written, pages,
+	   h.reason);
+	tb_shm_close(shm);
+}
+
+/*
  * A real session: `tracebuf record --flight-recorder --shm` of
  * examples/recorded (two processes, N ticks each), its ring kept.  The
  * session is sniffed and opened as a capture through the table with the
@@ -432,6 +465,7 @@ int main(void)
 	test_capture_dir();
 	test_tracedat(tmp);
 	test_shm_empty_session(tmp);
+	test_shm_memfd_session();
 	test_shm_session(tmp);
 	test_live_instance();
 	test_refused(tmp);

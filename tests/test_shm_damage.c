@@ -13,8 +13,9 @@
  * records from the sixth on, hand the page over cut there, and say where
  * (the region file's byte of the bad record) and why; snapshot and recover
  * must say it naming the region file and exit 1, their trace.dat must
- * read clean and hold that count; hist --session must name the region
- * file, never its private copy.  Bugs: the window took the page's stored
+ * read clean and hold that count; hist --session and report of the
+ * region (an input kind of its own) must name the region file, never
+ * their private copy.  Bugs: the window took the page's stored
  * count (the damaged records counted), and hist named its temporary copy.
  */
 #include <errno.h>
@@ -233,6 +234,23 @@ int main(void)
 		 build, dir, dir, build, ring, dir);
 	ok(run(cmd) == 0, "hist --session counts what the snapshot's trace.dat holds");
 
+	/* The region as an input of its own (src/input/shm_session.c): report reads it as snapshot did. */
+	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --no-header %s > %s/report.out 2> %s/report.err", build, ring,
+		 dir, dir);
+	rc = run(cmd);
+	snprintf(file, sizeof(file), "%s/report.err", dir);
+	ok(rc == 1 && has(file, expect) && !has(file, "tracebuf-session."),
+	   "report of the session: exit 1 (got %d), names the region file, byte and damage, not its private copy", rc);
+	/*
+	 * The events: the header's entries-written are the ring's counters
+	 * (the damaged page's records were written), a trace.dat's the data
+	 * it holds.
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "%s/tracebuf report --like-kernel --no-header %s/snapshot.dat 2>/dev/null | cmp -s - %s/report.out",
+		 build, dir, dir);
+	ok(run(cmd) == 0, "and prints the events report prints of the snapshot's trace.dat");
+
 	/*
 	 * A problem hist's reader meets in a record (not in the walk): the
 	 * fourth record made 12 bytes (its event ID kept, 8 bytes of payload:
@@ -275,7 +293,7 @@ int main(void)
 		diag("hist said: %s", err);
 	free(err);
 out:
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		diag("could not remove %s", dir);
 	return done_testing();
