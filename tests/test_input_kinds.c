@@ -270,8 +270,10 @@ static void test_refused(const char *tmp)
 	ok(kind == TB_INPUT_UNKNOWN && rc == -ENOENT && h.count == 1 && !strcmp(h.file, missing),
 	   "a missing path: -ENOENT, said (%s)", h.reason);
 	memset(&h, 0, sizeof(h));
-	ok(tb_capture_open(missing, &o, &c) == -ENOENT && !c && strstr(h.file, "header_page"),
-	   "opened, it is taken for a capture directory whose header_page is missing (%s)", h.file);
+	ok(tb_capture_open(missing, &o, &c) == -ENOENT && !c && h.count == 1 && !strcmp(h.file, missing) &&
+	       !strcmp(h.reason, "no such file"),
+	   "opened: the path itself is said to be missing, once, not a file inside it (%s: %s)", h.file,
+	   h.reason);
 
 	/* A directory is meant as a capture; the capture's reader names what it lacks. */
 	snprintf(empty, sizeof(empty), "%s/empty", tmp);

@@ -47,7 +47,8 @@ static int usage(FILE *f)
 		   "        .buckets=N .usecs\n"
 		   "\n"
 		   "  -e, --event [SYSTEM:]EVENT  the event (required)\n"
-		   "  --buffer NAME               a trace.dat's instance (default: the first with data)\n"
+		   "  --buffer NAME               a trace.dat's buffer alone (default: every buffer,\n"
+		   "                              merged; \"\" is the top buffer)\n"
 		   "  --prefix P                  a capture's raw files are PcpuN.raw\n"
 		   "  --clock CLOCK               the trace clock, for a capture that does not say\n"
 		   "  --session                   SOURCE is a `tracebuf record` session (the path it\n"
@@ -61,7 +62,7 @@ static int usage(FILE *f)
 }
 
 struct hist_args {
-	const char *event, *spec, *input, *buffer, *formats;
+	const char *event, *spec, *input, *formats;
 	struct tb_capture_opts copts;
 	bool live, session;
 	long count;
@@ -87,7 +88,7 @@ static int parse_args(int argc, char **argv, struct hist_args *a)
 			a->event = optarg;
 			break;
 		case OPT_BUFFER:
-			a->buffer = optarg;
+			a->copts.buffer = optarg;
 			break;
 		case OPT_PREFIX:
 			a->copts.prefix = optarg;
@@ -368,30 +369,6 @@ static int hist_session(const struct hist_args *a)
 	return rc;
 }
 
-static int hist_tracedat(const struct hist_args *a)
-{
-	struct tb_tracedat *td;
-	struct tb_capture *c;
-	int buffer, rc = tb_tracedat_open(a->input, NULL, &td);
-
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
-		return 2;
-	}
-	buffer = a->buffer ? tb_tracedat_buffer_find(td, a->buffer) : tb_tracedat_main_buffer(td);
-	if (buffer < 0 || (rc = tb_tracedat_capture(td, buffer, &a->copts, &c)) < 0) {
-		fprintf(stderr, "tracebuf hist: %s: no buffer '%s'\n", a->input, a->buffer ? a->buffer : "");
-		tb_tracedat_close(td);
-		return 2;
-	}
-	rc = hist_capture(a, c);
-	tb_capture_close(c);
-	if (rc == 0 && tb_tracedat_problems(td))
-		rc = 1;
-	tb_tracedat_close(td);
-	return rc;
-}
-
 static int hist_dir(const struct hist_args *a)
 {
 	struct tb_capture *c;
@@ -428,7 +405,6 @@ int cmd_hist(int argc, char **argv)
 			fprintf(stderr, "tracebuf hist: --live needs a live instance, not the file %s\n", a.input);
 			return 2;
 		}
-		return hist_tracedat(&a);
 	}
 	return hist_dir(&a);
 }

@@ -107,6 +107,14 @@ struct tb_capture {
 	bool no_symbols;     /* tb_capture_opts.no_symbols */
 	struct capture_source src;
 	struct blob_store *blobs; /* saved blobs (blobs.bin, a trace.dat's store), or NULL */
+	/*
+	 * A capture over several buffers (a trace.dat's, merged): for each of
+	 * nslot_names slots, the CPU its pages were recorded on and its buffer's
+	 * name.  NULL (every capture of one buffer): slot N is CPU N of "".
+	 */
+	int *slot_cpu;
+	char **slot_buffer;
+	int nslot_names;
 };
 
 /* What a kind of capture read from files does its own way (capture_dir.c, capture_live.c). */
