@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "event_hint.h"
 #include "hist_session.h"
 #include "shm_capture.h"
 #include "tracebuf/capture.h"
@@ -114,8 +115,16 @@ static int parse_args(int argc, char **argv, struct hist_args *a)
 			return usage(stderr);
 		}
 	}
-	if (optind + 2 != argc || !a->event)
+	if (!a->event) {
+		fprintf(stderr, "tracebuf hist: the event is missing: -e [SYSTEM:]EVENT\n");
 		return usage(stderr);
+	}
+	if (optind + 2 != argc) {
+		fprintf(stderr, "tracebuf hist: %s\n",
+			optind + 2 > argc ? "SPEC and SOURCE are needed (e.g. keys=prev_comm trace.dat)"
+					  : "one SPEC and one SOURCE, no more");
+		return usage(stderr);
+	}
 	a->spec = argv[optind];
 	a->input = argv[optind + 1];
 	return 0;
@@ -180,14 +189,6 @@ static const struct tb_format *find_event(struct tb_capture *c, const char *dir,
 	return NULL;
 }
 
-static void how_to_record(const char *event)
-{
-	fprintf(stderr,
-		"  record it with:  tracebuf capture -e %s -o DIR -- COMMAND\n"
-		"             or:  trace-cmd record -e %s COMMAND   (then tracebuf hist ... trace.dat)\n",
-		event, event);
-}
-
 /* The spec's error, with the spec and a caret under the offset, as the kernel's error_log shows it. */
 static void spec_error(const struct hist_args *a, const struct tb_hist_error *err)
 {
@@ -242,7 +243,7 @@ static int verdict(const struct hist_args *a, struct tb_capture *c, const struct
 	if (!t->matched && !a->live) {
 		fprintf(stderr, "tracebuf hist: %s holds no %s records (%llu records of other events)\n", a->input,
 			a->event, (unsigned long long)t->records);
-		how_to_record(a->event);
+		hint_how_to_record(a->input, a->event, NULL);
 		return 1;
 	}
 	return tb_capture_problems(c) ? 1 : 0;
@@ -256,7 +257,14 @@ static int make_hist(const struct hist_args *a, struct tb_capture *c, struct tb_
 	const struct tb_format *f = find_event(c, a->input, a->event, &system);
 	int rc;
 
+	char closest[512];
+
 	*out = NULL;
+	if (!f && !event_exists(c, a->event, closest, sizeof(closest))) {
+		fprintf(stderr, "tracebuf hist: no event %s, in %s nor in the running kernel%s%s\n", a->event,
+			a->input, closest[0] ? "; the closest: " : "", closest);
+		return 2;
+	}
 	if (!f && tb_capture_is_live(c)) {
 		fprintf(stderr, "tracebuf hist: %s: this kernel has no event %s (see its events/ directory)\n",
 			a->input, a->event);
@@ -265,7 +273,7 @@ static int make_hist(const struct hist_args *a, struct tb_capture *c, struct tb_
 	if (!f) {
 		fprintf(stderr, "tracebuf hist: %s has no event %s (no format for it: it was not recorded%s)\n",
 			a->input, a->event, a->session ? ", or no process of the session described it yet" : "");
-		how_to_record(a->event);
+		hint_how_to_record(a->input, a->event, NULL);
 		return 1;
 	}
 	rc = tb_hist_new(a->spec, f, system, tb_capture_schema(c), out, &err);
