@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cmds.h"
+#include "event_hint.h"
 #include "objects_file.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/filter.h"
@@ -341,6 +342,23 @@ static int report_count(struct tb_capture *c, const struct tb_report_opts *ropts
 	return rc;
 }
 
+/*
+ * Whether every event -F names is in the schema; else said, with the
+ * closest real names, as a usage error: a mistyped name would keep nothing.
+ */
+static bool filter_names_known(const struct report_args *a, struct tb_schema *s)
+{
+	const char *unknown = tb_filter_set_unmatched(a->filter, s);
+	char closest[512];
+
+	if (!unknown)
+		return true;
+	event_exists(s, unknown, closest, sizeof(closest));
+	fprintf(stderr, "tracebuf report: -F: no event '%s' in %s%s%s\n", unknown, a->input,
+		closest[0] ? "; the closest: " : "", closest);
+	return false;
+}
+
 static int report_tracedat(struct report_args *a)
 {
 	struct tb_tracedat *td;
@@ -351,6 +369,10 @@ static int report_tracedat(struct report_args *a)
 
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
+		return 2;
+	}
+	if (a->filter && !filter_names_known(a, tb_tracedat_schema(td))) {
+		tb_tracedat_close(td);
 		return 2;
 	}
 	if (a->stat)
@@ -409,6 +431,11 @@ static int report_capture(struct report_args *a)
 	rc = tb_capture_open(a->input, &a->copts, &c);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
+		return 2;
+	}
+	/* a live instance's formats are read as met: asking for every ID would read every one */
+	if (a->filter && !tb_capture_is_live(c) && !filter_names_known(a, tb_capture_schema(c))) {
+		tb_capture_close(c);
 		return 2;
 	}
 	usyms = objects_load("report", a->input, a->objects);

@@ -131,9 +131,8 @@ static void consider_kernel(struct nearest *near)
 	free(text);
 }
 
-bool event_exists(struct tb_capture *c, const char *name, char *closest, size_t size)
+bool event_exists(struct tb_schema *s, const char *name, char *closest, size_t size)
 {
-	struct tb_schema *s = tb_capture_schema(c);
 	const char *sep = strpbrk(name, ":/");
 	char sys[128] = "";
 	struct nearest near = {.want_sys = sys, .want_event = sep ? sep + 1 : name};

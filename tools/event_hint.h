@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "tracebuf/capture.h"
+#include "tracebuf/schema.h"
 
 /*
  * Say on stderr how to record events for an input like input:
@@ -26,11 +26,11 @@ void hint_how_to_record(const char *input, const char *events, const char *recor
 
 /*
  * Whether name ([SYSTEM:]EVENT, or SYSTEM/EVENT) is an event anywhere:
- * in c's schema, or among the running kernel's events (tracefs, when
+ * in schema s, or among the running kernel's events (tracefs, when
  * mounted; without it, a name is taken to be a kernel event unless its
  * system is one of the schema's).  When not, closest gets up to three comma-separated real names
  * nearest to it by edit distance ("" when none is near).
  */
-bool event_exists(struct tb_capture *c, const char *name, char *closest, size_t size);
+bool event_exists(struct tb_schema *s, const char *name, char *closest, size_t size);
 
 #endif

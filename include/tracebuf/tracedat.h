@@ -279,6 +279,8 @@ int tb_tracedat_print_stat(struct tb_tracedat *td, FILE *out);
 /*
  * The per-CPU stats stored in the file (CPUSTAT options), parsed: buffer
  * is the instance name they were recorded under ("" for the top buffer).
+ * With a TSC2NSEC option the time stamps (oldest, now) are converted to
+ * nanoseconds, the clock report and the analyses show the records in.
  * 0, or -ENOENT when the file has none for that CPU.
  */
 int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int cpu,

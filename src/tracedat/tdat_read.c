@@ -26,6 +26,7 @@
 #include "util/pread_full.h"
 #include "decode/schema_internal.h"
 #include "decode/blob_store.h"
+#include "decode/tsc2nsec.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 #include "tdat_read.h"
@@ -1216,7 +1217,15 @@ int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int 
 				return -ENOMEM;
 			rc = tb_stats_parse_kernel(block, out, NULL);
 			free(block);
-			return rc == 0 ? 0 : -ENOENT;
+			if (rc < 0)
+				return -ENOENT;
+			/*
+			 * The stamps in the time report shows: a TSC file's stats count
+			 * cycles (read as if nanoseconds), its records are shown in ns.
+			 */
+			out->oldest_ts = tsc2nsec(out->oldest_ts, td->info.tsc2nsec_mult, td->info.tsc2nsec_shift);
+			out->now_ts = tsc2nsec(out->now_ts, td->info.tsc2nsec_mult, td->info.tsc2nsec_shift);
+			return 0;
 		}
 	}
 	return -ENOENT;
