@@ -1006,8 +1006,12 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 	td->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (td->fd < 0 || fstat(td->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		rc = td->fd < 0 || !S_ISREG(st.st_mode) ? (td->fd < 0 ? -errno : -EINVAL) : -errno;
-		tdat_report(td, 0, "cannot open: %s",
-			    td->fd >= 0 && rc == -EINVAL ? "not a regular file" : strerror(-rc));
+		/* a mistyped name is said as every input is (input.c): "no such file", first */
+		if (rc == -ENOENT)
+			tdat_report(td, 0, "no such file");
+		else
+			tdat_report(td, 0, "cannot open: %s",
+				    td->fd >= 0 && rc == -EINVAL ? "not a regular file" : strerror(-rc));
 		tb_tracedat_close(td);
 		return rc;
 	}
