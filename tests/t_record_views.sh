@@ -156,17 +156,26 @@ if [ $kernel_ok = 1 ]; then
 	check $? "dump's pages of buffer kernel hold report's $kall ($(dumped kernel "$tmp/d.txt"))"
 	$TB stats "$tmp/k.dat" > "$tmp/s.txt" && [ "$(stats_written kernel "$tmp/s.txt")" = "$kall" ]
 	check $? "stats of buffer kernel: report's $kall written ($(stats_written kernel "$tmp/s.txt"))"
-	# Time agrees: stats' "now ts" of every CPU lies just after report's last record.
-	last=$(tail -n 1 "$tmp/kr.txt" | sed -n 's/.* \([0-9]*\.[0-9]*\): .*/\1/p')
-	awk -v last="$last" '/^now ts: / { n++; if ($3 < last || $3 > last + 60) bad = 1 } END { exit bad || !n }' "$tmp/s.txt"
-	check $? "stats' now ts is report's clock: each just after the last record ($last; $(grep -m1 '^now ts' "$tmp/s.txt"))"
+	# Time agrees: each buffer's latest "now ts" lies just after report's last record of that buffer.
+	for b in "" kernel; do
+		case $b in "") sel='^ ' ;; *) sel="^$b: " ;; esac
+		last=$(grep "$sel" "$tmp/kr.txt" | tail -n 1 | sed -n 's/.* \([0-9]*\.[0-9]*\): .*/\1/p')
+		now=$(awk -v b="$b" '/^== cpu/ { on = (b == "" ? $0 !~ /, buffer / : index($0, ", buffer " b ")") > 0) }
+			on && /^now ts: / && $3 > m { m = $3 } END { printf "%.6f", m }' "$tmp/s.txt")
+		awk -v last="$last" -v now="$now" 'BEGIN { exit !(last > 0 && now >= last && now < last + 60) }'
+		check $? "stats' now ts of buffer \"$b\" is report's clock: $now, just after its last record at $last"
+	done
 	if [ $have_py = 1 ]; then
 		$TB convert "$tmp/k.dat" -o "$tmp/k.json" 2> /dev/null
 		json_events "$tmp/k.json" > "$tmp/j.txt"
-		cpus=$(sed -n 's/^kernel: .* \[\([0-9]*\)\] .* sched_switch: .*/\1/p' "$tmp/kr.txt" | sort -u | wc -l)
+		# A slice is a task's run on a CPU: from a switch to it, to the switch away from it on that CPU
+		# (the idle task, pid 0, is no slice), counted from report's lines.
+		runs=$(sed -n 's/^kernel: .* \[\([0-9]*\)\] .* sched_switch: .* prev_pid=\([0-9]*\) .* next_pid=\([0-9]*\) .*/\1 \2 \3/p' \
+			"$tmp/kr.txt" | awk '($1 in next_of) && next_of[$1] == $2 && $2 != 0 { n++ } { next_of[$1] = $3 } END { print n + 0 }')
 		slices=$(awk '$1 == "X" && $4 == 10000000' "$tmp/j.txt" | wc -l)
-		[ "$slices" = $((sw - cpus)) ] && [ "$(grep -c '^i pool request ' "$tmp/j.txt")" = "$(emitted pool:request "$tmp/k.err")" ]
-		check $? "the JSON: a CPU slice per switch after each CPU's first ($slices of $sw on $cpus CPUs) beside the program's events"
+		[ "$runs" -gt 0 ] && [ "$slices" = "$runs" ] &&
+			[ "$(grep -c '^i pool request ' "$tmp/j.txt")" = "$(emitted pool:request "$tmp/k.err")" ]
+		check $? "the JSON: a CPU slice per task run between report's switches ($slices, report: $runs of $sw switches) beside the program's events"
 		awk '$1 == "X" && $4 == 10000000 && $5 >= '"$(nproc)"' { bad = 1 } END { exit bad }' "$tmp/j.txt"
 		check $? "the JSON's CPU tracks are real CPUs (below $(nproc)), not buffer slots"
 	else
