@@ -260,7 +260,8 @@ static int make_hist(const struct hist_args *a, struct tb_capture *c, struct tb_
 	char closest[512];
 
 	*out = NULL;
-	if (!f && !event_exists(tb_capture_schema(c), a->event, closest, sizeof(closest))) {
+	/* a session's processes describe their events as they go: one not described yet may still come */
+	if (!f && !a->session && !event_exists(tb_capture_schema(c), a->event, closest, sizeof(closest))) {
 		fprintf(stderr, "tracebuf hist: no event %s, in %s nor in the running kernel%s%s\n", a->event,
 			a->input, closest[0] ? "; the closest: " : "", closest);
 		return 2;
