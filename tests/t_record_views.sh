@@ -55,6 +55,9 @@ program_views() {
 	$TB report "$f" > "$tmp/r.txt" 2> "$tmp/r.err"
 	[ $? = 0 ] && [ "$(report_count request "$tmp/r.txt")" = "$req" ] && [ "$(report_count bprint "$tmp/r.txt")" = "$pf" ]
 	check $? "$what: report shows every request and every printf line"
+	# (a kernel_stack record prints its frames on lines of their own, " => ADDR")
+	[ "$($TB report --count "$f" | sed -n 's/^events \([0-9]*\) .*/\1/p')" = "$(grep -vc -e '^cpus=' -e '^ *=> ' "$tmp/r.txt")" ]
+	check $? "$what: report --count counts every record report prints, of every buffer"
 	$TB hist -e pool:request keys=worker "$f" > "$tmp/h.txt" 2> "$tmp/h.err"
 	[ $? = 0 ] && [ "$(hits "$tmp/h.txt")" = "$req" ] &&
 		[ "$(grep -c "^{ worker: *[12] } hitcount: *$((req / 2))$" "$tmp/h.txt")" = 2 ]

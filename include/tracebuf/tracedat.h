@@ -230,6 +230,13 @@ const char *tb_tracedat_header_event(const struct tb_tracedat *td, size_t *len);
  */
 int tb_tracedat_capture(struct tb_tracedat *td, int buffer, const struct tb_capture_opts *opts,
 			struct tb_capture **out);
+/*
+ * The buffers opts->buffer chooses as one capture, as tb_capture_open()
+ * makes of a trace.dat (NULL: every buffer with data, merged; a name: that
+ * one, -ENOENT reported when the file lacks it).  Borrows td as above.
+ */
+int tb_tracedat_capture_chosen(struct tb_tracedat *td, const struct tb_capture_opts *opts,
+			       struct tb_capture **out);
 
 /* Problems reported so far (warnings not counted). */
 unsigned long tb_tracedat_problems(const struct tb_tracedat *td);

@@ -260,6 +260,33 @@ static int choose_buffers(struct tb_tracedat *td, const struct tb_capture_opts *
 	return n;
 }
 
+/* The capture of the buffers opts chooses (choose_buffers); td closed on failure when owned. */
+static int open_chosen(struct tb_tracedat *td, bool owns_td, const struct tb_capture_opts *opts,
+		       struct tb_capture **out)
+{
+	int *buffers = calloc(td->nbuffers ? (size_t)td->nbuffers : 1, sizeof(*buffers));
+	int n = buffers ? choose_buffers(td, opts, buffers) : -ENOMEM, rc;
+
+	if (n < 0) {
+		free(buffers);
+		if (owns_td)
+			tb_tracedat_close(td);
+		return n;
+	}
+	rc = open_buffers(td, owns_td, buffers, n, opts, out);
+	free(buffers);
+	return rc;
+}
+
+int tb_tracedat_capture_chosen(struct tb_tracedat *td, const struct tb_capture_opts *opts,
+			       struct tb_capture **out)
+{
+	*out = NULL;
+	if (td->nbuffers == 0)
+		return -ENOENT;
+	return open_chosen(td, false, opts, out);
+}
+
 int tb_tracedat_capture(struct tb_tracedat *td, int buffer, const struct tb_capture_opts *opts,
 			struct tb_capture **out)
 {
@@ -291,14 +318,5 @@ int tracedat_capture_open(const char *path, const struct tb_capture_opts *opts, 
 		tb_tracedat_close(td);
 		return -EINVAL;
 	}
-	int *buffers = calloc((size_t)td->nbuffers, sizeof(*buffers));
-	int n = buffers ? choose_buffers(td, opts, buffers) : -ENOMEM;
-	if (n < 0) {
-		free(buffers);
-		tb_tracedat_close(td);
-		return n;
-	}
-	rc = open_buffers(td, true, buffers, n, opts, out);
-	free(buffers);
-	return rc;
+	return open_chosen(td, true, opts, out);
 }
