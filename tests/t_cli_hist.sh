@@ -169,7 +169,7 @@ refused raw_syscalls:sys_enter 'keys=args' 5 "'args' (unsigned long) is an array
 
 # -- a trace without the event: what to record, and how
 "$TB" hist -e kmem:kmalloc 'keys=common_pid' $A > /dev/null 2> "$W/err"; rc=$?
-[ $rc -eq 1 ] && grep -q "tracebuf capture -e kmem:kmalloc -o DIR -- COMMAND" "$W/err"
+[ $rc -eq 1 ] && grep -q "tracebuf capture -e kmem:kmalloc -o DIR -- CMD ARGS" "$W/err"
 check $? "an event the trace has no format for: exit 1 and the capture command to record it"
 "$TB" hist -e raw_syscalls:sys_enter 'keys=id' $A > /dev/null 2> "$W/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "holds no raw_syscalls:sys_enter records" "$W/err" && grep -q "tracebuf capture -e raw_syscalls:sys_enter" "$W/err"

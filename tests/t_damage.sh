@@ -22,12 +22,14 @@ tmp=$(mktemp -d /tmp/tb-damage-XXXXXX) || exit 1
 [ -z "$TB_KEEP" ] && trap 'rm -rf "$tmp"' EXIT
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 
-# The commands of the table; each is run as: $T CMD FILE > out 2> err.
-cmds="report|report --count|hist -e sched:sched_switch keys=common_cpu|dump|stats|list -c|convert-json"
+# The commands of the table; each is run as: $T CMD FILE > out 2> err.  report --count, hist and the
+# JSON read every buffer by default; here --buffer= (the top one) keeps their totals to the part 'main'.
+cmds="report|report --count|hist --buffer= -e sched:sched_switch keys=common_cpu|dump|stats|list -c|convert-json"
 # run_cmd CMD FILE NAME: out in $tmp/NAME.out, stderr in $tmp/NAME.err, status in $rc
 run_cmd() {
 	case "$1" in
-	convert-json) timeout 60 "$T" convert "$2" -o "$tmp/$3.json" > "$tmp/$3.out" 2> "$tmp/$3.err"; rc=$? ;;
+	convert-json) timeout 60 "$T" convert --buffer= "$2" -o "$tmp/$3.json" > "$tmp/$3.out" 2> "$tmp/$3.err"; rc=$? ;;
+	"report --count") timeout 60 "$T" report --count --buffer= "$2" > "$tmp/$3.out" 2> "$tmp/$3.err"; rc=$? ;;
 	*) timeout 60 $T $1 "$2" > "$tmp/$3.out" 2> "$tmp/$3.err"; rc=$? ;;
 	esac
 }

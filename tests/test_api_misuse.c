@@ -263,6 +263,9 @@ static void check_capture(void)
 		   !strcmp(tb_capture_tracer(NULL), "nop") && !tb_capture_clock_is_ns(NULL) &&
 		   tb_capture_schema(NULL) == NULL && tb_capture_problems(NULL) == 0,
 	   "capture queries of NULL: 0, false, NULL, nop");
+	ok(tb_capture_slot_cpu(NULL, 0) == -EINVAL && tb_capture_slot_buffer(NULL, 0) == NULL &&
+		   !tb_capture_has_buffers(NULL),
+	   "slot queries of NULL: -EINVAL, NULL, false");
 	is_int(tb_capture_cpu_stats(NULL, 0, &st), -EINVAL, "tb_capture_cpu_stats(NULL)");
 	is_int(tb_capture_next_page(NULL, 0, &page), -EINVAL, "tb_capture_next_page(NULL)");
 	is_int(tb_capture_rewind(NULL), -EINVAL, "tb_capture_rewind(NULL)");

@@ -19,9 +19,12 @@
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/input.h"
+#include "tracebuf/page.h"
 #include "tracebuf/shm.h"
+#include "tracebuf/tracedat.h"
 
 #define CAP_A	  "tests/data/kernel/cap-a-small-noloss"
+#define CAP_B	  "tests/data/kernel/cap-b-overrun"
 #define DAT_V6	  "tests/data/trace-dat/sched-marker-v6.dat"
 #define DAT_V7	  "tests/data/trace-dat/sched-v7-zstd.dat"
 #define NOT_INPUT "tests/data/trace-dat/README.md"
@@ -239,6 +242,83 @@ static void test_tracedat(const char *tmp)
 	unlink(renamed);
 }
 
+/* Every record of every slot of c: counted, and the slots of buffer name counted apart. */
+static long records_of(struct tb_capture *c, const char *name, long *of_name)
+{
+	struct tb_raw_page page;
+	long n = 0;
+
+	*of_name = 0;
+	for (int slot = 0; slot < tb_capture_cpu_slots(c); slot++)
+		while (tb_capture_next_page(c, slot, &page) == 1) {
+			struct tb_page_cursor cur;
+			struct tb_record rec;
+			long here = 0;
+			if (tb_page_cursor_init(&cur, page.data, page.size) == 0)
+				while (tb_page_next_data(&cur, &rec) == 1)
+					here++;
+			n += here;
+			if (!strcmp(tb_capture_slot_buffer(c, slot), name))
+				*of_name += here;
+		}
+	return n;
+}
+
+/* One buffer of path alone (name), its records; -1 when it does not open. */
+static long buffer_records(const char *path, const char *name, struct heard *h)
+{
+	struct tb_capture_opts o = {.diag = hear, .diag_ctx = h, .buffer = name};
+	struct tb_capture *c;
+	long n, unused;
+
+	if (tb_capture_open(path, &o, &c) < 0)
+		return -1;
+	n = records_of(c, "", &unused);
+	ok(!tb_capture_has_buffers(c), "buffer '%s' alone: one buffer, its slots numbered as its CPUs", name);
+	tb_capture_close(c);
+	return n;
+}
+
+/* A trace.dat of two buffers with data opens as one capture of both; tb_capture_opts.buffer picks one. */
+static void test_buffers(const char *tmp)
+{
+	const struct tb_tracedat_input in[] = {{.dir = CAP_A, .name = ""}, {.dir = CAP_B, .name = "other"}};
+	struct tb_capture_opts o = {.diag = hear};
+	struct tb_capture *c;
+	struct heard h;
+	char path[512];
+	long all, of_other, top, other;
+	int first_other = -1;
+
+	snprintf(path, sizeof(path), "%s/two.dat", tmp);
+	o.diag_ctx = &h;
+	memset(&h, 0, sizeof(h));
+	ok(tb_tracedat_write_captures(in, 2, path, NULL) == 0, "two captures written as two buffers");
+	ok(tb_capture_open(path, &o, &c) == 0, "the file opens as one capture");
+	all = records_of(c, "other", &of_other);
+	for (int slot = 0; slot < tb_capture_cpu_slots(c) && first_other < 0; slot++)
+		if (!strcmp(tb_capture_slot_buffer(c, slot), "other"))
+			first_other = slot;
+	ok(tb_capture_has_buffers(c) && first_other > 0 && tb_capture_slot_cpu(c, first_other) == 0 &&
+		   tb_capture_slot_cpu(c, 0) == 0 && !strcmp(tb_capture_slot_buffer(c, 0), ""),
+	   "its slots: the top buffer's CPUs, then other's from CPU 0 (slot %d)", first_other);
+	tb_capture_close(c);
+	top = buffer_records(path, "", &h);
+	other = buffer_records(path, "other", &h);
+	ok(top > 0 && other > 0 && all == top + other && of_other == other,
+	   "every record of both buffers (%ld = %ld + %ld), each buffer's in its own slots", all, top, other);
+	memset(&h, 0, sizeof(h));
+	o.buffer = "nosuch";
+	ok(tb_capture_open(path, &o, &c) == -ENOENT && !c && h.count == 1 && strstr(h.reason, "'nosuch'") &&
+		   strstr(h.reason, "\"other\""),
+	   "a buffer the file lacks: -ENOENT, the buffers named (%s)", h.reason);
+	memset(&h, 0, sizeof(h));
+	ok(tb_capture_open(CAP_A, &o, &c) == -ENOENT && !c && h.count == 1,
+	   "a capture directory has no buffer but \"\" (%s)", h.reason);
+	unlink(path);
+}
+
+
 /*
  * A session with no writer yet: no descriptions beside it.  It opens, with
  * no pages, and a warning (not a problem) naming where the descriptions
@@ -423,8 +503,10 @@ static void test_refused(const char *tmp)
 	ok(kind == TB_INPUT_UNKNOWN && rc == -ENOENT && h.count == 1 && !strcmp(h.file, missing),
 	   "a missing path: -ENOENT, said (%s)", h.reason);
 	memset(&h, 0, sizeof(h));
-	ok(tb_capture_open(missing, &o, &c) == -ENOENT && !c && strstr(h.file, "header_page"),
-	   "opened, it is taken for a capture directory whose header_page is missing (%s)", h.file);
+	ok(tb_capture_open(missing, &o, &c) == -ENOENT && !c && h.count == 1 && !strcmp(h.file, missing) &&
+	       !strcmp(h.reason, "no such file"),
+	   "opened: the path itself is said to be missing, once, not a file inside it (%s: %s)", h.file,
+	   h.reason);
 
 	/* A directory is meant as a capture; the capture's reader names what it lacks. */
 	snprintf(empty, sizeof(empty), "%s/empty", tmp);
@@ -466,6 +548,7 @@ int main(void)
 	test_tracedat(tmp);
 	test_shm_empty_session(tmp);
 	test_shm_memfd_session();
+	test_buffers(tmp);
 	test_shm_session(tmp);
 	test_live_instance();
 	test_refused(tmp);

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * tracebuf convert CAPTURE_DIR -o FILE.dat [--v7 [--compress zstd|zlib]]
- *                  [--buffer NAME=DIR]...
+ *                  [--add-buffer NAME=DIR]...
  *
  * Write a capture directory as a trace.dat that trace-cmd and KernelShark
  * read: version 6 by default, version 7 with --v7 (trace-cmd's
- * --file-version 7 and --compression NAME are taken too).  Each --buffer
- * adds another capture as an instance NAME beside it (a program's ring and
+ * --file-version 7 and --compression NAME are taken too).  Each --add-buffer
+ * (--buffer NAME=DIR, its old spelling, still works) adds another capture as an instance NAME beside it (a program's ring and
  * a kernel capture with the same clock, on one time line).  Exit status: 0
  * written, 1 written but some input was left out (said on stderr), 2 usage
  * or nothing could be written.
  *
  * tracebuf convert FILE.dat|CAPTURE_DIR -o FILE.json writes Chrome / Perfetto
- * trace-event JSON instead (tracebuf/chrome.h), chosen by the name's .json;
+ * trace-event JSON instead (tracebuf/chrome.h), chosen by the name's .json,
+ * from every buffer of a trace.dat merged by time (--buffer NAME: one);
  * every format of the export stage's table (tracebuf/export.h) is chosen
  * the same way, by the output's suffix, or by --format NAME.  This file
  * keeps only the arguments: the writing, its progress line (when stderr is
@@ -59,7 +60,9 @@ static int usage(FILE *f)
 		   "  --file-version N   6 or 7, as trace-cmd convert takes it\n"
 		   "  --compression NAME the same as --compress\n"
 		   "  --prefix P         the raw and stats files are PcpuN.raw, PcpuN.stats\n"
-		   "  --buffer NAME=DIR  also the capture DIR, as the instance NAME (repeatable)\n"
+		   "  --buffer NAME      a trace.dat input's buffer alone (default: every buffer,\n"
+		   "                     merged by time; \"\" is the top buffer)\n"
+		   "  --add-buffer NAME=DIR  also the capture DIR, as the instance NAME (repeatable)\n"
 		   "  --title T          the SVGs' title\n"
 		   "  -h, --help         this text\n"
 		   "\n"
@@ -72,13 +75,13 @@ static int usage(FILE *f)
 
 #define MAX_BUFFERS 63
 
-/* --buffer NAME=DIR: one more capture, as an instance. */
+/* --add-buffer NAME=DIR: one more capture, as an instance. */
 static int add_buffer(struct tb_tracedat_input *inputs, size_t *n, char *arg)
 {
 	char *eq = strchr(arg, '=');
 
 	if (!eq || eq == arg || !eq[1]) {
-		fprintf(stderr, "tracebuf convert: --buffer takes NAME=DIR, not '%s'\n", arg);
+		fprintf(stderr, "tracebuf convert: --add-buffer takes NAME=DIR, not '%s'\n", arg);
 		return -1;
 	}
 	if (*n == MAX_BUFFERS) {
@@ -124,7 +127,7 @@ static int convert(const struct tb_exporter_kind *kind, struct tb_export_opts *o
 
 int cmd_convert(int argc, char **argv)
 {
-	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX, OPT_BUFFER, OPT_TITLE };
+	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX, OPT_BUFFER, OPT_ADD_BUFFER, OPT_TITLE };
 	static const struct option longopts[] = {
 	    {"v7", no_argument, NULL, OPT_V7},
 	    {"compress", required_argument, NULL, OPT_COMPRESS},
@@ -132,6 +135,7 @@ int cmd_convert(int argc, char **argv)
 	    {"file-version", required_argument, NULL, OPT_VERSION},
 	    {"prefix", required_argument, NULL, OPT_PREFIX},
 	    {"buffer", required_argument, NULL, OPT_BUFFER},
+	    {"add-buffer", required_argument, NULL, OPT_ADD_BUFFER},
 	    {"format", required_argument, NULL, 'f'},
 	    {"title", required_argument, NULL, OPT_TITLE},
 	    {"help", no_argument, NULL, 'h'},
@@ -168,6 +172,13 @@ int cmd_convert(int argc, char **argv)
 			o.title = optarg;
 			break;
 		case OPT_BUFFER:
+			/* NAME=DIR is --add-buffer's old spelling: '=' is in no buffer name record writes */
+			if (!strchr(optarg, '=')) {
+				o.buffer = optarg;
+				break;
+			}
+			/* fall through */
+		case OPT_ADD_BUFFER:
 			if (add_buffer(buffers, &o.nbuffers, optarg) < 0)
 				return 2;
 			break;
@@ -186,8 +197,13 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (!o.in && optind == argc - 1)
 		o.in = argv[optind++];
-	if (!o.in || !o.out || optind != argc)
+	if (!o.in || !o.out || optind != argc) {
+		fprintf(stderr, "tracebuf convert: %s\n",
+			!o.in	     ? "the input is missing: a capture directory or trace.dat"
+			: !o.out     ? "the output is missing: -o FILE (its suffix chooses the format)"
+				     : "one input only");
 		return usage(stderr);
+	}
 	if (!(kind = choose_kind(format, o.out)))
 		return 2;
 	return convert(kind, &o);

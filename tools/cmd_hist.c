@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "event_hint.h"
 #include "hist_session.h"
 #include "shm_capture.h"
 #include "tracebuf/capture.h"
@@ -47,7 +48,8 @@ static int usage(FILE *f)
 		   "        .buckets=N .usecs\n"
 		   "\n"
 		   "  -e, --event [SYSTEM:]EVENT  the event (required)\n"
-		   "  --buffer NAME               a trace.dat's instance (default: the first with data)\n"
+		   "  --buffer NAME               a trace.dat's buffer alone (default: every buffer,\n"
+		   "                              merged; \"\" is the top buffer)\n"
 		   "  --prefix P                  a capture's raw files are PcpuN.raw\n"
 		   "  --clock CLOCK               the trace clock, for a capture that does not say\n"
 		   "  --session                   SOURCE is a `tracebuf record` session (the path it\n"
@@ -61,7 +63,7 @@ static int usage(FILE *f)
 }
 
 struct hist_args {
-	const char *event, *spec, *input, *buffer, *formats;
+	const char *event, *spec, *input, *formats;
 	struct tb_capture_opts copts;
 	bool live, session;
 	long count;
@@ -87,7 +89,7 @@ static int parse_args(int argc, char **argv, struct hist_args *a)
 			a->event = optarg;
 			break;
 		case OPT_BUFFER:
-			a->buffer = optarg;
+			a->copts.buffer = optarg;
 			break;
 		case OPT_PREFIX:
 			a->copts.prefix = optarg;
@@ -113,8 +115,16 @@ static int parse_args(int argc, char **argv, struct hist_args *a)
 			return usage(stderr);
 		}
 	}
-	if (optind + 2 != argc || !a->event)
+	if (!a->event) {
+		fprintf(stderr, "tracebuf hist: the event is missing: -e [SYSTEM:]EVENT\n");
 		return usage(stderr);
+	}
+	if (optind + 2 != argc) {
+		fprintf(stderr, "tracebuf hist: %s\n",
+			optind + 2 > argc ? "SPEC and SOURCE are needed (e.g. keys=prev_comm trace.dat)"
+					  : "one SPEC and one SOURCE, no more");
+		return usage(stderr);
+	}
 	a->spec = argv[optind];
 	a->input = argv[optind + 1];
 	return 0;
@@ -179,14 +189,6 @@ static const struct tb_format *find_event(struct tb_capture *c, const char *dir,
 	return NULL;
 }
 
-static void how_to_record(const char *event)
-{
-	fprintf(stderr,
-		"  record it with:  tracebuf capture -e %s -o DIR -- COMMAND\n"
-		"             or:  trace-cmd record -e %s COMMAND   (then tracebuf hist ... trace.dat)\n",
-		event, event);
-}
-
 /* The spec's error, with the spec and a caret under the offset, as the kernel's error_log shows it. */
 static void spec_error(const struct hist_args *a, const struct tb_hist_error *err)
 {
@@ -241,7 +243,7 @@ static int verdict(const struct hist_args *a, struct tb_capture *c, const struct
 	if (!t->matched && !a->live) {
 		fprintf(stderr, "tracebuf hist: %s holds no %s records (%llu records of other events)\n", a->input,
 			a->event, (unsigned long long)t->records);
-		how_to_record(a->event);
+		hint_how_to_record(a->input, a->event, NULL);
 		return 1;
 	}
 	return tb_capture_problems(c) ? 1 : 0;
@@ -255,7 +257,15 @@ static int make_hist(const struct hist_args *a, struct tb_capture *c, struct tb_
 	const struct tb_format *f = find_event(c, a->input, a->event, &system);
 	int rc;
 
+	char closest[512];
+
 	*out = NULL;
+	/* a session's processes describe their events as they go: one not described yet may still come */
+	if (!f && !a->session && !event_exists(tb_capture_schema(c), a->event, closest, sizeof(closest))) {
+		fprintf(stderr, "tracebuf hist: no event %s, in %s nor in the running kernel%s%s\n", a->event,
+			a->input, closest[0] ? "; the closest: " : "", closest);
+		return 2;
+	}
 	if (!f && tb_capture_is_live(c)) {
 		fprintf(stderr, "tracebuf hist: %s: this kernel has no event %s (see its events/ directory)\n",
 			a->input, a->event);
@@ -264,7 +274,7 @@ static int make_hist(const struct hist_args *a, struct tb_capture *c, struct tb_
 	if (!f) {
 		fprintf(stderr, "tracebuf hist: %s has no event %s (no format for it: it was not recorded%s)\n",
 			a->input, a->event, a->session ? ", or no process of the session described it yet" : "");
-		how_to_record(a->event);
+		hint_how_to_record(a->input, a->event, NULL);
 		return 1;
 	}
 	rc = tb_hist_new(a->spec, f, system, tb_capture_schema(c), out, &err);
@@ -368,30 +378,6 @@ static int hist_session(const struct hist_args *a)
 	return rc;
 }
 
-static int hist_tracedat(const struct hist_args *a)
-{
-	struct tb_tracedat *td;
-	struct tb_capture *c;
-	int buffer, rc = tb_tracedat_open(a->input, NULL, &td);
-
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
-		return 2;
-	}
-	buffer = a->buffer ? tb_tracedat_buffer_find(td, a->buffer) : tb_tracedat_main_buffer(td);
-	if (buffer < 0 || (rc = tb_tracedat_capture(td, buffer, &a->copts, &c)) < 0) {
-		fprintf(stderr, "tracebuf hist: %s: no buffer '%s'\n", a->input, a->buffer ? a->buffer : "");
-		tb_tracedat_close(td);
-		return 2;
-	}
-	rc = hist_capture(a, c);
-	tb_capture_close(c);
-	if (rc == 0 && tb_tracedat_problems(td))
-		rc = 1;
-	tb_tracedat_close(td);
-	return rc;
-}
-
 static int hist_dir(const struct hist_args *a)
 {
 	struct tb_capture *c;
@@ -428,7 +414,6 @@ int cmd_hist(int argc, char **argv)
 			fprintf(stderr, "tracebuf hist: --live needs a live instance, not the file %s\n", a.input);
 			return 2;
 		}
-		return hist_tracedat(&a);
 	}
 	return hist_dir(&a);
 }

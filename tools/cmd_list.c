@@ -47,6 +47,7 @@
 
 struct options {
 	bool ids, fields, counts;
+	const char *buffer; /* --buffer NAME: a trace.dat's one buffer counted (NULL: every buffer) */
 	bool program; /* "--" given: what follows is a program */
 };
 
@@ -69,6 +70,8 @@ static int usage(FILE *f)
 		   "  -i, --ids     the event ID in front\n"
 		   "  -F, --fields  each event's fields below it, offset and size (not common_*)\n"
 		   "  -c, --counts  records of each event in the file; only events that occur\n"
+		   "  --buffer NAME with -c: a trace.dat's buffer alone (default: every buffer;\n"
+		   "                \"\" is the top buffer)\n"
 		   "  -h, --help    this text\n");
 	return f == stderr ? 2 : 0;
 }
@@ -80,6 +83,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"ids", no_argument, NULL, 'i'},
 	    {"fields", no_argument, NULL, 'F'},
 	    {"counts", no_argument, NULL, 'c'},
+	    {"buffer", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -96,6 +100,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'c':
 			o->counts = true;
+			break;
+		case 'b':
+			o->buffer = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -138,13 +145,15 @@ static void count_capture(struct tb_capture *c, uint64_t *counts)
 	}
 }
 
-/* Every buffer of td counted; the number of problems met, or negative errno. */
-static int count_tracedat(struct tb_tracedat *td, uint64_t *counts)
+/* Every buffer of td counted, or the one named; the number of problems met, or negative errno. */
+static int count_tracedat(struct tb_tracedat *td, const char *only, uint64_t *counts)
 {
 	int problems = 0;
 
 	for (int b = 0; b < tb_tracedat_buffer_count(td); b++) {
 		struct tb_capture *c;
+		if (only && strcmp(tb_tracedat_buffer(td, b)->name, only))
+			continue;
 		int rc = tb_tracedat_capture(td, b, NULL, &c);
 		if (rc < 0)
 			return rc;
@@ -211,7 +220,13 @@ static int list_tracedat(const char *path, const struct options *o)
 		free(counts);
 		return rc;
 	}
-	int damaged = counts ? count_tracedat(td, counts) : 0;
+	if (o->buffer && tb_tracedat_buffer_find(td, o->buffer) < 0) {
+		fprintf(stderr, "tracebuf list: %s: no buffer '%s'\n", path, o->buffer);
+		tb_tracedat_close(td);
+		free(counts);
+		return 2;
+	}
+	int damaged = counts ? count_tracedat(td, o->buffer, counts) : 0;
 	rc = damaged < 0 ? damaged : list_schema(tb_tracedat_schema(td), counts, o);
 	if (rc == 0 && (damaged || tb_tracedat_problems(td)))
 		rc = 1;
@@ -315,6 +330,24 @@ static int list_program(char **argv, const struct options *o)
 	return rc;
 }
 
+/* Whether name is a program the shell would find: a bare name executable in a $PATH directory. */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char dir[PATH_MAX + NAME_MAX + 2];
+
+	if (strchr(name, '/') || !path)
+		return false;
+	for (const char *p = path; *p; p += *p == ':') {
+		size_t n = strcspn(p, ":");
+		snprintf(dir, sizeof(dir), "%.*s/%s", (int)n, n ? p : ".", name);
+		if (access(dir, X_OK) == 0)
+			return true;
+		p += n;
+	}
+	return false;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct options o = {0};
@@ -333,6 +366,10 @@ int cmd_list(int argc, char **argv)
 	 * program: the input opener then says what it is not, rather than "cannot run".
 	 */
 	tb_input_identify(what, NULL, NULL, true, &kind);
+	if (!o.program && stat(what, &st) < 0 && !on_path(what)) {
+		fprintf(stderr, "tracebuf list: %s: no such file (nor a program on PATH)\n", what);
+		return 2;
+	}
 	if (o.program || (kind == TB_INPUT_UNKNOWN && (stat(what, &st) < 0 || !S_ISREG(st.st_mode) ||
 						      (st.st_mode & 0111))))
 		return list_program(argv + optind, &o);

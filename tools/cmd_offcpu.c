@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracebuf offcpu [--blocked] [--no-preempted] [--comm C] [--svg FILE] [--title T] [-q] FILE
+ * tracebuf offcpu [--blocked] [--no-preempted] [--comm C] [--svg FILE] [--title T] [--buffer NAME] [-q] FILE
  *
  * Off-CPU time of a capture directory or trace.dat, by the stack each task
  * blocked in (tracebuf/offcpu.h): folded stacks on stdout (`comm;frame;...
@@ -15,15 +15,15 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "event_hint.h"
 #include "tracebuf/offcpu.h"
 
-#define RECORD_HINT                                                                              \
-	"record them with: tracebuf capture --offcpu -o DIR -- CMD ARGS  (or add -e "            \
-	"sched:sched_switch,sched:sched_wakeup and write 'stacktrace' to the instance's "         \
-	"events/sched/sched_switch/trigger)"
+/* What --offcpu records, for the hint: the events and the trigger that adds each switch's stack. */
+#define OFFCPU_EVENTS "sched:sched_switch,sched:sched_wakeup (+ the stacktrace trigger on sched_switch)"
 
 struct offcpu_args {
 	struct tb_offcpu_opts o;
+	struct tb_capture_opts copts;
 	const char *input, *svg, *title;
 	bool quiet;
 };
@@ -31,7 +31,7 @@ struct offcpu_args {
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf offcpu [--blocked] [--no-preempted] [--comm COMM] [--svg FILE]\n"
-		   "                      [--title TEXT] [-q] "
+		   "                      [--title TEXT] [--buffer NAME] [-q] "
 		   "CAPTURE|FILE.dat\n"
 		   "\n"
 		   "Time each task spent off CPU, by the kernel (and user) stack it blocked in, from\n"
@@ -43,19 +43,22 @@ static int usage(FILE *f)
 		   "  --blocked         count only the time blocked (to the wakeup), not the wait for a CPU\n"
 		   "  --no-preempted    leave out intervals begun by a preemption (prev_state R)\n"
 		   "  --comm COMM       only tasks of this command name\n"
+		   "  --buffer NAME     a trace.dat's buffer alone (default: every buffer, merged;\n"
+		   "                    \"\" is the top buffer)\n"
 		   "  -q                no summary on stderr\n");
 	return f == stderr ? 2 : 0;
 }
 
 static int parse_args(int argc, char **argv, struct offcpu_args *a)
 {
-	enum { OPT_SVG = 256, OPT_TITLE, OPT_BLOCKED, OPT_NO_PREEMPTED, OPT_COMM };
+	enum { OPT_SVG = 256, OPT_TITLE, OPT_BLOCKED, OPT_NO_PREEMPTED, OPT_COMM, OPT_BUFFER };
 	static const struct option longopts[] = {
 	    {"svg", required_argument, NULL, OPT_SVG},
 	    {"title", required_argument, NULL, OPT_TITLE},
 	    {"blocked", no_argument, NULL, OPT_BLOCKED},
 	    {"no-preempted", no_argument, NULL, OPT_NO_PREEMPTED},
 	    {"comm", required_argument, NULL, OPT_COMM},
+	    {"buffer", required_argument, NULL, OPT_BUFFER},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -78,6 +81,9 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 			break;
 		case OPT_COMM:
 			a->o.comm = optarg;
+			break;
+		case OPT_BUFFER:
+			a->copts.buffer = optarg;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -125,17 +131,22 @@ static void summarize(const struct offcpu_args *a, const struct tb_offcpu_totals
 /* What the trace lacks, said with the flags that record it. */
 static void say_missing(const struct offcpu_args *a, const struct tb_offcpu_totals *t, int rc)
 {
-	if (rc == -ENOENT)
-		fprintf(stderr, "tracebuf offcpu: %s has no sched:sched_switch events; " RECORD_HINT "\n",
-			a->input);
+	const char *buffer = a->copts.buffer ? " in the buffer asked for" : "";
+
+	if (rc == -ENOENT || (rc == 0 && !t->switches))
+		fprintf(stderr, "tracebuf offcpu: %s has no sched:sched_switch %s%s\n", a->input,
+			rc ? "events" : "records", buffer);
 	else if (rc == -EINVAL && a->o.blocked_only)
-		fprintf(stderr, "tracebuf offcpu: --blocked needs sched:sched_wakeup, which %s lacks; " RECORD_HINT "\n",
-			a->input);
+		fprintf(stderr, "tracebuf offcpu: --blocked needs sched:sched_wakeup, which %s lacks%s\n", a->input,
+			buffer);
 	else if (rc == 0 && t->switches && !t->have_kernel_stack)
 		fprintf(stderr,
-			"tracebuf offcpu: warning: %s has no kernel stacks (ftrace:kernel_stack), so the "
-			"stacks are comms alone; " RECORD_HINT "\n",
-			a->input);
+			"tracebuf offcpu: warning: %s has no kernel stacks (ftrace:kernel_stack)%s, so the "
+			"stacks are comms alone\n",
+			a->input, buffer);
+	else
+		return;
+	hint_how_to_record(a->input, OFFCPU_EVENTS, "--offcpu");
 }
 
 static int write_svg(const struct offcpu_args *a, const struct tb_offcpu *r, const struct tb_offcpu_totals *t)
@@ -165,7 +176,7 @@ int cmd_offcpu(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	rc = tb_capture_open(a.input, NULL, &c);
+	rc = tb_capture_open(a.input, &a.copts, &c);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf offcpu: %s: cannot open: %s\n", a.input, strerror(-rc));
 		return 2;
@@ -184,5 +195,6 @@ int cmd_offcpu(int argc, char **argv)
 	unsigned long problems = tb_capture_problems(c);
 	tb_offcpu_free(r);
 	tb_capture_close(c);
-	return rc < 0 ? 2 : problems ? 1 : 0;
+	/* No switch at all: nothing was measured, as hist's "holds no records" (said above). */
+	return rc < 0 ? 2 : problems || !t.switches ? 1 : 0;
 }

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cmds.h"
+#include "event_hint.h"
 #include "objects_file.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/filter.h"
@@ -50,7 +51,8 @@ static int usage(FILE *f)
 		   "                    event text too (libtraceevent's, as trace-cmd prints it)\n"
 		   "  --like-kernel     the kernel's `trace` text for FILE.dat (one buffer)\n"
 		   "  --buffer NAME     with --like-kernel: the instance to print (default: the\n"
-		   "                    first buffer with data; \"\" is the top-level buffer)\n"
+		   "                    first buffer with data; \"\" is the top-level buffer);\n"
+		   "                    with --count: the one buffer counted\n"
 		   "  -i FILE           the input, as trace-cmd takes it\n"
 		   "  -F 'EVENTS: EXPR' only these events, and of them the records EXPR (the\n"
 		   "                    kernel's filter language) keeps; EVENTS is SYSTEM/EVENT,\n"
@@ -81,7 +83,7 @@ static int usage(FILE *f)
 		   "  --graph-opt O     the kernel's funcgraph options: proc, abstime, tail,\n"
 		   "                    overrun, retaddr, nocpu, noduration, nooverhead\n"
 		   "  --count           decode and merge every record, print no text: the\n"
-		   "                    totals line (FILE.dat: its main buffer)\n"
+		   "                    totals line (FILE.dat: every buffer, or --buffer NAME)\n"
 		   "  --objects FILE    name user-space addresses from the objects listed in\n"
 		   "                    FILE (default: DIR/objects when it exists)\n");
 	return f == stderr ? 2 : 0;
@@ -341,6 +343,23 @@ static int report_count(struct tb_capture *c, const struct tb_report_opts *ropts
 	return rc;
 }
 
+/*
+ * Whether every event -F names is in the schema; else said, with the
+ * closest real names, as a usage error: a mistyped name would keep nothing.
+ */
+static bool filter_names_known(const struct report_args *a, struct tb_schema *s)
+{
+	const char *unknown = tb_filter_set_unmatched(a->filter, s);
+	char closest[512];
+
+	if (!unknown)
+		return true;
+	event_exists(s, unknown, closest, sizeof(closest));
+	fprintf(stderr, "tracebuf report: -F: no event '%s' in %s%s%s\n", unknown, a->input,
+		closest[0] ? "; the closest: " : "", closest);
+	return false;
+}
+
 static int report_tracedat(struct report_args *a)
 {
 	struct tb_tracedat *td;
@@ -353,11 +372,24 @@ static int report_tracedat(struct report_args *a)
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
 		return 2;
 	}
+	if (a->filter && !filter_names_known(a, tb_tracedat_schema(td))) {
+		tb_tracedat_close(td);
+		return 2;
+	}
 	if (a->stat)
 		rc = tb_tracedat_print_stat(td, stdout);
 	else if (!a->like_kernel && !a->ropts.count_only)
 		rc = tb_tracedat_report(td, stdout, &a->topts, NULL);
-	else {
+	else if (!a->like_kernel) { /* --count: every buffer, merged, as the report prints them (or --buffer's) */
+		a->copts.buffer = a->buffer;
+		rc = tb_tracedat_capture_chosen(td, &a->copts, &c);
+		if (rc < 0) {
+			tb_tracedat_close(td);
+			return rc == -ENOENT ? 2 : exit_status(a->input, rc); /* a buffer the file lacks: said */
+		}
+		rc = report_count(c, &a->ropts);
+		tb_capture_close(c);
+	} else {
 		buffer = a->buffer ? tb_tracedat_buffer_find(td, a->buffer) : tb_tracedat_main_buffer(td);
 		if (buffer < 0) {
 			fprintf(stderr, "tracebuf report: %s has no buffer '%s'\n", a->input, a->buffer);
@@ -409,6 +441,11 @@ static int report_capture(struct report_args *a)
 	rc = tb_capture_open(a->input, &a->copts, &c);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
+		return 2;
+	}
+	/* a live instance's formats are read as met: asking for every ID would read every one */
+	if (a->filter && !tb_capture_is_live(c) && !filter_names_known(a, tb_capture_schema(c))) {
+		tb_capture_close(c);
 		return 2;
 	}
 	usyms = objects_load("report", a->input, a->objects);

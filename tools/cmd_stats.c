@@ -67,8 +67,8 @@ static int print_cpu(const char *path, int cpu)
 	return rc;
 }
 
-/* The CPUSTAT stats of every buffer of a trace.dat. */
-static int tracedat_stats(const char *path)
+/* The CPUSTAT stats of every buffer of a trace.dat, or of the one named (only, non-NULL). */
+static int tracedat_stats(const char *path, const char *only)
 {
 	struct tb_tracedat *td;
 	struct tb_cpu_stats st;
@@ -81,7 +81,7 @@ static int tracedat_stats(const char *path)
 	/* The top buffer's stats (if any), then each instance's. */
 	for (int b = -1; b < tb_tracedat_buffer_count(td); b++) {
 		const char *name = b < 0 ? "" : tb_tracedat_buffer(td, b)->name;
-		if (b >= 0 && !name[0])
+		if ((b >= 0 && !name[0]) || (only && strcmp(only, name)))
 			continue;
 		for (int cpu = 0; cpu < tb_tracedat_info(td)->cpus; cpu++) {
 			if (tb_tracedat_cpu_stats(td, name, cpu, &st) < 0)
@@ -94,6 +94,11 @@ static int tracedat_stats(const char *path)
 	/* Damage met opening the file (a cut, a bad buffer block) was said: the stats printed are what is left. */
 	bool damaged = tb_tracedat_problems(td) != 0;
 	tb_tracedat_close(td);
+	if (!found && only) {
+		fprintf(stderr, "tracebuf stats: %s: no per-CPU stats (CPUSTAT options) of buffer '%s'\n", path,
+			only);
+		return 2;
+	}
 	if (!found) {
 		fprintf(stderr, "tracebuf stats: %s: no per-CPU stats (CPUSTAT options) in the file\n",
 			path);
@@ -115,6 +120,9 @@ static int capture_stats(const char *path)
 	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
 		if (tb_capture_cpu_stats(c, cpu, &st) < 0)
 			continue;
+		/* In the clock report shows, as tracedat_stats() prints a trace.dat's. */
+		st.oldest_ts = tb_capture_ts_ns(c, st.oldest_ts);
+		st.now_ts = tb_capture_ts_ns(c, st.now_ts);
 		printf("== cpu%d (%s)\n", cpu, path);
 		tb_stats_print(stdout, NULL, &st, 1);
 		found++;
@@ -129,9 +137,9 @@ static int capture_stats(const char *path)
 }
 
 /* The ring picture: the export stage's ring-svg kind, as `convert --format ring-svg` writes it. */
-static int stats_svg(const char *svg, const char *input)
+static int stats_svg(const char *svg, const char *input, const char *buffer)
 {
-	struct tb_export_opts o = {.tool = "tracebuf stats", .in = input, .out = svg};
+	struct tb_export_opts o = {.tool = "tracebuf stats", .in = input, .out = svg, .buffer = buffer};
 	struct tb_export_result res;
 	int rc = tb_export_run(tb_export_find("ring-svg"), &o, &res);
 
@@ -140,34 +148,43 @@ static int stats_svg(const char *svg, const char *input)
 
 int cmd_stats(int argc, char **argv)
 {
-	const char *dir;
+	const char *dir, *buffer = NULL, *svg = NULL;
 	enum tb_input_kind kind;
 	int found = 0, bad = 0;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: tracebuf stats [--svg FILE.svg] DIR | FILE.dat\n\n"
+		printf("usage: tracebuf stats [--svg FILE.svg] [--buffer NAME] DIR | FILE.dat\n\n"
 		       "Each CPU's stats, the kernel's lines first, then written, lost (with its\n"
 		       "share) and the time window.  DIR: a tracefs directory or instance\n"
 		       "(per_cpu/cpuN/stats) or a capture directory (cpuN.stats); FILE.dat: the\n"
-		       "stats trace-cmd stored when it stopped recording, per buffer.\n"
+		       "stats trace-cmd stored when it stopped recording, per buffer (--buffer NAME:\n"
+		       "that one alone; \"\" is the top buffer); times in the clock report shows.\n"
 		       "--svg FILE.svg: draw each CPU's ring instead - sub-buffers as cells, the head,\n"
 		       "the commit page and the reader page, how full each is, what was overwritten\n"
 		       "and the loss numbers (a capture directory or trace.dat; not a live instance,\n"
 		       "which reading would consume).\n");
 		return 0;
 	}
-	if (argc == 4 && !strcmp(argv[1], "--svg"))
-		return stats_svg(argv[2], argv[3]);
+	/* --svg FILE and --buffer NAME, each once, before the input */
+	for (; argc > 3 && (!strcmp(argv[1], "--svg") || !strcmp(argv[1], "--buffer")); argc -= 2, argv += 2)
+		*(!strcmp(argv[1], "--svg") ? &svg : &buffer) = argv[2];
 	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: tracebuf stats [--svg FILE.svg] DIR | FILE.dat  (tracefs dir, instance, "
-				"capture or trace.dat)\n");
+		fprintf(stderr, "usage: tracebuf stats [--svg FILE.svg] [--buffer NAME] DIR | FILE.dat  (tracefs "
+				"dir, instance, capture or trace.dat)\n");
 		return 2;
 	}
+	if (svg)
+		return stats_svg(svg, argv[1], buffer);
 	dir = argv[1];
 	if (tb_input_identify(dir, NULL, NULL, false, &kind) < 0)
 		return 2; /* said: no such file, or none of the kinds */
 	if (kind == TB_INPUT_TRACEDAT)
-		return tracedat_stats(dir);
+		return tracedat_stats(dir, buffer);
+	if (buffer && buffer[0]) {
+		fprintf(stderr, "tracebuf stats: %s: no buffer '%s': a %s has one buffer, the top one (\"\")\n", dir,
+			buffer, tb_input_kind_name(kind));
+		return 2;
+	}
 	if (kind != TB_INPUT_CAPTURE_DIR && kind != TB_INPUT_LIVE_INSTANCE)
 		return capture_stats(dir);
 	for (int cpu = 0; cpu < 4096; cpu++) {

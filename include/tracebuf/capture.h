@@ -72,12 +72,22 @@ struct tb_capture_opts {
 	bool lazy_formats;
 	/* Capture directories: kallsyms is not read (readers that print no text, report --count). */
 	bool no_symbols;
+	/*
+	 * A trace.dat: the one buffer to read, by name ("" the top buffer).
+	 * NULL: every buffer that holds data, one capture whose CPU slots are
+	 * the buffers' CPUs one buffer after the other (trace-cmd's merged
+	 * order: the top buffer, then each instance), so every reader merges
+	 * them by time; tb_capture_slot_cpu() and tb_capture_slot_buffer() say
+	 * which CPU of which buffer a slot is.  Other inputs have one buffer,
+	 * "": any other name is -ENOENT (reported, naming the buffers there are).
+	 */
+	const char *buffer;
 };
 
 /*
  * Open dir, an input of any kind tracebuf/input.h names that is read as a
- * capture: a capture directory, a live instance, or a trace.dat (its main
- * buffer); opts may be NULL.  The kind is told by the path's type and
+ * capture: a capture directory, a live instance, or a trace.dat (every buffer
+ * with data, merged, or opts->buffer); opts may be NULL.  The kind is told by the path's type and
  * first bytes, as tb_input_identify() tells it.
  * 0 with *out set, or negative errno: -ENOENT when dir has no header_page
  * / per_cpu, -EINVAL when header_page is unusable or the trace clock is
@@ -98,6 +108,15 @@ uint64_t tb_capture_data_bytes(const struct tb_capture *c);
 int tb_capture_cpu_slots(const struct tb_capture *c);
 /* Whether CPU cpu has a page source. */
 bool tb_capture_has_cpu(const struct tb_capture *c, int cpu);
+/*
+ * The CPU a slot's pages were recorded on (the slot itself but in a
+ * capture of several buffers, tb_capture_opts.buffer), or -EINVAL.
+ */
+int tb_capture_slot_cpu(const struct tb_capture *c, int slot);
+/* The name of the buffer a slot belongs to: "" for the top (or only) buffer; NULL on misuse. */
+const char *tb_capture_slot_buffer(const struct tb_capture *c, int slot);
+/* Whether some slot is of a named buffer (an instance of a trace.dat), so views may say which. */
+bool tb_capture_has_buffers(const struct tb_capture *c);
 /* The #P of the trace header: online CPUs (meta.txt ncpus, or CPU slots). */
 int tb_capture_online_cpus(const struct tb_capture *c);
 size_t tb_capture_subbuf_size(const struct tb_capture *c);

@@ -58,6 +58,8 @@ struct tb_export_opts {
 	const char *compression;
 	const struct tb_tracedat_input *buffers; /* instances besides the input (name = DIR) */
 	size_t nbuffers;
+	/* A trace.dat input: the one buffer to read ("" the top one); NULL: every buffer, merged by time. */
+	const char *buffer;
 	const char *title;	/* SVGs: NULL, the kind's own */
 	struct tb_usyms *usyms; /* names for user-space addresses (JSON); NULL: none */
 };

@@ -165,6 +165,12 @@ int tb_filter_set_add(struct tb_filter_set *set, const char *spec, bool exclude,
  * kernel shows it, and keeps no record of that event.
  */
 bool tb_filter_set_keep(struct tb_filter_set *set, struct tb_schema *s, const struct tb_event_ref *ev);
+/*
+ * The first name of the specs' EVENTS that names no event of s (its EVENT
+ * part, as given), loading formats as needed; NULL when each names some
+ * event.  A mistyped name would otherwise keep nothing, silently.
+ */
+const char *tb_filter_set_unmatched(struct tb_filter_set *set, struct tb_schema *s);
 /* How many expressions failed to compile so far. */
 unsigned tb_filter_set_failures(const struct tb_filter_set *set);
 void tb_filter_set_errors_to(struct tb_filter_set *set, FILE *errors);

@@ -230,6 +230,13 @@ const char *tb_tracedat_header_event(const struct tb_tracedat *td, size_t *len);
  */
 int tb_tracedat_capture(struct tb_tracedat *td, int buffer, const struct tb_capture_opts *opts,
 			struct tb_capture **out);
+/*
+ * The buffers opts->buffer chooses as one capture, as tb_capture_open()
+ * makes of a trace.dat (NULL: every buffer with data, merged; a name: that
+ * one, -ENOENT reported when the file lacks it).  Borrows td as above.
+ */
+int tb_tracedat_capture_chosen(struct tb_tracedat *td, const struct tb_capture_opts *opts,
+			       struct tb_capture **out);
 
 /* Problems reported so far (warnings not counted). */
 unsigned long tb_tracedat_problems(const struct tb_tracedat *td);
@@ -279,6 +286,8 @@ int tb_tracedat_print_stat(struct tb_tracedat *td, FILE *out);
 /*
  * The per-CPU stats stored in the file (CPUSTAT options), parsed: buffer
  * is the instance name they were recorded under ("" for the top buffer).
+ * With a TSC2NSEC option the time stamps (oldest, now) are converted to
+ * nanoseconds, the clock report and the analyses show the records in.
  * 0, or -ENOENT when the file has none for that CPU.
  */
 int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int cpu,

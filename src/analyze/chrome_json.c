@@ -20,6 +20,7 @@
 #include "decode/capture_source.h"
 #include "json_out.h"
 #include "merge.h"
+#include "print/render.h"
 #include "decode/schema_kernel.h"
 #include "tracebuf/chrome.h"
 #include "chrome_stream.h"
@@ -28,7 +29,10 @@
 #define FLUSH_AT (256 * 1024)
 #define STR_MAX 256
 
-enum role { R_UNSEEN = 0, R_INSTANT, R_SWITCH, R_FUNC_EXIT, R_SKIP, R_COUNTERS, R_SAMPLE };
+enum role { R_UNSEEN = 0, R_INSTANT, R_SWITCH, R_FUNC_EXIT, R_SKIP, R_COUNTERS, R_SAMPLE, R_TEXT };
+
+/* An instant named by a printf event's text shows this much of it; args.text holds it whole. */
+#define TEXT_NAME_MAX 80
 
 struct event_info {
 	uint8_t role;
@@ -54,6 +58,7 @@ struct chrome {
 	struct tb_chrome_totals *t;
 	FILE *out;
 	struct tb_strbuf b;
+	struct tb_strbuf text; /* a printf event's text, rendered as report prints it */
 	bool first; /* no event written yet: no comma before the next */
 	struct cpu_run *cpus;
 	int ncpus;
@@ -220,6 +225,37 @@ static void on_instant(struct chrome *c, const struct event_info *ev, const stru
 	c->t->instants++;
 }
 
+/*
+ * A printf event (tb_printf's bprint, bputs, a marker's print): an instant
+ * named by its text, the line `report` prints after the event's name, so
+ * a timeline shows what the program said; args.text holds it whole.  A
+ * record the printer cannot format falls back to its fields.
+ */
+static void on_text(struct chrome *c, const struct event_info *ev, const struct merged_record *r)
+{
+	const struct tb_event_ref ref = {.cpu = r->cpu, .ts = r->ts, .data = r->data, .len = r->len};
+	struct tb_diag err;
+	int32_t pid = common_pid(r);
+
+	c->text.len = 0;
+	if (render_event_info(c->schema, &ref, &c->text, &err) != 0 || !c->text.len) {
+		on_instant(c, ev, r);
+		return;
+	}
+	while (c->text.len && c->text.buf[c->text.len - 1] == '\n')
+		c->text.len--;
+	see_task(c, pid, NULL);
+	begin_event(c, 'i', c->text.buf, c->text.len < TEXT_NAME_MAX ? c->text.len : TEXT_NAME_MAX, pid, pid,
+		    r->ts);
+	put_cat(c, ev->system);
+	sb_puts(&c->b, ",\"s\":\"t\",\"args\":{\"event\":");
+	json_str(&c->b, ev->f->name, SIZE_MAX);
+	sb_puts(&c->b, ",\"text\":");
+	json_str(&c->b, c->text.buf, c->text.len);
+	sb_puts(&c->b, "}}");
+	c->t->instants++;
+}
+
 /* The task that ran on the CPU since the last switch there, as a slice on the CPU's and its own track. */
 static void close_run(struct chrome *c, const struct merged_record *r, int32_t pid, const char *comm)
 {
@@ -362,6 +398,8 @@ static uint8_t role_of(struct chrome *c, struct event_info *ev, uint16_t id)
 		return R_COUNTERS;
 	if (named(ev, "tracebuf", "pmu_sample") && field_at_find(ev->f, "period", &c->period))
 		return R_SAMPLE;
+	if (named(ev, "ftrace", "bprint") || named(ev, "ftrace", "bputs") || named(ev, "ftrace", "print"))
+		return R_TEXT;
 	return R_INSTANT;
 }
 
@@ -432,6 +470,9 @@ static void feed(struct chrome *c, const struct merged_record *r)
 		break;
 	case R_INSTANT:
 		on_instant(c, ev, r);
+		break;
+	case R_TEXT:
+		on_text(c, ev, r);
 		break;
 	default:
 		break;
@@ -534,6 +575,7 @@ void chrome_free(struct chrome *c)
 	if (!c)
 		return;
 	sb_free(&c->b);
+	sb_free(&c->text);
 	pidmap_free(&c->pids);
 	free(c->tasks);
 	free(c->cpus);

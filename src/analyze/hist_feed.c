@@ -332,7 +332,7 @@ static int add_page(struct feed *f, const struct tb_raw_page *pg)
 		if (type != h->id)
 			continue;
 		f->t->matched++;
-		rc = tb_hist_add_record(h, rec.data, rec.len, rec.ts, f->cpu);
+		rc = tb_hist_add_record(h, rec.data, rec.len, rec.ts, tb_capture_slot_cpu(f->c, f->cpu));
 		if (rc == -ENOMEM)
 			return rc;
 		if (rc < 0)

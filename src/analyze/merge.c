@@ -21,7 +21,8 @@
 #define THREADED_FROM (1u << 20)
 
 struct merge_stream {
-	int cpu;
+	int slot; /* the capture's CPU slot: the order of ties */
+	int cpu;  /* the CPU its records were written on (a capture of several buffers: not the slot) */
 	bool has_next;
 	uint64_t ts; /* of next, raw */
 	const struct pw_step *next;
@@ -66,7 +67,8 @@ int merge_open(struct merge *m, struct tb_capture *c)
 		if (!tb_capture_has_cpu(c, cpu))
 			continue;
 		src[m->nstreams] = (struct pw_source){c, cpu};
-		m->streams[m->nstreams].cpu = cpu;
+		m->streams[m->nstreams].slot = cpu;
+		m->streams[m->nstreams].cpu = tb_capture_slot_cpu(c, cpu);
 		m->nstreams++;
 	}
 	rc = pagework_new(src, m->nstreams, tb_capture_schema(c), NULL, walk_threads(c), PW_RENDER_NONE, NULL,
@@ -99,7 +101,7 @@ static void count_loss(struct merge *m, const struct pw_unit *u, size_t page)
 	m->lost_pages++;
 	m->lost_events += h->lost_stored ? h->lost_count : 0;
 	if (m->on_loss)
-		m->on_loss(m->loss_ctx, &(struct merge_loss){.cpu = u->cpu,
+		m->on_loss(m->loss_ctx, &(struct merge_loss){.cpu = tb_capture_slot_cpu(m->capture, u->cpu),
 							     .ts = merge_ts(m, h->timestamp),
 							     .count = h->lost_stored ? h->lost_count : 0,
 							     .count_known = h->lost_stored,
@@ -153,10 +155,10 @@ static bool advance(struct merge *m, struct merge_stream *s)
 	return s->has_next = true;
 }
 
-/* Whether s's next record comes before other's (ties: the lower CPU). */
+/* Whether s's next record comes before other's (ties: the lower slot, so the lower CPU of a buffer). */
 static bool before(const struct merge_stream *s, const struct merge_stream *other)
 {
-	return s->ts < other->ts || (s->ts == other->ts && s->cpu < other->cpu);
+	return s->ts < other->ts || (s->ts == other->ts && s->slot < other->slot);
 }
 
 /* The stream with the earliest record, and in *until the one that would follow it (NULL: none). */
@@ -213,6 +215,7 @@ int merge_next(struct merge *m, struct merged_record *r)
 	const struct pw_unit *u = best->steps.unit;
 	const struct pw_step *st = best->next;
 	r->cpu = best->cpu;
+	r->slot = best->slot;
 	r->ts = merge_ts(m, st->ts);
 	r->data = u->page[st->page] + st->off;
 	r->len = st->len;

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * merge.h - every data record of a capture (directory, trace.dat or live
- * instance), all CPUs merged by time stamp, for the analyses that
+ * instance), all CPUs of all its buffers merged by time stamp, for the analyses that
  * aggregate rather than print (off-CPU time, the JSON export).
  *
  * The pages are walked by pagework.c (the project's one page walk): by a
  * worker thread for a capture of some size, so decoding overlaps the
  * analysis, else on the calling thread one page at a time.  Memory stays
- * at a few sub-buffers per CPU.  Ties go to the lower CPU, as in the
- * kernel's `trace`.  Damaged sub-buffers are reported through the capture
+ * at a few sub-buffers per CPU.  Ties go to the lower CPU slot, as in the
+ * kernel's `trace` (and trace-cmd's order of buffers).  Damaged sub-buffers are reported through the capture
  * (file and byte offset) and skipped; sub-buffers that carry the lost flag
  * are counted, so an analysis can say its pairing may have gaps.
  *
@@ -74,7 +74,8 @@ struct merge {
 
 /* One record of the merged stream. */
 struct merged_record {
-	int cpu;
+	int cpu;             /* the CPU it was written on */
+	int slot;            /* the capture's slot (tb_capture_slot_buffer: which buffer) */
 	uint64_t ts;         /* nanoseconds where the capture converts (merge_ts) */
 	const uint8_t *data; /* payload, common header first */
 	uint32_t len;

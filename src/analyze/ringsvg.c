@@ -116,13 +116,13 @@ static void marker(FILE *f, double x, double y, const char *label)
 	text_at(f, x, y - 18, "mark", label);
 }
 
-static void draw_cell(FILE *f, const struct row *r, size_t i, int cpu, double x, double y, double w)
+static void draw_cell(FILE *f, const struct row *r, size_t i, const char *ring, double x, double y, double w)
 {
 	const struct cell *cl = &r->cells[i];
 	double fill = r->data_size ? (double)cl->commit / r->data_size : 0;
 	double h = CELL_H * (fill > 1 ? 1 : fill);
 
-	fprintf(f, "<g><title>CPU %d sub-buffer %zu (%s): %u of %u bytes (%.1f%%), %u events", cpu, i + 1,
+	fprintf(f, "<g><title>%s sub-buffer %zu (%s): %u of %u bytes (%.1f%%), %u events", ring, i + 1,
 		i == 0 ? "the head: oldest, read first" : i + 1 == r->n ? "the commit page: newest" : "in between",
 		cl->commit, r->data_size, 100 * fill, cl->events);
 	if (cl->events)
@@ -185,13 +185,13 @@ static void draw_stats(FILE *f, const struct row *r, double y)
 	text_at(f, PAD, y, "info", line);
 }
 
-static void draw_row(FILE *f, const struct row *r, int cpu, unsigned ring_n, double y)
+static void draw_row(FILE *f, const struct row *r, const char *ring, unsigned ring_n, double y)
 {
 	size_t total = ring_n > r->n ? ring_n : r->n;
 	double x0 = PAD + READER_W + GAP, w = total ? (WIDTH - PAD - x0) / (double)total : 0;
-	char label[160];
+	char label[256];
 
-	snprintf(label, sizeof(label), "CPU %d: %zu sub-buffers read%s", cpu, r->n,
+	snprintf(label, sizeof(label), "%s: %zu sub-buffers read%s", ring, r->n,
 		 ring_n ? "" : " (the ring's size is not recorded: only those are drawn)");
 	if (ring_n)
 		snprintf(label + strlen(label), sizeof(label) - strlen(label), " of %u in the ring + the reader page",
@@ -209,7 +209,7 @@ static void draw_row(FILE *f, const struct row *r, int cpu, unsigned ring_n, dou
 		text_at(f, PAD + READER_W + 2, y + CELL_H + 28, "lost", label);
 	}
 	for (size_t i = 0; i < r->n; i++)
-		draw_cell(f, r, i, cpu, x0 + i * w, y, w);
+		draw_cell(f, r, i, ring, x0 + i * w, y, w);
 	draw_empty_cells(f, r->n, total, x0, y, w);
 	if (r->n) {
 		marker(f, x0 + w / 2, y, "head (oldest)");
@@ -266,9 +266,13 @@ int tb_ring_svg(struct tb_capture *c, const struct tb_ring_svg_opts *opts, FILE 
 		struct row r;
 		if (!tb_capture_has_cpu(c, cpu))
 			continue;
+		char ring[96];
+		/* a slot is a CPU of one buffer: the buffer named when a trace.dat has several */
+		snprintf(ring, sizeof(ring), "%s%sCPU %d", tb_capture_slot_buffer(c, cpu),
+			 tb_capture_slot_buffer(c, cpu)[0] ? " " : "", tb_capture_slot_cpu(c, cpu));
 		rc = read_row(c, cpu, &r);
 		if (rc == 0)
-			draw_row(out, &r, cpu, o->subbufs_per_cpu, y);
+			draw_row(out, &r, ring, o->subbufs_per_cpu, y);
 		free(r.cells);
 		y += ROW_H;
 	}

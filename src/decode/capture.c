@@ -798,6 +798,23 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct capt
 	return 0;
 }
 
+/* Each slot's CPU and buffer, for a capture over several buffers. */
+static int name_slots(struct tb_capture *c, const struct capture_desc *desc)
+{
+	int n = desc->slots > 0 ? desc->slots : 1;
+
+	c->slot_cpu = calloc((size_t)n, sizeof(*c->slot_cpu));
+	c->slot_buffer = calloc((size_t)n, sizeof(*c->slot_buffer));
+	if (!c->slot_cpu || !c->slot_buffer)
+		return -ENOMEM;
+	for (int i = 0; i < desc->slots; i++, c->nslot_names++) {
+		c->slot_cpu[i] = desc->slot_cpu[i];
+		if (!(c->slot_buffer[i] = strdup(desc->slot_buffer[i] ? desc->slot_buffer[i] : "")))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int capture_open_source(const struct capture_desc *desc, const struct capture_source *src,
 			const struct tb_capture_opts *opts, struct tb_capture **out)
 {
@@ -828,6 +845,8 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
 	}
 	if (!c->dir || !c->prefix)
 		rc = -ENOMEM;
+	if (rc == 0 && desc->slot_cpu)
+		rc = name_slots(c, desc);
 	for (int i = 0; rc == 0 && i < desc->slots; i++) {
 		if (!desc->has_cpu[i])
 			continue;
@@ -937,6 +956,10 @@ void tb_capture_close(struct tb_capture *c)
 		free(c->held[i].file);
 	free(c->held);
 	free(c->clock_given);
+	for (int i = 0; i < c->nslot_names; i++)
+		free(c->slot_buffer[i]);
+	free(c->slot_buffer);
+	free(c->slot_cpu);
 	blob_store_free(c->blobs);
 	tb_schema_free(c->schema);
 	free(c->dir);
@@ -974,6 +997,28 @@ int tb_capture_cpu_slots(const struct tb_capture *c)
 bool tb_capture_has_cpu(const struct tb_capture *c, int cpu)
 {
 	return c && cpu >= 0 && cpu < c->slots && c->cpus[cpu].path;
+}
+
+int tb_capture_slot_cpu(const struct tb_capture *c, int slot)
+{
+	if (!c || slot < 0)
+		return -EINVAL;
+	return slot < c->nslot_names ? c->slot_cpu[slot] : slot;
+}
+
+const char *tb_capture_slot_buffer(const struct tb_capture *c, int slot)
+{
+	if (!c || slot < 0)
+		return NULL;
+	return slot < c->nslot_names ? c->slot_buffer[slot] : "";
+}
+
+bool tb_capture_has_buffers(const struct tb_capture *c)
+{
+	for (int i = 0; c && i < c->nslot_names; i++)
+		if (c->slot_buffer[i][0])
+			return true;
+	return false;
 }
 
 int tb_capture_online_cpus(const struct tb_capture *c)

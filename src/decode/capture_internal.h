@@ -109,6 +109,14 @@ struct tb_capture {
 	struct blob_store *blobs; /* saved blobs (blobs.bin, a trace.dat's store), or NULL */
 	void (*on_close)(void *ctx); /* capture_on_close(): run last by tb_capture_close */
 	void *on_close_ctx;
+	/*
+	 * A capture over several buffers (a trace.dat's, merged): for each of
+	 * nslot_names slots, the CPU its pages were recorded on and its buffer's
+	 * name.  NULL (every capture of one buffer): slot N is CPU N of "".
+	 */
+	int *slot_cpu;
+	char **slot_buffer;
+	int nslot_names;
 };
 
 /* What a kind of capture read from files does its own way (capture_dir.c, capture_live.c). */

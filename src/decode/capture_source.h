@@ -51,6 +51,13 @@ struct capture_desc {
 	const char *tracer; /* NULL: "nop" */
 	/* A trace.dat's TSC2NSEC: ns = (ts * mult) >> shift (mult 0: the stamps are used as they are). */
 	uint32_t tsc2nsec_mult, tsc2nsec_shift;
+	/*
+	 * Several buffers in one capture: slots entries each, the CPU a slot's
+	 * pages were recorded on and its buffer's name (copied).  NULL: slot N
+	 * is CPU N of the one buffer, "".
+	 */
+	const int *slot_cpu;
+	const char *const *slot_buffer;
 };
 
 /*

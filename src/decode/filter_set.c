@@ -288,3 +288,20 @@ bool tb_filter_set_keep(struct tb_filter_set *set, struct tb_schema *s, const st
 	}
 	return set->npositive == 0 || kept;
 }
+
+const char *tb_filter_set_unmatched(struct tb_filter_set *set, struct tb_schema *s)
+{
+	for (size_t i = 0; set && i < set->nspecs; i++)
+		for (size_t k = 0; k < set->specs[i].nnames; k++) {
+			const struct name_pat *np = &set->specs[i].names[k];
+			bool met = false;
+			for (uint32_t id = 1; id <= 65535 && !met; id++) {
+				const char *system = "";
+				const struct tb_format *f = tb_schema_find_event(s, id, &system);
+				met = f && name_matches(np, system ? system : "", f->name);
+			}
+			if (!met)
+				return np->event;
+		}
+	return NULL;
+}

@@ -26,8 +26,13 @@ static int offcpu_whole(struct export_run *x, offcpu_writer *writer)
 	FILE *f;
 	int rc = tb_offcpu_run(x->capture, &oo, &r, &t);
 
-	if (rc == -ENOENT)
-		return export_say(x, rc, x->o->in, "has no sched:sched_switch events to pair (record sched:sched_switch)");
+	/* No switch to pair, format or not: an empty profile would look like a program that never blocked. */
+	if (rc == -ENOENT || (rc == 0 && !t.switches)) {
+		tb_offcpu_free(r);
+		return export_say(x, -ENOENT, x->o->in,
+				  "has no sched:sched_switch records to pair (record them with `tracebuf record "
+				  "--offcpu` or `tracebuf capture --offcpu`)");
+	}
 	if (rc < 0)
 		return export_say(x, rc, x->o->in, "%s", strerror(-rc));
 	x->res->records = t.records;

@@ -4,7 +4,7 @@
  * compressed), from capture directories (tracebuf/tracedat.h,
  * tb_tracedat_write_captures): a whole kind that reads its directories
  * itself, as it copies their metadata files as they are and joins several
- * captures (--buffer NAME=DIR) as instances of one file.  Its sub-buffers
+ * captures (--add-buffer NAME=DIR) as instances of one file.  Its sub-buffers
  * are checked as report reads them (page_repair.h): damage is said with
  * file and byte and left out.
  */

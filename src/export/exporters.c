@@ -314,6 +314,7 @@ int tb_export_run(const struct tb_exporter_kind *kind, const struct tb_export_op
 			       .progress = &pg};
 	if (kind->input == EXPORT_CAPTURE) {
 		co.prefix = opts->prefix;
+		co.buffer = opts->buffer;
 		rc = tb_capture_open(opts->in, &co, &x.capture);
 		if (rc < 0)
 			return export_say(&x, rc, opts->in, "cannot open: %s", strerror(-rc));

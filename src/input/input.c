@@ -133,12 +133,11 @@ static const struct input_kind *pick_kind(const struct input_probe *p, const str
 
 /*
  * The kind of path, or NULL with a negative errno (said).  A missing path
- * is -ENOENT (or -ENOTDIR), unless opening: then it goes to the kind that
- * claims it, the capture directory, whose reader names the header_page it
- * lacks (as tb_capture_open() always did).
+ * is -ENOENT (or -ENOTDIR), said as such first: the user mistyped a name,
+ * and what some kind's reader would lack inside it (a capture directory's
+ * header_page) only hides that.
  */
-static int identify(const char *path, const struct input_say *to, bool opening,
-		    const struct input_kind **kind)
+static int identify(const char *path, const struct input_say *to, const struct input_kind **kind)
 {
 	struct input_probe p;
 	int rc;
@@ -146,8 +145,8 @@ static int identify(const char *path, const struct input_say *to, bool opening,
 	*kind = NULL;
 	if ((rc = probe_path(&p, path, to)) < 0)
 		return rc;
-	if (p.missing && !opening) {
-		say(to, path, "cannot read: %s", strerror(p.missing));
+	if (p.missing) {
+		say(to, path, "%s", p.missing == ENOENT ? "no such file" : strerror(p.missing));
 		return -p.missing;
 	}
 	*kind = pick_kind(&p, to);
@@ -165,7 +164,7 @@ int tb_input_identify(const char *path, tb_diag_fn *diag, void *diag_ctx, bool q
 		*kind = TB_INPUT_UNKNOWN;
 	if (!path || !*path || !kind)
 		return -EINVAL;
-	if ((rc = identify(path, &to, false, &k)) == 0)
+	if ((rc = identify(path, &to, &k)) == 0)
 		*kind = k->id;
 	return rc;
 }
@@ -189,11 +188,17 @@ int tb_capture_open(const char *path, const struct tb_capture_opts *opts, struct
 	*out = NULL;
 	if (!path || !*path)
 		return -EINVAL;
-	if ((rc = identify(path, &to, true, &kind)) < 0)
+	if ((rc = identify(path, &to, &kind)) < 0)
 		return rc;
 	if (!kind->open) {
 		say(&to, path, "a %s, not a capture: %s", kind->name, kind->says_instead);
 		return -EOPNOTSUPP;
+	}
+	/* Only a trace.dat has buffers of its own; every other kind is the one buffer "". */
+	if (opts && opts->buffer && opts->buffer[0] && kind->id != TB_INPUT_TRACEDAT) {
+		say(&to, path, "no buffer '%s': a %s has one buffer, the top one (\"\")", opts->buffer,
+		    kind->name);
+		return -ENOENT;
 	}
 	return kind->open(path, opts, out);
 }

@@ -318,7 +318,8 @@ int tb_tracedat_write_capture_pages(struct tb_tracedat_writer *w, const char *di
 int tb_tracedat_write_captures(const struct tb_tracedat_input *in, size_t n, const char *path,
 			       const struct tb_tracedat_write_opts *opts)
 {
-	struct tb_tracedat_write_opts o = *opts;
+	/* NULL: every option 0, each filled from the first directory (as the header says) */
+	struct tb_tracedat_write_opts o = opts ? *opts : (struct tb_tracedat_write_opts){0};
 	const char *names[TDAT_MAX_BUFFERS + 1];
 	struct capture_facts first;
 	struct tb_tracedat_writer *w;
@@ -344,7 +345,7 @@ int tb_tracedat_write_captures(const struct tb_tracedat_input *in, size_t n, con
 	capture_facts(in[0].dir, in[0].prefix ? in[0].prefix : "", &first);
 	if (!o.clock && first.clock[0])
 		o.clock = first.clock;
-	if (!o.trace_clock && first.tc && !opts->clock)
+	if (!o.trace_clock && first.tc && !(opts && opts->clock))
 		o.trace_clock = first.tc;
 	if (o.cpus < first.cpus)
 		o.cpus = first.cpus;

@@ -26,6 +26,7 @@
 #include "util/pread_full.h"
 #include "decode/schema_internal.h"
 #include "decode/blob_store.h"
+#include "decode/tsc2nsec.h"
 #include "tdat_internal.h"
 #include "tracebuf/page.h"
 #include "tdat_read.h"
@@ -1005,8 +1006,12 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 	td->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (td->fd < 0 || fstat(td->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		rc = td->fd < 0 || !S_ISREG(st.st_mode) ? (td->fd < 0 ? -errno : -EINVAL) : -errno;
-		tdat_report(td, 0, "cannot open: %s",
-			    td->fd >= 0 && rc == -EINVAL ? "not a regular file" : strerror(-rc));
+		/* a mistyped name is said as every input is (input.c): "no such file", first */
+		if (rc == -ENOENT)
+			tdat_report(td, 0, "no such file");
+		else
+			tdat_report(td, 0, "cannot open: %s",
+				    td->fd >= 0 && rc == -EINVAL ? "not a regular file" : strerror(-rc));
 		tb_tracedat_close(td);
 		return rc;
 	}
@@ -1216,7 +1221,15 @@ int tb_tracedat_cpu_stats(const struct tb_tracedat *td, const char *buffer, int 
 				return -ENOMEM;
 			rc = tb_stats_parse_kernel(block, out, NULL);
 			free(block);
-			return rc == 0 ? 0 : -ENOENT;
+			if (rc < 0)
+				return -ENOENT;
+			/*
+			 * The stamps in the time report shows: a TSC file's stats count
+			 * cycles (read as if nanoseconds), its records are shown in ns.
+			 */
+			out->oldest_ts = tsc2nsec(out->oldest_ts, td->info.tsc2nsec_mult, td->info.tsc2nsec_shift);
+			out->now_ts = tsc2nsec(out->now_ts, td->info.tsc2nsec_mult, td->info.tsc2nsec_shift);
+			return 0;
 		}
 	}
 	return -ENOENT;
