@@ -792,6 +792,12 @@ static int finish(struct recorder *rec)
 		return shmcap_say(CMD, found, "cannot write the descriptions: %s", strerror(-found));
 	if (found == 0)
 		shmcap_say(CMD, 0, "%s described no events (is it linked with libtracebuf?)", rec->o.command[0]);
+	if (found > 0 && rec->events == 0 && !rec->o.flight)
+		shmcap_say(CMD, 0,
+			   "%s described its events but wrote none to the session: none was enabled (see -e), "
+			   "none fired, or it wrote them with tb_write, tb_printf or tb_marker_write to a ring of "
+			   "its own (only its tracepoints are copied to the session's ring)",
+			   rec->o.command[0]);
 	/* not checked while it ran: against every process's events now; the file is still written */
 	if (found > 0 && rec->o.events && !rec->events_checked &&
 	    record_check_events(CMD, rec->desc, rec->o.events, 0) == -ENOENT)
