@@ -14,6 +14,7 @@
 
 #include "record_check.h"
 #include "suggest.h"
+#include "util/grow.h"
 
 /* The "SYSTEM:NAME" of every event described. */
 struct names {
@@ -24,18 +25,14 @@ struct names {
 static int add_name(struct names *ns, const char *system, const char *file)
 {
 	size_t len = strlen(file);
-	char *name;
+	char *name, **grown;
 
 	if (len < 8 || strcmp(file + len - 7, ".format"))
 		return 0;
-	if (ns->n == ns->cap) {
-		size_t cap = ns->cap ? ns->cap * 2 : 32;
-		char **grown = realloc(ns->v, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		ns->v = grown;
-		ns->cap = cap;
-	}
+	grown = tb__grow(ns->v, &ns->cap, ns->n + 1, sizeof(*grown), 32);
+	if (!grown)
+		return -ENOMEM;
+	ns->v = grown;
 	if (asprintf(&name, "%s:%.*s", system, (int)(len - 7), file) < 0)
 		return -ENOMEM;
 	ns->v[ns->n++] = name;

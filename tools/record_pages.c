@@ -13,6 +13,7 @@
 #include "lib_internal.h"
 #include "record_pages.h"
 #include "tracebuf/blob.h"
+#include "util/grow.h"
 
 /* ------------------------------------------------------------- names */
 
@@ -35,15 +36,11 @@ static int append_line(struct thread_names *t, int32_t tid, const char *comm)
 {
 	char line[64];
 	int n = snprintf(line, sizeof(line), "%d %s\n", (int)tid, comm);
+	char *grown = tb__grow(t->text, &t->text_cap, t->len + (size_t)n + 1, 1, 1024);
 
-	if (t->len + (size_t)n + 1 > t->text_cap) {
-		size_t cap = t->text_cap ? t->text_cap * 2 : 1024;
-		char *grown = realloc(t->text, cap);
-		if (!grown)
-			return -ENOMEM;
-		t->text = grown;
-		t->text_cap = cap;
-	}
+	if (!grown)
+		return -ENOMEM;
+	t->text = grown;
 	memcpy(t->text + t->len, line, (size_t)n + 1);
 	t->len += (size_t)n;
 	return 0;
@@ -75,14 +72,11 @@ static struct thread_name *entry_of(struct thread_names *t, int32_t tid, bool *i
 	*is_new = !(at < t->n && t->tids[at].tid == tid);
 	if (!*is_new)
 		return &t->tids[at];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct thread_name *grown = realloc(t->tids, cap * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		t->tids = grown;
-		t->cap = cap;
-	}
+	struct thread_name *grown = tb__grow(t->tids, &t->cap, t->n + 1, sizeof(*grown), 64);
+
+	if (!grown)
+		return NULL;
+	t->tids = grown;
 	memmove(t->tids + at + 1, t->tids + at, (t->n - at) * sizeof(*t->tids));
 	t->tids[at] = (struct thread_name){.tid = tid};
 	t->n++;
