@@ -2,7 +2,7 @@
 /*
  * tracebuf record [-e EVENTS] [-b KB] [-o FILE] [--flight-recorder]
  *                 [--group G] [--shm PATH] [--clock CLOCK]
- *                 [--kernel EVENTS] [--uprobe FUNC] [--offcpu] [--kernel-kb KB]
+ *                 [--kernel EVENTS] [--uprobe FUNC] [--offcpu] [--kernel-kb KB] [-a]
  *                 -- CMD [ARGS...]
  *
  * Trace a program linked with libtracebuf from outside it.  The session is
@@ -24,7 +24,9 @@
  * With --kernel, --uprobe or --offcpu the live kernel records too, in a
  * private tracefs instance on the ring's clock (kernel_session.c), drained
  * by a thread of its own; its capture becomes the trace.dat's second
- * buffer, the instance "kernel".  CMD's events get IDs above the kernel's
+ * buffer, the instance "kernel".  It follows CMD and its children (CMD is
+ * forked held before its exec until the instance knows its pid), or every
+ * task with -a (kernel_session.h, FOLLOWING).  CMD's events get IDs above the kernel's
  * (TRACEBUF_FIRST_ID).  Without tracefs or root that is said, and CMD is
  * recorded alone.
  *
@@ -45,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -467,6 +470,9 @@ static int kernel_stop(struct recorder *rec)
 		rec->kernel_cap[0] = '\0';
 		return shmcap_say(CMD, 0, "the kernel's capture is lost; writing %s alone", rec->o.command[0]);
 	}
+	/* the tasks beside the program's switches, named as the kernel's records name them */
+	if ((rc = kernel_names_complete(rec->kernel_cap)) < 0)
+		shmcap_say(CMD, 0, "cannot name the kernel's tasks: %s", strerror(-rc));
 	fprintf(stderr, "tracebuf record: kernel: %llu sub-buffers (%llu KiB)", (unsigned long long)r.subbufs,
 		(unsigned long long)(r.bytes >> 10));
 	if (r.overrun || r.dropped)
@@ -506,10 +512,17 @@ struct go_word {
 /* In the child: wait for the go, then become CMD with the session in its environment. */
 static _Noreturn void child_exec(const struct recorder *rec, int go_fd, int failed_fd)
 {
+	const char *base = strrchr(rec->o.command[0], '/');
 	struct go_word go = {0};
 	ssize_t r;
 	int e;
 
+	/*
+	 * Already the name the exec will give (its file's, cut to 15 bytes): the kernel may
+	 * record this task before the exec, and every reader then names it one way, not
+	 * "tracebuf" before and CMD after (trace-cmd learns names from sched_switch).
+	 */
+	prctl(PR_SET_NAME, base ? base + 1 : rec->o.command[0]);
 	do
 		r = read(go_fd, &go, sizeof(go));
 	while (r < 0 && errno == EINTR);

@@ -13,6 +13,8 @@
 #include "lib_internal.h"
 #include "record_pages.h"
 #include "tracebuf/blob.h"
+#include "tracebuf/capture.h"
+#include "tracebuf/schema.h"
 #include "util/grow.h"
 
 /* ------------------------------------------------------------- names */
@@ -323,4 +325,84 @@ int packer_add(struct page_packer *p, const uint8_t *page, uint64_t lost, struct
 	}
 	/* a loss with no record after it yet stays carried into the next page */
 	return more < 0 ? -EINVAL : 0;
+}
+
+/* ------------------------------------------------------ kernel names */
+
+struct name_field {
+	const struct tb_field *comm, *pid;
+};
+
+/* A record's (pid, comm) pair f names, into names when the capture's cmdlines lack the pid. */
+static int learn_pair(struct thread_names *names, struct tb_schema *schema, const struct name_field *f,
+		      const uint8_t *data, uint32_t len)
+{
+	char comm[17];
+	int32_t pid;
+	size_t n, known_len;
+
+	if (!f->comm || !f->pid || f->pid->size != 4 || f->pid->offset + 4 > len || f->comm->offset >= len)
+		return 0;
+	memcpy(&pid, data + f->pid->offset, 4);
+	n = f->comm->size < 16 ? f->comm->size : 16;
+	if (f->comm->offset + n > len)
+		return 0;
+	memcpy(comm, data + f->comm->offset, n);
+	comm[n] = '\0';
+	if (pid <= 0 || !comm[0] || strcmp(tb_schema_comm(schema, pid, &known_len), "<...>") != 0)
+		return 0;
+	return thread_names_give(names, pid, comm);
+}
+
+/* The pairs one data record names (sched_switch: prev, next; sched_wakeup: the woken task). */
+static int learn_record(struct thread_names *names, struct tb_schema *schema, const struct tb_record *rec)
+{
+	const char *system = NULL;
+	uint16_t id;
+	const struct tb_format *f;
+	int rc = 0;
+
+	if (rec->len < 8)
+		return 0;
+	memcpy(&id, rec->data, 2);
+	f = tb_schema_find_event(schema, id, &system);
+	if (!f || !system || strcmp(system, "sched"))
+		return 0;
+	if (!strcmp(f->name, "sched_switch")) {
+		struct name_field prev = {tb_format_field(f, "prev_comm"), tb_format_field(f, "prev_pid")};
+		struct name_field next = {tb_format_field(f, "next_comm"), tb_format_field(f, "next_pid")};
+		rc = learn_pair(names, schema, &prev, rec->data, rec->len);
+		if (rc == 0)
+			rc = learn_pair(names, schema, &next, rec->data, rec->len);
+	} else if (!strcmp(f->name, "sched_wakeup") || !strcmp(f->name, "sched_waking")) {
+		struct name_field woken = {tb_format_field(f, "comm"), tb_format_field(f, "pid")};
+		rc = learn_pair(names, schema, &woken, rec->data, rec->len);
+	}
+	return rc;
+}
+
+int kernel_names_complete(const char *kcap)
+{
+	struct thread_names names = {0};
+	struct tb_capture *c;
+	int rc = tb_capture_open(kcap, NULL, &c);
+
+	if (rc < 0)
+		return rc;
+	for (int cpu = 0; rc >= 0 && cpu < tb_capture_cpu_slots(c); cpu++) {
+		struct tb_raw_page page;
+		while (rc >= 0 && tb_capture_has_cpu(c, cpu) && (rc = tb_capture_next_page(c, cpu, &page)) == 1) {
+			struct tb_page_cursor cur;
+			struct tb_record rec;
+			if (tb_page_cursor_init(&cur, page.data, page.size) < 0)
+				continue; /* a damaged page is the report's to say */
+			while (rc >= 0 && tb_page_next_data(&cur, &rec) == 1)
+				rc = learn_record(&names, tb_capture_schema(c), &rec);
+		}
+	}
+	tb_capture_close(c);
+	if (rc >= 0)
+		rc = thread_names_save(&names, kcap);
+	thread_names_free(&names);
+	return rc < 0 ? rc : 0;
 }

@@ -85,4 +85,15 @@ int thread_names_give(struct thread_names *names, int32_t tid, const char *name)
 int thread_names_save(const struct thread_names *names, const char *cap);
 void thread_names_free(struct thread_names *names);
 
+/*
+ * The kernel's capture directory kcap: the tasks its sched_switch and
+ * sched_wakeup records name (prev_comm/next_comm, comm) that its
+ * saved_cmdlines lacks - the kernel's cache of 128 names, filled only
+ * around the switches that follow a recorded event, misses most tasks that
+ * are only the other side of a followed program's switches - appended to
+ * it, so that every reader names them (trace-cmd learns names from these
+ * records as it prints them; tracebuf reads the cmdlines).  0 or -errno.
+ */
+int kernel_names_complete(const char *kcap);
+
 #endif

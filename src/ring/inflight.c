@@ -231,10 +231,9 @@ static int locks_trusted(const struct tb_ring *ring)
 static void store_name(struct tb_slot_name *e, uint32_t tid, uint64_t w0, uint64_t w1)
 {
 	atomic_store_explicit(&e->tid, 0, memory_order_relaxed);
-	/* release fence: a reader that sees a name word below also sees the 0 above (pairs with its acquire fence) */
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&e->name[0], w0, memory_order_relaxed);
-	atomic_store_explicit(&e->name[1], w1, memory_order_relaxed);
+	/* release: a reader that loads this word (acquire) sees the 0 above on its second load of the tid */
+	atomic_store_explicit(&e->name[0], w0, memory_order_release);
+	atomic_store_explicit(&e->name[1], w1, memory_order_release);
 	/* release: the name is stored before the tid it belongs to (pairs with the reader's first acquire load) */
 	atomic_store_explicit(&e->tid, tid, memory_order_release);
 }
@@ -306,16 +305,15 @@ static int claim_slot(struct tb_ring *ring, uint64_t *mep)
 /* One name entry read: 1 with name filled when it holds a name read whole, else 0. */
 static int load_name(struct tb_slot_name *e, uint32_t *tid, char name[17])
 {
-	/* acquire: pairs with store_name's release store of the tid: the name before it is visible */
 	uint64_t words[2];
 
+	/* acquire: pairs with store_name's release store of the tid: the name before it is visible */
 	*tid = atomic_load_explicit(&e->tid, memory_order_acquire);
 	if (!*tid)
 		return 0;
-	words[0] = atomic_load_explicit(&e->name[0], memory_order_relaxed);
-	words[1] = atomic_load_explicit(&e->name[1], memory_order_relaxed);
-	/* acquire fence: a newer name seen above means its store of tid 0 is seen below */
-	atomic_thread_fence(memory_order_acquire);
+	/* acquire: pairs with store_name's release stores of the words (a newer name's word seen here brings its tid 0) */
+	words[0] = atomic_load_explicit(&e->name[0], memory_order_acquire);
+	words[1] = atomic_load_explicit(&e->name[1], memory_order_acquire);
 	if (atomic_load_explicit(&e->tid, memory_order_relaxed) != *tid)
 		return 0; /* renamed while read: the next call sees the new one */
 	memcpy(name, words, 16);

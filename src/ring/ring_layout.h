@@ -282,10 +282,12 @@ struct tb_region {
 #define TB_THREAD_SLOT_SHIFT 6 /* log2(sizeof(struct tb_thread_slot)) */
 
 /*
- * A thread's name in the table: tid 0, the name, then tid with release; a
- * reader keeps a name only when tid reads the same before and after it (a
- * seqlock whose count is the tid: the same tid twice is the same thread,
- * named by itself).  A region made before these words has zeros there: no
+ * A thread's name in the table: tid 0, the name's words (release), then
+ * tid (release); a reader loads tid (acquire), the words (acquire), tid
+ * again, and keeps the name only when both tids agree: a word of a newer
+ * name carries that name's tid 0 with it (a seqlock whose count is the
+ * tid, without fences, which TSan cannot check: the same tid twice is the
+ * same thread, named by itself).  A region made before these words has zeros there: no
  * names.
  */
 struct tb_slot_name {
