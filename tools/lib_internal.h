@@ -12,6 +12,8 @@
  *                          arguments and the instance's lifecycle)
  *   export/tracefs.h       finding tracefs and making/removing instances
  *   util/elfsyms.h         ELF symbol tables, for uprobe addresses
+ *   util/grow.h            growing an array (record's thread names and
+ *                          event names: the library's one way to do it)
  */
 #ifndef TRACEBUF_TOOLS_LIB_INTERNAL_H
 #define TRACEBUF_TOOLS_LIB_INTERNAL_H
@@ -19,5 +21,6 @@
 #include "export/capture_save.h"
 #include "export/tracefs.h"
 #include "util/elfsyms.h"
+#include "util/grow.h"
 
 #endif

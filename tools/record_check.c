@@ -14,7 +14,7 @@
 
 #include "record_check.h"
 #include "suggest.h"
-#include "util/grow.h"
+#include "lib_internal.h"
 
 /* The "SYSTEM:NAME" of every event described. */
 struct names {

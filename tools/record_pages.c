@@ -15,7 +15,6 @@
 #include "tracebuf/blob.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/schema.h"
-#include "util/grow.h"
 
 /* ------------------------------------------------------------- names */
 
