@@ -26,7 +26,8 @@ check $? "exit status: 0, 3, and 128+9 for a program killed by SIGKILL ($a $b $c
 $TB record -o "$tmp/s.dat" -- "$tmp/no-such-program" 2>/dev/null; a=$?
 [ $a = 2 ] && [ ! -e "$tmp/s.dat" ]; check $? "a program that cannot run: exit 2, nothing written"
 
-# 2. thread names without --kernel: the threads end before most drains
+# 2. thread names without --kernel: the threads end before most drains (the main thread
+# writes first and keeps its slot of the thread table; the two workers' slots name both)
 $TB record -o "$tmp/t.dat" -- $P 300 2 --threads > /dev/null 2>&1
 $TB report "$tmp/t.dat" > "$tmp/t.txt" 2>&1
 for w in 1 2; do

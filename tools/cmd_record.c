@@ -763,8 +763,6 @@ static int run(struct recorder *rec)
 	/* a signal: CMD has it too; give it a moment to end, not forever */
 	for (int i = 0; i < 1000 && !child_ended(rec, false); i++)
 		idle();
-	/* the threads the drains did not meet alive (and all of them in a flight recorder) */
-	tb_ring_thread_names(rec->ring, give_name, rec);
 	if (rec->o.flight)
 		return window_ring(rec);
 	return drain_ring(rec) < 0 || drain_end(rec) < 0 ? -EIO : 0;

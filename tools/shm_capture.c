@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "record_pages.h"
 #include "shm_capture.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/events.h"
@@ -202,6 +203,28 @@ static int own_headers(const char *cap, const struct tb_ring *ring)
 	return rc ? rc : write_file(path, clock, strlen(clock));
 }
 
+static void give_name(void *arg, int32_t tid, const char *name)
+{
+	thread_names_give(arg, tid, name); /* out of memory: that thread stays unnamed */
+}
+
+/*
+ * The ring's writers' names (its thread table keeps each slot's last two,
+ * tb_ring_thread_names) added to cap's saved_cmdlines where the processes'
+ * own lists - their live threads when they last described themselves - lack
+ * them: threads that ended before are named too.  0 or -errno.
+ */
+static int name_writers(const char *cap, const struct tb_ring *ring)
+{
+	struct thread_names names = {0};
+	int rc;
+
+	tb_ring_thread_names(ring, give_name, &names);
+	rc = thread_names_save(&names, cap);
+	thread_names_free(&names);
+	return rc;
+}
+
 int shmcap_merge_desc(const char *cmd, const char *desc_dir, const char *cap, const struct tb_ring *ring)
 {
 	static const char *const joined[] = {"printk_formats", "kallsyms", "saved_cmdlines"};
@@ -240,6 +263,8 @@ int shmcap_merge_desc(const char *cmd, const char *desc_dir, const char *cap, co
 		else
 			free(text[i]);
 	}
+	if (rc == 0)
+		rc = name_writers(cap, ring);
 	return rc < 0 ? rc : found;
 }
 

@@ -37,7 +37,9 @@ void shmcap_rmtree(const char *dir);
  * Merge desc_dir's PID directories into cap (created): header texts and
  * trace_clock of the first, every format file (a conflicting one is
  * reported and the first kept), printk_formats, kallsyms and
- * saved_cmdlines joined.  Returns how many process descriptions were
+ * saved_cmdlines joined, and the names of the ring's writer threads
+ * that the lists lack (tb_ring_thread_names: threads that ended before the
+ * last description).  Returns how many process descriptions were
  * found; a session without any still gets header texts (events then
  * print without names).  Negative errno on a write error.
  */

@@ -123,7 +123,7 @@ size_t tb_ring_blob_size(const struct tb_ring *ring);
  * its first write keeps its first name here.  Any ring works (a heap ring's
  * writers take slots too).  Returns how many were handed out, or -EINVAL.
  */
-int tb_ring_thread_names(struct tb_ring *ring, void (*fn)(void *arg, int32_t tid, const char *name), void *arg);
+int tb_ring_thread_names(const struct tb_ring *ring, void (*fn)(void *arg, int32_t tid, const char *name), void *arg);
 
 /*
  * Write one event of len bytes to the current CPU's buffer.

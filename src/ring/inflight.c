@@ -321,7 +321,7 @@ static int load_name(struct tb_slot_name *e, uint32_t *tid, char name[17])
 	return name[0] != '\0';
 }
 
-int tb_ring_thread_names(struct tb_ring *ring, void (*fn)(void *arg, int32_t tid, const char *name), void *arg)
+int tb_ring_thread_names(const struct tb_ring *ring, void (*fn)(void *arg, int32_t tid, const char *name), void *arg)
 {
 	struct tb_thread_table *t;
 	int n = 0;
