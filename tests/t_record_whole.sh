@@ -65,6 +65,16 @@ pages=$(sed -n 's/.* events in \([0-9]*\) pages.*/\1/p' "$tmp/l.err")
 		if ((w in last) && b[1] != last[w] + 1) bad = 1; last[w] = b[1]; c++} END {exit bad || c != 6000}'
 check $? "compact: 6002 events in $pages pages (at most 42 + one per CPU), each worker's ticks in order"
 
+# A ring of 4 KiB per CPU in overwrite mode under 400000 ticks: whatever was lost, each loss
+# stays where it happened with its count (the packer starts a page after it, flagged), so
+# the ticks in the file + the LOST counts = every tick fired, and = record's own count
+$TB record -b 4 -e app:tick -o "$tmp/o.dat" -- $P 200000 1 > /dev/null 2> "$tmp/o.err"
+lost=$(sed -n 's/.*; lost \([0-9]*\) .*/\1/p' "$tmp/o.err")
+$TB report --like-kernel "$tmp/o.dat" 2>&1 | awk -v lost="$lost" '/ tick: / {t++}
+	match($0, /\[LOST [0-9]+ EVENTS\]/) {l += substr($0, RSTART + 6, RLENGTH - 14)}
+	END {exit !(t + l == 400000 && l == lost)}'
+check $? "compact with losses: ticks in the file + LOST counts = 400000, the LOST counts = record's ($lost)"
+
 # 4. a program's own ring: its tracepoints reach the session too
 $TB record -o "$tmp/d.dat" -- $B/examples/demo "$tmp/demo" > "$tmp/d.out" 2> "$tmp/d.err"; rc=$?
 req=$($TB report "$tmp/d.dat" 2>/dev/null | grep -c ' request: ')
