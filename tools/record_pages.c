@@ -380,11 +380,20 @@ static int learn_record(struct thread_names *names, struct tb_schema *schema, co
 	return rc;
 }
 
+/* Problems in the kernel's capture are the report's to say, when the file is read. */
+static void ignore_diag(void *ctx, const struct tb_diag *d)
+{
+	(void)ctx;
+	(void)d;
+}
+
 int kernel_names_complete(const char *kcap)
 {
+	/* only the sched formats met are parsed, and no kallsyms read: the end of a recording stays quick */
+	struct tb_capture_opts opts = {.diag = ignore_diag, .lazy_formats = true, .no_symbols = true};
 	struct thread_names names = {0};
 	struct tb_capture *c;
-	int rc = tb_capture_open(kcap, NULL, &c);
+	int rc = tb_capture_open(kcap, &opts, &c);
 
 	if (rc < 0)
 		return rc;
