@@ -179,7 +179,10 @@ static int usage(FILE *f)
 		   "  -a, --all-cpus       the kernel's events of every task (default: CMD and its\n"
 		   "                       children only, as trace-cmd record -F; sched_switch and\n"
 		   "                       wakeups whenever CMD's tasks are one side of them)\n"
-		   "  -h, --help           this text\n");
+		   "  -h, --help           this text\n"
+		   "\n"
+		   "Exit status: CMD's own (128+N when signal N killed it); 2 for a usage error, an\n"
+		   "event name that does not exist (the closest are named) or nothing written.\n");
 	return f == stderr ? 2 : 0;
 }
 
