@@ -9,7 +9,8 @@ B=${TB_BUILD:-build}
 TB=$B/tracebuf
 P=$B/examples/recorded
 tmp=$(mktemp -d /tmp/tb-record-whole-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+shm=/dev/shm/tb-t-record-whole-$$
+trap 'rm -rf "$tmp" "$shm" "$shm.formats"' EXIT INT TERM
 n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 skip() { n=$((n+1)); echo "ok $n # skip $1"; }
@@ -43,6 +44,16 @@ if [ $have_tcmd = 1 ]; then
 else
 	skip "trace-cmd not installed"
 fi
+
+# the flight recorder (no drain meets the threads) and recover of its file: names from the table
+$TB record --flight-recorder --shm "$shm" -o "$tmp/fr.dat" -- $P 300 2 --threads > /dev/null 2>&1
+$TB recover "$shm" -o "$tmp/rc.dat" > /dev/null 2>&1
+for f in fr rc; do
+	$TB report "$tmp/$f.dat" 2>&1 | awk '/ tick: / {split($1, a, "-"); w = $NF; sub("worker=", "", w)
+		if (w != 0 && $1 !~ "^tick-worker-" w "-") bad++; t++} END {exit !(t == 900 && !bad)}' || echo "$f"
+done > "$tmp/fr.bad"
+[ ! -s "$tmp/fr.bad" ]
+check $? "names: the flight recorder's file and recover's name the workers too ($(cat "$tmp/fr.bad"))"
 
 # 3. compact: a quiet program (30 processes of 2 events, 5 ms apart, a drain
 # between each) gets full pages, not one page per drain: at most one page per
