@@ -181,8 +181,13 @@ bool tb_event_filter_keep(struct tb_ring *ring, const struct tb_event_filter *f,
 		tb__ring_filtered(ring, len);
 		return false;
 	}
-	/* the copy first: both rings then hold the record, each with its own commit time */
-	if (sf->mirror)
+	/*
+	 * The copy first: both rings then hold the record, each with its own
+	 * commit time.  Not when the emitter's ring is the session's already:
+	 * an emitter that loaded its ring before an attach and this filter
+	 * after it would otherwise put the record there twice.
+	 */
+	if (sf->mirror && sf->mirror != ring)
 		tb_write(sf->mirror, rec, len);
 	return true;
 }
