@@ -2,7 +2,7 @@
 # bench_list - `tracebuf list -c` (records per event of a trace.dat) beside
 # `trace-cmd report` piped into a counter, on the same file.
 #
-# The file is recorded with `tracebuf record --kernel` (sched, irq, timer and
+# The file is recorded with `tracebuf record -a --kernel` (every task: sched, irq, timer and
 # raw_syscalls of a workload of processes and syscalls, in a private
 # instance; never the top-level buffer), so the recording path is measured at
 # scale too: what it lost is printed.  Both sides count the records of each
@@ -29,7 +29,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 secs=${TB_BENCH_SECONDS:-3}
-"$TB" record --kernel sched,irq,timer,raw_syscalls --kernel-kb 40960 -o "$W/k.dat" -- \
+"$TB" record -a --kernel sched,irq,timer,raw_syscalls --kernel-kb 40960 -o "$W/k.dat" -- \
 	sh -c "end=\$((\$(date +%s) + $secs)); while [ \$(date +%s) -lt \$end ]; do ls -la /usr/lib > /dev/null; sleep 0.001; done" \
 	2> "$W/record.err" || { cat "$W/record.err"; skip "record failed"; }
 grep 'kernel:' "$W/record.err" | sed 's/^/bench_list: /'

@@ -98,8 +98,11 @@ paused() { prog=$(pgrep -x -P $rpid recorded | head -n 1); [ -n "$prog" ] || ret
 i=0; until paused || [ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done
 kill -TERM $rpid; wait $rpid; rc=$?
 $TB report "$tmp/s.dat" > "$tmp/s.txt" 2>&1; rrc=$?
-[ $rc -le 1 ] && [ $rrc = 0 ] && grep -q 'killed by signal 15\|exited' "$tmp/err"
-check $? "SIGTERM: record stops the program and writes a file that reads back"
+# record's status is the program's: 128 + 15 when SIGTERM ended it, its own exit status otherwise
+want=$(sed -n 's/.*killed by signal \([0-9]*\)$/\1/p; s/.*exited with status \([0-9]*\)$/\1/p' "$tmp/err")
+grep -q 'killed by signal' "$tmp/err" && want=$((128 + want))
+[ -n "$want" ] && [ $rc = "$want" ] && [ $rrc = 0 ]
+check $? "SIGTERM: record stops the program, writes a file that reads back, exits with the program's status"
 lost=$(sed -n 's/.*; lost \([0-9]*\) .*/\1/p' "$tmp/err")
 ticks "$tmp/s.txt" | awk -v lost="$lost" '{have += $2; want += $4 + 1} END {exit !(have > 0 && have + lost == want)}'
 check $? "SIGTERM: events in the file + lost = every tick each worker fired (last n + 1)"

@@ -2,7 +2,7 @@
 /*
  * tracebuf record [-e EVENTS] [-b KB] [-o FILE] [--flight-recorder]
  *                 [--group G] [--shm PATH] [--clock CLOCK]
- *                 [--kernel EVENTS] [--uprobe FUNC] [--offcpu] [--kernel-kb KB]
+ *                 [--kernel EVENTS] [--uprobe FUNC] [--offcpu] [--kernel-kb KB] [-a]
  *                 -- CMD [ARGS...]
  *
  * Trace a program linked with libtracebuf from outside it.  The session is
@@ -24,15 +24,18 @@
  * With --kernel, --uprobe or --offcpu the live kernel records too, in a
  * private tracefs instance on the ring's clock (kernel_session.c), drained
  * by a thread of its own; its capture becomes the trace.dat's second
- * buffer, the instance "kernel".  CMD's events get IDs above the kernel's
+ * buffer, the instance "kernel".  It follows CMD and its children (CMD is
+ * forked held before its exec until the instance knows its pid), or every
+ * task with -a (kernel_session.h, FOLLOWING).  CMD's events get IDs above the kernel's
  * (TRACEBUF_FIRST_ID).  Without tracefs or root that is said, and CMD is
  * recorded alone.
  *
  * The shape is open to more buffers (the kernel's, through a tracefs
  * instance): each source has a drain step called from the loop and a final
  * step that puts its pages into the capture directory before it is
- * written.  Exit status: 0 written, 1 written with losses or problems, 2
- * usage or nothing written.
+ * written.  Exit status: the program's once the file is written (128 + N
+ * when signal N killed it; program_status()), 2 for a usage error or
+ * nothing written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -52,6 +56,8 @@
 #include "cmds.h"
 #include "event_select.h"
 #include "kernel_session.h"
+#include "record_check.h"
+#include "record_pages.h"
 #include "shm_capture.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/reader.h"
@@ -75,6 +81,7 @@ struct options {
 	const char **uprobes;	/* --uprobe */
 	size_t nuprobes;
 	bool offcpu;
+	bool all_tasks;		/* -a: the kernel records every task, not only CMD's */
 	const char *kernel_kb;
 	size_t blob_kb; /* per CPU: the ring's blob area (tracebuf/blob.h); 0: none */
 	char **command;
@@ -89,13 +96,20 @@ struct recorder {
 	char cap[PATH_MAX + 16];
 	char desc[PATH_MAX]; /* where CMD's processes describe their events */
 	int *raw;            /* per CPU: the capture's cpuN.raw */
+	struct page_packer *packers; /* per CPU: drained pages packed into full ones (record_pages.h) */
+	struct thread_names names;   /* the threads met in the records */
+	bool names_failed;           /* out of memory naming them */
 	int blobs_fd;        /* the capture's blobs.bin (a blob area only), else -1 */
 	struct tb_blob_save_counts blobs;
 	uint8_t *page;
 	uint64_t pages, events, lost;
 	pid_t child;
+	int go_fd;     /* CMD waits before its exec until this says go (child_release) */
+	int failed_fd; /* CMD's exec error, if it fails */
 	int child_status;
 	bool child_done;
+	bool events_checked; /* -e items matched CMD's own events (record_check.h) */
+	bool events_wrong;   /* an -e item matched no process's events: exit 2 */
 	struct kernel_session *kernel; /* NULL: the program alone */
 	char kernel_cap[PATH_MAX + 16];
 	unsigned first_id;		/* TRACEBUF_FIRST_ID for CMD; 0: not set */
@@ -162,7 +176,13 @@ static int usage(FILE *f)
 		   "      --offcpu         what `tracebuf offcpu` needs: sched_switch, sched_wakeup and\n"
 		   "                       the kernel stack of every switch (the stacktrace trigger)\n"
 		   "      --kernel-kb KB   the kernel instance's buffer_size_kb per CPU\n"
-		   "  -h, --help           this text\n");
+		   "  -a, --all-cpus       the kernel's events of every task (default: CMD and its\n"
+		   "                       children only, as trace-cmd record -F; sched_switch and\n"
+		   "                       wakeups whenever CMD's tasks are one side of them)\n"
+		   "  -h, --help           this text\n"
+		   "\n"
+		   "Exit status: CMD's own (128+N when signal N killed it); 2 for a usage error, an\n"
+		   "event name that does not exist (the closest are named) or nothing written.\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -212,6 +232,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"offcpu", no_argument, NULL, OPT_OFFCPU},
 	    {"kernel-kb", required_argument, NULL, OPT_KERNEL_KB},
 	    {"blob-kb", required_argument, NULL, OPT_BLOB_KB},
+	    {"all-cpus", no_argument, NULL, 'a'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -220,7 +241,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	optind = 1;
 	o->out = "trace.dat";
-	while ((opt = getopt_long(argc, argv, "+e:b:o:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+e:b:o:ha", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			if (join_events(&o->events, optarg) < 0)
@@ -272,6 +293,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 				fprintf(stderr, "tracebuf record: --blob-kb: '%s' is not a size in KiB\n", optarg);
 				return 2;
 			}
+			break;
+		case 'a':
+			o->all_tasks = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -342,8 +366,9 @@ static int session_open(struct recorder *rec)
 		return shmcap_say(CMD, rc, "cannot create %s: %s", rec->cap, strerror(-rc));
 	ncpus = tb_ring_ncpus(rec->ring);
 	rec->raw = malloc(ncpus * sizeof(int));
+	rec->packers = calloc(ncpus, sizeof(*rec->packers));
 	rec->page = malloc(tb_ring_subbuf_size(rec->ring));
-	if (!rec->raw || !rec->page)
+	if (!rec->raw || !rec->packers || !rec->page)
 		return -ENOMEM;
 	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
 		char path[PATH_MAX + 64];
@@ -351,6 +376,8 @@ static int session_open(struct recorder *rec)
 		rec->raw[cpu] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (rec->raw[cpu] < 0)
 			return shmcap_say(CMD, -errno, "cannot create %s: %s", path, strerror(errno));
+		if (packer_init(&rec->packers[cpu], rec->raw[cpu], tb_ring_subbuf_size(rec->ring)) < 0)
+			return -ENOMEM;
 	}
 	if (tb_ring_blob_size(rec->ring)) {
 		char path[PATH_MAX + 64];
@@ -371,6 +398,10 @@ static void session_close(struct recorder *rec)
 			if (rec->raw[cpu] >= 0)
 				close(rec->raw[cpu]);
 	free(rec->raw);
+	for (unsigned cpu = 0; rec->packers && cpu < tb_ring_ncpus(rec->ring); cpu++)
+		packer_free(&rec->packers[cpu]);
+	free(rec->packers);
+	thread_names_free(&rec->names);
 	if (rec->blobs_fd >= 0)
 		close(rec->blobs_fd);
 	free(rec->page);
@@ -392,8 +423,13 @@ static bool kernel_wanted(const struct options *o)
 	return o->kernel_events || o->nuprobes || o->offcpu;
 }
 
-/* The kernel's instance on the ring's clock; without it, CMD is recorded alone. */
-static void kernel_start(struct recorder *rec)
+/*
+ * The kernel's instance on the ring's clock, following CMD (held before its
+ * exec) unless -a.  Without tracefs or root, CMD is recorded alone (said);
+ * any other failure - an event or function that is not there, a clock the
+ * kernel lacks - is the user's to fix: -errno, said, nothing left behind.
+ */
+static int kernel_start(struct recorder *rec)
 {
 	struct kernel_session_opts ko = {
 	    .events = rec->o.kernel_events,
@@ -405,16 +441,22 @@ static void kernel_start(struct recorder *rec)
 	    .buffer_kb = rec->o.kernel_kb,
 	    .dir = rec->kernel_cap,
 	    .who = "tracebuf record",
+	    .follow_pid = rec->o.all_tasks ? 0 : rec->child,
 	};
+	int rc;
 
 	snprintf(rec->kernel_cap, sizeof(rec->kernel_cap), "%s/kernel", rec->tmp);
-	if (kernel_session_start(&ko, &rec->kernel) < 0) {
-		shmcap_say(CMD, 0, "recording %s without the kernel", rec->o.command[0]);
+	rc = kernel_session_start(&ko, &rec->kernel);
+	if (rc < 0) {
 		rec->kernel = NULL;
 		rec->kernel_cap[0] = '\0';
-		return;
+		if (rc != -ENODEV && rc != -EACCES && rc != -EPERM)
+			return rc;
+		shmcap_say(CMD, 0, "recording %s without the kernel", rec->o.command[0]);
+		return 0;
 	}
 	rec->first_id = kernel_session_first_free_id(rec->kernel);
+	return 0;
 }
 
 /* Tracing off, the rest of the kernel's pages and its descriptions saved. */
@@ -431,6 +473,9 @@ static int kernel_stop(struct recorder *rec)
 		rec->kernel_cap[0] = '\0';
 		return shmcap_say(CMD, 0, "the kernel's capture is lost; writing %s alone", rec->o.command[0]);
 	}
+	/* the tasks beside the program's switches, named as the kernel's records name them */
+	if ((rc = kernel_names_complete(rec->kernel_cap)) < 0)
+		shmcap_say(CMD, 0, "cannot name the kernel's tasks: %s", strerror(-rc));
 	fprintf(stderr, "tracebuf record: kernel: %llu sub-buffers (%llu KiB)", (unsigned long long)r.subbufs,
 		(unsigned long long)(r.bytes >> 10));
 	if (r.overrun || r.dropped)
@@ -461,50 +506,105 @@ static int write_both(const struct recorder *rec)
 
 /* ------------------------------------------------------------ the child */
 
-/*
- * Start CMD.  An exec that fails is told back through a close-on-exec pipe, so
- * that record stops there (exit 2) rather than write an empty trace.dat and exit 0.
- */
-static int child_start(struct recorder *rec)
+/* What CMD waits for before its exec. */
+struct go_word {
+	int run;	   /* 0: end without running */
+	unsigned first_id; /* TRACEBUF_FIRST_ID; 0: not set */
+};
+
+/* In the child: wait for the go, then become CMD with the session in its environment. */
+static _Noreturn void child_exec(const struct recorder *rec, int go_fd, int failed_fd)
 {
-	int failed[2], e = 0;
+	const char *base = strrchr(rec->o.command[0], '/');
+	struct go_word go = {0};
 	ssize_t r;
+	int e;
+
+	/*
+	 * Already the name the exec will give (its file's, cut to 15 bytes): the kernel may
+	 * record this task before the exec, and every reader then names it one way, not
+	 * "tracebuf" before and CMD after (trace-cmd learns names from sched_switch).
+	 */
+	prctl(PR_SET_NAME, base ? base + 1 : rec->o.command[0]);
+	do
+		r = read(go_fd, &go, sizeof(go));
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)sizeof(go) || !go.run)
+		_exit(127);
+	setenv("TRACEBUF_SHM", tb_shm_path(rec->shm), 1);
+	setenv("TRACEBUF_SHM_FORMATS", rec->desc, 1);
+	setenv("TRACEBUF_EVENTS", rec->o.events ? rec->o.events : "*", 1);
+	if (go.first_id) {
+		char id[16];
+		snprintf(id, sizeof(id), "%u", go.first_id);
+		setenv("TRACEBUF_FIRST_ID", id, 1);
+	}
+	execvp(rec->o.command[0], rec->o.command);
+	e = errno;
+	(void)!write(failed_fd, &e, sizeof(e));
+	_exit(127);
+}
+
+/*
+ * Fork CMD, held before its exec until child_release(): the kernel's
+ * instance can follow its pid before it runs an instruction of its own,
+ * and learn the first event ID it leaves free for CMD's events.
+ */
+static int child_fork(struct recorder *rec)
+{
+	int go[2], failed[2], e;
 	pid_t pid;
 
-	if (pipe2(failed, O_CLOEXEC) < 0)
+	if (pipe2(go, O_CLOEXEC) < 0)
 		return shmcap_say(CMD, -errno, "pipe: %s", strerror(errno));
+	if (pipe2(failed, O_CLOEXEC) < 0) {
+		e = errno;
+		close(go[0]), close(go[1]);
+		return shmcap_say(CMD, -e, "pipe: %s", strerror(e));
+	}
 	pid = fork();
 	if (pid < 0) {
 		e = errno;
-		close(failed[0]), close(failed[1]);
+		close(go[0]), close(go[1]), close(failed[0]), close(failed[1]);
 		return shmcap_say(CMD, -e, "fork: %s", strerror(e));
 	}
-	if (pid == 0) {
-		close(failed[0]);
-		setenv("TRACEBUF_SHM", tb_shm_path(rec->shm), 1);
-		setenv("TRACEBUF_SHM_FORMATS", rec->desc, 1);
-		setenv("TRACEBUF_EVENTS", rec->o.events ? rec->o.events : "*", 1);
-		if (rec->first_id) {
-			char id[16];
-			snprintf(id, sizeof(id), "%u", rec->first_id);
-			setenv("TRACEBUF_FIRST_ID", id, 1);
-		}
-		execvp(rec->o.command[0], rec->o.command);
-		e = errno;
-		(void)!write(failed[1], &e, sizeof(e));
-		_exit(127);
-	}
+	if (pid == 0)
+		child_exec(rec, go[0], failed[1]); /* never returns */
+	close(go[0]);
 	close(failed[1]);
-	do
-		r = read(failed[0], &e, sizeof(e));
-	while (r < 0 && errno == EINTR);
-	close(failed[0]);
-	if (r == (ssize_t)sizeof(e)) {
-		waitpid(pid, NULL, 0);
-		return shmcap_say(CMD, -e, "cannot run %s: %s", rec->o.command[0], strerror(e));
-	}
+	rec->go_fd = go[1];
+	rec->failed_fd = failed[0];
 	rec->child = pid;
 	child_pid = pid;
+	return 0;
+}
+
+/*
+ * Let CMD exec (run) or end unrun.  An exec that fails is told back through
+ * the close-on-exec pipe, so that record stops there (exit 2) rather than
+ * write an empty trace.dat.
+ */
+static int child_release(struct recorder *rec, bool run)
+{
+	struct go_word go = {.run = run, .first_id = rec->first_id};
+	int e = 0;
+	ssize_t r;
+
+	(void)!write(rec->go_fd, &go, sizeof(go));
+	close(rec->go_fd);
+	rec->go_fd = -1;
+	do
+		r = read(rec->failed_fd, &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(rec->failed_fd);
+	rec->failed_fd = -1;
+	if (!run || r == (ssize_t)sizeof(e)) {
+		waitpid(rec->child, NULL, 0);
+		rec->child_done = true;
+		child_pid = 0;
+	}
+	if (r == (ssize_t)sizeof(e))
+		return shmcap_say(CMD, -e, "cannot run %s: %s", rec->o.command[0], strerror(e));
 	return 0;
 }
 
@@ -551,6 +651,14 @@ static int take_page(void *arg)
 	return 0;
 }
 
+static void give_name(void *arg, int32_t tid, const char *name)
+{
+	struct recorder *rec = arg;
+
+	if (thread_names_give(&rec->names, tid, name) < 0)
+		rec->names_failed = true;
+}
+
 /* Every page the consuming reader can take now: how many, or -errno. */
 static long drain_ring(struct recorder *rec)
 {
@@ -561,9 +669,11 @@ static long drain_ring(struct recorder *rec)
 		int rc;
 
 		while ((rc = tb_shm_guard(rec->shm_reader, take_page, &t)) == 0 && t.n > 0) {
-			if ((rc = write_all(rec->raw[cpu], rec->page, (size_t)t.n)) < 0 || (rc = t.blobs_rc) < 0)
+			rc = packer_add(&rec->packers[cpu], rec->page, t.info.lost, &rec->names);
+			if (rc == -EINVAL)
+				return shmcap_say(CMD, rc, "CPU %u: a page taken from the ring is damaged", cpu);
+			if (rc < 0 || (rc = t.blobs_rc) < 0)
 				return shmcap_say(CMD, rc, "cannot write the pages: %s", strerror(-rc));
-			rec->pages++;
 			rec->events += t.info.events;
 			rec->lost += t.info.lost;
 			total++;
@@ -573,7 +683,22 @@ static long drain_ring(struct recorder *rec)
 		if (t.n < 0)
 			return shmcap_say(CMD, (int)t.n, "CPU %u: the ring is damaged (%s)", cpu, strerror((int)-t.n));
 	}
-	return total;
+	/* after the pages: a thread still running was named from /proc, one that ended is named here */
+	if (total)
+		tb_ring_thread_names(rec->ring, give_name, rec);
+	return rec->names_failed ? shmcap_say(CMD, -ENOMEM, "out of memory naming the threads") : total;
+}
+
+/* The pages still being filled written: every CPU's last one. */
+static int drain_end(struct recorder *rec)
+{
+	for (unsigned cpu = 0; cpu < tb_ring_ncpus(rec->ring); cpu++) {
+		int rc = packer_flush(&rec->packers[cpu]);
+		if (rc < 0)
+			return shmcap_say(CMD, rc, "cannot write the pages: %s", strerror(-rc));
+		rec->pages += rec->packers[cpu].pages;
+	}
+	return 0;
 }
 
 /* Flight recorder: what the ring holds at the end, pages copied without consuming. */
@@ -600,14 +725,39 @@ static void idle(void)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The -e items against CMD's own events, as soon as CMD (its pid: the exec
+ * keeps it) has described them, before main: an item that names none is
+ * a mistake, and CMD is stopped at once.  (When CMD is a launcher - a shell
+ * - that describes nothing, finish() checks against every process at the
+ * end instead.)  0, or -ENOENT with CMD stopped.
+ */
+static int check_events_early(struct recorder *rec)
+{
+	int rc;
+
+	if (!rec->o.events || rec->events_checked)
+		return 0;
+	rc = record_check_events(CMD, rec->desc, rec->o.events, rec->child);
+	rec->events_checked = rc <= 0;
+	if (rc < 0 && !child_ended(rec, false)) {
+		kill(rec->child, SIGTERM);
+		child_ended(rec, true);
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* Drain while CMD runs; stop when it ends or a signal stops us. */
 static int run(struct recorder *rec)
 {
 	long n = 0;
+	int rc;
 
 	while (!stop_signal && !child_ended(rec, rec->o.flight)) {
 		if (rec->o.flight)
 			continue; /* the wait returned early: a signal */
+		if ((rc = check_events_early(rec)) < 0)
+			return rc;
 		if ((n = drain_ring(rec)) < 0)
 			return (int)n;
 		if (n == 0)
@@ -616,7 +766,9 @@ static int run(struct recorder *rec)
 	/* a signal: CMD has it too; give it a moment to end, not forever */
 	for (int i = 0; i < 1000 && !child_ended(rec, false); i++)
 		idle();
-	return rec->o.flight ? window_ring(rec) : (drain_ring(rec) < 0 ? -EIO : 0);
+	if (rec->o.flight)
+		return window_ring(rec);
+	return drain_ring(rec) < 0 || drain_end(rec) < 0 ? -EIO : 0;
 }
 
 static void print_summary(const struct recorder *rec)
@@ -656,28 +808,60 @@ static int finish(struct recorder *rec)
 		return shmcap_say(CMD, found, "cannot write the descriptions: %s", strerror(-found));
 	if (found == 0)
 		shmcap_say(CMD, 0, "%s described no events (is it linked with libtracebuf?)", rec->o.command[0]);
+	if (found > 0 && rec->events == 0 && !rec->o.flight)
+		shmcap_say(CMD, 0,
+			   "%s described its events but wrote none to the session: none was enabled (see -e), "
+			   "none fired, or it wrote them with tb_write, tb_printf or tb_marker_write to a ring of "
+			   "its own (only its tracepoints are copied to the session's ring)",
+			   rec->o.command[0]);
+	/* not checked while it ran: against every process's events now; the file is still written */
+	if (found > 0 && rec->o.events && !rec->events_checked &&
+	    record_check_events(CMD, rec->desc, rec->o.events, 0) == -ENOENT)
+		rec->events_wrong = true;
 	rc = shmcap_meta(CMD, rec->cap, rec->ring);
 	if (rc < 0)
 		return shmcap_say(CMD, rc, "cannot write the stats: %s", strerror(-rc));
+	rc = thread_names_save(&rec->names, rec->cap);
+	if (rc < 0)
+		return shmcap_say(CMD, rc, "cannot write the thread names: %s", strerror(-rc));
 	rc = rec->kernel_cap[0] ? write_both(rec) : shmcap_tracedat(CMD, rec->cap, rec->o.out, rec->ring);
 	if (rc == 0)
 		fprintf(stderr, "tracebuf record: wrote %s\n", rec->o.out);
 	return rc;
 }
 
+/*
+ * What record exits with once the file is written: the program's own
+ * status, as `time` and `perf record` give it (scripts and CI keep
+ * working when wrapped), 128 + N when a signal N ended it (the shell's
+ * convention), or 128 + the signal that stopped us while it still ran.
+ * Losses are said on stderr, never folded into the status: a status of 1
+ * would be the program's or ours, and nobody could tell which.
+ */
+static int program_status(const struct recorder *rec)
+{
+	if (rec->child_done && WIFEXITED(rec->child_status))
+		return WEXITSTATUS(rec->child_status);
+	if (rec->child_done && WIFSIGNALED(rec->child_status))
+		return 128 + WTERMSIG(rec->child_status);
+	return 128 + (int)stop_signal;
+}
+
 int cmd_record(int argc, char **argv)
 {
-	struct recorder rec = {.child = -1, .blobs_fd = -1};
+	struct recorder rec = {.child = -1, .blobs_fd = -1, .go_fd = -1, .failed_fd = -1};
 	int rc = parse_options(argc, argv, &rec.o);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	install_handlers();
 	rc = session_open(&rec);
-	if (rc == 0 && kernel_wanted(&rec.o))
-		kernel_start(&rec);
 	if (rc == 0)
-		rc = child_start(&rec);
+		rc = child_fork(&rec);
+	if (rc == 0 && kernel_wanted(&rec.o) && (rc = kernel_start(&rec)) < 0)
+		child_release(&rec, false); /* CMD never ran */
+	if (rc == 0)
+		rc = child_release(&rec, true);
 	if (rc == 0)
 		rc = run(&rec);
 	if (kernel_stop(&rec) < 0 && rc == 0)
@@ -687,7 +871,7 @@ int cmd_record(int argc, char **argv)
 		print_summary(&rec);
 	}
 	session_close(&rec);
-	if (rc < 0)
+	if (rc < 0 || rec.events_wrong)
 		return 2;
-	return rec.lost ? 1 : 0;
+	return program_status(&rec);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "event_select.h"
+#include "suggest.h"
 #include "lib_internal.h"
 
 /* The subdirectories of dir (each a system, or an event of one), sorted. */
@@ -125,6 +126,27 @@ static int enable_matching(const char *events, char **systems, int nsys, const c
 	return total;
 }
 
+/* "; the closest: ..." - the kernel's event names nearest to item, which matched none. */
+static const char *closest_events(const char *events, char **systems, int nsys, const char *item, char *buf,
+				  size_t size)
+{
+	struct suggest s;
+
+	suggest_init(&s, item);
+	for (int i = 0; i < nsys; i++) {
+		char *dir = path_of(events, systems[i]), **evs = NULL;
+		int n = dir ? list_dirs(dir, &evs) : -ENOMEM;
+
+		free(dir);
+		suggest_offer(&s, systems[i]);
+		for (int k = 0; k < n; k++)
+			suggest_offer2(&s, systems[i], evs[k]);
+		if (n > 0)
+			free_list(evs, n);
+	}
+	return suggest_text(&s, buf, size);
+}
+
 static int enable_item(const char *events, char **systems, int nsys, char *item, char *err, size_t err_size)
 {
 	char *colon = strchr(item, ':');
@@ -145,7 +167,10 @@ static int enable_item(const char *events, char **systems, int nsys, char *item,
 			rc = enable_matching(events, systems, nsys, "*", item, err, err_size);
 	}
 	if (rc == 0) {
-		snprintf(err, err_size, "'%s' matches no event of this kernel (see %s)", item, events);
+		char near[1024];
+		/* never the instance's path: the instance is gone by the time this is read */
+		snprintf(err, err_size, "'%s' matches no event of this kernel%s", item,
+			 closest_events(events, systems, nsys, item, near, sizeof(near)));
 		return -ENOENT;
 	}
 	return rc;

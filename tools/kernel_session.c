@@ -140,6 +140,17 @@ static int set_offcpu(struct kernel_session *ks)
 	return rc;
 }
 
+/* Only the program and its children (kernel_session.h, FOLLOWING). */
+static int set_follow(struct kernel_session *ks)
+{
+	char pid[16];
+	int rc;
+
+	snprintf(pid, sizeof(pid), "%d", ks->o.follow_pid);
+	rc = set(ks, "set_event_pid", pid);
+	return rc < 0 ? rc : set(ks, "options/event-fork", "1");
+}
+
 static int count_cpus(struct kernel_session *ks)
 {
 	char *dir = path_of(ks->inst, "per_cpu");
@@ -348,6 +359,8 @@ static int set_up(struct kernel_session *ks)
 		rc = define_uprobes(ks);
 	if (rc == 0 && ks->o.offcpu)
 		rc = set_offcpu(ks);
+	if (rc == 0 && ks->o.follow_pid > 0)
+		rc = set_follow(ks);
 	if (rc == 0)
 		rc = count_cpus(ks);
 	if (rc == 0 && make_dirs(ks->o.dir) < 0)

@@ -17,6 +17,18 @@
  * then a capture, and tb_tracedat_write_capture_meta/_pages put it into a
  * trace.dat as a buffer of its own.
  *
+ * FOLLOWING.  With follow_pid the instance records only the traced program
+ * and its descendants, as trace-cmd record -F does: set_event_pid holds its
+ * pid and the event-fork option adds each child at fork (and drops it at
+ * exit).  The kernel tests the task that is running when the event fires,
+ * with two exceptions that keep off-CPU analysis whole: sched_switch is
+ * recorded when prev *or* next is followed (the program leaving the CPU and
+ * coming back: every one of its switches, whoever runs beside it), and
+ * sched_wakeup/sched_waking when the woken task is followed (whoever wakes
+ * it).  The stacktrace trigger fires only for records kept, so the
+ * kernel_stack records are the program's switches'.  Other events (irq,
+ * syscalls...) are kept while a followed task runs.
+ *
  * The instance and the probes are also removed at exit (a recording that
  * ends without kernel_session_stop), so an interrupted recording leaves
  * nothing behind.  Messages go to stderr.
@@ -38,6 +50,8 @@ struct kernel_session_opts {
 	const char *clock;	     /* trace_clock: the program ring's clock name */
 	const char *buffer_kb;	     /* buffer_size_kb per CPU; NULL: the kernel's default */
 	const char *dir;	     /* the capture directory to fill (new or empty) */
+	int follow_pid;		     /* > 0: record only this process and its children (set_event_pid,
+				      * event-fork); 0: every task */
 	const char *who;	     /* message prefix, "tracebuf record" */
 };
 

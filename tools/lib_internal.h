@@ -17,6 +17,8 @@
  *                          snapshot, recover, hist --session: the CLI keeps
  *                          the arguments and the session's lifecycle)
  *   util/elfsyms.h         ELF symbol tables, for uprobe addresses
+ *   util/grow.h            growing an array (record's thread names and
+ *                          event names: the library's one way to do it)
  */
 #ifndef TRACEBUF_TOOLS_LIB_INTERNAL_H
 #define TRACEBUF_TOOLS_LIB_INTERNAL_H
@@ -25,5 +27,6 @@
 #include "export/tracefs.h"
 #include "input/shm_session.h"
 #include "util/elfsyms.h"
+#include "util/grow.h"
 
 #endif

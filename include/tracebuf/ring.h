@@ -114,6 +114,18 @@ int tb_ring_uses_rseq(const struct tb_ring *ring);
 size_t tb_ring_blob_size(const struct tb_ring *ring);
 
 /*
+ * The names of the threads that wrote to a ring (one in shared memory,
+ * tracebuf/shm.h, is read from any process): fn(arg, tid, name) for the last thread to take each
+ * slot of the region's thread table, with the name (comm) it had when it
+ * first wrote, also after it ended, until another thread takes the slot.
+ * tid is the thread's id in its own process.  `tracebuf record` reads them
+ * after each drain for the trace's saved_cmdlines.  A thread renamed after
+ * its first write keeps its first name here.  Any ring works (a heap ring's
+ * writers take slots too).  Returns how many were handed out, or -EINVAL.
+ */
+int tb_ring_thread_names(const struct tb_ring *ring, void (*fn)(void *arg, int32_t tid, const char *name), void *arg);
+
+/*
  * Write one event of len bytes to the current CPU's buffer.
  * 0, or -E2BIG (too big), -ENOSPC (ring full, producer/consumer mode),
  * -EBUSY (fallback mode only: every buffer locked), -EAGAIN (not recording).

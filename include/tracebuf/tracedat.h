@@ -81,7 +81,12 @@ enum tb_tracedat_option_id {
 	/*
 	 * tracebuf's own: the capture's constants file (enum values, type
 	 * sizes and kernel variables its print fmts need, tracebuf/schema.h
-	 * tb_schema_load_constants).  trace-cmd skips options it does not know.
+	 * tb_schema_load_constants).  tracebuf's own options (this and the
+	 * two below) are written inside PROCMAPS options, whose payload
+	 * libtracecmd skips silently when it does not end with a NUL: an id
+	 * it does not know makes it warn "unknown option N" (KernelShark
+	 * shows it).  The reader unwraps them, and still reads files that
+	 * carry these ids directly (src/tracedat/tdat_internal.h).
 	 */
 	TB_TDAT_OPT_TB_CONSTANTS = 0x7462,
 	/*

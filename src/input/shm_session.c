@@ -201,6 +201,53 @@ static int own_headers(const char *cap, const struct tb_ring *ring)
 	return rc ? rc : write_file(path, clock, strlen(clock));
 }
 
+/* The saved_cmdlines lines a writer's name is added to: those of the processes' own lists. */
+struct writer_names {
+	FILE *acc;	  /* the saved_cmdlines being joined */
+	const char *listed; /* its text so far: "TID COMM" lines */
+};
+
+static bool tid_listed(const char *text, int32_t tid)
+{
+	char key[24];
+	int n = snprintf(key, sizeof(key), "%d ", (int)tid);
+
+	for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (!strncmp(line, key, (size_t)n))
+			return true;
+	return false;
+}
+
+static void add_writer(void *arg, int32_t tid, const char *name)
+{
+	struct writer_names *w = arg;
+
+	if (tid > 0 && *name && !tid_listed(w->listed, tid))
+		fprintf(w->acc, "%d %s\n", (int)tid, name);
+}
+
+/*
+ * The ring's writers' names (its thread table keeps each slot's last two,
+ * tb_ring_thread_names) added to the joined saved_cmdlines where the
+ * processes' own lists - their live threads when they last described
+ * themselves - lack them: threads that ended before are named too.
+ */
+static int name_writers(FILE *acc, char **text, const struct tb_ring *ring)
+{
+	struct writer_names w = {acc, NULL};
+	char *copy;
+
+	if (fflush(acc) != 0)
+		return -errno;
+	/* A copy: the stream's buffer moves as the names are added. */
+	if (!(copy = strdup(*text ? *text : "")))
+		return -ENOMEM;
+	w.listed = copy;
+	tb_ring_thread_names(ring, add_writer, &w);
+	free(copy);
+	return 0;
+}
+
 int shm_session_merge_desc(const char *desc_dir, const char *cap, const struct tb_ring *ring, tb_diag_fn *diag,
 			   void *diag_ctx)
 {
@@ -233,6 +280,8 @@ int shm_session_merge_desc(const char *desc_dir, const char *cap, const struct t
 		free(procs[i]);
 	}
 	free(procs);
+	if (rc == 0)
+		rc = name_writers(acc[2], &text[2], ring);
 	for (int i = 0; i < 3; i++) {
 		if (acc[i])
 			fclose(acc[i]);

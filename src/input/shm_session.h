@@ -40,9 +40,11 @@ void shm_session_desc_dir(const char *region, char *out, size_t size);
  * (created): header texts and trace_clock of ring, every format file (one
  * that two processes wrote differently is said as a warning through diag,
  * naming desc_dir, and the first kept), printk_formats, kallsyms and
- * saved_cmdlines joined.  Returns how many process descriptions were
- * found; a session without any still gets header texts (events then print
- * without names).  A negative errno on a write error.
+ * saved_cmdlines joined, and the names of the ring's writer threads that
+ * the lists lack (tb_ring_thread_names: threads that ended before the last
+ * description).  Returns how many process descriptions were found; a
+ * session without any still gets header texts (events then print without
+ * names).  A negative errno on a write error.
  */
 int shm_session_merge_desc(const char *desc_dir, const char *cap, const struct tb_ring *ring, tb_diag_fn *diag,
 			   void *diag_ctx);

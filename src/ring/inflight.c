@@ -76,6 +76,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -225,6 +227,36 @@ static int locks_trusted(const struct tb_ring *ring)
 				     id[1] == ring->lock_file[1]);
 }
 
+/* Store one name entry (ring_layout.h: tid 0, the name, then the tid with release). */
+static void store_name(struct tb_slot_name *e, uint32_t tid, uint64_t w0, uint64_t w1)
+{
+	atomic_store_explicit(&e->tid, 0, memory_order_relaxed);
+	/* release: a reader that loads this word (acquire) sees the 0 above on its second load of the tid */
+	atomic_store_explicit(&e->name[0], w0, memory_order_release);
+	atomic_store_explicit(&e->name[1], w1, memory_order_release);
+	/* release: the name is stored before the tid it belongs to (pairs with the reader's first acquire load) */
+	atomic_store_explicit(&e->tid, tid, memory_order_release);
+}
+
+/*
+ * Name slot s after its new owner, this thread (tid), the last owner's
+ * name moved to the slot's second entry.  Async-signal-safe (a claim may
+ * run in a handler): one prctl and atomic stores.
+ */
+static void name_slot(struct tb_thread_slot *s, uint32_t tid)
+{
+	uint64_t words[2] = {0, 0};
+	char comm[17] = "";
+
+	/* only a claimer that won the owner word stores here: the entries' only writer */
+	store_name(&s->named[1], atomic_load_explicit(&s->named[0].tid, memory_order_relaxed),
+		   atomic_load_explicit(&s->named[0].name[0], memory_order_relaxed),
+		   atomic_load_explicit(&s->named[0].name[1], memory_order_relaxed));
+	prctl(PR_GET_NAME, comm);
+	memcpy(words, comm, 16);
+	store_name(&s->named[0], tid, words[0], words[1]);
+}
+
 /*
  * A slot for this thread in ring's table, its owner word now *me: one it
  * holds already through this handle, a free one, or one whose owner is
@@ -260,11 +292,53 @@ static int claim_slot(struct tb_ring *ring, uint64_t *mep)
 			 * claimed it in between, for this handle.
 			 */
 			if (atomic_compare_exchange_strong_explicit(&t->slot[i].owner, &o, me, memory_order_acq_rel,
-								    memory_order_relaxed) ||
-			    o == me)
+								    memory_order_relaxed)) {
+				name_slot(&t->slot[i], (uint32_t)me);
 				return i;
+			}
+			if (o == me)
+				return i; /* named by the handler's claim */
 		}
 	return -1;
+}
+
+/* One name entry read: 1 with name filled when it holds a name read whole, else 0. */
+static int load_name(struct tb_slot_name *e, uint32_t *tid, char name[17])
+{
+	uint64_t words[2];
+
+	/* acquire: pairs with store_name's release store of the tid: the name before it is visible */
+	*tid = atomic_load_explicit(&e->tid, memory_order_acquire);
+	if (!*tid)
+		return 0;
+	/* acquire: pairs with store_name's release stores of the words (a newer name's word seen here brings its tid 0) */
+	words[0] = atomic_load_explicit(&e->name[0], memory_order_acquire);
+	words[1] = atomic_load_explicit(&e->name[1], memory_order_acquire);
+	if (atomic_load_explicit(&e->tid, memory_order_relaxed) != *tid)
+		return 0; /* renamed while read: the next call sees the new one */
+	memcpy(name, words, 16);
+	name[16] = '\0';
+	return name[0] != '\0';
+}
+
+int tb_ring_thread_names(const struct tb_ring *ring, void (*fn)(void *arg, int32_t tid, const char *name), void *arg)
+{
+	struct tb_thread_table *t;
+	int n = 0;
+
+	if (!ring || !fn)
+		return -EINVAL;
+	t = region_threads(ring->r);
+	for (int i = 0; i < TB_THREAD_SLOTS; i++)
+		for (int k = 0; k < 2; k++) {
+			uint32_t tid;
+			char name[17];
+			if (load_name(&t->slot[i].named[k], &tid, name)) {
+				fn(arg, (int32_t)tid, name);
+				n++;
+			}
+		}
+	return n;
 }
 
 static struct claim *find_claim(uint64_t key)

@@ -327,6 +327,20 @@ struct tb_region {
 #define TB_THREAD_SLOTS 256
 #define TB_THREAD_SLOT_SHIFT 6 /* log2(sizeof(struct tb_thread_slot)) */
 
+/*
+ * A thread's name in the table: tid 0, the name's words (release), then
+ * tid (release); a reader loads tid (acquire), the words (acquire), tid
+ * again, and keeps the name only when both tids agree: a word of a newer
+ * name carries that name's tid 0 with it (a seqlock whose count is the
+ * tid, without fences, which TSan cannot check: the same tid twice is the
+ * same thread, named by itself).  A region made before these words has zeros there: no
+ * names.
+ */
+struct tb_slot_name {
+	_Atomic uint32_t tid;
+	_Atomic uint64_t name[2]; /* 16 bytes of comm, NUL-padded */
+};
+
 struct tb_thread_slot {
 	/*
 	 * The thread that holds the slot, 0: free.  Not a pid: pids mean
@@ -337,6 +351,17 @@ struct tb_thread_slot {
 	 */
 	_Alignas(TB_CACHELINE) _Atomic uint64_t owner;
 	uint64_t begun; /* writes begun less writes refused, by its owners; only the owner writes it */
+	/*
+	 * The names of the slot's last two claimers, [0] the newest: each
+	 * thread's id in its process and its name at the claim (PR_GET_NAME),
+	 * kept after the slot is given back, so that a recording names the
+	 * threads that wrote and ended between two of its drains, also when
+	 * the next thread of the handle took the slot (the slot stays with its
+	 * handle's threads: they reuse it) - up to two claims of one slot
+	 * between reads (tb_ring_thread_names).  Stored only by a claimer that
+	 * won the owner word (so holding the slot's lock).
+	 */
+	struct tb_slot_name named[2];
 };
 
 #define TB_OWNER_LOCKED (1ull << 63)

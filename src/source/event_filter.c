@@ -38,7 +38,8 @@
 /* A filter at the source: its compact form (what descriptors point to) and its program. */
 struct source_filter {
 	struct tb_event_filter fast; /* first: descriptors hold &fast */
-	struct tb_filter *program;   /* the reference form, run when the compact one cannot be */
+	struct tb_filter *program;   /* the reference form, run when the compact one cannot be; NULL: none */
+	struct tb_ring *mirror;      /* a session's ring: a record kept is written there too (NULL: none) */
 	struct source_filter *next;  /* every filter ever made: kept reachable */
 };
 
@@ -155,15 +156,40 @@ int source_filter_new(const struct tb_event_desc *d, const char *expr, struct tb
 	return 0;
 }
 
+int source_filter_mirror(const struct tb_event_filter *base, struct tb_ring *mirror, struct tb_event_filter **out)
+{
+	const struct source_filter *b = (const struct source_filter *)(const void *)base; /* fast is first */
+	struct source_filter *sf = calloc(1, sizeof(*sf));
+
+	if (!sf)
+		return -ENOMEM;
+	/* no compact form (ntests 0): every record reaches tb_event_filter_keep, which copies it */
+	sf->program = b ? b->program : NULL;
+	sf->mirror = mirror;
+	sf->next = all_filters;
+	all_filters = sf;
+	*out = &sf->fast;
+	return 0;
+}
+
 bool tb_event_filter_keep(struct tb_ring *ring, const struct tb_event_filter *f, const void *rec,
 			  uint32_t len)
 {
 	const struct source_filter *sf = (const struct source_filter *)(const void *)f; /* fast is first */
 
-	if (run_program(sf->program, rec, len))
-		return true;
-	tb__ring_filtered(ring, len);
-	return false;
+	if (sf->program && !run_program(sf->program, rec, len)) {
+		tb__ring_filtered(ring, len);
+		return false;
+	}
+	/*
+	 * The copy first: both rings then hold the record, each with its own
+	 * commit time.  Not when the emitter's ring is the session's already:
+	 * an emitter that loaded its ring before an attach and this filter
+	 * after it would otherwise put the record there twice.
+	 */
+	if (sf->mirror && sf->mirror != ring)
+		tb_write(sf->mirror, rec, len);
+	return true;
 }
 
 void tb_event_filter_drop(struct tb_ring *ring, uint32_t len)

@@ -42,6 +42,8 @@ struct entry {
 	struct tb_event_desc **descs; /* live descriptors of this event */
 	size_t ndescs, cap;
 	struct tb_event_filter *filter; /* tb_events_set_filter; NULL: none */
+	/* filter, copying to the session's ring (publish_desc): made for mirror_of, NULL: none yet */
+	struct tb_event_filter *mirror, *mirror_of;
 };
 
 struct site_entry {
@@ -72,6 +74,7 @@ static struct registry {
 	struct object *objects;
 	size_t nobjects, objects_cap;
 	struct tb_ring *ring;
+	struct tb_ring *session; /* a `tracebuf record` session's ring (session.c), NULL: none */
 	struct rule *rules; /* TRACEBUF_EVENTS */
 	size_t nrules, rules_cap;
 	bool startup_done;
@@ -148,6 +151,37 @@ static void sync_sites(void)
 			publish_ring(&reg.sites[i].site->ring, ring);
 }
 
+static bool pattern_matches(const char *p, size_t n, const struct entry *e);
+
+/* Whether the session's TRACEBUF_EVENTS rules ask for e. */
+static bool session_wants(const struct entry *e)
+{
+	for (size_t i = 0; i < reg.nrules; i++)
+		if (pattern_matches(reg.rules[i].pattern, strlen(reg.rules[i].pattern), e))
+			return true;
+	return false;
+}
+
+/*
+ * The filter e's descriptors run: e's own, or - in a session whose program
+ * attached a ring of its own - one that also copies each record kept to the
+ * session's ring (docs/design.md, "a program's own ring in a session").
+ * Out of memory for it, the event writes to the program's ring alone.
+ */
+static struct tb_event_filter *filter_for(struct entry *e)
+{
+	if (!reg.session || !reg.ring || reg.ring == reg.session || !e->enabled || !session_wants(e))
+		return e->filter;
+	if (!e->mirror || e->mirror_of != e->filter) {
+		struct tb_event_filter *m;
+		if (source_filter_mirror(e->filter, reg.session, &m) < 0)
+			return e->filter;
+		e->mirror = m; /* a replaced one stays allocated: an emitter may be inside it */
+		e->mirror_of = e->filter;
+	}
+	return e->mirror;
+}
+
 /*
  * A descriptor of e gets e's filter, then its ring: an emitter that sees
  * the ring (acquire) sees the filter stored before it, so an event enabled
@@ -156,7 +190,7 @@ static void sync_sites(void)
 static void publish_desc(struct tb_event_desc *d, struct entry *e)
 {
 	/* release: pairs with tb__event_filtered's acquire; the filter was built before */
-	__atomic_store_n(&d->filter, e->filter, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->filter, filter_for(e), __ATOMIC_RELEASE);
 	publish_ring(&d->ring, ring_for(e));
 }
 
@@ -337,10 +371,19 @@ int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_e
 void tb_events_attach(struct tb_ring *ring)
 {
 	pthread_mutex_lock(&reg.lock);
-	reg.ring = ring;
+	/* in a session, detaching gives the events back to the session's ring */
+	reg.ring = ring ? ring : reg.session;
 	for (size_t i = 0; i < reg.nevents; i++)
 		sync_entry(reg.events[i]);
 	pthread_mutex_unlock(&reg.lock);
+}
+
+void tb__events_session(struct tb_ring *ring)
+{
+	pthread_mutex_lock(&reg.lock);
+	reg.session = ring;
+	pthread_mutex_unlock(&reg.lock);
+	tb_events_attach(ring);
 }
 
 struct tb_ring *tb_events_ring(void)

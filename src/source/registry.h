@@ -77,6 +77,16 @@ struct tb_filter_error;
 int source_filter_new(const struct tb_event_desc *d, const char *expr, struct tb_filter_error *err,
 		      struct tb_event_filter **out);
 
+/*
+ * A filter that also writes every record it keeps to mirror (the session's
+ * ring, while the program's own ring is attached): base's test (NULL: none),
+ * run out of line.  Never freed.  0 with *out set, or -ENOMEM.
+ */
+int source_filter_mirror(const struct tb_event_filter *base, struct tb_ring *mirror, struct tb_event_filter **out);
+
+/* session.c: events go to the session's ring, and stay copied there whatever ring the program attaches. */
+__attribute__((visibility("hidden"))) void tb__events_session(struct tb_ring *ring);
+
 /* ------------------------------------------------------------ marker.c */
 
 /* The built-in events: ftrace print, bprint and raw_data. */

@@ -44,7 +44,7 @@ void tb__session_start(void)
 			*tb_shm_error() ? tb_shm_error() : strerror(-rc));
 		return;
 	}
-	tb_events_attach(tb_shm_ring(session));
+	tb__events_session(tb_shm_ring(session));
 }
 
 void tb__session_formats(void)

@@ -30,6 +30,25 @@
 #define TDAT_MAX_CHUNK	  (64u << 20) /* one compressed chunk, decompressed */
 #define TDAT_MAX_NAME	  256	      /* system, instance, clock names */
 
+/*
+ * tracebuf's own options (TB_TDAT_OPT_TB_CONSTANTS, _TB_BLOBS, _TB_PAD) are
+ * written inside options of a known id, PROCMAPS: libtracecmd warns
+ * "unknown option N" for any id it does not know (KernelShark shows it;
+ * trace-cmd report only hides it by its log level), but it loads a
+ * PROCMAPS payload only when it ends with a NUL and its first line parses
+ * as "PID COUNT NAME", and skips any other silently (trace-input.c,
+ * handle_options and trace_pid_map_load, trace-cmd 2.9 to 3.4).  So:
+ *   own option: "tracebuf" (8 bytes), the own id (u16), its payload, '\n'
+ *               (the last byte is never NUL: libtracecmd skips it)
+ *   padding:    zeros only (NUL-terminated but no line: its load fails
+ *               silently)
+ * tdat_read_options unwraps both, so everything above it sees the own ids.
+ * Files that carry the own ids directly (written before) read as before.
+ */
+#define TDAT_OWN_MAGIC "tracebuf"
+#define TDAT_OWN_HEAD  10 /* the magic and the own id */
+#define TDAT_OWN_TAIL  1  /* the closing '\n' */
+
 struct tdat_buffer {
 	struct tb_tracedat_buffer pub;
 	char *name;

@@ -317,6 +317,27 @@ static int apply_option(struct tb_tracedat *td, uint16_t id, const uint8_t *d, u
  * 0; v7 with id 0 whose 8-byte payload is the next options section's offset
  * (*next; 0 for none).
  */
+/*
+ * One of tracebuf's own options in its PROCMAPS wrapping, or padding
+ * (tdat_internal.h): *id, *d, *size and *where made the own option's.  A
+ * real PROCMAPS option is left as it is.
+ */
+static void unwrap_own_option(uint16_t *id, const uint8_t **d, uint32_t *size, uint64_t *where)
+{
+	if (*id != TB_TDAT_OPT_PROCMAPS || *size == 0)
+		return;
+	if ((*d)[0] == '\0') {
+		*id = TB_TDAT_OPT_TB_PAD;
+		return;
+	}
+	if (*size < TDAT_OWN_HEAD + TDAT_OWN_TAIL || memcmp(*d, TDAT_OWN_MAGIC, 8) != 0)
+		return;
+	*id = tdat_le16(*d + 8);
+	*d += TDAT_OWN_HEAD;
+	*size -= TDAT_OWN_HEAD + TDAT_OWN_TAIL;
+	*where += TDAT_OWN_HEAD;
+}
+
 int tdat_read_options(struct tb_tracedat *td, struct rd *r, struct sections *sec, uint64_t *next,
 			uint64_t *next_from)
 {
@@ -354,7 +375,9 @@ int tdat_read_options(struct tb_tracedat *td, struct rd *r, struct sections *sec
 				free(data);
 				return rc;
 			}
-			rc = apply_option(td, id, data, size, where, sec);
+			const uint8_t *payload = data;
+			unwrap_own_option(&id, &payload, &size, &where);
+			rc = apply_option(td, id, payload, size, where, sec);
 		}
 		free(data);
 		if (rc < 0)

@@ -264,6 +264,32 @@ static void sb_cstr(struct tb_strbuf *b, const char *s)
 	sb_put(b, s, strlen(s) + 1);
 }
 
+/* The head of one of tracebuf's own options of len payload bytes, in its PROCMAPS wrapping (tdat_internal.h). */
+static void sb_own_option(struct tb_strbuf *b, uint16_t own_id, size_t len)
+{
+	sb_u16(b, TB_TDAT_OPT_PROCMAPS);
+	sb_u32(b, (uint32_t)(TDAT_OWN_HEAD + len + TDAT_OWN_TAIL));
+	sb_put(b, TDAT_OWN_MAGIC, 8);
+	sb_u16(b, own_id);
+}
+
+/* Its end: a last byte that is not NUL, so libtracecmd leaves the option alone. */
+static void sb_own_option_end(struct tb_strbuf *b)
+{
+	sb_putc(b, '\n');
+}
+
+/* Padding of len bytes in all: a PROCMAPS option of zeros (tdat_internal.h); len >= 6. */
+static void sb_padding(struct tb_strbuf *b, size_t len)
+{
+	size_t end = b->len + len;
+
+	sb_u16(b, TB_TDAT_OPT_PROCMAPS);
+	sb_u32(b, (uint32_t)(len - 6));
+	while (b->len < end)
+		sb_putc(b, '\0');
+}
+
 /* ---------------------------------------------------------------- open */
 
 static char *dup_or_null(const char *s, int *rc)
@@ -734,19 +760,19 @@ static void body_common_options(struct tb_tracedat_writer *w, struct tb_strbuf *
 	sb_u32(b, 4);
 	sb_u32(b, (uint32_t)w->cpus);
 	if (w->constants.text) {
-		sb_u16(b, TB_TDAT_OPT_TB_CONSTANTS);
-		sb_u32(b, (uint32_t)w->constants.len);
+		sb_own_option(b, TB_TDAT_OPT_TB_CONSTANTS, w->constants.len);
 		sb_put(b, w->constants.text, w->constants.len);
+		sb_own_option_end(b);
 	}
 	for (int i = 0; i < w->nstores; i++) {
 		const char *name = w->stores[i].buffer;
-		sb_u16(b, TB_TDAT_OPT_TB_BLOBS);
-		sb_u32(b, (uint32_t)(16 + (name ? strlen(name) + 1 : 0)));
+		sb_own_option(b, TB_TDAT_OPT_TB_BLOBS, 16 + (name ? strlen(name) + 1 : 0));
 		w->stores[i].in_body = b->len;
 		sb_u64(b, 0); /* offset and length, patched at close */
 		sb_u64(b, 0);
 		if (name)
 			sb_cstr(b, name);
+		sb_own_option_end(b);
 	}
 }
 
@@ -1095,10 +1121,7 @@ static int reserve_buffer_option(struct tb_tracedat_writer *w, struct w_buffer *
 	uint64_t body_at;
 	int rc;
 
-	sb_u16(&sb, TB_TDAT_OPT_TB_PAD);
-	sb_u32(&sb, (uint32_t)room);
-	for (size_t i = 0; i < room; i++)
-		sb_putc(&sb, '\0');
+	sb_padding(&sb, 6 + room);
 	rc = put_options_section(w, &sb, &body_at);
 	sb_free(&sb);
 	b->option_at = body_at;
@@ -1122,12 +1145,8 @@ static int fill_buffer_option(struct tb_tracedat_writer *w, struct w_buffer *b)
 	b->option_late = b->ncpus > b->option_cpus;
 	if (!b->option_late)
 		buffer_option(w, &sb, b);
-	if (sb.len < room) { /* 20 bytes at least: room for 6 of header */
-		sb_u16(&sb, TB_TDAT_OPT_TB_PAD);
-		sb_u32(&sb, (uint32_t)(room - sb.len - 4));
-		while (sb.len < room)
-			sb_putc(&sb, '\0');
-	}
+	if (sb.len < room) /* 20 bytes at least: room for 6 of header */
+		sb_padding(&sb, room - sb.len);
 	if (sb.oom || sb.len != room)
 		rc = fail(w, -ENOMEM, "out of memory");
 	else
