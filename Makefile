@@ -431,7 +431,7 @@ check-symbols: $(B)/libtracebuf.so
 		echo "check-symbols: the symbols above leak from libtracebuf.so"; exit 1; fi
 	$(Q)if ldd $< | grep '=>' | grep -v -E 'libc[.]so|ld-linux'; then \
 		echo "check-symbols: libtracebuf.so must depend on libc alone"; exit 1; fi
-	$(Q)for f in tb_write tb_reserve tb_commit tb_ring_create tb_consume tb_read_page tb_iter_next tb_page_next \
+	$(Q)for f in tb_write tb_reserve tb_commit tb_ring_new tb_consume tb_read_page tb_iter_next tb_page_next \
 		tb_blob_write tb_blob_reserve tb_blob_commit tb_blob_resolve; do \
 		nm -D --defined-only $< | grep -q " T $$f@@" || { echo "check-symbols: $$f is not exported"; exit 1; }; done
 	@echo "check-symbols: the tb_ API is exported and nothing else; libc is the only dependency"

@@ -106,7 +106,7 @@ static double measure(void (*fn)(long))
 static double measure_consume(void)
 {
 	uint64_t best = UINT64_MAX;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	while (tb_consume(ring, 0, &ev) == 1) /* what the write cases left, mostly overwritten */
 		;
@@ -114,7 +114,7 @@ static double measure_consume(void)
 		loop_blob_write(BATCH);
 		uint64_t t0 = __rdtsc();
 		for (int i = 0; i < BATCH; i++)
-			if (tb_consume(ring, 0, &ev) != 1 || ev.kind != TB_EVENT_BLOB)
+			if (tb_consume(ring, 0, &ev) != 1 || ev.kind != TB_READ_BLOB)
 				failures++;
 		uint64_t t = __rdtsc() - t0;
 		if (t < best)
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 	src = aligned_alloc(4096, BLOB);
 	hot = aligned_alloc(4096, BLOB);
 	slices = aligned_alloc(4096, AREA_KB * 1024);
-	if (!src || !hot || !slices || tb_ring_create(&ring, &o) < 0) {
+	if (!src || !hot || !slices || tb_ring_new(&ring, &o) < 0) {
 		fprintf(stderr, "bench_blob: cannot set up\n");
 		return 1;
 	}
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 		fclose(f);
 		printf("  wrote %s\n", path);
 	}
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	free(src);
 	free(hot);
 	free(slices);

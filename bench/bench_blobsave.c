@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 	o.blob_kb = 1024;
 	src = aligned_alloc(4096, BLOB);
 	copy = aligned_alloc(4096, BLOB);
-	if (!src || !copy || tb_ring_create(&ring, &o) < 0 || (fd = mkstemp(store)) < 0) {
+	if (!src || !copy || tb_ring_new(&ring, &o) < 0 || (fd = mkstemp(store)) < 0) {
 		fprintf(stderr, "bench_blobsave: cannot set up\n");
 		return 1;
 	}
@@ -125,6 +125,6 @@ int main(int argc, char **argv)
 		printf("  wrote %s\n", path);
 	}
 	close(fd);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return failures != 0;
 }

@@ -116,7 +116,7 @@ NOTRACE int main(int argc, char **argv)
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-	if (tb_ring_create(&ring, NULL) < 0)
+	if (tb_ring_new(&ring, NULL) < 0)
 		return 1;
 	f = tsc_per_ns();
 	rdtsc = fastest(RDTSC) / f;
@@ -160,6 +160,6 @@ NOTRACE int main(int argc, char **argv)
 			on, rdtsc, rdtsc / on, off, plain, plain / off);
 		fclose(json);
 	}
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return 0;
 }

@@ -299,7 +299,7 @@ static void load_formats(struct capture *c)
 		size_t len;
 		char *text = slurp(g.gl_pathv[i], &len);
 		struct tb_format *f = calloc(1, sizeof(*f));
-		struct tb_diag d = {0};
+		struct tb_problem d = {0};
 		const char *s = g.gl_pathv[i] + strlen(c->dir) + strlen("/formats/");
 
 		snprintf(system, sizeof(system), "%s", s);
@@ -405,7 +405,7 @@ static void close_capture(struct capture *c)
 	for (size_t i = 0; i < MAX_IDS; i++) {
 		tb_printfmt_free(c->p[i]);
 		if (c->f[i]) {
-			tb_format_release(c->f[i]);
+			tb_format_free(c->f[i]);
 			free(c->f[i]);
 		}
 	}
@@ -596,7 +596,7 @@ static void dump_format(FILE *out, const char *path)
 	size_t len;
 	char *text = slurp(path, &len);
 	struct tb_format f;
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	struct tb_printfmt *p;
 	struct tb_strbuf sb = {0};
 	int rc;
@@ -623,7 +623,7 @@ static void dump_format(FILE *out, const char *path)
 		tb_printfmt_free(p);
 	}
 	sb_free(&sb);
-	tb_format_release(&f);
+	tb_format_free(&f);
 	free(text);
 }
 

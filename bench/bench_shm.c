@@ -74,7 +74,7 @@ static struct tb_shm *make_shm(size_t kb)
 
 	tb_ring_opts_default(&ro);
 	ro.size_kb = kb;
-	if (tb_shm_create(&so, &s) < 0) {
+	if (tb_shm_open(&so, &s) < 0) {
 		fprintf(stderr, "bench_shm: %s\n", tb_shm_error());
 		exit(1);
 	}
@@ -88,7 +88,7 @@ static void bench_write(double tpn, double *heap_ns, double *shm_ns)
 	struct tb_shm *s = make_shm(1408);
 	uint64_t best_heap = UINT64_MAX, best_shm = UINT64_MAX;
 
-	tb_ring_create(&heap, NULL);
+	tb_ring_new(&heap, NULL);
 	pin(0);
 	for (int b = 0; b < BATCHES; b++) {
 		uint64_t h = batch(heap), m = batch(tb_shm_ring(s));
@@ -97,7 +97,7 @@ static void bench_write(double tpn, double *heap_ns, double *shm_ns)
 	}
 	*heap_ns = (double)best_heap / BATCH / tpn;
 	*shm_ns = (double)best_shm / BATCH / tpn;
-	tb_ring_destroy(heap);
+	tb_ring_free(heap);
 	tb_shm_close(s);
 }
 
@@ -158,7 +158,7 @@ static void bench_record(double tpn, struct drained *d)
 		long got = 0;
 		running = waitpid(pid, &status, WNOHANG) == 0;
 		for (unsigned cpu = 0; cpu < tb_ring_ncpus(tb_shm_ring(r)); cpu++) {
-			struct tb_page_info info;
+			struct tb_read_info info;
 			long k;
 			while ((k = tb_read_page_info(tb_shm_ring(r), cpu, page, sizeof(page), &info)) > 0) {
 				if (write(fd, page, (size_t)k) != k)
@@ -179,7 +179,7 @@ static void bench_record(double tpn, struct drained *d)
 	munmap(elapsed, 4096);
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(tb_shm_ring(r)); cpu++) {
 		struct tb_cpu_stats st;
-		tb_ring_stats(tb_shm_ring(r), cpu, &st);
+		tb_stats_read(tb_shm_ring(r), cpu, &st);
 		d->lost += st.dropped; /* refusals, if the ring was ever full (overwrite mode: none) */
 	}
 	if (d->events + d->lost != n)

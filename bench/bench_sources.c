@@ -352,7 +352,7 @@ int main(int argc, char **argv)
 	only = argc > 1 ? argv[1] : NULL;
 	tb_ring_opts_default(&o);
 	o.size_kb = 4096;
-	if (tb_ring_create(&ring, &o) < 0) {
+	if (tb_ring_new(&ring, &o) < 0) {
 		fprintf(stderr, "bench_sources: cannot create the ring\n");
 		return 1;
 	}
@@ -402,6 +402,6 @@ int main(int argc, char **argv)
 		fclose(json);
 	}
 	tb_events_attach(NULL);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return 0;
 }

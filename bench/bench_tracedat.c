@@ -243,7 +243,7 @@ static void bench_read(const char *what, int version, const char *compression, i
 	write_api(version, compression);
 	for (int r = 0; r < runs; r++) {
 		struct tb_capture *c;
-		struct tb_raw_page p;
+		struct tb_capture_page p;
 		struct clocks t0 = now();
 		bytes = 0;
 		if (tb_capture_open(d.out, NULL, &c) < 0)

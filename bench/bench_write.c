@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 
 	tb_ring_opts_default(&o);
 	o.size_kb = 4096;
-	if (tb_ring_create(&ring, &o) < 0) {
+	if (tb_ring_new(&ring, &o) < 0) {
 		fprintf(stderr, "bench_write: cannot create the ring\n");
 		return 1;
 	}
@@ -285,6 +285,6 @@ int main(int argc, char **argv)
 	const double figures[] = {rdtsc, w1, wi, w2, r1, marker, 0, 0};
 	write_json(argc > 0 ? argv[0] : "bench_write", figures, 0);
 #endif
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return 0;
 }

@@ -196,7 +196,7 @@ static void fill_blob(char *blob)
 /* ------------------------------------------------------------ reading */
 
 struct blob_check {
-	int found;       /* 1: TB_EVENT_BLOB of our length seen, 2: it was overwritten */
+	int found;       /* 1: TB_READ_BLOB of our length seen, 2: it was overwritten */
 	int intact;
 	unsigned cpu;
 	uint64_t iter_events, iter_lost;
@@ -206,20 +206,20 @@ struct blob_check {
 static void check_blob(const char *expected, const char *out_path, struct blob_check *bc)
 {
 	struct tb_iter *it;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	memset(bc, 0, sizeof(*bc));
-	if (tb_iter_open(ring, &it) < 0)
+	if (tb_iter_new(ring, &it) < 0)
 		return;
 	while (tb_iter_next(it, &ev) == 1) {
-		if (ev.kind == TB_EVENT_LOST) {
+		if (ev.kind == TB_READ_LOST) {
 			bc->iter_lost += ev.lost;
 			continue;
 		}
 		bc->iter_events++;
-		if (ev.kind == TB_EVENT_BLOB_LOST && ev.len == BLOB_BYTES)
+		if (ev.kind == TB_READ_BLOB_LOST && ev.len == BLOB_BYTES)
 			bc->found = 2;
-		if (ev.kind != TB_EVENT_BLOB || ev.len != BLOB_BYTES)
+		if (ev.kind != TB_READ_BLOB || ev.len != BLOB_BYTES)
 			continue;
 		bc->found = 1;
 		bc->cpu = ev.cpu;
@@ -230,7 +230,7 @@ static void check_blob(const char *expected, const char *out_path, struct blob_c
 			fclose(f);
 		}
 	}
-	tb_iter_close(it);
+	tb_iter_free(it);
 }
 
 static void print_stats(const struct tb_cpu_stats *st, unsigned ncpus, struct tb_cpu_stats *sum)
@@ -255,7 +255,7 @@ static int save_capture(const char *dir, struct tb_pmu *pmu)
 		{&tb_pmu_lost_event, TB_PMU_LOST_ID},
 		{&blob_ref_event, BLOB_REF_ID},
 	};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc = tb_events_dump(dir, ring);
 
 	if (rc < 0) {
@@ -407,7 +407,7 @@ static int setup(struct tb_pmu **pmu, struct tb_pmu_sampler **smp)
 	o.size_kb = RING_KB;
 	o.blob_kb = BLOB_KB;
 	o.clock = TB_CLOCK_MONO; /* nanoseconds: the report prints seconds.microseconds */
-	if ((rc = tb_ring_create(&ring, &o)) < 0) {
+	if ((rc = tb_ring_new(&ring, &o)) < 0) {
 		fprintf(stderr, "demo: cannot create the ring: %s\n", strerror(-rc));
 		return rc;
 	}
@@ -434,7 +434,7 @@ static int setup(struct tb_pmu **pmu, struct tb_pmu_sampler **smp)
 		printf("   PMU counter %-17s %s\n", tb_pmu_counter_name(tb_pmu_counter_at(*pmu, i)),
 		       tb_pmu_problem(*pmu, i) ? tb_pmu_problem(*pmu, i) : "counted");
 	/* Started before the workers, so they inherit the sampling counter. */
-	if (tb_pmu_sampler_start(smp, ring, &so, why, sizeof(why)) < 0) {
+	if (tb_pmu_sampler_open(smp, ring, &so, why, sizeof(why)) < 0) {
 		printf("   PMU sampler: not started: %s\n", why);
 		*smp = NULL;
 	} else {
@@ -509,7 +509,7 @@ static void run_newest_end(struct demo *d, const char *blob)
 	pin(0);
 	crunch(8);
 	if (d->smp)
-		tb_pmu_sampler_stop(d->smp, &d->sampled);
+		tb_pmu_sampler_close(d->smp, &d->sampled);
 	demo_raise_in_lookup();
 	handle_request(FINAL_ID);
 	d->blob_rc = send_blob(ring, blob, BLOB_BYTES);
@@ -530,7 +530,7 @@ static int read_ring(struct demo *d, const char *blob)
 	d->ncpus = tb_ring_ncpus(ring);
 	d->stats = calloc(d->ncpus, sizeof(*d->stats));
 	for (unsigned cpu = 0; d->stats && cpu < d->ncpus; cpu++)
-		tb_ring_stats(ring, cpu, &d->stats[cpu]);
+		tb_stats_read(ring, cpu, &d->stats[cpu]);
 	rc = d->stats ? save_capture(d->dir, d->pmu) : -ENOMEM;
 	release_workers();
 	for (int i = 0; i < WORKERS; i++)
@@ -633,7 +633,7 @@ int main(int argc, char **argv)
 
 	tb_events_attach(NULL);
 	tb_pmu_close(d.pmu);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	free(d.stats);
 	return rc == 0 && d.blob.found == 1 && d.blob.intact ? 0 : 1;
 }

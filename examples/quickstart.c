@@ -40,10 +40,10 @@ int main(void)
 {
 	pthread_t t[2];
 	int ids[2] = {1, 2};
-	struct tb_event ev;
+	struct tb_read_event ev;
 	unsigned long events = 0, lost = 0;
 
-	if (tb_ring_create(&ring, NULL) < 0) /* defaults: 1408 KiB per CPU, overwrite */
+	if (tb_ring_new(&ring, NULL) < 0) /* defaults: 1408 KiB per CPU, overwrite */
 		return 1;
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, worker, &ids[i]);
@@ -51,7 +51,7 @@ int main(void)
 		pthread_join(t[i], NULL);
 
 	while (tb_consume_merged(ring, &ev) == 1) {
-		if (ev.kind == TB_EVENT_LOST) {
+		if (ev.kind == TB_READ_LOST) {
 			printf("CPU:%u [LOST %llu EVENTS]\n", ev.cpu, (unsigned long long)ev.lost);
 			lost += ev.lost;
 			continue;
@@ -64,10 +64,10 @@ int main(void)
 	printf("%lu events read, %lu lost\n", events, lost);
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(ring); cpu++) {
 		struct tb_cpu_stats st;
-		tb_ring_stats(ring, cpu, &st);
+		tb_stats_read(ring, cpu, &st);
 		printf("cpu%u: written %llu, read %llu\n", cpu, (unsigned long long)st.written,
 		       (unsigned long long)st.read);
 	}
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return events + lost == 2002 ? 0 : 1;
 }

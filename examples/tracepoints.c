@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 
 	tb_ring_opts_default(&opts);
 	opts.clock = TB_CLOCK_MONO; /* nanoseconds: the report prints seconds.microseconds */
-	if (tb_ring_create(&ring, &opts) < 0)
+	if (tb_ring_new(&ring, &opts) < 0)
 		return 1;
 	tb_events_attach(ring);
 	if (tb_events_enable("demo:*,ftrace:*", NULL, 0) < 0)
@@ -82,6 +82,6 @@ int main(int argc, char **argv)
 		printf("wrote 6 events; run with a directory to save them for tracebuf report\n");
 	}
 	tb_events_attach(NULL);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return 0;
 }

@@ -3,7 +3,7 @@
  * fuzz_analyze.c - libFuzzer target for the analyses of src/analyze: a
  * capture directory (fuzz_archive.h, every name of its table) opened with tb_capture_open() and
  * given to tb_offcpu_run() with its folded output and flame graph,
- * tb_chrome_json_write() and tb_ring_svg(), all to /dev/null.
+ * tb_chrome_json_write() and tb_ringsvg_write(), all to /dev/null.
  *
  * Checked beyond "no crash, no leak, no overread, no hang": the off-CPU
  * totals are consistent (blocked + waiting within the time off CPU, no
@@ -32,7 +32,7 @@ const char *__lsan_default_suppressions(void)
 }
 
 
-static void quiet(void *ctx, const struct tb_diag *d)
+static void quiet(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx, (void)d;
 }
@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(ct.cpu_slices + ct.calls + ct.instants <= ct.records + ct.cpu_slices);
 		}
 		if (tb_capture_rewind(c) == 0) {
-			int rc = tb_ring_svg(c, NULL, null);
+			int rc = tb_ringsvg_write(c, NULL, null);
 			CHECK(rc == 0 || rc == -ENOMEM);
 		}
 		tb_capture_close(c);

@@ -98,17 +98,17 @@ static void committed(struct run *r, uint32_t id, uint32_t len)
 	r->committed_blobs++;
 }
 
-static void account(struct run *r, const struct tb_event *ev)
+static void account(struct run *r, const struct tb_read_event *ev)
 {
-	if (ev->kind == TB_EVENT_LOST) {
+	if (ev->kind == TB_READ_LOST) {
 		r->seen_lost += ev->lost;
 		return;
 	}
 	r->seen_events++;
-	if (ev->kind == TB_EVENT_BLOB) {
+	if (ev->kind == TB_READ_BLOB) {
 		r->blobs_intact++;
 		check_blob(r, ev->data, ev->len);
-	} else if (ev->kind == TB_EVENT_BLOB_LOST) {
+	} else if (ev->kind == TB_READ_BLOB_LOST) {
 		CHECK(r->overwrite && ev->data == NULL);
 		r->blobs_lost++;
 	}
@@ -161,7 +161,7 @@ static void step(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *en
 	size_t area = tb_ring_blob_size(r->ring);
 	unsigned s = take(p, end, 1) % SLOTS;
 	uint32_t len = take(p, end, 2) * 3 % (uint32_t)(area + 8193);
-	struct tb_event ev;
+	struct tb_read_event ev;
 	int rc;
 
 	switch (op % 11) {
@@ -214,13 +214,13 @@ static void step(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *en
 		break;
 	case 8: { /* the iterator: intact blobs are committed ones */
 		struct tb_iter *it;
-		CHECK(tb_iter_open(r->ring, &it) == 0);
+		CHECK(tb_iter_new(r->ring, &it) == 0);
 		while (tb_iter_next(it, &ev) == 1)
-			if (ev.kind == TB_EVENT_BLOB)
+			if (ev.kind == TB_READ_BLOB)
 				check_blob(r, ev.data, ev.len);
-			else if (ev.kind == TB_EVENT_BLOB_LOST)
+			else if (ev.kind == TB_READ_BLOB_LOST)
 				CHECK(r->overwrite);
-		tb_iter_close(it);
+		tb_iter_free(it);
 		break;
 	}
 	case 9: { /* a forged reference: no harm, whatever it names */
@@ -245,7 +245,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static void *region;
 	struct tb_ring_opts o;
 	const uint8_t *p = data + 1, *end = data + size;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	uint64_t written = 0, read_blobs = 0, lost_blobs = 0;
 
 	if (size < 1)
@@ -261,7 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/*
 	 * The region in memory the harness keeps from run to run: the ring's
 	 * own was a fresh mapping of up to 300 KiB a run, its every page
-	 * faulted in and poisoned and unpoisoned by ASan.  tb_ring_create
+	 * faulted in and poisoned and unpoisoned by ASan.  tb_ring_new
 	 * initialises all of it, whatever the last run left.
 	 */
 	o.mem_size = tb_ring_region_size(&o);
@@ -270,7 +270,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK((region = aligned_alloc(4096, REGION_MAX)) != NULL);
 	o.mem = region;
 	r.overwrite = o.overwrite;
-	CHECK(tb_ring_create(&r.ring, &o) == 0);
+	CHECK(tb_ring_new(&r.ring, &o) == 0);
 	r.buf = malloc(tb_ring_blob_size(r.ring) + 8192);
 	r.page = malloc(tb_ring_subbuf_size(r.ring));
 	CHECK(r.buf && r.page);
@@ -285,7 +285,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(r.lost_unknown || r.seen_events + r.seen_lost == r.committed_events);
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(r.ring); cpu++) {
 		struct tb_cpu_stats st;
-		tb_ring_stats(r.ring, cpu, &st);
+		tb_stats_read(r.ring, cpu, &st);
 		written += st.blob_written;
 		read_blobs += st.blob_read;
 		lost_blobs += st.blob_lost;
@@ -294,7 +294,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(read_blobs == r.blobs_intact && lost_blobs == r.blobs_lost);
 	if (!r.overwrite)
 		CHECK(r.blobs_lost == 0 && r.seen_lost == 0);
-	tb_ring_destroy(r.ring);
+	tb_ring_free(r.ring);
 	free(r.buf);
 	free(r.page);
 	return 0;

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	struct tb_btf *b = NULL, *again = NULL;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc = tb_btf_parse(data, len, &b, &err);
 	uint64_t size;
 

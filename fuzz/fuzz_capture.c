@@ -39,7 +39,7 @@ const char *__lsan_default_suppressions(void)
 
 static char dir[64];
 
-static void check_diag(void *ctx, const struct tb_diag *d)
+static void check_diag(void *ctx, const struct tb_problem *d)
 {
 	size_t n = strlen(dir);
 	struct stat st;

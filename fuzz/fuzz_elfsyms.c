@@ -25,7 +25,7 @@
 static void check_elf(const uint8_t *data, size_t size)
 {
 	struct elf_syms s;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc = elf_syms_parse_mem(data, size, &s, &err);
 
 	if (rc < 0) {
@@ -47,7 +47,7 @@ static void check_elf(const uint8_t *data, size_t size)
 	elf_syms_free(&s);
 }
 
-static void quiet(void *ctx, const struct tb_diag *d)
+static void quiet(void *ctx, const struct tb_problem *d)
 {
 	size_t *len = ctx;
 

@@ -46,7 +46,7 @@ const char *__lsan_default_suppressions(void)
 	return "leak:libtraceevent.so\n";
 }
 
-static void quiet(void *ctx, const struct tb_diag *d)
+static void quiet(void *ctx, const struct tb_problem *d)
 {
 	size_t *len = ctx;
 
@@ -54,7 +54,7 @@ static void quiet(void *ctx, const struct tb_diag *d)
 	CHECK(memchr(d->reason, '\0', sizeof(d->reason)) && d->reason[0]);
 }
 
-static void check_refusal(int rc, const struct tb_diag *err, size_t len)
+static void check_refusal(int rc, const struct tb_problem *err, size_t len)
 {
 	CHECK(rc == -EINVAL);
 	CHECK(err->offset <= len);
@@ -64,7 +64,7 @@ static void check_refusal(int rc, const struct tb_diag *err, size_t len)
 static void check_header_page(const char *text, size_t len)
 {
 	struct tb_header_page hp;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc = tb_header_page_parse(text, len, &hp, &err);
 
 	if (rc < 0) {
@@ -78,7 +78,7 @@ static void check_header_page(const char *text, size_t len)
 
 static void check_header_event(const char *text, size_t len)
 {
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc = tb_header_event_parse(text, len, &err);
 
 	if (rc < 0)
@@ -95,10 +95,10 @@ static void check_accepted_format(const struct tb_format *f, const char *text, s
 	CHECK(f->print_fmt_offset + 10 <= len && !memcmp(text + f->print_fmt_offset, "print fmt:", 10));
 	CHECK(f->name[0] && memchr(f->name, '\0', sizeof(f->name)));
 	for (size_t i = 0; i < f->nfields; i++) {
-		const struct tb_field *a = &f->fields[i];
+		const struct tb_schema_field *a = &f->fields[i];
 		CHECK(a->name[0] && memchr(a->name, '\0', sizeof(a->name)));
 		CHECK((uint64_t)a->offset + a->size <= TB_PAGE_MAX_SIZE);
-		CHECK(a->kind == TB_FIELD_STATIC || a->size == 4 || a->size == 2);
+		CHECK(a->kind == TB_SCHEMA_FIELD_STATIC || a->size == 4 || a->size == 2);
 		CHECK(tb_format_field(f, a->name) == a); /* names are unique */
 		if (a->offset + a->size > need)
 			need = a->offset + a->size;
@@ -110,7 +110,7 @@ static void check_accepted_format(const struct tb_format *f, const char *text, s
 static void check_records(const struct tb_format *f)
 {
 	uint8_t *rec = calloc(1, f->min_size + 1);
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 
 	CHECK(rec);
 	CHECK(tb_schema_check_record(f, rec, f->min_size, &err) == 0);
@@ -126,8 +126,8 @@ static void check_records(const struct tb_format *f)
 static void print_one(struct tb_schema *s, const struct tb_format *f)
 {
 	uint8_t *rec = calloc(1, (size_t)f->min_size + 8);
-	struct tb_event_ref ev = {0, 1000, rec, f->min_size};
-	struct tb_diag err;
+	struct tb_render_record ev = {0, 1000, rec, f->min_size};
+	struct tb_problem err;
 	FILE *sink = fopen("/dev/null", "w");
 
 	CHECK(rec && sink);
@@ -140,7 +140,7 @@ static void print_one(struct tb_schema *s, const struct tb_format *f)
 static void check_format(const char *text, size_t len)
 {
 	struct tb_format f;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	struct tb_schema *s;
 	int rc = tb_format_parse(text, len, &f, &err);
 	size_t problems_len = len;
@@ -154,7 +154,7 @@ static void check_format(const char *text, size_t len)
 	}
 	s = tb_schema_new();
 	CHECK(s);
-	tb_schema_set_diag(s, quiet, &problems_len);
+	tb_schema_set_problem_fn(s, quiet, &problems_len);
 	if (tb_schema_load_format(s, "fuzz", "fuzz", text, len) == 0) {
 		/* Loaded only what our parser accepted, under its ID. */
 		CHECK(rc == 0);
@@ -164,7 +164,7 @@ static void check_format(const char *text, size_t len)
 		CHECK(tb_schema_event_count(s) == 0);
 	}
 	if (rc == 0)
-		tb_format_release(&f);
+		tb_format_free(&f);
 	tb_schema_free(s);
 }
 
@@ -174,7 +174,7 @@ static void check_schema_files(const char *text, size_t len)
 	size_t problems_len = len;
 
 	CHECK(s);
-	tb_schema_set_diag(s, quiet, &problems_len);
+	tb_schema_set_problem_fn(s, quiet, &problems_len);
 	if (tb_schema_load_header_page(s, "fuzz", text, len) == 0)
 		CHECK(tb_page_size_valid(tb_schema_subbuf_size(s)));
 	else
@@ -204,7 +204,7 @@ static void check_stats(const char *text, size_t len)
 {
 	char *z = malloc(len + 1); /* the parser takes a string */
 	struct tb_cpu_stats st;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc;
 
 	CHECK(z);

@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	if (!ready) {
-		struct tb_diag d;
+		struct tb_problem d;
 		CHECK(tb_format_parse(format_text, sizeof(format_text) - 1, &fmt, &d) == 0);
 		schema = tb_schema_new();
 		ready = 1;

@@ -27,7 +27,7 @@
 
 #include "fuzz_check.h"
 
-static void check_diag(void *ctx, const struct tb_diag *d)
+static void check_diag(void *ctx, const struct tb_problem *d)
 {
 	size_t *len = ctx;
 

@@ -249,9 +249,9 @@ static void walk(const uint8_t *p, size_t psize, bool fill)
 	d = tb_page_data_size(psize);
 	CHECK(psize >= TB_PAGE_HDR_SIZE + 8);
 	CHECK(h.timestamp == tbf_get64(p) && h.commit_raw == tbf_get64(p + 8));
-	CHECK(h.data_len == ((uint32_t)h.commit_raw & TB_COMMIT_LEN_MASK) && h.data_len <= d);
-	CHECK(h.lost == ((h.commit_raw & TB_COMMIT_LOST) != 0));
-	CHECK(h.lost_stored == ((h.commit_raw & TB_COMMIT_LOST_STORED) != 0));
+	CHECK(h.data_len == ((uint32_t)h.commit_raw & TB_PAGE_COMMIT_LEN_MASK) && h.data_len <= d);
+	CHECK(h.lost == ((h.commit_raw & TB_PAGE_COMMIT_LOST) != 0));
+	CHECK(h.lost_stored == ((h.commit_raw & TB_PAGE_COMMIT_LOST_STORED) != 0));
 	if (h.lost_stored)
 		CHECK((size_t)h.data_len + 8 <= d &&
 		      h.lost_count == tbf_get64(p + TB_PAGE_HDR_SIZE + h.data_len));

@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t rec[70000];
 	struct tb_format f;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	struct tb_printfmt *p, *generic;
 	struct tb_strbuf sb = {0};
 	int rc;
@@ -115,6 +115,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(fmt);
 	}
 	sb_free(&sb);
-	tb_format_release(&f);
+	tb_format_free(&f);
 	return 0;
 }

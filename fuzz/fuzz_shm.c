@@ -108,7 +108,7 @@ static void build_base(void)
 	CHECK(base != NULL && mem != NULL);
 	o.mem = base;
 	o.mem_size = base_size;
-	CHECK(tb_ring_create(&ring, &o) == 0);
+	CHECK(tb_ring_new(&ring, &o) == 0);
 	/*
 	 * Events of 4 to 64 bytes: about 100 to a page, not 510 as with 4-byte
 	 * ones, so a run's walks (two opens, each iterated, windowed and
@@ -120,7 +120,7 @@ static void build_base(void)
 		tb_write(ring, ev, 4 * (1 + i % 16));
 	}
 	tb_read_page(ring, 0, page, sizeof(page)); /* a reader page in hand */
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	/*
 	 * A named file: readers accept it unsealed (a memfd would have to be
 	 * sealed, and could not be rewritten).  On tmpfs when there is one: on
@@ -152,17 +152,17 @@ static void read_every_way(struct tb_shm *s)
 {
 	struct tb_shm_window w;
 	struct tb_iter *it;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	uint8_t page[4096];
 
 	CHECK(tb_shm_window(tb_shm_ring(s), check_page, NULL, &w) == 0);
 	CHECK(w.events <= w.pages * (4080 / 8)); /* what the pages handed over can hold */
 	CHECK(!(w.in_flight_exact && w.table_bad));
 	CHECK(!w.in_flight_exact || w.in_flight <= (uint64_t)(TB_THREAD_SLOTS + 1) << 12);
-	if (tb_iter_open(tb_shm_ring(s), &it) == 0) {
+	if (tb_iter_new(tb_shm_ring(s), &it) == 0) {
 		for (int i = 0; i < 100000 && tb_iter_next(it, &ev) == 1; i++)
 			;
-		tb_iter_close(it);
+		tb_iter_free(it);
 	}
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(tb_shm_ring(s)); cpu++)
 		for (int i = 0; i < 64 && tb_read_page(tb_shm_ring(s), cpu, page, sizeof(page)) > 0; i++)

@@ -41,7 +41,7 @@ const char *__lsan_default_suppressions(void)
 static char path[64];
 static size_t file_size;
 
-static void check_diag(void *ctx, const struct tb_diag *d)
+static void check_diag(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx;
 	CHECK(d->reason[0] && memchr(d->reason, '\0', sizeof(d->reason)));
@@ -59,10 +59,10 @@ static void read_every_way(void)
 	 * No libtraceevent plugins: loading them is a dlopen and dlclose of a
 	 * dozen shared objects per report, and what they print is theirs.
 	 */
-	struct tb_tcmd_report_opts plain = {.no_plugins = true};
-	struct tb_tcmd_report_opts raw = {.raw = true, .latency = true, .nsec = true, .no_plugins = true};
+	struct tb_tcmd_print_opts plain = {.no_plugins = true};
+	struct tb_tcmd_print_opts raw = {.raw = true, .latency = true, .nsec = true, .no_plugins = true};
 	/* the kernel's text in trace-cmd's framing: lines written by the workers (frame_line) */
-	struct tb_tcmd_report_opts kernel = {.kernel_text = true}, kernel_l = {.kernel_text = true, .latency = true};
+	struct tb_tcmd_print_opts kernel = {.kernel_text = true}, kernel_l = {.kernel_text = true, .latency = true};
 	struct tb_tracedat_dump_opts dump = {.records = true, .cpu = -1};
 	struct tb_tracedat *td;
 	struct tb_capture *c;
@@ -81,10 +81,10 @@ static void read_every_way(void)
 				const struct tb_tracedat_cpu *cpu = &tb_tracedat_buffer(td, i)->cpus[k];
 				CHECK(!cpu->size || cpu->offset + cpu->size <= file_size);
 			}
-		tb_tracedat_report(td, null, &plain, NULL);
-		tb_tracedat_report(td, null, &raw, NULL);
-		tb_tracedat_report(td, null, &kernel, NULL);
-		tb_tracedat_report(td, null, &kernel_l, NULL);
+		tb_tcmd_print_tracedat(td, null, &plain, NULL);
+		tb_tcmd_print_tracedat(td, null, &raw, NULL);
+		tb_tcmd_print_tracedat(td, null, &kernel, NULL);
+		tb_tcmd_print_tracedat(td, null, &kernel_l, NULL);
 		tb_tracedat_dump(td, null, &dump);
 		tb_tracedat_close(td);
 		if (tb_capture_open(path, &co, &c) == 0) {

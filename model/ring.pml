@@ -602,7 +602,7 @@ drained:
 #ifdef MUTANT_ADD_AFTER_CAS
 	ovr = overrun;
 #else
-	/* tb_ring_stats' overwritten(): the tail page's overrun_cum, plus a
+	/* tb_stats_read' overwritten(): the tail page's overrun_cum, plus a
 	 * lapped claim of the next page that no section entered (its writer
 	 * died, or is about to enter) */
 	d_step {

@@ -31,7 +31,7 @@ static struct tb_ring *small_ring(void)
 	tb_ring_opts_default(&o);
 	o.size_kb = 8;
 	o.ncpus = 1;
-	if (tb_ring_create(&ring, &o) < 0) {
+	if (tb_ring_new(&ring, &o) < 0) {
 		printf("Bail out! cannot create a ring\n");
 		exit(1);
 	}
@@ -47,29 +47,29 @@ static void check_ring_setup(void)
 
 	tb_ring_opts_default(NULL);
 	ok(tb_ring_region_size(NULL) > 0, "region size of NULL options: the defaults'");
-	is_int(tb_ring_create(NULL, NULL), -EINVAL, "tb_ring_create(NULL, NULL)");
+	is_int(tb_ring_new(NULL, NULL), -EINVAL, "tb_ring_new(NULL, NULL)");
 	tb_ring_opts_default(&o);
 	o.subbuf_size = 5000;
-	is_int(tb_ring_create(&ring, &o), -EINVAL, "sub-buffer of 5000 bytes");
+	is_int(tb_ring_new(&ring, &o), -EINVAL, "sub-buffer of 5000 bytes");
 	ok(ring == NULL, "... and *ring is NULL after a failure");
 	is_int(tb_ring_region_size(&o), 0, "region size of bad options: 0");
 	tb_ring_opts_default(&o);
 	o.clock = (enum tb_clock)99;
-	is_int(tb_ring_create(&ring, &o), -EINVAL, "unknown clock");
+	is_int(tb_ring_new(&ring, &o), -EINVAL, "unknown clock");
 	tb_ring_opts_default(&o);
 	o.ncpus = 5000;
-	is_int(tb_ring_create(&ring, &o), -EINVAL, "5000 CPUs");
+	is_int(tb_ring_new(&ring, &o), -EINVAL, "5000 CPUs");
 	tb_ring_opts_default(&o);
 	o.size_kb = (size_t)1 << 50;
-	is_int(tb_ring_create(&ring, &o), -EINVAL, "a 2^50 KiB buffer");
+	is_int(tb_ring_new(&ring, &o), -EINVAL, "a 2^50 KiB buffer");
 	tb_ring_opts_default(&o);
 	o.mem = mem;
 	o.mem_size = sizeof(mem);
-	is_int(tb_ring_create(&ring, &o), -EINVAL, "caller memory too small");
+	is_int(tb_ring_new(&ring, &o), -EINVAL, "caller memory too small");
 	o.mem = mem + 1;
 	o.mem_size = (size_t)1 << 30;
-	is_int(tb_ring_create(&ring, &o), -EINVAL, "caller memory not aligned");
-	tb_ring_destroy(NULL);
+	is_int(tb_ring_new(&ring, &o), -EINVAL, "caller memory not aligned");
+	tb_ring_free(NULL);
 	is_int(tb_ring_reset(NULL), -EINVAL, "tb_ring_reset(NULL)");
 	is_int(tb_ring_resize(NULL, 64), -EINVAL, "tb_ring_resize(NULL)");
 	tb_ring_set_recording(NULL, 0);
@@ -90,10 +90,10 @@ static void check_ring_setup(void)
 static void check_ring_calls(void)
 {
 	struct tb_ring *ring = small_ring();
-	struct tb_event ev;
+	struct tb_read_event ev;
 	struct tb_iter *it = (struct tb_iter *)0x1;
 	struct tb_cpu_stats st;
-	struct tb_page_info info;
+	struct tb_read_info info;
 	uint8_t page[4096];
 	void *r;
 
@@ -110,17 +110,17 @@ static void check_ring_calls(void)
 	is_int(tb_read_page_info(ring, 0, page, sizeof(page), NULL), 0,
 	       "tb_read_page_info without info: fine (empty ring: 0)");
 	is_int(tb_read_page_info(NULL, 0, page, sizeof(page), &info), -EINVAL, "tb_read_page_info(NULL)");
-	is_int(tb_iter_open(NULL, &it), -EINVAL, "tb_iter_open(NULL)");
-	is_int(tb_iter_open(ring, NULL), -EINVAL, "tb_iter_open(ring, NULL)");
+	is_int(tb_iter_new(NULL, &it), -EINVAL, "tb_iter_new(NULL)");
+	is_int(tb_iter_new(ring, NULL), -EINVAL, "tb_iter_new(ring, NULL)");
 	is_int(tb_iter_next(NULL, &ev), -EINVAL, "tb_iter_next(NULL)");
-	if (tb_iter_open(ring, &it) == 0) {
+	if (tb_iter_new(ring, &it) == 0) {
 		is_int(tb_iter_next(it, NULL), -EINVAL, "tb_iter_next(it, NULL)");
-		tb_iter_close(it);
+		tb_iter_free(it);
 	}
-	tb_iter_close(NULL);
-	is_int(tb_ring_stats(NULL, 0, &st), -EINVAL, "tb_ring_stats(NULL)");
-	is_int(tb_ring_stats(ring, 0, NULL), -EINVAL, "tb_ring_stats(ring, 0, NULL)");
-	is_int(tb_ring_stats(ring, 9, &st), -EINVAL, "tb_ring_stats of CPU 9");
+	tb_iter_free(NULL);
+	is_int(tb_stats_read(NULL, 0, &st), -EINVAL, "tb_stats_read(NULL)");
+	is_int(tb_stats_read(ring, 0, NULL), -EINVAL, "tb_stats_read(ring, 0, NULL)");
+	is_int(tb_stats_read(ring, 9, &st), -EINVAL, "tb_stats_read of CPU 9");
 	tb_stats_derive(NULL);
 	tb_stats_print(NULL, ring, &st, 1);
 	tb_stats_print(stdout, ring, NULL, 1);
@@ -134,10 +134,10 @@ static void check_ring_calls(void)
 	tb_discard(ring, NULL);
 	tb_discard(ring, page);
 	is_int(r ? tb_commit(ring, r) : -1, 0, "... the real reservation still commits after those");
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	is_int(st.written, 1, "... and exactly one event was written");
 	ok(tb_reserve(ring, TB_RESERVE_MAX + 1) == NULL, "tb_reserve too big: NULL");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void check_page_codec(void)
@@ -186,30 +186,30 @@ static void check_schema(void)
 	struct tb_schema *s = tb_schema_new();
 	struct tb_header_page hp;
 	struct tb_format f;
-	struct tb_diag d = {0};
-	struct tb_event_ref ev = {0, 0, NULL, 8};
+	struct tb_problem d = {0};
+	struct tb_render_record ev = {0, 0, NULL, 8};
 	size_t len = 0;
 	char *fmt = tap_slurp(E1 "formats/ftrace/print.format", &len);
 	char *out = NULL;
 	size_t outlen = 0;
 	FILE *sink = open_memstream(&out, &outlen);
 
-	tb_diag_print(NULL, NULL);
+	tb_problem_print(NULL, NULL);
 	is_int(tb_header_page_parse(NULL, 10, &hp, &d), -EINVAL, "tb_header_page_parse(NULL, 10)");
 	is_int(tb_header_page_parse("x", 1, NULL, NULL), -EINVAL, "tb_header_page_parse(..., NULL)");
 	is_int(tb_header_event_parse(NULL, 10, NULL), -EINVAL, "tb_header_event_parse(NULL, 10)");
 	is_int(tb_format_parse(NULL, 10, &f, NULL), -EINVAL, "tb_format_parse(NULL, 10)");
 	is_int(tb_format_parse(fmt, len, NULL, NULL), -EINVAL, "tb_format_parse(..., NULL)");
-	tb_format_release(NULL);
+	tb_format_free(NULL);
 	ok(tb_format_field(NULL, "ip") == NULL, "tb_format_field(NULL)");
 	if (fmt && tb_format_parse(fmt, len, &f, NULL) == 0) {
 		ok(tb_format_field(&f, NULL) == NULL, "tb_format_field(f, NULL)");
 		is_int(tb_schema_check_record(&f, NULL, 16, &d), -EINVAL, "tb_schema_check_record of NULL data");
-		tb_format_release(&f);
+		tb_format_free(&f);
 	}
 	is_int(tb_schema_check_record(NULL, "x", 1, NULL), -EINVAL, "tb_schema_check_record(NULL)");
 	tb_schema_free(NULL);
-	tb_schema_set_diag(NULL, NULL, NULL);
+	tb_schema_set_problem_fn(NULL, NULL, NULL);
 	is_int(tb_schema_problems(NULL), 0, "tb_schema_problems(NULL)");
 	is_int(tb_schema_load_header_page(NULL, "f", "x", 1), -EINVAL, "tb_schema_load_header_page(NULL)");
 	is_int(tb_schema_load_header_page(s, "f", NULL, 5), -EINVAL, "tb_schema_load_header_page(s, f, NULL, 5)");
@@ -247,7 +247,7 @@ static void check_schema(void)
 static void check_capture(void)
 {
 	struct tb_capture *c = (struct tb_capture *)0x1;
-	struct tb_raw_page page;
+	struct tb_capture_page page;
 	struct tb_cpu_stats st;
 	FILE *null = fopen("/dev/null", "w");
 	struct tb_capture_opts quiet = {.prefix = "e1.", .diag = NULL};
@@ -275,7 +275,7 @@ static void check_capture(void)
 	tb_hist_set_schema(NULL, NULL);
 	tb_hist_set_tsc2nsec(NULL, 1, 1);
 	is_int(tb_hist_add_capture(NULL, NULL, NULL), -EINVAL, "tb_hist setters of NULL do nothing; tb_hist_add_capture(NULL)");
-	tb_capture_report(NULL, "f", 0, "%s", "x");
+	tb_capture_problem(NULL, "f", 0, "%s", "x");
 	tb_capture_quiet(NULL, true);
 	is_int(tb_report_write(NULL, null, NULL, NULL), -EINVAL, "tb_report_write(NULL)");
 	if (tb_capture_open(E1, &quiet, &c) == 0) {
@@ -286,9 +286,9 @@ static void check_capture(void)
 		is_int(tb_capture_resume(c), -ESPIPE, "tb_capture_resume of a capture directory: -ESPIPE");
 		is_int(tb_capture_next_page(c, 1 << 20, &page), 0, "tb_capture_next_page of CPU 2^20: none");
 		is_int(tb_report_write(c, NULL, NULL, NULL), -EINVAL, "tb_report_write(c, NULL)");
-		tb_capture_report(c, NULL, 0, "a report without a file");
-		tb_capture_report(c, "f", 0, NULL);
-		is_int(tb_capture_problems(c), 1, "tb_capture_report: NULL file taken as \"\", NULL format ignored");
+		tb_capture_problem(c, NULL, 0, "a report without a file");
+		tb_capture_problem(c, "f", 0, NULL);
+		is_int(tb_capture_problems(c), 1, "tb_capture_problem: NULL file taken as \"\", NULL format ignored");
 		tb_capture_close(c);
 	} else {
 		ok(0, "cap-e opens");

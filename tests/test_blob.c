@@ -32,7 +32,7 @@ static struct tb_ring *ring_new(size_t kb, size_t blob_kb, int overwrite)
 	o.size_kb = kb;
 	o.blob_kb = blob_kb;
 	o.overwrite = overwrite;
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		abort();
 	return ring;
 }
@@ -63,7 +63,7 @@ static struct tb_cpu_stats stats0(struct tb_ring *ring)
 {
 	struct tb_cpu_stats st;
 
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	return st;
 }
 
@@ -73,7 +73,7 @@ static void test_roundtrip(void)
 	size_t big = 64 * 1024 + 3, mid = 20000;
 	uint8_t *buf = malloc(big);
 	struct tb_blob b;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	uint64_t word = 0x1122334455667788ull;
 	struct tb_cpu_stats st;
 
@@ -90,13 +90,13 @@ static void test_roundtrip(void)
 	is_int(tb_blob_commit(ring, &b), 0, "tb_blob_commit publishes them");
 
 	is_int(tb_consume(ring, 0, &ev), 1, "consume: the first event");
-	ok(ev.kind == TB_EVENT_BLOB && ev.seqno == 0 && ev.len == big && same_pattern(ev.data, big, 1),
+	ok(ev.kind == TB_READ_BLOB && ev.seqno == 0 && ev.len == big && same_pattern(ev.data, big, 1),
 	   "it is the blob, exactly its %zu bytes (kind %d, len %u)", big, ev.kind, ev.len);
 	is_int(tb_consume(ring, 0, &ev), 1, "consume: the record");
-	ok(ev.kind == TB_EVENT_RECORD && ev.seqno == 1 && ev.len >= 8 && !memcmp(ev.data, &word, 8),
+	ok(ev.kind == TB_READ_RECORD && ev.seqno == 1 && ev.len >= 8 && !memcmp(ev.data, &word, 8),
 	   "a record between blobs is a record");
 	is_int(tb_consume_merged(ring, &ev), 1, "merged consume: the reserved blob");
-	ok(ev.kind == TB_EVENT_BLOB && ev.seqno == 2 && ev.len == mid && same_pattern(ev.data, mid, 2),
+	ok(ev.kind == TB_READ_BLOB && ev.seqno == 2 && ev.len == mid && same_pattern(ev.data, mid, 2),
 	   "filled in place, read back whole");
 	is_int(tb_consume(ring, 0, &ev), 0, "nothing more");
 	st = stats0(ring);
@@ -108,19 +108,19 @@ static void test_roundtrip(void)
 	tb_blob_write(ring, buf, big);
 	struct tb_iter *it;
 	int got = 0;
-	tb_iter_open(ring, &it);
+	tb_iter_new(ring, &it);
 	while (tb_iter_next(it, &ev) == 1)
-		got += ev.kind == TB_EVENT_BLOB && ev.len == big && same_pattern(ev.data, big, 1);
-	tb_iter_close(it);
+		got += ev.kind == TB_READ_BLOB && ev.len == big && same_pattern(ev.data, big, 1);
+	tb_iter_free(it);
 	ok(got == 1, "the iterator returns the blob whole");
-	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_EVENT_BLOB && same_pattern(ev.data, big, 1),
+	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_READ_BLOB && same_pattern(ev.data, big, 1),
 	   "and leaves it for the consumer");
 
 	/* An empty blob is an event with no bytes. */
 	is_int(tb_blob_write(ring, NULL, 0), 0, "an empty blob is written");
-	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_EVENT_BLOB && ev.len == 0, "and read back, empty");
+	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_READ_BLOB && ev.len == 0, "and read back, empty");
 	free(buf);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* Reserved on one CPU, committed on another: the reference says which area holds the bytes. */
@@ -128,11 +128,11 @@ static void test_migration(void)
 {
 	struct tb_ring *ring = ring_new(16, 64, 1);
 	struct tb_blob b;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || tb_ring_ncpus(ring) < 2) {
 		skip(2, "needs two CPUs");
-		tb_ring_destroy(ring);
+		tb_ring_free(ring);
 		return;
 	}
 	pin_cpu(0);
@@ -142,17 +142,17 @@ static void test_migration(void)
 	pin_cpu(1);
 	is_int(tb_blob_commit(ring, &b), 0, "reserved on CPU 0, committed on CPU 1");
 	pin_cpu(0);
-	ok(tb_consume(ring, 1, &ev) == 1 && ev.kind == TB_EVENT_BLOB && ev.cpu == 1 && ev.len == 9000 &&
+	ok(tb_consume(ring, 1, &ev) == 1 && ev.kind == TB_READ_BLOB && ev.cpu == 1 && ev.len == 9000 &&
 		   same_pattern(ev.data, 9000, 3),
 	   "the event is CPU 1's, the bytes come from CPU 0's area");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_overwritten(void)
 {
 	struct tb_ring *ring = ring_new(16, 16, 1); /* 4 chunks of 4 KiB */
 	uint8_t a[16384], bb[4096];
-	struct tb_event ev;
+	struct tb_read_event ev;
 	struct tb_iter *it;
 	struct tb_cpu_stats st;
 	struct tb_page_cursor cur;
@@ -165,20 +165,20 @@ static void test_overwritten(void)
 	pattern(bb, sizeof(bb), 5);
 	is_int(tb_blob_write(ring, a, sizeof(a)), 0, "blob A fills the whole area");
 	is_int(tb_blob_write(ring, bb, sizeof(bb)), 0, "blob B takes A's first chunk");
-	tb_iter_open(ring, &it);
+	tb_iter_new(ring, &it);
 	while (tb_iter_next(it, &ev) == 1) {
-		lost_seen += ev.kind == TB_EVENT_BLOB_LOST && ev.len == sizeof(a) && ev.data == NULL;
-		ok_seen += ev.kind == TB_EVENT_BLOB && ev.len == sizeof(bb) && same_pattern(ev.data, sizeof(bb), 5);
+		lost_seen += ev.kind == TB_READ_BLOB_LOST && ev.len == sizeof(a) && ev.data == NULL;
+		ok_seen += ev.kind == TB_READ_BLOB && ev.len == sizeof(bb) && same_pattern(ev.data, sizeof(bb), 5);
 	}
-	tb_iter_close(it);
+	tb_iter_free(it);
 	ok(lost_seen == 1 && ok_seen == 1, "iterator: A reported overwritten (with its length), B whole");
 
 	st = stats0(ring);
 	ok(st.blob_lost == 0, "the iterator counts nothing");
 	is_int(tb_consume(ring, 0, &ev), 1, "consume A's reference");
-	ok(ev.kind == TB_EVENT_BLOB_LOST && ev.len == sizeof(a) && ev.data == NULL && ev.seqno == 0,
-	   "A: TB_EVENT_BLOB_LOST, no bytes");
-	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_EVENT_BLOB && same_pattern(ev.data, sizeof(bb), 5),
+	ok(ev.kind == TB_READ_BLOB_LOST && ev.len == sizeof(a) && ev.data == NULL && ev.seqno == 0,
+	   "A: TB_READ_BLOB_LOST, no bytes");
+	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_READ_BLOB && same_pattern(ev.data, sizeof(bb), 5),
 	   "B: whole");
 	st = stats0(ring);
 	ok(st.blob_written == 2 && st.blob_lost == 1 && st.blob_read == 1 && st.lost == 0,
@@ -198,14 +198,14 @@ static void test_overwritten(void)
 			whole += n == (long)sizeof(bb) && !memcmp(copy, bb, sizeof(bb));
 		}
 	ok(refs == 2 && stale == 1 && whole == 1, "tb_blob_resolve: A -ESTALE, B's bytes");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_full(void)
 {
 	struct tb_ring *ring = ring_new(16, 16, 0); /* producer/consumer, 4 chunks */
 	uint8_t buf[4096];
-	struct tb_event ev;
+	struct tb_read_event ev;
 	struct tb_cpu_stats st;
 	struct tb_blob b;
 	int rc[5];
@@ -219,13 +219,13 @@ static void test_full(void)
 	ok(st.blob_full == 1 && st.refused == 1 && st.lost == 1 && st.attempted == 5,
 	   "counted: blob_full 1, in refused and lost (refused %llu lost %llu attempted %llu)",
 	   (unsigned long long)st.refused, (unsigned long long)st.lost, (unsigned long long)st.attempted);
-	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_EVENT_BLOB && same_pattern(ev.data, sizeof(buf), 6),
+	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_READ_BLOB && same_pattern(ev.data, sizeof(buf), 6),
 	   "the oldest blob is read");
 	is_int(tb_blob_write(ring, buf, sizeof(buf)), 0, "its space is reused once it was consumed");
 	is_int(tb_blob_write(ring, buf, sizeof(buf)), -ENOBUFS, "and no more");
 	int intact = 0;
 	while (tb_consume(ring, 0, &ev) == 1)
-		intact += ev.kind == TB_EVENT_BLOB && same_pattern(ev.data, sizeof(buf), 6);
+		intact += ev.kind == TB_READ_BLOB && same_pattern(ev.data, sizeof(buf), 6);
 	is_int(intact, 4, "producer/consumer: every blob committed is read whole");
 	st = stats0(ring);
 	ok(st.blob_lost == 0 && st.blob_full == 2 && st.blob_written == 5 && st.blob_read == 5,
@@ -237,7 +237,7 @@ static void test_full(void)
 	uint8_t page[4096];
 	ok(tb_read_page(ring, 0, page, sizeof(page)) > 0, "tb_read_page hands the references over");
 	is_int(tb_blob_write(ring, buf, sizeof(buf)), 0, "and their space is free again");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 
 	/* Overwrite mode never overwrites a blob being filled. */
 	ring = ring_new(16, 16, 1);
@@ -248,9 +248,9 @@ static void test_full(void)
 	is_int(st.blob_full, 1, "and counted in blob_full");
 	tb_blob_discard(ring, &b);
 	is_int(tb_blob_write(ring, buf, sizeof(buf)), 0, "after the discard there is room");
-	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_EVENT_BLOB && ev.seqno == 0,
+	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_READ_BLOB && ev.seqno == 0,
 	   "the discarded reservation left no event");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_hostile(void)
@@ -259,7 +259,7 @@ static void test_hostile(void)
 	uint8_t buf[64] = {0};
 	struct tb_blob b, copy;
 	struct tb_cpu_stats st;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	is_int(tb_blob_write(ring, NULL, 10), -EINVAL, "NULL data: -EINVAL");
 	is_int(tb_blob_write(NULL, buf, 10), -EINVAL, "NULL ring: -EINVAL");
@@ -291,7 +291,7 @@ static void test_hostile(void)
 	is_int(tb_blob_commit(ring, &b), -EINVAL, "twice: -EINVAL");
 	is_int(tb_blob_commit(ring, &copy), -EINVAL, "a copy of it afterwards: -EINVAL");
 	tb_blob_discard(ring, &copy); /* nothing: not open */
-	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_EVENT_BLOB && ev.len == 100, "one event, one blob");
+	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_READ_BLOB && ev.len == 100, "one event, one blob");
 	is_int(tb_consume(ring, 0, &ev), 0, "and only one");
 
 	tb_ring_set_recording(ring, 0);
@@ -326,8 +326,8 @@ static void test_hostile(void)
 	}
 	ok(resolved > 0, "100000 random references: no harm; only the real blob's chunk resolved (%u times, or empty)",
 	   resolved);
-	tb_ring_destroy(ring);
-	tb_ring_destroy(plain);
+	tb_ring_free(ring);
+	tb_ring_free(plain);
 }
 
 /* The reference record in a raw page: our decoder and libtraceevent's kbuffer agree on it. */
@@ -373,7 +373,7 @@ static void test_raw_page(void)
 	}
 	ok(n == 3 && sizes_ok, "kbuffer reads three events, the reference as 24 bytes starting with the magic");
 	kbuffer_free(kb);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_stats_and_reset(void)
@@ -381,7 +381,7 @@ static void test_stats_and_reset(void)
 	struct tb_ring *ring = ring_new(16, 16, 1), *plain = ring_new(16, 0, 1);
 	struct tb_ring_opts o;
 	struct tb_cpu_stats st;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	uint8_t buf[5000];
 	char *text = NULL;
 	size_t size = 0;
@@ -410,7 +410,7 @@ static void test_stats_and_reset(void)
 	ok(st.blob_written == 0 && st.blob_read == 0, "and the blob counters are 0");
 	for (int i = 0; i < 3; i++)
 		tb_blob_write(ring, buf, sizeof(buf)); /* 2 chunks each: the third laps */
-	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_EVENT_BLOB_LOST, "after reset the area laps as new");
+	ok(tb_consume(ring, 0, &ev) == 1 && ev.kind == TB_READ_BLOB_LOST, "after reset the area laps as new");
 
 	tb_ring_opts_default(&o);
 	o.size_kb = 16;
@@ -425,16 +425,16 @@ static void test_stats_and_reset(void)
 	o.mem = aligned_alloc(4096, with);
 	o.mem_size = with;
 	struct tb_ring *mine = NULL;
-	is_int(tb_ring_create(&mine, &o), 0, "a blob ring in caller memory");
+	is_int(tb_ring_new(&mine, &o), 0, "a blob ring in caller memory");
 	if (mine) {
 		tb_blob_write(mine, buf, sizeof(buf));
-		ok(tb_consume(mine, 0, &ev) == 1 && ev.kind == TB_EVENT_BLOB && same_pattern(ev.data, sizeof(buf), 9),
+		ok(tb_consume(mine, 0, &ev) == 1 && ev.kind == TB_READ_BLOB && same_pattern(ev.data, sizeof(buf), 9),
 		   "round trip in caller memory");
-		tb_ring_destroy(mine);
+		tb_ring_free(mine);
 	}
 	free(o.mem);
-	tb_ring_destroy(ring);
-	tb_ring_destroy(plain);
+	tb_ring_free(ring);
+	tb_ring_free(plain);
 }
 
 int main(void)

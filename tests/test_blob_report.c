@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_blob_report - blob references in a saved ring, as the report prints
- * them.  tb_ring_save_dir copies the blob of each reference into the
+ * them.  tb_save_ring copies the blob of each reference into the
  * capture's blobs.bin as it takes the page, so each reference prints as
  * "CPU:N [BLOB: LEN bytes, crc32 X] "head"..." with the CRC-32 this test
  * computes itself (zlib) from the bytes it wrote; a blob overwritten before
@@ -43,7 +43,7 @@ struct problems {
 	unsigned n;
 };
 
-static void collect(void *ctx, const struct tb_diag *d)
+static void collect(void *ctx, const struct tb_problem *d)
 {
 	struct problems *p = ctx;
 	int n = snprintf(p->text + p->len, sizeof(p->text) - p->len, "%s: byte %llu: %s\n", d->file,
@@ -303,7 +303,7 @@ static void check_overwritten(const char *dir)
 	struct tb_ring *ring;
 	struct tb_ring_opts o;
 	struct tb_save_opts save = {NULL, 0, NULL};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	struct tb_report_totals t = {0};
 	struct problems p;
 	char want[160];
@@ -312,14 +312,14 @@ static void check_overwritten(const char *dir)
 
 	tb_ring_opts_default(&o);
 	o.blob_kb = 64; /* 16 chunks: a 61000-byte blob takes 15, so the next one laps it */
-	if (tb_ring_create(&ring, &o) < 0) {
+	if (tb_ring_new(&ring, &o) < 0) {
 		skip(4, "no ring");
 		return;
 	}
 	ok(tb_blob_write(ring, payload[3], sizes[3]) == 0 && tb_blob_write(ring, payload[2], sizes[2]) == 0 &&
 	       tb_blob_write(ring, payload[3], sizes[3]) == 0,
 	   "three blobs, the third over the first (chunks 0-14 of 16; the second has chunk 15)");
-	ok(tb_ring_save_dir(ring, dir, &save, &err) == 0, "saved (%s)", err.reason);
+	ok(tb_save_ring(ring, dir, &save, &err) == 0, "saved (%s)", err.reason);
 	text = report_of(dir, &t, &rc, &p);
 	ok(count_of(text, "CPU:0 [BLOB LOST: 61000 bytes, overwritten before it was saved]\n") == 1,
 	   "the overwritten one prints as lost before it was saved");
@@ -330,7 +330,7 @@ static void check_overwritten(const char *dir)
 	if (t.blobs_lost != 1)
 		diag("report:\n%s", text ? text : "");
 	free(text);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /*
@@ -348,14 +348,14 @@ static void check_joined(const char *dir, bool top_saved)
 	struct tb_ring *ring;
 	struct tb_ring_opts o;
 	struct tb_save_opts save = {NULL, 0, NULL};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	char other[200], want[160];
 	int written = 0, status;
 
 	tb_ring_opts_default(&o);
 	o.blob_kb = 128;
 	snprintf(other, sizeof(other), "%s/joined-other%d", dir, top_saved);
-	if (tb_ring_create(&ring, &o) < 0) {
+	if (tb_ring_new(&ring, &o) < 0) {
 		skip(5, "no ring");
 		return;
 	}
@@ -365,9 +365,9 @@ static void check_joined(const char *dir, bool top_saved)
 			other_payload[i][k] = (unsigned char)(k * 13 + 5 * i + 1);
 		written += tb_blob_write(ring, other_payload[i], sizes[i]) == 0;
 	}
-	ok(written == (int)NBLOBS && tb_ring_save_dir(ring, other, &save, &err) == 0,
+	ok(written == (int)NBLOBS && tb_save_ring(ring, other, &save, &err) == 0,
 	   "a second ring: blobs of the same sizes, other bytes, saved (%s)", err.reason);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	for (int v7 = 0; v7 < 2; v7++) {
 		char args[600], *out, *report;
 		size_t mine = 0, theirs = 0;
@@ -403,7 +403,7 @@ int main(void)
 	struct tb_ring *ring;
 	struct tb_ring_opts o;
 	struct tb_save_opts save = {NULL, 0, NULL};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	char dir[] = "/tmp/tb-test-blob-report-XXXXXX", dir2[100], cmd[400];
 	cpu_set_t cpu0;
 	int written = 0;
@@ -416,7 +416,7 @@ int main(void)
 	}
 	tb_ring_opts_default(&o);
 	o.blob_kb = 128;
-	if (!mkdtemp(dir) || tb_ring_create(&ring, &o) < 0) {
+	if (!mkdtemp(dir) || tb_ring_new(&ring, &o) < 0) {
 		skip_all("no ring with a blob area");
 		return done_testing();
 	}
@@ -425,7 +425,7 @@ int main(void)
 		written += tb_blob_write(ring, payload[i], sizes[i]) == 0;
 	}
 	is_int(written, (int)NBLOBS, "%zu blobs written (on CPU 0)", NBLOBS);
-	ok(tb_ring_save_dir(ring, dir, &save, &err) == 0, "the ring saved (%s)", err.reason);
+	ok(tb_save_ring(ring, dir, &save, &err) == 0, "the ring saved (%s)", err.reason);
 
 	unsetenv("TB_REPORT_THREADS");
 	check_report(dir, "one thread");
@@ -441,7 +441,7 @@ int main(void)
 	snprintf(dir2, sizeof(dir2), "%s/over", dir);
 	check_overwritten(dir2);
 
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		diag("could not remove %s", dir);

@@ -131,7 +131,7 @@ static void hand_made(void)
 	uint8_t blob[2048];
 	size_t len = tiny_blob(blob);
 	struct tb_btf *b;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int64_t v;
 	uint64_t size;
 
@@ -166,7 +166,7 @@ static void refused(const uint8_t *good, size_t len, size_t at, const void *byte
 {
 	uint8_t bad[2048];
 	struct tb_btf *b = NULL;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc;
 
 	memcpy(bad, good, len);
@@ -240,7 +240,7 @@ static void cut_real_blob(const uint8_t *blob, size_t len)
 	for (size_t i = 1; i < 200; i++) {
 		size_t cut = len / 200 * i + i % 7;
 		struct tb_btf *b = NULL;
-		struct tb_diag err = {0};
+		struct tb_problem err = {0};
 		int rc = tb_btf_parse(blob, cut, &b, &err);
 
 		tried++;
@@ -256,7 +256,7 @@ static struct tb_btf *real_btf(void)
 	size_t len;
 	uint8_t *blob = read_all(TB_BTF_VMLINUX, &len);
 	struct tb_btf *b = NULL;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	double t0, t1;
 	uint64_t size;
 
@@ -285,7 +285,7 @@ static struct tb_btf *real_btf(void)
 static size_t raw_modes(int64_t *modes, size_t max)
 {
 	struct tb_capture *c = NULL;
-	struct tb_raw_page page;
+	struct tb_capture_page page;
 	size_t n = 0;
 
 	if (tb_capture_open(instance, NULL, &c) < 0)
@@ -299,7 +299,7 @@ static size_t raw_modes(int64_t *modes, size_t max)
 			uint16_t id;
 			const char *system;
 			const struct tb_format *f;
-			const struct tb_field *mode;
+			const struct tb_schema_field *mode;
 			int32_t v;
 
 			memcpy(&id, rec.data, 2);
@@ -523,7 +523,7 @@ struct diags {
 	uint64_t offset[8];
 };
 
-static void collect(void *ctx, const struct tb_diag *d)
+static void collect(void *ctx, const struct tb_problem *d)
 {
 	struct diags *ds = ctx;
 

@@ -36,7 +36,7 @@ struct pages {
 	FILE *problems_out;
 };
 
-static void keep_problem(void *ctx, const struct tb_diag *d)
+static void keep_problem(void *ctx, const struct tb_problem *d)
 {
 	struct pages *p = ctx;
 
@@ -50,7 +50,7 @@ static void take_page(struct pages *p, const uint8_t *data)
 	p->count++;
 }
 
-static void got_page(void *ctx, const struct tb_raw_page *page)
+static void got_page(void *ctx, const struct tb_capture_page *page)
 {
 	take_page(ctx, page->data);
 }
@@ -80,7 +80,7 @@ static struct pages cpu0_pages(const char *path, size_t room, size_t ahead, size
 	if (ahead)
 		s.ahead = ahead;
 	if (room == 0) {
-		struct tb_raw_page page;
+		struct tb_capture_page page;
 		while ((rc = tdat_stream_next(&s, &page)) == 1)
 			take_page(&p, page.data);
 	} else {

@@ -31,9 +31,9 @@ int main(void)
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		skip_all("libtracebuf.so not built");
-	create = (int (*)(struct tb_ring **, const struct tb_ring_opts *))dlsym(h, "tb_ring_create");
+	create = (int (*)(struct tb_ring **, const struct tb_ring_opts *))dlsym(h, "tb_ring_new");
 	write = (int (*)(struct tb_ring *, const void *, uint32_t))dlsym(h, "tb_write");
-	destroy = (void (*)(struct tb_ring *))dlsym(h, "tb_ring_destroy");
+	destroy = (void (*)(struct tb_ring *))dlsym(h, "tb_ring_free");
 	ok(create && write && destroy, "the API resolves through dlsym");
 	ok(create && create(&ring, NULL) == 0 && write(ring, "x", 1) == 0, "a write through the loaded library");
 	destroy(ring);

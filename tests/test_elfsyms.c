@@ -92,7 +92,7 @@ static void plt_unnamed(const char *path)
 	char cmd[4200], line[512];
 	unsigned long long addr = 0, size = 0;
 	struct elf_syms s;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	uint64_t off;
 	FILE *f;
 
@@ -118,7 +118,7 @@ static void plt_unnamed(const char *path)
 static void compare_with_readelf(const char *path, const char *what)
 {
 	struct elf_syms s;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	struct pair *want, *got;
 	size_t n, bad_find = 0;
 	int rc = elf_syms_load(path, &s, &err);
@@ -160,7 +160,7 @@ static uint8_t *read_file(const char *path, size_t *len)
 static void expect_error(const uint8_t *data, size_t len, const char *what, const char *reason_part)
 {
 	struct elf_syms s;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc = elf_syms_parse_mem(data, len, &s, &err);
 
 	ok(rc == -EINVAL && strstr(err.reason, reason_part) && err.offset <= len,
@@ -211,7 +211,7 @@ static unsigned long problems;
 static char last_reason[256];
 static uint64_t last_offset;
 
-static void note(void *ctx, const struct tb_diag *d)
+static void note(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx;
 	problems++;

@@ -164,7 +164,7 @@ static int read_records(int which, const uint16_t *want, int nwant, struct recs 
 	if (rc < 0)
 		return rc;
 	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
-		struct tb_raw_page p;
+		struct tb_capture_page p;
 		if (!tb_capture_has_cpu(c, cpu))
 			continue;
 		while (tb_capture_next_page(c, cpu, &p) == 1) {
@@ -277,7 +277,7 @@ static struct reap_race reap_race_of(struct tb_capture *c)
 	uint16_t id = event_id("sched/sched_switch");
 	const char *sys;
 	const struct tb_format *f = tb_schema_find_event(tb_capture_schema(c), id, &sys);
-	const struct tb_field *fd = f ? tb_format_field(f, "prev_state") : NULL;
+	const struct tb_schema_field *fd = f ? tb_format_field(f, "prev_state") : NULL;
 
 	if (fd && (fd->size == 8 || fd->size == 4) && fd->offset > 3) {
 		rr.id = id;

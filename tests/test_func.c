@@ -93,7 +93,7 @@ static char *dir_for(const char *name)
 	return p;
 }
 
-static void count_problem(void *ctx, const struct tb_diag *d)
+static void count_problem(void *ctx, const struct tb_problem *d)
 {
 	diag("problem: %s: byte %llu: %s", d->file, (unsigned long long)d->offset, d->reason);
 	(*(unsigned long *)ctx)++;
@@ -113,7 +113,7 @@ static bool read_trace(const char *dir, struct trace *t)
 {
 	struct tb_capture_opts o = {.diag = count_problem, .diag_ctx = &t->problems};
 	struct tb_capture *c;
-	struct tb_raw_page page;
+	struct tb_capture_page page;
 	char path[600];
 	size_t cap = 0, len;
 
@@ -201,7 +201,7 @@ static struct tb_ring *new_ring(void)
 
 	tb_ring_opts_default(&o);
 	o.size_kb = 256;
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		abort();
 	return ring;
 }
@@ -215,7 +215,7 @@ static int run_tree(int x)
 static void trace_call(const struct tb_func_opts *o, int (*fn)(int), int arg, const char *dir)
 {
 	struct tb_ring *ring = new_ring();
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	cpu_set_t old, one;
 
 	sched_getaffinity(0, sizeof(old), &old);
@@ -229,7 +229,7 @@ static void trace_call(const struct tb_func_opts *o, int (*fn)(int), int arg, co
 	sched_setaffinity(0, sizeof(old), &old);
 	if (tb_func_save(ring, dir, NULL, 0, &err) < 0)
 		diag("tb_func_save: %s", err.reason);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* --------------------------------------------------------- the tree */
@@ -501,7 +501,7 @@ static void test_tree(void)
 	free(cli);
 	free(graph);
 	free_trace(&t);
-	tb_ring_destroy(ns_ring);
+	tb_ring_free(ns_ring);
 }
 
 static void test_env_exclude(void)
@@ -653,7 +653,7 @@ static void test_threads(void)
 	tb_func_stop();
 	tb_func_exclude_clear();
 	tb_func_save(ring, dir, NULL, 0, NULL);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	pthread_barrier_destroy(&go);
 	if (!ok(read_trace(dir, &t), "two-thread run read back"))
 		return;

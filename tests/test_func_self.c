@@ -35,11 +35,11 @@ NOTRACE int main(void)
 {
 	struct tb_func_thread_stats st;
 	struct tb_ring *ring;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	uint64_t funcs[8];
 	int n = 0, entries = 0, others = 0;
 
-	if (tb_ring_create(&ring, NULL) < 0)
+	if (tb_ring_new(&ring, NULL) < 0)
 		skip_all("cannot create a ring");
 	is_int(tb_func_start(ring, NULL), 0, "tracing starts with an instrumented ring");
 	traced_outer(2);
@@ -48,7 +48,7 @@ NOTRACE int main(void)
 	while (tb_consume_merged(ring, &ev) == 1) {
 		uint16_t id;
 		uint64_t fn;
-		if (ev.kind != TB_EVENT_RECORD)
+		if (ev.kind != TB_READ_RECORD)
 			continue;
 		memcpy(&id, ev.data, 2);
 		memcpy(&fn, (const uint8_t *)ev.data + 8, 8);
@@ -66,6 +66,6 @@ NOTRACE int main(void)
 	   "the instrumented ring called the hooks from inside a hook %llu times; each was dropped",
 	   (unsigned long long)st.reentered);
 	is_int(st.entries, 2, "the thread counts 2 entries written");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return done_testing();
 }

@@ -199,7 +199,7 @@ static char *graph(const struct tb_graph_opts *o, struct tb_graph_totals *t, int
 	FILE *f;
 	FILE *devnull = fopen("/dev/null", "w");
 
-	copts.diag = tb_diag_print;
+	copts.diag = tb_problem_print;
 	copts.diag_ctx = devnull;
 	if (tb_capture_open(dir, &copts, &c) < 0) {
 		fclose(devnull);

@@ -26,7 +26,7 @@
 int main(void)
 {
 	int (*capture_stats)(const struct tb_capture *, int, struct tb_cpu_stats *) = tb_capture_cpu_stats;
-	int (*ring_stats)(struct tb_ring *, unsigned, struct tb_cpu_stats *) = tb_ring_stats;
+	int (*ring_stats)(struct tb_ring *, unsigned, struct tb_cpu_stats *) = tb_stats_read;
 
 	ok(capture_stats && ring_stats, "all public headers compile together; one struct tb_cpu_stats");
 	/* export.h's table: every kind found again by its name */

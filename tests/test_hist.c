@@ -362,7 +362,7 @@ static const struct tb_format *event_named(struct tb_schema *s, const char *name
 	return NULL;
 }
 
-static void quiet_diag(void *ctx, const struct tb_diag *d)
+static void quiet_diag(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx;
 	(void)d;
@@ -425,7 +425,7 @@ static struct record_span span_of(struct tb_capture *c, uint64_t cut)
 	struct record_span s = {0, 0, UINT64_MAX, 0};
 
 	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
-		struct tb_raw_page p;
+		struct tb_capture_page p;
 		while (tb_capture_has_cpu(c, cpu) && tb_capture_next_page(c, cpu, &p) == 1) {
 			struct tb_page_cursor cur;
 			struct tb_record r;
@@ -505,7 +505,7 @@ static void count_until(void)
 
 int main(void)
 {
-	struct tb_diag derr;
+	struct tb_problem derr;
 
 	if (tb_format_parse(format_text, sizeof(format_text) - 1, &fmt, &derr) < 0) {
 		diag("format: %s at %llu", derr.reason, (unsigned long long)derr.offset);
@@ -522,6 +522,6 @@ int main(void)
 	threads_agree();
 	count_until();
 	tb_schema_free(schema);
-	tb_format_release(&fmt);
+	tb_format_free(&fmt);
 	return done_testing();
 }

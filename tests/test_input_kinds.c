@@ -38,10 +38,10 @@ struct heard {
 	int count;
 	char file[512];
 	uint64_t offset;
-	char reason[TB_DIAG_REASON_MAX];
+	char reason[TB_PROBLEM_REASON_MAX];
 };
 
-static void hear(void *ctx, const struct tb_diag *d)
+static void hear(void *ctx, const struct tb_problem *d)
 {
 	struct heard *h = ctx;
 
@@ -64,7 +64,7 @@ static enum tb_input_kind kind_of(const char *path, struct heard *h, int *rc)
 static long pages_of(const char *path, struct heard *h, size_t *subbuf)
 {
 	struct tb_capture_opts o = {.diag = hear, .diag_ctx = h};
-	struct tb_raw_page page;
+	struct tb_capture_page page;
 	struct tb_capture *c;
 	long pages = 0;
 	int rc;
@@ -245,7 +245,7 @@ static void test_tracedat(const char *tmp)
 /* Every record of every slot of c: counted, and the slots of buffer name counted apart. */
 static long records_of(struct tb_capture *c, const char *name, long *of_name)
 {
-	struct tb_raw_page page;
+	struct tb_capture_page page;
 	long n = 0;
 
 	*of_name = 0;
@@ -342,7 +342,7 @@ static void test_shm_empty_session(const char *tmp)
 	snprintf(path, sizeof(path), "%s/session", tmp);
 	snprintf(formats, sizeof(formats), "%s.formats", path);
 	so.path = path;
-	if (!ok(tb_shm_create(&so, &shm) == 0, "an empty shm session's region at %s", path))
+	if (!ok(tb_shm_open(&so, &shm) == 0, "an empty shm session's region at %s", path))
 		return;
 	ok(kind_of(path, &h, &rc) == TB_INPUT_SHM_SESSION && rc == 0, "is sniffed as a shm session");
 	ok(pages_of(path, &h, &subbuf) == 0 && h.count == 1 && !strcmp(h.file, path) &&
@@ -376,7 +376,7 @@ static void test_shm_memfd_session(void)
 	tb_ring_opts_default(&ro);
 	ro.size_kb = 16;
 	ro.ncpus = 1;
-	rc = tb_shm_create(&so, &shm);
+	rc = tb_shm_open(&so, &shm);
 	if (!ok(rc == 0, "a memfd session at %s", rc == 0 ? tb_shm_path(shm) : "(none)"))
 		return;
 	for (int i = 0; i < 100; i++)

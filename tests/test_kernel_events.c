@@ -44,7 +44,7 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static void print_diag(void *ctx, const struct tb_diag *d)
+static void print_diag(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx;
 	diag("problem: %s: byte %llu: %s", d->file, (unsigned long long)d->offset, d->reason);
@@ -207,7 +207,7 @@ static void every_length(struct tb_schema *s, const char *name)
 		for (uint32_t len = 0; len <= f->min_size + 24; len++) {
 			uint8_t *rec = malloc(len ? len : 1);
 			struct tb_strbuf out = {0};
-			struct tb_diag err = {0};
+			struct tb_problem err = {0};
 			struct tb_kernel_record r = {rec, len, 1000000, true};
 			int rc;
 
@@ -234,7 +234,7 @@ static void lying_lengths(struct tb_schema *s)
 	tb_kernel_printer_fn *printer = f ? tb_kernel_printer_find(system, f) : NULL;
 	struct tb_kernel_record r;
 	struct tb_strbuf out = {0};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	uint8_t rec[24] = {0};
 
 	if (!ok(printer != NULL, "sys_exit_write: printer found"))
@@ -254,7 +254,7 @@ static int print_one(struct tb_schema *s, const char *name, const uint8_t *rec, 
 	const struct tb_format *f = format_named(s, name, &system);
 	tb_kernel_printer_fn *printer = f ? tb_kernel_printer_find(system, f) : NULL;
 	struct tb_kernel_record r = {rec, len, 0, true};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 
 	return printer ? printer(f, &r, env, out, &err) : -ENOENT;
 }
@@ -352,7 +352,7 @@ static void syscall_user_data(void)
 	uint32_t loc;
 	struct tb_strbuf out = {0};
 
-	tb_schema_set_diag(s, print_diag, NULL);
+	tb_schema_set_problem_fn(s, print_diag, NULL);
 	ok(tb_schema_load_format(s, "openat", "syscalls", openat, sizeof(openat) - 1) == 0 &&
 		   tb_schema_load_format(s, "write", "syscalls", write, sizeof(write) - 1) == 0,
 	   "6.19-style syscall formats with user data load");

@@ -105,22 +105,22 @@ static int child_own_ring(const char *dir)
 {
 	struct tb_ring_opts o;
 	struct tb_ring *ring;
-	struct tb_diag err = {.file = ""};
+	struct tb_problem err = {.file = ""};
 
 	tb_ring_opts_default(&o);
 	o.size_kb = 64;
 	o.clock = TB_CLOCK_MONO;
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		return 1;
 	tb_events_attach(ring);
 	if (tb_events_enable("ftrace:print,timeline:round", NULL, 0) < 0 || write_rounds())
 		return 1;
 	tb_events_attach(NULL);
-	if (tb_events_dump(dir, ring) < 0 || tb_ring_save_dir(ring, dir, NULL, &err) < 0) {
+	if (tb_events_dump(dir, ring) < 0 || tb_save_ring(ring, dir, NULL, &err) < 0) {
 		fprintf(stderr, "child: %s\n", err.reason);
 		return 1;
 	}
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return 0;
 }
 

@@ -34,10 +34,10 @@
 struct diags {
 	size_t n;
 	uint64_t offset[16];
-	char reason[16][TB_DIAG_REASON_MAX];
+	char reason[16][TB_PROBLEM_REASON_MAX];
 };
 
-static void collect(void *ctx, const struct tb_diag *d)
+static void collect(void *ctx, const struct tb_problem *d)
 {
 	struct diags *ds = ctx;
 
@@ -368,10 +368,10 @@ struct told {
 	size_t len, cap;
 };
 
-static void tell_into(void *ctx, const struct tb_diag *d)
+static void tell_into(void *ctx, const struct tb_problem *d)
 {
 	struct told *t = ctx;
-	char line[TB_DIAG_REASON_MAX + 32];
+	char line[TB_PROBLEM_REASON_MAX + 32];
 	int n = snprintf(line, sizeof(line), "%llu: %s\n", (unsigned long long)d->offset, d->reason);
 
 	if (t->len + (size_t)n + 1 > t->cap) {

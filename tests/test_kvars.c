@@ -153,14 +153,14 @@ static bool load_format(const char *path, struct tb_format *f)
 {
 	size_t len;
 	char *text = tap_slurp(path, &len);
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	bool good = text && tb_format_parse(text, len, f, &d) == 0;
 
 	free(text);
 	return good;
 }
 
-static const struct tb_field *field(const struct tb_format *f, const char *name)
+static const struct tb_schema_field *field(const struct tb_format *f, const char *name)
 {
 	for (size_t i = 0; i < f->nfields; i++)
 		if (!strcmp(f->fields[i].name, name))
@@ -170,7 +170,7 @@ static const struct tb_field *field(const struct tb_format *f, const char *name)
 
 static void put_u64(uint8_t *rec, const struct tb_format *f, const char *name, uint64_t v)
 {
-	const struct tb_field *fl = field(f, name);
+	const struct tb_schema_field *fl = field(f, name);
 
 	if (fl)
 		memcpy(rec + fl->offset, &v, fl->size < 8 ? fl->size : 8); /* little endian */
@@ -181,7 +181,7 @@ static const char *print(const struct tb_format *f, const uint8_t *rec, uint32_t
 {
 	static char out[1024];
 	struct tb_printfmt *p;
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	struct tb_strbuf sb = {0};
 	int rc = tb_printfmt_compile(f, &env, &p, &d);
 
@@ -253,14 +253,14 @@ static void writeback_age(void)
 		 " age=? index=3 to_write=5 wrote=2 cgroup_ino=1",
 		 dirtied);
 	is_str(print(&f, rec, len), want, "jiffies unknown: age=? and the state names still resolved");
-	tb_format_release(&f);
+	tb_format_free(&f);
 }
 
 /* A format of one unsigned long field j at offset 8, with print_fmt. */
 static bool small_format(struct tb_format *f, const char *print_fmt)
 {
 	char text[1024];
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 
 	snprintf(text, sizeof(text),
 		 "name: t\nID: 1\nformat:\n"
@@ -283,7 +283,7 @@ static const char *print_small(const char *print_fmt, uint64_t j)
 		return "<format>";
 	memcpy(rec + 8, &j, 8);
 	snprintf(out, sizeof(out), "%s", print(&f, rec, sizeof(rec)));
-	tb_format_release(&f);
+	tb_format_free(&f);
 	return out;
 }
 
@@ -365,7 +365,7 @@ static void jbd2_msecs(void)
 	env_hz = 0;
 	ok(!strncmp(print(&f, rec, 76), "<-95", 4), "without HZ jiffies_to_msecs is refused (ENOTSUP)");
 	env_hz = 250;
-	tb_format_release(&f);
+	tb_format_free(&f);
 }
 
 /* ======================================================= 3. constants file */
@@ -388,7 +388,7 @@ static char *write_constants(const char *path)
 	if (load_format(path, &f))
 		tb_constants_write(out, fs, 1, &src);
 	fclose(out);
-	tb_format_release(&f);
+	tb_format_free(&f);
 	return text;
 }
 

@@ -43,7 +43,7 @@ struct outcome {
 	FILE *problems_out;
 };
 
-static void keep_problem(void *ctx, const struct tb_diag *d)
+static void keep_problem(void *ctx, const struct tb_problem *d)
 {
 	struct outcome *o = ctx;
 

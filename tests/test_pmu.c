@@ -211,13 +211,13 @@ static void test_events(void)
 	static const enum tb_pmu_counter list[] = {TB_PMU_TASK_CLOCK, TB_PMU_PAGE_FAULTS};
 	struct tb_pmu *p;
 	struct tb_ring *ring;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	struct tb_schema *s = tb_schema_new();
 	char text[4096];
 	int n, records = 0;
 	uint64_t first[2] = {0}, last[2] = {0};
 
-	if (tb_pmu_open(&p, list, 2, 0) != 0 || tb_ring_create(&ring, NULL) != 0) {
+	if (tb_pmu_open(&p, list, 2, 0) != 0 || tb_ring_new(&ring, NULL) != 0) {
 		skip(6, "no counters or no ring");
 		return;
 	}
@@ -245,7 +245,7 @@ static void test_events(void)
 	while (tb_consume_merged(ring, &ev) == 1) {
 		uint16_t id;
 		memcpy(&id, ev.data, 2);
-		if (ev.kind != TB_EVENT_RECORD || id != TB_PMU_COUNTERS_ID || ev.len < 24)
+		if (ev.kind != TB_READ_RECORD || id != TB_PMU_COUNTERS_ID || ev.len < 24)
 			continue;
 		memcpy(records ? last : first, (const uint8_t *)ev.data + 8, 16);
 		records++;
@@ -254,7 +254,7 @@ static void test_events(void)
 	ok(last[0] > first[0], "task_clock grows from the first to the last (%llu -> %llu)",
 	   (unsigned long long)first[0], (unsigned long long)last[0]);
 	tb_schema_free(s);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	tb_pmu_close(p);
 }
 
@@ -360,14 +360,14 @@ static void tally_samples(struct tb_ring *ring, const struct worker *w, uint64_t
 {
 	struct tb_usyms *syms;
 	struct tb_usym sym;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	memset(t, 0, sizeof(*t));
 	tb_usyms_self(&syms, NULL, NULL);
 	while (tb_consume_merged(ring, &ev) == 1) {
 		struct tb_pmu_sample s;
 		struct tb_pmu_lost l;
-		if (ev.kind != TB_EVENT_RECORD || ev.len < sizeof(l))
+		if (ev.kind != TB_READ_RECORD || ev.len < sizeof(l))
 			continue;
 		memcpy(&l, ev.data, sizeof(l));
 		if (l.hdr.type == TB_PMU_LOST_ID)
@@ -423,7 +423,7 @@ static double sample_worker(struct tb_ring *ring, struct tb_pmu_sampler *smp, st
 	pthread_join(th, NULL);
 	wall = mono_s() - wall;
 	t1 = tb_ring_clock_now(ring);
-	tb_pmu_sampler_stop(smp, st);
+	tb_pmu_sampler_close(smp, st);
 	tally_samples(ring, w, t0, t1, t);
 	return wall;
 }
@@ -455,11 +455,11 @@ static void test_sampler(enum tb_clock clock, const char *clock_name)
 	tb_ring_opts_default(&ro);
 	ro.clock = clock;
 	ro.size_kb = 512;
-	tb_ring_create(&ring, &ro);
-	rc = tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why));
+	tb_ring_new(&ring, &ro);
+	rc = tb_pmu_sampler_open(&smp, ring, &so, why, sizeof(why));
 	if (!ok(rc == 0, "%s ring: the sampler starts (%s)", clock_name, rc ? why : "task-clock, every 1 ms")) {
 		skip(6, "no sampler");
-		tb_ring_destroy(ring);
+		tb_ring_free(ring);
 		return;
 	}
 	w.ring = ring;
@@ -485,7 +485,7 @@ static void test_sampler(enum tb_clock clock, const char *clock_name)
 	   "%s: stats: %llu samples read, %llu written, %zu in the ring; %llu lost, as the pmu_lost events say; %u CPUs",
 	   clock_name, (unsigned long long)st.samples, (unsigned long long)st.written, t.records,
 	   (unsigned long long)st.lost, st.cpus);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /*
@@ -506,11 +506,11 @@ static void test_sampler_faults(void)
 	struct sample_tally t;
 	char why[512];
 
-	tb_ring_create(&ring, NULL);
-	if (!ok(tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why)) == 0, "the page-fault sampler starts (%s)",
+	tb_ring_new(&ring, NULL);
+	if (!ok(tb_pmu_sampler_open(&smp, ring, &so, why, sizeof(why)) == 0, "the page-fault sampler starts (%s)",
 		why)) {
 		skip(3, "no sampler");
-		tb_ring_destroy(ring);
+		tb_ring_free(ring);
 		return;
 	}
 	sample_worker(ring, smp, &w, &st, &t);
@@ -525,7 +525,7 @@ static void test_sampler_faults(void)
 	ok(st.samples == t.records && st.written == st.samples && st.lost == 0,
 	   "page faults: stats: %llu samples read, %llu written, %zu in the ring, %llu lost",
 	   (unsigned long long)st.samples, (unsigned long long)st.written, t.records, (unsigned long long)st.lost);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* Samples saved with their descriptions read back as text, ips named. */
@@ -537,7 +537,7 @@ static void test_sampler_report(void)
 	struct tb_save_event events[] = {{&tb_pmu_sample_event, TB_PMU_SAMPLE_ID},
 					 {&tb_pmu_lost_event, TB_PMU_LOST_ID}};
 	struct tb_save_opts save = {events, 2, NULL};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	struct worker w = {.seconds = 0.1};
 	struct tb_pmu_sampler_stats st;
 	char dir[] = "/tmp/tb-test-pmu-XXXXXX", cmd[512], line[1024], name[256];
@@ -546,16 +546,16 @@ static void test_sampler_report(void)
 	pthread_t th;
 	FILE *p;
 
-	if (!mkdtemp(dir) || tb_ring_create(&ring, NULL) < 0 ||
-	    tb_pmu_sampler_start(&smp, ring, &so, NULL, 0) < 0) {
+	if (!mkdtemp(dir) || tb_ring_new(&ring, NULL) < 0 ||
+	    tb_pmu_sampler_open(&smp, ring, &so, NULL, 0) < 0) {
 		skip(2, "no sampler");
 		return;
 	}
 	w.ring = ring;
 	pthread_create(&th, NULL, worker_main, &w);
 	pthread_join(th, NULL);
-	tb_pmu_sampler_stop(smp, &st);
-	ok(tb_ring_save_dir(ring, dir, &save, &err) == 0, "the ring saved with the sample events described (%s)",
+	tb_pmu_sampler_close(smp, &st);
+	ok(tb_save_ring(ring, dir, &save, &err) == 0, "the ring saved with the sample events described (%s)",
 	   err.reason);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --no-header %s", b ? b : "build", dir);
 	p = popen(cmd, "r");
@@ -588,7 +588,7 @@ static void test_sampler_report(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		diag("could not remove %s", dir);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_sampler_refusals(void)
@@ -602,21 +602,21 @@ static void test_sampler_refusals(void)
 
 	tb_ring_opts_default(&ro);
 	ro.clock = TB_CLOCK_COUNTER;
-	tb_ring_create(&ring, &ro);
-	rc = tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why));
+	tb_ring_new(&ring, &ro);
+	rc = tb_pmu_sampler_open(&smp, ring, &so, why, sizeof(why));
 	ok(rc == -EINVAL && strstr(why, "counter, not a time"), "a counter-clock ring: refused: %s", why);
-	tb_ring_destroy(ring);
-	tb_ring_create(&ring, NULL);
+	tb_ring_free(ring);
+	tb_ring_new(&ring, NULL);
 	so.counter = TB_PMU_CYCLES;
-	rc = tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why));
+	rc = tb_pmu_sampler_open(&smp, ring, &so, why, sizeof(why));
 	if (rc == 0) {
-		tb_pmu_sampler_stop(smp, NULL);
+		tb_pmu_sampler_close(smp, NULL);
 		ok(1, "sampling cycles works on this machine");
 	} else {
 		ok(strstr(why, "cycles: ") == why && strstr(why, "no hardware PMU"),
 		   "sampling cycles without a PMU: %s", why);
 	}
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* ------------------------------------------------------------ refusals */
@@ -675,13 +675,13 @@ static void unprivileged_child(int out)
 	tb_pmu_close(p);
 
 	/* The sampler says the same. */
-	tb_ring_create(&ring, NULL);
-	int rc = tb_pmu_sampler_start(&smp, ring, &so, why, sizeof(why));
+	tb_ring_new(&ring, NULL);
+	int rc = tb_pmu_sampler_open(&smp, ring, &so, why, sizeof(why));
 	if (rc == 0)
-		tb_pmu_sampler_stop(smp, NULL);
+		tb_pmu_sampler_close(smp, NULL);
 	fprintf(f, "%s\tunprivileged sampler with TB_PMU_KERNEL: %s\n",
 		(level <= 1 ? rc == 0 : rc < 0 && strstr(why, want)) ? "ok" : "not ok", rc ? why : "(started)");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	fclose(f);
 }
 

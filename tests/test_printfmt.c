@@ -350,7 +350,7 @@ static const char *pf_env(const char *print_fmt, const struct tb_print_env *env)
 static char out[2048];
 char text[4096];
 struct tb_format f;
-struct tb_diag d = {0};
+struct tb_problem d = {0};
 struct tb_printfmt *p;
 struct tb_strbuf sb = {0};
 int rc;
@@ -376,7 +376,7 @@ if (rc < 0) {
 	tb_printfmt_free(p);
 }
 sb_free(&sb);
-tb_format_release(&f);
+tb_format_free(&f);
 return out;
 }
 
@@ -597,8 +597,8 @@ static void *compile_deep(void *arg)
 {
 	struct deep *d = arg;
 	struct tb_format f = {0};
-	struct tb_field fields[1] = {{.name = "common_type", .type = "unsigned short", .size = 2}};
-	struct tb_diag err = {0};
+	struct tb_schema_field fields[1] = {{.name = "common_type", .type = "unsigned short", .size = 2}};
+	struct tb_problem err = {0};
 	struct tb_printfmt *p;
 
 	f.fields = fields;
@@ -918,7 +918,7 @@ static void oracle_child(const char *path, int fd)
 	size_t len;
 	char *text = tap_slurp(path, &len);
 	struct tb_format f;
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	struct tb_printfmt *p;
 	struct tep_handle *tep;
 	FILE *out = fdopen(fd, "w");
@@ -1121,7 +1121,7 @@ static void load_capture_formats(const char *dir, struct capture_formats *cf)
 		size_t len;
 		char *text = tap_slurp(g.gl_pathv[i], &len);
 		struct tb_format *f = calloc(1, sizeof(*f));
-		struct tb_diag d = {0};
+		struct tb_problem d = {0};
 		if (text && tb_format_parse(text, len, f, &d) == 0 && !cf->f[f->id]) {
 			cf->f[f->id] = f;
 			tb_printfmt_compile(f, NULL, &cf->p[f->id], &d);
@@ -1140,7 +1140,7 @@ static void free_capture_formats(struct capture_formats *cf)
 	for (size_t i = 0; i < MAX_IDS; i++) {
 		tb_printfmt_free(cf->p[i]);
 		if (cf->f[i]) {
-			tb_format_release(cf->f[i]);
+			tb_format_free(cf->f[i]);
 			free(cf->f[i]);
 		}
 	}
@@ -1392,7 +1392,7 @@ static void compare_fused(const struct tb_printfmt *generic, const struct tb_pri
 static bool compile_both(const struct tb_format *f, const struct tb_print_env *env, struct tb_printfmt **generic,
 			 struct tb_printfmt **fused, struct fused_totals *t)
 {
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	int rg = pf_compile(f, env, false, generic, &d), rf = pf_compile(f, env, true, fused, &d);
 
 	if (rg != rf) {
@@ -1439,10 +1439,10 @@ static void fused_glob(const char *pattern, const struct tb_print_env *env, stru
 		size_t len;
 		char *text = tap_slurp(g.gl_pathv[i], &len);
 		struct tb_format f;
-		struct tb_diag d = {0};
+		struct tb_problem d = {0};
 		if (text && tb_format_parse(text, len, &f, &d) == 0) {
 			fused_format(&f, env, g.gl_pathv[i], t);
-			tb_format_release(&f);
+			tb_format_free(&f);
 		}
 		free(text);
 	}
@@ -1461,7 +1461,7 @@ static void fused_capture(const char *dir, struct fused_totals *t)
 	load_capture_formats(dir, cf);
 	for (size_t id = 0; id < MAX_IDS; id++)
 		if (cf->p[id]) {
-			struct tb_diag d = {0};
+			struct tb_problem d = {0};
 			if (pf_compile(cf->f[id], NULL, false, &generic[id], &d) < 0)
 				generic[id] = NULL;
 		}
@@ -1497,7 +1497,7 @@ static void fused_constructs(struct fused_totals *t)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char text[4096];
 		struct tb_format f;
-		struct tb_diag d = {0};
+		struct tb_problem d = {0};
 		struct tb_printfmt *g, *u;
 		uint8_t rec[sizeof(test_rec)];
 		snprintf(text, sizeof(text),
@@ -1515,7 +1515,7 @@ static void fused_constructs(struct fused_totals *t)
 			tb_printfmt_free(g);
 			tb_printfmt_free(u);
 		}
-		tb_format_release(&f);
+		tb_format_free(&f);
 	}
 }
 
@@ -1575,7 +1575,7 @@ static void test_fused(void)
 		size_t len;
 		char *text;
 		struct tb_format f;
-		struct tb_diag d = {0};
+		struct tb_problem d = {0};
 		struct tb_printfmt *p = NULL;
 		snprintf(path, sizeof(path), DATA "cap-f-many-systems/formats/%s.format", typical[i]);
 		text = tap_slurp(path, &len);
@@ -1594,7 +1594,7 @@ static void test_fused(void)
 		else
 			ok(0, "%s: compiles (%s)", typical[i], d.reason);
 		tb_printfmt_free(p);
-		tb_format_release(&f);
+		tb_format_free(&f);
 		free(text);
 	}
 }

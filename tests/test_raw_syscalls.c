@@ -45,7 +45,7 @@ static const char EXIT[] =
 
 static int parse(const char *text, struct tb_format *f)
 {
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	int rc = tb_format_parse(text, strlen(text), f, &d);
 
 	if (rc < 0)
@@ -108,7 +108,7 @@ static uint64_t xorshift(uint64_t *s)
 static void compare(const struct tb_format *f, raw_syscalls_fn *hand, unsigned nvalues, bool named)
 {
 	struct tb_printfmt *p = NULL;
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	struct tb_strbuf want = {0}, got = {0};
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	unsigned differ = 0, n = 0, line_differs = 0;
@@ -162,7 +162,7 @@ static void refused(const char *text, const char *from, const char *to, const ch
 		ok(0, "edited format parses (%s)", what);
 	} else {
 		ok(raw_syscalls_printer("raw_syscalls", &f) == NULL, "refused: %s", what);
-		tb_format_release(&f);
+		tb_format_free(&f);
 	}
 	free(t);
 }
@@ -190,7 +190,7 @@ int main(void)
 	refused(EXIT, "field:long ret;\toffset:16;\tsize:8;\tsigned:1", "field:long ret;\toffset:16;\tsize:8;\tsigned:0",
 		"an unsigned ret");
 	refused(EXIT, "= %ld\"", "= %lu\"", "ret printed unsigned");
-	tb_format_release(&enter);
-	tb_format_release(&exit_);
+	tb_format_free(&enter);
+	tb_format_free(&exit_);
 	return done_testing();
 }

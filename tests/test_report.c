@@ -45,7 +45,7 @@ static struct diags {
 	char msg[64][300];
 } diags;
 
-static void collect(void *ctx, const struct tb_diag *d)
+static void collect(void *ctx, const struct tb_problem *d)
 {
 	struct diags *ds = ctx;
 
@@ -481,7 +481,7 @@ static void check_format_file(const char *path)
 	size_t len;
 	char *text = tap_slurp(path, &len);
 	struct tb_format f;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	unsigned id = 0;
 	char *idline = text ? strstr(text, "\nID: ") : NULL;
 	int rc = text ? tb_format_parse(text, len, &f, &err) : -1;
@@ -494,7 +494,7 @@ static void check_format_file(const char *path)
 		rc == 0 ? f.nfields : 0))
 		diag("byte %llu: %s", (unsigned long long)err.offset, err.reason);
 	if (rc == 0)
-		tb_format_release(&f);
+		tb_format_free(&f);
 	free(text);
 }
 
@@ -521,13 +521,13 @@ static void check_formats(void)
 		size_t len;
 		char *text = tap_slurp(DATA "formats/irq/irq_handler_entry.format", &len);
 		struct tb_format f;
-		const struct tb_field *name;
+		const struct tb_schema_field *name;
 		tb_format_parse(text, len, &f, NULL);
 		name = tb_format_field(&f, "name");
-		ok(name && name->kind == TB_FIELD_DATA_LOC && name->is_string &&
+		ok(name && name->kind == TB_SCHEMA_FIELD_DATA_LOC && name->is_string &&
 			   strstr(text, "__data_loc char[] name;\toffset:12;\tsize:4;"),
 		   "irq_handler_entry: name is a __data_loc string at 12, size 4");
-		tb_format_release(&f);
+		tb_format_free(&f);
 		free(text);
 	}
 }
@@ -537,7 +537,7 @@ static void check_headers(const char *dir)
 	char path[256], *text;
 	size_t len;
 	struct tb_header_page hp;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	unsigned off = 0, size = 0;
 
 	snprintf(path, sizeof(path), DATA "%s/header_page", dir);

@@ -190,7 +190,7 @@ static void check_record_short(void)
 	is_int(report(BAD "record-short", &l), 1, "record-short: damaged");
 	expect_problem("record-short", "record-short/cpu0.raw", payload_at(20) + RECORD - 4, why);
 	expect_kernel_lines("record-short", &l, 0, 20, 21, kernel.n);
-	tb_format_release(&f);
+	tb_format_free(&f);
 	free(text);
 	free_lines(&l);
 }
@@ -330,7 +330,7 @@ static void check_format_texts(void)
 		char *text = edited(base, cases[i].from, cases[i].to, &len);
 		const char *m = text ? strstr(text, cases[i].mark) : NULL;
 		struct tb_format f;
-		struct tb_diag err = {0};
+		struct tb_problem err = {0};
 		int rc = text ? tb_format_parse(text, len, &f, &err) : 0;
 		long want = m ? (long)(m - text) + cases[i].delta : -100;
 		if (!ok(rc == -EINVAL && (long)err.offset == want && strstr(err.reason, cases[i].why),
@@ -342,7 +342,7 @@ static void check_format_texts(void)
 		/* A NUL byte inside the text. */
 		char *text = strdup(base);
 		struct tb_format f;
-		struct tb_diag err = {0};
+		struct tb_problem err = {0};
 		size_t at = (size_t)(strstr(text, "common_flags") - text);
 		text[at] = '\0';
 		ok(tb_format_parse(text, base_len, &f, &err) == -EINVAL && err.offset == at &&
@@ -360,7 +360,7 @@ static void check_header_texts(void)
 	size_t len, n;
 	char *hp = tap_slurp(E1 "header_page", &len), *t;
 	struct tb_header_page out;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	char *he = tap_slurp("tests/data/kernel/header_event", &n);
 
 	t = edited(hp, "size:4080;", "size:4000;", &len);
@@ -392,7 +392,7 @@ static void check_cmdlines(void)
 	struct tb_schema *s = tb_schema_new();
 	const char text[] = "2177 bash\nnot-a-pid x\n2180 seq\n";
 
-	tb_schema_set_diag(s, problems_collect, &problems);
+	tb_schema_set_problem_fn(s, problems_collect, &problems);
 	problems.n = 0;
 	is_int(tb_schema_load_cmdlines(s, "saved_cmdlines", text, sizeof(text) - 1), -EINVAL,
 	       "saved_cmdlines with a bad line: reported");
@@ -441,7 +441,7 @@ static void check_printk_formats(void)
 	size_t len, all = 0, found = 0;
 	char *fmt = tap_slurp("tests/data/kernel/formats/ftrace/bputs.format", &len);
 
-	tb_schema_set_diag(s, problems_collect, &problems);
+	tb_schema_set_problem_fn(s, problems_collect, &problems);
 	problems.n = 0;
 	is_int(fmt ? tb_schema_load_format(s, "bputs.format", "ftrace", fmt, len) : -1, 0, "bputs format loaded");
 	is_int(tb_schema_load_printk_formats(s, "printk_formats", text, sizeof(text) - 1), -EINVAL,
@@ -452,8 +452,8 @@ static void check_printk_formats(void)
 	is_int(found, sizeof(bad) / sizeof(bad[0]), "printk_formats: each inside its own line");
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		uint8_t rec[24] = {15, 0, 0, 0, 1};
-		struct tb_event_ref ev = {0, 1000, rec, sizeof(rec)};
-		struct tb_diag err;
+		struct tb_render_record ev = {0, 1000, rec, sizeof(rec)};
+		struct tb_problem err;
 		char *out = NULL;
 		size_t n = 0;
 		FILE *f = open_memstream(&out, &n);
@@ -490,7 +490,7 @@ static void check_kallsyms(void)
 	const char *f1, *f2, *f3, *mod = NULL;
 	size_t found = 0;
 
-	tb_schema_set_diag(s, problems_collect, &problems);
+	tb_schema_set_problem_fn(s, problems_collect, &problems);
 	problems.n = 0;
 	is_int(tb_schema_load_kallsyms(s, "kallsyms", text, sizeof(text) - 1), -EINVAL,
 	       "kallsyms with bad lines: reported");
@@ -546,7 +546,7 @@ static void check_deep_nesting(void)
 	struct tb_schema *s = tb_schema_new();
 	int rc;
 
-	tb_schema_set_diag(s, problems_collect, &problems);
+	tb_schema_set_problem_fn(s, problems_collect, &problems);
 	problems.n = 0;
 	alarm(60);
 	rc = text ? tb_schema_load_format(s, "print.format", "ftrace", text, len) : 0;
@@ -571,10 +571,10 @@ static void check_records(void)
 	size_t len;
 	char *fmt = tap_slurp("tests/data/kernel/formats/irq/irq_handler_entry.format", &len);
 	struct tb_format f;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	uint8_t rec[24] = {0};
 	uint32_t loc = (4u << 16) | 16u; /* 4 bytes at 16 */
-	struct tb_event_ref ev = {.cpu = 0, .ts = 1000, .data = rec, .len = 4};
+	struct tb_render_record ev = {.cpu = 0, .ts = 1000, .data = rec, .len = 4};
 	char *out = NULL;
 	size_t outlen = 0;
 	FILE *sink = open_memstream(&out, &outlen);
@@ -593,7 +593,7 @@ static void check_records(void)
 	fclose(sink);
 	is_int(outlen, 0, "nothing was printed for the bad record");
 	free(out);
-	tb_format_release(&f);
+	tb_format_free(&f);
 	free(fmt);
 	tb_schema_free(s);
 }
@@ -1006,7 +1006,7 @@ static void stats_edge(const char *name, const char *from, const char *to, int a
 	size_t len;
 	char *good = tap_slurp(E1 "e1.cpu0.stats", &len), *text = good ? edited(good, from, to, &len) : NULL;
 	struct tb_cpu_stats st;
-	struct tb_diag d = {.file = ""};
+	struct tb_problem d = {.file = ""};
 	int rc = text ? tb_stats_parse_kernel(text, &st, &d) : -1;
 
 	if (accept)

@@ -21,7 +21,7 @@ struct outcome {
 	unsigned long problems;
 };
 
-static void count_problem(void *ctx, const struct tb_diag *d)
+static void count_problem(void *ctx, const struct tb_problem *d)
 {
 	(void)d;
 	++*(unsigned long *)ctx;
@@ -97,7 +97,7 @@ static void same_report(const char *dir, const char *threads)
  */
 static char *printers_after(const char *dir, const char *threads, const int *cpus, size_t ncpus)
 {
-	struct tb_tcmd_report_opts o = {.kernel_text = true, .cpus = cpus, .ncpus = ncpus};
+	struct tb_tcmd_print_opts o = {.kernel_text = true, .cpus = cpus, .ncpus = ncpus};
 	struct tb_capture *c;
 	char *text = NULL, *table = NULL;
 	size_t len = 0, tlen = 0;
@@ -111,7 +111,7 @@ static char *printers_after(const char *dir, const char *threads, const int *cpu
 	if (tb_capture_open(dir, &copts, &c) < 0)
 		return NULL;
 	f = open_memstream(&text, &len);
-	rc = f ? tb_report_write_like_trace_cmd(c, f, &o, NULL) : -1;
+	rc = f ? tb_tcmd_print_capture(c, f, &o, NULL) : -1;
 	if (f)
 		fclose(f);
 	t = rc >= 0 ? open_memstream(&table, &tlen) : NULL;

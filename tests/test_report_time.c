@@ -1,5 +1,5 @@
 /*
- * The time column of trace-cmd's report layout (tb_report_write_like_trace_cmd)
+ * The time column of trace-cmd's report layout (tb_tcmd_print_capture)
  * on time stamps chosen at its edges: the first hundred microseconds of the
  * clock (the column's cache starts as their text), each side of a rounding
  * edge (ts + 500 a multiple of 1000, of 100000, of 10^9), then a walk of
@@ -78,7 +78,7 @@ static int make_capture(struct synth *s)
 
 static char *report(const char *dir, const char *threads, bool kernel_text, bool nsec)
 {
-	struct tb_tcmd_report_opts o = {.kernel_text = kernel_text, .nsec = nsec};
+	struct tb_tcmd_print_opts o = {.kernel_text = kernel_text, .nsec = nsec};
 	struct tb_capture *c;
 	char *text = NULL;
 	size_t len = 0;
@@ -92,7 +92,7 @@ static char *report(const char *dir, const char *threads, bool kernel_text, bool
 		tb_capture_close(c);
 		return NULL;
 	}
-	rc = tb_report_write_like_trace_cmd(c, f, &o, NULL);
+	rc = tb_tcmd_print_capture(c, f, &o, NULL);
 	fclose(f);
 	tb_capture_close(c);
 	if (rc != 0) {

@@ -33,7 +33,7 @@ static struct tb_ring *ring_new(size_t kb, size_t subbuf, int overwrite, enum tb
 	o.subbuf_size = subbuf;
 	o.overwrite = overwrite;
 	o.clock = clock;
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		abort();
 	return ring;
 }
@@ -53,7 +53,7 @@ static void write_n(struct tb_ring *ring, uint32_t first, uint32_t n)
 static void test_roundtrip(void)
 {
 	struct tb_ring *ring = ring_new(64, 4096, 1, spec_clock);
-	struct tb_event ev;
+	struct tb_read_event ev;
 	uint32_t expect = 0, bad = 0;
 	uint64_t last_ts = 0, ts_back = 0;
 	struct tb_cpu_stats st;
@@ -62,7 +62,7 @@ static void test_roundtrip(void)
 	write_n(ring, 0, 1000);
 	while ((rc = tb_consume(ring, 0, &ev)) == 1) {
 		const struct ev *e = ev.data;
-		if (ev.kind != TB_EVENT_RECORD || ev.len < sizeof(*e) || e->n != expect || ev.seqno != expect)
+		if (ev.kind != TB_READ_RECORD || ev.len < sizeof(*e) || e->n != expect || ev.seqno != expect)
 			bad++;
 		ts_back += ev.ts < last_ts;
 		last_ts = ev.ts;
@@ -72,10 +72,10 @@ static void test_roundtrip(void)
 	is_int(expect, 1000, "1000 events written, 1000 consumed, no loss (64 KiB holds them)");
 	is_int(bad, 0, "each in order, payload intact, seqno = position");
 	is_int(ts_back, 0, "timestamps never decrease");
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	ok(st.entries == 0 && st.read == 1000 && st.overrun == 0 && st.written == 1000,
 	   "stats: entries 0, read 1000, overrun 0, written 1000");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* The kernel's lost-demo: 8 KiB-ish buffer, 5000 events: overrun, and each reader says so. */
@@ -83,20 +83,20 @@ static void test_overwrite_reports(void)
 {
 	struct tb_ring *ring = ring_new(8, 4096, 1, spec_clock);
 	struct tb_cpu_stats st;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	struct tb_iter *it;
 	uint64_t iter_lost = 0, iter_recs = 0, first_seq = 0, cons_lost = 0, cons_recs = 0;
 	uint64_t iter_lost_seq = 0, cons_lost_seq = 0;
 	int lost_first = -1;
 
 	write_n(ring, 0, 5000);
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	is_int(st.entries + st.overrun, 5000, "entries + overrun = 5000 written");
 	ok(st.overrun > 4000, "most events overwritten (overrun %llu)", (unsigned long long)st.overrun);
 
-	tb_iter_open(ring, &it);
+	tb_iter_new(ring, &it);
 	while (tb_iter_next(it, &ev) == 1) {
-		if (ev.kind == TB_EVENT_LOST) {
+		if (ev.kind == TB_READ_LOST) {
 			iter_lost += ev.lost;
 			iter_lost_seq = ev.seqno;
 			if (lost_first < 0)
@@ -107,7 +107,7 @@ static void test_overwrite_reports(void)
 			iter_recs++;
 		}
 	}
-	tb_iter_close(it);
+	tb_iter_free(it);
 	is_int(iter_lost, st.overrun, "iterator reports the overrun as lost, with its count");
 	ok(lost_first == 1, "... before its first record");
 	is_int(iter_recs, st.entries, "iterator shows every held entry");
@@ -115,10 +115,10 @@ static void test_overwrite_reports(void)
 	is_int(iter_lost_seq, st.overrun, "iterator: the LOST event's seqno is the number after "
 	       "the gap (the first held event's)");
 
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	is_int(st.read, 0, "the iterator consumed nothing");
 	while (tb_consume(ring, 0, &ev) == 1) {
-		if (ev.kind == TB_EVENT_LOST) {
+		if (ev.kind == TB_READ_LOST) {
 			cons_lost += ev.lost;
 			cons_lost_seq = ev.seqno;
 			ok(cons_recs == 0, "consuming read: LOST before the first record");
@@ -134,31 +134,31 @@ static void test_overwrite_reports(void)
 	is_int(cons_recs, st.entries, "consuming read: then every held event");
 	is_int(cons_lost_seq, st.overrun, "consuming read: the LOST event's seqno is the number "
 	       "after the gap, as the iterator's");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_producer_consumer(void)
 {
 	struct tb_ring *ring = ring_new(8, 4096, 0, spec_clock);
 	struct tb_cpu_stats st;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	uint32_t n = 0, refused = 0;
 
 	for (uint32_t i = 0; i < 5000; i++) {
 		struct ev e = {1, i, "x"};
 		refused += tb_write(ring, &e, sizeof(e)) == -ENOSPC;
 	}
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	is_int(st.dropped, refused, "producer/consumer: each refused write counted in dropped");
 	is_int(st.overrun, 0, "producer/consumer: nothing overwritten");
 	is_int(st.entries + st.dropped, 5000, "entries + dropped = attempts");
 	while (tb_consume(ring, 0, &ev) == 1) {
 		const struct ev *e = ev.data;
-		if (ev.kind == TB_EVENT_RECORD && e->n == n)
+		if (ev.kind == TB_READ_RECORD && e->n == n)
 			n++;
 	}
 	is_int(n, st.entries, "the oldest events survive, in order");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* Pages handed out decode with the page codec and carry the kernel's loss flags. */
@@ -171,7 +171,7 @@ static void test_read_page(void)
 	long n;
 
 	write_n(ring, 0, 3000);
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	while ((n = tb_read_page(ring, 0, page, sizeof(page))) > 0) {
 		struct tb_page_cursor c;
 		struct tb_record r;
@@ -200,7 +200,7 @@ static void test_read_page(void)
 	is_int(flagged, 1, "exactly one page carries the lost flag");
 	is_int(records, st.entries, "page reads deliver every held event");
 	ok(pages >= 2, "%llu pages", (unsigned long long)pages);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /*
@@ -222,7 +222,7 @@ static void test_read_page_no_room(void)
 	struct tb_ring *ring = ring_new(8, 4096, 1, TB_CLOCK_COUNTER);
 	uint8_t page[4096], payload[36] = {0};
 	struct tb_cpu_stats st;
-	struct tb_page_info info = {0};
+	struct tb_read_info info = {0};
 	struct tb_page_cursor c;
 	struct tb_record r;
 	uint32_t events = 0;
@@ -231,7 +231,7 @@ static void test_read_page_no_room(void)
 		memcpy(payload, &i, sizeof(i));
 		tb_write(ring, payload, sizeof(payload));
 	}
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	ok(tb_read_page_info(ring, 0, page, sizeof(page), &info) == (long)sizeof(page) &&
 		   tb_page_cursor_init(&c, page, sizeof(page)) == 0,
 	   "no room: the first page reads and decodes");
@@ -252,7 +252,7 @@ static void test_read_page_no_room(void)
 		   info.first_seqno == st.overrun + 102,
 	   "next page: nothing lost before it, numbering continues (%llu)",
 	   (unsigned long long)info.first_seqno);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_recording_switch(void)
@@ -274,7 +274,7 @@ static void test_recording_switch(void)
 		tb_ring_set_recording(ring, 1);
 		for (int i = 0; i < 100; i++)
 			taken += tb_write(ring, &x, sizeof(x)) == 0;
-		tb_ring_stats(ring, cpu, &st);
+		tb_stats_read(ring, cpu, &st);
 		written_before += 3;
 		written_after += st.written;
 		attempted += st.attempted;
@@ -284,7 +284,7 @@ static void test_recording_switch(void)
 	is_int(taken, 100 * cpus, "recording on again: all taken");
 	is_int(written_after, written_before + 100 * cpus, "every write while on is written");
 	is_int(attempted, written_after, "writes while off are counted nowhere");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_refusals(void)
@@ -306,11 +306,11 @@ static void test_refusals(void)
 		memset(nest[i], i, 16);
 		tb_commit(ring, nest[i]);
 	}
-	tb_ring_stats(ring, sched_getcpu(), &st);
+	tb_stats_read(ring, sched_getcpu(), &st);
 	is_int(st.too_big, 1, "too big counted once");
 	is_int(st.nested, 1, "nesting past the limit counted once");
 	is_int(st.written, 1 + TB_MAX_NEST, "the rest written");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_sizing(void)
@@ -357,17 +357,17 @@ static void test_reset(void)
 {
 	struct tb_ring *ring = ring_new(8, 4096, 1, TB_CLOCK_TSC);
 	struct tb_cpu_stats st;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	write_n(ring, 0, 2000);
 	tb_ring_reset(ring);
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	ok(st.written == 0 && st.overrun == 0 && st.entries == 0, "reset empties data and counters");
 	write_n(ring, 0, 10);
 	is_int(tb_consume(ring, 0, &ev), 1, "writes work after reset");
 	is_int(tb_ring_resize(ring, 100), 0, "resize to 100 KiB");
 	write_n(ring, 0, 2000);
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	ok(st.overrun == 0 && st.entries == 2000, "2000 events fit after the resize");
 
 	uint64_t x = 1;
@@ -378,9 +378,9 @@ static void test_reset(void)
 	is_int(tb_write(ring, &x, sizeof(x)), -EAGAIN, "and through a resize");
 	tb_ring_set_recording(ring, 1);
 	write_n(ring, 0, 10);
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	is_int(st.entries, 10, "on again: writes land");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 int main(void)

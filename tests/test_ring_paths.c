@@ -63,7 +63,7 @@ static struct tb_ring *make_sized(size_t kb, size_t subbuf, enum tb_clock clock,
 	o.clock = clock;
 	o.mem = mem;
 	o.mem_size = mem_size;
-	return tb_ring_create(&ring, &o) == 0 ? ring : NULL;
+	return tb_ring_new(&ring, &o) == 0 ? ring : NULL;
 }
 
 static struct tb_ring *make(size_t kb, enum tb_clock clock, void *mem, size_t mem_size)
@@ -77,7 +77,7 @@ static void test_clocks(void)
 
 	for (size_t i = 0; i < 4; i++) {
 		struct tb_ring *ring = make(64, clocks[i], NULL, 0);
-		struct tb_event ev;
+		struct tb_read_event ev;
 		uint64_t before = mono_ns(), after, prev = 0, prev_raw = 0;
 		int ordered = 1, n = 0, strictly = 1;
 
@@ -97,7 +97,7 @@ static void test_clocks(void)
 		   clocks[i] == TB_CLOCK_TSC ? ", TSC converted to CLOCK_MONOTONIC ns (within 2 ms)" : "");
 		if (clocks[i] == TB_CLOCK_COUNTER)
 			ok(strictly && prev_raw >= 100, "counter clock: every event a distinct, rising count");
-		tb_ring_destroy(ring);
+		tb_ring_free(ring);
 	}
 }
 
@@ -128,7 +128,7 @@ static void test_time_extend(void)
 	ok(data == 2 && extends == 1, "a 200 ms gap is carried by one time extend record");
 	ok(data == 2 && times[0] >= t0 && times[1] <= t1 && times[1] - times[0] >= 200000000ull,
 	   "both times exact across the extend (gap %.3f ms)", (double)(times[1] - times[0]) / 1e6);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* Every page tb_read_page hands out, read by kbuffer and by us. */
@@ -144,7 +144,7 @@ static void test_pages_with_kbuffer(void)
 		uint32_t buf[40] = {i};
 		tb_write(ring, buf, 4 + (i % 37) * 4); /* 4..148 bytes: compact and long records */
 	}
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	while (tb_read_page(ring, 0, page, sizeof(page)) > 0) {
 		struct tb_page_cursor c;
 		struct tb_record r;
@@ -179,7 +179,7 @@ static void test_pages_with_kbuffer(void)
 	is_int(lost_seen, st.overrun, "the stored lost count equals the overrun");
 	is_int(records, st.entries, "every held event read, numbered without a gap after the loss");
 	kbuffer_free(kb);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* The iterator beside a writer that laps the ring again and again. */
@@ -214,16 +214,16 @@ static void test_iterator_during_writes(void)
 		sched_yield();
 	for (int w = 0; w < 200; w++) {
 		struct tb_iter *it;
-		struct tb_event ev;
+		struct tb_read_event ev;
 		uint64_t expect = UINT64_MAX;
 
-		if (tb_iter_open(lap_ring, &it) < 0)
+		if (tb_iter_new(lap_ring, &it) < 0)
 			break;
 		walks++;
 		while (tb_iter_next(it, &ev) == 1) {
 			if (ev.cpu != 0)
 				continue;
-			if (ev.kind == TB_EVENT_LOST) {
+			if (ev.kind == TB_READ_LOST) {
 				/* numbered like the consuming reads': .seqno is the number after the gap */
 				gaps++;
 				gap_events += ev.lost;
@@ -241,7 +241,7 @@ static void test_iterator_during_writes(void)
 			expect = ev.seqno + 1;
 			records++;
 		}
-		tb_iter_close(it);
+		tb_iter_free(it);
 	}
 	atomic_store(&lap_stop, 1);
 	pthread_join(t, NULL);
@@ -250,7 +250,7 @@ static void test_iterator_during_writes(void)
 	ok(records > 0 && gaps > 0, "iterator walks saw records and gaps while the writer lapped the ring");
 	is_int(torn, 0, "no torn or stale record");
 	is_int(wrong_gap, 0, "every LOST count is exactly the gap in the numbering");
-	tb_ring_destroy(lap_ring);
+	tb_ring_free(lap_ring);
 	pin_cpu(0);
 }
 
@@ -260,7 +260,7 @@ static void test_caller_memory(void)
 	size_t size;
 	void *mem;
 	struct tb_ring *ring;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	int n = 0, ok_payload = 1;
 
 	tb_ring_opts_default(&o);
@@ -274,11 +274,11 @@ static void test_caller_memory(void)
 	for (int i = 0; i < 500; i++)
 		tb_write(ring, &i, sizeof(i));
 	while (tb_consume(ring, 0, &ev) == 1) {
-		ok_payload &= ev.kind == TB_EVENT_RECORD && *(const int *)ev.data == n;
+		ok_payload &= ev.kind == TB_READ_RECORD && *(const int *)ev.data == n;
 		n++;
 	}
 	ok(n == 500 && ok_payload, "500 events through caller memory");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	munmap(mem, size);
 }
 
@@ -295,7 +295,7 @@ static void test_copy_path_like_e1(void)
 	struct tb_page_header h, kh;
 	struct tb_page_cursor c;
 	struct tb_record r, last = {0};
-	struct tb_event ev;
+	struct tb_read_event ev;
 	int events = 0;
 
 	for (int i = 0; i < 150; i++) {
@@ -320,7 +320,7 @@ static void test_copy_path_like_e1(void)
 	is_int(tb_page_read_header(page, 4096, &h, NULL) == 0 && h.timestamp == ev.ts, 1,
 	       "the copy is stamped with the reader's time (the consumed event's)");
 	free(kernel);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 /* ---- a signal handler that makes 16384 page switches in the middle of a write */
@@ -377,7 +377,7 @@ static void test_generation_wrap(void)
 	struct sigaction sa, old;
 	pthread_t k;
 	uint32_t rec[1018] = {0};
-	struct tb_event ev;
+	struct tb_read_event ev;
 	uint64_t last_ts = 0, back = 0, bad = 0, n = 0;
 	struct tb_cpu_stats st;
 
@@ -399,9 +399,9 @@ static void test_generation_wrap(void)
 	sigaction(SIGUSR1, &old, NULL);
 	ok(!atomic_load(&aba_stuck), "writers never stuck: %lu writes, %lu handlers of 16384 page switches each",
 	   (unsigned long)atomic_load(&aba_progress), (unsigned long)atomic_load(&aba_signals));
-	tb_ring_stats(aba_ring, 0, &st);
+	tb_stats_read(aba_ring, 0, &st);
 	while (tb_consume(aba_ring, 0, &ev) == 1) {
-		if (ev.kind != TB_EVENT_RECORD)
+		if (ev.kind != TB_READ_RECORD)
 			continue;
 		back += ev.ts < last_ts;
 		last_ts = ev.ts;
@@ -411,7 +411,7 @@ static void test_generation_wrap(void)
 	ok(n > 0 && back == 0 && bad == 0, "what is left reads back intact and in time order (%llu records)",
 	   (unsigned long long)n);
 	is_int(st.written, st.entries + st.overrun + st.read, "written = entries + overrun + read");
-	tb_ring_destroy(aba_ring);
+	tb_ring_free(aba_ring);
 }
 
 /* ---- the iterator beside a writer that loses nothing */
@@ -445,18 +445,18 @@ static void test_iterator_no_false_loss(void)
 	while (atomic_load(&calm_written) < 1000)
 		sched_yield();
 	for (int k = 0; k < 400; k++) {
-		struct tb_event ev;
+		struct tb_read_event ev;
 		struct tb_iter *it;
 
 		for (int n = 0; k % 2 == 0 && n < 1000000 && tb_consume(ring, 0, &ev) == 1; n++)
-			consumed_lost += ev.kind == TB_EVENT_LOST ? ev.lost : 0;
-		if (tb_iter_open(ring, &it) < 0)
+			consumed_lost += ev.kind == TB_READ_LOST ? ev.lost : 0;
+		if (tb_iter_new(ring, &it) < 0)
 			break;
 		while (tb_iter_next(it, &ev) == 1) {
-			lost += ev.kind == TB_EVENT_LOST ? ev.lost : 0;
-			seen += ev.kind == TB_EVENT_RECORD;
+			lost += ev.kind == TB_READ_LOST ? ev.lost : 0;
+			seen += ev.kind == TB_READ_RECORD;
 		}
-		tb_iter_close(it);
+		tb_iter_free(it);
 		walks++;
 	}
 	atomic_store(&calm_stop, 1);
@@ -465,7 +465,7 @@ static void test_iterator_no_false_loss(void)
 	is_int(consumed_lost, 0, "a 64 MiB ring loses nothing to its consumer");
 	is_int(lost, 0, "%llu iterator walks beside the writer and the consumer: none reports a loss (%llu records seen)",
 	       (unsigned long long)walks, (unsigned long long)seen);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 
@@ -494,12 +494,12 @@ static void exact_lengths_on(size_t subbuf, struct exact_result *res)
 	size_t bytes = 6 * subbuf + 2 * (size_t)rounds * (EXACT_MAXLEN + 1) * 72;
 	struct tb_ring *ring = make_sized(bytes / 1024, subbuf, TB_CLOCK_TSC, NULL, 0);
 	uint8_t junk[112], buf[EXACT_MAXLEN], *page = malloc(subbuf);
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	memset(res, 0, sizeof(*res));
 	if (!ring || !page) {
 		free(page);
-		tb_ring_destroy(ring);
+		tb_ring_free(ring);
 		return;
 	}
 	res->fast = ring->fast_ncpus > 0;
@@ -535,7 +535,7 @@ static void exact_lengths_on(size_t subbuf, struct exact_result *res)
 		}
 	}
 	free(page);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static void test_every_length_exact(void)
@@ -568,7 +568,7 @@ static void test_fast_path_is_on(void)
 		skip(1, bmi2 ? "no rseq registration: the try-lock fallback" : "no BMI2: the C path");
 	else
 		is_int(ring->fast_ncpus, tb_ring_ncpus(ring), "the TSC ring takes the fast path on every CPU");
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 static struct tb_ring *unreg_ring;
@@ -608,7 +608,7 @@ static void test_unregistered_thread(void)
 	unreg_ring = make(64, TB_CLOCK_TSC, NULL, 0);
 	if (!tb_ring_uses_rseq(unreg_ring)) {
 		skip(2, "the ring does not use rseq here");
-		tb_ring_destroy(unreg_ring);
+		tb_ring_free(unreg_ring);
 		return;
 	}
 	signal(SIGALRM, unreg_watchdog);
@@ -620,13 +620,13 @@ static void test_unregistered_thread(void)
 		skip(2, "rseq could not be unregistered");
 	} else {
 		for (unsigned cpu = 0; cpu < tb_ring_ncpus(unreg_ring); cpu++)
-			if (tb_ring_stats(unreg_ring, cpu, &st) == 0)
+			if (tb_stats_read(unreg_ring, cpu, &st) == 0)
 				busy += st.busy;
 		ok(res[1] == -EBUSY && res[2] == -EBUSY, "without its rseq area a thread's writes are refused (%d, %d)",
 		   res[1], res[2]);
 		is_int(busy, 2, "... and counted in busy");
 	}
-	tb_ring_destroy(unreg_ring);
+	tb_ring_free(unreg_ring);
 }
 
 /*
@@ -672,7 +672,7 @@ static void test_recording_switch_race(void)
 	tb_ring_opts_default(&o);
 	o.size_kb = 8;
 	o.ncpus = 256;
-	if (!ok(tb_ring_create(&sw_ring, &o) == 0, "a ring of 256 CPU buffers")) {
+	if (!ok(tb_ring_new(&sw_ring, &o) == 0, "a ring of 256 CPU buffers")) {
 		skip(1, "no ring");
 		return;
 	}
@@ -688,7 +688,7 @@ static void test_recording_switch_race(void)
 	pthread_join(t, NULL);
 	diag("recording ended off in %u of %d rounds", off_rounds, SWITCH_ROUNDS);
 	is_int(bad_rounds, 0, "after every concurrent switch, all 256 CPUs agree with the flag");
-	tb_ring_destroy(sw_ring);
+	tb_ring_free(sw_ring);
 }
 
 /*
@@ -733,7 +733,7 @@ static void cover(unsigned cpu, uint64_t from, uint64_t to)
 
 static void *two_reader(void *arg)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	(void)arg;
 
 	unpin_cpu();
@@ -742,7 +742,7 @@ static void *two_reader(void *arg)
 		int done = atomic_load(&two_writers_done) == 2;
 		int rc = tb_consume_merged(two_ring, &ev);
 
-		if (rc == 1 && ev.kind == TB_EVENT_RECORD) {
+		if (rc == 1 && ev.kind == TB_READ_RECORD) {
 			cover(ev.cpu, ev.seqno, ev.seqno + 1);
 			atomic_fetch_add(&two_records, 1);
 		} else if (rc == 1) {
@@ -764,7 +764,7 @@ static void two_readers_on(const char *name, size_t kb)
 	two_ring = make(kb, TB_CLOCK_TSC, NULL, 0);
 	if (!two_ring || tb_ring_ncpus(two_ring) < 2) {
 		skip(1, "needs a ring of 2 CPUs or more");
-		tb_ring_destroy(two_ring);
+		tb_ring_free(two_ring);
 		return;
 	}
 	memset(two_cover, 0, sizeof(two_cover));
@@ -793,7 +793,7 @@ static void two_readers_on(const char *name, size_t kb)
 	   "(%u twice or more, %u never, %lu LOST of 0, %lu out of range)",
 	   name, 2 * TWO_EVENTS, more, never, (unsigned long)atomic_load(&two_zero_lost),
 	   (unsigned long)atomic_load(&two_bad));
-	tb_ring_destroy(two_ring);
+	tb_ring_free(two_ring);
 }
 
 static void test_two_merged_readers(void)

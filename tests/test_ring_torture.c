@@ -23,7 +23,7 @@
  * tb_blob_write or reserved, filled and committed (in signal handlers too,
  * with the next handler raised while the reservation is open).  Every
  * committed blob is read whole (the same checksum), reported overwritten
- * (TB_EVENT_BLOB_LOST), or inside a LOST count with its reference: the
+ * (TB_READ_BLOB_LOST), or inside a LOST count with its reference: the
  * committed events never read whole number exactly the LOST counts plus the
  * overwritten reports, and the blob counters agree with what the reader saw.
  * Producer/consumer mode never overwrites a blob.  A "blobs:" line sums up.
@@ -270,7 +270,7 @@ static void *writer_main(void *argp)
 	uint32_t writer = (uint32_t)a->index, n = 0;
 
 	thread_index = a->index;
-	tb_thread_init();
+	tb_ring_thread_init();
 	if (a->pin == PIN_TWO_PER_CPU)
 		pin_to(a->index / 2);
 	while (!atomic_load_explicit(&stop_writers, memory_order_relaxed)) {
@@ -322,11 +322,11 @@ static uint64_t total_committed, total_read, total_lost, total_refused, total_un
 static uint64_t total_blobs, total_blob_intact, total_blob_overwritten, total_blob_with_page, total_blob_full,
 	total_blob_torn;
 
-static void account(const struct tb_event *ev)
+static void account(const struct tb_read_event *ev)
 {
 	const struct payload *p = ev->data;
 
-	if (ev->kind == TB_EVENT_LOST) {
+	if (ev->kind == TB_READ_LOST) {
 		tl.lost += ev->lost;
 		tl.lost_by_cpu[ev->cpu] += ev->lost;
 		return;
@@ -336,11 +336,11 @@ static void account(const struct tb_event *ev)
 	if (ev->ts < tl.last_ts[ev->cpu])
 		tl.ts_back++;
 	tl.last_ts[ev->cpu] = ev->ts;
-	if (ev->kind == TB_EVENT_BLOB_LOST) {
+	if (ev->kind == TB_READ_BLOB_LOST) {
 		tl.blob_overwritten++; /* who wrote it is in the bytes that are gone */
 		return;
 	}
-	int blob = ev->kind == TB_EVENT_BLOB;
+	int blob = ev->kind == TB_READ_BLOB;
 	if (ev->len < 16 || p->writer >= MAX_WRITERS || !tl.seen[p->writer] || p->seq >= logs[p->writer].cap) {
 		tl.unknown_writer++;
 		tl.blob_torn += blob;
@@ -366,7 +366,7 @@ static void account(const struct tb_event *ev)
 
 static void *reader_main(void *arg)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	(void)arg;
 
 	while (!atomic_load(&stop_reader)) {
@@ -449,7 +449,7 @@ static void run(const struct scenario *sc)
 	o.overwrite = sc->overwrite;
 	o.no_rseq = sc->no_rseq;
 	o.blob_kb = sc->blob_kb;
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		abort();
 	ncpus = tb_ring_ncpus(ring);
 
@@ -485,7 +485,7 @@ static void run(const struct scenario *sc)
 	}
 	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
 		struct tb_cpu_stats st;
-		tb_ring_stats(ring, cpu, &st);
+		tb_stats_read(ring, cpu, &st);
 		refused_counters += st.refused;
 		overrun += st.overrun;
 		written += st.written;
@@ -576,7 +576,7 @@ static void run(const struct scenario *sc)
 		free(logs[w].committed);
 		free(tl.seen[w]);
 	}
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	alarm(0);
 }
 

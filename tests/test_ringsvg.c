@@ -40,7 +40,7 @@ int main(void)
 	struct tb_save_opts save = {.events = events, .nevents = 1};
 	struct tb_ring_opts ro;
 	struct tb_ring *ring;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	char dir[] = "/tmp/tb-ringsvg-XXXXXX", *svg = NULL, cmd[128];
 	size_t len = 0;
 
@@ -49,7 +49,7 @@ int main(void)
 	ro.ncpus = 1;
 	ro.clock = TB_CLOCK_MONO;
 	ro.no_rseq = 1;
-	if (!ok(tb_ring_create(&ring, &ro) == 0 && mkdtemp(dir), "a ring of 8 KiB, one CPU"))
+	if (!ok(tb_ring_new(&ring, &ro) == 0 && mkdtemp(dir), "a ring of 8 KiB, one CPU"))
 		return done_testing();
 	for (uint32_t i = 0; i < WRITTEN; i++) {
 		uint8_t rec[PAYLOAD] = {0};
@@ -58,15 +58,15 @@ int main(void)
 		memcpy(rec + 8, &i, 4);
 		tb_write(ring, rec, sizeof(rec));
 	}
-	ok(tb_ring_save_dir(ring, dir, &save, &err) == 0, "saved (%s)", err.reason);
-	tb_ring_destroy(ring);
+	ok(tb_save_ring(ring, dir, &save, &err) == 0, "saved (%s)", err.reason);
+	tb_ring_free(ring);
 
 	struct tb_capture *c;
 	if (!ok(tb_capture_open(dir, NULL, &c) == 0, "the saved ring opens"))
 		return done_testing();
 	FILE *f = open_memstream(&svg, &len);
-	struct tb_ring_svg_opts o = {.title = "test ring", .subbufs_per_cpu = 3};
-	ok(tb_ring_svg(c, &o, f) == 0, "drawn");
+	struct tb_ringsvg_opts o = {.title = "test ring", .subbufs_per_cpu = 3};
+	ok(tb_ringsvg_write(c, &o, f) == 0, "drawn");
 	fclose(f);
 	tb_capture_close(c);
 

@@ -63,7 +63,7 @@ static void test_memfd_sealed_private(void)
 	int pid, fd, seals;
 	char tail;
 
-	ok(tb_shm_create(&so, &s) == 0, "a memfd session is made");
+	ok(tb_shm_open(&so, &s) == 0, "a memfd session is made");
 	ok(sscanf(tb_shm_path(s), "/proc/%d/fd/%d%c", &pid, &fd, &tail) == 2 && pid == getpid(),
 	   "its path is /proc/PID/fd/N of the creator (%s)", tb_shm_path(s));
 	seals = fcntl(fd, F_GET_SEALS);
@@ -75,7 +75,7 @@ static void test_memfd_sealed_private(void)
 
 	so.has_group = 1;
 	so.group = getgid();
-	ok(tb_shm_create(&so, &s) == 0 && stat(tb_shm_path(s), &st) == 0 && (st.st_mode & 0777) == 0660 &&
+	ok(tb_shm_open(&so, &s) == 0 && stat(tb_shm_path(s), &st) == 0 && (st.st_mode & 0777) == 0660 &&
 		   st.st_gid == getgid(),
 	   "with a group: mode 0660 and that group");
 	tb_shm_close(s);
@@ -92,7 +92,7 @@ static void test_unsealed_refused(void)
 	int fd = memfd_create("plain", MFD_CLOEXEC);
 	void *mem;
 
-	ok(tb_shm_create(&so, &s) == 0, "a session to copy");
+	ok(tb_shm_open(&so, &s) == 0, "a session to copy");
 	mem = mmap(NULL, size, PROT_READ, MAP_SHARED, open(tb_shm_path(s), O_RDONLY | O_CLOEXEC), 0);
 	ok(fd >= 0 && mem != MAP_FAILED && write(fd, mem, size) == (ssize_t)size, "its bytes in an unsealed memfd");
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
@@ -144,11 +144,11 @@ static void seen_init(struct seen *sn)
 }
 
 /* A record of writer w, n, read from cpu's buffer: 0 if it is the next it could be. */
-static int seen_record(struct seen *sn, unsigned cpu, const struct tb_event *ev)
+static int seen_record(struct seen *sn, unsigned cpu, const struct tb_read_event *ev)
 {
 	const struct rec *r = ev->data;
 
-	if (ev->kind != TB_EVENT_RECORD || ev->len < sizeof(*r) || r->writer >= WRITERS ||
+	if (ev->kind != TB_READ_RECORD || ev->len < sizeof(*r) || r->writer >= WRITERS ||
 	    r->n >= PER_WRITER || cpu >= MAX_TEST_CPUS || (int64_t)r->n <= sn->last[r->writer][cpu] ||
 	    (sn->once[r->writer][r->n / 8] & (1u << (r->n % 8))))
 		return -1;
@@ -160,7 +160,7 @@ static int seen_record(struct seen *sn, unsigned cpu, const struct tb_event *ev)
 /* Everything the children write, consumed as it comes: 1 when something was read. */
 static int consume_some(struct tb_ring *ring, struct seen *sn)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	int any = 0;
 
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(ring); cpu++)
@@ -190,7 +190,7 @@ static void test_processes_one_ring(void)
 	int running = WRITERS, status, all_ok = 1;
 
 	seen_init(&sn);
-	ok(tb_shm_create(&so, &s) == 0 && tb_shm_attach(tb_shm_path(s), TB_SHM_READER, &reader) == 0,
+	ok(tb_shm_open(&so, &s) == 0 && tb_shm_attach(tb_shm_path(s), TB_SHM_READER, &reader) == 0,
 	   "a session and a reader");
 	for (uint32_t w = 0; w < WRITERS; w++)
 		if ((pids[w] = fork()) == 0)
@@ -212,7 +212,7 @@ static void test_processes_one_ring(void)
 	   WRITERS * PER_WRITER, (unsigned long long)sn.got, (unsigned long long)sn.bad);
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(tb_shm_ring(reader)); cpu++) {
 		struct tb_cpu_stats st;
-		tb_ring_stats(tb_shm_ring(reader), cpu, &st);
+		tb_stats_read(tb_shm_ring(reader), cpu, &st);
 		dropped += st.dropped;
 	}
 	diag("the writers found the ring full %llu times and retried", (unsigned long long)dropped);
@@ -230,7 +230,7 @@ static int make_named(const char *path, size_t kb, unsigned nwrites)
 	int rc;
 
 	unlink(path);
-	if ((rc = tb_shm_create(&so, &s)) < 0)
+	if ((rc = tb_shm_open(&so, &s)) < 0)
 		return rc;
 	for (uint32_t n = 0; n < nwrites; n++) {
 		struct rec r = {0, n};
@@ -352,7 +352,7 @@ static void test_private_header(void)
 	char good[256];
 	struct tb_shm *reader, *again;
 	struct tb_iter *it;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	struct tb_region *shared;
 	unsigned ncpus, count = 0;
 	size_t size;
@@ -366,10 +366,10 @@ static void test_private_header(void)
 	shared->pages_offset = 1ull << 45;
 	shared->cpu_offset = 1ull << 45;
 	ok(tb_ring_ncpus(tb_shm_ring(reader)) == ncpus, "the scribbled header does not reach the reader's view");
-	ok(tb_iter_open(tb_shm_ring(reader), &it) == 0, "the reader still reads");
+	ok(tb_iter_new(tb_shm_ring(reader), &it) == 0, "the reader still reads");
 	while (tb_iter_next(it, &ev) == 1)
-		count += ev.kind == TB_EVENT_RECORD;
-	tb_iter_close(it);
+		count += ev.kind == TB_READ_RECORD;
+	tb_iter_free(it);
 	ok(count == 50, "every event, read through the private header (%u)", count);
 	ok(tb_shm_attach(good, TB_SHM_READER, &again) == -EINVAL, "a new reader refuses the scribbled file");
 	munmap(shared, size);

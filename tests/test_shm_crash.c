@@ -159,7 +159,7 @@ static void run(const struct scenario *sc)
 	ro.size_kb = 64;
 	ro.clock = sc->clock;
 	ro.no_rseq = sc->no_rseq;
-	if (tb_shm_create(&so, &s) < 0) {
+	if (tb_shm_open(&so, &s) < 0) {
 		ok(0, "%s: a session", sc->name);
 		return;
 	}
@@ -268,7 +268,7 @@ static struct tb_shm *small_session(void)
 
 	tb_ring_opts_default(&ro);
 	ro.size_kb = 64;
-	return tb_shm_create(&so, &s) < 0 ? NULL : s;
+	return tb_shm_open(&so, &s) < 0 ? NULL : s;
 }
 
 /* Two processes on CPU 0, each stopped in its own section: both die, two writes in flight. */
@@ -615,7 +615,7 @@ static void test_refused(void)
 	tb_ring_opts_default(&ro);
 	ro.size_kb = 8;
 	ro.overwrite = 0;
-	if (tb_shm_create(&so, &p) == 0)
+	if (tb_shm_open(&so, &p) == 0)
 		status = run_child(full_child, tb_shm_path(p));
 	ok(p && killed(status), "a producer/consumer ring written until full, then refused 100 times, then killed");
 	memset(&w, 0, sizeof(w));
@@ -802,7 +802,7 @@ static int stats_balance(const char *path, uint64_t committed, const char *when)
 	if (tb_shm_load(path, &rec) < 0 || tb_shm_window(tb_shm_ring(rec), count_nothing, NULL, &w) < 0)
 		return 0;
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(tb_shm_ring(rec)); cpu++)
-		if (tb_ring_stats(tb_shm_ring(rec), cpu, &st) == 0)
+		if (tb_stats_read(tb_shm_ring(rec), cpu, &st) == 0)
 			sum.written += st.written, sum.entries += st.entries, sum.overrun += st.overrun;
 	good = sum.written == committed && sum.entries == w.events && sum.overrun == w.lost_before;
 	ok(good, "%s: written %llu = entries %llu + overrun %llu; the window holds %llu after %llu lost", when,
@@ -869,7 +869,7 @@ static int consume_point;
 static int consume_one(struct tb_ring *ring, const struct consume_case *cc)
 {
 	static uint8_t page[4096];
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	return cc->by_page ? tb_read_page(ring, 0, page, sizeof(page)) > 0 : tb_consume(ring, 0, &ev) == 1;
 }
@@ -893,7 +893,7 @@ static int consuming_child(const char *path)
 static uint32_t consume_rest(const char *path, uint32_t first, uint32_t len, uint32_t *bad)
 {
 	uint8_t want[PAGEFUL];
-	struct tb_event ev;
+	struct tb_read_event ev;
 	struct tb_shm *s;
 	uint32_t n = 0;
 
@@ -901,7 +901,7 @@ static uint32_t consume_rest(const char *path, uint32_t first, uint32_t len, uin
 		return 0;
 	while (tb_consume(tb_shm_ring(s), 0, &ev) == 1) {
 		crash_fill(want, len, first + n);
-		*bad += ev.kind != TB_EVENT_RECORD || ev.len < len || memcmp(ev.data, want, len);
+		*bad += ev.kind != TB_READ_RECORD || ev.len < len || memcmp(ev.data, want, len);
 		n++;
 	}
 	tb_shm_close(s);
@@ -917,7 +917,7 @@ static void consumed_recovered(const char *path, const struct consume_case *cc, 
 	uint32_t left = cc->total - cc->consumed;
 
 	if (tb_shm_load(path, &rec) < 0 || tb_shm_window(tb_shm_ring(rec), count_nothing, NULL, &w) < 0 ||
-	    tb_ring_stats(tb_shm_ring(rec), 0, &st) < 0) {
+	    tb_stats_read(tb_shm_ring(rec), 0, &st) < 0) {
 		ok(0, "%s: recovered", when);
 		return;
 	}
@@ -945,7 +945,7 @@ static void test_consumer_killed(const struct consume_case *cc, int point, const
 	tb_ring_opts_default(&ro);
 	ro.size_kb = 64;
 	ro.ncpus = 1;
-	if (tb_shm_create(&so, &s) < 0 || write_sized(tb_shm_ring(s), 0, cc->total, cc->len) < 0) {
+	if (tb_shm_open(&so, &s) < 0 || write_sized(tb_shm_ring(s), 0, cc->total, cc->len) < 0) {
 		ok(0, "%s: a session written", when);
 		return;
 	}
@@ -958,7 +958,7 @@ static void test_consumer_killed(const struct consume_case *cc, int point, const
 	ok(rest == cc->total - cc->consumed && bad == 0,
 	   "%s: the next consumer gets the %u others, from event %u on, each once (%u, %u wrong)", when,
 	   cc->total - cc->consumed, cc->consumed, rest, bad);
-	status = tb_ring_stats(tb_shm_ring(s), 0, &st);
+	status = tb_stats_read(tb_shm_ring(s), 0, &st);
 	ok(status == 0 && st.read == cc->total && st.entries == 0, "%s: then read %llu = written, entries 0", when,
 	   (unsigned long long)st.read);
 	tb_shm_close(s);
@@ -972,7 +972,7 @@ int main(void)
 
 	tb_ring_opts_default(&ro);
 	ro.size_kb = 64;
-	if (tb_shm_create(&so, &probe) < 0)
+	if (tb_shm_open(&so, &probe) < 0)
 		skip_all("no shared memory");
 	if (!tb_ring_uses_rseq(tb_shm_ring(probe))) {
 		tb_shm_close(probe);

@@ -338,7 +338,7 @@ static struct tb_shm *session(const struct scenario *sc)
 	ro.size_kb = 64;
 	ro.clock = sc->clock;
 	ro.no_rseq = sc->no_rseq;
-	return tb_shm_create(&so, &s) < 0 ? NULL : s;
+	return tb_shm_open(&so, &s) < 0 ? NULL : s;
 }
 
 static int same_ids(const struct started *w)

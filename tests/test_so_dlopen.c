@@ -74,7 +74,7 @@ static void *writer(void *arg)
 	return (void *)fails;
 }
 
-/* tb_thread_init, then a reservation dropped: nothing written, nothing in flight. */
+/* tb_ring_thread_init, then a reservation dropped: nothing written, nothing in flight. */
 static void *discarder(void *arg)
 {
 	void *p;
@@ -149,7 +149,7 @@ int main(void)
 		return done_testing();
 	}
 	tb.opts_default = sym(lib, "tb_ring_opts_default");
-	tb.shm_create = sym(lib, "tb_shm_create");
+	tb.shm_create = sym(lib, "tb_shm_open");
 	tb.shm_ring = sym(lib, "tb_shm_ring");
 	tb.shm_close = sym(lib, "tb_shm_close");
 	tb.window = sym(lib, "tb_shm_window");
@@ -157,7 +157,7 @@ int main(void)
 	tb.reserve = sym(lib, "tb_reserve");
 	tb.commit = sym(lib, "tb_commit");
 	tb.discard = sym(lib, "tb_discard");
-	tb.thread_init = sym(lib, "tb_thread_init");
+	tb.thread_init = sym(lib, "tb_ring_thread_init");
 	if (!ok(tb.opts_default && tb.shm_create && tb.shm_ring && tb.shm_close && tb.window && tb.write &&
 			tb.reserve && tb.commit && tb.discard && tb.thread_init,
 		"the API is there"))
@@ -173,7 +173,7 @@ int main(void)
 	is_int(write_n(MAIN_WRITES), 0, "the main thread's %d writes through the dlopen'ed library", MAIN_WRITES);
 	is_int(run(writer), 0, "a thread: %d writes, %d reservations committed, one left open", THREAD_WRITES,
 	       THREAD_COMMITS);
-	is_int(run(discarder), 0, "a thread: tb_thread_init, a reservation discarded");
+	is_int(run(discarder), 0, "a thread: tb_ring_thread_init, a reservation discarded");
 
 	fails = run(one_commit); /* the first thread's stack, cached by glibc from here on */
 	before = vm_kb();

@@ -35,7 +35,7 @@ struct text {
 static struct text load(const char *path)
 {
 	struct text t = {0};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 
 	t.p = tap_slurp(path, &t.len);
 	if (!t.p || tb_format_parse(t.p, t.len, &t.f, &err) != 0) {
@@ -170,9 +170,9 @@ int main(void)
 	check_forked_child(&good, &crash_a);
 	check_descriptors(&good, &crash_a);
 	check_idle(&good);
-	tb_format_release(&good.f);
-	tb_format_release(&crash_a.f);
-	tb_format_release(&crash_b.f);
+	tb_format_free(&good.f);
+	tb_format_free(&crash_a.f);
+	tb_format_free(&crash_b.f);
 	free(good.p);
 	free(crash_a.p);
 	free(crash_b.p);

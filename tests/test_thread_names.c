@@ -170,7 +170,7 @@ int main(void)
 
 	tb_ring_opts_default(&ro);
 	ro.size_kb = 64;
-	if (tb_shm_create(&so, &creator) < 0 || tb_shm_attach(tb_shm_path(creator), TB_SHM_WRITER, &writer) < 0) {
+	if (tb_shm_open(&so, &creator) < 0 || tb_shm_attach(tb_shm_path(creator), TB_SHM_WRITER, &writer) < 0) {
 		skip_all("cannot make a ring in shared memory");
 		return 0;
 	}
@@ -180,9 +180,9 @@ int main(void)
 
 	ok(tb_ring_thread_names(NULL, check_pair, NULL) == -EINVAL && tb_ring_thread_names(writer_ring, NULL, NULL) == -EINVAL,
 	   "a NULL ring or function: -EINVAL");
-	n = tb_ring_create(&heap, NULL) == 0 ? tb_ring_thread_names(heap, check_pair, NULL) : -1;
+	n = tb_ring_new(&heap, NULL) == 0 ? tb_ring_thread_names(heap, check_pair, NULL) : -1;
 	ok(n == 0, "a ring no thread wrote to: no names (%d)", n);
-	tb_ring_destroy(heap);
+	tb_ring_free(heap);
 	tb_shm_close(writer);
 	tb_shm_close(creator);
 	return done_testing();

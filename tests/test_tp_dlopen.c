@@ -19,11 +19,11 @@
 
 struct find {
 	const char *system, *name;
-	struct tb_event_info info;
+	struct tb_events_info info;
 	int found;
 };
 
-static int find_cb(void *ctx, const struct tb_event_info *ev)
+static int find_cb(void *ctx, const struct tb_events_info *ev)
 {
 	struct find *f = ctx;
 
@@ -43,11 +43,11 @@ static struct find find_event(const char *system, const char *name)
 }
 
 struct site {
-	struct tb_printf_info info;
+	struct tb_events_printf_info info;
 	int found;
 };
 
-static int site_cb(void *ctx, const struct tb_printf_info *si)
+static int site_cb(void *ctx, const struct tb_events_printf_info *si)
 {
 	struct site *s = ctx;
 
@@ -62,7 +62,7 @@ static int site_cb(void *ctx, const struct tb_printf_info *si)
 static char *drain(struct tb_ring *ring)
 {
 	struct tb_schema *s = tb_schema_new();
-	struct tb_event ev;
+	struct tb_read_event ev;
 	char *out = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&out, &size);
@@ -70,7 +70,7 @@ static char *drain(struct tb_ring *ring)
 	tb_schema_load_events(s, tb_ring_subbuf_size(ring));
 	while (tb_consume_merged(ring, &ev) == 1) {
 		char *line;
-		if (ev.kind != TB_EVENT_RECORD)
+		if (ev.kind != TB_READ_RECORD)
 			continue;
 		line = evtext_render_line(s, &ev);
 		fprintf(f, "%s|", evtext_after_context(line) ? evtext_after_context(line) : "?");
@@ -153,7 +153,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/tests/tp_plugin.so", build);
 	tb_ring_opts_default(&o);
 	o.clock = TB_CLOCK_MONO;
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		skip_all("cannot create a ring");
 	tb_events_attach(ring);
 	is_int(tb_events_enable("tpd:*", NULL, 0), 1, "before the plugin is loaded tpd:* is the program's one event");
@@ -219,6 +219,6 @@ int main(void)
 	is_int(tb_events_problems(), 0, "no registration problems");
 	conflicts(build, ring);
 	tb_events_attach(NULL);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return done_testing();
 }

@@ -26,7 +26,7 @@ struct state {
 	char on[512];
 };
 
-static int state_cb(void *ctx, const struct tb_event_info *ev)
+static int state_cb(void *ctx, const struct tb_events_info *ev)
 {
 	struct state *s = ctx;
 
@@ -140,7 +140,7 @@ static char *read_all(const char *path)
 	return buf;
 }
 
-static int format_of(void *ctx, const struct tb_event_info *ev)
+static int format_of(void *ctx, const struct tb_events_info *ev)
 {
 	if (!strcmp(ev->system, "tpe") && !strcmp(ev->name, "recv"))
 		*(char **)ctx = strndup(ev->format, ev->format_len);

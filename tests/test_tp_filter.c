@@ -32,7 +32,7 @@ TB_EVENT(tpflt, req, TB_PROTO(int id, uint64_t bytes, const char *path, const ch
 TB_EVENT(tpflt, tick, TB_PROTO(int n), TB_FIELDS(tb_field(int, n, n)), TB_PRINTK("n=%d", REC->n))
 
 struct rec_req {
-	struct tb_common_fields common;
+	struct tb_event_common common;
 	int id;
 	uint64_t bytes;
 };
@@ -56,13 +56,13 @@ static bool want(int i)
 /* The req records in the ring, consumed: their ids into ids[], the tick records counted. */
 static size_t drain(struct tb_ring *ring, int *ids, size_t max, size_t *ticks, int32_t *pid)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	size_t n = 0;
 
 	*ticks = 0;
 	while (tb_consume_merged(ring, &ev) == 1) {
 		struct rec_req r;
-		if (ev.kind != TB_EVENT_RECORD || ev.len < 8)
+		if (ev.kind != TB_READ_RECORD || ev.len < 8)
 			continue;
 		memcpy(&r, ev.data, ev.len < sizeof(r) ? ev.len : sizeof(r));
 		if (r.common.common_type == tb_event_tpflt_tick.id)
@@ -203,7 +203,7 @@ int main(void)
 	struct tb_ring *ring;
 	struct tb_ring_opts o = {.size_kb = 1024};
 
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		skip_all("no ring");
 	tb_events_attach(ring);
 	ok(tb_events_enable("tpflt:*", NULL, 0) == 2, "the test's events are enabled");
@@ -213,6 +213,6 @@ int main(void)
 	comm_and_pid(ring);
 	replaced_under_load(ring);
 	tb_events_attach(NULL);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return done_testing();
 }

@@ -231,10 +231,10 @@ struct pair {
 	struct tb_format fmt; /* the filtered event's, parsed from its format text */
 };
 
-static int find_format(void *ctx, const struct tb_event_info *ev)
+static int find_format(void *ctx, const struct tb_events_info *ev)
 {
 	struct pair *p = ctx;
-	struct tb_diag d;
+	struct tb_problem d;
 
 	if (strcmp(ev->system, "tpfd") || strcmp(ev->name, p->desc->name))
 		return 0;
@@ -257,7 +257,7 @@ static void fire(struct pair *p, const struct args *a)
 	}
 }
 
-static uint32_t seq_of(const struct tb_event *ev)
+static uint32_t seq_of(const struct tb_read_event *ev)
 {
 	uint32_t seq;
 
@@ -277,7 +277,7 @@ static void check_one(struct tb_ring *ring, struct pair *p, const struct gen *g,
 	uint32_t want[RECORDS], got[RECORDS];
 	size_t nwant = 0, ngot = 0;
 	struct ring_sums before = ring_sums(ring), after;
-	struct tb_event ev;
+	struct tb_read_event ev;
 	bool match;
 
 	t->exprs++;
@@ -292,7 +292,7 @@ static void check_one(struct tb_ring *ring, struct pair *p, const struct gen *g,
 		return;
 	}
 	t->compiled++;
-	t->compact_kind += g->only_ints && g->preds <= TB_FILTER_FAST_MAX;
+	t->compact_kind += g->only_ints && g->preds <= TB_EVENT_FILTER_FAST_MAX;
 	for (int i = 0; i < RECORDS; i++) {
 		struct args a;
 		random_args(&a, (*seq)++);
@@ -300,7 +300,7 @@ static void check_one(struct tb_ring *ring, struct pair *p, const struct gen *g,
 	}
 	while (tb_consume_merged(ring, &ev) == 1) {
 		uint16_t type;
-		if (ev.kind != TB_EVENT_RECORD || ev.len < 12 || ev.len > sizeof(copy))
+		if (ev.kind != TB_READ_RECORD || ev.len < 12 || ev.len > sizeof(copy))
 			continue;
 		memcpy(&type, ev.data, 2);
 		if (type == p->desc->id && ngot < RECORDS) {
@@ -341,7 +341,7 @@ int main(void)
 	if (sched_setaffinity(0, sizeof(one), &one) != 0)
 		skip_all("cannot pin to CPU 0 (a record's CPU must be its twin's)");
 	prctl(PR_SET_NAME, COMM_NAME, 0, 0, 0);
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		skip_all("no ring");
 	tb_events_attach(ring);
 	ok(tb_events_enable("tpfd:*", NULL, 0) == 4, "the test's four events are enabled");
@@ -364,8 +364,8 @@ int main(void)
 	tb_events_set_filter("tpfd:fixed", NULL, NULL);
 	tb_events_set_filter("tpfd:dyn", NULL, NULL);
 	tb_events_attach(NULL);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	for (int k = 0; k < 2; k++)
-		tb_format_release(&pairs[k].fmt);
+		tb_format_free(&pairs[k].fmt);
 	return done_testing();
 }

@@ -133,18 +133,18 @@ struct books {
 static atomic_bool writers_done;
 
 /* One event consumed: a record checked against the conditions, or a LOST count. */
-static void account(struct books *b, const struct tb_event *ev)
+static void account(struct books *b, const struct tb_read_event *ev)
 {
 	const uint8_t *d = ev->data;
 	uint16_t type;
 	uint32_t writer, seq, loc;
 	uint64_t v;
 
-	if (ev->kind == TB_EVENT_LOST) {
+	if (ev->kind == TB_READ_LOST) {
 		b->lost += ev->lost;
 		return;
 	}
-	if (ev->kind != TB_EVENT_RECORD || ev->len < 16)
+	if (ev->kind != TB_READ_RECORD || ev->len < 16)
 		return;
 	memcpy(&type, d, 2);
 	memcpy(&writer, d + 8, 4);
@@ -171,7 +171,7 @@ struct reader_arg {
 static void *read_all(void *p)
 {
 	struct reader_arg *r = p;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	for (;;) {
 		/* acquire: the writers' counts are final once this is seen (pairs with the store in run) */
@@ -199,7 +199,7 @@ static void run(const char *name, size_t kb, int overwrite)
 	tb_ring_opts_default(&o);
 	o.size_kb = kb;
 	o.overwrite = overwrite;
-	if (tb_ring_create(&ring, &o) < 0) {
+	if (tb_ring_new(&ring, &o) < 0) {
 		ok(0, "%s: the ring is created", name);
 		return;
 	}
@@ -208,7 +208,7 @@ static void run(const char *name, size_t kb, int overwrite)
 			tb_events_set_filter("tpft:str", STR_FILTER, NULL) == 0,
 		"%s: the events are enabled with their filters", name)) {
 		tb_events_attach(NULL);
-		tb_ring_destroy(ring);
+		tb_ring_free(ring);
 		return;
 	}
 	reader.ring = ring;
@@ -242,7 +242,7 @@ static void run(const char *name, size_t kb, int overwrite)
 		is_int((long long)(reader.books.lost + t.lost), 0, "%s: nothing lost", name);
 	}
 	tb_events_attach(NULL);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 }
 
 int main(void)

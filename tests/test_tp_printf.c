@@ -33,10 +33,10 @@ static struct tb_ring *ring;
 static struct tb_schema *schema;
 static struct tep_handle *tep;
 
-static bool next_record(struct tb_event *ev)
+static bool next_record(struct tb_read_event *ev)
 {
 	while (tb_consume_merged(ring, ev) == 1)
-		if (ev->kind == TB_EVENT_RECORD)
+		if (ev->kind == TB_READ_RECORD)
 			return true;
 	return false;
 }
@@ -44,7 +44,7 @@ static bool next_record(struct tb_event *ev)
 /* Check the next record against the text the C library makes of the same call (TODO: a known gap). */
 static void expect_text(const char *func, const char *want_text, const char *what, const char *todo)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	char want[1024], *tep_text, *line, *body;
 	size_t n;
 
@@ -71,7 +71,7 @@ static void expect_text(const char *func, const char *want_text, const char *wha
 /* The argument words of the next record (after ip and fmt) must be want[0..n). */
 static void expect_words(const void *want, size_t n, const char *what)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	const unsigned char *d;
 
 	if (!next_record(&ev)) {
@@ -165,16 +165,16 @@ static void too_big(void)
 	char *s = malloc(5000);
 	uint64_t before = 0, after = 0;
 	struct tb_cpu_stats st;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	memset(s, 'y', 4999);
 	s[4999] = '\0';
 	for (unsigned c = 0; c < tb_ring_ncpus(ring); c++)
-		if (tb_ring_stats(ring, c, &st) == 0)
+		if (tb_stats_read(ring, c, &st) == 0)
 			before += st.too_big;
 	tb_printf("%s", s);
 	for (unsigned c = 0; c < tb_ring_ncpus(ring); c++)
-		if (tb_ring_stats(ring, c, &st) == 0)
+		if (tb_stats_read(ring, c, &st) == 0)
 			after += st.too_big;
 	is_int(after - before, 1, "a printf record over TB_EVENT_MAX is refused and counted in too_big");
 	ok(!next_record(&ev), "... and nothing was written");
@@ -185,11 +185,11 @@ static void too_big(void)
 
 struct site_find {
 	const char *fmt;
-	struct tb_printf_info info;
+	struct tb_events_printf_info info;
 	int found;
 };
 
-static int site_cb(void *ctx, const struct tb_printf_info *si)
+static int site_cb(void *ctx, const struct tb_events_printf_info *si)
 {
 	struct site_find *f = ctx;
 
@@ -225,7 +225,7 @@ static void sites(void)
 static void markers_in_ring(char **print_body, char **raw_body, const char *text, uint32_t id,
 			    const unsigned char *bytes, size_t n)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	char *line;
 
 	*print_body = *raw_body = NULL;
@@ -319,7 +319,7 @@ static void markers(void)
 	{
 		/* tests/data/kernel/cap-c-subbuf8k/write_results.txt: what the kernel did with the same sizes */
 		char *big = malloc(6000);
-		struct tb_event ev;
+		struct tb_read_event ev;
 		memset(big, 'm', 6000);
 		is_int(tb_marker_write(big, 4096), 4054, "a 4096-byte marker keeps 4054 bytes, as the kernel's trace_marker");
 		ok(next_record(&ev) && ev.len <= TB_EVENT_MAX, "... in one record");
@@ -336,11 +336,11 @@ static void markers(void)
 int main(void)
 {
 	struct tb_ring_opts o;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	tb_ring_opts_default(&o);
 	o.clock = TB_CLOCK_MONO;
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		skip_all("cannot create a ring");
 	tb_events_attach(ring);
 	tb_printf("disabled %d\n", 1);
@@ -362,6 +362,6 @@ int main(void)
 	tb_events_attach(NULL);
 	tep_free(tep);
 	tb_schema_free(schema);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return done_testing();
 }

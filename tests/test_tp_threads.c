@@ -50,13 +50,13 @@ struct tally {
 
 static void drain(struct tb_ring *ring, struct tally *t)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	for (int n = 0; n < DRAIN_MAX && tb_consume_merged(ring, &ev) == 1; n++) {
 		const unsigned char *d = ev.data;
 		uint16_t type;
 
-		if (ev.kind != TB_EVENT_RECORD)
+		if (ev.kind != TB_READ_RECORD)
 			continue;
 		memcpy(&type, d, 2);
 		if (type == tb_event_tpt2_fixed.id && ev.len >= sizeof(struct tb_record_tpt2_fixed)) {
@@ -98,7 +98,7 @@ int main(void)
 
 	tb_ring_opts_default(&o);
 	o.size_kb = 64;
-	if (tb_ring_create(&rings[0], &o) < 0 || tb_ring_create(&rings[1], &o) < 0)
+	if (tb_ring_new(&rings[0], &o) < 0 || tb_ring_new(&rings[1], &o) < 0)
 		skip_all("cannot create the rings");
 	tb_events_attach(rings[0]);
 	for (int i = 0; i < 2; i++)
@@ -130,7 +130,7 @@ int main(void)
 	ok(t.fixed > 0 && t.text > 0 && t.bprint > 0, "each kind of event was written while enabled");
 	is_int(t.bad, 0, "every record is whole and of a fired event");
 	tb_events_attach(NULL);
-	tb_ring_destroy(rings[0]);
-	tb_ring_destroy(rings[1]);
+	tb_ring_free(rings[0]);
+	tb_ring_free(rings[1]);
 	return done_testing();
 }

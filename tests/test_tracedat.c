@@ -4,7 +4,7 @@
  * tests/data/trace-dat holds real files written by trace-cmd 3.1.6 (v6, v7
  * uncompressed and zstd, instances, dropped events, hand-made minimal
  * files) and, next to each, the exact stdout of `trace-cmd report` with
- * various options (README.vectors.md).  tb_tracedat_report() must print
+ * various options (README.vectors.md).  tb_tcmd_print_tracedat() must print
  * the same text byte for byte; the share of identical lines is printed
  * for each file, so a regression shows how far it goes.  The facts the
  * reference and the vectors' README state (buffers, CPU data offsets and
@@ -32,7 +32,7 @@ static struct {
 	char msg[32][300];
 } problems;
 
-static void collect(void *ctx, const struct tb_diag *d)
+static void collect(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx;
 	if (problems.n < 32)
@@ -85,7 +85,7 @@ static void identical_share(const char *what, const char *got, const char *want)
 struct report_case {
 	const char *dat;
 	const char *expected; /* trace-cmd's stdout */
-	struct tb_tcmd_report_opts opts;
+	struct tb_tcmd_print_opts opts;
 	bool stat;
 };
 
@@ -133,7 +133,7 @@ static void test_reports(void)
 		want = tap_slurp(path, NULL);
 		if (td)
 			rc = c->stat ? tb_tracedat_print_stat(td, f)
-				     : tb_tracedat_report(td, f, &c->opts, NULL);
+				     : tb_tcmd_print_tracedat(td, f, &c->opts, NULL);
 		fclose(f);
 		snprintf(what, sizeof(what), "%s as %s", c->dat, c->expected);
 		ok(td && want && rc == 0 && problems.n == 0, "%s: read and printed, no problem", what);
@@ -157,10 +157,10 @@ static void test_cpu_filter(void)
 	} sel[] = {{cpu0, 0}, {cpu2, 845}, {cpu3, 199}};
 
 	for (size_t i = 0; td && i < 3; i++) {
-		struct tb_tcmd_report_opts o = {.cpus = sel[i].cpus, .ncpus = 1};
+		struct tb_tcmd_print_opts o = {.cpus = sel[i].cpus, .ncpus = 1};
 		struct tb_report_totals t;
 		FILE *f = fopen("/dev/null", "w");
-		tb_tracedat_report(td, f, &o, &t);
+		tb_tcmd_print_tracedat(td, f, &o, &t);
 		fclose(f);
 		is_int(t.events, sel[i].want, "--cpu %d selects %llu events", sel[i].cpus[0],
 		       (unsigned long long)sel[i].want);
@@ -220,7 +220,7 @@ static void test_facts(void)
 /* Records of every CPU of a capture, decoded from its pages. */
 static uint64_t count_records(struct tb_capture *c, uint64_t *lost_pages)
 {
-	struct tb_raw_page p;
+	struct tb_capture_page p;
 	struct tb_page_cursor cur;
 	struct tb_record r;
 	uint64_t n = 0;
@@ -324,7 +324,7 @@ static void test_time_options(void)
 	problems.n = 0;
 	if (tb_tracedat_open(out, &o, &td) == 0) {
 		f = open_memstream(&text, &tlen);
-		tb_tracedat_report(td, f, NULL, NULL);
+		tb_tcmd_print_tracedat(td, f, NULL, NULL);
 		fclose(f);
 	}
 	ok(td && tb_tracedat_info(td)->ts_offset == 4096000 + 250000 && text &&
@@ -381,7 +381,7 @@ static void test_latency_file(void)
 		fclose(f);
 	if (tb_tracedat_open(out, &o, &td) == 0) {
 		f = open_memstream(&got, &len);
-		tb_tracedat_report(td, f, NULL, NULL);
+		tb_tcmd_print_tracedat(td, f, NULL, NULL);
 		fclose(f);
 	}
 	ok(td && tb_tracedat_info(td)->latency && got && !strncmp(got, "cpus=1\n", 7) &&

@@ -40,7 +40,7 @@ static struct {
 } seen;
 static char path[64];
 
-static void collect(void *ctx, const struct tb_diag *d)
+static void collect(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx;
 	if (!d->warning)
@@ -91,7 +91,7 @@ static int try_file(enum outcome *got)
 	rc = tb_tracedat_open(path, &o, &td);
 	if (rc == 0) {
 		struct tb_tracedat_dump_opts dopts = {.records = true, .cpu = -1};
-		tb_tracedat_report(td, null, NULL, NULL);
+		tb_tcmd_print_tracedat(td, null, NULL, NULL);
 		tb_tracedat_dump(td, null, &dopts);
 		tb_tracedat_close(td);
 		if (tb_capture_open(path, &co, &c) == 0) {

@@ -29,11 +29,11 @@
 
 struct seen {
 	size_t n;
-	struct tb_diag d[MAX_SEEN];
+	struct tb_problem d[MAX_SEEN];
 	char file[MAX_SEEN][512];
 };
 
-static void collect(void *ctx, const struct tb_diag *d)
+static void collect(void *ctx, const struct tb_problem *d)
 {
 	struct seen *s = ctx;
 
@@ -98,7 +98,7 @@ static uint64_t line_start(const uint8_t *data, uint64_t start, uint64_t at)
 }
 
 /* The kind of message d is, by the text it names: 0 kallsyms, 1 printk, 2 cmdlines, 3 other. */
-static int kind(const struct tb_diag *d)
+static int kind(const struct tb_problem *d)
 {
 	if (strstr(d->file, ": kallsyms at byte"))
 		return 0;

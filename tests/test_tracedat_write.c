@@ -38,7 +38,7 @@
 static unsigned long problems;
 static char last_problem[300];
 
-static void collect(void *ctx, const struct tb_diag *d)
+static void collect(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx;
 	if (!d->warning)
@@ -97,7 +97,7 @@ static char *our_report(const char *path)
 	if (tb_tracedat_open(path, &o, &td) < 0)
 		return NULL;
 	out = open_memstream(&text, &len);
-	rc = tb_tracedat_report(td, out, NULL, NULL);
+	rc = tb_tcmd_print_tracedat(td, out, NULL, NULL);
 	fclose(out);
 	tb_tracedat_close(td);
 	if (rc != 0) {
@@ -151,7 +151,7 @@ static bool same_pages(struct tb_capture *c, int cpu, const char *raw, size_t pa
 {
 	size_t len;
 	char *want = tap_slurp(raw, &len);
-	struct tb_raw_page p;
+	struct tb_capture_page p;
 	size_t at = 0;
 	bool same = want != NULL;
 
@@ -302,7 +302,7 @@ static struct tb_ring *filled_ring(void)
 	tb_ring_opts_default(&ro);
 	ro.clock = TB_CLOCK_MONO;
 	ro.size_kb = 1024; /* room for every sample: nothing is overwritten */
-	if (tb_ring_create(&ring, &ro) < 0)
+	if (tb_ring_new(&ring, &ro) < 0)
 		return NULL;
 	for (uint32_t i = 0; i < SAMPLES; i++) {
 		s.seq = i;
@@ -376,7 +376,7 @@ static void ring_file(int version, const char *compression, const char *instance
 	free(text);
 	check_with_trace_cmd(out, what, compression && !strcmp(compression, "zlib"));
 	unlink(out);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	free(hp);
 	free(he);
 }

@@ -136,7 +136,7 @@ struct find {
 	bool enabled, loaded;
 };
 
-static int find_cb(void *ctx, const struct tb_event_info *ev)
+static int find_cb(void *ctx, const struct tb_events_info *ev)
 {
 	struct find *f = ctx;
 
@@ -219,12 +219,12 @@ static void check_builtin(const char *name, unsigned id)
 }
 
 /* Every registered format: libtraceevent and tracebuf's own parser accept it. */
-static int parse_cb(void *ctx, const struct tb_event_info *ev)
+static int parse_cb(void *ctx, const struct tb_events_info *ev)
 {
 	int *bad = ctx;
 	struct tep_handle *tep = tep_alloc();
 	struct tb_format f;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	struct tep_event *tev = NULL;
 
 	if (!tep || tep_parse_event(tep, ev->format, ev->format_len, ev->system) != 0 ||
@@ -237,14 +237,14 @@ static int parse_cb(void *ctx, const struct tb_event_info *ev)
 		     (unsigned long long)err.offset, err.reason);
 		(*bad)++;
 	} else {
-		tb_format_release(&f);
+		tb_format_free(&f);
 	}
 	if (tep)
 		tep_free(tep);
 	return 0;
 }
 
-static int count_cb(void *ctx, const struct tb_event_info *ev)
+static int count_cb(void *ctx, const struct tb_events_info *ev)
 {
 	(void)ev;
 	(*(int *)ctx)++;
@@ -260,12 +260,12 @@ static struct tep_handle *tep;
 /* Read the next record and check both texts against want (libtraceevent's known gaps are TODO). */
 static void expect_record(const char *name, const char *want, const char *what, const char *todo)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	char *line = NULL, *tep_text = NULL, *body;
 
-	while (tb_consume_merged(ring, &ev) == 1 && ev.kind != TB_EVENT_RECORD)
+	while (tb_consume_merged(ring, &ev) == 1 && ev.kind != TB_READ_RECORD)
 		;
-	if (ev.kind != TB_EVENT_RECORD) {
+	if (ev.kind != TB_READ_RECORD) {
 		ok(0, "%s: a record was written", what);
 		return;
 	}
@@ -284,7 +284,7 @@ static void expect_record(const char *name, const char *want, const char *what, 
 
 static bool ring_empty(void)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	return tb_consume_merged(ring, &ev) == 0;
 }
@@ -295,7 +295,7 @@ static uint64_t too_big_count(void)
 
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(ring); cpu++) {
 		struct tb_cpu_stats st;
-		if (tb_ring_stats(ring, cpu, &st) == 0)
+		if (tb_stats_read(ring, cpu, &st) == 0)
 			n += st.too_big;
 	}
 	return n;
@@ -392,10 +392,10 @@ static void test_too_big(void)
 	s[TB_EVENT_MAX - 8 - 4 - 1] = '\0'; /* common fields, __data_loc word, NUL: exactly the limit */
 	tb_trace(tpt, big, s);
 	{
-		struct tb_event ev;
+		struct tb_read_event ev;
 		int got = 0;
 		while (tb_consume_merged(ring, &ev) == 1)
-			got += ev.kind == TB_EVENT_RECORD && ev.len == TB_EVENT_MAX;
+			got += ev.kind == TB_READ_RECORD && ev.len == TB_EVENT_MAX;
 		is_int(got, 1, "a record of exactly TB_EVENT_MAX bytes is written");
 	}
 	free(s);
@@ -405,11 +405,11 @@ static void test_too_big(void)
 
 static int32_t record_pid(void)
 {
-	struct tb_event ev;
+	struct tb_read_event ev;
 	int32_t pid = -1;
 
 	while (tb_consume_merged(ring, &ev) == 1)
-		if (ev.kind == TB_EVENT_RECORD && ev.len >= 8)
+		if (ev.kind == TB_READ_RECORD && ev.len >= 8)
 			memcpy(&pid, (const char *)ev.data + 4, 4);
 	return pid;
 }
@@ -498,7 +498,7 @@ int main(void)
 	tb_ring_opts_default(&o);
 	o.clock = TB_CLOCK_MONO;
 	o.size_kb = 256;
-	if (tb_ring_create(&ring, &o) < 0)
+	if (tb_ring_new(&ring, &o) < 0)
 		skip_all("cannot create a ring");
 	tb_events_attach(ring);
 	tb_trace(tpt, u64, 5);
@@ -522,6 +522,6 @@ int main(void)
 	tb_events_attach(NULL);
 	tep_free(tep);
 	tb_schema_free(schema);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return done_testing();
 }

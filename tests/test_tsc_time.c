@@ -133,7 +133,7 @@ static int write_json(struct tb_capture *c, void *t, FILE *f)
 static int write_ring(struct tb_capture *c, void *arg, FILE *f)
 {
 	(void)arg;
-	return tb_ring_svg(c, NULL, f);
+	return tb_ringsvg_write(c, NULL, f);
 }
 
 /* offcpu: each task's interval, the difference of its stamps in nanoseconds (or in cycles). */

@@ -23,11 +23,11 @@
 
 #define SHOW 3 /* event lines printed at each end of a listing */
 
-static void print_event(const struct tb_event *ev, int pid)
+static void print_event(const struct tb_read_event *ev, int pid)
 {
 	uint64_t us = (ev->ns + 500) / 1000;
 
-	if (ev->kind == TB_EVENT_LOST) {
+	if (ev->kind == TB_READ_LOST) {
 		printf("CPU:%u [LOST %llu EVENTS]\n", ev->cpu, (unsigned long long)ev->lost);
 		return;
 	}
@@ -39,14 +39,14 @@ static void print_event(const struct tb_event *ev, int pid)
 /* Print LOST lines always, and the first and last SHOW events. */
 struct listing {
 	uint64_t events, lost, lost_lines;
-	struct tb_event tail[SHOW];
+	struct tb_read_event tail[SHOW];
 	char tail_text[SHOW][64]; /* the held-back events' text: their data goes away */
 	int pid;
 };
 
-static void listing_add(struct listing *l, const struct tb_event *ev)
+static void listing_add(struct listing *l, const struct tb_read_event *ev)
 {
-	if (ev->kind == TB_EVENT_LOST) {
+	if (ev->kind == TB_READ_LOST) {
 		l->lost += ev->lost;
 		l->lost_lines++;
 		print_event(ev, l->pid);
@@ -69,7 +69,7 @@ static void listing_end(struct listing *l)
 	if (l->events > 2 * SHOW)
 		printf("  ... %llu more events ...\n", (unsigned long long)(l->events - 2 * SHOW));
 	for (uint64_t i = l->events > 2 * SHOW ? l->events - SHOW : shown; i < l->events; i++) {
-		struct tb_event ev = l->tail[i % SHOW];
+		struct tb_read_event ev = l->tail[i % SHOW];
 		ev.data = l->tail_text[i % SHOW];
 		print_event(&ev, l->pid);
 	}
@@ -87,14 +87,14 @@ static void show_iterator(struct tb_ring *ring, int pid)
 {
 	struct listing l = {.pid = pid};
 	struct tb_iter *it;
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	printf("\n== non-consuming iterator (the kernel's `trace` file prints no LOST line here)\n");
-	if (tb_iter_open(ring, &it) < 0)
+	if (tb_iter_new(ring, &it) < 0)
 		return;
 	while (tb_iter_next(it, &ev) == 1)
 		listing_add(&l, &ev);
-	tb_iter_close(it);
+	tb_iter_free(it);
 	listing_end(&l);
 	printf("iterator: %llu events shown, %llu reported lost in %llu LOST line(s)\n",
 	       (unsigned long long)l.events, (unsigned long long)l.lost, (unsigned long long)l.lost_lines);
@@ -128,7 +128,7 @@ static void show_pages(struct tb_ring *ring)
 static void show_consume(struct tb_ring *ring, int pid)
 {
 	struct listing l = {.pid = pid};
-	struct tb_event ev;
+	struct tb_read_event ev;
 
 	printf("\n== consuming read (the kernel's trace_pipe)\n");
 	while (tb_consume_merged(ring, &ev) == 1)
@@ -143,7 +143,7 @@ static void show_stats(struct tb_ring *ring, const char *when)
 	struct tb_cpu_stats st;
 
 	printf("\n== per_cpu/cpu0/stats %s\n", when);
-	tb_ring_stats(ring, 0, &st);
+	tb_stats_read(ring, 0, &st);
 	tb_stats_print(stdout, ring, &st, 1);
 }
 
@@ -209,7 +209,7 @@ int cmd_demo(int argc, char **argv)
 	tb_ring_opts_default(&o);
 	o.size_kb = kb;
 	o.overwrite = overwrite;
-	if (tb_ring_create(&ring, &o) < 0) {
+	if (tb_ring_new(&ring, &o) < 0) {
 		fprintf(stderr, "tracebuf demo: cannot create the ring\n");
 		return 1;
 	}
@@ -229,6 +229,6 @@ int cmd_demo(int argc, char **argv)
 	show_stats(ring, "after the consuming read");
 	write_events(ring, events);
 	show_pages(ring);
-	tb_ring_destroy(ring);
+	tb_ring_free(ring);
 	return 0;
 }

@@ -122,7 +122,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 /* Every record of every CPU of c, counted by event ID into counts[]. */
 static void count_capture(struct tb_capture *c, uint64_t *counts)
 {
-	struct tb_raw_page page;
+	struct tb_capture_page page;
 	struct tb_page_cursor cur;
 	struct tb_record rec;
 
@@ -139,7 +139,7 @@ static void count_capture(struct tb_capture *c, uint64_t *counts)
 				}
 			/* A damaged sub-buffer makes the counts short: say so (and exit 1). */
 			if (rc < 0)
-				tb_capture_report(c, page.file, page.file_offset + cur.err.offset,
+				tb_capture_problem(c, page.file, page.file_offset + cur.err.offset,
 						  "%s; rest of the sub-buffer skipped", cur.err.reason);
 		}
 	}

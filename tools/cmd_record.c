@@ -346,7 +346,7 @@ static int session_open(struct recorder *rec)
 	if (rec->o.group && resolve_group(rec->o.group, &so.group) < 0)
 		return shmcap_say(CMD, -ENOENT, "--group: no group '%s'", rec->o.group);
 	so.has_group = rec->o.group != NULL;
-	rc = tb_shm_create(&so, &rec->shm);
+	rc = tb_shm_open(&so, &rec->shm);
 	if (rc < 0)
 		return shmcap_say(CMD, rc, "cannot make the shared memory: %s", tb_shm_error());
 	/* our own view is a reader's: the header private and checked, like any consumer's */
@@ -629,7 +629,7 @@ static bool child_ended(struct recorder *rec, bool block)
 struct take {
 	struct recorder *rec;
 	unsigned cpu;
-	struct tb_page_info info;
+	struct tb_read_info info;
 	long n;
 	int blobs_rc; /* saving the page's blobs: 0 or -errno */
 };
@@ -777,7 +777,7 @@ static void print_summary(const struct recorder *rec)
 	uint64_t overrun = 0, dropped = 0, refused = 0;
 
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(rec->ring); cpu++)
-		if (tb_ring_stats(rec->ring, cpu, &st) == 0) {
+		if (tb_stats_read(rec->ring, cpu, &st) == 0) {
 			overrun += st.overrun;
 			dropped += st.dropped;
 			refused += st.too_big + st.nested + st.busy + st.blob_full;

@@ -126,7 +126,7 @@ struct report_args {
 	const char *buffer;
 	struct tb_capture_opts copts;
 	struct tb_report_opts ropts;
-	struct tb_tcmd_report_opts topts;
+	struct tb_tcmd_print_opts topts;
 	int *cpus;
 	size_t ncpus;
 	int graph; /* -1: as the capture's tracer says */
@@ -379,7 +379,7 @@ static int report_tracedat(struct report_args *a)
 	if (a->stat)
 		rc = tb_tracedat_print_stat(td, stdout);
 	else if (!a->like_kernel && !a->ropts.count_only)
-		rc = tb_tracedat_report(td, stdout, &a->topts, NULL);
+		rc = tb_tcmd_print_tracedat(td, stdout, &a->topts, NULL);
 	else if (!a->like_kernel) { /* --count: every buffer, merged, as the report prints them (or --buffer's) */
 		a->copts.buffer = a->buffer;
 		rc = tb_tracedat_capture_chosen(td, &a->copts, &c);
@@ -454,7 +454,7 @@ static int report_capture(struct report_args *a)
 	if (a->graph < 0) /* --count counts, whatever the tracer */
 		a->graph = !a->ropts.count_only && !strcmp(tb_capture_tracer(c), "function_graph");
 	if (a->like_trace_cmd)
-		rc = tb_report_write_like_trace_cmd(c, stdout, &a->topts, NULL);
+		rc = tb_tcmd_print_capture(c, stdout, &a->topts, NULL);
 	else if (a->graph)
 		rc = tb_funcgraph_write(c, usyms, stdout, &a->gopts, NULL);
 	else if (a->ropts.count_only)

@@ -53,7 +53,7 @@ static int print_cpu(const char *path, int cpu)
 	int rc = -ENOENT;
 
 	if (text) {
-		struct tb_diag d = {.file = path};
+		struct tb_problem d = {.file = path};
 		rc = tb_stats_parse_kernel(text, &st, &d);
 		if (rc < 0)
 			fprintf(stderr, "tracebuf stats: %s: offset %llu: %s\n", path, (unsigned long long)d.offset,

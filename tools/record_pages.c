@@ -216,10 +216,10 @@ static void close_page(struct page_packer *p)
 	uint64_t commit = p->used;
 
 	if (p->lost) {
-		commit |= TB_COMMIT_LOST;
+		commit |= TB_PAGE_COMMIT_LOST;
 		if (p->lost > 0 && p->used + 8 <= tb_page_data_size(p->size)) {
 			put_le64(p->page + TB_PAGE_HDR_SIZE + p->used, (uint64_t)p->lost);
-			commit |= TB_COMMIT_LOST_STORED;
+			commit |= TB_PAGE_COMMIT_LOST_STORED;
 		}
 	}
 	put_le64(p->page, p->page_ts);
@@ -329,7 +329,7 @@ int packer_add(struct page_packer *p, const uint8_t *page, uint64_t lost, struct
 /* ------------------------------------------------------ kernel names */
 
 struct name_field {
-	const struct tb_field *comm, *pid;
+	const struct tb_schema_field *comm, *pid;
 };
 
 /* A record's (pid, comm) pair f names, into names when the capture's cmdlines lack the pid. */
@@ -381,7 +381,7 @@ static int learn_record(struct thread_names *names, struct tb_schema *schema, co
 }
 
 /* Problems in the kernel's capture are the report's to say, when the file is read. */
-static void ignore_diag(void *ctx, const struct tb_diag *d)
+static void ignore_diag(void *ctx, const struct tb_problem *d)
 {
 	(void)ctx;
 	(void)d;
@@ -398,7 +398,7 @@ int kernel_names_complete(const char *kcap)
 	if (rc < 0)
 		return rc;
 	for (int cpu = 0; rc >= 0 && cpu < tb_capture_cpu_slots(c); cpu++) {
-		struct tb_raw_page page;
+		struct tb_capture_page page;
 		while (rc >= 0 && tb_capture_has_cpu(c, cpu) && (rc = tb_capture_next_page(c, cpu, &page)) == 1) {
 			struct tb_page_cursor cur;
 			struct tb_record rec;

@@ -24,7 +24,7 @@ int shmcap_say(const char *cmd, int rc, const char *fmt, ...)
 }
 
 /* The merge's warning, as the command says it. */
-static void say_merge(void *cmd, const struct tb_diag *d)
+static void say_merge(void *cmd, const struct tb_problem *d)
 {
 	shmcap_say(cmd, 0, "%s", d->reason);
 }

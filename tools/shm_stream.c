@@ -222,7 +222,7 @@ static int read_stats(void *arg)
 	int rc = 0;
 
 	for (unsigned cpu = 0; rc == 0 && cpu < tb_ring_ncpus(a->ring); cpu++)
-		rc = tb_ring_stats(a->ring, cpu, &a->st[cpu]);
+		rc = tb_stats_read(a->ring, cpu, &a->st[cpu]);
 	return rc;
 }
 

@@ -104,7 +104,7 @@ static void event_name(const char *func, bool ret, char *out, size_t cap)
 static int locate(struct uprobe *p, const char *object, const char *func, char *err, size_t err_size)
 {
 	struct elf_syms syms;
-	struct tb_diag d = {.file = object};
+	struct tb_problem d = {.file = object};
 	uint64_t addr;
 	char why[256];
 	int rc, fd;

@@ -63,7 +63,7 @@ int demo_crash(const char *path)
 	ro.blob_kb = CRASH_BLOB_KB;
 	ro.clock = TB_CLOCK_MONO; /* nanoseconds: the report prints seconds.microseconds */
 	unlink(path);
-	if ((rc = tb_shm_create(&so, &shm)) < 0) {
+	if ((rc = tb_shm_open(&so, &shm)) < 0) {
 		fprintf(stderr, "demo: %s\n", tb_shm_error());
 		return 1;
 	}

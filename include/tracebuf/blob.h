@@ -8,8 +8,8 @@
  * gets contiguous space there, fills it outside the publish step, and then
  * commits a small record into the ring that refers to it (a blob
  * reference).  Readers resolve the reference: tb_consume(),
- * tb_consume_merged() and the iterator return TB_EVENT_BLOB with the bytes,
- * or TB_EVENT_BLOB_LOST when the blob was overwritten before it was read
+ * tb_consume_merged() and the iterator return TB_READ_BLOB with the bytes,
+ * or TB_READ_BLOB_LOST when the blob was overwritten before it was read
  * (tracebuf/reader.h).  A reader never gets torn bytes, nor another blob's.
  *
  * Overwrite mode: new blobs reuse the oldest space, read or not; a reference

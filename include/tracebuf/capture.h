@@ -60,7 +60,7 @@ struct tb_capture;
 struct tb_capture_opts {
 	/* Raw and stats files are PREFIX "cpuN.raw" / PREFIX "cpuN.stats" (capture dirs). */
 	const char *prefix;
-	tb_diag_fn *diag; /* where problems go; NULL: tb_diag_print to stderr */
+	tb_problem_fn *diag; /* where problems go; NULL: tb_problem_print to stderr */
 	void *diag_ctx;
 	/* The trace clock's name, for a capture that does not say (or says wrongly); NULL: its own. */
 	const char *clock;
@@ -153,7 +153,7 @@ struct tb_schema *tb_capture_schema(struct tb_capture *c);
 int tb_capture_cpu_stats(const struct tb_capture *c, int cpu, struct tb_cpu_stats *out);
 
 /* One sub-buffer, lent until the next tb_capture_next_page() for that CPU. */
-struct tb_raw_page {
+struct tb_capture_page {
 	const uint8_t *data;
 	size_t size;          /* the sub-buffer size */
 	const char *file;     /* where it was read from */
@@ -169,7 +169,7 @@ struct tb_raw_page {
  * threads at once (each CPU by one thread at a time): a CPU's reading state
  * is its own.
  */
-int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page);
+int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_capture_page *page);
 /* Start every CPU again from its first page (capture dirs only: -ESPIPE live). */
 int tb_capture_rewind(struct tb_capture *c);
 /*
@@ -180,7 +180,7 @@ int tb_capture_rewind(struct tb_capture *c);
 int tb_capture_resume(struct tb_capture *c);
 
 /* Report a problem through the capture's diag callback (and count it). */
-void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset,
+void tb_capture_problem(struct tb_capture *c, const char *file, uint64_t offset,
 		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Mute (true) or restore the diag callback, e.g. for a counting pass. */
 void tb_capture_quiet(struct tb_capture *c, bool quiet);

@@ -106,9 +106,9 @@ struct tb_save_opts {
  * sub-buffers per CPU, plus two, is read).  0, or -errno with err->reason naming the file and
  * what failed (err may be NULL; err->file is set to dir).
  */
-struct tb_diag; /* tracebuf/schema.h */
-int tb_ring_save_dir(struct tb_ring *ring, const char *dir, const struct tb_save_opts *opts,
-		     struct tb_diag *err);
+struct tb_problem; /* tracebuf/schema.h */
+int tb_save_ring(struct tb_ring *ring, const char *dir, const struct tb_save_opts *opts,
+		     struct tb_problem *err);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
  *
  * WHERE RECORDS GO.  Every event starts disabled.  Enabled events write to
  * the ring given to tb_events_attach(); enabling an event while none is
- * attached creates a default ring (tb_ring_create() defaults: 1408 KiB per
+ * attached creates a default ring (tb_ring_new() defaults: 1408 KiB per
  * CPU, overwrite, TSC clock), owned by the library for the rest of the
  * process and returned by tb_events_ring().
  *
@@ -91,7 +91,7 @@ int tb_events_disable(const char *patterns, char *unknown, size_t size);
  * event-filter language (tracebuf/filter.h), as writing the kernel's
  * events/SYSTEM/NAME/filter does: a record the filter rejects is built
  * (on the emitter's stack, as always) and tested, but never reserved in
- * the ring, and is counted in the ring's filtered counter (tb_ring_stats,
+ * the ring, and is counted in the ring's filtered counter (tb_stats_read,
  * `tracebuf stats`), never as lost.  COMM is the writing thread's name,
  * CPU the CPU it writes on.  expr NULL, "" or "0" removes the filter.
  * Events without a filter write exactly as before; a filtered event costs
@@ -103,7 +103,7 @@ int tb_events_disable(const char *patterns, char *unknown, size_t size);
 struct tb_filter_error; /* tracebuf/filter.h */
 int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_error *err);
 
-struct tb_event_info {
+struct tb_events_info {
 	const char *system, *name;
 	uint16_t id;
 	bool enabled;
@@ -114,10 +114,10 @@ struct tb_event_info {
 };
 
 /* Calls fn for every event ever registered, in ID order, until fn returns non-zero (returned). */
-typedef int tb_event_info_fn(void *ctx, const struct tb_event_info *ev);
-int tb_events_foreach(tb_event_info_fn *fn, void *ctx);
+typedef int tb_events_info_fn(void *ctx, const struct tb_events_info *ev);
+int tb_events_foreach(tb_events_info_fn *fn, void *ctx);
 
-struct tb_printf_info {
+struct tb_events_printf_info {
 	uint64_t key;           /* the printk_formats address of its records */
 	const char *fmt, *func;
 	const char *declared;   /* "FILE:LINE" */
@@ -125,8 +125,8 @@ struct tb_printf_info {
 	bool recordable;        /* false: refused at registration (see problems) */
 };
 
-typedef int tb_printf_info_fn(void *ctx, const struct tb_printf_info *site);
-int tb_events_foreach_printf(tb_printf_info_fn *fn, void *ctx);
+typedef int tb_events_printf_info_fn(void *ctx, const struct tb_events_printf_info *site);
+int tb_events_foreach_printf(tb_events_printf_info_fn *fn, void *ctx);
 
 /* The kernel's events/header_page for sub-buffers of subbuf_size bytes, and header_event. */
 char *tb_events_header_page(size_t subbuf_size);

@@ -147,7 +147,7 @@ int tb_filter_compile_format(const char *expr, const struct tb_format *fmt, unsi
  */
 struct tb_filter_set;
 struct tb_schema;
-struct tb_event_ref;
+struct tb_render_record;
 
 /* NULL when out of memory. */
 struct tb_filter_set *tb_filter_set_new(void);
@@ -164,7 +164,7 @@ int tb_filter_set_add(struct tb_filter_set *set, const char *spec, bool exclude,
  * the record's event is reported once to errors (NULL: stderr) as the
  * kernel shows it, and keeps no record of that event.
  */
-bool tb_filter_set_keep(struct tb_filter_set *set, struct tb_schema *s, const struct tb_event_ref *ev);
+bool tb_filter_set_keep(struct tb_filter_set *set, struct tb_schema *s, const struct tb_render_record *ev);
 /*
  * The first name of the specs' EVENTS that names no event of s (its EVENT
  * part, as given), loading formats as needed; NULL when each names some

@@ -91,7 +91,7 @@ struct tb_func_exit {
 	uint64_t rettime;
 };
 
-/* Their descriptions (system "tracebuf"), for a registry or tb_ring_save_dir. */
+/* Their descriptions (system "tracebuf"), for a registry or tb_save_ring. */
 extern const struct tb_evdesc tb_func_entry_event;
 extern const struct tb_evdesc tb_func_exit_event;
 
@@ -141,14 +141,14 @@ struct tb_func_thread_stats {
 void tb_func_thread_stats(struct tb_func_thread_stats *st);
 
 /*
- * Save the ring as a capture directory (tb_ring_save_dir) that describes
+ * Save the ring as a capture directory (tb_save_ring) that describes
  * the function records, with current_tracer function_graph, plus the
  * extra events given (PMU events, for instance; may be NULL/0).  Consumes
- * the ring.  0 or -errno (err as tb_ring_save_dir's).
+ * the ring.  0 or -errno (err as tb_save_ring's).
  */
-struct tb_diag;
+struct tb_problem;
 int tb_func_save(struct tb_ring *ring, const char *dir, const struct tb_save_event *extra,
-		 size_t nextra, struct tb_diag *err);
+		 size_t nextra, struct tb_problem *err);
 
 #ifdef __cplusplus
 }

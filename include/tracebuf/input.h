@@ -33,10 +33,10 @@ enum tb_input_kind {
  * set, or a negative errno with *kind TB_INPUT_UNKNOWN: -ENOENT (or the
  * stat error) when path cannot be looked at, -EINVAL when it is none of
  * the kinds or path or kind is NULL.  The problem, naming the file and
- * the kinds tried, goes to diag (NULL: tb_diag_print to stderr) unless
+ * the kinds tried, goes to diag (NULL: tb_problem_print to stderr) unless
  * quiet.
  */
-int tb_input_identify(const char *path, tb_diag_fn *diag, void *diag_ctx, bool quiet,
+int tb_input_identify(const char *path, tb_problem_fn *diag, void *diag_ctx, bool quiet,
 		      enum tb_input_kind *kind);
 
 /* "capture directory", "trace.dat", ...: the kind as messages name it ("unknown input" for none). */

@@ -30,9 +30,9 @@ extern "C" {
 #define TB_PAGE_MAX_SIZE (512u << 10) /* 4 KiB << 7 */
 
 /* Commit-word flags on pages handed to readers (kernel RB_MISSED_*). */
-#define TB_COMMIT_LOST (1u << 31)        /* events lost before this page */
-#define TB_COMMIT_LOST_STORED (1u << 30) /* count stored as u64 after data */
-#define TB_COMMIT_LEN_MASK ((1u << 27) - 1)
+#define TB_PAGE_COMMIT_LOST (1u << 31)        /* events lost before this page */
+#define TB_PAGE_COMMIT_LOST_STORED (1u << 30) /* count stored as u64 after data */
+#define TB_PAGE_COMMIT_LEN_MASK ((1u << 27) - 1)
 
 /* type_len values of the record header. */
 #define TB_TYPE_DATA_MAX 28u
@@ -66,7 +66,7 @@ struct tb_record {
 struct tb_page_header {
 	uint64_t timestamp;
 	uint64_t commit_raw; /* the whole 8-byte word as stored */
-	uint32_t data_len;   /* commit & TB_COMMIT_LEN_MASK */
+	uint32_t data_len;   /* commit & TB_PAGE_COMMIT_LEN_MASK */
 	bool lost;           /* bit 31 */
 	bool lost_stored;    /* bit 30: lost_count is valid */
 	uint64_t lost_count; /* u64 after the data when lost_stored */

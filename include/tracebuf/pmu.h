@@ -29,7 +29,7 @@
  * or write them as an event of their own with tb_pmu_write()
  * (tracebuf:pmu_counters, described by tb_pmu_event()).
  *
- * Sampling.  tb_pmu_sampler_start() opens one sampling counter per CPU on
+ * Sampling.  tb_pmu_sampler_open() opens one sampling counter per CPU on
  * the calling thread, inherited by the threads it creates afterwards, and a
  * reader thread (created first, so it is not sampled itself) that drains
  * the perf ring buffers and writes each sample as a tracebuf:pmu_sample
@@ -66,7 +66,7 @@
  *   "NAME: not counted: the kernel rejected the counter's attributes (EINVAL)"
  *   "NAME: not counted: perf_event_open: ERR (strerror text)" otherwise.
  *
- * Ownership: tb_pmu_close() / tb_pmu_sampler_stop() free their handles;
+ * Ownership: tb_pmu_close() / tb_pmu_sampler_close() free their handles;
  * the strings and descriptions they lend live as long as the handle.
  * libc only.  Errors are negative errno values.
  */
@@ -197,10 +197,10 @@ struct tb_pmu_sampler;
  * refusal texts above, or one about the ring (its clock is a counter, not
  * a time) or the options.
  */
-int tb_pmu_sampler_start(struct tb_pmu_sampler **out, struct tb_ring *ring,
+int tb_pmu_sampler_open(struct tb_pmu_sampler **out, struct tb_ring *ring,
 			 const struct tb_pmu_sampler_opts *opts, char *why, size_t why_size);
 /* Stop, write what is left, join the reader, free.  st may be NULL. */
-void tb_pmu_sampler_stop(struct tb_pmu_sampler *s, struct tb_pmu_sampler_stats *st);
+void tb_pmu_sampler_close(struct tb_pmu_sampler *s, struct tb_pmu_sampler_stats *st);
 
 #ifdef __cplusplus
 }

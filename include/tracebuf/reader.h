@@ -13,7 +13,7 @@
  *
  * Every event committed on a CPU has a number (seqno), counted from 0 since
  * the ring was created or reset.  A reader that skips numbers reports the
- * skipped count as a TB_EVENT_LOST event before the next record, so the
+ * skipped count as a TB_READ_LOST event before the next record, so the
  * count is exactly the gap.  Every read path numbers a LOST event the same
  * way: its .seqno is the number of the first event after the gap (the
  * record that follows it, when one does), so it covers the numbers
@@ -30,7 +30,7 @@
  *
  * Every call here returns -EINVAL for a NULL ring, iterator, event or
  * buffer, a CPU the ring does not have, or a buffer smaller than a
- * sub-buffer; tb_iter_close(NULL) does nothing.
+ * sub-buffer; tb_iter_free(NULL) does nothing.
  */
 #ifndef TRACEBUF_READER_H
 #define TRACEBUF_READER_H
@@ -44,21 +44,21 @@
 extern "C" {
 #endif
 
-enum tb_event_kind {
-	TB_EVENT_RECORD = 0,
-	TB_EVENT_LOST,      /* lost events: count in .lost, numbers [.seqno - .lost, .seqno) */
-	TB_EVENT_BLOB,      /* a blob (tracebuf/blob.h): its bytes in .data, exactly .len */
-	TB_EVENT_BLOB_LOST, /* a blob overwritten before it was read: .len it had, .data NULL */
+enum tb_read_kind {
+	TB_READ_RECORD = 0,
+	TB_READ_LOST,      /* lost events: count in .lost, numbers [.seqno - .lost, .seqno) */
+	TB_READ_BLOB,      /* a blob (tracebuf/blob.h): its bytes in .data, exactly .len */
+	TB_READ_BLOB_LOST, /* a blob overwritten before it was read: .len it had, .data NULL */
 };
 
 /*
  * A blob is one event, numbered like a record: its reference record is what
  * the CPU's buffer holds.  A reference lost with its page is inside a LOST
  * count like any record; a reference read after its blob was overwritten is
- * TB_EVENT_BLOB_LOST (the consuming readers count it in blob_lost).
+ * TB_READ_BLOB_LOST (the consuming readers count it in blob_lost).
  */
-struct tb_event {
-	enum tb_event_kind kind;
+struct tb_read_event {
+	enum tb_read_kind kind;
 	unsigned cpu;
 	uint64_t ts;      /* raw clock value */
 	uint64_t ns;      /* ts in ns (tb_ring_to_ns) */
@@ -69,14 +69,14 @@ struct tb_event {
 };
 
 /* 1 with *ev filled, 0 when the CPU has nothing more now, or -errno. */
-int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev);
+int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_read_event *ev);
 /*
  * The oldest next event of all CPUs: 1, 0 when every CPU had nothing when
  * it was looked at, or -errno.  Several threads may call it at once: each
  * event number reaches exactly one of them, as a record or inside a LOST
  * count (but see above for the data pointer).
  */
-int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev);
+int tb_consume_merged(struct tb_ring *ring, struct tb_read_event *ev);
 
 /*
  * Hand over the next sub-buffer of cpu into buf (size >= the sub-buffer
@@ -95,7 +95,7 @@ long tb_read_page(struct tb_ring *ring, unsigned cpu, void *buf, size_t size);
  */
 
 /* What a page read knows beside the page itself. */
-struct tb_page_info {
+struct tb_read_info {
 	uint64_t lost;        /* events lost right before the page: exact, even when the page
 			       * had no room to store the count (bit 31 alone) */
 	uint64_t first_seqno; /* number of the page's first event (after the lost ones) */
@@ -107,24 +107,24 @@ struct tb_page_info {
  * returned (left alone on 0 or an error).  -EINVAL for a NULL ring or buf.
  */
 long tb_read_page_info(struct tb_ring *ring, unsigned cpu, void *buf, size_t size,
-		       struct tb_page_info *info);
+		       struct tb_read_info *info);
 
 struct tb_iter;
 /*
  * Start a non-consuming walk over everything unread now (up to the tail as
  * it is when the walk starts).  Events it cannot show are reported as
- * TB_EVENT_LOST with their count: overwritten before or during the walk, or
+ * TB_READ_LOST with their count: overwritten before or during the walk, or
  * taken meanwhile by a consuming reader of the same ring.  Caller frees with
- * tb_iter_close().
+ * tb_iter_free().
  */
-int tb_iter_open(struct tb_ring *ring, struct tb_iter **it);
+int tb_iter_new(struct tb_ring *ring, struct tb_iter **it);
 /*
  * 1 with *ev (records merged across CPUs by time, LOST events in place), 0
  * at the end, or -ENOMEM when a blob's copy could not be allocated (the
  * event is not lost: the next call returns it again).
  */
-int tb_iter_next(struct tb_iter *it, struct tb_event *ev);
-void tb_iter_close(struct tb_iter *it);
+int tb_iter_next(struct tb_iter *it, struct tb_read_event *ev);
+void tb_iter_free(struct tb_iter *it);
 
 #ifdef __cplusplus
 }

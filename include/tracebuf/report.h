@@ -17,7 +17,7 @@
  * count from the CPU's stats (exact, or "LOST at least M EVENTS" when only
  * a lower bound is sound), else prints "CPU:N [LOST EVENTS]"; the rule is in
  * docs/tracebuf.1.  Damaged input is reported through the capture's
- * tb_diag_fn (file, byte offset, reason) and skipped; decoding goes on.
+ * tb_problem_fn (file, byte offset, reason) and skipped; decoding goes on.
  *
  * Ownership: nothing here keeps a pointer past the call; the capture, the
  * schema and the FILE * stay the caller's.
@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* One event record: where it was written, when, and its payload. */
-struct tb_event_ref {
+struct tb_render_record {
 	int cpu;
 	uint64_t ts;      /* clock value; nanoseconds for nanosecond clocks */
 	const void *data; /* payload, common header first; borrowed */
@@ -62,8 +62,8 @@ enum {
  * format describes: nothing is printed then and *err says why (err->offset
  * relative to the payload start, err->file untouched).
  */
-int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
-		    const struct tb_render_opts *opts, FILE *out, struct tb_diag *err);
+int tb_render_event(struct tb_schema *s, const struct tb_render_record *ev,
+		    const struct tb_render_opts *opts, FILE *out, struct tb_problem *err);
 
 /*
  * The comment lines the kernel's `trace` file starts with (default options:

@@ -5,9 +5,9 @@
  *
  * A ring owns one buffer per CPU, each a circle of sub-buffers in the
  * kernel's page format plus one reader page.  All of it lives in a single
- * position-independent region, allocated by tb_ring_create() (heap) or
+ * position-independent region, allocated by tb_ring_new() (heap) or
  * supplied by the caller (opts.mem; the caller keeps ownership and must keep
- * it mapped until tb_ring_destroy()).  tb_ring_destroy() frees the handle and,
+ * it mapped until tb_ring_free()).  tb_ring_free() frees the handle and,
  * for heap rings, the region.
  *
  * After creation the write path (tb_write, tb_reserve/tb_commit) makes no
@@ -17,10 +17,10 @@
  * first write on a ring claims the thread's slot in the ring's table of
  * writes begun (what makes crash recovery's count of writes in flight
  * exact): a scan of the table and a compare-and-swap, and the thread's id,
- * read with two system calls once per thread (by tb_thread_init() if
+ * read with two system calls once per thread (by tb_ring_thread_init() if
  * called first).  Another: a thread's first tb_reserve() maps the thread's
  * reservation scratch (one mmap, async-signal-safe; unmapped at the
- * thread's exit), unless tb_thread_init() did.
+ * thread's exit), unless tb_ring_thread_init() did.
  *
  * Errors are negative errno values.
  *
@@ -28,7 +28,7 @@
  * and answers -EINVAL (queries: 0; void calls: nothing) for a NULL handle
  * or output.  The write path (tb_write, tb_reserve, tb_commit) does not:
  * it is a few instructions long and stays so.  Its ring must be one that
- * tb_ring_create() returned and that is not destroyed, and data must point
+ * tb_ring_new() returned and that is not destroyed, and data must point
  * to len bytes; a NULL or dangling ring or a NULL data with len > 0 is
  * undefined behaviour (in practice a crash) and the caller's duty.
  */
@@ -77,9 +77,9 @@ size_t tb_ring_region_size(const struct tb_ring_opts *opts);
  * size below tb_ring_region_size() or not 64-byte aligned), -E2BIG when a
  * CPU would need more than 65535 sub-buffers, -ENOMEM.
  */
-int tb_ring_create(struct tb_ring **ring, const struct tb_ring_opts *opts);
+int tb_ring_new(struct tb_ring **ring, const struct tb_ring_opts *opts);
 /* Free the ring (NULL: nothing).  No call on it may be running or follow. */
-void tb_ring_destroy(struct tb_ring *ring);
+void tb_ring_free(struct tb_ring *ring);
 
 /*
  * Discard all data and counters; recording stays on or off as it was.  No
@@ -153,7 +153,7 @@ int tb_commit(struct tb_ring *ring, void *event);
 void tb_discard(struct tb_ring *ring, void *event);
 
 /* Map this thread's reservation scratch and read its id: the system calls of a first write/reserve done now (call before signal handlers may trace). */
-void tb_thread_init(void);
+void tb_ring_thread_init(void);
 
 /* The kernel's buffer_size_kb arithmetic (see docs/design.md). */
 struct tb_sizing {

@@ -33,13 +33,13 @@
 extern "C" {
 #endif
 
-struct tb_ring_svg_opts {
+struct tb_ringsvg_opts {
 	const char *title;	   /* NULL: "Ring buffer" */
 	unsigned subbufs_per_cpu;  /* the ring's sub-buffers per CPU, reader page excluded; 0: unknown */
 };
 
 /* 0, -EIO when writing failed, -ENOMEM. */
-int tb_ring_svg(struct tb_capture *c, const struct tb_ring_svg_opts *opts, FILE *out);
+int tb_ringsvg_write(struct tb_capture *c, const struct tb_ringsvg_opts *opts, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,7 @@
  * tb_schema_free(); it owns its libtraceevent handle and everything loaded
  * into it.  The load functions copy what they keep, so the caller's text
  * buffers can be freed right after.  tb_format_parse() fills a struct
- * tb_format whose field array the caller releases with tb_format_release().
+ * tb_format whose field array the caller releases with tb_format_free().
  * A schema is not thread-safe: use it from one thread at a time.
  *
  * Misuse: every call takes NULL handles, outputs or texts (with len > 0)
@@ -50,29 +50,29 @@ extern "C" {
 
 /* ------------------------------------------------------------ problems */
 
-#define TB_DIAG_REASON_MAX 200
+#define TB_PROBLEM_REASON_MAX 200
 
 /*
  * One problem in the input: which file, where in it, and what is wrong.  A
  * warning is a problem in input the output turned out not to need (a format
  * file of an event no record uses): it is said, but not counted.
  */
-struct tb_diag {
+struct tb_problem {
 	const char *file;                 /* path of the input, "" if none */
 	uint64_t offset;                  /* byte offset inside that input */
-	char reason[TB_DIAG_REASON_MAX];  /* human-readable, no newline */
+	char reason[TB_PROBLEM_REASON_MAX];  /* human-readable, no newline */
 	bool warning;                     /* not counted as a problem */
 };
 
 /* Receives each problem as it is found; d is only valid during the call. */
-typedef void tb_diag_fn(void *ctx, const struct tb_diag *d);
+typedef void tb_problem_fn(void *ctx, const struct tb_problem *d);
 
 /*
- * A tb_diag_fn that prints "tracebuf: FILE: byte OFFSET: REASON" (after
+ * A tb_problem_fn that prints "tracebuf: FILE: byte OFFSET: REASON" (after
  * "tracebuf: warning: " for a warning) to the FILE * passed as ctx (stderr
  * when ctx is NULL).
  */
-void tb_diag_print(void *ctx, const struct tb_diag *d);
+void tb_problem_print(void *ctx, const struct tb_problem *d);
 
 /* ------------------------------------------------------- text parsers */
 
@@ -91,26 +91,26 @@ struct tb_header_page {
  * 0 or -EINVAL with *err filled (err->file is left as it was).
  */
 int tb_header_page_parse(const char *text, size_t len, struct tb_header_page *out,
-			 struct tb_diag *err);
+			 struct tb_problem *err);
 
 /*
  * Check header_event: 5-bit type_len, 27-bit time_delta, padding 29, time
  * extend 30, time stamp 31, data up to type_len 28.  0 or -EINVAL.
  */
-int tb_header_event_parse(const char *text, size_t len, struct tb_diag *err);
+int tb_header_event_parse(const char *text, size_t len, struct tb_problem *err);
 
-enum tb_field_kind {
-	TB_FIELD_STATIC = 0, /* bytes at offset..offset+size */
-	TB_FIELD_DATA_LOC,   /* u32: offset (low 16 bits) and length of the data */
-	TB_FIELD_REL_LOC,    /* like DATA_LOC, offset counted from the field's end */
+enum tb_schema_field_kind {
+	TB_SCHEMA_FIELD_STATIC = 0, /* bytes at offset..offset+size */
+	TB_SCHEMA_FIELD_DATA_LOC,   /* u32: offset (low 16 bits) and length of the data */
+	TB_SCHEMA_FIELD_REL_LOC,    /* like DATA_LOC, offset counted from the field's end */
 };
 
-struct tb_field {
+struct tb_schema_field {
 	char name[TB_NAME_MAX];
 	char type[TB_NAME_MAX]; /* the declaration's type, "unsigned long", "__data_loc char[]" */
 	uint32_t offset;
 	uint32_t size; /* 0 for a trailing flexible array: the rest of the record */
-	enum tb_field_kind kind;
+	enum tb_schema_field_kind kind;
 	bool is_signed;
 	bool is_string; /* a char array or a dynamic char[] */
 	bool is_array;  /* declared NAME[N] or NAME[] */
@@ -123,7 +123,7 @@ struct tb_format {
 	size_t id_offset;          /* byte offset of the "ID:" line */
 	uint32_t min_size;         /* bytes a record needs to hold every field */
 	size_t nfields;            /* common fields included */
-	struct tb_field *fields;   /* owned; freed by tb_format_release() */
+	struct tb_schema_field *fields;   /* owned; freed by tb_format_free() */
 	size_t print_fmt_offset;   /* byte offset of the "print fmt:" line */
 	char *print_fmt;           /* owned: the text after "print fmt: ", from its quote on */
 	size_t print_fmt_len;
@@ -137,10 +137,10 @@ struct tb_format {
  * common_pid s32 @4), fields must not overlap it or exceed a sub-buffer.
  * 0, -EINVAL with *err filled, or -ENOMEM.
  */
-int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct tb_diag *err);
-void tb_format_release(struct tb_format *f);
+int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct tb_problem *err);
+void tb_format_free(struct tb_format *f);
 /* The field called name, or NULL. */
-const struct tb_field *tb_format_field(const struct tb_format *f, const char *name);
+const struct tb_schema_field *tb_format_field(const struct tb_format *f, const char *name);
 
 /* -------------------------------------------------------------- schema */
 
@@ -151,8 +151,8 @@ struct tep_handle; /* libtraceevent */
 struct tb_schema *tb_schema_new(void);
 void tb_schema_free(struct tb_schema *s);
 
-/* Where problems go (default: tb_diag_print to stderr). */
-void tb_schema_set_diag(struct tb_schema *s, tb_diag_fn *fn, void *ctx);
+/* Where problems go (default: tb_problem_print to stderr). */
+void tb_schema_set_problem_fn(struct tb_schema *s, tb_problem_fn *fn, void *ctx);
 /* How many problems the schema has reported so far. */
 unsigned long tb_schema_problems(const struct tb_schema *s);
 
@@ -211,7 +211,7 @@ const struct tb_format *tb_schema_find_event(struct tb_schema *s, uint32_t id,
  * relative to the payload start.
  */
 int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t len,
-			   struct tb_diag *err);
+			   struct tb_problem *err);
 
 /*
  * The command name of pid from saved_cmdlines and its length: "<idle>" for

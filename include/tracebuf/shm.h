@@ -55,8 +55,8 @@ enum tb_shm_mode {
 	TB_SHM_READER = 1, /* consume, snapshot (header private and checked) */
 };
 
-/* Make a region and its ring. 0 with *out set, or -errno (errors as open/memfd_create, tb_ring_create). */
-int tb_shm_create(const struct tb_shm_opts *opts, struct tb_shm **out);
+/* Make a region and its ring. 0 with *out set, or -errno (errors as open/memfd_create, tb_ring_new). */
+int tb_shm_open(const struct tb_shm_opts *opts, struct tb_shm **out);
 /*
  * Map an existing region.  -ENOENT/-EACCES as open(2), -EINVAL when the
  * file is not a tracebuf region or a field is out of range (tb_shm_error()

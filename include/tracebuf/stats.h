@@ -52,7 +52,7 @@ struct tb_cpu_stats {
 };
 
 /* 0, or -EINVAL for a NULL ring or st or a CPU the ring does not have. */
-int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st);
+int tb_stats_read(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st);
 
 /* Fill the derived fields from the raw ones (used for kernel stats files too; NULL: nothing). */
 void tb_stats_derive(struct tb_cpu_stats *st);
@@ -75,8 +75,8 @@ void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_s
  * *err (if not NULL) gets the byte offset and the reason (its file is left
  * to the caller).  A NULL text or st is -EINVAL.
  */
-struct tb_diag; /* tracebuf/schema.h */
-int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_diag *err);
+struct tb_problem; /* tracebuf/schema.h */
+int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_problem *err);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@
  * to hurt the reader (sizes, counts or offsets out of range, a
  * decompression bomb) is refused, never allocated for or followed.
  *
- * Printing: tb_tracedat_report() prints the file the way `trace-cmd
+ * Printing: tb_tcmd_print_tracedat() prints the file the way `trace-cmd
  * report` does (see docs/tracebuf.1, `report`, for what is and is not the
  * same); tb_report_write() (report.h) on a capture prints the kernel's
  * `trace` text instead.
@@ -109,7 +109,7 @@ const char *tb_tracedat_option_name(unsigned id);
 struct tb_tracedat;
 
 struct tb_tracedat_opts {
-	tb_diag_fn *diag; /* where problems go; NULL: tb_diag_print to stderr */
+	tb_problem_fn *diag; /* where problems go; NULL: tb_problem_print to stderr */
 	void *diag_ctx;
 	/*
 	 * The kallsyms section is bounds-checked but its symbols are not
@@ -248,7 +248,7 @@ unsigned long tb_tracedat_problems(const struct tb_tracedat *td);
 
 /* ------------------------------------------------ trace-cmd's report */
 
-struct tb_tcmd_report_opts {
+struct tb_tcmd_print_opts {
 	bool nsec;	 /* -t: nanosecond time stamps */
 	bool raw;	 /* -R: fields as name=value */
 	bool latency;	 /* -l: the latency columns */
@@ -272,7 +272,7 @@ struct tb_tcmd_report_opts {
  * damaged (reported; the rest printed), negative errno if the output
  * failed.  totals may be NULL.
  */
-int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_report_opts *opts,
+int tb_tcmd_print_tracedat(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_print_opts *opts,
 		       struct tb_report_totals *totals);
 
 /*
@@ -282,7 +282,7 @@ int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_r
  * libtraceevent as they are (as trace-cmd does); its plugins are loaded for
  * the call only.
  */
-int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct tb_tcmd_report_opts *opts,
+int tb_tcmd_print_capture(struct tb_capture *c, FILE *out, const struct tb_tcmd_print_opts *opts,
 				   struct tb_report_totals *totals);
 
 /* `trace-cmd report --stat`: cpus=, the stored per-CPU stats, the top buffer's data. */
@@ -340,7 +340,7 @@ struct tb_tracedat_write_opts {
 	 * besides the top buffer; version 6 announces them before any data.
 	 */
 	const char *const *instances;
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	/*
 	 * Told the sub-buffer bytes taken so far, after each run of them is

@@ -155,7 +155,7 @@ extern "C" {
 /* ------------------------------------------- descriptors (registry ABI) */
 
 /* The kernel's struct trace_entry: the first 8 bytes of every record. */
-struct tb_common_fields {
+struct tb_event_common {
 	uint16_t common_type;
 	uint8_t common_flags;
 	uint8_t common_preempt_count;
@@ -197,7 +197,7 @@ struct tb_event_desc {
 
 /* One tb_printf() call site. */
 struct tb_printf_site {
-	struct tb_ring *ring; /* as tb_event.ring, mirrors ftrace:bprint */
+	struct tb_ring *ring; /* as tb_read_event.ring, mirrors ftrace:bprint */
 	uint64_t key;         /* its printk_formats key, given at registration */
 	uint8_t fast;         /* the inline packing matches the format (registry) */
 	uint8_t nargs;
@@ -231,7 +231,7 @@ void tb_event_refuse_too_big(struct tb_ring *ring);
 
 /*
  * A filter at the source (tracebuf/events.h), built by the registry.  Its
- * compact form, which the emitters run inline: up to TB_FILTER_FAST_MAX
+ * compact form, which the emitters run inline: up to TB_EVENT_FILTER_FAST_MAX
  * integer tests, all run, and the verdict looked up in truth (bit b: the
  * verdict when test k answered bit k of b).  Filters of any other kind
  * (strings, CPU, COMM, more tests) have ntests 0 and run out of line.
@@ -239,8 +239,8 @@ void tb_event_refuse_too_big(struct tb_ring *ring);
  * waits for the instructions before its clock read): one load, then a
  * subtraction and a comparison.
  */
-#define TB_FILTER_FAST_MAX 6
-struct tb_filter_test {
+#define TB_EVENT_FILTER_FAST_MAX 6
+struct tb_event_filter_test {
 	uint32_t offset;   /* of an integer field in the record */
 	uint8_t width;     /* its bytes: 1, 2, 4 or 8 */
 	uint8_t is_signed; /* extended to 64 bits as signed */
@@ -251,7 +251,7 @@ struct tb_event_filter {
 	uint32_t ntests; /* 0: not of the compact form */
 	uint32_t min_len; /* a shorter record is tested out of line */
 	uint64_t truth;
-	struct tb_filter_test tests[TB_FILTER_FAST_MAX];
+	struct tb_event_filter_test tests[TB_EVENT_FILTER_FAST_MAX];
 };
 /* Whether rec[0..len) passes f, any form; a record it rejects is counted as filtered in ring. */
 bool tb_event_filter_keep(struct tb_ring *ring, const struct tb_event_filter *f, const void *rec,
@@ -297,7 +297,7 @@ static inline uint64_t tb__common_word(uint16_t id)
  * wider one, over two stores, would wait for them to reach the cache),
  * extended to 64 bits as its type is.
  */
-static inline uint64_t tb__filter_field(const struct tb_filter_test *t, const unsigned char *rec)
+static inline uint64_t tb__filter_field(const struct tb_event_filter_test *t, const unsigned char *rec)
 {
 	const unsigned char *at = rec + t->offset;
 	uint64_t v8;
@@ -319,7 +319,7 @@ static inline bool tb__filter_pass(const struct tb_event_filter *f, const void *
 	unsigned bits = 0;
 
 	for (uint32_t k = 0; k < f->ntests; k++) {
-		const struct tb_filter_test *t = &f->tests[k];
+		const struct tb_event_filter_test *t = &f->tests[k];
 		uint64_t v = tb__filter_field(t, (const unsigned char *)rec);
 		bool r = t->band ? (v & t->lo) != 0 : v - t->lo <= t->span;
 		bits |= (unsigned)r << k;
@@ -665,7 +665,7 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 
 #define TB__EVENT_DEFINE(sys, name, rec, ev, fields, printk)                                     \
 	struct rec {                                                                             \
-		struct tb_common_fields common;                                                  \
+		struct tb_event_common common;                                                  \
 		TB__EACH_LIST(TB__DECL, rec, fields)                                             \
 	};                                                                                       \
 	TB__EACH_LIST(TB__CHECK, sys:name, fields)                                               \

@@ -33,14 +33,14 @@ struct tb_usyms;
 
 /*
  * Parse the text of an objects file (file names it in messages; diag NULL:
- * tb_diag_print to stderr).  Lines that do not parse are reported with
+ * tb_problem_print to stderr).  Lines that do not parse are reported with
  * their byte offset and skipped.  0 with *out, or -ENOMEM.
  */
 int tb_usyms_load(struct tb_usyms **out, const char *file, const char *text, size_t len,
-		  tb_diag_fn *diag, void *diag_ctx);
+		  tb_problem_fn *diag, void *diag_ctx);
 
 /* The objects mapped in this process now, with dladdr() as a fallback. */
-int tb_usyms_self(struct tb_usyms **out, tb_diag_fn *diag, void *diag_ctx);
+int tb_usyms_self(struct tb_usyms **out, tb_problem_fn *diag, void *diag_ctx);
 
 void tb_usyms_free(struct tb_usyms *u);
 

@@ -158,18 +158,18 @@ static int32_t common_pid(const struct merged_record *r)
 }
 
 /* A field as a JSON value: integers, fixed and dynamic strings; false for what is neither. */
-static bool put_field_value(struct chrome *c, const struct tb_field *fd, const struct merged_record *r)
+static bool put_field_value(struct chrome *c, const struct tb_schema_field *fd, const struct merged_record *r)
 {
 	struct field_at fa = {fd->offset, fd->size, true, fd->is_signed};
 	char s[STR_MAX];
 	int64_t v;
 
-	if (fd->kind != TB_FIELD_STATIC) {
+	if (fd->kind != TB_SCHEMA_FIELD_STATIC) {
 		uint32_t loc;
 		if (!fd->is_string || fd->offset > r->len || r->len - fd->offset < 4)
 			return false;
 		memcpy(&loc, r->data + fd->offset, 4);
-		uint32_t at = (loc & 0xffff) + (fd->kind == TB_FIELD_REL_LOC ? fd->offset + 4 : 0), n = loc >> 16;
+		uint32_t at = (loc & 0xffff) + (fd->kind == TB_SCHEMA_FIELD_REL_LOC ? fd->offset + 4 : 0), n = loc >> 16;
 		if (at > r->len || r->len - at < n)
 			return false;
 		json_str(&c->b, (const char *)r->data + at, n);
@@ -196,7 +196,7 @@ static void put_args(struct chrome *c, const struct tb_format *f, const struct m
 	bool any = false;
 
 	for (size_t i = 0; i < f->nfields; i++) {
-		const struct tb_field *fd = &f->fields[i];
+		const struct tb_schema_field *fd = &f->fields[i];
 		if (!strncmp(fd->name, "common_", 7))
 			continue;
 		size_t mark = c->b.len;
@@ -233,8 +233,8 @@ static void on_instant(struct chrome *c, const struct event_info *ev, const stru
  */
 static void on_text(struct chrome *c, const struct event_info *ev, const struct merged_record *r)
 {
-	const struct tb_event_ref ref = {.cpu = r->cpu, .ts = r->ts, .data = r->data, .len = r->len};
-	struct tb_diag err;
+	const struct tb_render_record ref = {.cpu = r->cpu, .ts = r->ts, .data = r->data, .len = r->len};
+	struct tb_problem err;
 	int32_t pid = common_pid(r);
 
 	c->text.len = 0;

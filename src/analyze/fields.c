@@ -6,10 +6,10 @@
 
 bool field_at_find(const struct tb_format *f, const char *name, struct field_at *out)
 {
-	const struct tb_field *fd = f ? tb_format_field(f, name) : NULL;
+	const struct tb_schema_field *fd = f ? tb_format_field(f, name) : NULL;
 
 	memset(out, 0, sizeof(*out));
-	if (!fd || fd->kind != TB_FIELD_STATIC)
+	if (!fd || fd->kind != TB_SCHEMA_FIELD_STATIC)
 		return false;
 	out->offset = fd->offset;
 	out->size = fd->size;

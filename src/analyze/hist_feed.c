@@ -229,20 +229,20 @@ static void feed_problem(struct feed *f, const char *file, uint64_t offset, cons
 {
 	if (f->lock)
 		pthread_mutex_lock(f->lock);
-	tb_capture_report(f->c, file, offset, "%s%s", what, why);
+	tb_capture_problem(f->c, file, offset, "%s%s", what, why);
 	if (f->lock)
 		pthread_mutex_unlock(f->lock);
 }
 
 /* A record of the event the hist could not read: counted, and the first BAD_RECORDS_TOLD reported. */
-static void feed_bad_record(struct feed *f, const struct tb_raw_page *pg, const struct tb_record *rec)
+static void feed_bad_record(struct feed *f, const struct tb_capture_page *pg, const struct tb_record *rec)
 {
 	const struct tb_hist *h = f->h;
 
 	if (f->lock)
 		pthread_mutex_lock(f->lock);
 	if ((*f->bad)++ < BAD_RECORDS_TOLD)
-		tb_capture_report(f->c, pg->file, pg->file_offset + rec->offset,
+		tb_capture_problem(f->c, pg->file, pg->file_offset + rec->offset,
 				  "%s:%s record of %u bytes does not hold the fields the hist reads "
 				  "(needs %u, or a string points outside it); left out",
 				  h->system, h->event, rec->len, h->min_size);
@@ -251,7 +251,7 @@ static void feed_bad_record(struct feed *f, const struct tb_raw_page *pg, const 
 }
 
 /* The CPU's next page (tb_capture_next_page), one thread at a time in the capture. */
-static int feed_next_page(struct feed *f, struct tb_raw_page *pg)
+static int feed_next_page(struct feed *f, struct tb_capture_page *pg)
 {
 	int rc;
 
@@ -300,7 +300,7 @@ static int start_marks(struct tb_hist *h, int slots)
 }
 
 /* One sub-buffer: every record of the hist's event added. */
-static int add_page(struct feed *f, const struct tb_raw_page *pg)
+static int add_page(struct feed *f, const struct tb_capture_page *pg)
 {
 	struct tb_hist *h = f->h;
 	struct tb_page_cursor cur;
@@ -348,7 +348,7 @@ static int add_page(struct feed *f, const struct tb_raw_page *pg)
 /* CPU cpu's pages into f->h. */
 static int feed_cpu(struct feed *f)
 {
-	struct tb_raw_page pg;
+	struct tb_capture_page pg;
 	int rc;
 
 	while ((rc = feed_next_page(f, &pg)) > 0)

@@ -110,7 +110,7 @@ static void field_list(const struct tb_format *fmt, char *buf, size_t n)
 /* The event field name, compiled into f; false with an error when it does not exist or fit. */
 static int bind_event_field(struct spec *s, const char *name, struct hist_field *f)
 {
-	const struct tb_field *fld = tb_format_field(s->fmt, name);
+	const struct tb_schema_field *fld = tb_format_field(s->fmt, name);
 	char list[160];
 
 	if (!fld) {
@@ -128,8 +128,8 @@ static int bind_event_field(struct spec *s, const char *name, struct hist_field 
 	f->size = fld->size;
 	f->is_signed = fld->is_signed;
 	if (fld->is_string) {
-		f->str = fld->kind == TB_FIELD_DATA_LOC	  ? HIST_STR_DYN
-			 : fld->kind == TB_FIELD_REL_LOC ? HIST_STR_REL
+		f->str = fld->kind == TB_SCHEMA_FIELD_DATA_LOC	  ? HIST_STR_DYN
+			 : fld->kind == TB_SCHEMA_FIELD_REL_LOC ? HIST_STR_REL
 							 : HIST_STR_STATIC;
 		if (f->str != HIST_STR_STATIC)
 			f->size = 4; /* the u32 locator */
@@ -137,7 +137,7 @@ static int bind_event_field(struct spec *s, const char *name, struct hist_field 
 			return fail(s, name, "'%s' is a string of no fixed size (%s)", name, fld->type);
 		return 0;
 	}
-	if (fld->is_array || fld->kind != TB_FIELD_STATIC ||
+	if (fld->is_array || fld->kind != TB_SCHEMA_FIELD_STATIC ||
 	    (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))
 		return fail(s, name,
 			    "'%s' (%s) is an array or a %u-byte field; hist keys and values are "

@@ -123,7 +123,7 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 	case PW_BAD_PAGE:
 		m->pages++;
 		m->bad_pages++;
-		tb_capture_report(m->capture, file, at, "%s; sub-buffer skipped", st->reason);
+		tb_capture_problem(m->capture, file, at, "%s; sub-buffer skipped", st->reason);
 		break;
 	case PW_PAGE:
 		m->pages++;
@@ -132,7 +132,7 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 		break;
 	case PW_PAGE_ERROR:
 		m->bad_pages++;
-		tb_capture_report(m->capture, file, at, "%s; rest of the sub-buffer skipped", st->reason);
+		tb_capture_problem(m->capture, file, at, "%s; rest of the sub-buffer skipped", st->reason);
 		break;
 	}
 }

@@ -47,13 +47,13 @@ struct row {
 /* ------------------------------------------------------------ reading */
 
 /* A cell drawn as damaged is also said, with the file and byte (and counted). */
-static void report_damage(struct tb_capture *c, const struct tb_raw_page *p, const struct tb_page_cursor *cur)
+static void report_damage(struct tb_capture *c, const struct tb_capture_page *p, const struct tb_page_cursor *cur)
 {
-	tb_capture_report(c, p->file, p->file_offset + cur->err.offset, "%s; rest of the sub-buffer skipped",
+	tb_capture_problem(c, p->file, p->file_offset + cur->err.offset, "%s; rest of the sub-buffer skipped",
 			  cur->err.reason);
 }
 
-static void read_cell(struct tb_capture *c, const struct tb_raw_page *p, struct cell *cl)
+static void read_cell(struct tb_capture *c, const struct tb_capture_page *p, struct cell *cl)
 {
 	struct tb_page_cursor cur;
 	struct tb_record rec;
@@ -83,7 +83,7 @@ static void read_cell(struct tb_capture *c, const struct tb_raw_page *p, struct 
 
 static int read_row(struct tb_capture *c, int cpu, struct row *r)
 {
-	struct tb_raw_page p;
+	struct tb_capture_page p;
 
 	memset(r, 0, sizeof(*r));
 	r->data_size = tb_page_data_size(tb_capture_subbuf_size(c));
@@ -249,10 +249,10 @@ static void put_header(FILE *f, const char *title, int height, const struct tb_c
 	fputs("</text>\n", f);
 }
 
-int tb_ring_svg(struct tb_capture *c, const struct tb_ring_svg_opts *opts, FILE *out)
+int tb_ringsvg_write(struct tb_capture *c, const struct tb_ringsvg_opts *opts, FILE *out)
 {
-	static const struct tb_ring_svg_opts defaults;
-	const struct tb_ring_svg_opts *o = opts ? opts : &defaults;
+	static const struct tb_ringsvg_opts defaults;
+	const struct tb_ringsvg_opts *o = opts ? opts : &defaults;
 	int slots, rows = 0, rc = 0;
 
 	if (!c || !out)

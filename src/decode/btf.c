@@ -110,7 +110,7 @@ static struct slot *table_find(const struct table *t, const char *name, unsigned
 
 struct walk {
 	const uint8_t *base; /* the blob, for offsets in messages */
-	struct tb_diag *err;
+	struct tb_problem *err;
 };
 
 static int fail_at(const struct walk *w, const void *where, const char *fmt, uint32_t a)
@@ -330,7 +330,7 @@ static int build_index(struct tb_btf *b)
 }
 
 /* Parse blob, which the handle takes over (freed on failure too). */
-static int parse_owned(uint8_t *blob, size_t len, struct tb_btf **out, struct tb_diag *err)
+static int parse_owned(uint8_t *blob, size_t len, struct tb_btf **out, struct tb_problem *err)
 {
 	struct tb_btf *b = calloc(1, sizeof(*b));
 	struct walk w = {.base = blob, .err = err};
@@ -356,7 +356,7 @@ static int parse_owned(uint8_t *blob, size_t len, struct tb_btf **out, struct tb
 	return 0;
 }
 
-int tb_btf_parse(const void *data, size_t len, struct tb_btf **out, struct tb_diag *err)
+int tb_btf_parse(const void *data, size_t len, struct tb_btf **out, struct tb_problem *err)
 {
 	uint8_t *copy = malloc(len ? len : 1);
 
@@ -367,7 +367,7 @@ int tb_btf_parse(const void *data, size_t len, struct tb_btf **out, struct tb_di
 	return parse_owned(copy, len, out, err);
 }
 
-int tb_btf_load(const char *path, struct tb_btf **out, struct tb_diag *err)
+int tb_btf_load(const char *path, struct tb_btf **out, struct tb_problem *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 	size_t len = 0, cap = 8u << 20;

@@ -41,9 +41,9 @@ struct tb_btf;
  * Parse a BTF blob.  0 with *out set, -EINVAL with *err filled (offset
  * into the blob), -ENOMEM.
  */
-int tb_btf_parse(const void *data, size_t len, struct tb_btf **out, struct tb_diag *err);
+int tb_btf_parse(const void *data, size_t len, struct tb_btf **out, struct tb_problem *err);
 /* Read and parse a file (err->file set to path); -errno if it cannot be read. */
-int tb_btf_load(const char *path, struct tb_btf **out, struct tb_diag *err);
+int tb_btf_load(const char *path, struct tb_btf **out, struct tb_problem *err);
 void tb_btf_free(struct tb_btf *b);
 
 /* The value of enum constant name (ENUM or ENUM64); false if unknown or ambiguous. */

@@ -37,7 +37,7 @@
 
 /* ------------------------------------------------------------ problems */
 
-static void tell(struct tb_capture *c, const struct tb_diag *d)
+static void tell(struct tb_capture *c, const struct tb_problem *d)
 {
 	if (!d->warning)
 		c->problems++;
@@ -45,7 +45,7 @@ static void tell(struct tb_capture *c, const struct tb_diag *d)
 }
 
 /* Keep d for later; told at once (and counted) if there is no memory to keep it. */
-static void hold_problem(struct tb_capture *c, const struct tb_diag *d)
+static void hold_problem(struct tb_capture *c, const struct tb_problem *d)
 {
 	struct held_problem *h;
 
@@ -72,7 +72,7 @@ static void hold_problem(struct tb_capture *c, const struct tb_diag *d)
 	c->nheld++;
 }
 
-static void forward_diag(void *ctx, const struct tb_diag *d)
+static void forward_diag(void *ctx, const struct tb_problem *d)
 {
 	struct tb_capture *c = ctx;
 
@@ -92,7 +92,7 @@ static void forward_diag(void *ctx, const struct tb_diag *d)
 
 static void tell_held(struct tb_capture *c, struct held_problem *h, bool warning)
 {
-	struct tb_diag d = {.file = h->file, .offset = h->offset, .warning = warning};
+	struct tb_problem d = {.file = h->file, .offset = h->offset, .warning = warning};
 
 	h->told = true;
 	if (warning)
@@ -144,10 +144,10 @@ void tb_capture_warn_unused(struct tb_capture *c)
 			tell_held(c, &c->held[i], true);
 }
 
-void tb_capture_report(struct tb_capture *c, const char *file, uint64_t offset, const char *fmt,
+void tb_capture_problem(struct tb_capture *c, const char *file, uint64_t offset, const char *fmt,
 		       ...)
 {
-	struct tb_diag d = {.file = file ? file : ""};
+	struct tb_problem d = {.file = file ? file : ""};
 	va_list ap;
 
 	if (!c || !fmt)
@@ -224,19 +224,19 @@ static int open_input(struct tb_capture *c, const char *path, struct stat *st)
 	if (fd < 0) {
 		e = errno;
 		if (!capture_is_missing(e))
-			tb_capture_report(c, path, 0, "cannot open: %s", strerror(e));
+			tb_capture_problem(c, path, 0, "cannot open: %s", strerror(e));
 		errno = e;
 		return -1;
 	}
 	if (fstat(fd, st) < 0) {
 		e = errno;
-		tb_capture_report(c, path, 0, "cannot stat: %s", strerror(e));
+		tb_capture_problem(c, path, 0, "cannot stat: %s", strerror(e));
 		close(fd);
 		errno = e;
 		return -1;
 	}
 	if (!S_ISREG(st->st_mode)) {
-		tb_capture_report(c, path, 0, "this is %s; refused: only regular files are read",
+		tb_capture_problem(c, path, 0, "this is %s; refused: only regular files are read",
 				  capture_file_kind(st->st_mode));
 		close(fd);
 		errno = EINVAL;
@@ -262,7 +262,7 @@ static char *slurp(struct tb_capture *c, const char *path, size_t *len)
 	buf = fd_read_text(fd, MAX_TEXT_FILE, len);
 	e = errno;
 	if (!buf)
-		tb_capture_report(c, path, *len, "cannot read: %s", strerror(e));
+		tb_capture_problem(c, path, *len, "cannot read: %s", strerror(e));
 	close(fd);
 	errno = e;
 	return buf;
@@ -280,7 +280,7 @@ int capture_load_file(struct tb_capture *c, const char *path, bool required,
 		if (capture_is_missing(errno) && !required)
 			return 0;
 		if (capture_is_missing(errno))
-			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+			tb_capture_problem(c, path, 0, "cannot read: %s", strerror(errno));
 		return -errno;
 	}
 	rc = load(c->schema, path, text, len);
@@ -324,7 +324,7 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 	text = slurp(c, path, &len);
 	if (!text) {
 		if (capture_is_missing(errno))
-			tb_capture_report(c, path, 0, "cannot read: %s", strerror(errno));
+			tb_capture_problem(c, path, 0, "cannot read: %s", strerror(errno));
 		c->holding = false;
 		return errno == ENOMEM ? -ENOMEM : 0; /* the event is just unknown; go on */
 	}
@@ -657,12 +657,12 @@ static int read_clock(struct tb_capture *c, const char *meta_text, const char *m
 		at = 0;
 	}
 	if (!c->clock[0]) {
-		tb_capture_report(c, c->dir, 0, "no trace clock: neither a trace_clock line in meta.txt "
+		tb_capture_problem(c, c->dir, 0, "no trace clock: neither a trace_clock line in meta.txt "
 				  "nor a trace_clock file says which clock stamped the events, so their "
 				  "times cannot be printed (name it, e.g. report --clock local)");
 		rc = -EINVAL;
 	} else if (clock_unit(c->clock) == CLOCK_UNKNOWN) {
-		tb_capture_report(c, from, at, "trace clock '%s' is not one tracebuf knows: whether its "
+		tb_capture_problem(c, from, at, "trace clock '%s' is not one tracebuf knows: whether its "
 				  "values are nanoseconds or counts is unknown, so times cannot be printed",
 				  c->clock);
 		rc = -EINVAL;
@@ -698,7 +698,7 @@ static int read_meta(struct tb_capture *c)
 /* A kernel per_cpu/cpuN/stats file, or its copy in a capture directory. */
 void capture_read_stats(struct tb_capture *c, struct cpu_source *cpu, const char *path)
 {
-	struct tb_diag d = {.file = path};
+	struct tb_problem d = {.file = path};
 	size_t len;
 	char *text = slurp(c, path, &len);
 
@@ -706,7 +706,7 @@ void capture_read_stats(struct tb_capture *c, struct cpu_source *cpu, const char
 		return;
 	cpu->have_stats = tb_stats_parse_kernel(text, &cpu->stats, &d) == 0;
 	if (!cpu->have_stats)
-		tb_capture_report(c, path, d.offset, "%s", d.reason);
+		tb_capture_problem(c, path, d.offset, "%s", d.reason);
 	free(text);
 }
 
@@ -761,7 +761,7 @@ static int check_page_memory(struct tb_capture *c)
 
 	if (need <= MAX_PAGE_MEMORY)
 		return 0;
-	tb_capture_report(c, c->dir, 0, "%d CPUs with %zu-byte sub-buffers need %llu MiB of page "
+	tb_capture_problem(c, c->dir, 0, "%d CPUs with %zu-byte sub-buffers need %llu MiB of page "
 			  "buffers, more than the %u MiB this reader allows; refused", c->ncpu_files,
 			  c->subbuf, (unsigned long long)(need >> 20), MAX_PAGE_MEMORY >> 20);
 	return -E2BIG;
@@ -779,7 +779,7 @@ static int find_cpus(struct tb_capture *c)
 static int capture_init(struct tb_capture *c, const char *dir, const struct capture_files *files,
 			const struct tb_capture_opts *o)
 {
-	c->diag = o && o->diag ? o->diag : tb_diag_print;
+	c->diag = o && o->diag ? o->diag : tb_problem_print;
 	c->diag_ctx = o && o->diag ? o->diag_ctx : NULL;
 	c->dir = strdup(dir);
 	/* "dir/" would make every message say "dir//file". */
@@ -794,7 +794,7 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct capt
 		return -ENOMEM;
 	c->files = files;
 	c->live = files->live;
-	tb_schema_set_diag(c->schema, forward_diag, c);
+	tb_schema_set_problem_fn(c->schema, forward_diag, c);
 	return 0;
 }
 
@@ -830,7 +830,7 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
 	c->has_src = true;
 	c->src = *src;
 	c->schema = desc->schema;
-	c->diag = opts && opts->diag ? opts->diag : tb_diag_print;
+	c->diag = opts && opts->diag ? opts->diag : tb_problem_print;
 	c->diag_ctx = opts && opts->diag ? opts->diag_ctx : NULL;
 	c->dir = strdup(desc->name);
 	c->prefix = strdup("");
@@ -860,7 +860,7 @@ int capture_open_source(const struct capture_desc *desc, const struct capture_so
 		}
 	}
 	if (rc == 0 && clock_unit(c->clock) == CLOCK_UNKNOWN) {
-		tb_capture_report(c, c->dir, 0, "trace clock '%s' is not one tracebuf knows: whether "
+		tb_capture_problem(c, c->dir, 0, "trace clock '%s' is not one tracebuf knows: whether "
 				  "its values are nanoseconds or counts is unknown, so times cannot be "
 				  "printed (name it, e.g. report --clock local)", c->clock);
 		rc = -EINVAL;
@@ -903,7 +903,7 @@ int capture_open_files(const char *dir, const struct capture_files *files, const
 
 static void blob_problem(void *ctx, const char *file, uint64_t offset, const char *reason)
 {
-	tb_capture_report(ctx, file, offset, "%s", reason);
+	tb_capture_problem(ctx, file, offset, "%s", reason);
 }
 
 void capture_set_blobs(struct tb_capture *c, struct blob_store *bs)
@@ -1138,7 +1138,7 @@ static int open_source(struct tb_capture *c, struct cpu_source *s)
 		s->done = true;
 		if (c->live && e == ENODEV)
 			return 0; /* a possible but offline CPU has no buffer */
-		tb_capture_report(c, s->path, 0, "cannot open: %s", strerror(e));
+		tb_capture_problem(c, s->path, 0, "cannot open: %s", strerror(e));
 		return -e;
 	}
 	if (!s->checked)
@@ -1171,13 +1171,13 @@ static int ready_to_read(struct tb_capture *c, struct cpu_source *s)
 		s->done = true;
 		close(s->fd);
 		s->fd = -1;
-		tb_capture_report(c, s->path, s->refusal_offset, "%s", s->refusal);
+		tb_capture_problem(c, s->path, s->refusal_offset, "%s", s->refusal);
 		return -EINVAL;
 	}
 	return 1;
 }
 
-int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_raw_page *page)
+int tb_capture_next_page(struct tb_capture *c, int cpu, struct tb_capture_page *page)
 {
 	struct cpu_source *s;
 	int rc;
@@ -1212,7 +1212,7 @@ static int copy_pages(struct tb_capture *c, int cpu, uint8_t *buf, size_t room, 
 		      capture_page_fn *got, void *got_ctx)
 {
 	size_t n = 0, bytes = 0;
-	struct tb_raw_page p;
+	struct tb_capture_page p;
 	int rc = 0;
 
 	while (n < max_pages && (rc = tb_capture_next_page(c, cpu, &p)) == 1) {

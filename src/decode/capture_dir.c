@@ -64,7 +64,7 @@ static int raw_file_entry(struct tb_capture *c, const char *dir, const char *nam
 	(void)unused;
 	if (cpu == CPU_TOO_HIGH) {
 		path = capture_path_join(dir, name);
-		tb_capture_report(c, path ? path : name, 0, "CPU number above %d, the most this "
+		tb_capture_problem(c, path ? path : name, 0, "CPU number above %d, the most this "
 				  "reader takes; the file is ignored", MAX_CPUS - 1);
 		free(path);
 	}
@@ -91,7 +91,7 @@ static int open_blob_store(struct tb_capture *c)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		if (fd >= 0 || !capture_is_missing(errno))
-			tb_capture_report(c, path, 0, "cannot read the saved blobs: %s; they print as lost",
+			tb_capture_problem(c, path, 0, "cannot read the saved blobs: %s; they print as lost",
 					  strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -137,10 +137,10 @@ static enum header_look look_at_header(const uint8_t *h, size_t x)
 	memcpy(&commit, h + 8, 8);
 	if (stamp == 0 && commit == 0)
 		return HDR_ZERO;
-	len = (uint32_t)commit & TB_COMMIT_LEN_MASK;
+	len = (uint32_t)commit & TB_PAGE_COMMIT_LEN_MASK;
 	/* the kernel adds the lost flag as an int: the high half is all zeros or all ones */
 	if ((commit >> 32 != 0 && commit >> 32 != 0xffffffffu) || (commit & 0x38000000u) || len > d ||
-	    ((commit & TB_COMMIT_LOST_STORED) && (!(commit & TB_COMMIT_LOST) || d - len < 8)))
+	    ((commit & TB_PAGE_COMMIT_LOST_STORED) && (!(commit & TB_PAGE_COMMIT_LOST) || d - len < 8)))
 		return HDR_WRONG;
 	return HDR_PLAUSIBLE;
 }
@@ -221,8 +221,8 @@ static struct size_look look_at_size(int fd, uint64_t fsize, size_t x, size_t al
 			look_wrong(&l, off, "the time stamp goes back");
 		prev = stamp;
 		memcpy(&commit, buf + 8, 8);
-		if (((uint32_t)commit & TB_COMMIT_LEN_MASK) > l.max_len)
-			l.max_len = (uint32_t)commit & TB_COMMIT_LEN_MASK;
+		if (((uint32_t)commit & TB_PAGE_COMMIT_LEN_MASK) > l.max_len)
+			l.max_len = (uint32_t)commit & TB_PAGE_COMMIT_LEN_MASK;
 		l.real++;
 		if (off % align && l.inner_real++ == 0)
 			l.inner_at = off;
@@ -301,7 +301,7 @@ static bool read_ahead_file(struct tb_capture *c, struct cpu_source *s, uint64_t
 /* The file ends left bytes (not 0) into the sub-buffer at s->offset. */
 static void report_partial(struct tb_capture *c, const struct cpu_source *s, uint64_t left)
 {
-	tb_capture_report(c, s->path, s->offset, "file ends %llu bytes into a sub-buffer: its "
+	tb_capture_problem(c, s->path, s->offset, "file ends %llu bytes into a sub-buffer: its "
 			  "size %llu is not a multiple of the %zu-byte sub-buffer; the "
 			  "partial sub-buffer is skipped", (unsigned long long)left,
 			  (unsigned long long)s->size, c->subbuf);
@@ -330,7 +330,7 @@ static int next_file_page(struct tb_capture *c, struct cpu_source *s)
 	while (r < 0 && errno == EINTR);
 	if (r != (ssize_t)c->subbuf) {
 		int e = r < 0 ? errno : EIO;
-		tb_capture_report(c, s->path, s->offset, "read failed: %s", strerror(e));
+		tb_capture_problem(c, s->path, s->offset, "read failed: %s", strerror(e));
 		return -e;
 	}
 	return 1;
@@ -351,7 +351,7 @@ static int read_file_pages(struct tb_capture *c, struct cpu_source *s, uint8_t *
 
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *at = buf + i * c->subbuf;
-		struct tb_raw_page p = {at, c->subbuf, s->path, s->offset};
+		struct tb_capture_page p = {at, c->subbuf, s->path, s->offset};
 		ssize_t r;
 		if (!whole) {
 			do
@@ -359,7 +359,7 @@ static int read_file_pages(struct tb_capture *c, struct cpu_source *s, uint8_t *
 			while (r < 0 && errno == EINTR);
 			if (r != (ssize_t)c->subbuf) {
 				int e = r < 0 ? errno : EIO;
-				tb_capture_report(c, s->path, s->offset, "read failed: %s", strerror(e));
+				tb_capture_problem(c, s->path, s->offset, "read failed: %s", strerror(e));
 				s->done = true;
 				return i ? (int)i : -e;
 			}
@@ -394,7 +394,7 @@ static int find_raw_files(struct tb_capture *c)
 
 	/* A directory without raw files is a program's description; one asked for by prefix is not. */
 	if (rc >= 0 && !c->ncpu_files && c->prefix[0])
-		tb_capture_report(c, c->dir, 0, "no %scpuN.raw file: the prefix '%s' names no CPU's pages",
+		tb_capture_problem(c, c->dir, 0, "no %scpuN.raw file: the prefix '%s' names no CPU's pages",
 				  c->prefix, c->prefix);
 	return rc;
 }

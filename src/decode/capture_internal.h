@@ -71,7 +71,7 @@ struct held_problem {
 	uint32_t id; /* the event ID of the file's "ID:" line; 0 if it has none */
 	char *file;
 	uint64_t offset;
-	char reason[TB_DIAG_REASON_MAX];
+	char reason[TB_PROBLEM_REASON_MAX];
 	bool told;
 };
 
@@ -92,7 +92,7 @@ struct tb_capture {
 	char *clock_given; /* tb_capture_opts.clock */
 	char tracer[64];
 	char *prefix;
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	bool quiet;
 	unsigned long problems;

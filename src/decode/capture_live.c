@@ -104,11 +104,11 @@ static int next_live_page(struct tb_capture *c, struct cpu_source *s)
 			continue;
 		if (r == 0 || errno == EAGAIN || (errno == ENODEV && !got)) {
 			if (got)
-				tb_capture_report(c, s->path, s->offset, "sub-buffer cut short after "
+				tb_capture_problem(c, s->path, s->offset, "sub-buffer cut short after "
 						  "%zu of %zu bytes", got, c->subbuf);
 			return 0;
 		}
-		tb_capture_report(c, s->path, s->offset + got, "read failed: %s", strerror(errno));
+		tb_capture_problem(c, s->path, s->offset + got, "read failed: %s", strerror(errno));
 		return -errno;
 	}
 	return 1;

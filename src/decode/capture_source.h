@@ -20,11 +20,11 @@
  * A page capture_read_pages() just wrote into the caller's buffer
  * (page->data points there); page->file lives only until the call returns.
  */
-typedef void capture_page_fn(void *ctx, const struct tb_raw_page *page);
+typedef void capture_page_fn(void *ctx, const struct tb_capture_page *page);
 
 struct capture_source {
 	/* As tb_capture_next_page(), for a CPU the description says has data. */
-	int (*next_page)(void *ctx, int cpu, struct tb_raw_page *page);
+	int (*next_page)(void *ctx, int cpu, struct tb_capture_page *page);
 	/* As capture_read_pages(), for a CPU the description says has data. */
 	int (*read_pages)(void *ctx, int cpu, uint8_t *buf, size_t room, size_t max_pages, capture_page_fn *got,
 			  void *got_ctx);

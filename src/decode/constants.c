@@ -241,7 +241,7 @@ static const char *parse_line(struct tb_constants *c, const char *s, size_t len,
 }
 
 int tb_constants_parse(struct tb_constants *c, const char *file, const char *text, size_t len,
-		       tb_diag_fn *diag, void *diag_ctx)
+		       tb_problem_fn *diag, void *diag_ctx)
 {
 	size_t pos = 0, bad_at;
 	int rc = 0, alloc = 0;
@@ -256,7 +256,7 @@ int tb_constants_parse(struct tb_constants *c, const char *file, const char *tex
 		else if (n > 0 && line[0] != '#')
 			why = parse_line(c, line, n, &bad_at, &alloc);
 		if (why) {
-			struct tb_diag d = {.file = file};
+			struct tb_problem d = {.file = file};
 			diag_fail(&d, pos + bad_at, "constants line: %s", why);
 			if (diag)
 				diag(diag_ctx, &d);

@@ -55,7 +55,7 @@ void tb_constants_free(struct tb_constants *c);
  * was bad, -ENOMEM.
  */
 int tb_constants_parse(struct tb_constants *c, const char *file, const char *text, size_t len,
-		       tb_diag_fn *diag, void *diag_ctx);
+		       tb_problem_fn *diag, void *diag_ctx);
 
 /* A constant's value; false if c does not have it. */
 bool tb_constants_value(const struct tb_constants *c, const char *name, int64_t *value);

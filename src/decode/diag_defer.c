@@ -17,7 +17,7 @@ void diag_sink_install(struct diag_sink *sink)
 	current = sink;
 }
 
-bool diag_defer(diag_tell_fn *tell, void *ctx, const struct tb_diag *d)
+bool diag_defer(diag_tell_fn *tell, void *ctx, const struct tb_problem *d)
 {
 	struct diag_sink *s = current;
 	struct diag_deferred *e;

@@ -22,12 +22,12 @@
 
 #include "tracebuf/schema.h"
 
-typedef void diag_tell_fn(void *ctx, const struct tb_diag *d);
+typedef void diag_tell_fn(void *ctx, const struct tb_problem *d);
 
 struct diag_deferred {
 	diag_tell_fn *tell;
 	void *ctx;
-	struct tb_diag d; /* d.file points at file */
+	struct tb_problem d; /* d.file points at file */
 	char *file;
 };
 
@@ -45,7 +45,7 @@ void diag_sink_install(struct diag_sink *sink);
  * Without memory to keep it, it is told now (a counter may then race; the
  * message is not lost).
  */
-bool diag_defer(diag_tell_fn *tell, void *ctx, const struct tb_diag *d);
+bool diag_defer(diag_tell_fn *tell, void *ctx, const struct tb_problem *d);
 
 /* Tell everything kept, in order, and empty the sink. */
 void diag_sink_tell(struct diag_sink *sink);

@@ -31,7 +31,7 @@ struct format_load {
 	int rc;
 };
 
-static int load_format(void *ctx, const struct tb_event_info *ev)
+static int load_format(void *ctx, const struct tb_events_info *ev)
 {
 	struct format_load *l = ctx;
 	char file[3 * TB_NAME_MAX];

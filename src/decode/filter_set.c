@@ -251,7 +251,7 @@ static struct per_spec *work_out(struct tb_filter_set *set, const struct tb_form
 	return ps;
 }
 
-bool tb_filter_set_keep(struct tb_filter_set *set, struct tb_schema *s, const struct tb_event_ref *ev)
+bool tb_filter_set_keep(struct tb_filter_set *set, struct tb_schema *s, const struct tb_render_record *ev)
 {
 	const struct tb_format *f = NULL;
 	const char *sys = "";

@@ -42,7 +42,7 @@ struct lines {
 };
 
 /* 1 with *l filled, 0 at the end, -EINVAL on a NUL byte. */
-static int next_line(struct lines *ls, struct line *l, struct tb_diag *err)
+static int next_line(struct lines *ls, struct line *l, struct tb_problem *err)
 {
 	const char *nl, *nul;
 
@@ -84,7 +84,7 @@ static bool starts_with(const struct line *l, const char *word, size_t *after)
 
 /* Decimal number at l->p[*i]; at most 10 digits and UINT32_MAX. */
 static int parse_u32(const struct line *l, size_t *i, uint32_t *out, const char *what,
-		     struct tb_diag *err)
+		     struct tb_problem *err)
 {
 	uint64_t v = 0;
 	size_t start = *i;
@@ -109,7 +109,7 @@ struct field_line {
 
 /* "KEY:N;" after optional blanks. */
 static int parse_key_number(const struct line *l, size_t *i, const char *key, uint32_t *out,
-			    struct tb_diag *err)
+			    struct tb_problem *err)
 {
 	size_t n = strlen(key);
 
@@ -126,7 +126,7 @@ static int parse_key_number(const struct line *l, size_t *i, const char *key, ui
 	return 0;
 }
 
-static int parse_field_line(const struct line *l, struct field_line *fl, struct tb_diag *err)
+static int parse_field_line(const struct line *l, struct field_line *fl, struct tb_problem *err)
 {
 	size_t i, semi;
 
@@ -200,8 +200,8 @@ static size_t trim_end(const char *d, size_t len)
  * Split "TYPE NAME" or "TYPE NAME[N]" into the name and what kind of field
  * it is.  The name is the last identifier; a type must precede it.
  */
-static int parse_decl(const struct line *l, const struct field_line *fl, struct tb_field *f,
-		      bool *is_array, struct tb_diag *err)
+static int parse_decl(const struct line *l, const struct field_line *fl, struct tb_schema_field *f,
+		      bool *is_array, struct tb_problem *err)
 {
 	const char *d = l->p + fl->decl_start, *type;
 	size_t at = l->off + fl->decl_start, end = trim_end(d, fl->decl_len), start, type_len, lead;
@@ -240,25 +240,25 @@ static int parse_decl(const struct line *l, const struct field_line *fl, struct 
 	memcpy(f->type, type, type_len);
 	f->type[type_len] = '\0';
 	f->is_array = *is_array;
-	f->kind = TB_FIELD_STATIC;
+	f->kind = TB_SCHEMA_FIELD_STATIC;
 	if (type_len >= 10 && memcmp(type, "__data_loc", 10) == 0)
-		f->kind = TB_FIELD_DATA_LOC;
+		f->kind = TB_SCHEMA_FIELD_DATA_LOC;
 	else if (type_len >= 9 && memcmp(type, "__rel_loc", 9) == 0)
-		f->kind = TB_FIELD_REL_LOC;
-	f->is_string = (*is_array || f->kind != TB_FIELD_STATIC) && memmem(type, type_len, "char", 4);
+		f->kind = TB_SCHEMA_FIELD_REL_LOC;
+	f->is_string = (*is_array || f->kind != TB_SCHEMA_FIELD_STATIC) && memmem(type, type_len, "char", 4);
 	return 0;
 }
 
 /* Size and position rules every field must obey. */
-static int check_field_extent(const struct line *l, const struct tb_field *f, bool is_array,
-			      struct tb_diag *err)
+static int check_field_extent(const struct line *l, const struct tb_schema_field *f, bool is_array,
+			      struct tb_problem *err)
 {
 	uint64_t end = (uint64_t)f->offset + f->size;
 
 	if (end > TB_PAGE_MAX_SIZE)
 		return diag_fail(err, l->off, "field %s: offset %u + size %u exceeds any sub-buffer", f->name,
 			    f->offset, f->size);
-	if (f->kind != TB_FIELD_STATIC && f->size != 4 && !(f->kind == TB_FIELD_DATA_LOC && f->size == 2))
+	if (f->kind != TB_SCHEMA_FIELD_STATIC && f->size != 4 && !(f->kind == TB_SCHEMA_FIELD_DATA_LOC && f->size == 2))
 		return diag_fail(err, l->off, "field %s: a dynamic field must be 4 bytes, not %u", f->name,
 			    f->size);
 	if (f->size == 0 && !is_array)
@@ -266,7 +266,7 @@ static int check_field_extent(const struct line *l, const struct tb_field *f, bo
 	return 0;
 }
 
-static int parse_field(const struct line *l, struct tb_field *f, struct tb_diag *err)
+static int parse_field(const struct line *l, struct tb_schema_field *f, struct tb_problem *err)
 {
 	struct field_line fl;
 	bool is_array = false;
@@ -287,7 +287,7 @@ enum { HP_TIMESTAMP, HP_COMMIT, HP_DATA, HP_FIELDS };
 static const char *const hp_names[HP_FIELDS] = {"timestamp", "commit", "data"};
 
 static int check_header_page(const struct tb_header_page *hp, const size_t at[HP_FIELDS],
-			     size_t len, struct tb_diag *err)
+			     size_t len, struct tb_problem *err)
 {
 	for (int i = 0; i < HP_FIELDS; i++)
 		if (at[i] == SIZE_MAX)
@@ -307,7 +307,7 @@ static int check_header_page(const struct tb_header_page *hp, const size_t at[HP
 	return 0;
 }
 
-static void header_page_take(struct tb_header_page *hp, const struct tb_field *f, int which)
+static void header_page_take(struct tb_header_page *hp, const struct tb_schema_field *f, int which)
 {
 	uint32_t *dst[HP_FIELDS][2] = {
 		{&hp->timestamp_offset, &hp->timestamp_size},
@@ -320,11 +320,11 @@ static void header_page_take(struct tb_header_page *hp, const struct tb_field *f
 }
 
 int tb_header_page_parse(const char *text, size_t len, struct tb_header_page *out,
-			 struct tb_diag *err)
+			 struct tb_problem *err)
 {
 	struct lines ls = {text, len, 0};
 	struct line l;
-	struct tb_field f;
+	struct tb_schema_field f;
 	size_t at[HP_FIELDS] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
 	int rc;
 
@@ -362,7 +362,7 @@ static const struct header_event_key {
 
 /* "KEY : N bits", "KEY : type == N" or "data max type_len  == N". */
 static int parse_header_event_line(const struct line *l, size_t *key_index, uint32_t *value,
-				   struct tb_diag *err)
+				   struct tb_problem *err)
 {
 	size_t i = skip_blanks(l, 0), key_end;
 
@@ -392,7 +392,7 @@ static int parse_header_event_line(const struct line *l, size_t *key_index, uint
 	return 0; /* a line we do not know: newer kernels may add some */
 }
 
-int tb_header_event_parse(const char *text, size_t len, struct tb_diag *err)
+int tb_header_event_parse(const char *text, size_t len, struct tb_problem *err)
 {
 	struct lines ls = {text, len, 0};
 	struct line l;
@@ -429,7 +429,7 @@ int tb_header_event_parse(const char *text, size_t len, struct tb_diag *err)
 
 /* "KEY: VALUE" on its own line: the value's index, or -EINVAL. */
 static int expect_key_line(struct lines *ls, const char *key, struct line *l, size_t *value,
-			   struct tb_diag *err)
+			   struct tb_problem *err)
 {
 	int rc = next_line(ls, l, err);
 
@@ -443,7 +443,7 @@ static int expect_key_line(struct lines *ls, const char *key, struct line *l, si
 	return 0;
 }
 
-static int parse_name_line(struct lines *ls, struct tb_format *f, struct tb_diag *err)
+static int parse_name_line(struct lines *ls, struct tb_format *f, struct tb_problem *err)
 {
 	struct line l;
 	size_t i, end;
@@ -464,7 +464,7 @@ static int parse_name_line(struct lines *ls, struct tb_format *f, struct tb_diag
 	return 0;
 }
 
-static int parse_id_line(struct lines *ls, struct tb_format *f, struct tb_diag *err)
+static int parse_id_line(struct lines *ls, struct tb_format *f, struct tb_problem *err)
 {
 	struct line l;
 	size_t i;
@@ -479,9 +479,9 @@ static int parse_id_line(struct lines *ls, struct tb_format *f, struct tb_diag *
 	return 0;
 }
 
-static int add_field(struct tb_format *f, const struct tb_field *nf, size_t *cap)
+static int add_field(struct tb_format *f, const struct tb_schema_field *nf, size_t *cap)
 {
-	struct tb_field *grown;
+	struct tb_schema_field *grown;
 
 	grown = tb__grow(f->fields, cap, f->nfields + 1, sizeof(*grown), 16);
 	if (!grown)
@@ -493,9 +493,9 @@ static int add_field(struct tb_format *f, const struct tb_field *nf, size_t *cap
 
 /* Field lines up to the "print fmt:" line, which is left in *l. */
 static int parse_fields(struct lines *ls, struct tb_format *f, struct line *l,
-			struct tb_diag *err)
+			struct tb_problem *err)
 {
-	struct tb_field nf;
+	struct tb_schema_field nf;
 	size_t cap = 0, after;
 	int rc;
 
@@ -520,7 +520,7 @@ static int parse_fields(struct lines *ls, struct tb_format *f, struct line *l,
  * The print fmt starts with a quoted string and runs to the end of the file:
  * a "\n" inside the kernel's format string is printed as a real newline.
  */
-static int check_print_fmt(const struct lines *ls, const struct line *l, struct tb_diag *err)
+static int check_print_fmt(const struct lines *ls, const struct line *l, struct tb_problem *err)
 {
 	size_t i = skip_blanks(l, 10);
 	const char *nul = memchr(ls->text + l->off, '\0', ls->len - l->off);
@@ -548,7 +548,7 @@ static int keep_print_fmt(const struct lines *ls, const struct line *l, struct t
 }
 
 /* The four common fields at the kernel's fixed places (reference §10.1). */
-static int check_common_header(const struct tb_format *f, size_t at, struct tb_diag *err)
+static int check_common_header(const struct tb_format *f, size_t at, struct tb_problem *err)
 {
 	static const struct {
 		const char *name;
@@ -561,7 +561,7 @@ static int check_common_header(const struct tb_format *f, size_t at, struct tb_d
 	};
 
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++) {
-		const struct tb_field *cf = tb_format_field(f, common[i].name);
+		const struct tb_schema_field *cf = tb_format_field(f, common[i].name);
 		if (!cf)
 			return diag_fail(err, at, "common field %s is missing", common[i].name);
 		if (cf->offset != common[i].offset || cf->size != common[i].size)
@@ -588,7 +588,7 @@ static uint32_t format_min_size(const struct tb_format *f)
 	return need;
 }
 
-int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct tb_diag *err)
+int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct tb_problem *err)
 {
 	struct lines ls = {text, len, 0};
 	struct line l;
@@ -614,11 +614,11 @@ int tb_format_parse(const char *text, size_t len, struct tb_format *out, struct 
 	out->min_size = format_min_size(out);
 	return 0;
 failed:
-	tb_format_release(out);
+	tb_format_free(out);
 	return rc;
 }
 
-void tb_format_release(struct tb_format *f)
+void tb_format_free(struct tb_format *f)
 {
 	if (!f)
 		return;
@@ -630,7 +630,7 @@ void tb_format_release(struct tb_format *f)
 	f->print_fmt_len = 0;
 }
 
-const struct tb_field *tb_format_field(const struct tb_format *f, const char *name)
+const struct tb_schema_field *tb_format_field(const struct tb_format *f, const char *name)
 {
 	if (!f || !name)
 		return NULL;

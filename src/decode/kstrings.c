@@ -99,7 +99,7 @@ static int append(struct tb_kstrings *k, const struct kstring *e)
 	return 0;
 }
 
-int tb_kstrings_parse(const char *file, const char *text, size_t len, tb_diag_fn *diag,
+int tb_kstrings_parse(const char *file, const char *text, size_t len, tb_problem_fn *diag,
 		      void *diag_ctx, struct tb_kstrings **out)
 {
 	struct tb_kstrings *k = calloc(1, sizeof(*k));
@@ -116,7 +116,7 @@ int tb_kstrings_parse(const char *file, const char *text, size_t len, tb_diag_fn
 		const char *why = n ? parse_line(line, n, &e, &bad_at) : NULL;
 
 		if (why) {
-			struct tb_diag d = {.file = file};
+			struct tb_problem d = {.file = file};
 			diag_fail(&d, pos + bad_at, "printk_formats line: %s", why);
 			if (diag)
 				diag(diag_ctx, &d);

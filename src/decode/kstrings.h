@@ -25,7 +25,7 @@
 struct tb_kstrings;
 
 /* 0, -EINVAL (some lines bad, the rest kept), -ENOMEM; *out is set unless -ENOMEM. */
-int tb_kstrings_parse(const char *file, const char *text, size_t len, tb_diag_fn *diag,
+int tb_kstrings_parse(const char *file, const char *text, size_t len, tb_problem_fn *diag,
 		      void *diag_ctx, struct tb_kstrings **out);
 void tb_kstrings_free(struct tb_kstrings *k);
 

@@ -72,14 +72,14 @@ static void *alloc_big(size_t size)
 
 struct parser {
 	const char *file;
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	unsigned long bad;
 };
 
 static void bad_line(struct parser *p, size_t offset, const char *reason)
 {
-	struct tb_diag d = {.file = p->file};
+	struct tb_problem d = {.file = p->file};
 
 	p->bad++;
 	if (!p->diag)
@@ -394,13 +394,13 @@ static void part_free(struct part *pt)
 	free(pt->kept.v);
 }
 
-void tb_ksyms_keep_problem(void *ctx, const struct tb_diag *d)
+void tb_ksyms_keep_problem(void *ctx, const struct tb_problem *d)
 {
 	struct tb_ksyms_problems *l = ctx;
 
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct tb_diag *v = realloc(l->v, cap * sizeof(*v));
+		struct tb_problem *v = realloc(l->v, cap * sizeof(*v));
 		if (!v) {
 			l->lost = true;
 			return;
@@ -554,7 +554,7 @@ char *tb_ksyms_text_buffer(size_t len)
 	return len < UINT32_MAX ? alloc_big(len + TEXT_PAD) : NULL;
 }
 
-int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_diag_fn *diag,
+int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_problem_fn *diag,
 			  void *diag_ctx, struct tb_ksyms **out)
 {
 	struct parser p = {.file = file, .diag = diag, .diag_ctx = diag_ctx};
@@ -583,7 +583,7 @@ int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, 
 	return rc;
 }
 
-int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *diag,
+int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_problem_fn *diag,
 		   void *diag_ctx, struct tb_ksyms **out)
 {
 	char *buf;

@@ -60,7 +60,7 @@ struct tb_ksym {
  * good ones are in the table), -ENOENT with *out NULL when the file holds
  * no usable address, or -ENOMEM.
  */
-int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_diag_fn *diag,
+int tb_ksyms_parse(const char *file, const char *text, size_t len, tb_problem_fn *diag,
 		   void *diag_ctx, struct tb_ksyms **out);
 void tb_ksyms_free(struct tb_ksyms *k);
 
@@ -74,21 +74,21 @@ void tb_ksyms_free(struct tb_ksyms *k);
  * copying (and faulting in) megabytes at start-up.
  */
 char *tb_ksyms_text_buffer(size_t size);
-int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_diag_fn *diag,
+int tb_ksyms_parse_buffer(const char *file, char *buf, size_t skip, size_t len, tb_problem_fn *diag,
 			  void *diag_ctx, struct tb_ksyms **out);
 
 /*
  * Problems kept, in order, to be told later by another thread:
- * tb_ksyms_keep_problem is a tb_diag_fn whose ctx is the list (lost is set
+ * tb_ksyms_keep_problem is a tb_problem_fn whose ctx is the list (lost is set
  * when one could not be kept).  The d->file pointers are kept as they
  * are.  The owner frees v.
  */
 struct tb_ksyms_problems {
-	struct tb_diag *v;
+	struct tb_problem *v;
 	size_t n, cap;
 	bool lost;
 };
-void tb_ksyms_keep_problem(void *ctx, const struct tb_diag *d);
+void tb_ksyms_keep_problem(void *ctx, const struct tb_problem *d);
 
 /*
  * Texts of at least min_len bytes are parsed in two halves at once, the

@@ -84,7 +84,7 @@ int ksyms_job_filled(struct ksyms_job *j, size_t *len)
 	return rc;
 }
 
-int ksyms_job_finish(struct ksyms_job *j, tb_diag_fn *tell, void *ctx, struct tb_ksyms **out)
+int ksyms_job_finish(struct ksyms_job *j, tb_problem_fn *tell, void *ctx, struct tb_ksyms **out)
 {
 	int rc;
 

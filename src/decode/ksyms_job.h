@@ -48,6 +48,6 @@ int ksyms_job_filled(struct ksyms_job *j, size_t *len);
  * what tb_ksyms_parse() returns, with *out set as it sets it; -ENOMEM when
  * a problem could not be kept.
  */
-int ksyms_job_finish(struct ksyms_job *j, tb_diag_fn *tell, void *ctx, struct tb_ksyms **out);
+int ksyms_job_finish(struct ksyms_job *j, tb_problem_fn *tell, void *ctx, struct tb_ksyms **out);
 
 #endif

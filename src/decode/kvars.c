@@ -335,9 +335,9 @@ static char *page_alloc_text(const char *tracefs, size_t *len)
 	return text;
 }
 
-static void tell(tb_diag_fn *diag, void *ctx, const char *file, const char *reason)
+static void tell(tb_problem_fn *diag, void *ctx, const char *file, const char *reason)
 {
-	struct tb_diag d = {.file = file};
+	struct tb_problem d = {.file = file};
 
 	if (!diag)
 		return;
@@ -365,7 +365,7 @@ struct probe {
 	const char *tracefs;
 	const struct tb_btf *btf;
 	const struct tb_ksyms *ksyms;
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 };
 
@@ -446,7 +446,7 @@ static int probe_vmemmap_base(const struct probe *pr, struct tb_kvars *vars)
 }
 
 int tb_kvars_probe(const char *name, const char *tracefs, const struct tb_btf *btf,
-		   const struct tb_ksyms *ksyms, struct tb_kvars *vars, tb_diag_fn *diag,
+		   const struct tb_ksyms *ksyms, struct tb_kvars *vars, tb_problem_fn *diag,
 		   void *diag_ctx)
 {
 	static int (*const probes[KV_COUNT])(const struct probe *, struct tb_kvars *) = {

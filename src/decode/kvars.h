@@ -143,7 +143,7 @@ int tb_kvars_hz_measured(const struct tb_jiffies_sample *a, const struct tb_jiff
  * found (why goes to diag, which may be NULL), -EINVAL if name is unknown.
  */
 int tb_kvars_probe(const char *name, const char *tracefs, const struct tb_btf *btf,
-		   const struct tb_ksyms *ksyms, struct tb_kvars *vars, tb_diag_fn *diag,
+		   const struct tb_ksyms *ksyms, struct tb_kvars *vars, tb_problem_fn *diag,
 		   void *diag_ctx);
 
 #endif

@@ -55,7 +55,7 @@ struct schema_event {
 
 static void free_event(struct schema_event *ev)
 {
-	tb_format_release(&ev->format);
+	tb_format_free(&ev->format);
 	free(ev->file);
 	free(ev->text);
 	free(ev);
@@ -68,7 +68,7 @@ struct tb_schema {
 	struct tb_header_page header_page;
 	bool have_header_page;
 	bool have_symbols;
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	unsigned long problems;
 	tb_format_loader_fn *loader;
@@ -105,7 +105,7 @@ static inline struct schema_event *event_by_id(const struct tb_schema *s, uint32
 	return slot ? *slot : NULL;
 }
 
-void tb_diag_print(void *ctx, const struct tb_diag *d)
+void tb_problem_print(void *ctx, const struct tb_problem *d)
 {
 	FILE *f = ctx ? ctx : stderr;
 
@@ -120,7 +120,7 @@ static void report(struct tb_schema *s, const char *file, uint64_t offset, const
 
 static void report(struct tb_schema *s, const char *file, uint64_t offset, const char *fmt, ...)
 {
-	struct tb_diag d = {.file = file};
+	struct tb_problem d = {.file = file};
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -131,14 +131,14 @@ static void report(struct tb_schema *s, const char *file, uint64_t offset, const
 }
 
 /* A problem a parser described in *d, now attributed to file. */
-static int report_diag(struct tb_schema *s, const char *file, const struct tb_diag *d)
+static int report_diag(struct tb_schema *s, const char *file, const struct tb_problem *d)
 {
 	report(s, file, d->offset, "%s", d->reason);
 	return -EINVAL;
 }
 
-/* A tb_diag_fn for the parsers that report each problem themselves. */
-static void forward_diag(void *ctx, const struct tb_diag *d)
+/* A tb_problem_fn for the parsers that report each problem themselves. */
+static void forward_diag(void *ctx, const struct tb_problem *d)
 {
 	struct tb_schema *s = ctx;
 
@@ -162,7 +162,7 @@ struct tb_schema *tb_schema_new(void)
 	tep_set_long_size(s->tep, 8);
 	tep_set_file_bigendian(s->tep, TEP_LITTLE_ENDIAN);
 	tep_set_local_bigendian(s->tep, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	s->diag = tb_diag_print;
+	s->diag = tb_problem_print;
 	return s;
 }
 
@@ -190,11 +190,11 @@ void tb_schema_free(struct tb_schema *s)
 	free(s);
 }
 
-void tb_schema_set_diag(struct tb_schema *s, tb_diag_fn *fn, void *ctx)
+void tb_schema_set_problem_fn(struct tb_schema *s, tb_problem_fn *fn, void *ctx)
 {
 	if (!s)
 		return;
-	s->diag = fn ? fn : tb_diag_print;
+	s->diag = fn ? fn : tb_problem_print;
 	s->diag_ctx = fn ? ctx : NULL;
 }
 
@@ -229,7 +229,7 @@ static char *terminated_copy(const char *text, size_t len)
 int tb_schema_load_header_page(struct tb_schema *s, const char *file, const char *text,
 			       size_t len)
 {
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	char *copy;
 	int rc = 0;
 
@@ -252,7 +252,7 @@ int tb_schema_load_header_page(struct tb_schema *s, const char *file, const char
 int tb_schema_load_header_event(struct tb_schema *s, const char *file, const char *text,
 				size_t len)
 {
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 
 	if (bad_load_args(s, &file, text, len))
 		return -EINVAL;
@@ -477,7 +477,7 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 			  const char *text, size_t len)
 {
 	struct schema_event *ev, **slot = NULL;
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	size_t at = 0;
 	int rc;
 
@@ -798,7 +798,7 @@ const char *tb_schema_kernel_string(void *schema, uint64_t addr)
 /* The running kernel's BTF, read the first time it is asked for; NULL for captures. */
 static const struct tb_btf *running_btf(struct tb_schema *s)
 {
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 	int rc;
 
 	if (s->btf || !s->tracefs || s->btf_tried)
@@ -987,15 +987,15 @@ struct tep_handle *tb_schema_tep(struct tb_schema *s)
 
 
 /* A __data_loc / __rel_loc field must point inside the record. */
-static int check_dynamic_field(const struct tb_field *f, const uint8_t *data, uint32_t len,
-			       struct tb_diag *err)
+static int check_dynamic_field(const struct tb_schema_field *f, const uint8_t *data, uint32_t len,
+			       struct tb_problem *err)
 {
 	uint32_t word = 0, start, size;
 
 	memcpy(&word, data + f->offset, f->size); /* little endian, like the data */
 	start = word & 0xffff;
 	size = f->size == 2 ? (start <= len ? len - start : 0) : word >> 16;
-	if (f->kind == TB_FIELD_REL_LOC)
+	if (f->kind == TB_SCHEMA_FIELD_REL_LOC)
 		start += f->offset + f->size;
 	if ((uint64_t)start + size > len)
 		return diag_fail(err, f->offset, "field %s points to bytes %u..%u of a %u-byte "
@@ -1006,7 +1006,7 @@ static int check_dynamic_field(const struct tb_field *f, const uint8_t *data, ui
 }
 
 int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t len,
-			   struct tb_diag *err)
+			   struct tb_problem *err)
 {
 	if (!f || (!data && len))
 		return diag_fail(err, 0, "no format or no record");
@@ -1014,7 +1014,7 @@ int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t
 		return diag_fail(err, len, "record of %u bytes is shorter than the %u bytes "
 				   "event %s needs", len, f->min_size, f->name);
 	for (size_t i = 0; i < f->nfields; i++)
-		if (f->fields[i].kind != TB_FIELD_STATIC &&
+		if (f->fields[i].kind != TB_SCHEMA_FIELD_STATIC &&
 		    check_dynamic_field(&f->fields[i], data, len, err) < 0)
 			return -EINVAL;
 	return 0;

@@ -37,7 +37,7 @@ struct tb_usyms {
 	struct uobject *obj;
 	size_t n, cap;
 	bool self;   /* the running process: dladdr may answer */
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	unsigned long problems;
 };
@@ -47,7 +47,7 @@ static void report(struct tb_usyms *u, const char *file, uint64_t offset, const 
 
 static void report(struct tb_usyms *u, const char *file, uint64_t offset, const char *fmt, ...)
 {
-	struct tb_diag d = {.file = file ? file : "", .offset = offset};
+	struct tb_problem d = {.file = file ? file : "", .offset = offset};
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -57,7 +57,7 @@ static void report(struct tb_usyms *u, const char *file, uint64_t offset, const 
 	if (u->diag)
 		u->diag(u->diag_ctx, &d);
 	else
-		tb_diag_print(NULL, &d);
+		tb_problem_print(NULL, &d);
 }
 
 /* ------------------------------------------------------------ parsing */
@@ -155,7 +155,7 @@ static int by_start(const void *a, const void *b)
 }
 
 int tb_usyms_load(struct tb_usyms **out, const char *file, const char *text, size_t len,
-		  tb_diag_fn *diag, void *diag_ctx)
+		  tb_problem_fn *diag, void *diag_ctx)
 {
 	struct tb_usyms *u = calloc(1, sizeof(*u));
 	const char *p = text, *end = text + len;
@@ -191,7 +191,7 @@ int tb_usyms_load(struct tb_usyms **out, const char *file, const char *text, siz
 	return 0;
 }
 
-int tb_usyms_self(struct tb_usyms **out, tb_diag_fn *diag, void *diag_ctx)
+int tb_usyms_self(struct tb_usyms **out, tb_problem_fn *diag, void *diag_ctx)
 {
 	char *text;
 	size_t len;
@@ -243,7 +243,7 @@ static const void *own_vdso(size_t *len)
 }
 
 /* The symbols of the object at path; for the vDSO, of this process's own (its build-id is checked after). */
-static int elf_syms_of(const char *path, struct elf_syms *syms, struct tb_diag *err)
+static int elf_syms_of(const char *path, struct elf_syms *syms, struct tb_problem *err)
 {
 	const void *image;
 	size_t len;
@@ -261,7 +261,7 @@ static int elf_syms_of(const char *path, struct elf_syms *syms, struct tb_diag *
 /* Read the object's symbols once; false when they cannot be used. */
 static bool load_symbols(struct tb_usyms *u, struct uobject *o)
 {
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	char want[2 * ELF_BUILD_ID_MAX + 1], got[2 * ELF_BUILD_ID_MAX + 1];
 
 	if (o->state)

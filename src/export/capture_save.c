@@ -311,7 +311,7 @@ static int save_stats(struct saver *s, int cpu)
 {
 	char rel[64], name[64], *text, *to;
 	struct tb_cpu_stats st;
-	struct tb_diag d = {.file = ""};
+	struct tb_problem d = {.file = ""};
 	size_t len;
 	int rc;
 
@@ -604,7 +604,7 @@ static int save_meta(struct saver *s)
  */
 static void save_constants(struct saver *s)
 {
-	struct tb_capture_opts o = {.clock = "local", .diag = tb_diag_print};
+	struct tb_capture_opts o = {.clock = "local", .diag = tb_problem_print};
 	struct tb_capture *c = NULL;
 	char *path = out_path(s, "constants");
 	FILE *f = path ? fopen(path, "w") : NULL;

@@ -56,11 +56,11 @@ static int ring_svg_whole(struct export_run *x)
 		return -EINVAL;
 	}
 	snprintf(title, sizeof(title), "Ring buffer of %s", x->o->in);
-	struct tb_ring_svg_opts o = {.title = x->o->title ? x->o->title : title,
+	struct tb_ringsvg_opts o = {.title = x->o->title ? x->o->title : title,
 				     .subbufs_per_cpu = ring_subbufs(x->o->in, tb_capture_subbuf_size(x->capture))};
 	if (!(f = export_fopen(x)))
 		return -errno;
-	return export_fclose(x, f, tb_ring_svg(x->capture, &o, f));
+	return export_fclose(x, f, tb_ringsvg_write(x->capture, &o, f));
 }
 
 const struct tb_exporter_kind export_ring_svg = {

@@ -19,14 +19,14 @@
 #include "exporter.h"
 #include "tracebuf/input.h"
 
-/* A problem of the writer: said as tb_diag_print says it, and counted (warnings are not). */
-static void count_problem(void *ctx, const struct tb_diag *d)
+/* A problem of the writer: said as tb_problem_print says it, and counted (warnings are not). */
+static void count_problem(void *ctx, const struct tb_problem *d)
 {
 	struct export_run *x = ctx;
 
 	if (!d->warning)
 		x->res->problems++;
-	tb_diag_print(NULL, d);
+	tb_problem_print(NULL, d);
 }
 
 /* The sub-buffer bytes of a capture directory's raw files (for the share a progress line shows). */

@@ -179,11 +179,11 @@ static void count_lost(struct tb_export_result *res, const uint8_t *page, size_t
 }
 
 /* A page's problem, through the capture: said with file and byte, and counted. */
-static void page_problem(void *ctx, const struct tb_diag *d)
+static void page_problem(void *ctx, const struct tb_problem *d)
 {
 	struct export_run *x = ctx;
 
-	tb_capture_report(x->capture, d->file, d->offset, "%s", d->reason);
+	tb_capture_problem(x->capture, d->file, d->offset, "%s", d->reason);
 }
 
 /* Every CPU's sub-buffers in order to page(), each as report reads it (page_repair.h). */
@@ -194,7 +194,7 @@ static int run_pages(struct export_run *x, struct progress *pg)
 	int rc = repaired ? 0 : -ENOMEM;
 
 	for (int cpu = 0; rc == 0 && cpu < tb_capture_cpu_slots(x->capture); cpu++) {
-		struct tb_raw_page p;
+		struct tb_capture_page p;
 		int got;
 		if (!tb_capture_has_cpu(x->capture, cpu))
 			continue;

@@ -12,11 +12,11 @@
 #include "tracebuf/filter.h"
 #include "tracebuf/schema.h"
 
-static enum tb_filter_field_kind filter_kind(const struct tb_field *f)
+static enum tb_filter_field_kind filter_kind(const struct tb_schema_field *f)
 {
-	if (f->kind == TB_FIELD_DATA_LOC)
+	if (f->kind == TB_SCHEMA_FIELD_DATA_LOC)
 		return f->is_string ? TB_FILTER_DATA_LOC : TB_FILTER_OTHER;
-	if (f->kind == TB_FIELD_REL_LOC)
+	if (f->kind == TB_SCHEMA_FIELD_REL_LOC)
 		return f->is_string ? TB_FILTER_REL_LOC : TB_FILTER_OTHER;
 	if (f->is_string)
 		return TB_FILTER_CHARS;
@@ -38,7 +38,7 @@ int tb_filter_compile_format(const char *expr, const struct tb_format *fmt, unsi
 	if (!fields)
 		return -ENOMEM;
 	for (size_t i = 0; i < fmt->nfields; i++) {
-		const struct tb_field *f = &fmt->fields[i];
+		const struct tb_schema_field *f = &fmt->fields[i];
 		fields[i] = (struct tb_filter_field){f->name, f->offset, f->size, filter_kind(f), f->is_signed};
 	}
 	rc = tb_filter_compile_flags(expr, fields, fmt->nfields, flags, out, err);

@@ -26,7 +26,7 @@ static const struct input_kind *const input_kinds[] = {
 
 /* Where problems of one identification go. */
 struct input_say {
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	bool quiet;
 };
@@ -36,7 +36,7 @@ static void say(const struct input_say *to, const char *path, const char *fmt, .
 
 static void say(const struct input_say *to, const char *path, const char *fmt, ...)
 {
-	struct tb_diag d = {.file = path};
+	struct tb_problem d = {.file = path};
 	va_list ap;
 
 	if (to->quiet)
@@ -44,7 +44,7 @@ static void say(const struct input_say *to, const char *path, const char *fmt, .
 	va_start(ap, fmt);
 	diag_vset(&d, 0, fmt, ap);
 	va_end(ap);
-	(to->diag ? to->diag : tb_diag_print)(to->diag ? to->diag_ctx : NULL, &d);
+	(to->diag ? to->diag : tb_problem_print)(to->diag ? to->diag_ctx : NULL, &d);
 }
 
 /* "capture directory, live tracefs instance, ...": every kind, for the refusal. */
@@ -153,7 +153,7 @@ static int identify(const char *path, const struct input_say *to, const struct i
 	return *kind ? 0 : -EINVAL;
 }
 
-int tb_input_identify(const char *path, tb_diag_fn *diag, void *diag_ctx, bool quiet,
+int tb_input_identify(const char *path, tb_problem_fn *diag, void *diag_ctx, bool quiet,
 		      enum tb_input_kind *kind)
 {
 	const struct input_say to = {diag, diag_ctx, quiet};

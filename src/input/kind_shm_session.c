@@ -33,7 +33,7 @@ static enum input_confidence sniff_shm_session(const struct input_probe *p)
 /* Attached as a reader (header private and checked), its window copied into a capture that owns it. */
 static int open_shm_session(const char *path, const struct tb_capture_opts *opts, struct tb_capture **out)
 {
-	struct tb_diag d = {.file = path};
+	struct tb_problem d = {.file = path};
 	struct tb_shm *shm;
 	int rc;
 
@@ -42,7 +42,7 @@ static int open_shm_session(const char *path, const struct tb_capture_opts *opts
 		return shm_session_capture(shm, true, NULL, opts, out, NULL);
 	snprintf(d.reason, sizeof(d.reason), "cannot read the session: %s",
 		 *tb_shm_error() ? tb_shm_error() : strerror(-rc));
-	(opts && opts->diag ? opts->diag : tb_diag_print)(opts && opts->diag ? opts->diag_ctx : NULL, &d);
+	(opts && opts->diag ? opts->diag : tb_problem_print)(opts && opts->diag ? opts->diag_ctx : NULL, &d);
 	return rc;
 }
 

@@ -70,8 +70,8 @@ static char *read_whole(const char *dir, const char *name, size_t *len)
 }
 
 /* d's offset and reason from a printf format (the reason cut to its room). */
-static void set_reason(struct tb_diag *d, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_reason(struct tb_diag *d, uint64_t offset, const char *fmt, ...)
+static void set_reason(struct tb_problem *d, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_reason(struct tb_problem *d, uint64_t offset, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -96,7 +96,7 @@ static void join(FILE *acc, const char *dir, const char *name)
 struct merge {
 	const char *desc_dir;
 	const char *cap;
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	unsigned conflicts;
 };
@@ -104,13 +104,13 @@ struct merge {
 /* Two processes described one event differently: said once per merge, as a warning. */
 static void say_conflict(struct merge *m, const char *system, const char *file)
 {
-	struct tb_diag d = {.file = m->desc_dir, .warning = true};
+	struct tb_problem d = {.file = m->desc_dir, .warning = true};
 
 	if (m->conflicts++)
 		return;
 	set_reason(&d, 0, "processes disagree on %s:%s (one could not use the session's ID table); kept the first",
 		   system, file);
-	(m->diag ? m->diag : tb_diag_print)(m->diag ? m->diag_ctx : NULL, &d);
+	(m->diag ? m->diag : tb_problem_print)(m->diag ? m->diag_ctx : NULL, &d);
 }
 
 /* Copy one format file unless the same name is there: identical, fine; different, said. */
@@ -248,7 +248,7 @@ static int name_writers(FILE *acc, char **text, const struct tb_ring *ring)
 	return 0;
 }
 
-int shm_session_merge_desc(const char *desc_dir, const char *cap, const struct tb_ring *ring, tb_diag_fn *diag,
+int shm_session_merge_desc(const char *desc_dir, const char *cap, const struct tb_ring *ring, tb_problem_fn *diag,
 			   void *diag_ctx)
 {
 	static const char *const joined[] = {"printk_formats", "kallsyms", "saved_cmdlines"};
@@ -327,7 +327,7 @@ int shm_session_meta(const char *producer, const char *cap, struct tb_ring *ring
 		char *stats = NULL;
 		size_t len;
 
-		if ((rc = tb_ring_stats(ring, cpu, &st)) == 0 && (rc = shm_session_stats_text(ring, &st, &stats, &len)) == 0) {
+		if ((rc = tb_stats_read(ring, cpu, &st)) == 0 && (rc = shm_session_stats_text(ring, &st, &stats, &len)) == 0) {
 			path_fmt(path, sizeof(path), "%s/cpu%u.stats", cap, cpu);
 			rc = write_file(path, stats, len);
 		}
@@ -489,7 +489,7 @@ struct session_copy {
 	size_t dir_len;
 	size_t subbuf;
 	struct shm_origins origins; /* where each copied page was read in the region */
-	tb_diag_fn *diag;           /* the caller's */
+	tb_problem_fn *diag;           /* the caller's */
 	void *diag_ctx;
 };
 
@@ -522,11 +522,11 @@ static const char *in_copy(const struct session_copy *s, const char *file)
  * pages; anything else of the copy (a merged description, the copied
  * header of a page) is named as the region, with what of the copy it was.
  */
-static void region_diag(void *ctx, const struct tb_diag *d)
+static void region_diag(void *ctx, const struct tb_problem *d)
 {
 	const struct session_copy *s = ctx;
 	const char *rel = in_copy(s, d->file);
-	struct tb_diag moved = *d;
+	struct tb_problem moved = *d;
 	unsigned cpu;
 	char end;
 	uint64_t at;
@@ -550,7 +550,7 @@ static int say(const struct session_copy *s, int rc, bool warning, const char *f
 /* A problem (or a warning) of the session itself, named with its file: rc. */
 static int say(const struct session_copy *s, int rc, bool warning, const char *fmt, ...)
 {
-	struct tb_diag d = {.file = s->region, .warning = warning};
+	struct tb_problem d = {.file = s->region, .warning = warning};
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -610,12 +610,12 @@ static int write_copy(struct session_copy *s, const char *desc, struct tb_shm_wi
 static void report_window_damage(struct tb_capture *c, const struct session_copy *s, const struct tb_shm_window *w)
 {
 	if (w->damaged)
-		tb_capture_report(c, s->region, w->damage_at, "%s; rest of the sub-buffer skipped", w->damage);
+		tb_capture_problem(c, s->region, w->damage_at, "%s; rest of the sub-buffer skipped", w->damage);
 	if (w->damaged > 1)
-		tb_capture_report(c, s->region, w->damage_at, "%llu more sub-buffers cut short the same way",
+		tb_capture_problem(c, s->region, w->damage_at, "%llu more sub-buffers cut short the same way",
 				  (unsigned long long)(w->damaged - 1));
 	if (w->bad)
-		tb_capture_report(c, s->region, 0, "%llu control words out of range: their data was skipped",
+		tb_capture_problem(c, s->region, 0, "%llu control words out of range: their data was skipped",
 				  (unsigned long long)w->bad);
 }
 
@@ -637,7 +637,7 @@ int shm_session_capture(struct tb_shm *shm, bool owns_shm, const char *desc_dir,
 	}
 	s->shm = shm;
 	s->owns_shm = owns_shm;
-	s->diag = o.diag ? o.diag : tb_diag_print;
+	s->diag = o.diag ? o.diag : tb_problem_print;
 	s->diag_ctx = o.diag ? o.diag_ctx : NULL;
 	s->subbuf = tb_ring_subbuf_size(tb_shm_ring(shm));
 	snprintf(s->region, sizeof(s->region), "%s", tb_shm_path(shm));

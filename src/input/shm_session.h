@@ -18,7 +18,7 @@
  * Nothing here consumes the ring: a window is copied seqlock-style while
  * the writers go on (src/ring/shm_window.c), so crash recovery and a
  * running record are untouched.  Nothing here prints: problems go through
- * a tb_diag_fn.  Errors are negative errno values.
+ * a tb_problem_fn.  Errors are negative errno values.
  */
 #ifndef TRACEBUF_INPUT_SHM_SESSION_H
 #define TRACEBUF_INPUT_SHM_SESSION_H
@@ -46,7 +46,7 @@ void shm_session_desc_dir(const char *region, char *out, size_t size);
  * session without any still gets header texts (events then print without
  * names).  A negative errno on a write error.
  */
-int shm_session_merge_desc(const char *desc_dir, const char *cap, const struct tb_ring *ring, tb_diag_fn *diag,
+int shm_session_merge_desc(const char *desc_dir, const char *cap, const struct tb_ring *ring, tb_problem_fn *diag,
 			   void *diag_ctx);
 
 /* A CPU's stats of ring as the kernel's stats text, in *text (malloc'ed, the caller frees): 0 or -errno. */

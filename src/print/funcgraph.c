@@ -126,9 +126,9 @@ static int32_t pid_of(const uint8_t *data)
 
 static bool field_at(const struct tb_format *f, const char *name, uint32_t size, uint32_t *offset)
 {
-	const struct tb_field *fl = tb_format_field(f, name);
+	const struct tb_schema_field *fl = tb_format_field(f, name);
 
-	if (!fl || fl->kind != TB_FIELD_STATIC || fl->size != size)
+	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC || fl->size != size)
 		return false;
 	*offset = fl->offset;
 	return true;
@@ -214,9 +214,9 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 	if (st->kind == PW_PAGE)
 		note_page_loss(pc->s, &u->hdr[st->page]);
 	else if (st->kind == PW_BAD_PAGE)
-		tb_capture_report(pc->g->capture, file, at, "%s; sub-buffer skipped", st->reason);
+		tb_capture_problem(pc->g->capture, file, at, "%s; sub-buffer skipped", st->reason);
 	else if (st->kind == PW_PAGE_ERROR)
-		tb_capture_report(pc->g->capture, file, at, "%s; rest of the sub-buffer skipped", st->reason);
+		tb_capture_problem(pc->g->capture, file, at, "%s; rest of the sub-buffer skipped", st->reason);
 	/* PW_ZERO_PAGE: no records, no loss: nothing to say in a graph. */
 }
 
@@ -542,9 +542,9 @@ static bool message_only(struct graph *g, const uint8_t *rec)
 	       (!strcmp(f->name, "print") || !strcmp(f->name, "bprint") || !strcmp(f->name, "bputs"));
 }
 
-static int print_comment(struct graph *g, struct stream *s, struct tb_diag *err)
+static int print_comment(struct graph *g, struct stream *s, struct tb_problem *err)
 {
-	struct tb_event_ref ev = {g->cur.cpu, g->cur.ts, g->cur.data, g->cur.len};
+	struct tb_render_record ev = {g->cur.cpu, g->cur.ts, g->cur.data, g->cur.len};
 	struct tb_strbuf body = {0};
 	const char *text;
 	size_t n;
@@ -601,17 +601,17 @@ static void print_loss(struct graph *g, struct stream *s)
 	memset(&s->loss, 0, sizeof(s->loss));
 }
 
-static void bad_record(struct graph *g, const struct tb_diag *err)
+static void bad_record(struct graph *g, const struct tb_problem *err)
 {
 	g->t.bad_records++;
-	tb_capture_report(g->capture, g->cur.file, g->cur.file_offset + err->offset, "%s; record skipped",
+	tb_capture_problem(g->capture, g->cur.file, g->cur.file_offset + err->offset, "%s; record skipped",
 			  err->reason);
 }
 
 static void emit_current(struct graph *g, struct stream *s)
 {
 	const struct layout *l;
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	size_t line_start = g->text.len;
 	enum kind k = kind_of(g, g->cur.data, g->cur.len, &l);
 	const struct tb_format *f;

@@ -64,11 +64,11 @@ static bool read_at(const struct tb_kernel_record *r, uint32_t off, uint32_t siz
 
 /* The fixed field called name: its value, or a reason in err. */
 static int field_value(const struct tb_format *f, const struct tb_kernel_record *r,
-		       const char *name, uint64_t *v, struct tb_diag *err)
+		       const char *name, uint64_t *v, struct tb_problem *err)
 {
-	const struct tb_field *fl = tb_format_field(f, name);
+	const struct tb_schema_field *fl = tb_format_field(f, name);
 
-	if (!fl || fl->kind != TB_FIELD_STATIC || fl->size == 0 || fl->size > 8)
+	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC || fl->size == 0 || fl->size > 8)
 		return diag_fail(err, 0, "event %s has no fixed field %s of 1..8 bytes", f->name, name);
 	if (!read_at(r, fl->offset, fl->size, v))
 		return diag_fail(err, fl->offset, "field %s (bytes %u..%u) lies outside the %u-byte "
@@ -78,11 +78,11 @@ static int field_value(const struct tb_format *f, const struct tb_kernel_record 
 
 /* The offset of a field that runs to the end of the record (char buf[], u32 buf[]). */
 static int tail_offset(const struct tb_format *f, const struct tb_kernel_record *r,
-		       const char *name, uint32_t *off, struct tb_diag *err)
+		       const char *name, uint32_t *off, struct tb_problem *err)
 {
-	const struct tb_field *fl = tb_format_field(f, name);
+	const struct tb_schema_field *fl = tb_format_field(f, name);
 
-	if (!fl || fl->kind != TB_FIELD_STATIC)
+	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC)
 		return diag_fail(err, 0, "event %s has no field %s", f->name, name);
 	if (fl->offset > r->len)
 		return diag_fail(err, fl->offset, "field %s starts after the end of the %u-byte "
@@ -116,7 +116,7 @@ static void put_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint6
 }
 
 /* -ENOTSUP with the reason in err: the caller prints the record another way. */
-static int not_supported(struct tb_diag *err, const char *reason, uint64_t addr)
+static int not_supported(struct tb_problem *err, const char *reason, uint64_t addr)
 {
 	diag_fail(err, 0, reason, (unsigned long long)addr);
 	return -ENOTSUP;
@@ -154,17 +154,17 @@ static ptrdiff_t first_syscall_arg(const struct tb_format *f)
  * argument (the count) asked for.
  */
 static int put_user_data(struct tb_strbuf *out, const struct tb_format *f,
-			 const struct tb_kernel_record *r, const struct tb_field *arg,
-			 uint64_t next_arg, bool has_next, struct tb_diag *err)
+			 const struct tb_kernel_record *r, const struct tb_schema_field *arg,
+			 uint64_t next_arg, bool has_next, struct tb_problem *err)
 {
 	char name[TB_NAME_MAX + 8], array_call[TB_NAME_MAX + 40];
-	const struct tb_field *fl;
+	const struct tb_schema_field *fl;
 	uint64_t word;
 	uint32_t start, len;
 
 	snprintf(name, sizeof(name), "__%s_val", arg->name);
 	fl = tb_format_field(f, name);
-	if (!fl || fl->kind != TB_FIELD_DATA_LOC)
+	if (!fl || fl->kind != TB_SCHEMA_FIELD_DATA_LOC)
 		return 0;
 	if (!read_at(r, fl->offset, 4, &word))
 		return diag_fail(err, fl->offset, "field %s lies outside the record", name);
@@ -193,7 +193,7 @@ static int put_user_data(struct tb_strbuf *out, const struct tb_format *f,
 /* print_syscall_enter: "sys_NAME(arg: v, ...)"; values below 10 in decimal, others in hex. */
 static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel_record *r,
 			       const struct tb_kernel_env *env, struct tb_strbuf *out,
-			       struct tb_diag *err)
+			       struct tb_problem *err)
 {
 	ptrdiff_t first = first_syscall_arg(f);
 	size_t nargs = 0;
@@ -202,8 +202,8 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 	(void)env;
 	if (first < 0)
 		return diag_fail(err, 0, "syscall event %s has no __syscall_nr field", f->name);
-	for (size_t i = (size_t)first; i < f->nfields && f->fields[i].kind == TB_FIELD_STATIC; i++) {
-		const struct tb_field *a = &f->fields[i];
+	for (size_t i = (size_t)first; i < f->nfields && f->fields[i].kind == TB_SCHEMA_FIELD_STATIC; i++) {
+		const struct tb_schema_field *a = &f->fields[i];
 		if (a->size != SYSCALL_ARG_SIZE || nargs == 16)
 			return diag_fail(err, a->offset, "syscall argument %s is not %d bytes", a->name,
 					 SYSCALL_ARG_SIZE);
@@ -214,7 +214,7 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 	put_syscall_name(out, f, SYSCALL_ENTER_PREFIX);
 	sb_putc(out, '(');
 	for (size_t i = 0; i < nargs; i++) {
-		const struct tb_field *a = &f->fields[(size_t)first + i];
+		const struct tb_schema_field *a = &f->fields[(size_t)first + i];
 		if (i)
 			sb_puts(out, ", ");
 		sb_puts(out, a->name);
@@ -229,7 +229,7 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 /* print_syscall_exit: "sys_NAME -> 0xRET", the return value's 64 bits in hex. */
 static int print_syscall_exit(const struct tb_format *f, const struct tb_kernel_record *r,
 			      const struct tb_kernel_env *env, struct tb_strbuf *out,
-			      struct tb_diag *err)
+			      struct tb_problem *err)
 {
 	uint64_t ret;
 
@@ -249,7 +249,7 @@ static int print_syscall_exit(const struct tb_format *f, const struct tb_kernel_
  * if the text had none, then a NUL), and no newline of its own.
  */
 static int print_marker(const struct tb_format *f, const struct tb_kernel_record *r,
-			const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_diag *err)
+			const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_problem *err)
 {
 	uint64_t ip;
 	uint32_t buf;
@@ -269,7 +269,7 @@ static int print_marker(const struct tb_format *f, const struct tb_kernel_record
 
 /* trace_puts(): "SYMBOL: string", the string a kernel address the record holds. */
 static int print_bputs(const struct tb_format *f, const struct tb_kernel_record *r,
-		       const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_diag *err)
+		       const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_problem *err)
 {
 	const struct tb_print_env *pe = env ? env->print : NULL;
 	const char *text;
@@ -288,7 +288,7 @@ static int print_bputs(const struct tb_format *f, const struct tb_kernel_record 
 
 /* trace_printk(): "SYMBOL: " and the format applied to the stored arguments (the hook's). */
 static int print_bprint(const struct tb_format *f, const struct tb_kernel_record *r,
-			const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_diag *err)
+			const struct tb_kernel_env *env, struct tb_strbuf *out, struct tb_problem *err)
 {
 	const struct tb_print_env *pe = env ? env->print : NULL;
 	const char *fmt;
@@ -311,7 +311,7 @@ static int print_bprint(const struct tb_format *f, const struct tb_kernel_record
 /* trace_marker_raw: "# ID buf:" and every payload byte after the id in hex. */
 static int print_raw_data(const struct tb_format *f, const struct tb_kernel_record *r,
 			  const struct tb_kernel_env *env, struct tb_strbuf *out,
-			  struct tb_diag *err)
+			  struct tb_problem *err)
 {
 	static const char hex[] = "0123456789abcdef";
 	uint64_t id;
@@ -349,7 +349,7 @@ static void put_function(struct tb_strbuf *out, const struct tb_kernel_env *env,
 /* The function tracer's event. */
 static int print_function(const struct tb_format *f, const struct tb_kernel_record *r,
 			  const struct tb_kernel_env *env, struct tb_strbuf *out,
-			  struct tb_diag *err)
+			  struct tb_problem *err)
 {
 	uint64_t ip, parent;
 	uint32_t args;
@@ -380,7 +380,7 @@ static void put_time(struct tb_strbuf *out, uint64_t ts, bool ns_clock)
 /* The function tracer's "this call repeated" event (option func-no-repeats). */
 static int print_func_repeats(const struct tb_format *f, const struct tb_kernel_record *r,
 			      const struct tb_kernel_env *env, struct tb_strbuf *out,
-			      struct tb_diag *err)
+			      struct tb_problem *err)
 {
 	uint64_t ip, parent, count, top, bottom;
 
@@ -399,7 +399,7 @@ static int print_func_repeats(const struct tb_format *f, const struct tb_kernel_
 /* options/stacktrace: "<stack trace>", then " => func" per caller up to ULONG_MAX or the record's end. */
 static int print_kernel_stack(const struct tb_format *f, const struct tb_kernel_record *r,
 			      const struct tb_kernel_env *env, struct tb_strbuf *out,
-			      struct tb_diag *err)
+			      struct tb_problem *err)
 {
 	uint32_t off;
 	uint64_t ip;
@@ -426,7 +426,7 @@ static int print_kernel_stack(const struct tb_format *f, const struct tb_kernel_
  */
 static int print_user_stack(const struct tb_format *f, const struct tb_kernel_record *r,
 			    const struct tb_kernel_env *env, struct tb_strbuf *out,
-			    struct tb_diag *err)
+			    struct tb_problem *err)
 {
 	uint32_t off;
 	uint64_t ip;

@@ -85,7 +85,7 @@ struct tb_kernel_env {
  */
 typedef int tb_kernel_printer_fn(const struct tb_format *f, const struct tb_kernel_record *r,
 				 const struct tb_kernel_env *env, struct tb_strbuf *out,
-				 struct tb_diag *err);
+				 struct tb_problem *err);
 
 /* The kernel's own printer for events of system/f, or NULL when the print fmt applies. */
 tb_kernel_printer_fn *tb_kernel_printer_find(const char *system, const struct tb_format *f);

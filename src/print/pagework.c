@@ -122,9 +122,9 @@ static inline struct pw_step *new_record_step(struct pw_unit *u)
 	return &u->steps[u->nsteps++];
 }
 
-static bool keep_error(struct pw_unit *u, const struct tb_diag *err, uint32_t *index)
+static bool keep_error(struct pw_unit *u, const struct tb_problem *err, uint32_t *index)
 {
-	struct tb_diag *grown = tb__grow(u->errs, &u->errs_cap, u->nerrs + 1, sizeof(*grown), 16);
+	struct tb_problem *grown = tb__grow(u->errs, &u->errs_cap, u->nerrs + 1, sizeof(*grown), 16);
 	if (!grown)
 		return false;
 	u->errs = grown;
@@ -164,8 +164,8 @@ static bool is_blob_ref(const struct tb_record *rec)
 static inline void render_record(struct pagework *w, struct pw_unit *u, struct pw_step *st, const uint8_t *d,
 				 uint32_t len, uint64_t ts)
 {
-	struct tb_event_ref ev = {u->cpu, ts, d, len};
-	struct tb_diag err; /* filled only on failure */
+	struct tb_render_record ev = {u->cpu, ts, d, len};
+	struct tb_problem err; /* filled only on failure */
 	enum printer_kind used;
 
 	if (w->render == PW_RENDER_BODIES && w->render_fn)
@@ -498,7 +498,7 @@ struct fill_into {
 };
 
 /* A page the capture wrote into the unit's slab (capture_read_pages). */
-static void took_page(void *ctx, const struct tb_raw_page *p)
+static void took_page(void *ctx, const struct tb_capture_page *p)
 {
 	struct fill_into *f = ctx;
 	struct pw_unit *u = f->u;

@@ -137,7 +137,7 @@ struct pw_unit {
 	struct pw_step *steps;
 	size_t nsteps, steps_cap;
 	struct tb_strbuf text;        /* the rendered records' lines, in step order */
-	struct tb_diag *errs;
+	struct tb_problem *errs;
 	size_t nerrs, errs_cap;
 	int state;                    /* private: enum unit_state (pagework.c) */
 	struct diag_sink problems;    /* private: met reading its pages on a worker, told at hand-out */
@@ -252,8 +252,8 @@ void pw_record_at(const struct pw_cursor *c, const struct pw_step *st, struct tb
  * the units are walked.  Set it before the first pagework_next(), which
  * hands it to the workers (under the lock that queues the first units).
  */
-typedef int pw_render_fn(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out,
-			 struct tb_diag *err, enum printer_kind *used);
+typedef int pw_render_fn(void *ctx, const struct tb_render_record *ev, struct tb_strbuf *out,
+			 struct tb_problem *err, enum printer_kind *used);
 void pagework_set_renderer(struct pagework *w, pw_render_fn *fn, void *ctx);
 
 /* Stop the workers and free everything. */

@@ -15,16 +15,16 @@
 #include "pf_cc.h"
 
 /* The dynamic field named by the identifier in a helper's parentheses. */
-static int dynamic_field(struct cc *c, bool rel, const struct tb_field **out)
+static int dynamic_field(struct cc *c, bool rel, const struct tb_schema_field **out)
 {
-	const struct tb_field *fl;
+	const struct tb_schema_field *fl;
 
 	if (c->tok.kind != TK_IDENT)
 		return pfc_fail(c, -EINVAL, c->tok.off, "expected a field name");
 	fl = pfc_field_named(c, c->tok.off, c->tok.len);
 	if (!fl)
 		return pfc_fail(c, -EINVAL, c->tok.off, "no field named %.*s", (int)c->tok.len, c->src + c->tok.off);
-	if (fl->kind != (rel ? TB_FIELD_REL_LOC : TB_FIELD_DATA_LOC))
+	if (fl->kind != (rel ? TB_SCHEMA_FIELD_REL_LOC : TB_SCHEMA_FIELD_DATA_LOC))
 		return pfc_fail(c, -EINVAL, c->tok.off, "field %s is not a %s field", fl->name,
 			    rel ? "__rel_loc" : "__data_loc");
 	*out = fl;
@@ -32,9 +32,9 @@ static int dynamic_field(struct cc *c, bool rel, const struct tb_field **out)
 	return pfc_advance(c);
 }
 
-static uint8_t dyn_mode(const struct tb_field *fl)
+static uint8_t dyn_mode(const struct tb_schema_field *fl)
 {
-	if (fl->kind == TB_FIELD_REL_LOC)
+	if (fl->kind == TB_SCHEMA_FIELD_REL_LOC)
 		return PF_DYN_REL4;
 	return fl->size == 2 ? PF_DYN_LOC2 : PF_DYN_LOC4;
 }
@@ -202,7 +202,7 @@ static int helper_array(struct cc *c, struct ex *e)
 /* __print_dynamic_array(field, el_size) */
 static int helper_dynamic_array(struct cc *c, struct ex *e)
 {
-	const struct tb_field *fl;
+	const struct tb_schema_field *fl;
 	struct ex elsize = {0};
 
 	if (dynamic_field(c, false, &fl) < 0 || comma(c) < 0)
@@ -301,7 +301,7 @@ struct known_call {
  */
 static int call_dyn(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
 {
-	const struct tb_field *fl;
+	const struct tb_schema_field *fl;
 	bool len = k->flags & CALL_LEN;
 
 	(void)name_off;
@@ -321,7 +321,7 @@ static int call_dyn(struct cc *c, struct ex *e, const struct known_call *k, size
 /* __get_bitmask, __get_cpumask and their __rel_ forms: the kernel's bitmask text. */
 static int call_bitmask(struct cc *c, struct ex *e, const struct known_call *k, size_t name_off)
 {
-	const struct tb_field *fl;
+	const struct tb_schema_field *fl;
 
 	(void)name_off;
 	if (dynamic_field(c, k->flags & CALL_REL, &fl) < 0)

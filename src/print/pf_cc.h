@@ -67,7 +67,7 @@ struct local {
 struct cc {
 	const struct tb_format *f;
 	const struct tb_print_env *env;
-	struct tb_diag *err;
+	struct tb_problem *err;
 	int rc;          /* first error, 0 while all is well */
 	const char *src; /* the print fmt */
 	size_t len;
@@ -128,7 +128,7 @@ void pfc_drop_code(struct cc *c, const struct ex *e, int depth_before);
 int pfc_need_scalar(struct cc *c, const struct ex *e, const char *what);
 void pfc_convert(struct cc *c, struct ex *e, struct ty t);
 uint64_t pfc_type_bytes(const struct ty *t);
-const struct tb_field *pfc_field_named(struct cc *c, size_t off, size_t n);
+const struct tb_schema_field *pfc_field_named(struct cc *c, size_t off, size_t n);
 void pfc_note_static(struct cc *c, uint32_t end);
 int pfc_parse_assign(struct cc *c, struct ex *e);
 

@@ -237,7 +237,7 @@ static int parse_string_literal(struct cc *c, struct ex *e)
 }
 
 /* The element type of a field declared TYPE NAME[N]. */
-static void element_type(const struct tb_field *fl, struct ty *t)
+static void element_type(const struct tb_schema_field *fl, struct ty *t)
 {
 	const char *type = fl->type;
 	const struct named_type *nt = pfc_find_named_type(type, strlen(type));
@@ -263,7 +263,7 @@ static void element_type(const struct tb_field *fl, struct ty *t)
 	t->is_char = strstr(type, "char") != NULL && t->elsize == 1;
 }
 
-const struct tb_field *pfc_field_named(struct cc *c, size_t off, size_t n)
+const struct tb_schema_field *pfc_field_named(struct cc *c, size_t off, size_t n)
 {
 	for (size_t i = 0; i < c->f->nfields; i++)
 		if (strlen(c->f->fields[i].name) == n && !memcmp(c->f->fields[i].name, c->src + off, n))
@@ -280,7 +280,7 @@ void pfc_note_static(struct cc *c, uint32_t end)
 /* REC->name */
 static int field_access(struct cc *c, struct ex *e)
 {
-	const struct tb_field *fl;
+	const struct tb_schema_field *fl;
 
 	if (c->tok.kind != TK_IDENT)
 		return pfc_fail(c, -EINVAL, c->tok.off, "expected a field name after REC->");
@@ -289,20 +289,20 @@ static int field_access(struct cc *c, struct ex *e)
 		return pfc_fail(c, -EINVAL, c->tok.off, "no field named %.*s", (int)c->tok.len, c->src + c->tok.off);
 	e->is_const = false;
 	e->start = c->p->nops;
-	if (fl->kind == TB_FIELD_STATIC && fl->is_array) {
+	if (fl->kind == TB_SCHEMA_FIELD_STATIC && fl->is_array) {
 		e->t = (struct ty){.kind = T_MEM};
 		element_type(fl, &e->t);
 		pfc_note_static(c, fl->offset + fl->size);
 		pfc_emit(c, (struct pf_op){.code = OP_FIELD_MEM, .a = fl->offset, .b = fl->size}, 1);
-	} else if (fl->kind == TB_FIELD_STATIC && fl->size != 1 && fl->size != 2 && fl->size != 4 &&
+	} else if (fl->kind == TB_SCHEMA_FIELD_STATIC && fl->size != 1 && fl->size != 2 && fl->size != 4 &&
 		   fl->size != 8) {
 		return pfc_fail(c, -EINVAL, c->tok.off, "field %s of %u bytes is not a number", fl->name, fl->size);
 	} else {
-		bool ptr = fl->kind == TB_FIELD_STATIC && strchr(fl->type, '*') && fl->size == 8;
+		bool ptr = fl->kind == TB_SCHEMA_FIELD_STATIC && strchr(fl->type, '*') && fl->size == 8;
 		e->t = (struct ty){.kind = ptr ? T_PTR : T_INT, .size = (uint8_t)fl->size,
 				   .sign = fl->is_signed && !ptr};
 		if (ptr) {
-			struct tb_field elem = *fl;
+			struct tb_schema_field elem = *fl;
 			char *star = strrchr(elem.type, '*');
 			*star = '\0';
 			element_type(&elem, &e->t);
@@ -1172,13 +1172,13 @@ static void pad_pool(struct cc *c)
 }
 
 int tb_printfmt_compile(const struct tb_format *f, const struct tb_print_env *env,
-			struct tb_printfmt **out, struct tb_diag *err)
+			struct tb_printfmt **out, struct tb_problem *err)
 {
 	return pf_compile(f, env, true, out, err);
 }
 
 int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool specialise,
-	       struct tb_printfmt **out, struct tb_diag *err)
+	       struct tb_printfmt **out, struct tb_problem *err)
 {
 	struct cc c = {.f = f, .env = env, .err = err, .src = f->print_fmt, .len = f->print_fmt_len};
 	char *fmt = NULL;

@@ -208,7 +208,7 @@ static inline uint64_t pf_norm(uint64_t v, unsigned size, bool sign)
  * the generic program, which the tests hold the fused one against).
  */
 int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool specialise,
-	       struct tb_printfmt **out, struct tb_diag *err);
+	       struct tb_printfmt **out, struct tb_problem *err);
 
 /* Rewrite p's generic program with fused ops (pf_specialise.c); 0 or -ENOMEM. */
 int pf_specialise(struct tb_printfmt *p);

@@ -43,7 +43,7 @@ struct event_printer {
 	raw_syscalls_fn *by_hand;     /* the same print fmt written by hand, or NULL */
 	enum printer_kind fallback;   /* for what the kernel printer declines */
 	bool dynamic;                 /* the format has fields whose place each record gives */
-	char why[TB_DIAG_REASON_MAX]; /* why the print fmt is not compiled */
+	char why[TB_PROBLEM_REASON_MAX]; /* why the print fmt is not compiled */
 	uint64_t printed[PRINTER_KINDS];
 };
 
@@ -107,7 +107,7 @@ static struct printers *printers_of(struct tb_schema *s)
 static int compile(struct tb_schema *s, struct printers *p, const struct tb_format *f,
 		   struct event_printer *ep)
 {
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc = tb_printfmt_compile(f, &p->env, &ep->prog, &err);
 
 	if (rc == -ENOTSUP) {
@@ -138,7 +138,7 @@ static struct event_printer *printer_for(struct tb_schema *s, struct printers *p
 	ep->kenv = &p->kenv;
 	ep->by_hand = raw_syscalls_printer(system, f);
 	for (size_t i = 0; i < f->nfields; i++)
-		ep->dynamic |= f->fields[i].kind != TB_FIELD_STATIC;
+		ep->dynamic |= f->fields[i].kind != TB_SCHEMA_FIELD_STATIC;
 	if (compile(s, p, f, ep) < 0 || !(slot = id_table_slot(&p->by_id, f->id))) {
 		tb_printfmt_free(ep->prog);
 		free(ep);
@@ -157,7 +157,7 @@ static struct event_printer *printer_for(struct tb_schema *s, struct printers *p
  * NUL), so it gets a copy followed by zeros rather than the page itself.
  */
 static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const char *system,
-			  const struct tb_event_ref *ev, bool unnamed, struct tb_strbuf *out)
+			  const struct tb_render_record *ev, bool unnamed, struct tb_strbuf *out)
 {
 	bool ftrace_own = !strcmp(system, "ftrace");
 	uint8_t stack[4096], *copy;
@@ -195,7 +195,7 @@ static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const 
 /* ---------------------------------------------------------------- body */
 
 static int print_compiled(const struct event_printer *ep, const struct tb_format *f,
-			  const struct tb_event_ref *ev, bool unnamed, struct tb_strbuf *out, struct tb_diag *err)
+			  const struct tb_render_record *ev, bool unnamed, struct tb_strbuf *out, struct tb_problem *err)
 {
 	if (!unnamed) {
 		sb_puts(out, f->name);
@@ -213,8 +213,8 @@ static int print_compiled(const struct event_printer *ep, const struct tb_format
 
 /* The body by the print fmt: compiled, or by libtraceevent. */
 static int print_by_fmt(struct tb_schema *s, const struct event_printer *ep, const struct tb_format *f,
-			const char *system, const struct tb_event_ref *ev, bool unnamed, struct tb_strbuf *out,
-			struct tb_diag *err, enum printer_kind *used)
+			const char *system, const struct tb_render_record *ev, bool unnamed, struct tb_strbuf *out,
+			struct tb_problem *err, enum printer_kind *used)
 {
 	int rc;
 
@@ -240,8 +240,8 @@ static int print_by_fmt(struct tb_schema *s, const struct event_printer *ep, con
 }
 
 int print_event_body(struct tb_schema *s, const struct tb_format *f, const char *system,
-		     const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out,
-		     struct tb_diag *err, enum printer_kind *used)
+		     const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out,
+		     struct tb_problem *err, enum printer_kind *used)
 {
 	const struct event_printer *ep = printers_find(s, f, system);
 
@@ -251,8 +251,8 @@ int print_event_body(struct tb_schema *s, const struct tb_format *f, const char 
 }
 
 int print_event_text(const struct event_printer *ep, struct tb_schema *s, const struct tb_format *f,
-		     const char *system, const struct tb_event_ref *ev, bool ns_clock, bool unnamed,
-		     struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used)
+		     const char *system, const struct tb_render_record *ev, bool ns_clock, bool unnamed,
+		     struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used)
 {
 	size_t start = out->len;
 	int rc;

@@ -59,7 +59,7 @@ struct tb_printfmt;
  * the text's length.
  */
 int tb_printfmt_compile(const struct tb_format *f, const struct tb_print_env *env,
-			struct tb_printfmt **out, struct tb_diag *err);
+			struct tb_printfmt **out, struct tb_problem *err);
 void tb_printfmt_free(struct tb_printfmt *p);
 
 /*

@@ -215,9 +215,9 @@ raw_syscalls_line_fn *raw_syscalls_line(raw_syscalls_fn *printer)
 static bool field_is(const struct tb_format *f, const char *name, uint32_t offset, uint32_t size,
 		     bool is_signed)
 {
-	const struct tb_field *fl = tb_format_field(f, name);
+	const struct tb_schema_field *fl = tb_format_field(f, name);
 
-	return fl && fl->kind == TB_FIELD_STATIC && fl->offset == offset && fl->size == size &&
+	return fl && fl->kind == TB_SCHEMA_FIELD_STATIC && fl->offset == offset && fl->size == size &&
 	       fl->is_signed == is_signed;
 }
 

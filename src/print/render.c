@@ -157,7 +157,7 @@ static char *put_seconds(char *p, unsigned long long secs)
  * The comm-pid column of a named pid comes ready-made from the comm table.
  */
 static void print_context(const struct tb_schema *s, const struct common_header *h,
-			  const struct tb_event_ref *ev, bool ns_clock, struct tb_strbuf *out)
+			  const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out)
 {
 	size_t comm_len, column_len;
 	const char *column = schema_comm_column(s, h->pid, &column_len);
@@ -204,8 +204,8 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 }
 
 /* The body after the context columns; ev is at least a common header long. */
-static int render_body(struct tb_schema *s, const struct tb_event_ref *ev, bool ns_clock,
-		       struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used)
+static int render_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock,
+		       struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used)
 {
 	uint16_t id = read_common(ev->data).type;
 	const char *system = "";
@@ -222,8 +222,8 @@ static int render_body(struct tb_schema *s, const struct tb_event_ref *ev, bool 
 	return rc;
 }
 
-int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
-		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err,
+int render_event(struct tb_schema *s, const struct tb_render_record *ev,
+		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_problem *err,
 		 enum printer_kind *used)
 {
 	size_t start = out->len;
@@ -242,8 +242,8 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
 }
 
-int render_event_body(struct tb_schema *s, const struct tb_event_ref *ev, bool ns_clock,
-		      struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used)
+int render_event_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock,
+		      struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used)
 {
 	size_t start = out->len;
 	int rc;
@@ -262,8 +262,8 @@ int render_event_body(struct tb_schema *s, const struct tb_event_ref *ev, bool n
  * The event's text without the context columns - what the kernel's
  * function_graph tracer puts inside a comment - for the call-graph printer.
  */
-int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct tb_strbuf *out,
-		      struct tb_diag *err)
+int render_event_info(struct tb_schema *s, const struct tb_render_record *ev, struct tb_strbuf *out,
+		      struct tb_problem *err)
 {
 	enum printer_kind used;
 	int rc = render_event_body(s, ev, true, out, err, &used);
@@ -273,11 +273,11 @@ int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct
 	return rc;
 }
 
-int tb_render_event(struct tb_schema *s, const struct tb_event_ref *ev,
-		    const struct tb_render_opts *opts, FILE *out, struct tb_diag *err)
+int tb_render_event(struct tb_schema *s, const struct tb_render_record *ev,
+		    const struct tb_render_opts *opts, FILE *out, struct tb_problem *err)
 {
 	struct tb_strbuf line = {0};
-	struct tb_diag ignored;
+	struct tb_problem ignored;
 	enum printer_kind used;
 	int rc;
 

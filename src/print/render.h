@@ -19,8 +19,8 @@
  * (printers_prepare) and it is not libtraceevent: then several threads may
  * render records of the same schema at once.
  */
-int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
-		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_diag *err,
+int render_event(struct tb_schema *s, const struct tb_render_record *ev,
+		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_problem *err,
 		 enum printer_kind *used);
 
 /*
@@ -29,15 +29,15 @@ int render_event(struct tb_schema *s, const struct tb_event_ref *ev,
  * against its printer (*used says which; the caller counts).  Returns as
  * render_event(); thread-safe as it is.
  */
-int render_event_body(struct tb_schema *s, const struct tb_event_ref *ev, bool ns_clock,
-		      struct tb_strbuf *out, struct tb_diag *err, enum printer_kind *used);
+int render_event_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock,
+		      struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used);
 
 /*
  * Append only what follows the context columns on ev's line ("name:
  * fields", or the text of an ftrace print), newline included.  Returns as
  * render_event().
  */
-int render_event_info(struct tb_schema *s, const struct tb_event_ref *ev, struct tb_strbuf *out,
-		      struct tb_diag *err);
+int render_event_info(struct tb_schema *s, const struct tb_render_record *ev, struct tb_strbuf *out,
+		      struct tb_problem *err);
 
 #endif

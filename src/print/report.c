@@ -144,7 +144,7 @@ static void check_time_order(struct report *r, struct cpu_stream *s, const struc
 	uint64_t stamp = u->hdr[page].timestamp;
 
 	if (s->have_prev && stamp < s->prev_ts)
-		tb_capture_report(r->capture, u->file[page], u->file_offset[page],
+		tb_capture_problem(r->capture, u->file[page], u->file_offset[page],
 				  "time goes back: this sub-buffer's stamp %llu is %llu before the "
 				  "CPU's previous event; its events keep the file's order",
 				  (unsigned long long)stamp, (unsigned long long)(s->prev_ts - stamp));
@@ -167,14 +167,14 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 	case PW_ZERO_PAGE: /* a short read() of trace_pipe_raw leaves them */
 		r->t.pages++;
 		r->t.bad_pages++;
-		tb_capture_report(r->capture, file, at,
+		tb_capture_problem(r->capture, file, at,
 				  "sub-buffer is all zeros (no time stamp, no data): not one "
 				  "the kernel wrote; skipped");
 		break;
 	case PW_BAD_PAGE:
 		r->t.pages++;
 		r->t.bad_pages++;
-		tb_capture_report(r->capture, file, at + st->off, "%s; sub-buffer skipped", st->reason);
+		tb_capture_problem(r->capture, file, at + st->off, "%s; sub-buffer skipped", st->reason);
 		break;
 	case PW_PAGE:
 		r->t.pages++;
@@ -183,7 +183,7 @@ static void page_step(void *ctx, const struct pw_unit *u, const struct pw_step *
 		break;
 	case PW_PAGE_ERROR:
 		r->t.bad_pages++;
-		tb_capture_report(r->capture, file, at + st->off, "%s; rest of the sub-buffer skipped",
+		tb_capture_problem(r->capture, file, at + st->off, "%s; rest of the sub-buffer skipped",
 				  st->reason);
 		break;
 	}
@@ -299,7 +299,7 @@ struct rendered {
 	uint16_t id;
 	const char *file;
 	uint64_t file_offset;
-	const struct tb_diag *err; /* when rc is -EINVAL */
+	const struct tb_problem *err; /* when rc is -EINVAL */
 	enum printer_kind used;    /* which printer printed it */
 };
 
@@ -310,7 +310,7 @@ static void account(struct report *r, const struct rendered *res)
 
 	if (res->rc == -EINVAL) {
 		r->t.bad_records++;
-		tb_capture_report(r->capture, res->file, res->file_offset + res->err->offset,
+		tb_capture_problem(r->capture, res->file, res->file_offset + res->err->offset,
 				  "%s; record skipped", res->err->reason);
 		return;
 	}
@@ -327,7 +327,7 @@ static void account(struct report *r, const struct rendered *res)
 		/* Once per ID: a missing format would otherwise flood stderr. */
 		if (!(r->unknown_seen[id / 8] & (1u << (id % 8)))) {
 			r->unknown_seen[id / 8] |= (uint8_t)(1u << (id % 8));
-			tb_capture_report(r->capture, res->file, res->file_offset,
+			tb_capture_problem(r->capture, res->file, res->file_offset,
 					  "event id %u has no format (first record of it; "
 					  "all print as [UNKNOWN EVENT id=%u])", id, id);
 		}
@@ -357,8 +357,8 @@ static void prepare(struct report *r, uint16_t id)
 static void emit_here(struct report *r, const struct cpu_stream *s, const struct pw_step *st)
 {
 	const struct pw_unit *u = s->steps.unit;
-	struct tb_event_ref ev = {s->cpu, st->ts, u->page[st->page] + st->off, st->len};
-	struct tb_diag err; /* filled only on failure: zeroing its 200-byte reason per record cost 10% */
+	struct tb_render_record ev = {s->cpu, st->ts, u->page[st->page] + st->off, st->len};
+	struct tb_problem err; /* filled only on failure: zeroing its 200-byte reason per record cost 10% */
 	struct rendered res = {.id = st->id, .file = u->file[st->page],
 			       .file_offset = u->file_offset[st->page] + st->off, .err = &err};
 
@@ -434,7 +434,7 @@ static void emit(struct report *r, struct cpu_stream *s)
 	if (r->filter) {
 		/* a worker may have rendered it already: the filter decides what is printed */
 		const struct pw_step *st = s->next;
-		struct tb_event_ref ev = {s->cpu, st->ts, s->steps.unit->page[st->page] + st->off, st->len};
+		struct tb_render_record ev = {s->cpu, st->ts, s->steps.unit->page[st->page] + st->off, st->len};
 		if (!tb_filter_set_keep(r->filter, r->schema, &ev))
 			return;
 	}
@@ -754,7 +754,7 @@ struct scan {
 	bool damaged;               /* a page failed to decode: the count of events is not sure */
 };
 
-static void scan_page(const struct tb_raw_page *p, struct scan *sc)
+static void scan_page(const struct tb_capture_page *p, struct scan *sc)
 {
 	struct tb_page_cursor cur;
 	struct tb_record rec;
@@ -787,7 +787,7 @@ static void scan_page(const struct tb_raw_page *p, struct scan *sc)
 static void scan_cpu(struct report *r, int cpu, struct loss_books *b)
 {
 	struct scan sc = {0};
-	struct tb_raw_page p;
+	struct tb_capture_page p;
 
 	while (tb_capture_next_page(r->capture, cpu, &p) == 1)
 		scan_page(&p, &sc);

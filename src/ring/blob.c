@@ -417,7 +417,7 @@ void blob_release(struct tb_region *r, const struct tb_blob_ref *ref)
 	}
 }
 
-int blob_consume(struct tb_ring *ring, unsigned cpu, const struct tb_blob_ref *ref, struct tb_event *ev)
+int blob_consume(struct tb_ring *ring, unsigned cpu, const struct tb_blob_ref *ref, struct tb_read_event *ev)
 {
 	struct tb_cpu_ctl *c = region_cpu(ring->r, cpu);
 	int rc = blob_fetch(ring->r, ref, &ring->blob_copies[cpu]);
@@ -425,7 +425,7 @@ int blob_consume(struct tb_ring *ring, unsigned cpu, const struct tb_blob_ref *r
 	if (rc < 0)
 		return rc;
 	blob_release(ring->r, ref);
-	ev->kind = rc ? TB_EVENT_BLOB : TB_EVENT_BLOB_LOST;
+	ev->kind = rc ? TB_READ_BLOB : TB_READ_BLOB_LOST;
 	ev->data = rc ? ring->blob_copies[cpu].buf : NULL;
 	ev->len = ref->len;
 	count(rc ? &c->cnt.blob_read : &c->cnt.blob_lost);

@@ -29,10 +29,10 @@ int blob_fetch(struct tb_region *r, const struct tb_blob_ref *ref, struct blob_c
 /*
  * A consuming reader of cpu takes the reference: copy the blob (into the
  * ring's buffer for cpu), let writers reuse its chunks, count it read or
- * lost, and make *ev the TB_EVENT_BLOB or TB_EVENT_BLOB_LOST.  0, or
+ * lost, and make *ev the TB_READ_BLOB or TB_READ_BLOB_LOST.  0, or
  * -ENOMEM with nothing done.  Under cpu's reader lock.
  */
-int blob_consume(struct tb_ring *ring, unsigned cpu, const struct tb_blob_ref *ref, struct tb_event *ev);
+int blob_consume(struct tb_ring *ring, unsigned cpu, const struct tb_blob_ref *ref, struct tb_read_event *ev);
 
 /* A reference was handed over in a raw page: its chunks may be reused. */
 void blob_release(struct tb_region *r, const struct tb_blob_ref *ref);

@@ -448,7 +448,7 @@ void tb__count_thread_init(void)
 	thread_id();
 }
 
-/* exit_release runs at this thread's exit (the key exists: a ring or tb_thread_init made it). */
+/* exit_release runs at this thread's exit (the key exists: a ring or tb_ring_thread_init made it). */
 void tb__thread_exit_arm(void)
 {
 	pthread_setspecific(exit_key, (void *)1);

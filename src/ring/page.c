@@ -61,9 +61,9 @@ int tb_page_read_header(const void *page, size_t page_size, struct tb_page_heade
 	hdr->timestamp = tbf_get64(p);
 	hdr->commit_raw = tbf_get64(p + 8);
 	/* Flags live in the low 32 bits; the kernel sign-extends them upward. */
-	hdr->data_len = (uint32_t)hdr->commit_raw & TB_COMMIT_LEN_MASK;
-	hdr->lost = (hdr->commit_raw & TB_COMMIT_LOST) != 0;
-	hdr->lost_stored = (hdr->commit_raw & TB_COMMIT_LOST_STORED) != 0;
+	hdr->data_len = (uint32_t)hdr->commit_raw & TB_PAGE_COMMIT_LEN_MASK;
+	hdr->lost = (hdr->commit_raw & TB_PAGE_COMMIT_LOST) != 0;
+	hdr->lost_stored = (hdr->commit_raw & TB_PAGE_COMMIT_LOST_STORED) != 0;
 	hdr->lost_count = 0;
 	if (hdr->data_len > d)
 		return fail(err, 8, "commit length beyond the data area");

@@ -217,9 +217,9 @@ static inline void tbf_set_commit(uint8_t *page, uint32_t d, uint32_t len, int64
 	uint32_t flags = 0;
 
 	if (lost) {
-		flags = TB_COMMIT_LOST;
+		flags = TB_PAGE_COMMIT_LOST;
 		if (lost > 0 && d - len >= 8) {
-			flags |= TB_COMMIT_LOST_STORED;
+			flags |= TB_PAGE_COMMIT_LOST_STORED;
 			tbf_put64(page + TB_PAGE_HDR_SIZE + len, (uint64_t)lost);
 		}
 	}

@@ -475,7 +475,7 @@ static void advance(struct tb_cpu_ctl *c, const struct item *it)
 
 /* The item as the caller's event; a blob is copied out now.  0, or -ENOMEM with nothing consumed. */
 static int to_event(struct tb_ring *ring, unsigned cpu, const struct tb_cpu_ctl *c, const struct item *it,
-		    struct tb_event *ev)
+		    struct tb_read_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->cpu = cpu;
@@ -483,17 +483,17 @@ static int to_event(struct tb_ring *ring, unsigned cpu, const struct tb_cpu_ctl 
 	ev->ns = tb_ring_to_ns(ring, it->ts);
 	ev->seqno = c->rd.next_cum;
 	if (it->lost) {
-		ev->kind = TB_EVENT_LOST;
+		ev->kind = TB_READ_LOST;
 		ev->lost = c->rd.pending_lost;
 		return 0;
 	}
-	ev->kind = TB_EVENT_RECORD;
+	ev->kind = TB_READ_RECORD;
 	ev->data = it->data;
 	ev->len = it->len;
 	return it->blob ? blob_consume(ring, cpu, &it->ref, ev) : 0;
 }
 
-int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_event *ev)
+int tb_consume(struct tb_ring *ring, unsigned cpu, struct tb_read_event *ev)
 {
 	struct tb_cpu_ctl *c;
 	struct item it;
@@ -542,7 +542,7 @@ static bool same_pos(struct reader_pos a, struct reader_pos b)
  * limit never change); otherwise another consumer took something, and the
  * choice starts over.  So 0 means every CPU was empty when it was peeked.
  */
-int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
+int tb_consume_merged(struct tb_ring *ring, struct tb_read_event *ev)
 {
 	struct tb_region *r;
 
@@ -597,10 +597,10 @@ int tb_consume_merged(struct tb_ring *ring, struct tb_event *ev)
  * The reader's pending loss is reported with the page: its commit zeroes it.
  */
 static void set_loss(uint8_t *buf, uint32_t d, uint32_t len, const struct tb_reader_state *rd,
-		     struct tb_page_info *info, uint64_t first, uint32_t events)
+		     struct tb_read_info *info, uint64_t first, uint32_t events)
 {
 	if (info)
-		*info = (struct tb_page_info){rd->pending_lost, first, events};
+		*info = (struct tb_read_info){rd->pending_lost, first, events};
 	tbf_set_commit(buf, d, len, (int64_t)rd->pending_lost);
 }
 
@@ -624,7 +624,7 @@ static void release_blobs(struct tb_region *r, const uint8_t *page, uint32_t fro
 
 /* Hand over the whole held page: the writers have left it and nothing was read. */
 static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf,
-		       struct tb_page_info *info)
+		       struct tb_read_info *info)
 {
 	struct tb_reader_state *rd = &c->rd;
 	struct tb_page_meta *m = &cpu_meta(r, c)[rd->held_phys];
@@ -645,7 +645,7 @@ static void give_whole(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf,
 
 /* Copy the held page's unread committed records, stamped with the reader's time. */
 static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, uint32_t limit,
-		     struct tb_page_info *info)
+		     struct tb_read_info *info)
 {
 	struct tb_reader_state *rd = &c->rd;
 	uint8_t *page = cpu_page(r, c, rd->held_phys);
@@ -672,7 +672,7 @@ static int give_copy(struct tb_region *r, struct tb_cpu_ctl *c, uint8_t *buf, ui
 }
 
 long tb_read_page_info(struct tb_ring *ring, unsigned cpu, void *buf, size_t size,
-		       struct tb_page_info *info)
+		       struct tb_read_info *info)
 {
 	struct tb_region *r;
 	struct tb_cpu_ctl *c;
@@ -737,7 +737,7 @@ struct iter_cpu {
 	int blob;        /* ev is a blob reference: ref, resolved when it is returned */
 	struct tb_blob_ref ref;
 	struct tb_record rec;
-	struct tb_event ev;
+	struct tb_read_event ev;
 };
 
 struct tb_iter {
@@ -832,7 +832,7 @@ static int iter_load_page(struct tb_region *r, struct tb_cpu_ctl *c, struct iter
 static void iter_lost(struct iter_cpu *ic, unsigned cpu, uint64_t ts, uint64_t count)
 {
 	memset(&ic->ev, 0, sizeof(ic->ev));
-	ic->ev.kind = TB_EVENT_LOST;
+	ic->ev.kind = TB_READ_LOST;
 	ic->ev.cpu = cpu;
 	ic->ev.ts = ts;
 	ic->ev.lost = count;
@@ -845,7 +845,7 @@ static void iter_lost(struct iter_cpu *ic, unsigned cpu, uint64_t ts, uint64_t c
 static void iter_record(struct tb_iter *it, struct iter_cpu *ic, unsigned cpu)
 {
 	memset(&ic->ev, 0, sizeof(ic->ev));
-	ic->ev.kind = TB_EVENT_RECORD;
+	ic->ev.kind = TB_READ_RECORD;
 	ic->ev.cpu = cpu;
 	ic->ev.ts = ic->rec.ts;
 	ic->ev.ns = tb_ring_to_ns(it->ring, ic->rec.ts);
@@ -893,7 +893,7 @@ static int iter_peek(struct tb_iter *it, unsigned cpu)
 	return 0;
 }
 
-int tb_iter_open(struct tb_ring *ring, struct tb_iter **out)
+int tb_iter_new(struct tb_ring *ring, struct tb_iter **out)
 {
 	struct tb_region *r;
 	struct tb_iter *it;
@@ -909,7 +909,7 @@ int tb_iter_open(struct tb_ring *ring, struct tb_iter **out)
 	for (unsigned cpu = 0; cpu < r->ncpus; cpu++) {
 		it->cpu[cpu].copy = malloc(r->subbuf_size);
 		if (!it->cpu[cpu].copy) {
-			tb_iter_close(it);
+			tb_iter_free(it);
 			return -ENOMEM;
 		}
 		iter_start_cpu(r, region_cpu(r, cpu), &it->cpu[cpu]);
@@ -918,7 +918,7 @@ int tb_iter_open(struct tb_ring *ring, struct tb_iter **out)
 	return 0;
 }
 
-int tb_iter_next(struct tb_iter *it, struct tb_event *ev)
+int tb_iter_next(struct tb_iter *it, struct tb_read_event *ev)
 {
 	unsigned best;
 
@@ -937,7 +937,7 @@ int tb_iter_next(struct tb_iter *it, struct tb_event *ev)
 		int rc = blob_fetch(it->ring->r, &it->cpu[best].ref, &it->blob);
 		if (rc < 0)
 			return rc;
-		ev->kind = rc ? TB_EVENT_BLOB : TB_EVENT_BLOB_LOST;
+		ev->kind = rc ? TB_READ_BLOB : TB_READ_BLOB_LOST;
 		ev->data = rc ? it->blob.buf : NULL;
 		ev->len = it->cpu[best].ref.len;
 	}
@@ -945,7 +945,7 @@ int tb_iter_next(struct tb_iter *it, struct tb_event *ev)
 	return 1;
 }
 
-void tb_iter_close(struct tb_iter *it)
+void tb_iter_free(struct tb_iter *it)
 {
 	if (!it)
 		return;

@@ -346,7 +346,7 @@ static void handle_cache(struct tb_ring *ring)
 #endif
 }
 
-int tb_ring_create(struct tb_ring **out, const struct tb_ring_opts *opts)
+int tb_ring_new(struct tb_ring **out, const struct tb_ring_opts *opts)
 {
 	struct tb_ring_opts d;
 	struct geometry g;
@@ -470,7 +470,7 @@ int tb__ring_attach(struct tb_ring **out, void *mem)
 	return 0;
 }
 
-void tb_ring_destroy(struct tb_ring *ring)
+void tb_ring_free(struct tb_ring *ring)
 {
 	if (!ring)
 		return;
@@ -944,7 +944,7 @@ int tb__append_long(struct tb_ring *ring, const void *data, uint32_t len)
  * read with the initial-exec model (tb_write's count, inflight.c) and
  * still be loaded by dlopen, which has only a small surplus of static TLS.
  * So it is anonymous memory mapped by the thread's first tb_reserve (or by
- * tb_thread_init) and unmapped at the thread's exit (inflight.c's key
+ * tb_ring_thread_init) and unmapped at the thread's exit (inflight.c's key
  * destructor); the TLS keeps a pointer.  mmap and munmap are
  * async-signal-safe.  A signal handler's first reserve may interrupt the
  * thread's own between its mmap and the install: both map, one installs
@@ -992,7 +992,7 @@ void tb__scratch_release(void)
 		munmap(s, sizeof(*s));
 }
 
-void tb_thread_init(void)
+void tb_ring_thread_init(void)
 {
 	tb__count_thread_init(); /* first: makes the key whose destructor unmaps the scratch */
 	(void)thread_scratch();

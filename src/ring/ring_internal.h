@@ -111,7 +111,7 @@ TB_HIDDEN void tb__count_ring_file(struct tb_ring *ring, int fd);
 TB_HIDDEN void tb__count_ring_born(struct tb_ring *ring);
 TB_HIDDEN void tb__count_ring_renew(struct tb_ring *ring);
 TB_HIDDEN void tb__count_ring_gone(struct tb_ring *ring);
-/* tb_thread_init: the count's thread-local state touched, the thread's id read (no syscall in a first write). */
+/* tb_ring_thread_init: the count's thread-local state touched, the thread's id read (no syscall in a first write). */
 TB_HIDDEN void tb__count_thread_init(void);
 /* At this thread's exit, release its slots and its reservation scratch (async-signal-safe in glibc). */
 TB_HIDDEN void tb__thread_exit_arm(void);

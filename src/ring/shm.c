@@ -125,7 +125,7 @@ void tb_shm_close(struct tb_shm *s)
 {
 	if (!s)
 		return;
-	tb_ring_destroy(s->ring);
+	tb_ring_free(s->ring);
 	if (s->mem && s->mem != MAP_FAILED)
 		munmap(s->mem, s->size);
 	if (s->fd >= 0)
@@ -188,7 +188,7 @@ static int map_shared(struct tb_shm *s, size_t size, int populate)
 	return 0;
 }
 
-int tb_shm_create(const struct tb_shm_opts *o, struct tb_shm **out)
+int tb_shm_open(const struct tb_shm_opts *o, struct tb_shm **out)
 {
 	struct tb_ring_opts ro;
 	struct tb_shm *s;
@@ -217,7 +217,7 @@ int tb_shm_create(const struct tb_shm_opts *o, struct tb_shm **out)
 	if (rc == 0) {
 		ro.mem = s->mem;
 		ro.mem_size = size;
-		rc = tb_ring_create(&s->ring, &ro);
+		rc = tb_ring_new(&s->ring, &ro);
 	}
 	if (rc == 0)
 		tb__count_ring_file(s->ring, s->fd); /* its writers' slots are locked through a description of s->fd's file */
@@ -383,7 +383,7 @@ int tb_shm_attach(const char *path, enum tb_shm_mode mode, struct tb_shm **out)
 		rc = privatise_header(s, &hdr);
 	rc = finish_open(s, rc, out);
 	if (rc == 0 && mode == TB_SHM_WRITER)
-		tb__count_ring_file((*out)->ring, (*out)->fd); /* as tb_shm_create's */
+		tb__count_ring_file((*out)->ring, (*out)->fd); /* as tb_shm_open's */
 	/* a named file is not sealed (st_nlink counts its names; a memfd has none) */
 	if (rc == 0 && mode == TB_SHM_READER && (*out)->unsealed)
 		(*out)->ring->guard_shm = *out;

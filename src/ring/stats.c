@@ -89,7 +89,7 @@ static void written_overwritten(struct tb_region *r, struct tb_cpu_ctl *c, struc
 	}
 }
 
-int tb_ring_stats(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
+int tb_stats_read(struct tb_ring *ring, unsigned cpu, struct tb_cpu_stats *st)
 {
 	struct tb_region *r;
 	struct tb_cpu_ctl *c;
@@ -260,7 +260,7 @@ static const struct kernel_line {
 	{"read events", offsetof(struct tb_cpu_stats, read), false},
 };
 
-int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_diag *err)
+int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_problem *err)
 {
 	if (!text || !st)
 		return diag_fail(err, 0, "no text or no place for the stats");

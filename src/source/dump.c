@@ -65,7 +65,7 @@ struct dump {
 	int rc;
 };
 
-static int dump_event(void *ctx, const struct tb_event_info *ev)
+static int dump_event(void *ctx, const struct tb_events_info *ev)
 {
 	struct dump *d = ctx;
 	char sub[PATH_MAX], name[PATH_MAX];

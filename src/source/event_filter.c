@@ -8,7 +8,7 @@
  * never reserved (so no reader sees it and it leaves no hole) and is
  * counted as filtered, never as lost.
  *
- * Two forms.  A filter of at most TB_FILTER_FAST_MAX integer predicates
+ * Two forms.  A filter of at most TB_EVENT_FILTER_FAST_MAX integer predicates
  * (the common case: "v > 10 && common_pid != 0") gets the compact form of
  * tracepoint.h, which the emitter runs inline: a flat array of (offset,
  * width, sign shift, range) tests, all run in a straight line, and the
@@ -43,7 +43,7 @@ struct source_filter {
 	struct source_filter *next;  /* every filter ever made: kept reachable */
 };
 
-_Static_assert(TB_FILTER_FAST_MAX == MAX_TABLE_PREDS, "the compact form holds what filter_tabulate tabulates");
+_Static_assert(TB_EVENT_FILTER_FAST_MAX == MAX_TABLE_PREDS, "the compact form holds what filter_tabulate tabulates");
 
 /* Every filter made (under the registry's lock). */
 static struct source_filter *all_filters;
@@ -114,7 +114,7 @@ static void compact(struct tb_event_filter *f, const struct tb_filter *program)
 	for (uint32_t k = 0; k < program->npreds; k++) {
 		const struct filter_pred *p = &program->preds[k];
 		bool band = p->op == OP_BAND;
-		f->tests[k] = (struct tb_filter_test){
+		f->tests[k] = (struct tb_event_filter_test){
 		    .offset = p->offset,
 		    .width = p->size,
 		    .is_signed = p->is_signed,

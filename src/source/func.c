@@ -348,7 +348,7 @@ TB_NOTRACE void tb_func_thread_stats(struct tb_func_thread_stats *st)
 }
 
 TB_NOTRACE int tb_func_save(struct tb_ring *ring, const char *dir, const struct tb_save_event *extra,
-			    size_t nextra, struct tb_diag *err)
+			    size_t nextra, struct tb_problem *err)
 {
 	struct tb_save_event *events = calloc(nextra + 2, sizeof(*events));
 	struct tb_save_opts o = {.events = events, .nevents = nextra + 2, .tracer = "function_graph"};
@@ -360,7 +360,7 @@ TB_NOTRACE int tb_func_save(struct tb_ring *ring, const char *dir, const struct 
 	events[1] = (struct tb_save_event){&tb_func_exit_event, g.exit_id ? g.exit_id : TB_FUNC_EXIT_ID};
 	for (size_t i = 0; i < nextra; i++)
 		events[2 + i] = extra[i];
-	rc = tb_ring_save_dir(ring, dir, &o, err);
+	rc = tb_save_ring(ring, dir, &o, err);
 	free(events);
 	return rc;
 }
@@ -377,7 +377,7 @@ static const char *auto_dir;
 
 static TB_NOTRACE void auto_save(void)
 {
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	int rc;
 
 	tb_func_stop();
@@ -397,7 +397,7 @@ __attribute__((constructor)) static TB_NOTRACE void auto_start(void)
 	tb_ring_opts_default(&o);
 	if (kb && kb[0])
 		o.size_kb = strtoul(kb, NULL, 10);
-	rc = tb_ring_create(&auto_ring, &o);
+	rc = tb_ring_new(&auto_ring, &o);
 	if (rc == 0 && (rc = tb_func_start(auto_ring, NULL)) == 0) {
 		auto_dir = dir;
 		atexit(auto_save);

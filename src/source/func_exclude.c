@@ -175,7 +175,7 @@ static TB_NOTRACE int collect_object(struct dl_phdr_info *info, size_t size, voi
 static TB_NOTRACE int match_object(const struct object *ob, const char *pattern, uint32_t flags)
 {
 	struct elf_syms syms;
-	struct tb_diag err;
+	struct tb_problem err;
 	int added = 0, rc;
 
 	/* An object whose symbols cannot be read has nothing to match. */

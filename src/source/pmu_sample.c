@@ -374,7 +374,7 @@ static int check_opts(struct tb_pmu_sampler *s, struct tb_ring *ring, char *why,
 	return 0;
 }
 
-int tb_pmu_sampler_start(struct tb_pmu_sampler **out, struct tb_ring *ring,
+int tb_pmu_sampler_open(struct tb_pmu_sampler **out, struct tb_ring *ring,
 			 const struct tb_pmu_sampler_opts *opts, char *why, size_t why_size)
 {
 	struct tb_pmu_sampler *s = calloc(1, sizeof(*s));
@@ -433,7 +433,7 @@ int tb_pmu_sampler_start(struct tb_pmu_sampler **out, struct tb_ring *ring,
 	return 0;
 }
 
-void tb_pmu_sampler_stop(struct tb_pmu_sampler *s, struct tb_pmu_sampler_stats *st)
+void tb_pmu_sampler_close(struct tb_pmu_sampler *s, struct tb_pmu_sampler_stats *st)
 {
 	if (!s)
 		return;

@@ -210,7 +210,7 @@ static int ensure_ring(void)
 
 	if (reg.ring)
 		return 0;
-	rc = tb_ring_create(&ring, NULL);
+	rc = tb_ring_new(&ring, NULL);
 	if (rc < 0)
 		return rc;
 	reg.ring = ring;
@@ -852,14 +852,14 @@ void tb_registry_remove_object(const struct tb_object_sections *s)
 
 /* ------------------------------------------------------------- queries */
 
-int tb_events_foreach(tb_event_info_fn *fn, void *ctx)
+int tb_events_foreach(tb_events_info_fn *fn, void *ctx)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&reg.lock);
 	for (size_t i = 0; i < reg.nevents && rc == 0; i++) {
 		const struct entry *e = reg.events[i];
-		struct tb_event_info info = {e->system, e->name, e->id, e->enabled, e->ndescs > 0,
+		struct tb_events_info info = {e->system, e->name, e->id, e->enabled, e->ndescs > 0,
 					     e->format, e->format_len, e->declared};
 		rc = fn(ctx, &info);
 	}
@@ -867,14 +867,14 @@ int tb_events_foreach(tb_event_info_fn *fn, void *ctx)
 	return rc;
 }
 
-int tb_events_foreach_printf(tb_printf_info_fn *fn, void *ctx)
+int tb_events_foreach_printf(tb_events_printf_info_fn *fn, void *ctx)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&reg.lock);
 	for (size_t i = 0; i < reg.nsites && rc == 0; i++) {
 		const struct site_entry *se = &reg.sites[i];
-		struct tb_printf_info info = {se->key, se->fmt, se->func, se->declared, se->site != NULL,
+		struct tb_events_printf_info info = {se->key, se->fmt, se->func, se->declared, se->site != NULL,
 					      se->recordable};
 		rc = fn(ctx, &info);
 	}

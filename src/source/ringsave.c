@@ -27,16 +27,16 @@
 
 struct saver {
 	const char *dir;
-	struct tb_diag *err;
+	struct tb_problem *err;
 	char path[4096];
 	int blobs_fd; /* blobs.bin, or -1: the ring has no blob area */
 	struct tb_blob_save_counts blobs;
 };
 
-static void set_reason(struct tb_diag *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_reason(struct tb_problem *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A long path is cut short in the message; the message is still made. */
-static void set_reason(struct tb_diag *err, const char *fmt, ...)
+static void set_reason(struct tb_problem *err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -122,7 +122,7 @@ static int write_stats(struct saver *s, struct tb_ring *ring, unsigned cpu)
 	struct tb_cpu_stats st;
 	char name[64];
 	FILE *f;
-	int rc = tb_ring_stats(ring, cpu, &st);
+	int rc = tb_stats_read(ring, cpu, &st);
 
 	if (rc < 0)
 		return fail(s, rc, "cannot read the ring's stats");
@@ -264,8 +264,8 @@ static int write_objects(struct saver *s)
 	return rc;
 }
 
-int tb_ring_save_dir(struct tb_ring *ring, const char *dir, const struct tb_save_opts *opts,
-		     struct tb_diag *err)
+int tb_save_ring(struct tb_ring *ring, const char *dir, const struct tb_save_opts *opts,
+		     struct tb_problem *err)
 {
 	static const struct tb_save_opts none;
 	struct saver s = {.dir = dir, .err = err, .blobs_fd = -1};

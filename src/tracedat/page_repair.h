@@ -28,7 +28,7 @@ enum page_verdict {
 
 /* The sub-buffer read at byte at of file; said unless clean; PAGE_CUT: *cut data bytes kept. */
 enum page_verdict page_verdict(const uint8_t *page, uint32_t page_size, const char *file, uint64_t at,
-			       tb_diag_fn *say, void *ctx, uint32_t *cut);
+			       tb_problem_fn *say, void *ctx, uint32_t *cut);
 /* page (checked by page_verdict) with its data cut to len bytes: flags and a stored lost count kept. */
 void page_cut(uint8_t *page, uint32_t page_size, uint32_t len);
 

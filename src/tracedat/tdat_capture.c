@@ -30,7 +30,7 @@ struct tdat_source {
 	struct tdat_stream *streams; /* by CPU number; cpu NULL where the buffer has none */
 };
 
-static int source_next_page(void *ctx, int cpu, struct tb_raw_page *page)
+static int source_next_page(void *ctx, int cpu, struct tb_capture_page *page)
 {
 	struct tdat_source *src = ctx;
 

@@ -206,10 +206,10 @@ static void clock_name(const char *list, char *out, size_t cap)
 
 static void say(const struct tb_tracedat_write_opts *o, const char *file, const char *reason)
 {
-	struct tb_diag d = {.file = file};
+	struct tb_problem d = {.file = file};
 
 	snprintf(d.reason, sizeof(d.reason), "%s", reason);
-	(o->diag ? o->diag : tb_diag_print)(o->diag ? o->diag_ctx : NULL, &d);
+	(o->diag ? o->diag : tb_problem_print)(o->diag ? o->diag_ctx : NULL, &d);
 }
 
 /* What the writer's options take from the first capture: clock, clock list, CPUs. */

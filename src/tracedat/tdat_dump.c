@@ -183,7 +183,7 @@ static void dump_record(struct tb_tracedat *td, FILE *out, const char *buffer, c
 }
 
 /* One page: its header, its record counts, and with records every record. */
-static int dump_page(struct tb_tracedat *td, FILE *out, const char *buffer, const struct tb_raw_page *p, unsigned n,
+static int dump_page(struct tb_tracedat *td, FILE *out, const char *buffer, const struct tb_capture_page *p, unsigned n,
 		     bool records)
 {
 	struct tb_page_cursor c;
@@ -230,7 +230,7 @@ static int dump_pages(struct tb_tracedat *td, FILE *out, const struct tb_traceda
 			continue;
 		for (int c = 0; c < buf->pub.ncpus; c++) {
 			struct tdat_stream s;
-			struct tb_raw_page p;
+			struct tb_capture_page p;
 			unsigned n = 0;
 			int rc;
 			if (o && o->cpu >= 0 && buf->cpus[c].cpu != o->cpu)

@@ -86,7 +86,7 @@ struct tb_tracedat {
 	enum tdat_codec codec;
 	char compression[32];
 	char compression_version[64];
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	bool no_symbols; /* tb_tracedat_opts.no_symbols */
 	bool lazy_formats; /* tb_tracedat_opts.lazy_formats */
@@ -241,7 +241,7 @@ struct tdat_stream {
 void tdat_stream_init(struct tdat_stream *s, struct tb_tracedat *td, const struct tdat_buffer *b,
 		      const struct tb_tracedat_cpu *cpu);
 /* 1 with *page filled, 0 at the end, negative errno (reported; the stream ends). */
-int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page);
+int tdat_stream_next(struct tdat_stream *s, struct tb_capture_page *page);
 /*
  * As capture_read_pages() (capture_source.h): the stream's next sub-buffers
  * written straight into buf (plain: read; compressed: decompressed there),

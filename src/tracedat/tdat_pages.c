@@ -371,7 +371,7 @@ static int next_compressed_page(struct tdat_stream *s)
 }
 
 /* What a sub-buffer read at file offset at (plain) or decompressed next (compressed) is handed out as. */
-static void describe(struct tdat_stream *s, const uint8_t *data, uint64_t at, struct tb_raw_page *page)
+static void describe(struct tdat_stream *s, const uint8_t *data, uint64_t at, struct tb_capture_page *page)
 {
 	page->data = data;
 	page->size = s->page_size;
@@ -395,7 +395,7 @@ static void describe(struct tdat_stream *s, const uint8_t *data, uint64_t at, st
 	}
 }
 
-int tdat_stream_next(struct tdat_stream *s, struct tb_raw_page *page)
+int tdat_stream_next(struct tdat_stream *s, struct tb_capture_page *page)
 {
 	uint64_t at;
 	int rc;
@@ -424,7 +424,7 @@ static int read_plain(struct tdat_stream *s, uint8_t *buf, size_t pages, capture
 	uint64_t left = s->end - s->pos;
 	size_t n = left / s->page_size < pages ? (size_t)(left / s->page_size) : pages;
 	bool whole = n > 1 && capture_pread_whole(s->td->fd, buf, n * s->page_size, s->pos);
-	struct tb_raw_page page;
+	struct tb_capture_page page;
 
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *at = buf + i * s->page_size;
@@ -542,7 +542,7 @@ static int decompress_run(struct tdat_stream *s, uint8_t *buf, size_t pages)
 
 static int read_compressed(struct tdat_stream *s, uint8_t *buf, size_t pages, capture_page_fn *got, void *ctx)
 {
-	struct tb_raw_page page;
+	struct tb_capture_page page;
 	size_t n = 0;
 	int rc = 0;
 

@@ -46,11 +46,11 @@ struct raw_copy {
 };
 
 /* A problem met copying: to the writer's diag, or stderr. */
-static void say_verdict(void *ctx, const struct tb_diag *d)
+static void say_verdict(void *ctx, const struct tb_problem *d)
 {
 	const struct raw_copy *c = ctx;
 
-	(c->o->diag ? c->o->diag : tb_diag_print)(c->o->diag ? c->o->diag_ctx : NULL, d);
+	(c->o->diag ? c->o->diag : tb_problem_print)(c->o->diag ? c->o->diag_ctx : NULL, d);
 }
 
 /* What report does with the sub-buffer at byte at of the file; said unless clean; *cut: data bytes kept. */
@@ -60,9 +60,9 @@ static enum page_verdict check_page(const struct raw_copy *c, const uint8_t *pag
 }
 
 enum page_verdict page_verdict(const uint8_t *page, uint32_t page_size, const char *file, uint64_t at,
-			       tb_diag_fn *say, void *ctx, uint32_t *cut)
+			       tb_problem_fn *say, void *ctx, uint32_t *cut)
 {
-	struct tb_diag d = {.file = file, .offset = at};
+	struct tb_problem d = {.file = file, .offset = at};
 	struct tb_page_header h;
 	struct tb_page_error err;
 	struct tb_page_check pc;
@@ -94,7 +94,7 @@ void page_cut(uint8_t *page, uint32_t page_size, uint32_t len)
 	uint64_t commit;
 
 	tb_page_read_header(page, page_size, &h, NULL); /* checked by page_verdict */
-	commit = (h.commit_raw & ~(uint64_t)TB_COMMIT_LEN_MASK) | len;
+	commit = (h.commit_raw & ~(uint64_t)TB_PAGE_COMMIT_LEN_MASK) | len;
 	memset(page + TB_PAGE_HDR_SIZE + len, 0, page_size - TB_PAGE_HDR_SIZE - len);
 	memcpy(page + 8, &commit, 8);
 	if (h.lost_stored) /* the kernel keeps it right after the data: it moves with the end */
@@ -242,11 +242,11 @@ int tdat_copy_raw(struct tb_tracedat_writer *w, const char *path, uint32_t page_
 	free(c.repaired);
 	if (rc == 0 && have) {
 		/* the file was cut short: the events of that sub-buffer are lost, so it is damage (counted) */
-		struct tb_diag d = {.file = path, .offset = copied};
+		struct tb_problem d = {.file = path, .offset = copied};
 		snprintf(d.reason, sizeof(d.reason),
 			 "ends %zu bytes into a %u-byte sub-buffer; the partial sub-buffer is left out", have,
 			 page_size);
-		(o->diag ? o->diag : tb_diag_print)(o->diag ? o->diag_ctx : NULL, &d);
+		(o->diag ? o->diag : tb_problem_print)(o->diag ? o->diag_ctx : NULL, &d);
 	}
 	return rc;
 }

@@ -51,7 +51,7 @@ void tdat_settle_kallsyms_before(struct tb_tracedat *td)
 		td->kallsyms_rc = rc;
 }
 
-static void tell_diag(void *ctx, const struct tb_diag *d)
+static void tell_diag(void *ctx, const struct tb_problem *d)
 {
 	struct tb_tracedat *td = ctx;
 
@@ -67,7 +67,7 @@ static void tell_diag(void *ctx, const struct tb_diag *d)
 static void tell(struct tb_tracedat *td, const char *file, uint64_t offset, bool warning, const char *fmt,
 		 va_list ap)
 {
-	struct tb_diag d = {.file = file, .warning = warning};
+	struct tb_problem d = {.file = file, .warning = warning};
 
 	diag_vset(&d, offset, fmt, ap);
 	tell_diag(td, &d);
@@ -101,7 +101,7 @@ void tdat_warn(struct tb_tracedat *td, uint64_t offset, const char *fmt, ...)
 }
 
 /* The schema's problems: the text they are about is named in d->file. */
-static void schema_diag(void *ctx, const struct tb_diag *d)
+static void schema_diag(void *ctx, const struct tb_problem *d)
 {
 	struct tb_tracedat *td = ctx;
 
@@ -157,7 +157,7 @@ static int pread_ahead(struct tb_tracedat *td, void *buf, size_t n, uint64_t off
 
 int tdat_rd_fail(struct rd *r, uint64_t at, const char *fmt, ...)
 {
-	char reason[TB_DIAG_REASON_MAX];
+	char reason[TB_PROBLEM_REASON_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -990,7 +990,7 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 	if (!td)
 		return -ENOMEM;
 	td->fd = -1;
-	td->diag = opts && opts->diag ? opts->diag : tb_diag_print;
+	td->diag = opts && opts->diag ? opts->diag : tb_problem_print;
 	td->diag_ctx = opts && opts->diag ? opts->diag_ctx : NULL;
 	td->no_symbols = opts && opts->no_symbols;
 	td->lazy_formats = opts && opts->lazy_formats;
@@ -1000,7 +1000,7 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 		tb_tracedat_close(td);
 		return -ENOMEM;
 	}
-	tb_schema_set_diag(td->schema, schema_diag, td);
+	tb_schema_set_problem_fn(td->schema, schema_diag, td);
 	if (td->lazy_formats)
 		tb_schema_set_loader(td->schema, load_by_id, td);
 	td->fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -145,11 +145,11 @@ struct tc_report {
 	struct id_table *names;
 	struct tb_schema *schema;
 	struct tep_handle *tep;
-	const struct tb_tcmd_report_opts *o;
+	const struct tb_tcmd_print_opts *o;
 	struct tb_strbuf text;
 	struct tb_strbuf body; /* kernel_text: a body rendered on this thread */
 	struct tep_text info;  /* put_info()'s */
-	struct tb_diag body_err; /* its problem, filled only on failure */
+	struct tb_problem body_err; /* its problem, filled only on failure */
 	bool kernel_text;      /* o->kernel_text and not -R */
 	bool framed;           /* kernel_text, and workers write whole lines (frame_line) */
 	uint32_t run;          /* this report's number among the process's (task_col()), never 0 */
@@ -177,7 +177,7 @@ static void problem(struct tc_report *r, const char *file, uint64_t offset, cons
 
 static void problem(struct tc_report *r, const char *file, uint64_t offset, const char *fmt, ...)
 {
-	char reason[TB_DIAG_REASON_MAX];
+	char reason[TB_PROBLEM_REASON_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -697,7 +697,7 @@ static void prepare(struct tc_report *r, uint16_t id, const struct tb_format *f,
  * points at the problem when -EINVAL.
  */
 static int kernel_body(struct tc_report *r, const struct tc_stream *s, const struct tb_format *f,
-		       size_t name_len, const char **text, size_t *len, const struct tb_diag **err)
+		       size_t name_len, const char **text, size_t *len, const struct tb_problem **err)
 {
 	const struct pw_unit *u = s->steps.unit;
 	const struct pw_step *st = s->step;
@@ -705,7 +705,7 @@ static int kernel_body(struct tc_report *r, const struct tc_stream *s, const str
 	int rc;
 
 	if (st->here) {
-		struct tb_event_ref ev = {s->cpu, st->ts, s->next.data, s->next.len};
+		struct tb_render_record ev = {s->cpu, st->ts, s->next.data, s->next.len};
 		sb_reset(&r->body);
 		rc = render_event_body(r->schema, &ev, s->buf->usecs, &r->body, &r->body_err, &used);
 		*text = r->body.buf;
@@ -824,8 +824,8 @@ static inline char *task_col(const struct frame_ctx *r, char *p, int32_t pid, in
  * one record in ten that takes it needs registers the common case does not.
  */
 static __attribute__((noinline)) int frame_body(const struct frame_ctx *r, const struct name_column *nc,
-						const struct tb_event_ref *ev, struct tb_strbuf *out, size_t start,
-						struct tb_diag *err, enum printer_kind *used)
+						const struct tb_render_record *ev, struct tb_strbuf *out, size_t start,
+						struct tb_problem *err, enum printer_kind *used)
 {
 	size_t body = out->len;
 	char *text;
@@ -868,7 +868,7 @@ static __attribute__((noinline)) int frame_body(const struct frame_ctx *r, const
  * report's, r's own): inlined in each caller, so that those are constants there.
  */
 static inline __attribute__((always_inline)) int
-frame_line_as(const struct frame_ctx *r, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
+frame_line_as(const struct frame_ctx *r, const struct tb_render_record *ev, struct tb_strbuf *out, struct tb_problem *err,
 	      enum printer_kind *used, bool latency, bool usecs, bool nsec)
 {
 	const uint8_t *d = ev->data;
@@ -907,7 +907,7 @@ frame_line_as(const struct frame_ctx *r, const struct tb_event_ref *ev, struct t
 	return frame_body(r, nc, ev, out, (size_t)(line - out->buf), err, used);
 }
 
-static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
+static int frame_line(void *ctx, const struct tb_render_record *ev, struct tb_strbuf *out, struct tb_problem *err,
 		      enum printer_kind *used)
 {
 	const struct frame_ctx *r = ctx;
@@ -916,7 +916,7 @@ static int frame_line(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf
 }
 
 /* frame_line() of the default layout: no -l, no -t, a clock that counts nanoseconds (what most reports are). */
-static int frame_line_usecs(void *ctx, const struct tb_event_ref *ev, struct tb_strbuf *out, struct tb_diag *err,
+static int frame_line_usecs(void *ctx, const struct tb_render_record *ev, struct tb_strbuf *out, struct tb_problem *err,
 			    enum printer_kind *used)
 {
 	return frame_line_as(ctx, ev, out, err, used, false, true, false);
@@ -977,7 +977,7 @@ static void emit_framed(struct tc_report *r, struct tc_stream *s, long long miss
 	uint32_t start = st == u->steps ? 0 : st[-1].text_end;
 
 	if (st->rc == -EINVAL) {
-		const struct tb_diag *bad = &u->errs[st->err];
+		const struct tb_problem *bad = &u->errs[st->err];
 		locate(s);
 		r->t.bad_records++;
 		problem(r, s->next_file, s->next_offset + bad->offset, "%s; record skipped", bad->reason);
@@ -1110,7 +1110,7 @@ static bool emit_chosen(struct tc_report *r, struct tc_stream *s, long long miss
 	}
 	locate(s);
 	if (r->o->filter) {
-		struct tb_event_ref ref = {s->cpu, s->next.ts, s->next.data, s->next.len};
+		struct tb_render_record ref = {s->cpu, s->next.ts, s->next.data, s->next.len};
 		if (!tb_filter_set_keep(r->o->filter, r->schema, &ref))
 			return false;
 	}
@@ -1125,7 +1125,7 @@ static bool emit_chosen(struct tc_report *r, struct tc_stream *s, long long miss
 static int emit_render(struct tc_report *r, struct tc_stream *s, struct record_text *t)
 {
 	const uint8_t *d = s->next.data;
-	struct tb_diag err; /* filled only on failure */
+	struct tb_problem err; /* filled only on failure */
 
 	*t = (struct record_text){.system = ""};
 	if (s->next.len >= 8) {
@@ -1145,7 +1145,7 @@ static int emit_render(struct tc_report *r, struct tc_stream *s, struct record_t
 		return -1;
 	}
 	if (t->f && r->kernel_text) {
-		const struct tb_diag *bad;
+		const struct tb_problem *bad;
 		int rc;
 		prepare(r, t->id, t->f, t->system);
 		t->nc = name_column(r, (uint16_t)t->f->id, t->f, t->system);
@@ -1365,13 +1365,13 @@ static int finish(struct tc_report *r, int rc, unsigned long counted_elsewhere,
 
 static void capture_problem(void *ctx, const char *file, uint64_t offset, const char *reason)
 {
-	tb_capture_report(ctx, file, offset, "%s", reason);
+	tb_capture_problem(ctx, file, offset, "%s", reason);
 }
 
-int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct tb_tcmd_report_opts *opts,
+int tb_tcmd_print_capture(struct tb_capture *c, FILE *out, const struct tb_tcmd_print_opts *opts,
 				   struct tb_report_totals *totals)
 {
-	static const struct tb_tcmd_report_opts none;
+	static const struct tb_tcmd_print_opts none;
 	struct tc_buffer buf = {
 	    .name = "",
 	    .cap = c,
@@ -1403,7 +1403,7 @@ int tb_report_write_like_trace_cmd(struct tb_capture *c, FILE *out, const struct
 static void tracedat_problem(void *ctx, const char *file, uint64_t offset, const char *reason)
 {
 	struct tb_tracedat *td = ctx;
-	struct tb_diag d = {.file = file, .offset = offset};
+	struct tb_problem d = {.file = file, .offset = offset};
 
 	snprintf(d.reason, sizeof(d.reason), "%s", reason);
 	td->diag(td->diag_ctx, &d);
@@ -1442,10 +1442,10 @@ static int print_latency(struct tb_tracedat *td, FILE *out)
 	return rc < 0 && rc != -EIO ? 1 : rc;
 }
 
-int tb_tracedat_report(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_report_opts *opts,
+int tb_tcmd_print_tracedat(struct tb_tracedat *td, FILE *out, const struct tb_tcmd_print_opts *opts,
 		       struct tb_report_totals *totals)
 {
-	static const struct tb_tcmd_report_opts none;
+	static const struct tb_tcmd_print_opts none;
 	struct tc_report r = {
 	    .out = out,
 	    .schema = td->schema,

@@ -75,7 +75,7 @@ struct tb_tracedat_writer {
 	int cpus;
 	char *clock, *trace_clock, *uname;
 	uint32_t tsc2nsec_mult, tsc2nsec_shift;
-	tb_diag_fn *diag;
+	tb_problem_fn *diag;
 	void *diag_ctx;
 	void (*progress)(void *ctx, uint64_t bytes);
 	void *progress_ctx;
@@ -132,7 +132,7 @@ static int fail(struct tb_tracedat_writer *w, int rc, const char *fmt, ...)
 
 static int fail(struct tb_tracedat_writer *w, int rc, const char *fmt, ...)
 {
-	struct tb_diag d = {.file = w->path, .offset = w->pos};
+	struct tb_problem d = {.file = w->path, .offset = w->pos};
 	va_list ap;
 
 	if (w->err)
@@ -352,7 +352,7 @@ int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opt
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
-	w->diag = opts->diag ? opts->diag : tb_diag_print;
+	w->diag = opts->diag ? opts->diag : tb_problem_print;
 	w->diag_ctx = opts->diag ? opts->diag_ctx : NULL;
 	w->progress = opts->progress;
 	w->progress_ctx = opts->progress_ctx;
@@ -394,7 +394,7 @@ int tb_tracedat_writer_open(const char *path, const struct tb_tracedat_write_opt
 		rc = -errno;
 	if (rc < 0) {
 		if (rc == -EINVAL) {
-			struct tb_diag d = {.file = path};
+			struct tb_problem d = {.file = path};
 			snprintf(d.reason, sizeof(d.reason),
 				 "cannot write version %d with compression "
 				 "'%s' for %d CPUs (v6: none; v7: none, zlib or zstd; 1 to %d CPUs)",
@@ -786,7 +786,7 @@ static void place_store_options(struct tb_tracedat_writer *w, uint64_t at)
 static int check_metadata(struct tb_tracedat_writer *w)
 {
 	struct tb_header_page hp;
-	struct tb_diag d = {0};
+	struct tb_problem d = {0};
 
 	if (!w->header_page)
 		return fail(w, -EINVAL, "no header_page given: trace-cmd cannot read pages without it");

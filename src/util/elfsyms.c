@@ -35,10 +35,10 @@
 #define STRTAB_MAX (256u << 20)
 
 /* Describe a failure in *err (when there is one); -EINVAL. */
-static NOTRACE int diag_fail(struct tb_diag *err, uint64_t offset, const char *fmt, ...)
+static NOTRACE int diag_fail(struct tb_problem *err, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static NOTRACE int diag_fail(struct tb_diag *err, uint64_t offset, const char *fmt, ...)
+static NOTRACE int diag_fail(struct tb_problem *err, uint64_t offset, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -59,7 +59,7 @@ struct input {
 
 /* Read len bytes at off; -EINVAL with err when they are not all in the input. */
 static NOTRACE int read_at(const struct input *in, uint64_t off, void *buf, size_t len, const char *what,
-		   struct tb_diag *err)
+		   struct tb_problem *err)
 {
 	if (off > in->size || len > in->size - off)
 		return diag_fail(err, off > in->size ? in->size : off,
@@ -78,7 +78,7 @@ static NOTRACE int read_at(const struct input *in, uint64_t off, void *buf, size
 	return 0;
 }
 
-static NOTRACE int check_header(const Elf64_Ehdr *eh, struct tb_diag *err)
+static NOTRACE int check_header(const Elf64_Ehdr *eh, struct tb_problem *err)
 {
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
 		return diag_fail(err, 0, "not an ELF file (no \\177ELF magic)");
@@ -97,7 +97,7 @@ static NOTRACE int check_header(const Elf64_Ehdr *eh, struct tb_diag *err)
 
 /* The section headers (NULL count 0 when there are none).  Caller frees. */
 static NOTRACE int read_sections(const struct input *in, const Elf64_Ehdr *eh, Elf64_Shdr **out,
-			 size_t *count, struct tb_diag *err)
+			 size_t *count, struct tb_problem *err)
 {
 	uint64_t n = eh->e_shnum;
 	Elf64_Shdr first;
@@ -139,7 +139,7 @@ static NOTRACE uint64_t shdr_offset(const Elf64_Ehdr *eh, size_t i)
 
 /* Section sh lies inside the input and holds bytes (not SHT_NOBITS). */
 static NOTRACE int check_section_bytes(const struct input *in, const Elf64_Ehdr *eh, size_t i,
-			       const Elf64_Shdr *sh, struct tb_diag *err)
+			       const Elf64_Shdr *sh, struct tb_problem *err)
 {
 	if (sh->sh_type == SHT_NOBITS || sh->sh_offset > in->size ||
 	    sh->sh_size > in->size - sh->sh_offset)
@@ -159,7 +159,7 @@ static NOTRACE uint64_t align4(uint64_t v)
 
 /* The GNU build-id from one SHT_NOTE section, if it holds one. */
 static NOTRACE int note_build_id(const struct input *in, const Elf64_Shdr *sh, struct elf_syms *out,
-			 struct tb_diag *err)
+			 struct tb_problem *err)
 {
 	uint64_t pos = sh->sh_offset, end = sh->sh_offset + sh->sh_size;
 	Elf64_Nhdr nh;
@@ -243,7 +243,7 @@ static NOTRACE int add_symbol(struct elf_syms *out, size_t *cap, const Elf64_Sym
 
 /* Read the symbol table in section sym_index and its string table. */
 static NOTRACE int read_symbols(const struct input *in, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
-			size_t count, size_t sym_index, struct elf_syms *out, struct tb_diag *err)
+			size_t count, size_t sym_index, struct elf_syms *out, struct tb_problem *err)
 {
 	const Elf64_Shdr *st = &sh[sym_index], *str;
 	Elf64_Sym chunk[SYM_CHUNK];
@@ -354,7 +354,7 @@ static NOTRACE void sort_symbols(struct elf_syms *s)
 
 /* ---------------------------------------------------------------- API */
 
-static NOTRACE int parse(const struct input *in, struct elf_syms *out, struct tb_diag *err)
+static NOTRACE int parse(const struct input *in, struct elf_syms *out, struct tb_problem *err)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh = NULL;
@@ -392,14 +392,14 @@ static NOTRACE int parse(const struct input *in, struct elf_syms *out, struct tb
 	return 0;
 }
 
-NOTRACE int elf_syms_parse_mem(const void *data, size_t len, struct elf_syms *out, struct tb_diag *err)
+NOTRACE int elf_syms_parse_mem(const void *data, size_t len, struct elf_syms *out, struct tb_problem *err)
 {
 	struct input in = {.mem = data, .fd = -1, .size = len};
 
 	return parse(&in, out, err);
 }
 
-NOTRACE int elf_syms_load(const char *path, struct elf_syms *out, struct tb_diag *err)
+NOTRACE int elf_syms_load(const char *path, struct elf_syms *out, struct tb_problem *err)
 {
 	struct input in = {.fd = open(path, O_RDONLY | O_CLOEXEC)};
 	struct stat st;

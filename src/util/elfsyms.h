@@ -7,7 +7,7 @@
  * one symbol table and its string table, the GNU build-id note - through
  * positioned reads, from a file or from memory, and checks every offset,
  * size and count against the input before using it.  A problem gives
- * -EINVAL with the byte offset and the reason in a struct tb_diag.
+ * -EINVAL with the byte offset and the reason in a struct tb_problem.
  *
  * .symtab is used when the object has one (it names static functions
  * too); a stripped object falls back to .dynsym.  Only defined function
@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tracebuf/schema.h" /* struct tb_diag */
+#include "tracebuf/schema.h" /* struct tb_problem */
 
 /* Linked into programs (libtracebuf-func.a): keep the names out of theirs. */
 #define elf_syms_parse_mem tb__elf_syms_parse_mem
@@ -57,13 +57,13 @@ struct elf_syms {
 };
 
 /* Parse an ELF object held in memory.  0, -EINVAL (*err filled) or -ENOMEM. */
-int elf_syms_parse_mem(const void *data, size_t len, struct elf_syms *out, struct tb_diag *err);
+int elf_syms_parse_mem(const void *data, size_t len, struct elf_syms *out, struct tb_problem *err);
 
 /*
  * Parse the ELF object at path.  0, -EINVAL (*err filled, err->file left
  * to the caller), -ENOMEM, or the -errno of open/read (err filled too).
  */
-int elf_syms_load(const char *path, struct elf_syms *out, struct tb_diag *err);
+int elf_syms_load(const char *path, struct elf_syms *out, struct tb_problem *err);
 
 void elf_syms_free(struct elf_syms *s);
 

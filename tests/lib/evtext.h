@@ -33,7 +33,7 @@
 			printf("#   got  '%s'\n#   want '%s'\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
 	} while (0)
 
-static int evtext_parse_one(void *ctx, const struct tb_event_info *ev)
+static int evtext_parse_one(void *ctx, const struct tb_events_info *ev)
 {
 	struct tep_handle *tep = ctx;
 
@@ -96,11 +96,11 @@ static inline char *evtext_tep_body(struct tep_handle *tep, const void *data, ui
 }
 
 /* tracebuf's line for a record (malloc'ed, newline included), or NULL. */
-static inline char *evtext_render_line(struct tb_schema *s, const struct tb_event *ev)
+static inline char *evtext_render_line(struct tb_schema *s, const struct tb_read_event *ev)
 {
-	struct tb_event_ref ref = {(int)ev->cpu, ev->ns, ev->data, ev->len};
+	struct tb_render_record ref = {(int)ev->cpu, ev->ns, ev->data, ev->len};
 	struct tb_render_opts opts = {.ns_clock = true};
-	struct tb_diag err = {0};
+	struct tb_problem err = {0};
 	char *line = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&line, &size);

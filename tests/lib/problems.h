@@ -6,7 +6,7 @@
  *   problems.n = 0;  ... open or report ...
  *   ok(problems.n == 1 && ends_with(problems.p[0].file, "cpu0.raw"), ...);
  *
- * The first PROBLEMS_MAX are kept (copied: the tb_diag is the reader's);
+ * The first PROBLEMS_MAX are kept (copied: the tb_problem is the reader's);
  * every one is also printed as a TAP diagnostic.
  */
 #ifndef TB_TEST_PROBLEMS_H
@@ -18,14 +18,14 @@
 #include <string.h>
 
 #include "tap.h"
-#include "tracebuf/schema.h" /* struct tb_diag */
+#include "tracebuf/schema.h" /* struct tb_problem */
 
 #define PROBLEMS_MAX 32
 
 struct problem {
 	char file[PATH_MAX];
 	unsigned long long offset;
-	char reason[TB_DIAG_REASON_MAX];
+	char reason[TB_PROBLEM_REASON_MAX];
 	bool warning;
 };
 
@@ -34,7 +34,7 @@ static struct problems {
 	struct problem p[PROBLEMS_MAX];
 } problems;
 
-static inline void problems_collect(void *ctx, const struct tb_diag *d)
+static inline void problems_collect(void *ctx, const struct tb_problem *d)
 {
 	struct problems *ps = ctx;
 

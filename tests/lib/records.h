@@ -37,15 +37,15 @@ static inline uint32_t make_record(const struct tb_format *f, int variant, uint6
 	/* Random values are more telling when small ones and sign bits both occur. */
 	if (variant == REC_RANDOM)
 		for (size_t i = 0; i < f->nfields; i++) {
-			const struct tb_field *fl = &f->fields[i];
-			if (fl->kind == TB_FIELD_STATIC && !fl->is_array && (rec_rand(&state) & 1))
+			const struct tb_schema_field *fl = &f->fields[i];
+			if (fl->kind == TB_SCHEMA_FIELD_STATIC && !fl->is_array && (rec_rand(&state) & 1))
 				memset(buf + fl->offset + 1, 0, fl->size > 1 ? fl->size - 1 : 0);
 		}
 	memcpy(buf, &f->id, 2);
 	for (size_t i = 0; i < f->nfields; i++) {
-		const struct tb_field *fl = &f->fields[i];
+		const struct tb_schema_field *fl = &f->fields[i];
 		uint32_t len, loc, rel_base;
-		if (fl->kind == TB_FIELD_STATIC) {
+		if (fl->kind == TB_SCHEMA_FIELD_STATIC) {
 			if (fl->is_string && variant != REC_ZERO) {
 				/* text with its NUL somewhere inside */
 				for (uint32_t k = 0; k < fl->size; k++)
@@ -62,7 +62,7 @@ static inline uint32_t make_record(const struct tb_format *f, int variant, uint6
 			buf[end + k] = fl->is_string ? (uint8_t)('A' + (k * 7 + (uint32_t)seed) % 26) : (uint8_t)rec_rand(&state);
 		if (fl->is_string)
 			buf[end + len - 1] = 0;
-		rel_base = fl->kind == TB_FIELD_REL_LOC ? fl->offset + 4 : 0;
+		rel_base = fl->kind == TB_SCHEMA_FIELD_REL_LOC ? fl->offset + 4 : 0;
 		loc = len << 16 | ((end - rel_base) & 0xffff);
 		if (fl->size == 2) {
 			uint16_t l16 = (uint16_t)end;

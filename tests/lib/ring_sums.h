@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ring_sums.h - a ring's counters summed over its CPUs (tb_ring_stats,
+ * ring_sums.h - a ring's counters summed over its CPUs (tb_stats_read,
  * derived lines included), for tests that balance books across CPUs.
  */
 #ifndef TESTS_LIB_RING_SUMS_H
@@ -21,7 +21,7 @@ static inline struct ring_sums ring_sums(struct tb_ring *ring)
 
 	for (unsigned c = 0; c < tb_ring_ncpus(ring); c++) {
 		struct tb_cpu_stats st;
-		if (tb_ring_stats(ring, c, &st) == 0) {
+		if (tb_stats_read(ring, c, &st) == 0) {
 			tb_stats_derive(&st);
 			t.filtered += st.filtered;
 			t.lost += st.lost;

@@ -356,7 +356,7 @@ static void check_record(struct reader *r, unsigned cpu, uint64_t seqno, const s
  * between are the page its killed predecessor took and never committed,
  * one page at most (it commits after each).
  */
-static void check_numbering(struct reader *r, unsigned cpu, const struct tb_page_info *info)
+static void check_numbering(struct reader *r, unsigned cpu, const struct tb_read_info *info)
 {
 	uint64_t start = info->first_seqno - info->lost, expected = r->l.next_seqno[cpu];
 
@@ -376,7 +376,7 @@ static void check_numbering(struct reader *r, unsigned cpu, const struct tb_page
 		start > expected ? "events skipped and not counted as lost" : "events handed over twice");
 }
 
-static void check_page(struct reader *r, unsigned cpu, const struct tb_page_info *info)
+static void check_page(struct reader *r, unsigned cpu, const struct tb_read_info *info)
 {
 	struct tb_page_cursor c;
 	struct tb_record rec;
@@ -404,7 +404,7 @@ static void check_page(struct reader *r, unsigned cpu, const struct tb_page_info
 struct take {
 	struct reader *r;
 	unsigned cpu;
-	struct tb_page_info info;
+	struct tb_read_info info;
 	long n;
 };
 
@@ -529,7 +529,7 @@ static int cmd_counters(const char *shm_path)
 		return 2;
 	}
 	for (unsigned cpu = 0; cpu < tb_ring_ncpus(tb_shm_ring(shm)); cpu++) {
-		if (tb_ring_stats(tb_shm_ring(shm), cpu, &st) < 0)
+		if (tb_stats_read(tb_shm_ring(shm), cpu, &st) < 0)
 			return 2;
 		written += st.written, refused += st.refused, entries += st.entries;
 		read += st.read, overrun += st.overrun, dropped += st.dropped;
