@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode/schema_internal.h"
 #include "lib/tap.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/hist.h"
@@ -227,7 +228,7 @@ static void check_schema(void)
 	       "tb_schema_load_printk_formats of NULL text");
 	ok(tb_schema_subbuf_size(NULL) == 0 && tb_schema_event_count(NULL) == 0 &&
 		   !tb_schema_has_symbols(NULL) && tb_schema_event(NULL, 5, NULL) == NULL &&
-		   tb_schema_find_event(NULL, 5, NULL) == NULL && tb_schema_tep(NULL) == NULL,
+		   tb_schema_find_event(NULL, 5, NULL) == NULL && schema_tep(NULL) == NULL,
 	   "schema queries of NULL: 0, false, NULL");
 	tb_schema_set_loader(NULL, NULL, NULL);
 	ok(tb_schema_event(s, 70000, NULL) == NULL, "tb_schema_event of id 70000: NULL");

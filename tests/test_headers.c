@@ -13,6 +13,7 @@
 #include "tracebuf/export.h"
 #include "tracebuf/page.h"
 #include "tracebuf/pmu.h"
+#include "tracebuf/problem.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/report.h"
 #include "tracebuf/ring.h"

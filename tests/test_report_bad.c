@@ -19,6 +19,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "decode/schema_internal.h"
 #include "lib/capdir.h"
 #include "lib/lines.h"
 #include "lib/problems.h"
@@ -397,8 +398,8 @@ static void check_cmdlines(void)
 	is_int(tb_schema_load_cmdlines(s, "saved_cmdlines", text, sizeof(text) - 1), -EINVAL,
 	       "saved_cmdlines with a bad line: reported");
 	expect_problem("saved_cmdlines", "saved_cmdlines", 10, "PID COMM");
-	ok(!strcmp(tep_data_comm_from_pid(tb_schema_tep(s), 2177), "bash") &&
-		   !strcmp(tep_data_comm_from_pid(tb_schema_tep(s), 2180), "seq"),
+	ok(!strcmp(tep_data_comm_from_pid(schema_tep(s), 2177), "bash") &&
+		   !strcmp(tep_data_comm_from_pid(schema_tep(s), 2180), "seq"),
 	   "saved_cmdlines: the good lines around it are used");
 	tb_schema_free(s);
 }

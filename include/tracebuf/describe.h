@@ -106,7 +106,7 @@ struct tb_save_opts {
  * sub-buffers per CPU, plus two, is read).  0, or -errno with err->reason naming the file and
  * what failed (err may be NULL; err->file is set to dir).
  */
-struct tb_problem; /* tracebuf/schema.h */
+struct tb_problem; /* tracebuf/problem.h */
 int tb_save_ring(struct tb_ring *ring, const char *dir, const struct tb_save_opts *opts,
 		     struct tb_problem *err);
 

@@ -147,18 +147,7 @@ int tb_events_dump(const char *dir, const struct tb_ring *ring);
 /* Problems reported by the registry since the process started. */
 unsigned long tb_events_problems(void);
 
-/* ------------------------------------------- reading side (libtracebuf-read) */
-
-struct tb_schema;
-/*
- * Load everything the registry knows into s (tracebuf/schema.h): header
- * texts for subbuf_size, every event's format (those of unloaded objects
- * included), printk_formats, the call sites' names, and the comm of every
- * thread of the process now (/proc/self/task), so that records of an
- * in-process ring print with names and fields.  0, or the first loader's
- * error (problems go to the schema's diag callback as usual).
- */
-int tb_schema_load_events(struct tb_schema *s, size_t subbuf_size);
+/* Reading these events back: tb_schema_load_events() (tracebuf/schema.h). */
 
 #ifdef __cplusplus
 }

@@ -146,7 +146,7 @@ void tb_func_thread_stats(struct tb_func_thread_stats *st);
  * extra events given (PMU events, for instance; may be NULL/0).  Consumes
  * the ring.  0 or -errno (err as tb_save_ring's).
  */
-struct tb_problem;
+struct tb_problem; /* tracebuf/problem.h */
 int tb_func_save(struct tb_ring *ring, const char *dir, const struct tb_save_event *extra,
 		 size_t nextra, struct tb_problem *err);
 

@@ -44,35 +44,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebuf/problem.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ------------------------------------------------------------ problems */
-
-#define TB_PROBLEM_REASON_MAX 200
-
-/*
- * One problem in the input: which file, where in it, and what is wrong.  A
- * warning is a problem in input the output turned out not to need (a format
- * file of an event no record uses): it is said, but not counted.
- */
-struct tb_problem {
-	const char *file;                 /* path of the input, "" if none */
-	uint64_t offset;                  /* byte offset inside that input */
-	char reason[TB_PROBLEM_REASON_MAX];  /* human-readable, no newline */
-	bool warning;                     /* not counted as a problem */
-};
-
-/* Receives each problem as it is found; d is only valid during the call. */
-typedef void tb_problem_fn(void *ctx, const struct tb_problem *d);
-
-/*
- * A tb_problem_fn that prints "tracebuf: FILE: byte OFFSET: REASON" (after
- * "tracebuf: warning: " for a warning) to the FILE * passed as ctx (stderr
- * when ctx is NULL).
- */
-void tb_problem_print(void *ctx, const struct tb_problem *d);
 
 /* ------------------------------------------------------- text parsers */
 
@@ -145,7 +121,6 @@ const struct tb_schema_field *tb_format_field(const struct tb_format *f, const c
 /* -------------------------------------------------------------- schema */
 
 struct tb_schema;
-struct tep_handle; /* libtraceevent */
 
 /* NULL when out of memory. */
 struct tb_schema *tb_schema_new(void);
@@ -181,6 +156,16 @@ int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const c
  * skipped; a later file adds to the earlier ones.
  */
 int tb_schema_load_constants(struct tb_schema *s, const char *file, const char *text, size_t len);
+/*
+ * Load everything this process's registry of events knows
+ * (tracebuf/events.h): header texts for subbuf_size, every event's format
+ * (those of unloaded objects included), printk_formats, the call sites'
+ * names, and the comm of every thread of the process now (/proc/self/task),
+ * so that records of an in-process ring print with names and fields.  0, or
+ * the first loader's error (problems go to the schema's problem callback
+ * as usual).
+ */
+int tb_schema_load_events(struct tb_schema *s, size_t subbuf_size);
 
 /* Sub-buffer size from header_page; 0 until one was loaded. */
 size_t tb_schema_subbuf_size(const struct tb_schema *s);
@@ -219,9 +204,6 @@ int tb_schema_check_record(const struct tb_format *f, const void *data, uint32_t
  * them.  Never NULL; owned by the schema.
  */
 const char *tb_schema_comm(const struct tb_schema *s, int pid, size_t *len);
-
-/* The libtraceevent handle; borrowed, owned by the schema. */
-struct tep_handle *tb_schema_tep(struct tb_schema *s);
 
 #ifdef __cplusplus
 }

@@ -75,7 +75,7 @@ void tb_stats_print(FILE *out, const struct tb_ring *ring, const struct tb_cpu_s
  * *err (if not NULL) gets the byte offset and the reason (its file is left
  * to the caller).  A NULL text or st is -EINVAL.
  */
-struct tb_problem; /* tracebuf/schema.h */
+struct tb_problem; /* tracebuf/problem.h */
 int tb_stats_parse_kernel(const char *text, struct tb_cpu_stats *st, struct tb_problem *err);
 
 #ifdef __cplusplus

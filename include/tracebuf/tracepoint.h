@@ -197,7 +197,7 @@ struct tb_event_desc {
 
 /* One tb_printf() call site. */
 struct tb_printf_site {
-	struct tb_ring *ring; /* as tb_read_event.ring, mirrors ftrace:bprint */
+	struct tb_ring *ring; /* as tb_event_desc.ring, mirrors ftrace:bprint */
 	uint64_t key;         /* its printk_formats key, given at registration */
 	uint8_t fast;         /* the inline packing matches the format (registry) */
 	uint8_t nargs;

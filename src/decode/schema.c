@@ -978,7 +978,7 @@ void schema_set_tep_verbatim(struct tb_schema *s, bool verbatim)
 	s->tep_verbatim = verbatim;
 }
 
-struct tep_handle *tb_schema_tep(struct tb_schema *s)
+struct tep_handle *schema_tep(struct tb_schema *s)
 {
 	return s ? s->tep : NULL;
 }

@@ -17,6 +17,14 @@
 #include "ksyms_job.h"
 #include "tracebuf/schema.h"
 
+/*
+ * The schema's libtraceevent handle (NULL for a NULL schema); borrowed,
+ * owned by the schema.  Internal: no public header names a libtraceevent
+ * type (tests/t_public_names.sh); struct tb_schema is the handle callers get.
+ */
+struct tep_handle;
+struct tep_handle *schema_tep(struct tb_schema *s);
+
 /* Replace the printer's state (the old one is freed with its own free_fn). */
 void schema_set_print_state(struct tb_schema *s, void *state, void (*free_fn)(void *));
 void *schema_print_state(const struct tb_schema *s);

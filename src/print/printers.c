@@ -180,7 +180,7 @@ static int print_with_tep(struct tb_schema *s, const struct tb_format *f, const 
 		sb_put(out, ": ", 2);
 	}
 	seq = tep_text_empty(&p->tep_text);
-	tep_print_event(tb_schema_tep(s), seq, &rec, "%s", TEP_PRINT_INFO);
+	tep_print_event(schema_tep(s), seq, &rec, "%s", TEP_PRINT_INFO);
 	trace_seq_terminate(seq);
 	n = seq->len;
 	if (ftrace_own && n > 0 && seq->buffer[n - 1] == '\n')

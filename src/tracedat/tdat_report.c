@@ -1308,7 +1308,7 @@ static int run(struct tc_report *r, int cpus)
 	struct tc_stream *s, *rival;
 	int rc;
 
-	r->tep = tb_schema_tep(r->schema);
+	r->tep = schema_tep(r->schema);
 	r->kernel_text = r->o->kernel_text && !r->o->raw;
 	/* trace-cmd's text: libtraceevent's, with the print fmts as the file has them, and its plugins. */
 	schema_set_tep_verbatim(r->schema, !r->kernel_text);
