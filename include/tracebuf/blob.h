@@ -27,6 +27,14 @@
  *
  * All writer calls are async-signal-safe, make no allocation and no system
  * call, and never wait for another thread.
+ *
+ * Ownership: the blob area belongs to its ring (tb_ring_free() frees it
+ * with the ring).  A struct tb_blob is the caller's, anywhere it likes;
+ * its data points into the ring's area and is the caller's to fill only
+ * until tb_blob_commit() or tb_blob_discard().  Bytes a reader gets
+ * (TB_READ_BLOB, tracebuf/reader.h) follow that reader's rule;
+ * tb_blob_resolve() copies into the caller's buffer; tb_blob_save_page()
+ * writes to the caller's fd and keeps nothing.
  */
 #ifndef TRACEBUF_BLOB_H
 #define TRACEBUF_BLOB_H

@@ -50,9 +50,12 @@
  * and counted (tb_events_problems()); the event or call site concerned
  * stays disabled.
  *
- * Everything here is thread-safe.  Strings handed to callbacks are valid
- * during the call only; texts returned are malloc'ed and the caller frees
- * them.  Errors are negative errno values.
+ * Ownership: the registry is the library's, for the process; so is the
+ * default ring it creates.  A ring given to tb_events_attach() stays the
+ * caller's.  Strings handed to callbacks are valid during the call only;
+ * texts returned are malloc'ed and the caller frees them.
+ *
+ * Everything here is thread-safe.  Errors are negative errno values.
  */
 #ifndef TRACEBUF_EVENTS_H
 #define TRACEBUF_EVENTS_H
@@ -70,7 +73,7 @@ extern "C" {
 
 /*
  * Send enabled events to ring (NULL: they stop writing, and stay enabled).
- * The ring must outlive its attachment; see tracepoint.h for destroying it.
+ * The ring must outlive its attachment; see tracepoint.h for freeing it.
  */
 void tb_events_attach(struct tb_ring *ring);
 /* The ring events write to now, or NULL. */

@@ -53,7 +53,14 @@
  *
  * The hooks are async-signal-safe when the archive is linked into the
  * executable (its TLS is then static).  Stop tracing and let running calls
- * finish before destroying the ring.
+ * finish before freeing the ring (tb_ring_free).
+ *
+ * Ownership: the ring stays the caller's; tb_func_start() borrows it until
+ * tb_func_stop().  The library owns the exclusion list (a replaced one is
+ * kept for the rest of the process: a hook may still be reading it) and
+ * each thread's shadow stack (thread-local storage, nothing to free).  The
+ * record descriptions (tb_func_entry_event, tb_func_exit_event) are
+ * constant data.  tb_func_save() keeps nothing.
  */
 #ifndef TRACEBUF_FUNC_H
 #define TRACEBUF_FUNC_H

@@ -20,7 +20,11 @@
  * [.seqno - .lost, .seqno).
  *
  * Consuming readers of the same CPU are serialised internally (they may
- * wait for each other; writers never wait for anyone).  The data pointer of
+ * wait for each other; writers never wait for anyone).
+ *
+ * Ownership: tb_iter_new() returns an iterator the caller frees with
+ * tb_iter_free() (before the ring); struct tb_read_event, struct
+ * tb_read_info and page buffers are the caller's.  The data pointer of
  * an event stays valid until the next read call on the same ring (consuming)
  * or iterator (tb_iter_next); copy what you keep.  With several threads
  * consuming one ring, that next call may be another thread's: the ring's

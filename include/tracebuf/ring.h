@@ -6,9 +6,12 @@
  * A ring owns one buffer per CPU, each a circle of sub-buffers in the
  * kernel's page format plus one reader page.  All of it lives in a single
  * position-independent region, allocated by tb_ring_new() (heap) or
- * supplied by the caller (opts.mem; the caller keeps ownership and must keep
- * it mapped until tb_ring_free()).  tb_ring_free() frees the handle and,
- * for heap rings, the region.
+ * supplied by the caller (opts.mem).
+ *
+ * Ownership: tb_ring_new() returns a handle the caller frees with
+ * tb_ring_free(), which frees the handle and, for heap rings, the region;
+ * caller memory (opts.mem) stays the caller's, who must keep it mapped
+ * until tb_ring_free().
  *
  * After creation the write path (tb_write, tb_reserve/tb_commit) makes no
  * allocation, takes no lock and makes no system call; it never blocks and
@@ -28,7 +31,7 @@
  * and answers -EINVAL (queries: 0; void calls: nothing) for a NULL handle
  * or output.  The write path (tb_write, tb_reserve, tb_commit) does not:
  * it is a few instructions long and stays so.  Its ring must be one that
- * tb_ring_new() returned and that is not destroyed, and data must point
+ * tb_ring_new() returned and that is not freed, and data must point
  * to len bytes; a NULL or dangling ring or a NULL data with len > 0 is
  * undefined behaviour (in practice a crash) and the caller's duty.
  */

@@ -19,6 +19,10 @@
  * intact or already overwritten.  Once every reference has been consumed or
  * lost, the sums over all CPUs give
  *   blob_written = blob_read + blob_lost + (references lost with their page).
+ *
+ * Ownership: a struct tb_cpu_stats is the caller's, filled by value (it
+ * holds no pointer); nothing here allocates or keeps a pointer past the
+ * call: the ring, the text parsed and the FILE * stay the caller's.
  */
 #ifndef TRACEBUF_STATS_H
 #define TRACEBUF_STATS_H

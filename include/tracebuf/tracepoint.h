@@ -101,7 +101,7 @@
  * WHERE RECORDS GO, ON/OFF, SELF-DESCRIPTION: tracebuf/events.h.  Every
  * event starts disabled; an enabled event writes to the ring attached with
  * tb_events_attach() (or to a default ring created when the first event is
- * enabled).  A ring may be destroyed only once no thread can still be
+ * enabled).  A ring may be freed only once no thread can still be
  * inside an emit that loaded it (detach, then wait, as for any writer).
  *
  * REGISTRATION.  Each object (executable or shared library, also one
