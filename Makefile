@@ -19,8 +19,11 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
 
-VERSION := 0.1.0
-SOMAJOR := 0
+# The ABI rules (docs/design.md §0): SOMAJOR, VERSION's major and the version node of
+# src/ring/libtracebuf.map change together, when an exported name is removed, renamed or
+# changes meaning.  1: issue 22's pass over the public names.
+VERSION := 1.0.0
+SOMAJOR := 1
 
 CC ?= cc
 ifeq ($(origin CC),default)
@@ -348,9 +351,9 @@ test-install: all
 	  $(CC) -std=c17 -Wall -Werror -o build/quickstart-installed examples/quickstart.c \
 	    $$(PKG_CONFIG_SYSROOT_DIR=$$d PKG_CONFIG_LIBDIR=$$d/usr/lib/pkgconfig pkg-config --cflags --libs tracebuf) -lpthread && \
 	  LD_LIBRARY_PATH=$$d/usr/lib build/quickstart-installed >/dev/null && \
-	  readelf -d $$d/usr/lib/libtracebuf.so.$(VERSION) | grep -q 'SONAME.*libtracebuf.so.0' && \
+	  readelf -d $$d/usr/lib/libtracebuf.so.$(VERSION) | grep -q 'SONAME.*\[libtracebuf\.so\.$(SOMAJOR)\]' && \
 	  test -f $$d/usr/share/man/man1/tracebuf.1 && test -x $$d/usr/bin/tracebuf && \
-	  echo "install: headers, libtracebuf.so.0 (soname ok), pkg-config, CLI and man page; quickstart linked and ran"
+	  echo "install: headers, libtracebuf.so.$(SOMAJOR) (soname ok), pkg-config, CLI and man page; quickstart linked and ran"
 
 # The suites RUNS times beside the hogs; each failure logged (build/soak/failures).
 RUNS ?= 20
