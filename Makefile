@@ -74,8 +74,9 @@ CORE_DIRS := ring filter source
 # Function entry/exit (-finstrument-functions hooks): libtracebuf-func.a, which
 # a program opts into; libc only (elfsyms.c turns exclusion patterns into addresses).
 FUNC_SRCS := src/source/func.c src/source/func_exclude.c src/util/elfsyms.c
-# in a core folder, but it compiles filters against schemas: the reading side's
-READ_IN_CORE := src/filter/filter_format.c
+# in a core folder, but the reading side's: filters compiled against schemas, and
+# `report -F`'s filter sets
+READ_IN_CORE := src/filter/filter_format.c src/filter/filter_set.c
 # only in test_shm_crash's and test_shm_pidns's build of the core (CRASH_OBJS)
 CRASH_ONLY := src/ring/crash_point.c
 CORE_SRCS := $(filter-out $(FUNC_SRCS) $(READ_IN_CORE) $(CRASH_ONLY),$(sort $(wildcard $(CORE_DIRS:%=src/%/*.c))))

@@ -9,8 +9,9 @@
 #   util      helpers every stage uses: growable arrays, pread_full,
 #             write_all, sorted search, id tables, ELF symbols   (libc only)
 #   ring      the lockless buffer, the page format, shm regions    (libc only)
-#   filter    the filter language: parser, evaluator (libc only; filter_format.c
-#             compiles against schemas through their public API)
+#   filter    the filter language: parser, evaluator, compact form, report's
+#             -F specs (libc only; filter_format.c and filter_set.c take
+#             schemas' formats as data, looked up by decode)
 #   source    what writes into rings: events, printf, perf, pmu, func,
 #             per-event filters                                    (libc only)
 #   decode    reading pages back: schemas, formats, symbols, the capture

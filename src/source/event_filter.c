@@ -13,7 +13,7 @@
  * tracepoint.h, which the emitter runs inline: a flat array of (offset,
  * width, sign shift, range) tests, all run in a straight line, and the
  * verdict looked up in the truth table filter_tabulate() built from the
- * program - no branch program to walk, no call unless the record is
+ * program (filter_compact(), src/filter/filter_compact.c) - no branch program to walk, no call unless the record is
  * dropped, no allocation, no lock.  Anything else (strings, CPU, COMM,
  * more predicates) runs the reference program, tb_filter_match(), out of
  * line (tb_event_filter_keep), with the CPU and thread name when it reads
@@ -30,7 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "filter/filter_internal.h"
+#include "filter/filter_compact.h"
 #include "registry.h"
 #include "tracebuf/filter.h"
 #include "ring/ring_internal.h"
@@ -42,8 +42,6 @@ struct source_filter {
 	struct tb_ring *mirror;      /* a session's ring: a record kept is written there too (NULL: none) */
 	struct source_filter *next;  /* every filter ever made: kept reachable */
 };
-
-_Static_assert(TB_EVENT_FILTER_FAST_MAX == MAX_TABLE_PREDS, "the compact form holds what filter_tabulate tabulates");
 
 /* Every filter made (under the registry's lock). */
 static struct source_filter *all_filters;
@@ -97,39 +95,26 @@ static bool run_program(const struct tb_filter *program, const void *rec, uint32
 	return tb_filter_match(program, rec, len, &env);
 }
 
-/*
- * The compact form of program, when it has one (its table: filter_tabulate);
- * else ntests stays 0.  A predicate is true when ((field ^ flip) - lo <=
- * span) != invert, flip 0 or the sign bit; x ^ (1 << 63) is x + (1 << 63)
- * modulo 2^64, so that is (field - (lo ^ flip) <= span) != invert, and the
- * inversion moves into the table: one subtraction and one comparison are
- * left for the emitter.
- */
-static void compact(struct tb_event_filter *f, const struct tb_filter *program)
-{
-	uint64_t inverted = 0;
+_Static_assert(TB_EVENT_FILTER_FAST_MAX == FILTER_COMPACT_MAX, "the emitters' form holds every compact program");
 
-	if (!program->table || program->npreds == 0)
-		return;
-	for (uint32_t k = 0; k < program->npreds; k++) {
-		const struct filter_pred *p = &program->preds[k];
-		bool band = p->op == OP_BAND;
+/* The program's compact form (filter_compact), where the emitters read it. */
+static void to_event_filter(struct tb_event_filter *f, const struct tb_filter *program)
+{
+	struct filter_compact c;
+
+	filter_compact(program, &c);
+	for (uint32_t k = 0; k < c.ntests; k++)
 		f->tests[k] = (struct tb_event_filter_test){
-		    .offset = p->offset,
-		    .width = p->size,
-		    .is_signed = p->is_signed,
-		    .band = band,
-		    .lo = band ? p->val : p->lo ^ p->flip,
-		    .span = p->span,
+		    .offset = c.tests[k].offset,
+		    .width = c.tests[k].width,
+		    .is_signed = c.tests[k].is_signed,
+		    .band = c.tests[k].band,
+		    .lo = c.tests[k].lo,
+		    .span = c.tests[k].span,
 		};
-		if (!band && p->invert)
-			inverted |= 1u << k;
-	}
-	/* the verdict for answers b is the program's for the answers before inversion */
-	for (uint64_t b = 0; b < (UINT64_C(1) << program->npreds); b++)
-		f->truth |= ((program->truth >> (b ^ inverted)) & 1) << b;
-	f->ntests = program->npreds;
-	f->min_len = program->min_len;
+	f->truth = c.truth;
+	f->ntests = c.ntests;
+	f->min_len = c.min_len;
 }
 
 int source_filter_new(const struct tb_event_desc *d, const char *expr, struct tb_filter_error *err,
@@ -149,7 +134,7 @@ int source_filter_new(const struct tb_event_desc *d, const char *expr, struct tb
 		free(sf);
 		return rc;
 	}
-	compact(&sf->fast, sf->program);
+	to_event_filter(&sf->fast, sf->program);
 	sf->next = all_filters;
 	all_filters = sf;
 	*out = &sf->fast;

@@ -2,7 +2,10 @@
 /*
  * filter_set.c - `tracebuf report -F`: trace-cmd's "EVENTS: EXPR" specs,
  * each compiled per event ID the first time a record of that ID is met
- * (a live kernel has thousands of events; a trace uses a few).
+ * (a live kernel has thousands of events; a trace uses a few).  The
+ * language alone: which event a record is, and a pid's command name, are
+ * the reading side's to find (decode/filter_schema.c, through
+ * filter_set.h).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -10,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter_set.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/report.h"
 #include "tracebuf/schema.h"
@@ -251,36 +255,33 @@ static struct per_spec *work_out(struct tb_filter_set *set, const struct tb_form
 	return ps;
 }
 
-bool tb_filter_set_keep(struct tb_filter_set *set, struct tb_schema *s, const struct tb_render_record *ev)
+bool filter_set_empty(const struct tb_filter_set *set)
 {
-	const struct tb_format *f = NULL;
-	const char *sys = "";
+	return !set || !set->nspecs;
+}
+
+bool filter_set_keep_record(struct tb_filter_set *set, const struct filter_set_event *event,
+			    const struct tb_render_record *ev)
+{
+	const struct tb_format *f = event->format;
 	struct tb_filter_env env;
 	bool kept = false;
-	uint16_t id = 0;
-	int32_t pid = 0;
 
-	if (!set || !set->nspecs)
+	if (filter_set_empty(set))
 		return true;
-	if (ev && ev->len >= 8) {
-		memcpy(&id, ev->data, 2);
-		memcpy(&pid, (const uint8_t *)ev->data + 4, 4);
-		f = tb_schema_find_event(s, id, &sys);
-	}
 	if (!f)
 		return set->npositive == 0; /* no event to name: only a filter naming none keeps it */
-	if (!set->ids[id] && !(set->ids[id] = work_out(set, f, sys)))
+	if (!set->ids[event->id] && !(set->ids[event->id] = work_out(set, f, event->system)))
 		return true; /* out of memory: print rather than lose */
 	env.cpu = ev->cpu;
 	env.comm = NULL;
 	for (size_t i = 0; i < set->nspecs; i++) {
-		const struct per_spec *ps = &set->ids[id][i];
-		size_t comm_len;
+		const struct per_spec *ps = &set->ids[event->id][i];
 		if (!ps->applies)
 			continue;
-		/* The kernel's COMM is the writer's name: here the one saved_cmdlines gives its pid. */
+		/* The kernel's COMM is the writer's name: the reading side finds it for the pid. */
 		if (!env.comm && (tb_filter_uses(ps->f) & TB_FILTER_USES_COMM))
-			env.comm = tb_schema_comm(s, pid, &comm_len);
+			env.comm = event->comm(event->ctx, event->pid);
 		bool pass = !ps->broken && tb_filter_match(ps->f, ev->data, ev->len, &env);
 		if (pass && set->specs[i].exclude)
 			return false;
