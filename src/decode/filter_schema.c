@@ -5,9 +5,11 @@
  * saved_cmdlines), for the filter language's decision
  * (filter/filter_set.c).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "filter/filter_set.h"
+#include "util/grow.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/schema.h"
 
@@ -30,4 +32,34 @@ bool tb_filter_set_keep(struct tb_filter_set *set, struct tb_schema *s, const st
 		event.format = tb_schema_find_event(s, event.id, &event.system);
 	}
 	return filter_set_keep_record(set, &event, ev);
+}
+
+/*
+ * The schema's events listed once (loading their formats as needed), then
+ * each spec's names held against them.  Out of memory: NULL, as if every
+ * name matched - an error must not be made up.
+ */
+const char *tb_filter_set_unmatched(struct tb_filter_set *set, struct tb_schema *s)
+{
+	struct filter_set_name *events = NULL, *grown;
+	size_t n = 0, cap = 0;
+	const char *missing = NULL;
+
+	if (filter_set_empty(set))
+		return NULL;
+	for (uint32_t id = 1; id <= 65535; id++) {
+		const char *system = "";
+		const struct tb_format *f = tb_schema_find_event(s, id, &system);
+
+		if (!f)
+			continue;
+		if (!(grown = tb__grow(events, &cap, n + 1, sizeof(*events), 256)))
+			goto out;
+		events = grown;
+		events[n++] = (struct filter_set_name){system ? system : "", f->name};
+	}
+	missing = filter_set_unmatched_of(set, events, n);
+out:
+	free(events);
+	return missing;
 }

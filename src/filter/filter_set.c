@@ -290,17 +290,14 @@ bool filter_set_keep_record(struct tb_filter_set *set, const struct filter_set_e
 	return set->npositive == 0 || kept;
 }
 
-const char *tb_filter_set_unmatched(struct tb_filter_set *set, struct tb_schema *s)
+const char *filter_set_unmatched_of(const struct tb_filter_set *set, const struct filter_set_name *events, size_t n)
 {
 	for (size_t i = 0; set && i < set->nspecs; i++)
 		for (size_t k = 0; k < set->specs[i].nnames; k++) {
 			const struct name_pat *np = &set->specs[i].names[k];
 			bool met = false;
-			for (uint32_t id = 1; id <= 65535 && !met; id++) {
-				const char *system = "";
-				const struct tb_format *f = tb_schema_find_event(s, id, &system);
-				met = f && name_matches(np, system ? system : "", f->name);
-			}
+			for (size_t e = 0; e < n && !met; e++)
+				met = name_matches(np, events[e].system, events[e].name);
 			if (!met)
 				return np->event;
 		}

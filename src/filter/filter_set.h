@@ -10,6 +10,7 @@
 #define TRACEBUF_FILTER_SET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tracebuf/filter.h"
@@ -33,5 +34,17 @@ bool filter_set_empty(const struct tb_filter_set *set);
 /* Whether the specs keep ev, a record of event (tb_filter_set_keep's rule). */
 bool filter_set_keep_record(struct tb_filter_set *set, const struct filter_set_event *event,
 			    const struct tb_render_record *ev);
+
+/* An event of the reading side's schema, by name. */
+struct filter_set_name {
+	const char *system, *name;
+};
+
+/*
+ * The first name of the specs' EVENTS (its EVENT part, as given) that
+ * matches none of events[0..n), or NULL: tb_filter_set_unmatched's rule,
+ * the events listed by the reading side (decode/filter_schema.c).
+ */
+const char *filter_set_unmatched_of(const struct tb_filter_set *set, const struct filter_set_name *events, size_t n);
 
 #endif
