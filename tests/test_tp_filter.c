@@ -140,12 +140,26 @@ static void comm_and_pid(struct tb_ring *ring)
 /* Threads firing while the filter is replaced and removed: every record passed the filter then in force. */
 static atomic_bool stop_firing;
 
+/* Writers that fired a whole lap of ids 0..99: each lap has ids both filters keep. */
+static atomic_int lapped;
+
 static void *fire(void *arg)
 {
 	(void)arg;
-	for (int i = 0; !atomic_load_explicit(&stop_firing, memory_order_relaxed); i++)
+	for (int i = 0; !atomic_load_explicit(&stop_firing, memory_order_relaxed); i++) {
 		tb_trace(tpflt, req, i % 100, (uint64_t)i, "/api/x", "t");
+		if (i == 99)
+			atomic_fetch_add(&lapped, 1);
+	}
 	return NULL;
+}
+
+/* Both writers through their first lap (a generous bound: a busy machine may start them late). */
+static bool writers_lapped(void)
+{
+	for (int ms = 0; ms < 60000 && atomic_load(&lapped) < 2; ms++)
+		usleep(1000);
+	return atomic_load(&lapped) == 2;
 }
 
 static void replaced_under_load(struct tb_ring *ring)
@@ -159,6 +173,8 @@ static void replaced_under_load(struct tb_ring *ring)
 	drain(ring, got, sizeof(got) / sizeof(got[0]), &ticks, &pid);
 	for (int k = 0; k < 2; k++)
 		pthread_create(&t[k], NULL, fire, NULL);
+	/* each lap fired ids a filter in force keeps: records to read, whenever the scheduler ran the writers */
+	all_set &= writers_lapped();
 	for (int round = 0; round < 200; round++) {
 		all_set &= tb_events_set_filter("tpflt:req", round % 2 ? "id < 10" : "id >= 90", NULL) == 0;
 		/* a round reads what it can of the two writers' stream: no round waits for them to pause */
