@@ -192,6 +192,40 @@ static void lookup_rules(void)
 	tb_ksyms_free(k);
 }
 
+/*
+ * A tracebuf program's table of keys (tb_events_kallsyms: its own _stext and
+ * _etext around small numbers) before a kernel's kallsyms, in one text, as a
+ * trace.dat joining `record`'s two buffers holds them: the kernel's symbols
+ * resolve (the program's bounds used to shut them out, so `offcpu` printed
+ * the stacks of `record --offcpu` as bare addresses), and so do the keys;
+ * what lies outside both images does not.  In one pass and in two halves.
+ */
+static void joined_images(void)
+{
+	static const char keys[] = "0000000000000001 t tracing_mark_write\n"
+				   "0000000000000001 T _stext\n"
+				   "0000000000000002 t serve\n"
+				   "0000000000000003 T _etext\n";
+	char text[sizeof(keys) + sizeof(table)];
+	struct tb_ksyms *k;
+
+	snprintf(text, sizeof(text), "%s%s", keys, table);
+	for (int halves = 1; halves <= 2; halves++) {
+		tb_ksyms_set_split(halves == 1 ? SIZE_MAX : 0);
+		if (!ok(tb_ksyms_parse("joined", text, strlen(text), NULL, NULL, &k) == 0,
+			"a program's keys and a kernel's kallsyms in one text parse (%d part%s)", halves,
+			halves == 1 ? "" : "s"))
+			continue;
+		check(k, 0xffffffff81000123ull, "func_a", 0xffffffff81000100ull, 0x130, NULL,
+		      "the kernel's image resolves after the program's table");
+		check(k, 0x2, "serve", 0x2, 0x1, NULL, "the program's key resolves");
+		check(k, 0x10, NULL, 0, 0, NULL, "between the two images");
+		check(k, 0xffffffff81200010ull, NULL, 0, 0, NULL, "above the kernel's _etext");
+		tb_ksyms_free(k);
+	}
+	tb_ksyms_set_split(1u << 20);
+}
+
 /* ---------------------------------------------------------- live table */
 
 /* The first name listed at each address, by a plain scan of the text. */
@@ -476,6 +510,7 @@ int main(void)
 	address_bytes();
 	split_parse();
 	lookup_rules();
+	joined_images();
 	k = live_kallsyms();
 	kernel_offsets(k);
 	tb_ksyms_free(k);

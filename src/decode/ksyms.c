@@ -34,10 +34,22 @@ struct ksym_entry {
 	char type;
 };
 
-/* The kernel image's ranges that kallsyms_lookup() resolves (is_ksym_addr). */
+/*
+ * The kernel image's ranges that kallsyms_lookup() resolves (is_ksym_addr).
+ * One text may list more than one image: a trace.dat that joins a tracebuf
+ * program's capture to the kernel's holds the program's table of keys
+ * (tb_events_kallsyms: its own _stext and _etext) and then the kernel's
+ * kallsyms, in one section.  So each _stext and _etext is kept in the order
+ * listed, the n-th _stext pairing with the n-th _etext (each table lists
+ * its _stext before its _etext), and an address in any pair's range
+ * resolves.  The other bounds are the kernel's alone: the first listed wins.
+ */
+#define MAX_IMAGES 4
 struct image_bounds {
-	uint64_t stext, etext, sinittext, einittext, end;
-	bool have_stext, have_etext, have_sinittext, have_einittext, have_end;
+	uint64_t stext[MAX_IMAGES], etext[MAX_IMAGES];
+	unsigned nstext, netext;
+	uint64_t sinittext, einittext, end;
+	bool have_sinittext, have_einittext, have_end;
 };
 
 struct tb_ksyms {
@@ -258,6 +270,13 @@ static const char *parse_line(char *s, const char *end, const char *text, struct
 	return NULL;
 }
 
+/* Append n addresses to an image's list of _stext or _etext, as far as there is room. */
+static void add_bound(uint64_t *list, unsigned *have, const uint64_t *addr, unsigned n)
+{
+	for (unsigned i = 0; i < n && *have < MAX_IMAGES; i++)
+		list[(*have)++] = addr[i];
+}
+
 /* Remember where the image's resolvable ranges begin and end. */
 static void note_bound(struct image_bounds *b, const char *name, uint64_t addr)
 {
@@ -265,8 +284,6 @@ static void note_bound(struct image_bounds *b, const char *name, uint64_t addr)
 		const char *name;
 		size_t value, have;
 	} bounds[] = {
-		{"_stext", offsetof(struct image_bounds, stext), offsetof(struct image_bounds, have_stext)},
-		{"_etext", offsetof(struct image_bounds, etext), offsetof(struct image_bounds, have_etext)},
 		{"_sinittext", offsetof(struct image_bounds, sinittext),
 		 offsetof(struct image_bounds, have_sinittext)},
 		{"_einittext", offsetof(struct image_bounds, einittext),
@@ -276,6 +293,14 @@ static void note_bound(struct image_bounds *b, const char *name, uint64_t addr)
 
 	if (name[0] != '_' || name[1] == '_')
 		return; /* the bounds are "_" and a letter; most names are not */
+	if (!strcmp(name, "_stext")) {
+		add_bound(b->stext, &b->nstext, &addr, 1);
+		return;
+	}
+	if (!strcmp(name, "_etext")) {
+		add_bound(b->etext, &b->netext, &addr, 1);
+		return;
+	}
 	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
 		bool *have = (bool *)((char *)b + bounds[i].have);
 		if (!*have && !strcmp(name, bounds[i].name)) {
@@ -426,13 +451,14 @@ static uint32_t as_named_in(const struct tb_ksyms *k, const struct module_list *
 	return at;
 }
 
-/* The earlier part's bound where it has one, else the later's: the first listed wins. */
+/*
+ * Part b's bounds after part a's: the images' _stext and _etext listed in
+ * order, as if one part had read both; of the other bounds, the first listed wins.
+ */
 static void merge_bounds(struct image_bounds *a, const struct image_bounds *b)
 {
-	if (!a->have_stext && b->have_stext)
-		a->stext = b->stext, a->have_stext = true;
-	if (!a->have_etext && b->have_etext)
-		a->etext = b->etext, a->have_etext = true;
+	add_bound(a->stext, &a->nstext, b->stext, b->nstext);
+	add_bound(a->etext, &a->netext, b->etext, b->netext);
 	if (!a->have_sinittext && b->have_sinittext)
 		a->sinittext = b->sinittext, a->have_sinittext = true;
 	if (!a->have_einittext && b->have_einittext)
@@ -633,13 +659,14 @@ static ptrdiff_t last_not_above(const struct tb_ksyms *k, uint64_t addr)
 /* Whether addr lies where the kernel resolves image symbols. */
 static bool in_image_ranges(const struct image_bounds *b, uint64_t addr, bool *known)
 {
-	*known = b->have_stext && (b->have_end || b->have_etext);
+	*known = b->nstext > 0 && (b->have_end || b->netext > 0);
 	if (!*known)
 		return false;
 	if (b->have_end)
-		return addr >= b->stext && addr < b->end;
-	if (addr >= b->stext && addr < b->etext)
-		return true;
+		return addr >= b->stext[0] && addr < b->end;
+	for (unsigned i = 0; i < b->nstext && i < b->netext; i++)
+		if (addr >= b->stext[i] && addr < b->etext[i])
+			return true;
 	return b->have_sinittext && b->have_einittext && addr >= b->sinittext &&
 	       addr < b->einittext;
 }
