@@ -1,7 +1,8 @@
 /*
- * quickstart - trace from two threads into a tracebuf ring, then read it back.
+ * ring_api - the ring without tracepoints: write from two threads with
+ * tb_write and tb_reserve/tb_commit, then read it back (docs/library.md).
  *
- *   cc -Iinclude examples/quickstart.c build/libtracebuf.a -lpthread
+ *   cc -Iinclude examples/ring_api.c build/libtracebuf.a -lpthread
  */
 #include <pthread.h>
 #include <stdio.h>

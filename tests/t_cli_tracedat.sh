@@ -35,7 +35,7 @@ $TB report --cpu 2-x $V/sched-marker-v6.dat >/dev/null 2>&1
 # The default: trace-cmd's framing with the kernel's text.  Against trace-cmd's
 # own text (--like-trace-cmd, byte-for-byte trace-cmd's above): every line's
 # framing (prefix, comm-pid, CPU, time, event name) the same, and the text the
-# same except for the events trace-cmd prints otherwise (README lists why).
+# same except for the events trace-cmd prints otherwise (docs/trace-dat.md lists why).
 differs='sched_switch|sched_wakeup|sched_wakeup_new|hrtimer_start|hrtimer_expire_entry|timer_start|raw_data'
 for dat in $V/*.dat; do
 	$TB report "$dat" > "$tmp/k" 2>&1; rc=$?

@@ -132,7 +132,7 @@ long tb_blob_resolve(struct tb_ring *ring, const struct tb_blob_ref *ref, void *
  * A reader finds a reference's blob by (area, first, len).  A blob
  * overwritten before its page was saved has no entry (and is counted
  * lost).  A capture directory keeps the store as blobs.bin; a trace.dat
- * holds it in an option (docs/trace-dat notes in README.md).
+ * holds it in an option (docs/library.md, "Blobs").
  */
 #define TB_BLOB_SAVED_MAGIC 0x53424254u
 #define TB_BLOB_SAVED_HEADER 24u
