@@ -109,7 +109,7 @@ missing_requirement() {
 			[ -d /sys/kernel/tracing/events ] || { echo "tracefs at /sys/kernel/tracing"; return; } ;;
 		trace-cmd | chromium)
 			command -v "$r" > /dev/null || { echo "$r (apt-get install $r)"; return; } ;;
-		*) echo "an unknown requirement '$r'"; return ;;
+		*) echo "unknown requirement '$r'"; return ;;
 		esac
 	done
 }
@@ -121,10 +121,11 @@ while read -r k page line reqs; do
 	fi
 	# shellcheck disable=SC2086 # the requirements are words
 	lacking=$(missing_requirement $reqs)
-	if [ -n "$lacking" ]; then
-		skip "$page:$line: needs $lacking"
-		continue
-	fi
+	case $lacking in
+	"") ;;
+	unknown*) not_ok "$page:$line: $lacking (root, trace-cmd or chromium)"; continue ;;
+	*) skip "$page:$line: needs $lacking"; continue ;;
+	esac
 	d=$(scratch_for "$page")
 	started=$(date +%s%N)
 	# The page's state so far, the block in the same shell under -e, then what it exported.
@@ -136,7 +137,14 @@ while read -r k page line reqs; do
 		ok "$page:$line: block runs ($((($(date +%s%N) - started) / 1000000)) ms)"
 	else
 		not_ok "$page:$line: block failed (exit $status)"
-		tail -n 15 "$work/out" | sed 's/^/#   /'
+		# its first lines (where an error usually is) and its last
+		if [ "$(wc -l < "$work/out")" -le 20 ]; then
+			sed 's/^/#   /' "$work/out"
+		else
+			sed -n '1,6s/^/#   /p' "$work/out"
+			echo "#   ..."
+			tail -n 12 "$work/out" | sed 's/^/#   /'
+		fi
 	fi
 done < "$work/blocks/index"
 
