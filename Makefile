@@ -300,7 +300,7 @@ run: deps
 # the busy machine every test must pass on anyway.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 TEST_JOBS ?= $(NPROC)
-PROVE := prove --exec '' -f -j$(TEST_JOBS)
+PROVE := prove --exec '' -f --timer -j$(TEST_JOBS)
 
 # The normal, ASan and TSan suites run once beside two CPU hogs (scripts/soak-tests.sh,
 # tests/README.md): a test that depends on the machine's speed or load fails here.

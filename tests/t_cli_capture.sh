@@ -66,12 +66,13 @@ check $? "capture with a glob and two -e: exit status 0"
 want=$( (echo irq:irq_handler_entry; ls $T/events/sched | sed -n 's/^sched_wak/sched:&/p') | sort | tr '\n' ' ')
 [ "$(sort "$D/set_event" | tr '\n' ' ')" = "$want" ]
 check $? "set_event is what the kernel has for the glob plus the second -e: $want"
-before=$(ls $T/instances | grep -c '^tracebuf-')
-err=$("$TB" capture -e sched:no_such_event -o "$W/none" -- true 2>&1); rc=$?
+# in the background for its pid: its instance is tracebuf-PID (other tests make and remove theirs meanwhile)
+"$TB" capture -e sched:no_such_event -o "$W/none" -- true > "$W/none.err" 2>&1 & pid=$!
+wait $pid; rc=$?; err=$(cat "$W/none.err")
 [ $rc = 1 ] && echo "$err" | grep -q "'sched:no_such_event' matches no event"
 check $? "an event that does not exist: exit status 1, named"
-[ "$(ls $T/instances | grep -c '^tracebuf-')" = "$before" ] && [ ! -e "$W/none" ]
-check $? "and its instance is gone, nothing saved"
+[ ! -e "$T/instances/tracebuf-$pid" ] && [ ! -e "$W/none" ]
+check $? "and its instance (tracebuf-$pid) is gone, nothing saved"
 "$TB" capture --clock no-such-clock -o "$W/none" -- true 2>&1 | grep -q "no trace clock 'no-such-clock'"
 check $? "an unknown --clock is named with the kernel's clocks"
 

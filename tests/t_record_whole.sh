@@ -128,10 +128,12 @@ if [ $kernel = 0 ]; then
 	for i in 1 2 3 4 5; do skip "no tracefs or not root"; done
 	echo "1..$n"; exit $fail
 fi
-$TB record --kernel sched:sched_swich -o "$tmp/k.dat" -- sh -c "touch $tmp/ran" > /dev/null 2> "$tmp/k.err"; rc=$?
+# in the background for its pid: its instance would be tracebuf-kernel-PID (other tests' come and go)
+$TB record --kernel sched:sched_swich -o "$tmp/k.dat" -- sh -c "touch $tmp/ran" > /dev/null 2> "$tmp/k.err" & pid=$!
+wait $pid; rc=$?
 [ $rc = 2 ] && grep -q "'sched:sched_swich' matches no event of this kernel; the closest: sched:sched_switch" "$tmp/k.err" &&
 	[ ! -e "$tmp/ran" ] && ! grep -q 'instances/' "$tmp/k.err" && [ ! -e "$tmp/k.dat" ] &&
-	! ls -d /sys/kernel/tracing/instances/tracebuf-kernel-* 2>/dev/null | grep -q .
+	[ ! -e /sys/kernel/tracing/instances/tracebuf-kernel-$pid ]
 check $? "--kernel sched:sched_swich: exit 2 naming sched:sched_switch, the program never ran, no instance named or left"
 
 # CMD waits for go; meanwhile a process outside it is born and ends while the kernel records
