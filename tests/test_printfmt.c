@@ -912,8 +912,11 @@ static int extra_index(struct oracle_totals *t, const char *rule)
 	return t->nextra++;
 }
 
-/* In a child: one format against libtraceevent; lines to fd describe each record. */
-static void oracle_child(const char *path, int fd)
+static void oracle_record(const struct tb_format *f, const struct tb_printfmt *p, struct tep_handle *tep, int v,
+			  FILE *out);
+
+/* One format against libtraceevent, in the oracles' child: lines to out describe each record. */
+static void oracle_one(const char *path, FILE *out)
 {
 	size_t len;
 	char *text = tap_slurp(path, &len);
@@ -921,20 +924,19 @@ static void oracle_child(const char *path, int fd)
 	struct tb_problem d = {0};
 	struct tb_printfmt *p;
 	struct tep_handle *tep;
-	FILE *out = fdopen(fd, "w");
 	int rc;
 
-	alarm(20);
 	if (!text || tb_format_parse(text, len, &f, &d) < 0) {
 		fprintf(out, "PARSE\t%s\n", d.reason);
-		fflush(out);
-		_exit(0);
+		free(text);
+		return;
 	}
 	rc = tb_printfmt_compile(&f, NULL, &p, &d);
 	if (rc < 0) {
 		fprintf(out, "%s\t%s\t%s\n", rc == -ENOTSUP ? "NOTSUP" : "INVALID", f.name, d.reason);
-		fflush(out);
-		_exit(0);
+		tb_format_free(&f);
+		free(text);
+		return;
 	}
 	fprintf(out, "COMPILED\n");
 	fflush(out);
@@ -943,36 +945,63 @@ static void oracle_child(const char *path, int fd)
 	tep_set_page_size(tep, 4096);
 	if (tep_parse_event(tep, text, len, "sys") != 0) {
 		fprintf(out, "TEPFAIL\n");
-		fflush(out);
-		_exit(0);
+	} else {
+		for (int v = 0; v < 6; v++)
+			oracle_record(&f, p, tep, v, out);
 	}
-	for (int v = 0; v < 6; v++) {
-		static uint8_t rec[65536];
-		uint32_t n = make_record(&f, v < 2 ? v : REC_RANDOM, (uint64_t)v, rec, sizeof(rec));
-		struct tb_strbuf sb = {0};
-		struct tep_record tr = {.data = rec, .size = (int)n, .record_size = (int)n};
-		struct trace_seq s;
-		unsigned mask;
-		const char *rule;
-		if (!n)
-			continue;
-		rc = tb_printfmt_run(p, rec, n, &sb);
-		sb_putc(&sb, '\0');
-		trace_seq_init(&s);
-		tep_print_event(tep, &s, &tr, "%s", TEP_PRINT_INFO);
-		trace_seq_terminate(&s);
-		if (rc == 0 && !strcmp(sb.buf, s.buffer)) {
-			fprintf(out, "SAME\n");
-		} else if ((rule = classify(f.print_fmt, rc == 0 ? sb.buf : "", s.buffer, rc, &mask)) != NULL) {
-			if (*rule)
-				fprintf(out, "RULE\t%s\n", rule);
-			else
-				fprintf(out, "MASK\t%u\n", mask);
-		} else {
-			fprintf(out, "UNCLASSIFIED\t%s\t%d\t%s\t%s\n", f.name, rc, sb.buf, s.buffer);
-		}
-		trace_seq_destroy(&s);
-		sb_free(&sb);
+	tep_free(tep);
+	tb_printfmt_free(p);
+	tb_format_free(&f);
+	free(text);
+}
+
+/* One record of variant v through both printers: SAME, RULE, MASK or UNCLASSIFIED. */
+static void oracle_record(const struct tb_format *f, const struct tb_printfmt *p, struct tep_handle *tep, int v,
+			  FILE *out)
+{
+	static uint8_t rec[65536];
+	uint32_t n = make_record(f, v < 2 ? v : REC_RANDOM, (uint64_t)v, rec, sizeof(rec));
+	struct tb_strbuf sb = {0};
+	struct tep_record tr = {.data = rec, .size = (int)n, .record_size = (int)n};
+	struct trace_seq s;
+	unsigned mask;
+	const char *rule;
+	int rc;
+
+	if (!n)
+		return;
+	rc = tb_printfmt_run(p, rec, n, &sb);
+	sb_putc(&sb, '\0');
+	trace_seq_init(&s);
+	tep_print_event(tep, &s, &tr, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&s);
+	if (rc == 0 && !strcmp(sb.buf, s.buffer))
+		fprintf(out, "SAME\n");
+	else if ((rule = classify(f->print_fmt, rc == 0 ? sb.buf : "", s.buffer, rc, &mask)) != NULL)
+		*rule ? fprintf(out, "RULE\t%s\n", rule) : fprintf(out, "MASK\t%u\n", mask);
+	else
+		fprintf(out, "UNCLASSIFIED\t%s\t%d\t%s\t%s\n", f->name, rc, sb.buf, s.buffer);
+	trace_seq_destroy(&s);
+	sb_free(&sb);
+	fflush(out);
+}
+
+/*
+ * In a child: the formats from the first on, each announced by "FILE\tI"
+ * before its lines.  libtraceevent crashes on some formats, so the parent
+ * starts a new child after the one that crashed; one child for all the rest
+ * otherwise (a fork per format cost minutes under ASan, whose shadow
+ * mappings every fork copies).
+ */
+static _Noreturn void oracle_child(char **paths, size_t first, size_t count, int fd)
+{
+	FILE *out = fdopen(fd, "w");
+
+	for (size_t i = first; i < count; i++) {
+		fprintf(out, "FILE\t%zu\n", i);
+		fflush(out);
+		alarm(20);
+		oracle_one(paths[i], out);
 		fflush(out);
 	}
 	_exit(0);
@@ -1017,14 +1046,17 @@ static void oracle_line(struct oracle_totals *t, char *line, const char *path, F
 static void oracle_glob(const char *pattern, struct oracle_totals *t, FILE *report)
 {
 	glob_t g;
+	size_t next = 0;
 
 	if (glob(pattern, 0, NULL, &g) != 0)
 		return;
-	for (size_t i = 0; i < g.gl_pathc; i++) {
+	while (next < g.gl_pathc) {
 		int fds[2], status;
 		pid_t pid;
 		FILE *in;
 		char line[16384];
+		size_t cur = next;
+		bool started = false;
 		if (pipe(fds) < 0)
 			break;
 		fflush(stdout);
@@ -1036,22 +1068,32 @@ static void oracle_glob(const char *pattern, struct oracle_totals *t, FILE *repo
 			if (null >= 0)
 				dup2(null, STDERR_FILENO);
 			close(fds[0]);
-			oracle_child(g.gl_pathv[i], fds[1]);
+			oracle_child(g.gl_pathv, next, g.gl_pathc, fds[1]);
 		}
 		close(fds[1]);
-		t->formats++;
 		in = fdopen(fds[0], "r");
 		while (fgets(line, sizeof(line), in)) {
 			line[strcspn(line, "\n")] = '\0';
-			oracle_line(t, line, g.gl_pathv[i], report);
+			if (!strncmp(line, "FILE\t", 5)) {
+				cur = strtoul(line + 5, NULL, 10);
+				started = true;
+				t->formats++;
+				continue;
+			}
+			oracle_line(t, line, g.gl_pathv[cur], report);
 		}
 		fclose(in);
 		waitpid(pid, &status, 0);
-		if (!WIFEXITED(status)) {
-			t->crashed++;
-			fprintf(report, "# libtraceevent crashed (signal %d) on %s\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0,
-				g.gl_pathv[i]);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			next = g.gl_pathc;
+			continue;
 		}
+		if (!started) /* the child died before its first format: no progress to make */
+			break;
+		t->crashed++;
+		fprintf(report, "# libtraceevent crashed (signal %d) on %s\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+			g.gl_pathv[cur]);
+		next = cur + 1;
 	}
 	globfree(&g);
 }
