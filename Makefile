@@ -218,6 +218,22 @@ $(B)/tests/tp_%.so: tests/plugins/tp_%.c tests/plugins/tp_shared.h
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: TEST_LDFLAGS := -rdynamic
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: $(TEST_PLUGIN)
 
+# t_usdt.sh: a program whose events bpftrace attaches to, the library it
+# dlopens (its probes live there), and the program built with -DTB_NO_USDT.
+USDT_APP := $(B)/tests/usdt/usdt_app $(B)/tests/usdt/usdt_lib.so $(B)/tests/usdt/usdt_app_nosdt
+$(B)/tests/usdt/usdt_lib.so: tests/usdt/usdt_lib.c tests/usdt/usdt_events.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) -fPIC -shared -o $@ $<
+$(B)/tests/usdt/usdt_app: tests/usdt/usdt_app.c tests/usdt/usdt_events.h $(B)/libtracebuf.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) -rdynamic -o $@ $< $(B)/libtracebuf.a -ldl -lpthread
+$(B)/tests/usdt/usdt_app_nosdt: tests/usdt/usdt_app.c tests/usdt/usdt_events.h $(B)/libtracebuf.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) -DTB_NO_USDT -rdynamic -o $@ $< $(B)/libtracebuf.a -ldl -lpthread
+
 # test_so_dlopen: a program not linked with libtracebuf dlopens libtracebuf.so.
 $(B)/tests/test_so_dlopen: tests/test_so_dlopen.c $(B)/libtracebuf.so
 	@mkdir -p $(@D)
@@ -279,7 +295,7 @@ $(B)/examples/demo: examples/demo.c examples/demo/demo.h examples/demo/crash.c $
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< examples/demo/crash.c $(DEMO_APP) $(B)/libtracebuf-func.a \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
-tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES) $(B)/bench/merge_results
+tests: lib cli $(TESTS) $(TEST_PLUGIN) $(USDT_APP) $(EXAMPLES) $(B)/bench/merge_results
 
 # What -MMD wrote: each target's headers, as the compiler read them; only this
 # variant's (build/ holds build/asan and build/tsan too).
