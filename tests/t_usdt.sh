@@ -43,6 +43,22 @@ awk '$1 == "usdt_t:hit" {for (i = 3; i <= NF; i++) printf "%s ", substr($i, 1, i
 grep -q "^usdt_lib:fire 0x0*[1-9a-f].* -4@.* 8@" "$W/lib"; check $? "the library's probe usdt_lib:fire is in the library, with its semaphore"
 ! grep -q "^usdt_t:hit\|^ftrace:bprint" "$W/nosdt"; check $? "built with -DTB_NO_USDT: no note for the program's own events"
 
+# <sys/sdt.h>'s notes for the same values, as the oracle of the format: the same argument text.
+if echo '#include <sys/sdt.h>' | ${CC:-cc} -E -x c - > /dev/null 2>&1; then
+	src=$(dirname "$0")
+	${CC:-cc} -O2 -I"$src/../include" -c -o "$W/oracle.o" "$src/usdt/sdt_oracle.c" 2> "$W/cc.err"
+	check $? "sdt_oracle.c compiles with <sys/sdt.h> and tracepoint.h ($(head -1 "$W/cc.err"))"
+	notes "$W/oracle.o" > "$W/oracle"
+	args_of() { awk -v k="oracle:$1" '$1 == k {$1 = $2 = ""; sub(/^ +/, ""); print}' "$W/oracle"; }
+	for pair in "sdt tb" "sdtc tbc"; do
+		set -- $pair
+		a=$(args_of "$1"); b=$(args_of "$2")
+		[ -n "$a" ] && [ "$a" = "$b" ]; check $? "the arguments' text is <sys/sdt.h>'s ($a | $b)"
+	done
+else
+	skip "no <sys/sdt.h> to compare the notes with (systemtap-sdt-dev; scripts/deps.sh installs it)"
+fi
+
 # ------------------------------------------------------------- bpftrace
 N=1000
 if ! command -v bpftrace >/dev/null; then
