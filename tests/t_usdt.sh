@@ -43,6 +43,21 @@ awk '$1 == "usdt_t:hit" {for (i = 3; i <= NF; i++) printf "%s ", substr($i, 1, i
 grep -q "^usdt_lib:fire 0x0*[1-9a-f].* -4@.* 8@" "$W/lib"; check $? "the library's probe usdt_lib:fire is in the library, with its semaphore"
 ! grep -q "^usdt_t:hit\|^ftrace:bprint" "$W/nosdt"; check $? "built with -DTB_NO_USDT: no note for the program's own events"
 
+# tracebuf list -U: each event's probe as bpftrace names it, "-" without one.
+TB=$B/tracebuf
+"$TB" list -U "$APP" > "$W/list" 2> "$W/list.err"; check $? "tracebuf list -U runs on the program"
+grep -qxF "usdt_t:hit	usdt:$APP:usdt_t:hit" "$W/list" && grep -qxF "ftrace:print	usdt:$APP:ftrace:print" "$W/list"
+check $? "list -U names usdt_t:hit's and ftrace:print's probes ($(grep usdt_t "$W/list"))"
+"$TB" list -U "$NOSDT" | grep -qxF "usdt_t:hit	-"; check $? "list -U: no probe for usdt_t:hit built with -DTB_NO_USDT"
+# A note whose size runs past its section: said with the file and the byte, exit 1, the events still listed.
+cp "$APP" "$W/damaged"
+set -- $(readelf -SW "$W/damaged" | awk '{for (i = 1; i < NF; i++) if ($i == ".note.stapsdt") print $(i+3)}')
+printf '\377\377' | dd of="$W/damaged" bs=1 seek=$((0x$1 + 4)) conv=notrunc 2> /dev/null
+"$TB" list -U "$W/damaged" > "$W/dlist" 2> "$W/dlist.err"; rc=$?
+[ $rc = 1 ] && grep -q "damaged: byte $((0x$1)): a note .*runs past its section's end" "$W/dlist.err" &&
+	grep -qxF "usdt_t:hit	-" "$W/dlist"
+check $? "a damaged note: exit 1 ($rc), the file and byte named ($(head -1 "$W/dlist.err"))"
+
 # <sys/sdt.h>'s notes for the same values, as the oracle of the format: the same argument text.
 if echo '#include <sys/sdt.h>' | ${CC:-cc} -E -x c - > /dev/null 2>&1; then
 	src=$(dirname "$0")

@@ -8,8 +8,9 @@
  *	what the ring recorded ("ring phase=P records=R") and the arguments the
  *	first three hits of each phase must arrive with ("want ..."), in the
  *	layout of the bpftrace script's printf.
- *   usdt_app bench N         ns per hit of usdt_t:hit, tracebuf's switch off
- *	(the gate is open only when a USDT consumer is attached) and on.
+ *   usdt_app bench N [wait]  ns per hit of usdt_t:hit, tracebuf's switch off
+ *	(the gate is open only when a USDT consumer is attached) and on; with
+ *	"wait", once a consumer is attached (bench/bench_usdt.sh).
  *
  * Every probe is fired only once a consumer is attached: the program waits
  * (60 s at most) for the kernel's count in the probe's semaphore; without
@@ -153,11 +154,11 @@ static double per_hit(int phase, int n)
 	return (double)(now_ns() - t0) / n;
 }
 
-static int bench(int n)
+static int bench(int n, bool wait)
 {
 	struct tb_ring *ring;
 	double off, on;
-	bool attached = hit_attached();
+	bool attached = wait ? wait_for(hit_attached) : hit_attached();
 
 	if (tb_ring_new(&ring, NULL) < 0) /* overwrite mode: never full */
 		return 1;
@@ -178,8 +179,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "run"))
 		return run(argv[2], atoi(argv[3]));
-	if (argc == 3 && !strcmp(argv[1], "bench"))
-		return bench(atoi(argv[2]));
-	fprintf(stderr, "usage: usdt_app run LIBRARY N | bench N\n");
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "bench"))
+		return bench(atoi(argv[2]), argc == 4 && !strcmp(argv[3], "wait"));
+	fprintf(stderr, "usage: usdt_app run LIBRARY N | bench N [wait]\n");
 	return 2;
 }
