@@ -40,7 +40,6 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "decode/usdt_notes.h"
 #include "program_formats.h"
 #include "lib_internal.h"
 #include "tracebuf/capture.h"
@@ -60,7 +59,7 @@ struct usdt_object {
 struct options {
 	bool ids, fields, counts, usdt;
 	struct usdt_object *objects; /* -U with a program: what its objects declare */
-	size_t nobjects;
+	size_t nobjects, objects_cap;
 	bool damaged_object; /* -U: an object's notes could not be read (exit 1) */
 	const char *buffer; /* --buffer NAME: a trace.dat's one buffer counted (NULL: every buffer) */
 	bool program; /* "--" given: what follows is a program */
@@ -350,7 +349,7 @@ static int list_live(const struct options *o)
 static void add_object(struct options *o, const char *path)
 {
 	struct tb_problem err = {0};
-	struct usdt_object *grown = realloc(o->objects, (o->nobjects + 1) * sizeof(*grown));
+	struct usdt_object *grown = tb__grow(o->objects, &o->objects_cap, o->nobjects + 1, sizeof(*grown), 4);
 
 	if (!grown)
 		return;
