@@ -57,6 +57,11 @@ TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltracee
 # One -I src: an include names the stage its header lives in ("decode/format.h");
 # a bare name is a header beside the file.  -MMD: each object depends on the headers it reads.
 CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc
+# NO_USDT=1: no USDT probe notes in libtracebuf and what is built here (tracepoint.h's
+# TB_NO_USDT; an application sets it for itself).  Objects are not rebuilt by the switch: make clean.
+ifeq ($(NO_USDT),1)
+CPPFLAGS += -DTB_NO_USDT
+endif
 DEPFLAGS = -MMD -MP
 # a program compiled and linked in one step from one source: its .d beside it
 LINKDEP = $(DEPFLAGS) -MF $@.d -MT $@

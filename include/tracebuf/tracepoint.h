@@ -62,7 +62,7 @@
  * integers that are not 1, 2, 4 or 8 bytes, records bigger than
  * TB_EVENT_MAX, more than 32 fields.
  *
- * COST.  Disabled, a tracepoint is one load of its descriptor's ring pointer
+ * COST.  Disabled, a tracepoint is one load of its descriptor's gate word
  * and a branch predicted not taken; its arguments are not evaluated.
  * Enabled, it builds the record on the stack and hands it to tb_write()
  * (measured faster than tb_reserve()/tb_commit() for these sizes:
@@ -97,6 +97,17 @@
  * event like the kernel's); tb_marker_raw_write() records ftrace:raw_data,
  * what trace_marker_raw writes (a 32-bit id and bytes).  Readers that know
  * the kernel's events print both natively.
+ *
+ * USDT PROBES.  Every emitter, tb_printf() call and marker is also a
+ * SystemTap SDT probe SYSTEM:NAME (ftrace:bprint, ftrace:print,
+ * ftrace:raw_data for the built-in ones) with the fields as its arguments
+ * (the first TB_USDT_MAX_ARGS; strings and arrays as pointers), in the
+ * object that fires it, so bpftrace, perf and SystemTap attach to a running
+ * program by name.  Its semaphore is half of the gate word the disabled test
+ * loads: the kernel counts attached consumers there, tracebuf keeps its own
+ * switch beside it, so either turns the emit on and neither disturbs the
+ * other (tb_usdt_attached() tells whether a consumer is attached).
+ * -DTB_NO_USDT leaves the probes out.  Mapping and limits: docs/usdt.md.
  *
  * WHERE RECORDS GO, ON/OFF, SELF-DESCRIPTION: tracebuf/events.h.  Every
  * event starts disabled; an enabled event writes to the ring attached with
