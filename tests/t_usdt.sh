@@ -11,7 +11,7 @@ D=$(cd "$B/tests/usdt" 2>/dev/null && pwd) || { echo "1..0 # SKIP $B/tests/usdt 
 APP=$D/usdt_app LIB=$D/usdt_lib.so NOSDT=$D/usdt_app_nosdt
 W=$(mktemp -d /tmp/tb-t-usdt-XXXXXX) || exit 1
 bp=
-trap 'rm -rf "$W"' EXIT
+trap '[ -n "$KEEP" ] || rm -rf "$W"' EXIT
 trap '[ -n "$bp" ] && kill "$bp" 2>/dev/null; exit 1' INT TERM HUP
 n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }

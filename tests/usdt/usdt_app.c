@@ -85,10 +85,11 @@ static int ring_records(struct tb_ring *ring, int phase)
 	int n = 0;
 
 	while (tb_consume_merged(ring, &ev) == 1) {
-		const struct tb_record_usdt_t_hit *rec = ev.data;
-		if (ev.kind == TB_READ_RECORD && ev.len >= sizeof(*rec) &&
-		    rec->common.common_type == tb_event_usdt_t_hit.id && rec->phase == phase)
-			n++;
+		struct tb_record_usdt_t_hit rec; /* copied: payloads are 4-byte aligned, the record has a u64 */
+		if (ev.kind != TB_READ_RECORD || ev.len < sizeof(rec))
+			continue;
+		memcpy(&rec, ev.data, sizeof(rec));
+		n += rec.common.common_type == tb_event_usdt_t_hit.id && rec.phase == phase;
 	}
 	return n;
 }
