@@ -429,7 +429,7 @@ $(B)/bench/merge_results: bench/merge_results.c Makefile
 
 bench: deps lib cli
 	$(Q)scripts/bench-deps.sh
-	$(Q)$(MAKE) --no-print-directory $(BENCHES) $(B)/bench/merge_results $(B)/examples/recorded
+	$(Q)$(MAKE) --no-print-directory $(BENCHES) $(B)/bench/merge_results $(B)/examples/recorded $(USDT_APP)
 	$(Q)scripts/bench.sh $(B)
 
 # ---------------------------------------------------------------- install

@@ -208,7 +208,7 @@ union tb_event_gate {
 	struct {
 		uint16_t usdt; /* written by the kernel: attached USDT consumers */
 		uint8_t on;    /* written by the registry: 1 while the event is enabled */
-		uint8_t spare;
+		uint8_t spare; /* 0: room for another in-process consumer to join the same test */
 	} part;
 };
 
