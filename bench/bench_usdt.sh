@@ -46,7 +46,7 @@ counted=$(sed -n 's/^@hits: //p' "$W/bt.out")
 off=$(best off_ns "$W/alone") ring=$(best ring_ns "$W/alone") attached=$(best off_ns "$W/attached")
 awk -v off="$off" -v ring="$ring" -v att="$attached" -v n="$N" -v json="$B/bench/results-usdt.json" 'BEGIN {
 	hit = att - off
-	printf "bench_usdt: %d hits of usdt_t:hit (6 fields), fastest of 3 runs\n", n
+	printf "bench_usdt: %d hits of usdt_t:hit (7 fields), fastest of 3 runs\n", n
 	printf "  disabled (nobody attached)         %8.2f ns\n", off
 	printf "  tracebuf records it (tb_write)     %8.2f ns\n", ring
 	printf "  bpftrace attached, counting        %8.2f ns   %.0fx tb_write (goal: >= 50x)\n", hit, hit / ring

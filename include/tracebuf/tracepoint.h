@@ -1019,10 +1019,11 @@ static inline __attribute__((format(printf, 1, 2))) void tb__printf_check(const 
 		TB__EACH(TB__PF_CHECK, _, ##__VA_ARGS__)                                           \
 		if (0)                                                                             \
 			tb__printf_check(fmt, ##__VA_ARGS__);                                      \
-		if (__builtin_expect(__atomic_load_n(&tb__printf_gate.word, __ATOMIC_RELAXED) != 0, 0)) { \
+		/* relaxed: the kernel's count publishes nothing, the ring's own load does */     \
+		union tb_event_gate tb__gate = {__atomic_load_n(&tb__printf_gate.word, __ATOMIC_RELAXED)}; \
+		if (__builtin_expect(tb__gate.word != 0, 0)) {                                     \
 			TB__EACH(TB__PF_TEMP, _, ##__VA_ARGS__)                                    \
-			/* relaxed: the kernel's count publishes nothing */                        \
-			if (TB__UNLIKELY(__atomic_load_n(&tb__printf_gate.part.usdt, __ATOMIC_RELAXED))) \
+			if (TB__UNLIKELY(tb__gate.part.usdt != 0))                                  \
 				TB__USDT(ftrace, bprint, tb__printf_gate, 0,                       \
 					 (const char *)(fmt) TB__EACH(TB__PF_UVAL, _, ##__VA_ARGS__));    \
 			/* acquire: pairs with the registry's release store of the ring */        \
