@@ -57,6 +57,11 @@ TEV_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltracee
 # One -I src: an include names the stage its header lives in ("decode/format.h");
 # a bare name is a header beside the file.  -MMD: each object depends on the headers it reads.
 CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc
+# NO_USDT=1: no USDT probe notes in libtracebuf and what is built here (tracepoint.h's
+# TB_NO_USDT; an application sets it for itself).  Objects are not rebuilt by the switch: make clean.
+ifeq ($(NO_USDT),1)
+CPPFLAGS += -DTB_NO_USDT
+endif
 DEPFLAGS = -MMD -MP
 # a program compiled and linked in one step from one source: its .d beside it
 LINKDEP = $(DEPFLAGS) -MF $@.d -MT $@
@@ -97,7 +102,7 @@ HEADERS := $(wildcard include/tracebuf/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_SCRIPTS := $(wildcard tests/t_*.sh)
-TSAN_TESTS := test_thread_names test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms test_export
+TSAN_TESTS := test_usdt_gate test_thread_names test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms test_export
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_CFLAGS :=
@@ -218,6 +223,22 @@ $(B)/tests/tp_%.so: tests/plugins/tp_%.c tests/plugins/tp_shared.h
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: TEST_LDFLAGS := -rdynamic
 $(B)/tests/test_tp_dlopen $(B)/tests/test_tp_enable: $(TEST_PLUGIN)
 
+# t_usdt.sh: a program whose events bpftrace attaches to, the library it
+# dlopens (its probes live there), and the program built with -DTB_NO_USDT.
+USDT_APP := $(B)/tests/usdt/usdt_app $(B)/tests/usdt/usdt_lib.so $(B)/tests/usdt/usdt_app_nosdt
+$(B)/tests/usdt/usdt_lib.so: tests/usdt/usdt_lib.c tests/usdt/usdt_events.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) -fPIC -shared -o $@ $<
+$(B)/tests/usdt/usdt_app: tests/usdt/usdt_app.c tests/usdt/usdt_events.h $(B)/libtracebuf.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) -rdynamic -o $@ $< $(B)/libtracebuf.a -ldl -lpthread
+$(B)/tests/usdt/usdt_app_nosdt: tests/usdt/usdt_app.c tests/usdt/usdt_events.h $(B)/libtracebuf.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) -Itests $(CFLAGS_BASE) -DTB_NO_USDT -rdynamic -o $@ $< $(B)/libtracebuf.a -ldl -lpthread
+
 # test_so_dlopen: a program not linked with libtracebuf dlopens libtracebuf.so.
 $(B)/tests/test_so_dlopen: tests/test_so_dlopen.c $(B)/libtracebuf.so
 	@mkdir -p $(@D)
@@ -279,7 +300,7 @@ $(B)/examples/demo: examples/demo.c examples/demo/demo.h examples/demo/crash.c $
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(TEV_CFLAGS) -o $@ $< examples/demo/crash.c $(DEMO_APP) $(B)/libtracebuf-func.a \
 		$(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
-tests: lib cli $(TESTS) $(TEST_PLUGIN) $(EXAMPLES) $(B)/bench/merge_results
+tests: lib cli $(TESTS) $(TEST_PLUGIN) $(USDT_APP) $(EXAMPLES) $(B)/bench/merge_results
 
 # What -MMD wrote: each target's headers, as the compiler read them; only this
 # variant's (build/ holds build/asan and build/tsan too).
@@ -408,7 +429,7 @@ $(B)/bench/merge_results: bench/merge_results.c Makefile
 
 bench: deps lib cli
 	$(Q)scripts/bench-deps.sh
-	$(Q)$(MAKE) --no-print-directory $(BENCHES) $(B)/bench/merge_results $(B)/examples/recorded
+	$(Q)$(MAKE) --no-print-directory $(BENCHES) $(B)/bench/merge_results $(B)/examples/recorded $(USDT_APP)
 	$(Q)scripts/bench.sh $(B)
 
 # ---------------------------------------------------------------- install

@@ -205,16 +205,18 @@ static void replaced_under_load(struct tb_ring *ring)
 static void older_abi_refused(void)
 {
 	static const struct tb_event_field fields[] = {{"int", "n", 8, 4, 0, 1, TB_EVF_SCALAR}, {0, 0, 0, 0, 0, 0, 0}};
-	static struct tb_event_desc old = {NULL, 0, 1, 12, "tpold", "ev", fields, "\"n=%d\", REC->n", __FILE__, __LINE__, NULL};
+	static struct tb_event_desc old = {.abi = 1, .size = 12, .system = "tpold", .name = "ev", .fields = fields,
+					   .print_fmt = "\"n=%d\", REC->n", .file = __FILE__, .line = __LINE__};
 	static struct tb_event_desc *const list[] = {&old};
 	static const struct tb_object_sections sections = {list, list + 1, NULL, NULL, NULL, NULL, NULL};
 	unsigned long problems = tb_events_problems();
 
-	ok(TB_EVENT_ABI == 2, "the descriptor layout with a filter pointer is version 2");
+	ok(TB_EVENT_ABI == 3, "the descriptor layout with a USDT gate is version 3");
 	tb_registry_add_object(&sections);
 	is_int((long long)(tb_events_problems() - problems), 1, "a version-1 descriptor is refused, and said so");
 	is_int(tb_events_enable("tpold:ev", NULL, 0), -ENOENT, "... and its event does not exist");
-	ok(old.ring == NULL && old.filter == NULL && old.id == 0, "... and nothing was written into it");
+	ok(old.ring == NULL && old.filter == NULL && old.id == 0 && old.gate.word == 0,
+	   "... and nothing was written into it");
 	tb_registry_remove_object(&sections);
 }
 

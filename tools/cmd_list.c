@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * tracebuf list [-i] [-F] [-c] FILE.dat | CAPTURE_DIR
- * tracebuf list [-i] [-F] [--] PROGRAM [ARGS...]
+ * tracebuf list [-i] [-F] [-U] [--] PROGRAM [ARGS...]
  * tracebuf list [-i] [-F]
  *
  * The events of a trace.dat, of a capture directory, or of a program
@@ -11,7 +11,11 @@
  * event's own fields below it with their offset and size (the common_*
  * fields every event has are left out; arrays as NAME[]), -c counts the records of each event in a file (every buffer
  * of a trace.dat, every CPU) and lists only the events that occur, the
- * count in front.
+ * count in front.  -U (a program) puts after each event the name of its
+ * USDT probe as bpftrace takes it (usdt:OBJECT:SYSTEM:NAME), read from the
+ * SDT notes of the program and of the libraries it loads at start
+ * (ld.so's LD_TRACE_LOADED_OBJECTS, as ldd lists them); "-" when none has
+ * one (built with TB_NO_USDT, or the event lives in a dlopen'ed library).
  *
  * Without an argument: the running kernel's events (every format file under
  * tracefs's events/, ftrace's own included; available_events lists the
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -45,8 +50,17 @@
 
 #define MAX_ID 65535
 
+/* The SDT notes of a program and its libraries, for -U. */
+struct usdt_object {
+	char *path;
+	struct usdt_notes notes;
+};
+
 struct options {
-	bool ids, fields, counts;
+	bool ids, fields, counts, usdt;
+	struct usdt_object *objects; /* -U with a program: what its objects declare */
+	size_t nobjects, objects_cap;
+	bool damaged_object; /* -U: an object's notes could not be read (exit 1) */
 	const char *buffer; /* --buffer NAME: a trace.dat's one buffer counted (NULL: every buffer) */
 	bool program; /* "--" given: what follows is a program */
 };
@@ -60,7 +74,7 @@ struct listed {
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf list [-i] [-F] [-c] FILE.dat | CAPTURE_DIR\n"
-		   "       tracebuf list [-i] [-F] [--] PROGRAM [ARGS...]\n"
+		   "       tracebuf list [-i] [-F] [-U] [--] PROGRAM [ARGS...]\n"
 		   "       tracebuf list [-i] [-F]\n"
 		   "\n"
 		   "The events of a trace.dat, a capture directory or a program linked with\n"
@@ -70,6 +84,7 @@ static int usage(FILE *f)
 		   "  -i, --ids     the event ID in front\n"
 		   "  -F, --fields  each event's fields below it, offset and size (not common_*)\n"
 		   "  -c, --counts  records of each event in the file; only events that occur\n"
+		   "  -U, --usdt    a program: each event's USDT probe (usdt:OBJECT:SYSTEM:NAME)\n"
 		   "  --buffer NAME with -c: a trace.dat's buffer alone (default: every buffer;\n"
 		   "                \"\" is the top buffer)\n"
 		   "  -h, --help    this text\n");
@@ -83,6 +98,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"ids", no_argument, NULL, 'i'},
 	    {"fields", no_argument, NULL, 'F'},
 	    {"counts", no_argument, NULL, 'c'},
+	    {"usdt", no_argument, NULL, 'U'},
 	    {"buffer", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -90,7 +106,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+iFch", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+iFcUh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			o->ids = true;
@@ -100,6 +116,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'c':
 			o->counts = true;
+			break;
+		case 'U':
+			o->usdt = true;
 			break;
 		case 'b':
 			o->buffer = optarg;
@@ -182,6 +201,17 @@ static void print_fields(const struct tb_format *f)
 			       f->fields[i].is_array ? "[]" : "", f->fields[i].offset, f->fields[i].size);
 }
 
+/* "\tusdt:OBJECT:SYSTEM:NAME" of the first object with that probe, "\t-" when none has it. */
+static void print_usdt(const struct options *o, const char *system, const char *name)
+{
+	for (size_t i = 0; i < o->nobjects; i++)
+		if (usdt_notes_find(&o->objects[i].notes, system, name)) {
+			printf("\tusdt:%s:%s:%s", o->objects[i].path, system, name);
+			return;
+		}
+	printf("\t-");
+}
+
 /* Every event of schema s, sorted; counts (or NULL) from the file's records. */
 static int list_schema(struct tb_schema *s, const uint64_t *counts, const struct options *o)
 {
@@ -202,7 +232,10 @@ static int list_schema(struct tb_schema *s, const uint64_t *counts, const struct
 			printf("%llu ", (unsigned long long)v[i].count);
 		if (o->ids)
 			printf("%u ", v[i].f->id);
-		printf("%s:%s\n", v[i].system, v[i].f->name);
+		printf("%s:%s", v[i].system, v[i].f->name);
+		if (o->usdt)
+			print_usdt(o, v[i].system, v[i].f->name);
+		putchar('\n');
 		if (o->fields)
 			print_fields(v[i].f);
 	}
@@ -312,7 +345,92 @@ static int list_live(const struct options *o)
 	return rc < 0 ? 2 : 0;
 }
 
-static int list_program(char **argv, const struct options *o)
+/* The notes of the object at path, added to o (one that cannot be read is said, and left out). */
+static void add_object(struct options *o, const char *path)
+{
+	struct tb_problem err = {0};
+	struct usdt_object *grown = tb__grow(o->objects, &o->objects_cap, o->nobjects + 1, sizeof(*grown), 4);
+
+	if (!grown)
+		return;
+	o->objects = grown;
+	grown += o->nobjects;
+	grown->path = strdup(path);
+	if (!grown->path)
+		return;
+	if (usdt_notes_load(path, &grown->notes, &err) < 0) {
+		fprintf(stderr, "tracebuf list: %s: byte %llu: %s (its USDT probes are not listed)\n", path,
+			(unsigned long long)err.offset, err.reason);
+		free(grown->path);
+		o->damaged_object = true;
+		return;
+	}
+	o->nobjects++;
+}
+
+/* A bare name's executable in a $PATH directory, into out: false for a path or when none is. */
+static bool path_lookup(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/') || !path)
+		return false;
+	for (const char *p = path; *p; p += *p == ':') {
+		size_t n = strcspn(p, ":");
+		snprintf(out, size, "%.*s/%s", (int)n, n ? p : ".", name);
+		if (access(out, X_OK) == 0)
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* The program (a bare name looked up in $PATH), then the libraries ld.so loads for it. */
+static void load_objects(struct options *o, const char *program)
+{
+	char path[PATH_MAX + NAME_MAX + 2], line[PATH_MAX + 64];
+	FILE *ldd;
+	int fds[2];
+	pid_t pid;
+
+	if (!path_lookup(program, path, sizeof(path)))
+		snprintf(path, sizeof(path), "%s", program);
+	add_object(o, path);
+	if (pipe(fds) < 0 || (pid = fork()) < 0)
+		return;
+	if (pid == 0) { /* ld.so lists what it maps and runs nothing of the program */
+		dup2(fds[1], 1);
+		close(fds[0]);
+		setenv("LD_TRACE_LOADED_OBJECTS", "1", 1);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	ldd = fdopen(fds[0], "r");
+	while (ldd && fgets(line, sizeof(line), ldd)) {
+		char *to = strstr(line, "=> /"), *end;
+		if (to && (end = strstr(to, " (")) != NULL) {
+			*end = '\0';
+			add_object(o, to + 3);
+		}
+	}
+	if (ldd)
+		fclose(ldd);
+	else
+		close(fds[0]);
+	waitpid(pid, NULL, 0);
+}
+
+static void free_objects(struct options *o)
+{
+	for (size_t i = 0; i < o->nobjects; i++) {
+		usdt_notes_free(&o->objects[i].notes);
+		free(o->objects[i].path);
+	}
+	free(o->objects);
+}
+
+static int list_program(char **argv, struct options *o)
 {
 	char tmp[] = "/tmp/tracebuf-list-XXXXXX";
 	int rc;
@@ -325,27 +443,22 @@ static int list_program(char **argv, const struct options *o)
 		fprintf(stderr, "tracebuf list: mkdtemp: %s\n", strerror(errno));
 		return 2;
 	}
+	if (o->usdt)
+		load_objects(o, argv[0]);
 	rc = program_formats("list", argv, tmp) < 0 ? 2 : list_capture(tmp, o);
 	program_formats_remove("list", tmp);
+	free_objects(o);
+	if (rc == 0 && o->damaged_object)
+		rc = 1;
 	return rc;
 }
 
 /* Whether name is a program the shell would find: a bare name executable in a $PATH directory. */
 static bool on_path(const char *name)
 {
-	const char *path = getenv("PATH");
-	char dir[PATH_MAX + NAME_MAX + 2];
+	char path[PATH_MAX + NAME_MAX + 2];
 
-	if (strchr(name, '/') || !path)
-		return false;
-	for (const char *p = path; *p; p += *p == ':') {
-		size_t n = strcspn(p, ":");
-		snprintf(dir, sizeof(dir), "%.*s/%s", (int)n, n ? p : ".", name);
-		if (access(dir, X_OK) == 0)
-			return true;
-		p += n;
-	}
-	return false;
+	return path_lookup(name, path, sizeof(path));
 }
 
 int cmd_list(int argc, char **argv)
@@ -375,6 +488,10 @@ int cmd_list(int argc, char **argv)
 		return list_program(argv + optind, &o);
 	if (optind + 1 != argc)
 		return usage(stderr);
+	if (o.usdt) {
+		fprintf(stderr, "tracebuf list: -U lists a program's USDT probes; %s is a recorded file\n", what);
+		return 2;
+	}
 	rc = kind == TB_INPUT_TRACEDAT ? list_tracedat(what, &o) : list_capture(what, &o);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf list: %s: %s\n", what, strerror(-rc));

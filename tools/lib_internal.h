@@ -12,6 +12,8 @@
  *                          arguments and the instance's lifecycle)
  *   export/tracefs.h       finding tracefs and making/removing instances
  *                          (and util/files.h's directory helpers with it)
+ *   decode/usdt_notes.h    an ELF object's SDT notes (list -U names each
+ *                          event's USDT probe)
  *   input/shm_session.h    a shm session's window and descriptions as a
  *                          capture directory or a capture (record,
  *                          snapshot, recover, hist --session: the CLI keeps
@@ -23,6 +25,7 @@
 #ifndef TRACEBUF_TOOLS_LIB_INTERNAL_H
 #define TRACEBUF_TOOLS_LIB_INTERNAL_H
 
+#include "decode/usdt_notes.h"
 #include "export/capture_save.h"
 #include "export/tracefs.h"
 #include "input/shm_session.h"

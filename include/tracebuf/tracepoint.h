@@ -62,7 +62,7 @@
  * integers that are not 1, 2, 4 or 8 bytes, records bigger than
  * TB_EVENT_MAX, more than 32 fields.
  *
- * COST.  Disabled, a tracepoint is one load of its descriptor's ring pointer
+ * COST.  Disabled, a tracepoint is one load of its descriptor's gate word
  * and a branch predicted not taken; its arguments are not evaluated.
  * Enabled, it builds the record on the stack and hands it to tb_write()
  * (measured faster than tb_reserve()/tb_commit() for these sizes:
@@ -97,6 +97,17 @@
  * event like the kernel's); tb_marker_raw_write() records ftrace:raw_data,
  * what trace_marker_raw writes (a 32-bit id and bytes).  Readers that know
  * the kernel's events print both natively.
+ *
+ * USDT PROBES.  Every emitter, tb_printf() call and marker is also a
+ * SystemTap SDT probe SYSTEM:NAME (ftrace:bprint, ftrace:print,
+ * ftrace:raw_data for the built-in ones) with the fields as its arguments
+ * (the first TB_USDT_MAX_ARGS; strings and arrays as pointers), in the
+ * object that fires it, so bpftrace, perf and SystemTap attach to a running
+ * program by name.  Its semaphore is half of the gate word the disabled test
+ * loads: the kernel counts attached consumers there, tracebuf keeps its own
+ * switch beside it, so either turns the emit on and neither disturbs the
+ * other (tb_usdt_attached() tells whether a consumer is attached).
+ * -DTB_NO_USDT leaves the probes out.  Mapping and limits: docs/usdt.md.
  *
  * WHERE RECORDS GO, ON/OFF, SELF-DESCRIPTION: tracebuf/events.h.  Every
  * event starts disabled; an enabled event writes to the ring attached with
@@ -148,9 +159,9 @@ extern "C" {
 /*
  * Version of the descriptor layouts below (macros and registry must agree;
  * the registry refuses, with a message, a descriptor of another version).
- * 2: tb_event_desc.filter.
+ * 2: tb_event_desc.filter.  3: the gate (USDT semaphore + tracebuf's switch).
  */
-#define TB_EVENT_ABI 2
+#define TB_EVENT_ABI 3
 
 /* ------------------------------------------- descriptors (registry ABI) */
 
@@ -180,12 +191,35 @@ struct tb_event_field {
 	uint8_t kind;       /* enum tb_event_field_kind */
 };
 
+/*
+ * What every emit tests first, in one 4-byte load: nonzero when anyone
+ * wants the event.  usdt is the SDT semaphore of the event's USDT probe:
+ * its ELF note names this address, and the kernel itself adds 1 to it for
+ * every uprobe a consumer (bpftrace, perf) attaches with a reference
+ * counter (ref_ctr_offset, Linux 4.20) and takes it back at detach - so it
+ * must sit in file-backed writable data, the ".probes" section tools look
+ * for.  on is tracebuf's own switch, a copy of "ring != NULL" that the
+ * registry keeps (the ring pointer's acquire load is what publishes the
+ * ring; on is only the hint that sends the emit there).  The two writers
+ * own distinct bytes, so neither store disturbs the other's.
+ */
+union tb_event_gate {
+	uint32_t word;
+	struct {
+		uint16_t usdt; /* written by the kernel: attached USDT consumers */
+		uint8_t on;    /* written by the registry: 1 while the event is enabled */
+		uint8_t spare; /* 0: room for another in-process consumer to join the same test */
+	} part;
+};
+
 struct tb_event_desc {
-	/* Read by every emit: where records go, NULL while disabled. */
+	/* Read by every enabled emit: where records go, NULL while disabled. */
 	struct tb_ring *ring;
 	uint16_t id; /* common_type, given at registration */
 	uint16_t abi;
 	uint32_t size; /* of the fixed record */
+	/* Read by every emit, first: whether anyone wants the event (above). */
+	union tb_event_gate gate;
 	const char *system, *name;
 	const struct tb_event_field *fields; /* ends with a NULL name */
 	const char *print_fmt;               /* the text after "print fmt: " */
@@ -197,7 +231,7 @@ struct tb_event_desc {
 
 /* One tb_printf() call site. */
 struct tb_printf_site {
-	struct tb_ring *ring; /* as tb_event_desc.ring, mirrors ftrace:bprint */
+	struct tb_ring *ring; /* as tb_event_desc.ring, mirrors ftrace:bprint; read when the gate is open */
 	uint64_t key;         /* its printk_formats key, given at registration */
 	uint8_t fast;         /* the inline packing matches the format (registry) */
 	uint8_t nargs;
@@ -206,6 +240,8 @@ struct tb_printf_site {
 	char plan[TB_PRINTF_MAX_ARGS]; /* per argument, as the format wants it (registry) */
 	const char *fmt, *func, *file;
 	int line;
+	/* its object's ftrace:bprint gate, shared by all its sites (the USDT semaphore is per name) */
+	union tb_event_gate *gate;
 };
 
 struct tb_enum_value {
@@ -276,6 +312,20 @@ void tb_event_filter_drop(struct tb_ring *ring, uint32_t len);
 #define TB__TID_TLS __attribute__((tls_model("initial-exec")))
 #endif
 __attribute__((weak)) TB__HIDDEN TB__TID_TLS __thread int32_t tb__tid;
+
+/*
+ * Descriptors and gates live where the kernel can count USDT consumers in
+ * them: file-backed writable data, in the section tools translate a
+ * semaphore's address with (".probes", as <sys/sdt.h> uses).
+ */
+#ifdef TB_NO_USDT
+#define TB__PROBES_SECTION
+#else
+#define TB__PROBES_SECTION __attribute__((section(".probes")))
+#endif
+
+/* This object's ftrace:bprint gate: every tb_printf() site in it tests it first. */
+__attribute__((weak, aligned(4))) TB__HIDDEN TB__PROBES_SECTION union tb_event_gate tb__printf_gate;
 
 static inline int32_t tb__thread_id(void)
 {
@@ -441,6 +491,100 @@ __attribute__((destructor)) static void tb__unregister_object(void)
 #define TB__EACH_overflow(M, c, i, ...) \
 	_Static_assert(0, "tracebuf: more than 32 fields or printf arguments");
 
+/* ------------------------------------------------------- USDT probes */
+
+/*
+ * TB__USDT(provider, name, sema, offset, values...) places a SystemTap SDT
+ * probe here (docs/usdt.md): a nop, and an ELF note in .note.stapsdt
+ * (type 3, owner "stapsdt") holding the nop's address, the address of
+ * _.stapsdt.base (tools compare it with where that section really is, to
+ * undo prelinking), the semaphore's address (sema + offset: a 16-bit count
+ * the kernel raises per attached uprobe), provider and name, and the
+ * arguments as SIZE@OPERAND in the assembler's syntax: -4@%eax is a signed
+ * 4-byte value in eax, 8@-24(%rbp) an unsigned 8-byte one in memory, -4@$5
+ * a constant.  The compiler chooses each operand ("nor": a constant, memory
+ * or a register, whatever the value already is in, so an idle probe costs
+ * no moves) and prints it into the note; "%n" prints a constant negated, so
+ * the size operand is +size for signed values and -size for unsigned ones.
+ * At most TB_USDT_MAX_ARGS values are passed (the SDT limit), the rest are
+ * left out.  Only the caller's gate test decides whether this code runs: a
+ * consumer's uprobe replaces the nop and sees the operands as they are.
+ */
+#define TB_USDT_MAX_ARGS 12
+
+#ifdef TB_NO_USDT
+#define TB__USDT(...) ((void)0)
+#else
+/* (values may come from a macro expanded in the argument list: split them after it) */
+#define TB__USDT(...) TB__USDT_SPLIT(__VA_ARGS__)
+#endif
+#define TB__USDT_SPLIT(prov, name, sema, offset, ...) \
+	TB__USDT_(prov, name, sema, offset TB__USDT_FIRST(_, ##__VA_ARGS__))
+#define TB__USDT_(...) TB__USDT_ASM(__VA_ARGS__)
+#define TB__USDT_ASM(prov, name, sema, offset, ...)                                           \
+	__asm__ __volatile__("990:\tnop\n"                                                    \
+			     "\t.pushsection .note.stapsdt,\"?\",\"note\"\n"                  \
+			     "\t.balign 4\n"                                                  \
+			     "\t.4byte 992f-991f, 994f-993f, 3\n"                             \
+			     "991:\t.asciz \"stapsdt\"\n"                                     \
+			     "992:\t.balign 4\n"                                              \
+			     "993:\t.8byte 990b, _.stapsdt.base, " #sema "+%c[tb__sema_off]\n" \
+			     "\t.asciz \"" #prov "\", \"" #name "\"\n"                        \
+			     TB__EACH(TB__USDT_ARG_TEXT, _, ##__VA_ARGS__)                    \
+			     "\t.byte 0\n"                                                    \
+			     "994:\t.balign 4\n"                                              \
+			     "\t.popsection\n"                                                \
+			     ".ifndef _.stapsdt.base\n"                                       \
+			     "\t.pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n" \
+			     "\t.weak _.stapsdt.base\n"                                       \
+			     "\t.hidden _.stapsdt.base\n"                                     \
+			     "_.stapsdt.base:\n"                                              \
+			     "\t.space 1\n"                                                   \
+			     "\t.size _.stapsdt.base, 1\n"                                    \
+			     "\t.popsection\n"                                                \
+			     ".endif\n"                                                       \
+			     :                                                                \
+			     : TB__EACH(TB__USDT_OPERANDS, _, ##__VA_ARGS__)                  \
+			       [tb__sema_off] "n"(offset))
+
+/* One argument's text: a space before all but the first (the assembler compares the index). */
+#define TB__USDT_ARG_TEXT(c, i, v)                          \
+	".ifnc " #i ",1\n\t.ascii \" \"\n.endif\n"          \
+	"\t.ascii \"%n[tb__size" #i "]@%[tb__arg" #i "]\"\n"
+#define TB__USDT_OPERANDS(c, i, v) [tb__size##i] "n"(TB__USDT_SIZE(v)), [tb__arg##i] "nor"(v),
+/* +size for signed integers, -size for unsigned ones and pointers (printed negated). */
+#define TB__USDT_SIZE(v) (TB__USDT_SIGNED(v) ? (int)sizeof(v) : -(int)sizeof(v))
+#define TB__USDT_SIGNED(v) \
+	__builtin_choose_expr(__builtin_classify_type(v) == 5, 0, (__typeof__(v))-1 < (__typeof__(v))1)
+
+/* ", v1, v2 ...": the first TB_USDT_MAX_ARGS of the values (none: nothing, not an empty one). */
+#define TB__USDT_FIRST(c, ...) TB__CAT(TB__USDT_TAKE_, TB__USDT_COUNT(c, ##__VA_ARGS__))(__VA_ARGS__)
+#define TB__USDT_COUNT(...)                                                                  \
+	TB__NARGS_(__VA_ARGS__, overflow, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, \
+		   12, 12, 12, 12, 12, 12, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define TB__USDT_TAKE_0(...)
+#define TB__USDT_TAKE_1(a, ...) , a
+#define TB__USDT_TAKE_2(a, b, ...) , a, b
+#define TB__USDT_TAKE_3(a, b, c, ...) , a, b, c
+#define TB__USDT_TAKE_4(a, b, c, d, ...) , a, b, c, d
+#define TB__USDT_TAKE_5(a, b, c, d, e, ...) , a, b, c, d, e
+#define TB__USDT_TAKE_6(a, b, c, d, e, f, ...) , a, b, c, d, e, f
+#define TB__USDT_TAKE_7(a, b, c, d, e, f, g, ...) , a, b, c, d, e, f, g
+#define TB__USDT_TAKE_8(a, b, c, d, e, f, g, h, ...) , a, b, c, d, e, f, g, h
+#define TB__USDT_TAKE_9(a, b, c, d, e, f, g, h, i, ...) , a, b, c, d, e, f, g, h, i
+#define TB__USDT_TAKE_10(a, b, c, d, e, f, g, h, i, j, ...) , a, b, c, d, e, f, g, h, i, j
+#define TB__USDT_TAKE_11(a, b, c, d, e, f, g, h, i, j, k, ...) , a, b, c, d, e, f, g, h, i, j, k
+#define TB__USDT_TAKE_12(a, b, c, d, e, f, g, h, i, j, k, l, ...) , a, b, c, d, e, f, g, h, i, j, k, l
+#define TB__USDT_TAKE_overflow(...) _Static_assert(0, "tracebuf: more than 32 fields or printf arguments")
+
+/*
+ * Whether a USDT consumer is attached to an event's probe (the kernel's
+ * count in its semaphore): tb_usdt_attached(app, request).  Always false
+ * when built with TB_NO_USDT.
+ */
+#define tb_usdt_attached(sys, name) \
+	(__atomic_load_n(&tb_event_##sys##_##name.gate.part.usdt, __ATOMIC_RELAXED) != 0)
+
 /* ------------------------------------------------------- field tuples */
 
 /*
@@ -464,6 +608,8 @@ __attribute__((destructor)) static void tb__unregister_object(void)
 #define TB__STORE(rec, i, t) TB__FIELD(STORE, rec, i, t)
 #define TB__DYN(rec, i, t) TB__FIELD(DYN, rec, i, t)
 #define TB__TAIL(rec, i, t) TB__FIELD(TAIL, rec, i, t)
+#define TB__UVAL(rec, i, t) TB__FIELD(UVAL, rec, i, t)
+#define TB__UVAL_TB__UNPAREN(...)
 /* The empty item of an empty TB_FIELDS(): nothing. */
 #define TB__TAIL_TB__UNPAREN(...)
 #define TB__DECL_TB__UNPAREN(...)
@@ -560,6 +706,16 @@ __attribute__((destructor)) static void tb__unregister_object(void)
 #define TB__TAIL_tb__array(rec, i, type, name, ...) \
 	tb__tail_known &= tb__before_tail(offsetof(struct rec, name), sizeof(tb__e->name), sizeof(struct rec));
 #define TB__TAIL_tb__chars TB__TAIL_tb__array
+
+/*
+ * A field as a USDT probe argument (", value"): integers as their declared
+ * type, strings and arrays as a pointer to what the record copies.
+ */
+#define TB__UVAL_tb__scalar(rec, i, type, name, ts, ns, value) , (type)(value)
+#define TB__UVAL_tb__array(rec, i, type, name, ts, ns, n, src) , (const type *)(src)
+#define TB__UVAL_tb__chars(rec, i, type, name, ts, ns, n, str) , tb__string_or_null(str)
+#define TB__UVAL_tb__string(rec, i, type, name, ts, ns, str) , tb__string_or_null(str)
+#define TB__UVAL_tb__dynarray(rec, i, type, name, ts, ns, src, count) , (const type *)(src)
 
 static inline const char *tb__string_or_null(const char *s)
 {
@@ -673,8 +829,8 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 		       "tracebuf: the fixed fields of " #sys ":" #name " exceed TB_EVENT_MAX");  \
 	static const struct tb_event_field tb__fields_##rec[] = {                                \
 		TB__EACH_LIST(TB__DESC, rec, fields){0, 0, 0, 0, 0, 0, 0}};                     \
-	__attribute__((weak)) TB__HIDDEN struct tb_event_desc ev = {                                  \
-		0, 0, TB_EVENT_ABI, sizeof(struct rec), #sys, #name, tb__fields_##rec,          \
+	__attribute__((weak, aligned(32))) TB__HIDDEN TB__PROBES_SECTION struct tb_event_desc ev = { \
+		0, 0, TB_EVENT_ABI, sizeof(struct rec), {0}, #sys, #name, tb__fields_##rec,          \
 		printk, __FILE__, __LINE__, 0};                                                     \
 	__attribute__((section("tb_events"), used)) static struct tb_event_desc *const tb__entry_##rec = &ev;
 
@@ -693,7 +849,7 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 	enum { tb_dynamic_##sys##_##name = 0 TB__EACH_LIST(TB__DYN, rec, fields) };             \
 	static inline bool tb_trace_##sys##_##name##_enabled(void)                              \
 	{                                                                                       \
-		return __atomic_load_n(&ev.ring, __ATOMIC_RELAXED) != NULL;                      \
+		return __atomic_load_n(&ev.gate.word, __ATOMIC_RELAXED) != 0;                    \
 	}                                                                                       \
 	__attribute__((always_inline, unused)) static inline void tb_trace_inline_##sys##_##name proto \
 	{                                                                                       \
@@ -705,6 +861,10 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 	}
 
 #define TB__EVENT_BODY(sys, name, rec, ev, fields)                                              \
+	/* relaxed: the kernel's count publishes nothing; the probe reads only the arguments */  \
+	if (TB__UNLIKELY(__atomic_load_n(&ev.gate.part.usdt, __ATOMIC_RELAXED)))                  \
+		TB__USDT(sys, name, ev, offsetof(struct tb_event_desc, gate)                     \
+			 TB__EACH_LIST(TB__UVAL, rec, fields));                                 \
 	/* acquire: the ring was set up before the pointer was published */                    \
 	struct tb_ring *tb__r = __atomic_load_n(&ev.ring, __ATOMIC_ACQUIRE);                     \
 	size_t tb__dyn = 0;                                                                     \
@@ -755,7 +915,7 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
  * is one load and a branch, and the arguments are not evaluated.
  */
 #define tb_trace(sys, name, ...)                                                               \
-	(__builtin_expect(__atomic_load_n(&tb_event_##sys##_##name.ring, __ATOMIC_RELAXED) != NULL, \
+	(__builtin_expect(__atomic_load_n(&tb_event_##sys##_##name.gate.word, __ATOMIC_RELAXED) != 0, \
 			  0)                                                                   \
 		 ? (tb_dynamic_##sys##_##name ? tb_trace_##sys##_##name(__VA_ARGS__)           \
 					      : tb_trace_inline_##sys##_##name(__VA_ARGS__))   \
@@ -789,6 +949,7 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 #define TB__PF_PUT(c, i, x) \
 	tb__at = tb__pf_put(tb__buf, tb__at, TB__ARG_CLASS(x), &tb__arg##i, sizeof(tb__arg##i), tb__str##i, tb__len##i);
 #define TB__PF_VALUE(c, i, x) (uint64_t)tb__arg##i,
+#define TB__PF_UVAL(c, i, x) , tb__arg##i
 #define TB__PF_IS_STRING(c, i, x) +(TB__ARG_CLASS(x) == 's')
 /* Bytes a number or pointer takes (all 4 or 8, so never a gap between them). */
 #define TB__PF_FIXED(c, i, x) +(TB__ARG_CLASS(x) == 's' ? 0 : (int)sizeof((x) + 0))
@@ -852,16 +1013,24 @@ static inline __attribute__((format(printf, 1, 2))) void tb__printf_check(const 
 		static struct tb_printf_site tb__site = {                                          \
 			0, 0, 0, TB__NARGS1(_, ##__VA_ARGS__), TB_EVENT_ABI,                       \
 			{TB__EACH(TB__PF_CLASS, _, ##__VA_ARGS__) 0}, {0}, fmt, __func__, __FILE__, \
-			__LINE__};                                                                 \
+			__LINE__, &tb__printf_gate};                                               \
 		__attribute__((section("tb_printf"), used)) static struct tb_printf_site          \
 			*const tb__site_entry = &tb__site;                                         \
-		struct tb_ring *tb__r = __atomic_load_n(&tb__site.ring, __ATOMIC_RELAXED);         \
 		TB__EACH(TB__PF_CHECK, _, ##__VA_ARGS__)                                           \
 		if (0)                                                                             \
 			tb__printf_check(fmt, ##__VA_ARGS__);                                      \
-		if (__builtin_expect(tb__r != NULL, 0)) {                                          \
+		/* relaxed: the kernel's count publishes nothing, the ring's own load does */     \
+		union tb_event_gate tb__gate = {__atomic_load_n(&tb__printf_gate.word, __ATOMIC_RELAXED)}; \
+		if (__builtin_expect(tb__gate.word != 0, 0)) {                                     \
 			TB__EACH(TB__PF_TEMP, _, ##__VA_ARGS__)                                    \
-			TB__PRINTF_EMIT(fmt, ##__VA_ARGS__)                                        \
+			if (TB__UNLIKELY(tb__gate.part.usdt != 0))                                  \
+				TB__USDT(ftrace, bprint, tb__printf_gate, 0,                       \
+					 (const char *)(fmt) TB__EACH(TB__PF_UVAL, _, ##__VA_ARGS__));    \
+			/* acquire: pairs with the registry's release store of the ring */        \
+			struct tb_ring *tb__r = __atomic_load_n(&tb__site.ring, __ATOMIC_ACQUIRE); \
+			if (tb__r != NULL) {                                                       \
+				TB__PRINTF_EMIT(fmt, ##__VA_ARGS__)                                \
+			}                                                                          \
 		}                                                                                  \
 	} while (0)
 

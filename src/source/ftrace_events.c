@@ -44,18 +44,18 @@ static const struct tb_event_field raw_data_fields[] = {
 	{0, 0, 0, 0, 0, 0, 0},
 };
 
-TB__HIDDEN struct tb_event_desc tb__print_event = {
-	NULL, TB_PRINT_ID, TB_EVENT_ABI, PRINT_HEAD, "ftrace", "print", print_fields,
+__attribute__((aligned(32))) TB__HIDDEN TB__PROBES_SECTION struct tb_event_desc tb__print_event = {
+	NULL, TB_PRINT_ID, TB_EVENT_ABI, PRINT_HEAD, {0}, "ftrace", "print", print_fields,
 	"\"%ps: %s\", (void *)REC->ip, REC->buf", __FILE__, __LINE__, NULL,
 };
 
-TB__HIDDEN struct tb_event_desc tb__bprint_event = {
-	NULL, TB_BPRINT_ID, TB_EVENT_ABI, TB__BPRINT_HEAD, "ftrace", "bprint", bprint_fields,
+__attribute__((aligned(32))) TB__HIDDEN TB__PROBES_SECTION struct tb_event_desc tb__bprint_event = {
+	NULL, TB_BPRINT_ID, TB_EVENT_ABI, TB__BPRINT_HEAD, {0}, "ftrace", "bprint", bprint_fields,
 	"\"%ps: %s\", (void *)REC->ip, REC->fmt", __FILE__, __LINE__, NULL,
 };
 
-TB__HIDDEN struct tb_event_desc tb__raw_data_event = {
-	NULL, TB_RAW_DATA_ID, TB_EVENT_ABI, RAW_HEAD, "ftrace", "raw_data", raw_data_fields,
+__attribute__((aligned(32))) TB__HIDDEN TB__PROBES_SECTION struct tb_event_desc tb__raw_data_event = {
+	NULL, TB_RAW_DATA_ID, TB_EVENT_ABI, RAW_HEAD, {0}, "ftrace", "raw_data", raw_data_fields,
 	"\"id:%04x %08x\", REC->id, (int)REC->buf[0]", __FILE__, __LINE__, NULL,
 };
 
@@ -78,17 +78,21 @@ static void put_common(unsigned char *rec, uint16_t id)
 	memcpy(rec, &word, sizeof(word));
 }
 
-int tb_marker_write(const char *text, size_t len)
+/* relaxed: the kernel's count of attached USDT consumers publishes nothing */
+static bool usdt_attached(struct tb_event_desc *ev)
 {
-	struct tb_ring *ring = ring_of(&tb__print_event);
+	return TB__UNLIKELY(__atomic_load_n(&ev->gate.part.usdt, __ATOMIC_RELAXED) != 0);
+}
+
+/* ftrace:print's record of text into ring (not NULL). */
+static int print_record(struct tb_ring *ring, const char *text, size_t len)
+{
 	size_t room = TB_EVENT_MAX - PRINT_HEAD - 2; /* the newline and the NUL */
 	size_t n = len < room ? len : room;
 	unsigned char rec[PRINT_HEAD + n + 2];
 	uint64_t ip = TB_MARKER_IP_KEY;
 	int rc;
 
-	if (!ring)
-		return -EAGAIN;
 	put_common(rec, TB_PRINT_ID);
 	memcpy(rec + 8, &ip, sizeof(ip));
 	memcpy(rec + PRINT_HEAD, text, n);
@@ -103,6 +107,18 @@ int tb_marker_write(const char *text, size_t len)
 	return rc < 0 ? rc : (int)n;
 }
 
+/* The USDT probe ftrace:print (text, len) fires for attached consumers whether or not tracebuf records. */
+int tb_marker_write(const char *text, size_t len)
+{
+	struct tb_ring *ring;
+
+	if (usdt_attached(&tb__print_event))
+		TB__USDT(ftrace, print, tb__print_event, offsetof(struct tb_event_desc, gate), text,
+			 (uint64_t)len);
+	ring = ring_of(&tb__print_event);
+	return ring ? print_record(ring, text, len) : -EAGAIN;
+}
+
 int tb_marker_puts(const char *text)
 {
 	return tb_marker_write(text, strlen(text));
@@ -110,7 +126,12 @@ int tb_marker_puts(const char *text)
 
 int tb_marker_raw_write(uint32_t id, const void *data, size_t len)
 {
-	struct tb_ring *ring = ring_of(&tb__raw_data_event);
+	struct tb_ring *ring;
+
+	if (usdt_attached(&tb__raw_data_event))
+		TB__USDT(ftrace, raw_data, tb__raw_data_event, offsetof(struct tb_event_desc, gate), id,
+			 (const unsigned char *)data, (uint64_t)len);
+	ring = ring_of(&tb__raw_data_event);
 
 	if (!ring)
 		return -EAGAIN;

@@ -133,6 +133,26 @@ static void publish_ring(struct tb_ring **slot, struct tb_ring *ring)
 	__atomic_store_n(slot, ring, __ATOMIC_RELEASE);
 }
 
+/*
+ * Open or close tracebuf's half of a gate after the ring pointer it
+ * guards was stored: an emitter that sees it open goes on to the ring's
+ * acquire load, which is what publishes the ring (relaxed here: the byte
+ * is only the hint, and a stale one costs one emit a wasted test or one
+ * record, as a stale pointer always did).  Only this byte is stored: the
+ * kernel owns the semaphore beside it (tracepoint.h, union tb_event_gate).
+ */
+static void publish_gate(union tb_event_gate *gate, struct tb_ring *ring)
+{
+	__atomic_store_n(&gate->part.on, (uint8_t)(ring != NULL), __ATOMIC_RELAXED);
+}
+
+/* A printf site's ring, then its object's gate (every site of the object mirrors bprint alike). */
+static void publish_site(struct tb_printf_site *site, struct tb_ring *ring)
+{
+	publish_ring(&site->ring, ring);
+	publish_gate(site->gate, ring);
+}
+
 static struct entry *find_entry(const char *system, const char *name);
 
 /* (Naming the built-in descriptor also links ftrace_events.o into every program that registers events.) */
@@ -148,7 +168,7 @@ static void sync_sites(void)
 
 	for (size_t i = 0; i < reg.nsites; i++)
 		if (reg.sites[i].site && reg.sites[i].recordable)
-			publish_ring(&reg.sites[i].site->ring, ring);
+			publish_site(reg.sites[i].site, ring);
 }
 
 static bool pattern_matches(const char *p, size_t n, const struct entry *e);
@@ -192,6 +212,7 @@ static void publish_desc(struct tb_event_desc *d, struct entry *e)
 	/* release: pairs with tb__event_filtered's acquire; the filter was built before */
 	__atomic_store_n(&d->filter, filter_for(e), __ATOMIC_RELEASE);
 	publish_ring(&d->ring, ring_for(e));
+	publish_gate(&d->gate, ring_for(e));
 }
 
 static void sync_entry(struct entry *e)
@@ -586,6 +607,7 @@ static void remove_event(struct tb_event_desc *ev)
 {
 	struct entry *e = find_entry(ev->system, ev->name);
 
+	publish_gate(&ev->gate, NULL);
 	publish_ring(&ev->ring, NULL);
 	if (!e)
 		return;
@@ -674,7 +696,7 @@ static void add_site(struct tb_printf_site *site)
 	if (se->recordable) {
 		struct entry *bprint = bprint_entry();
 		site->fast = (uint8_t)printf_plan_matches(site->plan, nplan, site->cls, site->nargs);
-		publish_ring(&site->ring, bprint ? ring_for(bprint) : NULL);
+		publish_site(site, bprint ? ring_for(bprint) : NULL);
 	}
 out:
 	free(declared);
