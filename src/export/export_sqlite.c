@@ -47,6 +47,7 @@ struct sqlite_state {
 	bool ns_clock;
 	struct kept_problem *problems;
 	size_t nproblems, cap_problems;
+	uint8_t id_seen[65536 / 8]; /* common_types met: the first record of each is checked for its format */
 };
 
 /* "TOOL: DB: what: SQLite's message"; -EIO. */
@@ -333,14 +334,46 @@ static int events_row(struct export_run *x, const struct merged_record *r, const
 	return insert_row(x, t, v);
 }
 
+/*
+ * The first record of each ID lets the capture tell what its format file
+ * had wrong (as report does); a record of no format is said once per ID.
+ */
+static void first_of_id(struct export_run *x, const struct merged_record *r, const struct tb_format *f)
+{
+	struct sqlite_state *s = x->state;
+
+	if (s->id_seen[r->id / 8] & (1u << (r->id % 8)))
+		return;
+	s->id_seen[r->id / 8] |= (uint8_t)(1u << (r->id % 8));
+	tb_capture_event_seen(x->capture, r->id);
+	if (!f)
+		tb_capture_problem(x->capture, r->file, r->file_offset,
+				   "event id %u has no format (first record of it; all load as events with no name)",
+				   r->id);
+}
+
+/* Whether r holds what its format says; else said (file, byte) and left out, as report leaves it. */
+static bool record_intact(struct export_run *x, const struct merged_record *r, const struct tb_format *f)
+{
+	struct tb_problem err = {0};
+
+	if (tb_schema_check_record(f, r->data, r->len, &err) == 0)
+		return true;
+	tb_capture_problem(x->capture, r->file, r->file_offset + err.offset, "%s; record skipped", err.reason);
+	return false;
+}
+
 static int sqlite_event(struct export_run *x, const struct merged_record *r)
 {
 	struct sqlite_state *s = x->state;
 	struct tb_schema *schema = tb_capture_schema(x->capture);
 	const char *sys = NULL;
-	const struct tb_format *f = r->id ? tb_schema_find_event(schema, r->id, &sys) : NULL;
+	const struct tb_format *f = tb_schema_find_event(schema, r->id, &sys);
 	int rc;
 
+	first_of_id(x, r, f);
+	if (f && !record_intact(x, r, f))
+		return 0;
 	if (f) {
 		bool made;
 		struct sql_table *t = sql_event_table(&s->cat, f, sys, &made);
