@@ -352,12 +352,18 @@ static void first_of_id(struct export_run *x, const struct merged_record *r, con
 				   r->id);
 }
 
-/* Whether r holds what its format says; else said (file, byte) and left out, as report leaves it. */
-static bool record_intact(struct export_run *x, const struct merged_record *r, const struct tb_format *f)
+/*
+ * Whether r holds what its format says; else said (file, byte) and left
+ * out, as report leaves it.  The kernel's own ftrace events are written
+ * shorter than their formats (kernel_stack holds the entries it has, not
+ * caller[8]): as report's printers of them, the row takes what is there.
+ */
+static bool record_intact(struct export_run *x, const struct merged_record *r, const struct tb_format *f,
+			  const char *sys)
 {
 	struct tb_problem err = {0};
 
-	if (tb_schema_check_record(f, r->data, r->len, &err) == 0)
+	if ((sys && !strcmp(sys, "ftrace")) || tb_schema_check_record(f, r->data, r->len, &err) == 0)
 		return true;
 	tb_capture_problem(x->capture, r->file, r->file_offset + err.offset, "%s; record skipped", err.reason);
 	return false;
@@ -372,7 +378,7 @@ static int sqlite_event(struct export_run *x, const struct merged_record *r)
 	int rc;
 
 	first_of_id(x, r, f);
-	if (f && !record_intact(x, r, f))
+	if (f && !record_intact(x, r, f, sys))
 		return 0;
 	if (f) {
 		bool made;

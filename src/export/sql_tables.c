@@ -173,7 +173,7 @@ static void field_typed(const struct tb_schema_field *f, struct sql_column *col)
 	if (f->kind != TB_SCHEMA_FIELD_STATIC) {
 		col->src = f->is_string ? SRC_DYN_STRING : SRC_DYN_BYTES;
 	} else if (f->size == 0) {
-		col->src = SRC_REST;
+		col->src = f->is_string ? SRC_REST_STRING : SRC_REST;
 	} else if (f->is_string) {
 		col->src = SRC_STRING;
 	} else if (!f->is_array && (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8)) {
@@ -182,8 +182,9 @@ static void field_typed(const struct tb_schema_field *f, struct sql_column *col)
 		col->src = SRC_BYTES;
 	}
 	col->type = col->src == SRC_INT ? SQL_INT
-		    : (col->src == SRC_STRING || col->src == SRC_DYN_STRING) ? SQL_TEXT
-									      : SQL_BLOB;
+		    : (col->src == SRC_STRING || col->src == SRC_DYN_STRING || col->src == SRC_REST_STRING)
+			? SQL_TEXT
+			: SQL_BLOB;
 	col->nullable = true;
 }
 
@@ -303,14 +304,19 @@ static struct sql_value field_value(const struct sql_column *col, const struct m
 		return field_int(&col->at, r->data, r->len, &i) ? sql_int(i) : sql_null(SQL_INT);
 	case SRC_STRING:
 	case SRC_BYTES:
-		if (col->at.offset > r->len || r->len - col->at.offset < col->at.size)
+		if (col->at.offset >= r->len)
 			return sql_null(col->type);
+		/* a record shorter than its format (ftrace's kernel_stack): the bytes it holds */
+		n = r->len - col->at.offset < col->at.size ? r->len - col->at.offset : col->at.size;
 		if (col->src == SRC_STRING)
-			return string_value(r->data + col->at.offset, col->at.size);
-		return (struct sql_value){.type = SQL_BLOB, .p = r->data + col->at.offset, .len = col->at.size};
+			return string_value(r->data + col->at.offset, n);
+		return (struct sql_value){.type = SQL_BLOB, .p = r->data + col->at.offset, .len = n};
 	case SRC_REST:
+	case SRC_REST_STRING:
 		if (col->at.offset > r->len)
-			return sql_null(SQL_BLOB);
+			return sql_null(col->type);
+		if (col->src == SRC_REST_STRING)
+			return string_value(r->data + col->at.offset, r->len - col->at.offset);
 		return (struct sql_value){.type = SQL_BLOB, .p = r->data + col->at.offset, .len = r->len - col->at.offset};
 	case SRC_DYN_STRING:
 	case SRC_DYN_BYTES:

@@ -48,6 +48,7 @@ enum sql_source {
 	SRC_DYN_STRING,		/* __data_loc / __rel_loc char[] */
 	SRC_DYN_BYTES,		/* __data_loc / __rel_loc of anything else */
 	SRC_REST,		/* a trailing flexible array: the record's remaining bytes */
+	SRC_REST_STRING,	/* a trailing char[]: up to its first NUL (ftrace's print) */
 };
 
 struct sql_column {
