@@ -43,6 +43,7 @@ static int usage(FILE *f)
 {
 	fprintf(f, "usage: tracebuf sql [-i] INPUT... [-q QUERY | -f FILE] [--db FILE]\n"
 		   "                    [--format text|csv|json] [--with-text] [--host NAME]\n"
+		   "       tracebuf sql --db FILE -q QUERY | -f FILE [--format text|csv|json]\n"
 		   "\n"
 		   "Load traces (trace.dat, capture directories, live instances) into SQLite as\n"
 		   "tables - one per event type, events, lost, thread, process, sched_slice,\n"
@@ -124,8 +125,9 @@ static int parse_args(int argc, char **argv, struct sql_args *a)
 	}
 	while (optind < argc)
 		a->inputs[a->ninputs++] = argv[optind++];
-	if (!a->ninputs || (a->query && a->query_file)) {
-		fprintf(stderr, TOOL ": %s\n", a->ninputs ? "-q and -f: one query" : "no input to load");
+	/* no input: a query on the --db there is */
+	if ((!a->ninputs && !(a->db && (a->query || a->query_file))) || (a->query && a->query_file)) {
+		fprintf(stderr, TOOL ": %s\n", a->ninputs ? "-q and -f: one query" : "no input to load (or --db and a query)");
 		return usage(stderr);
 	}
 	return 0;
