@@ -73,6 +73,12 @@ awk '/ sched_switch: / { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]
 rows --db "$W/dat.db" -q "SELECT ts, prev_comm, prev_pid, prev_prio, next_comm, next_pid, next_prio FROM sched_switch" > "$W/sw.got"
 same_sorted "$W/sw.want" "$W/sw.got" "sched_switch's rows are the report's lines, field by field"
 
+# --with-text: each record's line as report prints it
+A=tests/data/kernel/cap-a-small-noloss
+"$TB" report $A | grep -v '^#' > "$W/text.want"
+"$TB" sql $A --with-text -q "SELECT text FROM events ORDER BY rowid" 2> "$W/err" | tail -n +3 > "$W/text.got"
+[ -s "$W/text.want" ] && cmp -s "$W/text.want" "$W/text.got"; check $? "--with-text: events.text is report's line, in report's order"
+
 # -- sched_slice and thread_state, rebuilt from the report's lines
 awk 'function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2) }
 function stamp(   t) { t = $0; sub(/.*\] +/, "", t); sub(/:.*/, "", t); sub(/\./, "", t); return t + 0 }
