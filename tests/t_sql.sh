@@ -30,8 +30,7 @@ grep -q "open it with:  sqlite3 $W/dat.db" "$W/err"; check $? "without a query i
 "$TB" sql --db "$W/f.db" $F 2> "$W/err"; check $? "a capture of many systems loads"
 
 # -- types: every field of every loaded event table, from its format file
-for fmt in $(find $F/formats -name '*.format'); do
-	awk 'function typ(decl, size,   t) {
+find $F/formats -name '*.format' | xargs awk 'function typ(decl, size,   t) {
 		if (decl ~ /__data_loc|__rel_loc/ || decl ~ /\[[0-9]*\]/ || size == 0)
 			return decl ~ /char/ ? "TEXT" : "BLOB"
 		return (size == 1 || size == 2 || size == 4 || size == 8) ? "INTEGER" : "BLOB"
@@ -44,8 +43,7 @@ for fmt in $(find $F/formats -name '*.format'); do
 		if (f == "common_type" || f == "common_pid") next
 		if (f ~ /^(ts|cpu|pid|tid|comm|host|trace_id)$/) f = "field_" f
 		print name "," f "," typ(decl, size + 0)
-	}' "$fmt"
-done > "$W/types.all"
+	}' > "$W/types.all"
 rows --db "$W/f.db" -q "SELECT m.name FROM sqlite_master m WHERE type = 'table'" > "$W/tables"
 awk -F, 'NR == FNR { t[$1] = 1; next } ($1 in t)' "$W/tables" "$W/types.all" > "$W/types.want"
 rows --db "$W/f.db" -q "SELECT m.name, p.name, p.type FROM sqlite_master m, pragma_table_info(m.name) p

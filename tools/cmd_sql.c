@@ -10,7 +10,8 @@
  * query runs there, and only then is it renamed into place - a failed
  * load or query leaves the database as it was, and no temporary behind.
  * Without --db the database is temporary when a query is given, else
- * tracebuf.db, and how to open it is said.  Exit status: 0, 1 when damaged
+ * tracebuf.db, and how to open it is said.  With --db and no input the
+ * query runs on the database as it is (SQLite makes each statement atomic).  Exit status: 0, 1 when damaged
  * input was left out (each place said, and a row of `lost`), 2 usage, a
  * failed query or nothing loaded.
  */
@@ -247,6 +248,10 @@ int cmd_sql(int argc, char **argv)
 	if (a.query_file && !(query_text = read_query_file(a.query_file)))
 		goto out;
 	const char *query = a.query ? a.query : query_text;
+	if (!a.ninputs) { /* nothing to load: the query on the database as it is (each statement atomic) */
+		status = tb_sql_query(a.db, query, a.format, stdout, stderr, TOOL) < 0 ? 2 : 0;
+		goto out;
+	}
 	const char *target = a.db ? a.db : query ? NULL : DEFAULT_DB;
 	if (!(tmp = temp_db(target)))
 		goto out;
