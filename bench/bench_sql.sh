@@ -33,11 +33,7 @@ for e in sched_switch sched_waking sched_wakeup; do echo 1 > "$T/events/sched/$e
 echo 1 > "$T/tracing_on"
 perf bench sched pipe -l "$LOOPS" > /dev/null 2>&1
 echo 0 > "$T/tracing_on"
-C="$W/capture"
-"$TB" capture -o "$C" "$T" >/dev/null 2>&1 || skip "tracebuf capture could not save $T"
-bench_tracedat "$C"
-rm -f $raws
-DAT="$W/trace.dat"
+bench_capture_tracedat
 
 # -- one load to learn the rows, and the peer's CSV of every table (made beforehand)
 "$TB" sql --db "$W/ref.db" "$DAT" 2> "$W/load.err" || skip "tracebuf sql could not load $DAT: $(cat "$W/load.err")"
