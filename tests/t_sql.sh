@@ -77,6 +77,17 @@ A=tests/data/kernel/cap-a-small-noloss
 "$TB" sql $A --with-text -q "SELECT text FROM events ORDER BY rowid" 2> "$W/err" | tail -n +3 > "$W/text.got"
 [ -s "$W/text.want" ] && cmp -s "$W/text.want" "$W/text.got"; check $? "--with-text: events.text is report's line, in report's order"
 
+# signed and unsigned integers of 4 and 8 bytes, pointers: as report prints them (cap-f)
+"$TB" report $F 2> /dev/null > "$W/freport"
+awk '/ kmalloc: / { for (i = 1; i <= NF; i++) if ($i ~ /^(ptr|bytes_req|node)=/) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	print v["ptr"] "," v["bytes_req"] "," v["node"] }
+	/ sys_access -> / { print $NF }' "$W/freport" > "$W/ints.want"
+sql --db "$W/f.db" -q "SELECT printf('%016x', ptr) AS p, bytes_req, node FROM kmalloc;
+	SELECT printf('0x%x', ret) AS r FROM sys_exit_access" | grep -v '^p,bytes_req,node$' | grep -v '^r$' > "$W/ints.got"
+grep -q ',-1$' "$W/ints.want" && grep -q '0xfffffffffffffffe' "$W/ints.want"
+check $? "the capture has negative ints of 4 and 8 bytes (kmalloc's node, access's ret)"
+same_sorted "$W/ints.want" "$W/ints.got" "ints sign-extended by size, pointers' bit patterns kept (kmalloc, sys_exit_access)"
+
 # -- sched_slice and thread_state, rebuilt from the report's lines
 awk 'function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2) }
 function stamp(   t) { t = $0; sub(/.*\] +/, "", t); sub(/:.*/, "", t); sub(/\./, "", t); return t + 0 }
