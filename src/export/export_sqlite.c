@@ -396,6 +396,8 @@ static int sqlite_event(struct export_run *x, const struct merged_record *r)
 			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 		if (made && (rc = table_open(x, s->db, t)) < 0)
 			return rc;
+		if (made)
+			sql_derived_note(&s->cat, f, sys);
 		struct sql_value v[t->ncols];
 		size_t clen;
 		int32_t pid = 0;

@@ -400,41 +400,65 @@ struct sql_cpu {
 	uint32_t thread;
 };
 
-static const char *find_sys_event(const struct tb_schema *s, const char *name, struct field_at *want,
-				  const char *const *fields, size_t nfields, uint32_t *id)
+/* sched_switch's fields, from its format f: the switches followed from now on (false: f lacks one). */
+static bool follow_switch(struct sql_catalog *c, const struct tb_format *f)
 {
-	const struct tb_format *f = schema_find_by_name(s, "sched", name);
+	struct field_at sw[6];
 
-	if (!f)
-		return NULL;
-	for (size_t i = 0; i < nfields; i++)
-		if (!field_at_find(f, fields[i], &want[i]))
-			return NULL;
-	*id = f->id;
-	return f->name;
+	if (!field_at_find(f, "prev_pid", &sw[0]) || !field_at_find(f, "prev_state", &sw[1]) ||
+	    !field_at_find(f, "prev_comm", &sw[2]) || !field_at_find(f, "next_pid", &sw[3]) ||
+	    !field_at_find(f, "next_prio", &sw[4]) || !field_at_find(f, "next_comm", &sw[5]))
+		return false;
+	c->prev_pid = sw[0], c->prev_state = sw[1], c->prev_comm = sw[2];
+	c->next_pid = sw[3], c->next_prio = sw[4], c->next_comm = sw[5];
+	c->switch_id = f->id;
+	return true;
+}
+
+/* The wakeup event followed (sched_waking or sched_wakeup), from its format f. */
+static bool follow_wakeup(struct sql_catalog *c, const struct tb_format *f)
+{
+	if (!field_at_find(f, "pid", &c->woken_pid))
+		return false;
+	c->waking_id = f->id;
+	return true;
 }
 
 int sql_derived_begin(struct sql_catalog *c, const struct tb_schema *s, int ncpus, int64_t utid_base,
 		      int64_t upid_base)
 {
-	static const char *const sw_fields[] = {"prev_pid", "prev_state", "prev_comm", "next_pid", "next_prio",
-						"next_comm"};
-	static const char *const wake_fields[] = {"pid"};
-	struct field_at sw[6];
+	const struct tb_format *f;
 
 	c->utid_base = utid_base;
 	c->upid_base = upid_base;
 	if (ncpus > 0 && !(c->cpus = calloc((size_t)ncpus, sizeof(*c->cpus))))
 		return -ENOMEM;
 	c->ncpus = ncpus > 0 ? (size_t)ncpus : 0;
-	if (find_sys_event(s, "sched_switch", sw, sw_fields, 6, &c->switch_id)) {
-		c->prev_pid = sw[0], c->prev_state = sw[1], c->prev_comm = sw[2];
-		c->next_pid = sw[3], c->next_prio = sw[4], c->next_comm = sw[5];
-	}
+	if ((f = schema_find_by_name(s, "sched", "sched_switch")))
+		follow_switch(c, f);
 	/* Perfetto follows sched_waking where it was recorded, else sched_wakeup */
-	if (!find_sys_event(s, "sched_waking", &c->woken_pid, wake_fields, 1, &c->waking_id))
-		find_sys_event(s, "sched_wakeup", &c->woken_pid, wake_fields, 1, &c->waking_id);
+	if ((f = schema_find_by_name(s, "sched", "sched_waking")) || (f = schema_find_by_name(s, "sched", "sched_wakeup")))
+		c->wakeup_chosen = follow_wakeup(c, f);
 	return 0;
+}
+
+/*
+ * A live instance's formats come when their first record is met, so the
+ * events to follow may be learnt only then: sched_switch when it comes;
+ * sched_wakeup until a sched_waking record is met, sched_waking from then
+ * on (at most the first wakeups before the first waking are followed from
+ * sched_wakeup: a thread is then R already when its waking comes, as it is).
+ */
+void sql_derived_note(struct sql_catalog *c, const struct tb_format *f, const char *sys)
+{
+	if (!sys || strcmp(sys, "sched"))
+		return;
+	if (!c->switch_id && !strcmp(f->name, "sched_switch"))
+		follow_switch(c, f);
+	else if (!c->wakeup_chosen && !strcmp(f->name, "sched_waking"))
+		c->wakeup_chosen = follow_wakeup(c, f);
+	else if (!c->wakeup_chosen && !c->waking_id && !strcmp(f->name, "sched_wakeup"))
+		follow_wakeup(c, f);
 }
 
 /* The thread of tid (added when new): its index, or -1 out of memory. */

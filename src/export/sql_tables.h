@@ -115,6 +115,7 @@ struct sql_catalog {
 	struct sql_cpu *cpus;
 	size_t ncpus;
 	uint32_t switch_id, waking_id;		 /* common_type of sched_switch / the wakeup followed; 0: none */
+	bool wakeup_chosen;			 /* waking_id is final (sched_waking, or the trace's only wakeup) */
 	struct field_at prev_pid, prev_state, prev_comm, next_pid, next_prio, next_comm, woken_pid;
 	sql_row_fn *row;
 	void *row_ctx;
@@ -151,6 +152,8 @@ void sql_event_row(const struct sql_catalog *c, const struct sql_table *t, const
 int sql_derived_begin(struct sql_catalog *c, const struct tb_schema *s, int ncpus, int64_t utid_base,
 		      int64_t upid_base);
 int sql_derived_feed(struct sql_catalog *c, const struct merged_record *r);
+/* Each event's format when its first record is met (its table is made): what a live instance tells late. */
+void sql_derived_note(struct sql_catalog *c, const struct tb_format *f, const char *sys);
 int sql_derived_end(struct sql_catalog *c, const struct tb_schema *s);
 
 /* A sql_value maker for the writers and the fixed tables' rows. */
