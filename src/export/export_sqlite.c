@@ -48,6 +48,7 @@ struct sqlite_state {
 	struct kept_problem *problems;
 	size_t nproblems, cap_problems;
 	uint8_t id_seen[65536 / 8]; /* common_types met: the first record of each is checked for its format */
+	bool events_view;	    /* events is a view of the event tables (no row of its own: a fifth less work) */
 };
 
 /* "TOOL: DB: what: SQLite's message"; -EIO. */
@@ -279,6 +280,37 @@ static int open_db(struct export_run *x, struct sqlite_state *s)
 	return 0;
 }
 
+/* "table", "view" or "" (none): what the database has called name. */
+static void object_type(sqlite3 *db, const char *name, char out[8])
+{
+	sqlite3_stmt *st;
+
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(db, "SELECT type FROM sqlite_master WHERE name = ?1", -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		snprintf(out, 8, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}
+
+/*
+ * events is a table of its own only when the report's text is asked for
+ * (or a database made so is appended to); else it is a view of the event
+ * tables, made at the end (events_view_make), which saves a row per record.
+ */
+static int events_shape(struct export_run *x, struct sqlite_state *s)
+{
+	char type[8];
+
+	object_type(s->db, "events", type);
+	if (!strcmp(type, "view") && x->o->sql_text)
+		return export_say(x, -EINVAL, x->o->out,
+				  "its events is a view (loaded without --with-text): the text needs a new database");
+	s->events_view = strcmp(type, "table") && !x->o->sql_text;
+	return 0;
+}
+
 static int sqlite_begin(struct export_run *x)
 {
 	struct sqlite_state *s = x->state;
@@ -289,8 +321,10 @@ static int sqlite_begin(struct export_run *x)
 		return rc;
 	if (sql_catalog_init(&s->cat, x->o->sql_text, insert_row, x) < 0)
 		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	if ((rc = events_shape(x, s)) < 0)
+		return rc;
 	for (int i = 0; i < SQL_NFIXED; i++)
-		if ((rc = table_open(x, s->db, &s->cat.fixed[i])) < 0)
+		if ((i != SQL_EVENTS || !s->events_view) && (rc = table_open(x, s->db, &s->cat.fixed[i])) < 0)
 			return rc;
 	s->host = x->o->host ? x->o->host : default_host(x->o->in);
 	s->cat.host = s->host;
@@ -324,20 +358,24 @@ static const char *report_line(struct export_run *x, const struct merged_record 
 	return s->text_buf;
 }
 
+/* common_pid, little endian as the page format is; -1 when the record is too short. */
+static int64_t common_pid(const struct merged_record *r)
+{
+	int32_t p;
+
+	if (r->len < 8)
+		return -1;
+	memcpy(&p, r->data + 4, 4);
+	return p;
+}
+
 static int events_row(struct export_run *x, const struct merged_record *r, const char *name)
 {
 	struct sqlite_state *s = x->state;
 	struct sql_table *t = &s->cat.fixed[SQL_EVENTS];
 	size_t tlen = 0;
 	const char *text = x->o->sql_text ? report_line(x, r, &tlen) : NULL;
-	int64_t pid = -1;
-
-	if (r->len >= 8) {
-		int32_t p;
-		memcpy(&p, r->data + 4, 4); /* common_pid, little endian as the page format is */
-		pid = p;
-	}
-	struct sql_value v[7] = {sql_int((int64_t)r->ts), sql_int(r->cpu), sql_int(pid),
+	struct sql_value v[7] = {sql_int((int64_t)r->ts), sql_int(r->cpu), sql_int(common_pid(r)),
 				 sql_text(name, name ? strlen(name) : 0), sql_text(s->host, s->cat.host_len),
 				 sql_int(s->cat.trace_id), sql_text(text, tlen)};
 	return insert_row(x, t, v);
@@ -378,6 +416,35 @@ static bool record_intact(struct export_run *x, const struct merged_record *r, c
 	return false;
 }
 
+/* A record of no format, where events is a view: a row of events_unknown. */
+static int unknown_row(struct export_run *x, const struct merged_record *r)
+{
+	struct sqlite_state *s = x->state;
+	struct sql_value v[6] = {sql_int((int64_t)r->ts), sql_int(r->cpu),		      sql_int(common_pid(r)),
+				 sql_int(r->id),	  sql_text(s->host, s->cat.host_len), sql_int(s->cat.trace_id)};
+
+	return insert_row(x, &s->cat.fixed[SQL_EVENTS_UNKNOWN], v);
+}
+
+/* A new event table named in event_table (once: a later trace's table of the same name is known). */
+static int registry_row(struct export_run *x, struct sql_table *t, const struct tb_format *f, const char *sys)
+{
+	struct sqlite_state *s = x->state;
+	sqlite3_stmt *st;
+	bool known = false;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM event_table WHERE name = ?1", -1, &st, NULL) != SQLITE_OK)
+		return db_error(x, s->db, "event_table");
+	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
+	known = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (known)
+		return 0;
+	struct sql_value v[3] = {sql_text(t->name, strlen(t->name)), sql_text(f->name, strlen(f->name)),
+				 sql_text(sys, sys ? strlen(sys) : 0)};
+	return insert_row(x, &s->cat.fixed[SQL_EVENT_TABLE], v);
+}
+
 static int sqlite_event(struct export_run *x, const struct merged_record *r)
 {
 	struct sqlite_state *s = x->state;
@@ -396,19 +463,22 @@ static int sqlite_event(struct export_run *x, const struct merged_record *r)
 			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 		if (made && (rc = table_open(x, s->db, t)) < 0)
 			return rc;
+		if (made && (rc = registry_row(x, t, f, sys)) < 0)
+			return rc;
 		if (made)
 			sql_derived_note(&s->cat, f, sys);
 		struct sql_value v[t->ncols];
 		size_t clen;
-		int32_t pid = 0;
-		if (r->len >= 8)
-			memcpy(&pid, r->data + 4, 4);
-		const char *comm = tb_schema_comm(schema, pid, &clen);
+		const char *comm = tb_schema_comm(schema, (int)common_pid(r), &clen);
 		sql_event_row(&s->cat, t, r, comm, clen, v);
 		if ((rc = insert_row(x, t, v)) < 0)
 			return rc;
 	}
-	if ((rc = events_row(x, r, f ? f->name : NULL)) < 0)
+	if (!s->events_view)
+		rc = events_row(x, r, f ? f->name : NULL);
+	else if (!f)
+		rc = unknown_row(x, r);
+	if (rc < 0)
 		return rc;
 	return sql_derived_feed(&s->cat, r);
 }
@@ -481,6 +551,97 @@ static int trace_row(struct export_run *x)
 	return insert_row(x, &s->cat.fixed[SQL_TRACE], v);
 }
 
+/* Terms of one view: SQLite parses at most 500 in a compound SELECT, a view of more is made of parts. */
+#define VIEW_TERMS 200
+
+/* One SELECT of the view: the table's records as events' columns. */
+static void view_term(struct sql_text *b, const char *table, const char *event)
+{
+	char *lit = quoted(event);
+
+	for (char *p = lit ? lit + 1 : NULL; p && p[1]; p++) /* a string literal: its quotes single */
+		if (*p == '"')
+			*p = '\'';
+	if (lit) {
+		lit[0] = lit[strlen(lit) - 1] = '\'';
+		put(b, b->len ? " UNION ALL " : "");
+		put(b, "SELECT ts, cpu, pid, ");
+		put(b, lit);
+		put(b, " AS name, host, trace_id FROM ");
+		put_name(b, table);
+	} else {
+		b->oom = true;
+	}
+	free(lit);
+}
+
+static int view_create(struct export_run *x, struct sqlite_state *s, const char *name, struct sql_text *body)
+{
+	struct sql_text b = {0};
+	int rc;
+
+	put(&b, "CREATE VIEW ");
+	put_name(&b, name);
+	put(&b, " AS ");
+	put(&b, body->s ? body->s : "SELECT NULL AS ts, NULL AS cpu, NULL AS pid, NULL AS name, NULL AS host, NULL AS trace_id WHERE 0");
+	rc = b.oom || body->oom ? export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM)) : exec(x, s->db, b.s);
+	free(b.s);
+	return rc;
+}
+
+/*
+ * events as a view: every event table of the database (event_table) and
+ * events_unknown, UNION ALL, made again after each load (in parts of
+ * VIEW_TERMS tables when there are more).  Its rows are the records: no
+ * order of their own (ORDER BY ts).
+ */
+static int events_view_make(struct export_run *x, struct sqlite_state *s)
+{
+	struct sql_text all = {0}, part = {0};
+	sqlite3_stmt *st = NULL;
+	int rc = exec(x, s->db, "DROP VIEW IF EXISTS events"), nparts = 0, terms = 0;
+	char name[48];
+
+	for (int i = 1; rc == 0; i++) { /* the parts of the last view */
+		snprintf(name, sizeof(name), "events_part_%d", i);
+		char type[8];
+		object_type(s->db, name, type);
+		if (strcmp(type, "view"))
+			break;
+		snprintf(name, sizeof(name), "DROP VIEW events_part_%d", i);
+		rc = exec(x, s->db, name);
+	}
+	if (rc == 0 && sqlite3_prepare_v2(s->db, "SELECT name, event FROM event_table ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+		rc = db_error(x, s->db, "event_table");
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		view_term(&part, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1));
+		if (++terms < VIEW_TERMS)
+			continue;
+		snprintf(name, sizeof(name), "events_part_%d", ++nparts);
+		rc = view_create(x, s, name, &part);
+		part.len = 0;
+		terms = 0;
+	}
+	sqlite3_finalize(st);
+	put(&part, part.len ? " UNION ALL " : "");
+	put(&part, "SELECT ts, cpu, pid, NULL AS name, host, trace_id FROM events_unknown");
+	if (rc == 0 && nparts) {
+		for (int i = 1; i <= nparts; i++) {
+			snprintf(name, sizeof(name), "events_part_%d", i);
+			put(&all, i > 1 ? " UNION ALL SELECT * FROM " : "SELECT * FROM ");
+			put(&all, name);
+		}
+		put(&all, " UNION ALL ");
+		put(&all, part.s);
+		rc = view_create(x, s, "events", &all);
+	} else if (rc == 0) {
+		rc = view_create(x, s, "events", &part);
+	}
+	free(all.s);
+	free(part.s);
+	return rc;
+}
+
 static int sqlite_complete(struct export_run *x)
 {
 	struct sqlite_state *s = x->state;
@@ -492,6 +653,8 @@ static int sqlite_complete(struct export_run *x)
 		rc = problem_rows(x);
 	if (rc == 0)
 		rc = trace_row(x);
+	if (rc == 0 && s->events_view)
+		rc = events_view_make(x, s);
 	if (rc == 0)
 		rc = exec(x, s->db, "COMMIT");
 	return rc;

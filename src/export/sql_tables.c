@@ -35,6 +35,9 @@ static const struct col_def slice_cols[] = {{"ts", I},	      {"dur", I},      {"
 static const struct col_def state_cols[] = {{"ts", I},	       {"dur", I},     {"utid", I},	{"state", T},
 					    {"cpu", I},	       {"waker_utid", I}, {"io_wait", I}, {"trace_id", I},
 					    {NULL, 0}};
+static const struct col_def unknown_cols[] = {{"ts", I},	{"cpu", I},	  {"pid", I}, {"id", I},
+					      {"host", T}, {"trace_id", I}, {NULL, 0}};
+static const struct col_def registry_cols[] = {{"name", T}, {"event", T}, {"system", T}, {NULL, 0}};
 static const struct col_def spurious_cols[] = {{"ts", I}, {"utid", I}, {"waker_utid", I}, {"trace_id", I}, {NULL, 0}};
 #undef I
 #undef T
@@ -51,6 +54,8 @@ static const struct {
     [SQL_SCHED_SLICE] = {"sched_slice", slice_cols},
     [SQL_THREAD_STATE] = {"thread_state", state_cols},
     [SQL_SPURIOUS_WAKEUP] = {"spurious_sched_wakeup", spurious_cols},
+    [SQL_EVENTS_UNKNOWN] = {"events_unknown", unknown_cols},
+    [SQL_EVENT_TABLE] = {"event_table", registry_cols},
 };
 
 /* Names every engine would take as a table of ours; an event called so gets its system's prefix. */

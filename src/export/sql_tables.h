@@ -6,7 +6,9 @@
  * rows from here and only map the neutral column types to their own.
  *
  *  - fixed tables (enum sql_fixed): trace, events, lost, thread, process,
- *    sched_slice, thread_state, spurious_sched_wakeup;
+ *    sched_slice, thread_state, spurious_sched_wakeup, events_unknown and
+ *    event_table (a writer may make events a view of the event tables and
+ *    events_unknown, as the SQLite writer does unless the text is asked);
  *  - one table per event type, made when the first record of the type is
  *    met (a live instance's formats come on demand): the common columns
  *    first (ts, cpu, pid, tid, comm, host, trace_id, common_flags,
@@ -86,6 +88,8 @@ enum sql_fixed {
 	SQL_SCHED_SLICE,
 	SQL_THREAD_STATE,
 	SQL_SPURIOUS_WAKEUP,
+	SQL_EVENTS_UNKNOWN, /* records of an ID with no format, where events is a view of the event tables */
+	SQL_EVENT_TABLE,    /* which table holds which event: name, event, system */
 	SQL_NFIXED
 };
 
