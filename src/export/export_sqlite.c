@@ -27,8 +27,8 @@
 
 /* Rows per transaction: large enough that commits cost nothing, small enough to bound a spill. */
 #define ROWS_PER_COMMIT 1000000
-/* SQLite's page cache, KiB (negative cache_size): the load's memory beside the database. */
-#define CACHE_KIB "16384"
+/* SQLite's page cache, 16 MiB (a negative cache_size is KiB): the load's memory beside the database. */
+#define CACHE_PRAGMA "PRAGMA cache_size = -16384"
 
 struct kept_problem {
 	char *file;
@@ -257,7 +257,7 @@ static int open_db(struct export_run *x, struct sqlite_state *s)
 	    "PRAGMA journal_mode = OFF", /* no rollback: the caller renames a finished file into place */
 	    "PRAGMA synchronous = OFF",
 	    "PRAGMA locking_mode = EXCLUSIVE",
-	    "PRAGMA cache_size = -" CACHE_KIB,
+	    CACHE_PRAGMA,
 	    "PRAGMA temp_store = FILE",
 	    "BEGIN",
 	};
