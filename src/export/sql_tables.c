@@ -61,11 +61,24 @@ static const struct {
 /* Names every engine would take as a table of ours; an event called so gets its system's prefix. */
 static const char *const reserved_names[] = {"sched", "sqlite_master", "sqlite_sequence", "sqlite_schema"};
 
+/*
+ * Take a table name: 1 when it was free, 0 when taken, -ENOMEM.  SQL names
+ * are case-blind ("Thread" is the table thread): kept in lower case.
+ */
 static int name_take(struct sql_catalog *c, const char *name)
 {
+	size_t n = strlen(name);
+	char *lower = malloc(n + 1);
 	bool added;
+	int64_t id;
 
-	return intern_add(&c->names, name, (uint32_t)strlen(name), &added) < 0 ? -ENOMEM : (added ? 1 : 0);
+	if (!lower)
+		return -ENOMEM;
+	for (size_t i = 0; i <= n; i++)
+		lower[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] - 'A' + 'a' : name[i]);
+	id = intern_add(&c->names, lower, (uint32_t)n, &added);
+	free(lower);
+	return id < 0 ? -ENOMEM : (added ? 1 : 0);
 }
 
 static int fixed_init(struct sql_table *t, const char *name, const struct col_def *defs, bool with_text)
