@@ -70,7 +70,9 @@ CFLAGS_BASE := -std=c17 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS)
 CFLAGS_LIB := $(CFLAGS_BASE) -fPIC -fno-semantic-interposition -DTB_BUILDING_LIBTRACEBUF
 # trace.dat files may be compressed (v7): zlib and zstd, on the reading side only.
 ZIP_LIBS := -lzstd -lz
-LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) -lpthread -ldl -lm
+# SQLite: the SQL exporter (src/export/export_sqlite.c) and `tracebuf sql`; reading side only.
+SQL_LIBS := -lsqlite3
+LDLIBS_READ := $(TEV_LIBS) $(ZIP_LIBS) $(SQL_LIBS) -lpthread -ldl -lm
 
 # Sources are listed one way: by the stage folders they live in (docs/design.md §0),
 # with the few exceptions named.

@@ -31,11 +31,7 @@ echo 1 > "$T/tracing_on"
 dd if=/dev/zero of=/dev/null bs=1 count="$CALLS" status=none
 echo 0 > "$T/tracing_on"
 
-C="$W/capture"
-"$TB" capture -o "$C" "$T" >/dev/null 2>&1 || skip "tracebuf capture could not save $T"
-bench_tracedat "$C"
-rm -f $raws
-DAT="$W/trace.dat"
+bench_capture_tracedat
 
 SPEC='keys=common_pid,id:sort=common_pid,id'
 export TB DAT SPEC

@@ -6,6 +6,8 @@
 #   bench_instance        sets TB, T (the instance), W (scratch, removed at exit
 #                         unless TB_BENCH_KEEP is set), or skips the bench
 #   bench_tracedat C      $W/trace.dat from capture C's raw pages ($raws)
+#   bench_capture_tracedat  the instance saved by `tracebuf capture` and made
+#                         $DAT (= $W/trace.dat), the raw copies removed
 
 skip() {
 	echo "$NAME: skipped: $1"
@@ -54,4 +56,12 @@ bench_tracedat() {
 	(cd "$W" && trace-cmd restore -c -o head.dat >/dev/null 2>&1 &&
 		trace-cmd restore -i head.dat -o trace.dat $raws >/dev/null 2>&1) ||
 		skip "trace-cmd restore could not build a trace.dat"
+}
+
+# The instance's pages saved (tracebuf capture) and made a trace.dat: $DAT.
+bench_capture_tracedat() {
+	"$TB" capture -o "$W/capture" "$T" >/dev/null 2>&1 || skip "tracebuf capture could not save $T"
+	bench_tracedat "$W/capture"
+	rm -f $raws
+	DAT="$W/trace.dat"
 }

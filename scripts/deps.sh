@@ -6,6 +6,8 @@
 # compare against; without the plugins libtraceevent prints print fmts alone.
 # trace-cmd: the peer the tests read our trace.dat files with (they skip the
 # comparison without it, so a fresh machine would test less).
+# libsqlite3-dev: `tracebuf sql` loads traces into SQLite; sqlite3: the peer its
+# bench and tests compare with (.import, and opening the database).
 # chromium: t_svg_render.sh draws our SVGs headless and checks the picture.
 # bpftrace: t_usdt.sh attaches it to our USDT probes and counts the hits;
 # systemtap-sdt-dev: its <sys/sdt.h> is the oracle t_usdt.sh compares our
@@ -13,7 +15,7 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in gcc make pkg-config libtraceevent-dev libtraceevent1-plugin trace-cmd libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3 chromium bpftrace systemtap-sdt-dev; do
+for p in gcc make pkg-config libtraceevent-dev libtraceevent1-plugin trace-cmd libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3 chromium bpftrace systemtap-sdt-dev libsqlite3-dev sqlite3; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

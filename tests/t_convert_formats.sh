@@ -24,7 +24,7 @@ xml_ok() { python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[
 
 "$T" convert --help > "$W/help"
 formats=$(sed -n '/^Formats/,/^$/p' "$W/help" | awk 'NR > 1 && NF { print $1 }')
-[ "$(echo $formats)" = "tracedat capture json folded flamegraph ring-svg" ]
+[ "$(echo $formats)" = "tracedat capture json folded flamegraph ring-svg sqlite" ]
 ok $? "convert --help lists the table's formats: $(echo $formats)"
 
 checked=""
@@ -106,6 +106,18 @@ for f in $formats; do
 		ok $? "ring-svg: .svg written, exit 0, the picture tracebuf stats --svg draws (rc $rc)"
 		if have python3; then xml_ok "$W/o.svg"; ok $? "ring-svg: well-formed XML"; else skip "no python3"; fi
 		;;
+	sqlite)
+		C=$K/cap-b-overrun
+		"$T" convert "$C" -o "$W/o.db" 2> "$W/err"; rc=$?
+		n_report=$("$T" report "$C" 2> /dev/null | grep -v '^#' | grep -vc 'LOST')
+		if have sqlite3; then
+			[ $rc = 0 ] && [ "$(sqlite3 "$W/o.db" 'SELECT count(*) FROM events')" = "$n_report" ] &&
+				[ "$(sqlite3 "$W/o.db" "SELECT count(*) FROM lost")" = 2 ]
+			ok $? "sqlite: .db written, exit 0, a row of events per line of report, a row of lost per LOST line (rc $rc)"
+		else
+			[ $rc = 0 ] && [ -s "$W/o.db" ]; ok $? "sqlite: .db written, exit 0 (no sqlite3 to read it)"
+		fi
+		;;
 	*)
 		ok 1 "format $f has no check in this test: add one"
 		continue
@@ -122,7 +134,7 @@ ok $? "--format nosuch: exit 2, the formats named, nothing written ($(head -c 80
 # damage: every format that copies or decodes records says it with file and byte, exits 1, and
 # writes only what report reads.  record-crossing: a record crosses the end of cpu0's data at 4012.
 crossing="$BAD/record-crossing/cpu0.raw: byte 4012: record crosses the end of data"
-for f in tracedat capture json ring-svg; do
+for f in tracedat capture json ring-svg sqlite; do
 	out="$W/bad.$f"
 	"$T" convert --format $f "$BAD/record-crossing" -o "$out" 2> "$W/err"; rc=$?
 	[ $rc = 1 ] && grep -qF "$crossing" "$W/err"

@@ -17,5 +17,6 @@ int cmd_snapshot(int argc, char **argv); /* tools/cmd_snapshot.c */
 int cmd_recover(int argc, char **argv);  /* tools/cmd_snapshot.c */
 int cmd_offcpu(int argc, char **argv);  /* tools/cmd_offcpu.c */
 int cmd_hist(int argc, char **argv);    /* tools/cmd_hist.c */
+int cmd_sql(int argc, char **argv);     /* tools/cmd_sql.c */
 
 #endif

@@ -26,6 +26,7 @@ static const struct command {
 	{"stats", cmd_stats, "a kernel's per-CPU stats with written, lost share and time window"},
 	{"demo", cmd_demo, "fill a small ring far past its size and show every read path"},
 	{"list", cmd_list, "the events of a trace.dat, a capture directory or a program"},
+	{"sql", cmd_sql, "traces as SQL tables in SQLite: load, query (docs/sql.md)"},
 	{"offcpu", cmd_offcpu, "off-CPU time by blocking stack: folded stacks, SVG flame graph"},
 	{"formats", cmd_formats, "the format files of a program's events (tracebuf/tracepoint.h)"},
 };

@@ -62,6 +62,9 @@ struct tb_export_opts {
 	const char *buffer;
 	const char *title;	/* SVGs: NULL, the kind's own */
 	struct tb_usyms *usyms; /* names for user-space addresses (JSON); NULL: none */
+	/* SQL (docs/sql.md): the host column's value (NULL: the input's base name); events.text too */
+	const char *host;
+	bool sql_text;
 };
 
 struct tb_export_result {

@@ -221,6 +221,8 @@ int merge_next(struct merge *m, struct merged_record *r)
 	r->len = st->len;
 	r->id = st->id;
 	r->blob = st->blob;
+	r->file = u->file[st->page];
+	r->file_offset = u->file_offset[st->page] + st->off;
 	if (st->blob)
 		m->blob_refs++;
 	else

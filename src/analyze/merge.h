@@ -81,6 +81,8 @@ struct merged_record {
 	uint32_t len;
 	uint16_t id; /* common_type; 0 when the payload is too short to hold it */
 	bool blob;   /* a blob reference (want_blobs only): data is its 24-byte payload, id means nothing */
+	const char *file;     /* where the record was read (the walk's name, valid as data is) */
+	uint64_t file_offset; /* the byte of its payload in file, for a problem's message */
 };
 
 /* 0, or -ENOMEM. */

@@ -66,7 +66,7 @@ struct export_run {
 	struct tb_export_result *res;	 /* the kind adds its problems when it reports any itself */
 	void *state;			 /* the kind's: state_size bytes, zeroed */
 	bool failed;			 /* finish: an earlier hook failed; close, do not complete */
-	int loss_rc;			 /* private: the first error of loss() */
+	int loss_rc;			 /* private: the first error of loss() or problem() */
 	struct progress *progress;	 /* private: the line export_progress() draws */
 };
 
@@ -83,6 +83,12 @@ struct tb_exporter_kind {
 	int (*event)(struct export_run *x, const struct merged_record *r);
 	int (*blob)(struct export_run *x, const struct merged_record *r);
 	int (*loss)(struct export_run *x, const struct merge_loss *l);
+	/*
+	 * Any shape, optional: each problem the capture reports (said on stderr
+	 * already), from its open on - so before begin too; lent for the call.
+	 * A loader keeps them as rows (SQL's lost table).
+	 */
+	int (*problem)(struct export_run *x, const struct tb_problem *d);
 	/* whole: */
 	int (*whole)(struct export_run *x);
 	int (*finish)(struct export_run *x);
@@ -90,7 +96,7 @@ struct tb_exporter_kind {
 
 /* The kinds (one file each). */
 extern const struct tb_exporter_kind export_tracedat, export_capture_dir, export_chrome_json,
-    export_folded, export_flamegraph, export_ring_svg;
+    export_folded, export_flamegraph, export_ring_svg, export_sqlite;
 
 /* "TOOL: FILE: reason" on stderr (a message naming the user's file); returns rc. */
 int export_say(const struct export_run *x, int rc, const char *file, const char *fmt, ...)

@@ -21,7 +21,7 @@
 /* Listed in this order by `convert --help`; a suffix matches the first kind that has it. */
 static const struct tb_exporter_kind *const kinds[] = {
     &export_tracedat, &export_capture_dir, &export_chrome_json,
-    &export_folded,   &export_flamegraph,  &export_ring_svg,
+    &export_folded,   &export_flamegraph,  &export_ring_svg, &export_sqlite,
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -297,6 +297,17 @@ static int run_kind(struct export_run *x, struct progress *pg)
 	return rc;
 }
 
+/* A problem the capture found: said as every command says it, then to the kind that keeps them. */
+static void on_problem(void *ctx, const struct tb_problem *d)
+{
+	struct export_run *x = ctx;
+	int rc;
+
+	tb_problem_print(NULL, d);
+	if (x->kind->problem && x->state && (rc = x->kind->problem(x, d)) < 0 && !x->loss_rc)
+		x->loss_rc = export_say(x, rc, x->o->out, "%s", strerror(-rc));
+}
+
 int tb_export_run(const struct tb_exporter_kind *kind, const struct tb_export_opts *opts,
 		  struct tb_export_result *result)
 {
@@ -312,19 +323,29 @@ int tb_export_run(const struct tb_exporter_kind *kind, const struct tb_export_op
 	memset(result, 0, sizeof(*result));
 	struct export_run x = {.o = opts, .tool = opts->tool ? opts->tool : "tracebuf", .kind = kind, .res = result,
 			       .progress = &pg};
+	/* the state first: a kind that keeps problems has them from the open on */
+	x.state = kind->state_size ? calloc(1, kind->state_size) : NULL;
+	if (kind->state_size && !x.state)
+		return export_say(&x, -ENOMEM, opts->in, "%s", strerror(ENOMEM));
 	if (kind->input == EXPORT_CAPTURE) {
 		co.prefix = opts->prefix;
 		co.buffer = opts->buffer;
+		if (kind->problem) {
+			co.diag = on_problem;
+			co.diag_ctx = &x;
+		}
 		rc = tb_capture_open(opts->in, &co, &x.capture);
-		if (rc < 0)
+		if (rc < 0) {
+			if (kind->problem) { /* it may keep problems of the open: its finish frees them */
+				x.failed = true;
+				kind->finish(&x);
+			}
+			free(x.state);
 			return export_say(&x, rc, opts->in, "cannot open: %s", strerror(-rc));
+		}
 		pg.total = tb_capture_data_bytes(x.capture);
 	}
-	x.state = kind->state_size ? calloc(1, kind->state_size) : NULL;
-	if (kind->state_size && !x.state)
-		rc = export_say(&x, -ENOMEM, opts->in, "%s", strerror(ENOMEM));
-	else
-		rc = run_kind(&x, &pg);
+	rc = run_kind(&x, &pg);
 	if (x.capture) {
 		result->problems += tb_capture_problems(x.capture);
 		tb_capture_close(x.capture);

@@ -1,0 +1,705 @@
+// SPDX-License-Identifier: MIT
+/*
+ * export_sqlite.c - a trace loaded into an SQLite database, as the tables
+ * sql_tables.h describes (docs/sql.md): an events kind, so the load
+ * streams - each record is bound to its table's prepared INSERT and
+ * stepped, nothing of the trace is held beyond the merge's pages, and the
+ * memory is SQLite's page cache (bounded below) plus the per-thread state
+ * of the derived tables.
+ *
+ * The output is opened as a database and appended to: a second trace gets
+ * the next trace_id, and utids/upids after those already there.  The
+ * caller that wants all-or-nothing (tracebuf sql) loads into a temporary
+ * copy and renames it: this writer runs without a rollback journal, for
+ * speed, so a load cut short leaves a file only fit to be removed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "exporter.h"
+#include "sql_tables.h"
+#include "tracebuf/report.h"
+#include "util/grow.h"
+
+/* Rows per transaction: large enough that commits cost nothing, small enough to bound a spill. */
+#define ROWS_PER_COMMIT 1000000
+/* SQLite's page cache, 16 MiB (a negative cache_size is KiB): the load's memory beside the database. */
+#define CACHE_PRAGMA "PRAGMA cache_size = -16384"
+
+struct kept_problem {
+	char *file;
+	uint64_t offset;
+	char *reason;
+};
+
+struct sqlite_state {
+	sqlite3 *db;
+	struct sql_catalog cat;
+	const char *host;
+	uint64_t rows_since_commit;
+	FILE *text;	/* --with-text: the report line is rendered here */
+	char *text_buf;
+	size_t text_len;
+	bool ns_clock;
+	struct kept_problem *problems;
+	size_t nproblems, cap_problems;
+	uint8_t id_seen[65536 / 8]; /* common_types met: the first record of each is checked for its format */
+	bool events_view;	    /* events is a view of the event tables (no row of its own: a fifth less work) */
+};
+
+/* "TOOL: DB: what: SQLite's message"; -EIO. */
+static int db_error(const struct export_run *x, sqlite3 *db, const char *what)
+{
+	return export_say(x, -EIO, x->o->out, "%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+static int exec(const struct export_run *x, sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	export_say(x, -EIO, x->o->out, "%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	return -EIO;
+}
+
+/* "name" quoted for SQL, a quote inside doubled: keywords and odd names load as they are. */
+static char *quoted(const char *name)
+{
+	size_t n = strlen(name), q = 0;
+
+	for (size_t i = 0; i < n; i++)
+		q += name[i] == '"';
+	char *out = malloc(n + q + 3), *p = out;
+	if (!out)
+		return NULL;
+	*p++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		if (name[i] == '"')
+			*p++ = '"';
+		*p++ = name[i];
+	}
+	*p++ = '"';
+	*p = '\0';
+	return out;
+}
+
+static const char *sqlite_type(enum sql_type t)
+{
+	return t == SQL_INT ? "INTEGER" : t == SQL_TEXT ? "TEXT" : "BLOB";
+}
+
+/* A growing string for the statements; NULL on overflow of memory (then freed). */
+struct sql_text {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void put(struct sql_text *b, const char *s)
+{
+	size_t n = strlen(s);
+	char *v;
+
+	if (b->oom || !(v = tb__grow(b->s, &b->cap, b->len + n + 1, 1, 256))) {
+		b->oom = true;
+		return;
+	}
+	b->s = v;
+	memcpy(b->s + b->len, s, n + 1);
+	b->len += n;
+}
+
+static void put_name(struct sql_text *b, const char *name)
+{
+	char *q = quoted(name);
+
+	if (!q)
+		b->oom = true;
+	else
+		put(b, q);
+	free(q);
+}
+
+/* The columns the table has in the database already (PRAGMA table_info), as a set by name. */
+static bool has_column(sqlite3 *db, const char *qtable, const char *col)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+	bool found = false;
+
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info(%s) WHERE name = ?1 COLLATE NOCASE", qtable);
+	/* pragma_table_info takes the name as a string: the identifier's quotes turned to a literal's */
+	for (char *p = sql; *p; p++)
+		if (*p == '"')
+			*p = '\'';
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, col, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/*
+ * CREATE TABLE IF NOT EXISTS, then any column an earlier trace's table
+ * lacks (a newer kernel's format adds fields), then the table's INSERT.
+ */
+static int table_open(const struct export_run *x, sqlite3 *db, struct sql_table *t)
+{
+	struct sql_text b = {0}, ins = {0};
+	int rc = 0;
+
+	put(&b, "CREATE TABLE IF NOT EXISTS ");
+	put_name(&b, t->name);
+	put(&b, " (");
+	put(&ins, "INSERT INTO ");
+	put_name(&ins, t->name);
+	put(&ins, " (");
+	for (size_t i = 0; i < t->ncols; i++) {
+		put(&b, i ? ", " : "");
+		put_name(&b, t->cols[i].name);
+		put(&b, " ");
+		put(&b, sqlite_type(t->cols[i].type));
+		put(&ins, i ? ", " : "");
+		put_name(&ins, t->cols[i].name);
+	}
+	put(&b, ")");
+	put(&ins, ") VALUES (");
+	for (size_t i = 0; i < t->ncols; i++)
+		put(&ins, i ? ", ?" : "?");
+	put(&ins, ")");
+	if (b.oom || ins.oom)
+		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	else
+		rc = exec(x, db, b.s);
+	char *qt = quoted(t->name);
+	for (size_t i = 0; rc == 0 && qt && i < t->ncols; i++) {
+		if (has_column(db, qt, t->cols[i].name))
+			continue;
+		b.len = 0;
+		put(&b, "ALTER TABLE ");
+		put(&b, qt);
+		put(&b, " ADD COLUMN ");
+		put_name(&b, t->cols[i].name);
+		put(&b, " ");
+		put(&b, sqlite_type(t->cols[i].type));
+		rc = b.oom ? -ENOMEM : exec(x, db, b.s);
+	}
+	if (rc == 0 && sqlite3_prepare_v3(db, ins.s, -1, SQLITE_PREPARE_PERSISTENT, (sqlite3_stmt **)&t->engine,
+					  NULL) != SQLITE_OK)
+		rc = db_error(x, db, t->name);
+	free(qt);
+	free(b.s);
+	free(ins.s);
+	return rc;
+}
+
+/* The catalog's row hook: bind every value, step, reset. */
+static int insert_row(void *ctx, struct sql_table *t, const struct sql_value *v)
+{
+	struct export_run *x = ctx;
+	struct sqlite_state *s = x->state;
+	sqlite3_stmt *st = t->engine;
+
+	for (size_t i = 0; i < t->ncols; i++) {
+		int col = (int)i + 1;
+		if (v[i].null)
+			sqlite3_bind_null(st, col);
+		else if (v[i].type == SQL_INT)
+			sqlite3_bind_int64(st, col, v[i].i);
+		else if (v[i].type == SQL_TEXT)
+			sqlite3_bind_text(st, col, v[i].p, (int)v[i].len, SQLITE_STATIC);
+		else
+			sqlite3_bind_blob(st, col, v[i].p, (int)v[i].len, SQLITE_STATIC);
+	}
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return db_error(x, s->db, t->name);
+	if (++s->rows_since_commit < ROWS_PER_COMMIT)
+		return 0;
+	s->rows_since_commit = 0;
+	rc = exec(x, s->db, "COMMIT");
+	return rc ? rc : exec(x, s->db, "BEGIN");
+}
+
+static int64_t max_plus_one(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The file's basename: the default host (several traces side by side, one per host). */
+static const char *default_host(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	const char *slash = memrchr(path, '/', n ? n - 1 : 0);
+	return slash ? slash + 1 : path;
+}
+
+static int open_db(struct export_run *x, struct sqlite_state *s)
+{
+	static const char *const setup[] = {
+	    "PRAGMA journal_mode = OFF", /* no rollback: the caller renames a finished file into place */
+	    "PRAGMA synchronous = OFF",
+	    "PRAGMA locking_mode = EXCLUSIVE",
+	    CACHE_PRAGMA,
+	    "PRAGMA temp_store = FILE",
+	    "BEGIN",
+	};
+	int rc;
+
+	/*
+	 * The connection is this thread's alone: no mutex around each call
+	 * (NOMUTEX), and no global memory statistics, whose mutex every
+	 * malloc takes (a fifth of the load's time in serialized mode).  The
+	 * latter is process-wide and only takes before SQLite's first use; a
+	 * process that used SQLite already keeps its setting.
+	 */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	if (sqlite3_open_v2(x->o->out, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK)
+		return db_error(x, s->db, "cannot open the database");
+	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
+		if ((rc = exec(x, s->db, setup[i])) < 0)
+			return rc;
+	return 0;
+}
+
+/* "table", "view" or "" (none): what the database has called name. */
+static void object_type(sqlite3 *db, const char *name, char out[8])
+{
+	sqlite3_stmt *st;
+
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(db, "SELECT type FROM sqlite_master WHERE name = ?1", -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		snprintf(out, 8, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}
+
+/*
+ * events is a table of its own only when the report's text is asked for
+ * (or a database made so is appended to); else it is a view of the event
+ * tables, made at the end (events_view_make), which saves a row per record.
+ */
+static int events_shape(struct export_run *x, struct sqlite_state *s)
+{
+	char type[8];
+
+	object_type(s->db, "events", type);
+	if (!strcmp(type, "view") && x->o->sql_text)
+		return export_say(x, -EINVAL, x->o->out,
+				  "its events is a view (loaded without --with-text): the text needs a new database");
+	s->events_view = strcmp(type, "table") && !x->o->sql_text;
+	return 0;
+}
+
+static int sqlite_begin(struct export_run *x)
+{
+	struct sqlite_state *s = x->state;
+	struct tb_capture *c = x->capture;
+	int rc;
+
+	if ((rc = open_db(x, s)) < 0)
+		return rc;
+	if (sql_catalog_init(&s->cat, x->o->sql_text, insert_row, x) < 0)
+		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	if ((rc = events_shape(x, s)) < 0)
+		return rc;
+	for (int i = 0; i < SQL_NFIXED; i++)
+		if ((i != SQL_EVENTS || !s->events_view) && (rc = table_open(x, s->db, &s->cat.fixed[i])) < 0)
+			return rc;
+	s->host = x->o->host ? x->o->host : default_host(x->o->in);
+	s->cat.host = s->host;
+	s->cat.host_len = (uint32_t)strlen(s->host);
+	s->cat.trace_id = max_plus_one(s->db, "SELECT COALESCE(MAX(trace_id), 0) + 1 FROM trace");
+	rc = sql_derived_begin(&s->cat, tb_capture_schema(c), tb_capture_cpu_slots(c),
+			       max_plus_one(s->db, "SELECT COALESCE(MAX(utid), -1) + 1 FROM thread"),
+			       max_plus_one(s->db, "SELECT COALESCE(MAX(upid), -1) + 1 FROM process"));
+	if (rc < 0)
+		return export_say(x, rc, x->o->out, "%s", strerror(-rc));
+	s->ns_clock = tb_capture_clock_is_ns(c) || x->merge->mult;
+	if (x->o->sql_text && !(s->text = open_memstream(&s->text_buf, &s->text_len)))
+		return export_say(x, -errno, x->o->out, "%s", strerror(errno));
+	return 0;
+}
+
+/* The report's line for r (without its newline), or NULL when it has none. */
+static const char *report_line(struct export_run *x, const struct merged_record *r, size_t *len)
+{
+	struct sqlite_state *s = x->state;
+	struct tb_render_record ev = {.cpu = r->cpu, .ts = r->ts, .data = r->data, .len = r->len};
+	struct tb_render_opts ro = {.ns_clock = s->ns_clock};
+	struct tb_problem err = {0};
+
+	rewind(s->text);
+	if (tb_render_event(tb_capture_schema(x->capture), &ev, &ro, s->text, &err) < 0 || fflush(s->text))
+		return NULL;
+	*len = (size_t)ftell(s->text);
+	while (*len && s->text_buf[*len - 1] == '\n')
+		(*len)--;
+	return s->text_buf;
+}
+
+/* common_pid, little endian as the page format is; -1 when the record is too short. */
+static int64_t common_pid(const struct merged_record *r)
+{
+	int32_t p;
+
+	if (r->len < 8)
+		return -1;
+	memcpy(&p, r->data + 4, 4);
+	return p;
+}
+
+static int events_row(struct export_run *x, const struct merged_record *r, const char *name)
+{
+	struct sqlite_state *s = x->state;
+	struct sql_table *t = &s->cat.fixed[SQL_EVENTS];
+	size_t tlen = 0;
+	const char *text = x->o->sql_text ? report_line(x, r, &tlen) : NULL;
+	struct sql_value v[7] = {sql_int((int64_t)r->ts), sql_int(r->cpu), sql_int(common_pid(r)),
+				 sql_text(name, name ? strlen(name) : 0), sql_text(s->host, s->cat.host_len),
+				 sql_int(s->cat.trace_id), sql_text(text, tlen)};
+	return insert_row(x, t, v);
+}
+
+/*
+ * The first record of each ID lets the capture tell what its format file
+ * had wrong (as report does); a record of no format is said once per ID.
+ */
+static void first_of_id(struct export_run *x, const struct merged_record *r, const struct tb_format *f)
+{
+	struct sqlite_state *s = x->state;
+
+	if (s->id_seen[r->id / 8] & (1u << (r->id % 8)))
+		return;
+	s->id_seen[r->id / 8] |= (uint8_t)(1u << (r->id % 8));
+	tb_capture_event_seen(x->capture, r->id);
+	if (!f)
+		tb_capture_problem(x->capture, r->file, r->file_offset,
+				   "event id %u has no format (first record of it; all load as events with no name)",
+				   r->id);
+}
+
+/*
+ * Whether r holds what its format says; else said (file, byte) and left
+ * out, as report leaves it.  The kernel's own ftrace events are written
+ * shorter than their formats (kernel_stack holds the entries it has, not
+ * caller[8]): as report's printers of them, the row takes what is there.
+ */
+static bool record_intact(struct export_run *x, const struct merged_record *r, const struct tb_format *f,
+			  const char *sys)
+{
+	struct tb_problem err = {0};
+
+	if ((sys && !strcmp(sys, "ftrace")) || tb_schema_check_record(f, r->data, r->len, &err) == 0)
+		return true;
+	tb_capture_problem(x->capture, r->file, r->file_offset + err.offset, "%s; record skipped", err.reason);
+	return false;
+}
+
+/* A record of no format, where events is a view: a row of events_unknown. */
+static int unknown_row(struct export_run *x, const struct merged_record *r)
+{
+	struct sqlite_state *s = x->state;
+	struct sql_value v[6] = {sql_int((int64_t)r->ts), sql_int(r->cpu),		      sql_int(common_pid(r)),
+				 sql_int(r->id),	  sql_text(s->host, s->cat.host_len), sql_int(s->cat.trace_id)};
+
+	return insert_row(x, &s->cat.fixed[SQL_EVENTS_UNKNOWN], v);
+}
+
+/* A new event table named in event_table (once: a later trace's table of the same name is known). */
+static int registry_row(struct export_run *x, struct sql_table *t, const struct tb_format *f, const char *sys)
+{
+	struct sqlite_state *s = x->state;
+	sqlite3_stmt *st;
+	bool known = false;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM event_table WHERE name = ?1", -1, &st, NULL) != SQLITE_OK)
+		return db_error(x, s->db, "event_table");
+	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
+	known = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (known)
+		return 0;
+	struct sql_value v[3] = {sql_text(t->name, strlen(t->name)), sql_text(f->name, strlen(f->name)),
+				 sql_text(sys, sys ? strlen(sys) : 0)};
+	return insert_row(x, &s->cat.fixed[SQL_EVENT_TABLE], v);
+}
+
+static int sqlite_event(struct export_run *x, const struct merged_record *r)
+{
+	struct sqlite_state *s = x->state;
+	struct tb_schema *schema = tb_capture_schema(x->capture);
+	const char *sys = NULL;
+	const struct tb_format *f = tb_schema_find_event(schema, r->id, &sys);
+	int rc;
+
+	first_of_id(x, r, f);
+	if (f && !record_intact(x, r, f, sys))
+		return 0;
+	if (f) {
+		bool made;
+		struct sql_table *t = sql_event_table(&s->cat, f, sys, &made);
+		if (!t)
+			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+		if (made && (rc = table_open(x, s->db, t)) < 0)
+			return rc;
+		if (made && (rc = registry_row(x, t, f, sys)) < 0)
+			return rc;
+		if (made)
+			sql_derived_note(&s->cat, f, sys);
+		struct sql_value v[t->ncols];
+		size_t clen;
+		const char *comm = tb_schema_comm(schema, (int)common_pid(r), &clen);
+		sql_event_row(&s->cat, t, r, comm, clen, v);
+		if ((rc = insert_row(x, t, v)) < 0)
+			return rc;
+	}
+	if (!s->events_view)
+		rc = events_row(x, r, f ? f->name : NULL);
+	else if (!f)
+		rc = unknown_row(x, r);
+	if (rc < 0)
+		return rc;
+	return sql_derived_feed(&s->cat, r);
+}
+
+/* A sub-buffer that follows lost events: a row of lost (count NULL when the kernel kept none). */
+static int sqlite_loss(struct export_run *x, const struct merge_loss *l)
+{
+	struct sqlite_state *s = x->state;
+	struct sql_value v[8] = {sql_int(l->cpu),
+				 sql_int((int64_t)l->ts),
+				 l->count_known ? sql_int((int64_t)l->count) : sql_null(SQL_INT),
+				 sql_text(l->file, l->file ? strlen(l->file) : 0),
+				 sql_int((int64_t)l->offset),
+				 sql_text("lost events", 11),
+				 sql_text(s->host, s->cat.host_len),
+				 sql_int(s->cat.trace_id)};
+	return insert_row(x, &s->cat.fixed[SQL_LOST], v);
+}
+
+/* Damage the capture reported (said already, by the driver): kept for rows of lost at the end. */
+static int sqlite_problem(struct export_run *x, const struct tb_problem *d)
+{
+	struct sqlite_state *s = x->state;
+	struct kept_problem *v;
+
+	if (d->warning)
+		return 0;
+	if (!(v = tb__grow(s->problems, &s->cap_problems, s->nproblems + 1, sizeof(*v), 8)))
+		return -ENOMEM;
+	s->problems = v;
+	v[s->nproblems] = (struct kept_problem){strdup(d->file ? d->file : ""), d->offset, strdup(d->reason)};
+	if (!v[s->nproblems].file || !v[s->nproblems].reason)
+		return -ENOMEM;
+	s->nproblems++;
+	return 0;
+}
+
+/* Damage as rows of lost: no CPU, time or count - what is known is where (file, byte) and why. */
+static int problem_rows(struct export_run *x)
+{
+	struct sqlite_state *s = x->state;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < s->nproblems; i++) {
+		const struct kept_problem *p = &s->problems[i];
+		struct sql_value v[8] = {sql_null(SQL_INT),
+					 sql_null(SQL_INT),
+					 sql_null(SQL_INT),
+					 sql_text(p->file, strlen(p->file)),
+					 sql_int((int64_t)p->offset),
+					 sql_text(p->reason, strlen(p->reason)),
+					 sql_text(s->host, s->cat.host_len),
+					 sql_int(s->cat.trace_id)};
+		rc = insert_row(x, &s->cat.fixed[SQL_LOST], v);
+	}
+	return rc;
+}
+
+static int trace_row(struct export_run *x)
+{
+	struct sqlite_state *s = x->state;
+	const char *clock = tb_capture_clock(x->capture);
+	struct sql_value v[7] = {sql_int(s->cat.trace_id),
+				 sql_text(s->host, s->cat.host_len),
+				 sql_text(x->o->in, strlen(x->o->in)),
+				 sql_text(clock, clock ? strlen(clock) : 0),
+				 sql_int((int64_t)x->merge->records),
+				 sql_int((int64_t)x->merge->lost_pages),
+				 sql_int((int64_t)s->nproblems)};
+	return insert_row(x, &s->cat.fixed[SQL_TRACE], v);
+}
+
+/* Terms of one view: SQLite parses at most 500 in a compound SELECT, a view of more is made of parts. */
+#define VIEW_TERMS 200
+
+/* One SELECT of the view: the table's records as events' columns. */
+static void view_term(struct sql_text *b, const char *table, const char *event)
+{
+	char *lit = quoted(event);
+
+	for (char *p = lit ? lit + 1 : NULL; p && p[1]; p++) /* a string literal: its quotes single */
+		if (*p == '"')
+			*p = '\'';
+	if (lit) {
+		lit[0] = lit[strlen(lit) - 1] = '\'';
+		put(b, b->len ? " UNION ALL " : "");
+		put(b, "SELECT ts, cpu, pid, ");
+		put(b, lit);
+		put(b, " AS name, host, trace_id FROM ");
+		put_name(b, table);
+	} else {
+		b->oom = true;
+	}
+	free(lit);
+}
+
+static int view_create(struct export_run *x, struct sqlite_state *s, const char *name, struct sql_text *body)
+{
+	struct sql_text b = {0};
+	int rc;
+
+	put(&b, "CREATE VIEW ");
+	put_name(&b, name);
+	put(&b, " AS ");
+	put(&b, body->s ? body->s : "SELECT NULL AS ts, NULL AS cpu, NULL AS pid, NULL AS name, NULL AS host, NULL AS trace_id WHERE 0");
+	rc = b.oom || body->oom ? export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM)) : exec(x, s->db, b.s);
+	free(b.s);
+	return rc;
+}
+
+/*
+ * events as a view: every event table of the database (event_table) and
+ * events_unknown, UNION ALL, made again after each load (in parts of
+ * VIEW_TERMS tables when there are more).  Its rows are the records: no
+ * order of their own (ORDER BY ts).
+ */
+static int events_view_make(struct export_run *x, struct sqlite_state *s)
+{
+	struct sql_text all = {0}, part = {0};
+	sqlite3_stmt *st = NULL;
+	int rc = exec(x, s->db, "DROP VIEW IF EXISTS events"), nparts = 0, terms = 0;
+	char name[48];
+
+	for (int i = 1; rc == 0; i++) { /* the parts of the last view */
+		snprintf(name, sizeof(name), "events_part_%d", i);
+		char type[8];
+		object_type(s->db, name, type);
+		if (strcmp(type, "view"))
+			break;
+		snprintf(name, sizeof(name), "DROP VIEW events_part_%d", i);
+		rc = exec(x, s->db, name);
+	}
+	if (rc == 0 && sqlite3_prepare_v2(s->db, "SELECT name, event FROM event_table ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+		rc = db_error(x, s->db, "event_table");
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		view_term(&part, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1));
+		if (++terms < VIEW_TERMS)
+			continue;
+		snprintf(name, sizeof(name), "events_part_%d", ++nparts);
+		rc = view_create(x, s, name, &part);
+		part.len = 0;
+		terms = 0;
+	}
+	sqlite3_finalize(st);
+	put(&part, part.len ? " UNION ALL " : "");
+	put(&part, "SELECT ts, cpu, pid, NULL AS name, host, trace_id FROM events_unknown");
+	if (rc == 0 && nparts) {
+		for (int i = 1; i <= nparts; i++) {
+			snprintf(name, sizeof(name), "events_part_%d", i);
+			put(&all, i > 1 ? " UNION ALL SELECT * FROM " : "SELECT * FROM ");
+			put(&all, name);
+		}
+		put(&all, " UNION ALL ");
+		put(&all, part.s);
+		rc = view_create(x, s, "events", &all);
+	} else if (rc == 0) {
+		rc = view_create(x, s, "events", &part);
+	}
+	free(all.s);
+	free(part.s);
+	return rc;
+}
+
+static int sqlite_complete(struct export_run *x)
+{
+	struct sqlite_state *s = x->state;
+	int rc = x->merge->fatal;
+
+	if (rc == 0)
+		rc = sql_derived_end(&s->cat, tb_capture_schema(x->capture));
+	if (rc == 0)
+		rc = problem_rows(x);
+	if (rc == 0)
+		rc = trace_row(x);
+	if (rc == 0 && s->events_view)
+		rc = events_view_make(x, s);
+	if (rc == 0)
+		rc = exec(x, s->db, "COMMIT");
+	return rc;
+}
+
+static void close_statements(struct sql_catalog *c)
+{
+	for (int i = 0; i < SQL_NFIXED; i++)
+		sqlite3_finalize(c->fixed[i].engine);
+	for (size_t i = 0; i < c->nby_id; i++)
+		if (c->by_id[i])
+			sqlite3_finalize(c->by_id[i]->engine);
+}
+
+static int sqlite_finish(struct export_run *x)
+{
+	struct sqlite_state *s = x->state;
+	int rc = 0;
+
+	if (s->db && !x->failed)
+		rc = sqlite_complete(x);
+	close_statements(&s->cat);
+	sql_catalog_free(&s->cat);
+	if (s->db && sqlite3_close(s->db) != SQLITE_OK && rc == 0)
+		rc = db_error(x, s->db, "close");
+	if (s->text)
+		fclose(s->text);
+	free(s->text_buf);
+	for (size_t i = 0; i < s->nproblems; i++) {
+		free(s->problems[i].file);
+		free(s->problems[i].reason);
+	}
+	free(s->problems);
+	return rc;
+}
+
+const struct tb_exporter_kind export_sqlite = {
+    .name = "sqlite",
+    .suffixes = ".db .sqlite .sqlite3",
+    .help = "an SQLite database of the trace's tables (docs/sql.md; appended to when it exists)",
+    .input = EXPORT_CAPTURE,
+    .state_size = sizeof(struct sqlite_state),
+    .begin = sqlite_begin,
+    .event = sqlite_event,
+    .loss = sqlite_loss,
+    .problem = sqlite_problem,
+    .finish = sqlite_finish,
+};
