@@ -68,8 +68,8 @@ rpid=$!
 # Until the ring holds a tick (the flight recorder keeps them): the first print has some; 30 s at most.
 i=0; until [ -n "$($TB hist --session -e app:tick 'keys=worker' "$shm" 2>/dev/null | grep 'hitcount: *[1-9]')" ] ||
 	[ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done
-$TB hist --session --live --count 3 -e app:tick 'keys=worker:vals=n' "$shm" > "$tmp/live" 2> "$tmp/live.err"
-check $? "hist --session --live --count 3 exits 0"
+$TB hist --session --live --refreshes 3 -e app:tick 'keys=worker:vals=n' "$shm" > "$tmp/live" 2> "$tmp/live.err"
+check $? "hist --session --live --refreshes 3 exits 0"
 wait $rpid
 [ "$(grep -c '^# event histogram' "$tmp/live")" = 3 ]; check $? "three prints"
 set -- $(entries "$tmp/live" 1) x $(entries "$tmp/live" 2) x $(entries "$tmp/live" 3)
