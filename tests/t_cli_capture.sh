@@ -68,8 +68,8 @@ want=$( (echo irq:irq_handler_entry; ls $T/events/sched | sed -n 's/^sched_wak/s
 check $? "set_event is what the kernel has for the glob plus the second -e: $want"
 before=$(ls $T/instances | grep -c '^tracebuf-')
 err=$("$TB" capture -e sched:no_such_event -o "$W/none" -- true 2>&1); rc=$?
-[ $rc = 1 ] && echo "$err" | grep -q "'sched:no_such_event' matches no event"
-check $? "an event that does not exist: exit status 1, named"
+[ $rc = 2 ] && echo "$err" | grep -q "'sched:no_such_event' matches no event"
+check $? "an event that does not exist: exit status 2 (usage, as record), named"
 [ "$(ls $T/instances | grep -c '^tracebuf-')" = "$before" ] && [ ! -e "$W/none" ]
 check $? "and its instance is gone, nothing saved"
 "$TB" capture --clock no-such-clock -o "$W/none" -- true 2>&1 | grep -q "no trace clock 'no-such-clock'"

@@ -523,6 +523,10 @@ void cli_print_help(const struct cli_command *cmd, FILE *f)
 		wrap(f, help, 28, 28);
 	}
 	fprintf(f, "\n");
+	if (cmd->more_help) {
+		cmd->more_help(f);
+		fprintf(f, "\n");
+	}
 	heading(f, "Exit status:");
 	for (int i = 0; cli_exit_table[i][0]; i++)
 		fprintf(f, "  %s  ", cli_exit_table[i][0]), wrap(f, i == 1 && cmd->exit_notes ? cmd->exit_notes : cli_exit_table[i][1], 5, 5);
@@ -613,6 +617,11 @@ void cli_print_man(const struct cli_command *cmd, FILE *f)
 		fputc('\n', f);
 		roff(f, help);
 		fputc('\n', f);
+	}
+	if (cmd->more_help) {
+		fputs(".PP\n.nf\n", f);
+		cmd->more_help(f);
+		fputs(".fi\n", f);
 	}
 	man_exit(f, cmd->exit_notes);
 	fputs(".SH SEE ALSO\n.BR tracebuf (1)\n", f);

@@ -86,6 +86,7 @@ struct cli_command {
 	bool operands_end_options; /* the first operand starts a program's command line */
 	bool long_work;		   /* it reads or writes much: --quiet, --progress */
 	const char *exit_notes;	   /* what 1 (findings) means for this command, NULL: nothing found */
+	void (*more_help)(FILE *f); /* lines after the options (help and man page), NULL: none */
 };
 
 struct cli_value {

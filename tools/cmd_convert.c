@@ -33,6 +33,7 @@
 /* The formats, from the export stage's table: name, suffixes, what it writes. */
 static void list_formats(FILE *f)
 {
+	fprintf(f, "Formats (NAME, suffix, what):\n");
 	for (size_t i = 0; i < tb_export_kind_count(); i++) {
 		const struct tb_exporter_kind *k = tb_export_kind(i);
 		const char *sfx = tb_export_kind_suffixes(k);
@@ -122,6 +123,7 @@ const struct cli_command cli_convert = {
     "trace.dat).  `tracebuf convert --format list` lists the formats.",
     opts, O_N, .run = run, .long_work = true,
     .exit_notes = "written, but damaged parts of the input were left out (each said with its file and byte)",
+    .more_help = list_formats,
 };
 
 /* --add-buffer, and --buffer NAME=DIR (its old spelling: '=' is in no buffer name record writes). */
@@ -167,6 +169,8 @@ static int run(int argc, char **argv)
 		o.tracedat_version = 7;
 	o.progress = cli_show_progress(&a);
 	rc = cli_one_input(&a, O_INPUT, &o.in);
+	if (!rc && o.compression && o.tracedat_version != 7)
+		rc = cli_usage_error(&cli_convert, "--compress is for version 7: add --v7");
 	if (!rc && !o.out)
 		rc = cli_usage_error(&cli_convert, "the output is missing: -o FILE (its suffix chooses the format)");
 	if (!rc)

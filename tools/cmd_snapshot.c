@@ -68,7 +68,7 @@ const struct cli_command cli_recover = {
     .exit_notes = "written, but damage in the region was skipped (said on stderr)",
 };
 
-/* 0 with rq set, or the exit status. */
+/* CLI_PARSED with rq set, or the exit status. */
 static int parse(const struct cli_command *cmd, int argc, char **argv, struct request *rq, struct cli_args *a)
 {
 	int rc = cli_parse(cmd, argc, argv, a);
@@ -83,7 +83,7 @@ static int parse(const struct cli_command *cmd, int argc, char **argv, struct re
 	if (!rq->out)
 		return cli_usage_error(cmd, "the output is missing: -o FILE.dat");
 	rq->session = a->operands[0];
-	return 0;
+	return CLI_PARSED;
 }
 
 /* The descriptions into a capture directory, then they and the window of ring out. */
@@ -133,7 +133,7 @@ static int window_command(const struct cli_command *cmd, struct request *rq, int
 	int rc = parse(cmd, argc, argv, rq, &a);
 
 	cli_free(&a);
-	if (rc)
+	if (rc != CLI_PARSED)
 		return rc;
 	rc = open_region(rq->session, &shm);
 	if (rc < 0)
