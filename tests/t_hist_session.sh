@@ -91,7 +91,7 @@ check $? "after the program ended: all 400000 ticks ($(entries "$tmp/end"))"
 
 # 3. what is said when it cannot be read
 $TB hist --session -e app:tick 'keys=worker' "$tmp/none" 2> "$tmp/err" > /dev/null; rc=$?
-[ $rc = 2 ] && grep -q "cannot read the session $tmp/none" "$tmp/err"; check $? "no such session: exit 2, said"
+[ $rc = 3 ] && grep -q "cannot read the session $tmp/none" "$tmp/err"; check $? "no such session: exit 3, said"
 $TB hist --session -e app:nosuch 'keys=worker' "$shm" 2> "$tmp/err" > /dev/null; rc=$?
 [ $rc = 1 ] && grep -q "has no event app:nosuch" "$tmp/err"; check $? "an event the session has not described: exit 1, said"
 [ $fail = 0 ] || sed 's/^/# /' "$tmp/h1.err" "$tmp/live.err"

@@ -425,7 +425,9 @@ void cli_free(struct cli_args *a)
 
 bool cli_show_progress(const struct cli_args *a)
 {
-	return a->progress == CLI_PROGRESS_ON || (a->progress == CLI_PROGRESS_AUTO && isatty(STDERR_FILENO));
+	if (a->progress != CLI_PROGRESS_AUTO)
+		return a->progress == CLI_PROGRESS_ON;
+	return isatty(STDERR_FILENO) && !(a->cmd->results_on_stdout && isatty(STDOUT_FILENO));
 }
 
 bool cli_color(FILE *f)

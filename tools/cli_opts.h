@@ -85,6 +85,7 @@ struct cli_command {
 	int (*run)(int argc, char **argv);
 	bool operands_end_options; /* the first operand starts a program's command line */
 	bool long_work;		   /* it reads or writes much: --quiet, --progress */
+	bool results_on_stdout;	   /* its results go to stdout: no progress line between them on a terminal */
 	const char *exit_notes;	   /* what 1 (findings) means for this command, NULL: nothing found */
 	void (*more_help)(FILE *f); /* lines after the options (help and man page), NULL: none */
 };
@@ -98,7 +99,7 @@ struct cli_value {
 	int *at;	   /* CLI_LIST: each value's argv index */
 };
 
-enum cli_progress { CLI_PROGRESS_AUTO, CLI_PROGRESS_ON, CLI_PROGRESS_OFF };
+enum cli_progress_mode { CLI_PROGRESS_AUTO, CLI_PROGRESS_ON, CLI_PROGRESS_OFF };
 
 struct cli_args {
 	const struct cli_command *cmd;
@@ -106,7 +107,7 @@ struct cli_args {
 	char **operands;     /* what is not an option, in order (NULL-terminated) */
 	int noperands;
 	bool dashdash;	     /* "--" ended the options */
-	enum cli_progress progress; /* --quiet, --progress */
+	enum cli_progress_mode progress; /* --quiet, --progress */
 };
 
 /*
@@ -143,7 +144,10 @@ int cli_input_error(const struct cli_command *cmd, const char *path, int err);
  */
 int cli_exit_for(int err);
 
-/* Whether long work shows its progress line: --progress, --quiet, else stderr is a terminal. */
+/*
+ * Whether long work shows its progress line: --progress, --quiet, else
+ * stderr is a terminal (and stdout is not, when the results go there).
+ */
 bool cli_show_progress(const struct cli_args *a);
 
 /* Whether to colour what goes to f: --color, NO_COLOR, and f a terminal. */

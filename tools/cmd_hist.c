@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_progress.h"
 #include "cmds.h"
 #include "event_hint.h"
 #include "hist_session.h"
@@ -39,6 +40,7 @@ struct hist_args {
 	bool live, session;
 	long count;
 	long long interval_ns; /* between two prints of --live */
+	bool progress;	       /* the progress line (cli_progress.h), not with --live */
 };
 
 enum { O_EVENT, O_BUFFER, O_PREFIX, O_CLOCK, O_SESSION, O_FORMATS, O_LIVE, O_REFRESHES, O_INTERVAL, O_N };
@@ -71,7 +73,7 @@ const struct cli_command cli_hist = {
     "SPEC is keys=F[,F...][:vals=F[,F]][:sort=F[.descending][,F]][:size=N]; F is a field of EVENT, "
     "common_timestamp or common_cpu, with at most one modifier: .hex .sym .sym-offset .execname .syscall .log2 "
     ".buckets=N .usecs",
-    opts, O_N, .run = run,
+    opts, O_N, .run = run, .long_work = true, .results_on_stdout = true,
     .exit_notes = "some input was damaged, or the trace holds none of the event (said on stderr)",
 };
 
@@ -91,6 +93,7 @@ static int parse_args(int argc, char **argv, struct hist_args *a)
 	a->live = cli_given(&ca, O_LIVE);
 	a->count = (long)cli_num(&ca, O_REFRESHES);
 	a->interval_ns = cli_given(&ca, O_INTERVAL) ? cli_num(&ca, O_INTERVAL) : 1000000000LL;
+	a->progress = cli_show_progress(&ca) && !a->live;
 	if (!a->event)
 		rc = cli_usage_error(&cli_hist, "the event is missing: -e [SYSTEM:]EVENT");
 	else if (ca.noperands != 2)
@@ -277,7 +280,16 @@ static int hist_capture(const struct hist_args *a, struct tb_capture *c)
 
 	if (rc)
 		return rc;
-	rc = a->live ? run_live(a, h, c, &t) : run_once(h, c, &t);
+	if (a->live) {
+		rc = run_live(a, h, c, &t);
+	} else {
+		struct cli_progress *pg = cli_progress_start(&cli_hist, a->progress, a->input);
+		int added = tb_hist_add_capture(h, c, &t);
+		cli_progress_stop(pg); /* before the hist is printed */
+		rc = added < 0 ? (fprintf(stderr, "tracebuf hist: %s\n", strerror(-added)), cli_exit_for(-added))
+		     : tb_hist_print(h, stdout) < 0 ? CLI_EXIT_OUTPUT
+						     : 0;
+	}
 	if (rc == 0)
 		rc = verdict(a, c, &t);
 	tb_hist_free(h);
@@ -362,6 +374,8 @@ static int hist_dir(const struct hist_args *a)
 	struct tb_capture *c;
 	int rc = tb_capture_open(a->input, &a->copts, &c);
 
+	if (rc < 0 && rc == -ENOENT && a->copts.buffer && !access(a->input, R_OK))
+		return CLI_EXIT_USAGE; /* a buffer the file lacks: said, with the buffers it has */
 	if (rc < 0)
 		return cli_input_error(&cli_hist, a->input, -rc);
 	if (a->live && !tb_capture_is_live(c)) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_progress.h"
 #include "cmds.h"
 #include "event_hint.h"
 #include "tracebuf/offcpu.h"
@@ -25,6 +26,7 @@ struct offcpu_args {
 	struct tb_capture_opts copts;
 	const char *input, *svg, *title;
 	bool quiet;
+	bool progress; /* the progress line (cli_progress.h) */
 };
 
 enum { O_SVG, O_TITLE, O_BLOCKED, O_NO_PREEMPTED, O_COMM, O_BUFFER, O_N };
@@ -45,7 +47,7 @@ const struct cli_command cli_offcpu = {
     "Time each task spent off CPU, by the kernel (and user) stack it blocked in, from sched_switch (+ "
     "sched_wakeup) and the stacktrace trigger's kernel_stack records.  Prints folded stacks (comm;root;...;leaf "
     "MICROSECONDS) on stdout, a summary on stderr.",
-    opts, O_N, .run = run, .long_work = true,
+    opts, O_N, .run = run, .long_work = true, .results_on_stdout = true,
     .exit_notes = "damage met, or no sched_switch in the trace (nothing measured; what to record is said)",
 };
 
@@ -63,6 +65,7 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 	a->o.comm = cli_str(&ca, O_COMM);
 	a->copts.buffer = cli_str(&ca, O_BUFFER);
 	a->quiet = ca.progress == CLI_PROGRESS_OFF;
+	a->progress = cli_show_progress(&ca);
 	rc = cli_one_input(&ca, -1, &a->input);
 	cli_free(&ca);
 	return rc ? rc : CLI_PARSED;
@@ -147,7 +150,9 @@ static int run(int argc, char **argv)
 	rc = tb_capture_open(a.input, &a.copts, &c);
 	if (rc < 0)
 		return cli_input_error(&cli_offcpu, a.input, -rc);
+	struct cli_progress *pg = cli_progress_start(&cli_offcpu, a.progress, a.input);
 	rc = tb_offcpu_run(c, &a.o, &r, &t);
+	cli_progress_stop(pg);
 	say_missing(&a, &t, rc);
 	if (rc == 0) {
 		if (!a.quiet)

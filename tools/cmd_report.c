@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_progress.h"
 #include "cmds.h"
 #include "event_hint.h"
 #include "objects_file.h"
@@ -80,6 +81,7 @@ struct report_args {
 	const char *objects;
 	struct tb_filter_set *filter; /* -F, NULL when none */
 	bool exclude;                 /* -v seen: later -F drop */
+	bool progress;                /* the progress line (cli_progress.h) */
 };
 
 /* One -F spec into a->filter; false (said why) when it is malformed. */
@@ -187,7 +189,7 @@ const struct cli_command cli_report = {
     "/sys/kernel/tracing/instances/NAME, whose buffer is consumed; it prints as the kernel's `trace` file.  "
     "FILE.dat is a trace-cmd trace.dat; it prints in `trace-cmd report`'s layout with the kernel's text of each "
     "event.",
-    opts, O_N, .run = run,
+    opts, O_N, .run = run, .long_work = true, .results_on_stdout = true,
     .exit_notes = "some input was damaged (reported on stderr, the rest printed)",
 };
 
@@ -218,6 +220,7 @@ static int take_args(struct report_args *r, struct cli_args *a)
 			return CLI_EXIT_USAGE;
 	}
 	r->objects = cli_str(a, O_OBJECTS);
+	r->progress = cli_show_progress(a);
 	r->copts.clock = cli_str(a, O_CLOCK);
 	r->like_trace_cmd = cli_given(a, O_LIKE_TC);
 	r->like_kernel = cli_given(a, O_LIKE_KERNEL);
@@ -424,10 +427,13 @@ static int run(int argc, char **argv)
 	 * A trace.dat has its own layouts and buffers; any other input
 	 * is opened as a capture, which refuses what it cannot read.
 	 */
-	if (rc == CLI_PARSED)
+	if (rc == CLI_PARSED) {
+		struct cli_progress *pg = cli_progress_start(&cli_report, a.progress, a.input);
 		rc = tb_input_identify(a.input, NULL, NULL, true, &kind) == 0 && kind == TB_INPUT_TRACEDAT
 			     ? report_tracedat(&a)
 			     : report_capture(&a);
+		cli_progress_stop(pg);
+	}
 	/* An -F expression that did not fit an event it names: said, and a usage error. */
 	if (tb_filter_set_failures(a.filter))
 		rc = CLI_EXIT_USAGE;
