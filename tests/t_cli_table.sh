@@ -107,6 +107,20 @@ fi
 "$T" convert --progress $cap -o "$tmp/p.dat" 2>&1 | cat > "$tmp/pipe"
 grep -q "%" "$tmp/pipe"; check $? "convert --progress into a pipe: the line"
 
+# record's live line: events and each CPU's losses, on a terminal only; recover's, of the bytes written.
+pool=$B/examples/pool
+if command -v script > /dev/null && [ -x "$pool" ]; then
+	script -qc "$T record --shm $tmp/shm -o $tmp/r.dat -- $pool 2000 0" /dev/null > "$tmp/pty" 2>&1
+	grep -aq "tracebuf record: $tmp/r.dat: ([0-9]* events.*) lost: cpu0 [0-9]*" "$tmp/pty"
+	check $? "record on a terminal: a live line with events and lost per CPU"
+	"$T" record -o "$tmp/r.dat" -- "$pool" 2000 0 2>&1 > /dev/null | grep -q "lost: cpu"; [ $? = 1 ]
+	check $? "record into a pipe: no live line"
+	"$T" recover --progress "$tmp/shm" -o "$tmp/rec.dat" 2>&1 | grep -aq "tracebuf recover: $tmp/rec.dat: ("
+	check $? "recover --progress: a line of the bytes written"
+else
+	for i in 1 2 3; do n=$((n+1)); echo "ok $n # skip script(1) or the pool example is missing"; done
+fi
+
 # Colour: only where asked or on a terminal, and NO_COLOR honoured.
 "$T" report --help | grep -q "$(printf '\033')"; [ $? = 1 ]; check $? "help into a pipe: no colour"
 "$T" report --help --color=always | grep -q "$(printf '\033')"; check $? "--color=always: colour"

@@ -162,7 +162,9 @@ static int out_of_range(const struct cli_command *cmd, const char *sp, const str
 	if (o->max)
 		return cli_usage_error(cmd, "%s '%s': out of range (%lld to %lld%s)", sp, s, o->min, o->max,
 				       o->kind == CLI_SIZE ? " KiB" : o->kind == CLI_DURATION ? " ns" : "");
-	return cli_usage_error(cmd, "%s '%s': at least %lld", sp, s, o->min);
+	if (s[0] == '-')
+		return cli_usage_error(cmd, "%s '%s': at least %lld", sp, s, o->min);
+	return cli_usage_error(cmd, "%s '%s': too large", sp, s);
 }
 
 /* A number of the option's kind into *v: 0, or the usage error said. */
@@ -197,6 +199,14 @@ static int read_number(const struct cli_command *cmd, const char *sp, const stru
 	if (*v < o->min || (o->max && *v > o->max))
 		return out_of_range(cmd, sp, o, s);
 	return 0;
+}
+
+int cli_operand_number(const struct cli_command *cmd, const char *name, enum cli_kind kind, long long min,
+		       long long max, const char *s, long long *v)
+{
+	const struct cli_opt o = {name, 0, kind, name, "", .min = min, .max = max};
+
+	return read_number(cmd, name, &o, s, v);
 }
 
 static int read_choice(const struct cli_command *cmd, const char *sp, const struct cli_opt *o, const char *s,

@@ -122,6 +122,10 @@ static inline bool cli_given(const struct cli_args *a, int i) { return a->v[i].g
 static inline const char *cli_str(const struct cli_args *a, int i) { return a->v[i].str; }
 static inline long long cli_num(const struct cli_args *a, int i) { return a->v[i].num; }
 
+/* An operand read as option kind (CLI_INT, CLI_SIZE, CLI_DURATION) would be: 0, or the usage error said. */
+int cli_operand_number(const struct cli_command *cmd, const char *name, enum cli_kind kind, long long min,
+		       long long max, const char *s, long long *v);
+
 /* CLI_LIST's values joined by ',' (malloc'd; NULL when none given or out of memory). */
 char *cli_join(const struct cli_args *a, int i);
 

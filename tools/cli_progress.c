@@ -12,7 +12,8 @@
 
 struct cli_progress {
 	struct progress_line line;
-	unsigned long long start_rchar;
+	const char *counter;		/* "rchar: " or "wchar: " of /proc/self/io */
+	unsigned long long start;
 	pthread_t thread;
 	/* stop: set by cli_progress_stop under lock, waited for by the sampler with a timeout */
 	pthread_mutex_t lock;
@@ -21,8 +22,8 @@ struct cli_progress {
 	char tool[64];
 };
 
-/* The bytes this process read so far (rchar), or 0 when /proc says nothing. */
-static unsigned long long bytes_read(void)
+/* The bytes this process read (rchar) or wrote (wchar) so far, or 0 when /proc says nothing. */
+static unsigned long long bytes_moved(const char *counter)
 {
 	unsigned long long n = 0;
 	char line[128];
@@ -31,8 +32,10 @@ static unsigned long long bytes_read(void)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "rchar: %llu", &n) == 1)
+		if (!strncmp(line, counter, strlen(counter))) {
+			n = strtoull(line + strlen(counter), NULL, 10);
 			break;
+		}
 	fclose(f);
 	return n;
 }
@@ -67,6 +70,7 @@ static void *sample(void *arg)
 	struct timespec until;
 
 	pthread_mutex_lock(&p->lock);
+	progress_line_draw(&p->line, 0, NULL, true); /* at once, as the exporters' first call draws it */
 	while (!p->stop) {
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 100000000L;
@@ -74,21 +78,23 @@ static void *sample(void *arg)
 			until.tv_sec++, until.tv_nsec -= 1000000000L;
 		pthread_cond_timedwait(&p->wake, &p->lock, &until);
 		if (!p->stop)
-			progress_line_draw(&p->line, bytes_read() - p->start_rchar, NULL, false);
+			progress_line_draw(&p->line, bytes_moved(p->counter) - p->start, NULL, false);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
 
-struct cli_progress *cli_progress_start(const struct cli_command *cmd, bool on, const char *input)
+static struct cli_progress *start(const struct cli_command *cmd, const char *what, unsigned long long total,
+				  const char *counter)
 {
-	struct cli_progress *p;
+	struct cli_progress *p = calloc(1, sizeof(*p));
 
-	if (!on || !(p = calloc(1, sizeof(*p))))
+	if (!p)
 		return NULL;
 	snprintf(p->tool, sizeof(p->tool), "tracebuf %s", cmd->name);
-	progress_line_init(&p->line, true, PROGRESS_BYTES, p->tool, input, input_size(input));
-	p->start_rchar = bytes_read();
+	progress_line_init(&p->line, true, PROGRESS_BYTES, p->tool, what, total);
+	p->counter = counter;
+	p->start = bytes_moved(counter);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
 	if (pthread_create(&p->thread, NULL, sample, p) != 0) {
@@ -98,6 +104,16 @@ struct cli_progress *cli_progress_start(const struct cli_command *cmd, bool on, 
 		return NULL;
 	}
 	return p;
+}
+
+struct cli_progress *cli_progress_start(const struct cli_command *cmd, bool on, const char *input)
+{
+	return on ? start(cmd, input, input_size(input), "rchar: ") : NULL;
+}
+
+struct cli_progress *cli_progress_start_writing(const struct cli_command *cmd, bool on, const char *output)
+{
+	return on ? start(cmd, output, 0, "wchar: ") : NULL;
 }
 
 void cli_progress_stop(struct cli_progress *p)

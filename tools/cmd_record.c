@@ -81,6 +81,7 @@ struct options {
 	size_t nuprobes;
 	bool offcpu;
 	bool all_tasks;		/* -a: the kernel records every task, not only CMD's */
+	bool progress;		/* the live line: events/s and lost per CPU (cli_show_progress) */
 	const char *kernel_kb;
 	size_t blob_kb; /* per CPU: the ring's blob area (tracebuf/blob.h); 0: none */
 	char **command;
@@ -112,6 +113,7 @@ struct recorder {
 	struct kernel_session *kernel; /* NULL: the program alone */
 	char kernel_cap[PATH_MAX + 16];
 	unsigned first_id;		/* TRACEBUF_FIRST_ID for CMD; 0: not set */
+	struct progress_line live;	/* events drained, their rate, lost per CPU (o.progress) */
 };
 
 /* ----------------------------------------------------------- signals */
@@ -216,7 +218,7 @@ const struct cli_command cli_record = {
     "records on the same time line.\n\n"
     "Exit status: CMD's own once the file is written (128+N when signal N killed it), as `time` gives it; "
     "the statuses below when tracebuf itself fails before that.",
-    opts, O_N, .run = run_record, .operands_end_options = true,
+    opts, O_N, .run = run_record, .operands_end_options = true, .long_work = true,
 };
 
 /* 0, or the exit status of a usage error. */
@@ -244,6 +246,7 @@ static int take_options(struct cli_args *a, struct options *o)
 	}
 	o->blob_kb = (size_t)cli_num(a, O_BLOB_KB);
 	o->all_tasks = cli_given(a, O_ALL);
+	o->progress = cli_show_progress(a);
 	if (!a->noperands)
 		return cli_usage_error(&cli_record, "no command to run (tracebuf record [OPTIONS] -- CMD)");
 	o->command = a->operands;
@@ -685,12 +688,31 @@ static int check_events_early(struct recorder *rec)
 	return rc < 0 ? rc : 0;
 }
 
+/* The live line: events drained and their rate, and each CPU's losses so far (the ring's own stats). */
+static void draw_live(struct recorder *rec)
+{
+	char lost[256] = "lost:";
+	size_t len = strlen(lost);
+	struct tb_cpu_stats st;
+
+	if (!progress_line_due(&rec->live))
+		return;
+	for (unsigned cpu = 0; cpu < tb_ring_ncpus(rec->ring) && len < sizeof(lost); cpu++)
+		if (tb_stats_read(rec->ring, cpu, &st) == 0)
+			len += (size_t)snprintf(lost + len, sizeof(lost) - len, " cpu%u %llu", cpu,
+						(unsigned long long)(st.overrun + st.dropped + st.too_big + st.nested +
+								     st.busy + st.blob_full));
+	progress_line_draw(&rec->live, rec->events, lost, false);
+}
+
 /* Drain while CMD runs; stop when it ends or a signal stops us. */
 static int run(struct recorder *rec)
 {
 	long n = 0;
 	int rc;
 
+	progress_line_init(&rec->live, rec->o.progress && !rec->o.flight, PROGRESS_EVENTS, "tracebuf record",
+			   rec->o.out, 0);
 	while (!stop_signal && !child_ended(rec, rec->o.flight)) {
 		if (rec->o.flight)
 			continue; /* the wait returned early: a signal */
@@ -698,9 +720,11 @@ static int run(struct recorder *rec)
 			return rc;
 		if ((n = drain_ring(rec)) < 0)
 			return (int)n;
+		draw_live(rec);
 		if (n == 0)
 			idle();
 	}
+	progress_line_clear(&rec->live);
 	/* a signal: CMD has it too; give it a moment to end, not forever */
 	for (int i = 0; i < 1000 && !child_ended(rec, false); i++)
 		idle();

@@ -11,7 +11,6 @@
 
 #include "cli_opts.h"
 #include "cmds.h"
-#include "numarg.h"
 #include "tracebuf/page.h"
 #include "tracebuf/ring.h"
 
@@ -34,7 +33,8 @@ const struct cli_command cli_size = {
 
 static int run(int argc, char **argv)
 {
-	unsigned long long kb = 0, subbuf_kb = 4, cpus = 1;
+	long long kb = 0;
+	unsigned long long subbuf_kb = 4, cpus = 1;
 	struct tb_ring_opts o;
 	struct tb_sizing s;
 	struct cli_args a;
@@ -48,18 +48,16 @@ static int run(int argc, char **argv)
 		cpus = (unsigned long long)cli_num(&a, O_CPUS);
 	json = cli_given(&a, O_JSON);
 	rc = a.noperands != 1 ? cli_usage_error(&cli_size, "one KB, the per-CPU size, is needed")
-	     : parse_u64(a.operands[0], &kb) < 0
-		 ? cli_usage_error(&cli_size, "KB '%s': not a size in KiB", a.operands[0])
-		 : 0;
+			      : cli_operand_number(&cli_size, "KB", CLI_SIZE, 0, 0, a.operands[0], &kb);
 	cli_free(&a);
 	if (rc)
 		return rc;
-	if (subbuf_kb > 512 || tb_sizing_compute(kb, (uint32_t)subbuf_kb, &s) < 0) {
-		return cli_usage_error(&cli_size, "%llu KiB with %llu KiB sub-buffers is not a size the kernel accepts",
+	if (subbuf_kb > 512 || tb_sizing_compute((uint64_t)kb, (uint32_t)subbuf_kb, &s) < 0) {
+		return cli_usage_error(&cli_size, "%lld KiB with %llu KiB sub-buffers is not a size the kernel accepts",
 				       kb, subbuf_kb);
 	}
 	tb_ring_opts_default(&o);
-	o.size_kb = kb;
+	o.size_kb = (size_t)kb;
 	o.subbuf_size = s.subbuf_bytes;
 	o.ncpus = (unsigned)cpus;
 	if (json) {

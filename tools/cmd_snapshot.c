@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_progress.h"
 #include "cmds.h"
 #include "shm_capture.h"
 #include "tracebuf/shm.h"
@@ -39,6 +40,7 @@ struct request {
 	const char *session;
 	const char *out;
 	const char *desc; /* --formats: where the descriptions are */
+	bool progress;	  /* the progress line (cli_progress.h) */
 };
 
 enum { O_OUTPUT, O_FORMATS, O_N };
@@ -55,7 +57,7 @@ const struct cli_command cli_snapshot = {
     "snapshot", "copy what a flight-recorder session holds now into a trace.dat", "SESSION -o FILE.dat [OPTIONS]",
     "Copy what the session's ring holds now (SESSION: the path `tracebuf record` printed) into a trace.dat, "
     "without stopping its writers.",
-    opts, O_N, .run = run_snapshot,
+    opts, O_N, .run = run_snapshot, .long_work = true,
     .exit_notes = "written, but damage in the region was skipped (said on stderr)",
 };
 
@@ -64,7 +66,7 @@ const struct cli_command cli_recover = {
     "SHMFILE -o FILE.dat [OPTIONS]",
     "Write every committed event of a ring whose writers died into a trace.dat, and say how many writes were "
     "in flight.",
-    opts, O_N, .run = run_recover,
+    opts, O_N, .run = run_recover, .long_work = true,
     .exit_notes = "written, but damage in the region was skipped (said on stderr)",
 };
 
@@ -77,6 +79,7 @@ static int parse(const struct cli_command *cmd, int argc, char **argv, struct re
 		return rc;
 	rq->out = cli_str(a, O_OUTPUT);
 	rq->desc = cli_str(a, O_FORMATS);
+	rq->progress = cli_show_progress(a);
 	if (a->noperands != 1)
 		return cli_usage_error(cmd, a->noperands ? "one %s only" : "the %s is missing",
 				       cmd == &cli_recover ? "SHMFILE" : "SESSION");
@@ -138,7 +141,9 @@ static int window_command(const struct cli_command *cmd, struct request *rq, int
 	rc = open_region(rq->session, &shm);
 	if (rc < 0)
 		return shmcap_say(rq->cmd, CLI_EXIT_INPUT, "cannot read the %s: %s", open_what, tb_shm_error());
+	struct cli_progress *pg = cli_progress_start_writing(cmd, rq->progress, rq->out);
 	rc = write_window(rq, shm, &w);
+	cli_progress_stop(pg);
 	tb_shm_close(shm);
 	if (rc < 0)
 		return CLI_EXIT_OUTPUT; /* said by write_window */

@@ -28,17 +28,25 @@ static void amount(const struct progress_line *p, double n, char *buf, size_t si
 		snprintf(buf, size, "%.0f events", n);
 }
 
+bool progress_line_due(const struct progress_line *p)
+{
+	struct timespec now;
+
+	if (!p->on)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return !p->drawn || ns_between(&p->last, &now) >= REDRAW_NS;
+}
+
 void progress_line_draw(struct progress_line *p, uint64_t done, const char *detail, bool force)
 {
 	struct timespec now;
 	char share[16] = "", count[32], rate[48] = "", left[32] = "";
 	double secs;
 
-	if (!p->on)
+	if (!p->on || (!force && !progress_line_due(p)))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!force && p->drawn && ns_between(&p->last, &now) < REDRAW_NS)
-		return;
 	p->last = now;
 	p->drawn = true;
 	secs = (double)ns_between(&p->started, &now) / 1e9;

@@ -35,6 +35,9 @@ void progress_line_init(struct progress_line *p, bool on, enum progress_unit uni
  */
 void progress_line_draw(struct progress_line *p, uint64_t done, const char *detail, bool force);
 
+/* Whether a draw now would be shown (on, and a tenth of a second since the last): skip costly details when not. */
+bool progress_line_due(const struct progress_line *p);
+
 /* The line taken away, so what is said after it starts on a clean line. */
 void progress_line_clear(struct progress_line *p);
 
