@@ -70,6 +70,16 @@ done
 run "$T" demo --events 10 --kb 8
 [ $rc = 0 ] && grep -q "note: --events is now --writes" "$tmp/err"; check $? "demo --events: still taken, with a note (got $rc)"
 
+# One letter, one meaning: every short letter stands for the same long option in every
+# subcommand, and docs/cli.md's table names it.
+for c in $("$T" --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do
+	"$T" "$c" --help | grep -o '^  -[a-zA-Z], --[a-z0-9-]*' | sed 's/^  //; s/,//'
+done | sort -u > "$tmp/letters"
+[ -s "$tmp/letters" ] && [ "$(cut -d' ' -f1 "$tmp/letters" | uniq -d)" = "" ]
+check $? "each letter means one long option in every subcommand ($(cut -d' ' -f1 "$tmp/letters" | tr '\n' ' '))"
+missing=$(cut -d' ' -f2 "$tmp/letters" | while read -r l; do grep -q -- "\`$l\`" docs/cli.md || echo "$l"; done)
+[ -z "$missing" ]; check $? "docs/cli.md's letter table names every lettered option (missing: $missing)"
+
 # --help of every command says what its man page says: the same options, the same text.
 unroff() { sed -e 's/\\-/-/g' -e 's/\\e/\\/g' -e 's/\\&//g'; }
 for c in $(sed -n 's/^  \([a-z][a-z]*\) .*/\1/p' "$B/man/../tracebuf" 2>/dev/null; "$T" --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do
