@@ -116,12 +116,14 @@ lib: $(B)/libtracebuf.a $(B)/libtracebuf.so $(B)/libtracebuf-read.a $(B)/libtrac
 cli: $(B)/tracebuf $(B)/man/.stamp
 
 # The man pages and the bash completion, printed by the binary from its option tables
-# (tools/cli_opts.h): tracebuf(1), tracebuf-CMD(1) each, completion/tracebuf.
-$(B)/man/.stamp: $(B)/tracebuf
+# (tools/cli_opts.h), with the prose of docs/man/NAME.roff: tracebuf(1), tracebuf-CMD(1)
+# each, completion/tracebuf.
+$(B)/man/.stamp: $(B)/tracebuf $(wildcard docs/man/*.roff)
 	$(Q)mkdir -p $(B)/man $(B)/completion
-	$(Q)$(B)/tracebuf __man > $(B)/man/tracebuf.1
+	$(Q)$(B)/tracebuf __man tracebuf docs/man/tracebuf.roff > $(B)/man/tracebuf.1
 	$(Q)for c in $$($(B)/tracebuf --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do \
-	  $(B)/tracebuf __man $$c > $(B)/man/tracebuf-$$c.1 || exit 1; done
+	  d=docs/man/$$c.roff; [ -f $$d ] || d=; \
+	  $(B)/tracebuf __man $$c $$d > $(B)/man/tracebuf-$$c.1 || exit 1; done
 	$(Q)$(B)/tracebuf __complete > $(B)/completion/tracebuf
 	$(Q)touch $@
 

@@ -598,7 +598,27 @@ static void man_exit(FILE *f, const char *findings)
 	}
 }
 
-void cli_print_man(const struct cli_command *cmd, FILE *f)
+/* The hand-written prose of a page (docs/man/NAME.roff), copied as it is; -errno when it cannot be read. */
+static int man_details(FILE *f, const char *heading_line, const char *path)
+{
+	char buf[4096];
+	size_t n;
+	FILE *in;
+
+	if (!path)
+		return 0;
+	if (!(in = fopen(path, "re"))) {
+		fprintf(stderr, "tracebuf: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	fputs(heading_line, f);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, f);
+	fclose(in);
+	return 0;
+}
+
+int cli_print_man(const struct cli_command *cmd, FILE *f, const char *details)
 {
 	char title[64], name[64], sp[80], help[512];
 	const char *s = cmd->synopsis;
@@ -635,11 +655,14 @@ void cli_print_man(const struct cli_command *cmd, FILE *f)
 		cmd->more_help(f);
 		fputs(".fi\n", f);
 	}
+	if (man_details(f, ".SH DETAILS\n", details) < 0)
+		return -1;
 	man_exit(f, cmd->exit_notes);
 	fputs(".SH SEE ALSO\n.BR tracebuf (1)\n", f);
+	return 0;
 }
 
-void cli_print_man_index(const struct cli_command *const *cmds, size_t n, FILE *f)
+int cli_print_man_index(const struct cli_command *const *cmds, size_t n, FILE *f, const char *details)
 {
 	man_header(f, "TRACEBUF", "tracebuf", "a user-space trace pipeline in the kernel's ftrace page format");
 	fputs(".SH SYNOPSIS\n.B tracebuf\n\\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n.br\n"
@@ -663,8 +686,10 @@ void cli_print_man_index(const struct cli_command *const *cmds, size_t n, FILE *
 	man_paragraphs(f, "--quiet and --progress are taken by the commands that read or write much. "
 			  "A letter means the same in every command: -e event(s), -o output, -i input, "
 			  "-b buffer size in KiB, -B buffer (instance) name, -C clock, -F filter, -q quiet.");
+	if (man_details(f, "", details) < 0)
+		return -1;
 	man_exit(f, NULL);
-	fputs(".SH ENVIRONMENT\n.TP\n.B NO_COLOR\nset and not empty: no colour unless --color=always.\n", f);
+	return 0;
 }
 
 /* ------------------------------------------------------------ completion */

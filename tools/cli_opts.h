@@ -157,10 +157,14 @@ bool cli_show_progress(const struct cli_args *a);
 /* Whether to colour what goes to f: --color, NO_COLOR, and f a terminal. */
 bool cli_color(FILE *f);
 
-/* Help, man page and completion, from the table. */
+/*
+ * Help, man page and completion, from the table.  A man page takes the
+ * prose of docs/man/NAME.roff (details: its path, NULL for none) as it is;
+ * -1 when it cannot be read (said).
+ */
 void cli_print_help(const struct cli_command *cmd, FILE *f);
-void cli_print_man(const struct cli_command *cmd, FILE *f);
-void cli_print_man_index(const struct cli_command *const *cmds, size_t n, FILE *f);
+int cli_print_man(const struct cli_command *cmd, FILE *f, const char *details);
+int cli_print_man_index(const struct cli_command *const *cmds, size_t n, FILE *f, const char *details);
 void cli_print_completion(const struct cli_command *const *cmds, size_t n, FILE *f);
 
 /* The exit-status table, as help and man pages print it. */

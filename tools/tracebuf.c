@@ -55,20 +55,26 @@ static int unknown(const char *name)
 	return usage(stderr);
 }
 
-/* The hidden modes the build uses: __man [CMD] (tracebuf(1) without CMD), __complete. */
+/*
+ * The hidden modes the build uses: __complete; __man CMD [DETAILS.roff] for
+ * tracebuf-CMD(1), __man tracebuf [DETAILS.roff] for tracebuf(1).
+ */
 static int generate(int argc, char **argv)
 {
-	const struct cli_command *c = argc > 2 ? find(argv[2]) : NULL;
+	const char *details = argc > 3 ? argv[3] : NULL;
+	int rc = 0;
 
 	if (!strcmp(argv[1], "__complete"))
 		cli_print_completion(commands, NCOMMANDS, stdout);
-	else if (argc <= 2)
-		cli_print_man_index(commands, NCOMMANDS, stdout);
-	else if (c)
-		cli_print_man(c, stdout);
+	else if (argc < 3)
+		return usage(stderr);
+	else if (!strcmp(argv[2], "tracebuf"))
+		rc = cli_print_man_index(commands, NCOMMANDS, stdout, details);
+	else if (find(argv[2]))
+		rc = cli_print_man(find(argv[2]), stdout, details);
 	else
 		return unknown(argv[2]);
-	return checked_stdout(argv[1], CLI_EXIT_OK);
+	return checked_stdout(argv[1], rc < 0 ? CLI_EXIT_INPUT : CLI_EXIT_OK);
 }
 
 int main(int argc, char **argv)
