@@ -378,7 +378,7 @@ static int parse_short(const struct cli_command *cmd, struct cli_args *a, int ar
 	return 0;
 }
 
-int cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_args *a)
+static int parse_into(const struct cli_command *cmd, int argc, char **argv, struct cli_args *a)
 {
 	int rc = 0, i;
 
@@ -420,6 +420,15 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_a
 			      : a->v[cmd->nopts + C_PROGRESS].given ? CLI_PROGRESS_ON
 								    : CLI_PROGRESS_AUTO;
 	return CLI_PARSED;
+}
+
+int cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_args *a)
+{
+	int rc = parse_into(cmd, argc, argv, a);
+
+	if (rc != CLI_PARSED)
+		cli_free(a); /* the caller returns rc at once: nothing of a is left to free */
+	return rc;
 }
 
 void cli_free(struct cli_args *a)

@@ -113,7 +113,8 @@ struct cli_args {
 /*
  * argv[0] is the subcommand's name.  CLI_PARSED, a->operands set; or the
  * exit status: 0 after --help, CLI_EXIT_USAGE after a usage error said on
- * stderr (naming the option and the value).  cli_free releases a.
+ * stderr (naming the option and the value), with a released already.
+ * After CLI_PARSED, cli_free releases a (freeing twice is harmless).
  */
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_args *a);
 void cli_free(struct cli_args *a);
