@@ -72,8 +72,10 @@ run "$T" demo --events 10 --kb 8
 
 # One letter, one meaning: every short letter stands for the same long option in every
 # subcommand, and docs/cli.md's table names it.
-for c in $("$T" --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do
-	"$T" "$c" --help | grep -o '^  -[a-zA-Z], --[a-z0-9-]*' | sed 's/^  //; s/,//'
+cmds=$("$T" --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p')
+for c in $cmds; do "$T" "$c" --help > "$tmp/help-$c"; done
+for c in $cmds; do
+	grep -o '^  -[a-zA-Z], --[a-z0-9-]*' "$tmp/help-$c" | sed 's/^  //; s/,//'
 done | sort -u > "$tmp/letters"
 [ -s "$tmp/letters" ] && [ "$(cut -d' ' -f1 "$tmp/letters" | uniq -d)" = "" ]
 check $? "each letter means one long option in every subcommand ($(cut -d' ' -f1 "$tmp/letters" | tr '\n' ' '))"
@@ -82,8 +84,8 @@ missing=$(cut -d' ' -f2 "$tmp/letters" | while read -r l; do grep -q -- "\`$l\`"
 
 # --help of every command says what its man page says: the same options, the same text.
 unroff() { sed -e 's/\\-/-/g' -e 's/\\e/\\/g' -e 's/\\&//g'; }
-for c in $(sed -n 's/^  \([a-z][a-z]*\) .*/\1/p' "$B/man/../tracebuf" 2>/dev/null; "$T" --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do
-	"$T" "$c" --help | sed -n '/^Options:/,/^$/p' | sed 1d | tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//' > "$tmp/h"
+for c in $cmds; do
+	sed -n '/^Options:/,/^$/p' "$tmp/help-$c" | sed 1d | tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//' > "$tmp/h"
 	unroff < "$B/man/tracebuf-$c.1" | sed -n '/^\.SH OPTIONS/,/^\.SH/p' | sed '/^\.PP/,$d' | grep -v '^\.SH\|^\.TP' |
 		sed 's/^\.B //' | tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//' > "$tmp/m"
 	[ -s "$tmp/h" ] && cmp -s "$tmp/h" "$tmp/m"
@@ -93,7 +95,7 @@ done
 # The completion script: bash -n, and a completion call lists exactly the declared options.
 bash -n "$B/completion/tracebuf"; check $? "the completion script passes bash -n"
 for c in report record; do
-	"$T" "$c" --help | sed -n '/^Options:/,/^$/p' | grep -o '^  \(    \|-[a-zA-Z], \)--[a-z0-9-]*' |
+	sed -n '/^Options:/,/^$/p' "$tmp/help-$c" | grep -o '^  \(    \|-[a-zA-Z], \)--[a-z0-9-]*' |
 		sed 's/^ *//; s/, / /' | tr ' ' '\n' | sort > "$tmp/declared"
 	bash -c ". '$B/completion/tracebuf'; COMP_WORDS=(tracebuf $c -); COMP_CWORD=2; _tracebuf;
 		printf '%s\n' \"\${COMPREPLY[@]}\"" | sort > "$tmp/completed"
