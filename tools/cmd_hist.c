@@ -9,9 +9,9 @@
  * supported).  --live refreshes a live instance's hist every second.
  * --session: SOURCE is a running `tracebuf record` session (the path it
  * printed), read without consuming, like snapshot (hist_session.h).
- * Exit status: 0 clean, 1 some input was damaged or the trace holds none of
- * the event (said on stderr), 2 usage, a spec that does not parse, or an
- * input that cannot be opened.
+ * Exit status: cli_opts.h's table; 1 is some input damaged or none of the
+ * event in the trace (said on stderr), 2 includes a spec that does not
+ * parse.
  */
 #include <errno.h>
 #include <glob.h>

@@ -19,8 +19,8 @@
  *
  * What is a file and what a program: a directory is a capture, a file that
  * starts with trace.dat's magic a trace.dat, anything else (or anything
- * after "--") a program.  Exit status: 0, 1 if the input had problems
- * (said on stderr; what could be read is listed), 2 usage or unreadable.
+ * after "--") a program.  Exit status: cli_opts.h's table; 1 is an input
+ * with problems (said on stderr; what could be read is listed).
  */
 #include <dirent.h>
 #include <errno.h>

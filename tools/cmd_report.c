@@ -9,9 +9,8 @@
  * read).  When a capture's tracer is function_graph (a saved function
  * trace, tracebuf/func.h) its events print as the call graph that tracer
  * prints; user-space addresses are named from the objects file
- * (DIR/objects).  Exit status: 0 clean, 1 some input was damaged (reported
- * on stderr, the rest printed), 2 usage or the input could not be opened
- * at all.
+ * (DIR/objects).  Exit status: cli_opts.h's table; 1 is some input damaged
+ * (reported on stderr, the rest printed).
  */
 #include <errno.h>
 #include <limits.h>
