@@ -120,7 +120,19 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 all: lib cli $(B)/examples/demo
 
 lib: $(B)/libtracebuf.a $(B)/libtracebuf.so $(B)/libtracebuf-read.a $(B)/libtracebuf-func.a
-cli: $(B)/tracebuf
+cli: $(B)/tracebuf $(B)/man/.stamp
+
+# The man pages and the bash completion, printed by the binary from its option tables
+# (tools/cli_opts.h), with the prose of docs/man/NAME.roff: tracebuf(1), tracebuf-CMD(1)
+# each, completion/tracebuf.
+$(B)/man/.stamp: $(B)/tracebuf $(wildcard docs/man/*.roff)
+	$(Q)mkdir -p $(B)/man $(B)/completion
+	$(Q)$(B)/tracebuf __man tracebuf docs/man/tracebuf.roff > $(B)/man/tracebuf.1
+	$(Q)for c in $$($(B)/tracebuf --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do \
+	  d=docs/man/$$c.roff; [ -f $$d ] || d=; \
+	  $(B)/tracebuf __man $$c $$d > $(B)/man/tracebuf-$$c.1 || exit 1; done
+	$(Q)$(B)/tracebuf __complete > $(B)/completion/tracebuf
+	$(Q)touch $@
 
 $(B)/obj/%.o: src/%.c Makefile
 	@mkdir -p $(@D)
@@ -377,7 +389,10 @@ test-install: all
 	  LD_LIBRARY_PATH=$$d/usr/lib build/quickstart-installed >/dev/null && \
 	  readelf -d $$d/usr/lib/libtracebuf.so.$(VERSION) | grep -q 'SONAME.*\[libtracebuf\.so\.$(SOMAJOR)\]' && \
 	  test -f $$d/usr/share/man/man1/tracebuf.1 && test -x $$d/usr/bin/tracebuf && \
-	  echo "install: headers, libtracebuf.so.$(SOMAJOR) (soname ok), pkg-config, CLI and man page; quickstart linked and ran"
+	  for c in $$($$d/usr/bin/tracebuf --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do \
+	    test -s $$d/usr/share/man/man1/tracebuf-$$c.1 || { echo "install: no tracebuf-$$c.1"; exit 1; }; done && \
+	  bash -n $$d/usr/share/bash-completion/completions/tracebuf && \
+	  echo "install: headers, libtracebuf.so.$(SOMAJOR) (soname ok), pkg-config, CLI, man pages and bash completion; quickstart linked and ran"
 
 # The suites RUNS times beside the hogs; each failure logged (build/soak/failures).
 RUNS ?= 20
@@ -444,7 +459,9 @@ install: all
 	ln -sf libtracebuf.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtracebuf.so.$(SOMAJOR)
 	ln -sf libtracebuf.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libtracebuf.so
 	install -m 755 $(B)/tracebuf $(DESTDIR)$(BINDIR)/
-	install -m 644 docs/tracebuf.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(B)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 $(B)/completion/tracebuf $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tracebuf
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' tracebuf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tracebuf.pc
 

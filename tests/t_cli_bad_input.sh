@@ -100,8 +100,8 @@ run size "$T" size 99999999999999999999
 # list of a damaged trace.dat (its magic gone) tried to run it as a program: "cannot run".
 head -c 4096 tests/data/trace-dat/minimal-handmade-v6.dat | tr '\027' 'x' > "$tmp/nomagic.dat"
 run nomagic "$T" list -c "$tmp/nomagic.dat"
-[ $rc = 2 ] && grep -q "nomagic.dat: byte 0: not a trace.dat file" "$tmp/nomagic.err" && ! grep -q 'cannot run' "$tmp/nomagic.err"
-check $? "list of a non-executable file without the magic: the trace.dat reader's message, exit 2 (got $rc)"
+[ $rc = 3 ] && grep -q "nomagic.dat: byte 0: not a trace.dat file" "$tmp/nomagic.err" && ! grep -q 'cannot run' "$tmp/nomagic.err"
+check $? "list of a non-executable file without the magic: the trace.dat reader's message, exit 3 (got $rc)"
 
 # record of a command that cannot be run wrote an empty trace.dat and exited 0.
 run record "$T" record -o "$tmp/none.dat" -- "$tmp/no-such-program"

@@ -69,8 +69,8 @@ check $? "set_event is what the kernel has for the glob plus the second -e: $wan
 # in the background for its pid: its instance is tracebuf-PID (other tests make and remove theirs meanwhile)
 "$TB" capture -e sched:no_such_event -o "$W/none" -- true > "$W/none.err" 2>&1 & pid=$!
 wait $pid; rc=$?; err=$(cat "$W/none.err")
-[ $rc = 1 ] && echo "$err" | grep -q "'sched:no_such_event' matches no event"
-check $? "an event that does not exist: exit status 1, named"
+[ $rc = 2 ] && echo "$err" | grep -q "'sched:no_such_event' matches no event"
+check $? "an event that does not exist: exit status 2 (usage, as record), named"
 [ ! -e "$T/instances/tracebuf-$pid" ] && [ ! -e "$W/none" ]
 check $? "and its instance (tracebuf-$pid) is gone, nothing saved"
 "$TB" capture --clock no-such-clock -o "$W/none" -- true 2>&1 | grep -q "no trace clock 'no-such-clock'"

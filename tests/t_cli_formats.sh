@@ -34,8 +34,8 @@ check $? "... and its __data_loc field"
 
 "$B/tracebuf" formats /bin/true > /dev/null 2> "$tmp/err"
 rc=$?
-[ $rc = 1 ] && grep -q "wrote no formats" "$tmp/err"
-check $? "a program without libtracebuf is reported, exit status 1"
+[ $rc = 3 ] && grep -q "wrote no formats" "$tmp/err"
+check $? "a program without libtracebuf is reported, exit status 3 (input not of a kind tracebuf reads)"
 "$B/tracebuf" formats > /dev/null 2>&1
 [ $? = 2 ]; check $? "no program is a usage error"
 

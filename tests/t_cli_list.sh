@@ -44,18 +44,18 @@ if command -v trace-cmd > /dev/null; then
 else
 	echo "ok $((n+1)) # skip trace-cmd is not installed"; echo "ok $((n+2)) # skip trace-cmd is not installed"; n=$((n+2))
 fi
-"$B/tracebuf" list -i "$dat" | grep -qx '[0-9][0-9]* sched:sched_switch'
-check $? "list -i: the ID in front"
-"$B/tracebuf" list -F "$dat" | sed -n '/^sched:sched_switch$/,/^[a-z]/p' | grep -q '^	char prev_comm\[\];	offset:8;	size:16;$'
-check $? "list -F: the event's fields below it (sched_switch's prev_comm, as its format has it)"
+"$B/tracebuf" list --ids "$dat" | grep -qx '[0-9][0-9]* sched:sched_switch'
+check $? "list --ids: the ID in front"
+"$B/tracebuf" list --fields "$dat" | sed -n '/^sched:sched_switch$/,/^[a-z]/p' | grep -q '^	char prev_comm\[\];	offset:8;	size:16;$'
+check $? "list --fields: the event's fields below it (sched_switch's prev_comm, as its format has it)"
 if command -v trace-cmd > /dev/null; then
 	trace-cmd report --events "$dat" 2>/dev/null | grep -q '	field:char prev_comm\[16\];	offset:8;	size:16;'
-	check $? "list -F: (trace-cmd reads the same offset and size)"
+	check $? "list --fields: (trace-cmd reads the same offset and size)"
 else
 	n=$((n+1)); echo "ok $n # skip trace-cmd is not installed"
 fi
-"$B/tracebuf" list -F "$dat" | grep -q 'common_'
-[ $? = 1 ]; check $? "list -F: no common_* fields"
+"$B/tracebuf" list --fields "$dat" | grep -q 'common_'
+[ $? = 1 ]; check $? "list --fields: no common_* fields"
 
 # A program: the events its source declares, and the kernel's built-in ftrace ones.
 "$B/tracebuf" list -- "$ex" > "$tmp/prog"
@@ -83,15 +83,15 @@ fi
 
 # Misuse.
 "$B/tracebuf" list /bin/true > /dev/null 2> "$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q 'linked with libtracebuf' "$tmp/err"
-check $? "a program without libtracebuf: exit 2, said why"
+[ $rc = 3 ] && grep -q 'linked with libtracebuf' "$tmp/err"
+check $? "a program without libtracebuf: exit 3 (not an input tracebuf reads), said why"
 "$B/tracebuf" list -c -- "$ex" > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q 'counts the records of a file' "$tmp/err"
 check $? "-c on a program: exit 2, said why"
 head -c 300 "$dat" > "$tmp/cut.dat"
 "$B/tracebuf" list "$tmp/cut.dat" > /dev/null 2> "$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "cut.dat" "$tmp/err"
-check $? "a truncated trace.dat: exit 2, the file named"
-[ $rc = 2 ] || show "$tmp/err"
+[ $rc = 3 ] && grep -q "cut.dat" "$tmp/err"
+check $? "a truncated trace.dat: exit 3, the file named"
+[ $rc = 3 ] || show "$tmp/err"
 echo "1..$n"
 exit $fail

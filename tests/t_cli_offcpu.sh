@@ -10,9 +10,9 @@ n=0; fail=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 
 "$T" offcpu tests/data/kernel/cap-g-kernel-printers > "$W/out" 2> "$W/err"; rc=$?
-[ $rc = 2 ] && grep -q "has no sched:sched_switch events" "$W/err" &&
+[ $rc = 1 ] && grep -q "has no sched:sched_switch events" "$W/err" &&
 	grep -q "tracebuf capture --offcpu -o DIR -- CMD ARGS" "$W/err" && [ ! -s "$W/out" ]
-ok $? "no sched_switch: exit 2, says to record with capture --offcpu ($(head -c 90 "$W/err"))"
+ok $? "no sched_switch: exit 1 (nothing measured), says to record with capture --offcpu ($(head -c 90 "$W/err"))"
 
 "$T" offcpu tests/data/kernel/cap-a-small-noloss > "$W/out" 2> "$W/err"; rc=$?
 [ $rc = 0 ] && grep -q "has no kernel stacks" "$W/err" && grep -q -- "--offcpu" "$W/err" && [ -s "$W/out" ]
@@ -21,20 +21,20 @@ awk 'NF < 2 || $NF !~ /^[0-9]+$/ || $NF == 0 { bad = 1 } END { exit bad }' "$W/o
 ok $? "every folded line ends in a positive count of microseconds"
 
 "$T" offcpu --blocked tests/data/kernel/cap-g-kernel-printers 2> "$W/err" > /dev/null; rc=$?
-[ $rc = 2 ] && grep -q "sched_switch" "$W/err"
-ok $? "--blocked on a trace without the events: exit 2, named"
+[ $rc = 1 ] && grep -q "sched_switch" "$W/err"
+ok $? "--blocked on a trace without the events: exit 1 (nothing measured), named"
 
 "$T" offcpu "$W/missing" 2> "$W/err" > /dev/null; rc=$?
-[ $rc = 2 ] && grep -q "$W/missing" "$W/err"
-ok $? "a missing input: exit 2, its name said"
+[ $rc = 3 ] && grep -q "$W/missing" "$W/err"
+ok $? "a missing input: exit 3, its name said"
 
 "$T" offcpu --svg "$W/no/such/dir/x.svg" tests/data/kernel/cap-a-small-noloss 2> "$W/err" > /dev/null; rc=$?
-[ $rc = 2 ] && grep -q "x.svg" "$W/err"
-ok $? "an SVG that cannot be written: exit 2, named"
+[ $rc = 4 ] && grep -q "x.svg" "$W/err"
+ok $? "an SVG that cannot be written: exit 4, named"
 
 "$T" stats --svg "$W/ring.svg" "$W/missing" 2> "$W/err"; rc=$?
-[ $rc = 2 ] && grep -q "$W/missing" "$W/err"
-ok $? "stats --svg of a missing capture: exit 2, named"
+[ $rc = 3 ] && grep -q "$W/missing" "$W/err"
+ok $? "stats --svg of a missing capture: exit 3, named"
 
 "$T" stats --svg "$W/ring.svg" tests/data/kernel/cap-b-overrun 2> "$W/err"; rc=$?
 [ $rc = 0 ] && grep -q "3 sub-buffers read of 3 in the ring" "$W/ring.svg" && grep -q "LOST 4504" "$W/ring.svg"

@@ -105,8 +105,8 @@ done
 $TB convert --compress zstd $K/cap-b-overrun -o "$tmp/x.dat" 2>/dev/null
 [ $? = 2 ]; check $? "convert --compress without --v7: exit 2"
 $TB convert $tmp/nothing -o "$tmp/x.dat" 2> "$tmp/err"
-[ $? = 2 ] && grep -q 'header_page' "$tmp/err"
-check $? "convert of a directory without header_page: exit 2, said"
+[ $? = 3 ] && grep -q 'header_page' "$tmp/err"
+check $? "convert of a directory without header_page: exit 3 (input), said"
 
 # dump and stats
 $TB dump $V/sched-v7-zstd.dat > "$tmp/d"; rc=$?
@@ -131,8 +131,8 @@ done
 # bad input: a clear message with the file and an offset, exit 2
 printf 'not a trace file at all' > "$tmp/bad.dat"
 $TB report "$tmp/bad.dat" > /dev/null 2> "$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "bad.dat: byte 0: not a trace.dat file" "$tmp/err"
-check $? "report of a non-trace.dat file: exit 2, the file and byte 0 named"
+[ $rc = 3 ] && grep -q "bad.dat: byte 0: not a trace.dat file" "$tmp/err"
+check $? "report of a non-trace.dat file: exit 3, the file and byte 0 named"
 head -c 3000 $V/minimal-handmade-v6.dat > "$tmp/cut.dat"
 $TB report "$tmp/cut.dat" > "$tmp/out" 2> "$tmp/err"; rc=$?
 # cut before its one CPU's data: read to the cut (the metadata, no event), the cut said, exit 1

@@ -58,11 +58,11 @@ for f in $formats; do
 			"$T" report "$W/cap2" 2>&1 | cmp -s - "$W/want"
 		ok $? "capture: --format capture without the trailing slash, report identical"
 		"$T" convert "$C" -o "$W/cap/" 2> "$W/err"; rc=$?
-		[ $rc = 2 ] && grep -q "cap/: is not empty" "$W/err"
-		ok $? "capture: an output that is not empty is refused, exit 2 ($(head -c 70 "$W/err"))"
+		[ $rc = 4 ] && grep -q "cap/: is not empty" "$W/err"
+		ok $? "capture: an output that is not empty is refused, exit 4 (output) ($(head -c 70 "$W/err"))"
 		"$T" convert "tests/data/trace-dat/sched-v7-zstd.dat" -o "$W/fromdat/" 2> "$W/err"; rc=$?
-		[ $rc = 2 ] && grep -q "sched-v7-zstd.dat: not a capture directory" "$W/err"
-		ok $? "capture: a trace.dat input is a usage error naming it (rc $rc)"
+		[ $rc = 3 ] && grep -q "sched-v7-zstd.dat: not a capture directory" "$W/err"
+		ok $? "capture: a trace.dat input is refused as an input of the wrong kind (3), named (rc $rc)"
 		;;
 	json)
 		C=$K/cap-a-small-noloss
@@ -87,8 +87,8 @@ for f in $formats; do
 		[ $rc = 0 ] && [ -s "$W/o.folded" ] && cmp -s "$W/o.folded" "$W/offcpu.folded"
 		ok $? "folded: written, exit 0, the lines tracebuf offcpu prints (rc $rc)"
 		"$T" convert "$K/cap-g-kernel-printers" -o "$W/none.folded" 2> "$W/err"; rc=$?
-		[ $rc = 2 ] && grep -q "has no sched:sched_switch" "$W/err"
-		ok $? "folded: an input without sched_switch: exit 2, said"
+		[ $rc = 3 ] && grep -q "has no sched:sched_switch" "$W/err"
+		ok $? "folded: an input without sched_switch: nothing written, exit 3 (the input lacks it), said"
 		;;
 	flamegraph)
 		C=$K/cap-a-small-noloss

@@ -42,6 +42,6 @@ run_check sched "$W/dat.json" "$W/dat.txt"
 run_check demo "$W/demo.json" "$W/demo.txt" "$W/demo.graph"
 
 "$T" convert "$W/nothing-here" -o "$W/x.json" 2>"$W/err"; rc=$?
-[ $rc = 2 ] && grep -q "nothing-here" "$W/err"; ok $? "a missing input: exit 2, named ($(head -c 80 "$W/err"))"
+[ $rc = 3 ] && grep -q "nothing-here" "$W/err"; ok $? "a missing input: exit 3, named ($(head -c 80 "$W/err"))"
 echo "1..$((n - 1))"
 exit $fail

@@ -107,7 +107,7 @@ wait_prints() { # $1 prints to wait for (10 s at most)
 echo > "$T/trace"
 echo 1 > "$T/tracing_on"
 : > "$W/live"
-"$TB" hist -e raw_syscalls:sys_enter --live --count 3 'keys=common_pid,id.syscall:size=131072 if id == 1' "$T" > "$W/live" 2>> "$W/err" &
+"$TB" hist -e raw_syscalls:sys_enter --live --refreshes 3 'keys=common_pid,id.syscall:size=131072 if id == 1' "$T" > "$W/live" 2>> "$W/err" &
 live=$!
 echo "common_pid != $live" > "$T/events/raw_syscalls/sys_enter/filter"
 echo "common_pid != $live" > "$T/events/raw_syscalls/sys_exit/filter"
@@ -121,7 +121,7 @@ pid2=$!
 wait $pid2
 wait $live
 echo 0 > "$T/tracing_on"
-[ "$(grep -c "^# event histogram" "$W/live")" = 3 ]; check $? "--live --count 3 prints the hist three times, a second apart"
+[ "$(grep -c "^# event histogram" "$W/live")" = 3 ]; check $? "--live --refreshes 3 prints the hist three times, a second apart"
 writes() { # $1 print number, $2 pid: its sys_write hitcount in that print
 	awk -v k="$1" '/^# event histogram/ { n++ } n == k' "$W/live" |
 		grep -E "common_pid: +$2," | sed -n 's/.*id: sys_write *\[  1\] } hitcount: *//p'

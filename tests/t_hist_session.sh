@@ -68,8 +68,8 @@ rpid=$!
 # Until the ring holds a tick (the flight recorder keeps them): the first print has some; 30 s at most.
 i=0; until [ -n "$($TB hist --session -e app:tick 'keys=worker' "$shm" 2>/dev/null | grep 'hitcount: *[1-9]')" ] ||
 	[ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done
-$TB hist --session --live --count 3 -e app:tick 'keys=worker:vals=n' "$shm" > "$tmp/live" 2> "$tmp/live.err"
-check $? "hist --session --live --count 3 exits 0"
+$TB hist --session --live --refreshes 3 -e app:tick 'keys=worker:vals=n' "$shm" > "$tmp/live" 2> "$tmp/live.err"
+check $? "hist --session --live --refreshes 3 exits 0"
 wait $rpid
 [ "$(grep -c '^# event histogram' "$tmp/live")" = 3 ]; check $? "three prints"
 set -- $(entries "$tmp/live" 1) x $(entries "$tmp/live" 2) x $(entries "$tmp/live" 3)
@@ -91,7 +91,7 @@ check $? "after the program ended: all 400000 ticks ($(entries "$tmp/end"))"
 
 # 3. what is said when it cannot be read
 $TB hist --session -e app:tick 'keys=worker' "$tmp/none" 2> "$tmp/err" > /dev/null; rc=$?
-[ $rc = 2 ] && grep -q "cannot read the session $tmp/none" "$tmp/err"; check $? "no such session: exit 2, said"
+[ $rc = 3 ] && grep -q "cannot read the session $tmp/none" "$tmp/err"; check $? "no such session: exit 3, said"
 $TB hist --session -e app:nosuch 'keys=worker' "$shm" 2> "$tmp/err" > /dev/null; rc=$?
 [ $rc = 1 ] && grep -q "has no event app:nosuch" "$tmp/err"; check $? "an event the session has not described: exit 1, said"
 [ $fail = 0 ] || sed 's/^/# /' "$tmp/h1.err" "$tmp/live.err"

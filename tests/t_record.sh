@@ -160,14 +160,14 @@ ids=$(sed -n 's/.*request: worker=\([0-9]*\) id=\([0-9]*\).*/\1 \2/p' "$tmp/c.tx
 # 8. bad input: clear errors naming the file
 printf 'not a ring at all, just some bytes that are long enough to be read as a header...%0500d' 0 > "$tmp/junk"
 $TB recover "$tmp/junk" -o "$tmp/j.dat" 2> "$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "$tmp/junk: offset 0: not a usable tracebuf region: bad magic" "$tmp/err"
-check $? "recover of a file that is not a ring: exit 2, names the file, offset and field"
+[ $rc = 3 ] && grep -q "$tmp/junk: offset 0: not a usable tracebuf region: bad magic" "$tmp/err"
+check $? "recover of a file that is not a ring: exit 3, names the file, offset and field"
 $TB snapshot "$tmp/junk" -o "$tmp/j.dat" 2> "$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "$tmp/junk: offset 0: .*bad magic" "$tmp/err"
+[ $rc = 3 ] && grep -q "$tmp/junk: offset 0: .*bad magic" "$tmp/err"
 check $? "snapshot of it: the same"
 $TB recover "$tmp/nosuch" -o "$tmp/j.dat" 2> "$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "$tmp/nosuch: No such file" "$tmp/err"
-check $? "recover of a missing file: exit 2, says why"
+[ $rc = 3 ] && grep -q "$tmp/nosuch: No such file" "$tmp/err"
+check $? "recover of a missing file: exit 3, says why"
 
 # 9. a --shm file shrunk under its reader (a named file cannot be sealed): an error, not SIGBUS
 rm -rf "$shm" "$shm.formats"
@@ -178,8 +178,8 @@ $TB record --shm "$shm" -e 'app:*' -o "$tmp/shrunk.dat" -- sh -c "$P 1000 0 > /d
 r=$?; check $r "record: the program truncates the session's file; record's drain says so and exits 2, no SIGBUS"
 [ $r = 0 ] || { echo "# exit $rc; its messages:"; sed 's/^/#   /' "$tmp/err"; }
 $TB snapshot "$shm" -o "$tmp/shrunk.dat" 2> "$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "$shm: offset 0: not a usable tracebuf region: region larger than the file" "$tmp/err"
-check $? "snapshot of the shrunk file: exit 2, names it and why"
+[ $rc = 3 ] && grep -q "$shm: offset 0: not a usable tracebuf region: region larger than the file" "$tmp/err"
+check $? "snapshot of the shrunk file: exit 3, names it and why"
 
 echo "1..$n"
 exit $fail

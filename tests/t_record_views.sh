@@ -102,9 +102,9 @@ $TB record -o "$tmp/plain.dat" -- $P 150 > /dev/null 2> "$tmp/plain.err"
 check $? "record -- pool: exit 0"
 program_views "$tmp/plain.dat" "$tmp/plain.err" "without --kernel"
 $TB offcpu "$tmp/plain.dat" > /dev/null 2> "$tmp/o.err"; rc=$?
-[ $rc = 2 ] && grep -q "has no sched:sched_switch" "$tmp/o.err" &&
+[ $rc = 1 ] && grep -q "has no sched:sched_switch" "$tmp/o.err" &&
 	grep -q "tracebuf record --offcpu -o FILE.dat" "$tmp/o.err"
-check $? "offcpu of a recording without the kernel: exit 2, names record --offcpu ($rc)"
+check $? "offcpu of a recording without the kernel: exit 1 (nothing measured), names record --offcpu ($rc)"
 $TB hist -e sched:sched_switch keys=prev_comm "$tmp/plain.dat" > /dev/null 2> "$tmp/h.err"; rc=$?
 [ $rc = 1 ] && grep -q "tracebuf record --kernel sched:sched_switch -o FILE.dat" "$tmp/h.err"
 check $? "hist of a kernel event not recorded: exit 1, names record --kernel ($rc)"
@@ -117,8 +117,8 @@ check $? "report -F with a mistyped event: exit 2, the closest real name ($rc)"
 for c in report hist stats list offcpu dump; do
 	case $c in hist) a="-e pool:request keys=worker" ;; *) a= ;; esac
 	$TB $c $a "$tmp/nope.dat" > /dev/null 2> "$tmp/m.err"; rc=$?
-	[ $rc = 2 ] && head -n 1 "$tmp/m.err" | grep -q "$tmp/nope.dat: .*no such file"
-	check $? "$c of a missing file: exit 2, 'no such file' first ($(head -n 1 "$tmp/m.err"))"
+	[ $rc = 3 ] && head -n 1 "$tmp/m.err" | grep -q "$tmp/nope.dat: .*no such file"
+	check $? "$c of a missing file: exit 3, 'no such file' first ($(head -n 1 "$tmp/m.err"))"
 done
 $TB hist keys=worker "$tmp/plain.dat" > /dev/null 2> "$tmp/u.err"; rc=$?
 [ $rc = 2 ] && head -n 1 "$tmp/u.err" | grep -q "the event is missing: -e"

@@ -334,9 +334,9 @@ static void check_cli(void)
 		return (void)ok(0, "temporary copy");
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report %s 2>&1 >/dev/null", b, dir);
 	out = tap_command_output(cmd, &status);
-	ok(WIFEXITED(status) && WEXITSTATUS(status) == 2 && out && strstr(out, "no trace clock") &&
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 3 && out && strstr(out, "no trace clock") &&
 	       strstr(out, "--clock local"),
-	   "CLI: no clock: exit status 2, and the message says how to name one");
+	   "CLI: no clock: exit status 3 (the input cannot be read as it is), and the message says how to name one");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report --clock local %s", b, dir);
 	out = tap_command_output(cmd, &status);

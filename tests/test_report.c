@@ -457,9 +457,9 @@ static void check_cli(void)
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s/tracebuf report /nonexistent-tb-dir 2>&1", b);
 	out = tap_command_output(cmd, &status);
-	ok(WIFEXITED(status) && WEXITSTATUS(status) == 2 && out &&
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 3 && out &&
 		   strstr(out, "/nonexistent-tb-dir: byte 0: no such file"),
-	   "CLI: a path that does not exist cannot be opened (2), and is said to be missing");
+	   "CLI: a path that does not exist cannot be opened (3: the input), and is said to be missing");
 	free(out);
 	free(lib);
 	free_lines(&ours);

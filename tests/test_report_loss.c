@@ -2,7 +2,7 @@
  * LOST lines with numbers: a sub-buffer whose lost flag has no room for the
  * count gets it from the CPU's stats file when the numbers allow it, a sound
  * lower bound when they allow only that, and the count-less line otherwise
- * (the rule: docs/tracebuf.1, report.c's derive_count).
+ * (the rule: docs/man/report.roff, report.c's derive_count).
  *
  * The oracle is the kernel's capture cap-e e3: 1000 markers into a 4 KiB
  * overwrite buffer, stats "overrun: 816", "read events: 0", and a first

@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -131,31 +130,6 @@ static void install_handlers(void)
 
 /* ------------------------------------------------------------ options */
 
-static int usage(FILE *f)
-{
-	fprintf(f,
-		"usage: tracebuf capture [-e EVENTS]... [-b KB] [--clock CLOCK] [--no-hash-ptr] [--offcpu]\n"
-		"                        [--with-trace] [--kallsyms all|used|none] -o DIR -- CMD [ARGS...]\n"
-		"       tracebuf capture [--with-trace] [--kallsyms all|used|none] -o DIR INSTANCE\n"
-		"\n"
-		"Trace CMD in a private tracefs instance and save what `tracebuf report` needs\n"
-		"into DIR; or save the instance INSTANCE (a name under instances/ or a path)\n"
-		"that someone else set up.  Needs root (tracefs).\n"
-		"\n"
-		"  -e, --events EVENTS  SYSTEM, SYSTEM:EVENT or EVENT, globs allowed, comma-separated,\n"
-		"                       repeatable (default: " DEFAULT_EVENTS ")\n"
-		"  -b, --buffer-kb KB   buffer_size_kb per CPU (default: the instance's default)\n"
-		"      --clock CLOCK    trace_clock (default: local)\n"
-		"      --no-hash-ptr    print %%p values as they are, not hashed (options/hash-ptr 0)\n"
-		"      --offcpu         what `tracebuf offcpu` needs: sched_switch, sched_wakeup and\n"
-		"                       the stacktrace trigger on sched_switch (a kernel stack each)\n"
-		"      --with-trace     also save trace.txt, the kernel's own text of the capture\n"
-		"      --kallsyms MODE  all: a copy of /proc/kallsyms (default); used: only the\n"
-		"                       symbols the data refers to; none\n"
-		"  -o, --output DIR     the capture directory (created; must be empty)\n");
-	return f == stderr ? 2 : 0;
-}
-
 /* Join every -e into one comma-separated spec. */
 static int add_events(struct options *o, const char *spec)
 {
@@ -165,96 +139,74 @@ static int add_events(struct options *o, const char *spec)
 	return rc;
 }
 
-static int parse_kallsyms(const char *mode, enum kallsyms_mode *out)
-{
-	static const char *const names[] = {
-	    [KALLSYMS_ALL] = "all", [KALLSYMS_USED] = "used", [KALLSYMS_NONE] = "none"};
+static const char *const kallsyms_modes[] = {[KALLSYMS_ALL] = "all", [KALLSYMS_USED] = "used",
+					     [KALLSYMS_NONE] = "none", NULL};
 
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(mode, names[i])) {
-			*out = (enum kallsyms_mode)i;
-			return 0;
-		}
-	return -EINVAL;
-}
+enum { O_EVENTS, O_SIZE, O_CLOCK, O_NO_HASH_PTR, O_OFFCPU, O_WITH_TRACE, O_KALLSYMS, O_OUTPUT, O_N };
+static const struct cli_opt opts[] = {
+    [O_EVENTS] = {"event", 'e', CLI_LIST, "EVENTS",
+		  "SYSTEM, SYSTEM:EVENT or EVENT, globs allowed, comma-separated, repeatable (default: " DEFAULT_EVENTS ")",
+		  "-e", .old = "events"},
+    [O_SIZE] = {"buffer-size", 'b', CLI_SIZE, "KB", "buffer_size_kb per CPU (default: the instance's default)", "-b",
+		.min = 1, .max = 1 << 30, .old = "buffer-kb"},
+    [O_CLOCK] = {"clock", 'C', CLI_STRING, "CLOCK", "trace_clock (default: local)", "-C"},
+    [O_NO_HASH_PTR] = {"no-hash-ptr", 0, CLI_FLAG, NULL, "print %p values as they are, not hashed (options/hash-ptr 0)"},
+    [O_OFFCPU] = {"offcpu", 0, CLI_FLAG, NULL,
+		  "what `tracebuf offcpu` needs: sched_switch, sched_wakeup and the stacktrace trigger on sched_switch"},
+    [O_WITH_TRACE] = {"with-trace", 0, CLI_FLAG, NULL, "also save trace.txt, the kernel's own text of the capture"},
+    [O_KALLSYMS] = {"kallsyms", 0, CLI_ENUM, "MODE",
+		    "all: a copy of /proc/kallsyms (default); used: only the symbols the data refers to; none",
+		    .choices = kallsyms_modes},
+    [O_OUTPUT] = {"output", 'o', CLI_STRING, "DIR", "the capture directory (created; must be empty; required)", "-o"},
+};
 
-/* 0, or the exit status of a usage error (2) or --help (0, with -1 returned). */
-static int parse_options(int argc, char **argv, struct options *o)
+static int run(int argc, char **argv);
+
+const struct cli_command cli_capture = {
+    "capture", "trace a command in a private tracefs instance and save it",
+    "[OPTIONS] -o DIR -- CMD [ARGS...]\n[--with-trace] [--kallsyms MODE] -o DIR INSTANCE",
+    "Trace CMD in a private tracefs instance and save what `tracebuf report` needs into DIR; or save the "
+    "instance INSTANCE (a name under instances/ or a path) that someone else set up.  Needs root (tracefs).",
+    opts, O_N, .run = run, .operands_end_options = true,
+};
+
+/* 0, or the exit status of a usage error. */
+static int take_options(struct cli_args *a, struct options *o)
 {
-	static const struct option longopts[] = {
-	    {"events", required_argument, NULL, 'e'},
-	    {"buffer-kb", required_argument, NULL, 'b'},
-	    {"clock", required_argument, NULL, 'c'},
-	    {"no-hash-ptr", no_argument, NULL, 'H'},
-	    {"offcpu", no_argument, NULL, 'O'},
-	    {"with-trace", no_argument, NULL, 't'},
-	    {"kallsyms", required_argument, NULL, 'k'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	static char kb[32];
 	bool setup = false;
-	int opt;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+e:b:o:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'e':
-			if (add_events(o, optarg) < 0)
-				return 1;
-			break;
-		case 'b':
-			o->buffer_kb = optarg;
-			break;
-		case 'c':
-			o->clock = optarg;
-			break;
-		case 'H':
-			o->no_hash_ptr = true;
-			break;
-		case 't':
-			o->with_trace = true;
-			break;
-		case 'O':
-			o->offcpu = true;
-			if (add_events(o, OFFCPU_EVENTS) < 0)
-				return 1;
-			break;
-		case 'o':
-			o->out = optarg;
-			break;
-		case 'k':
-			if (parse_kallsyms(optarg, &o->kallsyms) < 0) {
-				fprintf(stderr, "tracebuf capture: --kallsyms takes all, used or none\n");
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return usage(stderr);
-		}
-		setup |= opt == 'e' || opt == 'b' || opt == 'c' || opt == 'H' || opt == 'O';
+	for (int i = 0; i < a->v[O_EVENTS].given; i++)
+		if (add_events(o, a->v[O_EVENTS].list[i]) < 0)
+			return CLI_EXIT_SYSTEM;
+	if (cli_given(a, O_SIZE)) {
+		snprintf(kb, sizeof(kb), "%lld", cli_num(a, O_SIZE));
+		o->buffer_kb = kb;
 	}
-	if (optind > 1 && !strcmp(argv[optind - 1], "--") && optind < argc)
-		o->command = argv + optind;
-	else if (optind == argc - 1 && strcmp(argv[optind - 1], "--"))
-		o->instance = argv[optind];
-	if (!o->out || (!o->command && !o->instance))
-		return usage(stderr);
-	if (o->instance && setup) {
-		fprintf(stderr,
-			"tracebuf capture: -e, -b, --clock, --no-hash-ptr and --offcpu set up the instance "
-			"tracebuf creates; %s is saved as it is\n",
-			o->instance);
-		return 2;
-	}
-	if (o->buffer_kb && (strspn(o->buffer_kb, "0123456789") != strlen(o->buffer_kb) ||
-			     !strcmp(o->buffer_kb, "") || atol(o->buffer_kb) <= 0)) {
-		fprintf(stderr, "tracebuf capture: -b takes a size in KiB, not '%s'\n", o->buffer_kb);
-		return 2;
-	}
+	o->clock = cli_str(a, O_CLOCK);
+	o->no_hash_ptr = cli_given(a, O_NO_HASH_PTR);
+	o->with_trace = cli_given(a, O_WITH_TRACE);
+	o->offcpu = cli_given(a, O_OFFCPU);
+	if (o->offcpu && add_events(o, OFFCPU_EVENTS) < 0)
+		return CLI_EXIT_SYSTEM;
+	if (cli_given(a, O_KALLSYMS))
+		o->kallsyms = (enum kallsyms_mode)cli_num(a, O_KALLSYMS);
+	o->out = cli_str(a, O_OUTPUT);
+	for (int k = O_EVENTS; k <= O_OFFCPU; k++)
+		setup |= cli_given(a, k);
+	if (a->dashdash && a->noperands)
+		o->command = a->operands;
+	else if (a->noperands == 1)
+		o->instance = a->operands[0];
+	if (!o->out)
+		return cli_usage_error(&cli_capture, "the output is missing: -o DIR");
+	if (!o->command && !o->instance)
+		return cli_usage_error(&cli_capture, "a command after -- or one INSTANCE is needed");
+	if (o->instance && setup)
+		return cli_usage_error(&cli_capture,
+				       "-e, -b, --clock, --no-hash-ptr and --offcpu set up the instance tracebuf "
+				       "creates; %s is saved as it is",
+				       o->instance);
 	return 0;
 }
 
@@ -279,34 +231,34 @@ static int set(const char *inst, const char *file, const char *value)
 	return rc;
 }
 
-/* Clock, size, hash-ptr and events of a new instance, tracing off. */
+/* Clock, size, hash-ptr and events of a new instance, tracing off: 0, or the exit status (said). */
 static int set_up(const char *inst, const struct options *o)
 {
 	char err[512];
 	int n;
 
 	if (set(inst, "tracing_on", "0") < 0)
-		return -1;
+		return CLI_EXIT_SYSTEM;
 	if (o->clock && tracefs_write(inst, "trace_clock", o->clock) < 0) {
 		char *clocks = tracefs_read_line(inst, "trace_clock");
 		capture_say(1, "this kernel has no trace clock '%s' (it has: %s)", o->clock,
 			    clocks ? clocks : "?");
 		free(clocks);
-		return -1;
+		return CLI_EXIT_USAGE;
 	}
 	if (o->buffer_kb && set(inst, "buffer_size_kb", o->buffer_kb) < 0)
-		return -1;
+		return CLI_EXIT_SYSTEM;
 	if (o->no_hash_ptr && tracefs_write(inst, "options/hash-ptr", "0") < 0)
 		fprintf(stderr, "tracebuf capture: warning: this kernel has no hash-ptr option; "
 				"%%p values print hashed\n");
 	n = enable_events(inst, o->events ? o->events : DEFAULT_EVENTS, err, sizeof(err));
 	if (n < 0) {
 		capture_say(1, "%s", err);
-		return -1;
+		return CLI_EXIT_USAGE; /* an event this kernel lacks: named, with the closest */
 	}
 	/* A kernel_stack record right after each sched_switch, in the task switched out. */
 	if (o->offcpu && set(inst, "events/sched/sched_switch/trigger", "stacktrace") < 0)
-		return -1;
+		return CLI_EXIT_SYSTEM;
 	return 0;
 }
 
@@ -439,7 +391,7 @@ static int save(const char *root, const char *inst, const struct options *o, con
 	struct save_result res;
 
 	if (capture_save(&rq, &res) < 0)
-		return 1;
+		return CLI_EXIT_OUTPUT; /* said */
 	summarize(o->out, &res);
 	return 0;
 }
@@ -454,23 +406,23 @@ static int capture_command(const struct options *o)
 	int rc;
 
 	if (!root)
-		return 1;
+		return CLI_EXIT_SYSTEM;
 	snprintf(own_instance, sizeof(own_instance), "%s/instances/tracebuf-%d", root, (int)getpid());
 	if (mkdir(own_instance, 0755) < 0) {
 		int e = errno;
 		own_instance[0] = '\0';
-		return capture_say(1, "cannot create the instance %s/instances/tracebuf-%d: %s%s", root,
+		return capture_say(CLI_EXIT_SYSTEM, "cannot create the instance %s/instances/tracebuf-%d: %s%s", root,
 				   (int)getpid(), strerror(e),
 				   e == EACCES || e == EPERM ? " (needs root)" : "");
 	}
-	if (set_up(own_instance, o) < 0 || stop_count) {
+	if ((rc = set_up(own_instance, o)) || stop_count) {
 		remove_instance(own_instance);
-		return stop_count ? 128 + stop_signal : 1;
+		return stop_count ? 128 + stop_signal : rc;
 	}
 	pid = start_command(o->command, own_instance, &started);
 	if (pid < 0) {
 		remove_instance(own_instance);
-		return 1;
+		return CLI_EXIT_INPUT; /* CMD cannot run: said */
 	}
 	wait_command(pid, result, sizeof(result));
 	tracefs_write(own_instance, "tracing_on", "0");
@@ -491,10 +443,10 @@ static int capture_instance(const struct options *o)
 	const char *root = need_tracefs();
 	struct timespec none = {0}, stopped;
 	char *inst = NULL, *real = NULL, *real_root = NULL, *per_cpu = NULL, *was_on = NULL;
-	int rc = 1;
+	int rc = CLI_EXIT_INPUT; /* until saved: the instance is not one to save */
 
 	if (!root)
-		return 1;
+		return CLI_EXIT_SYSTEM;
 	if (strchr(o->instance, '/'))
 		inst = strdup(o->instance);
 	else if (asprintf(&inst, "%s/instances/%s", root, o->instance) < 0)
@@ -519,17 +471,20 @@ static int capture_instance(const struct options *o)
 	return rc;
 }
 
-int cmd_capture(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct options o = {.kallsyms = KALLSYMS_ALL};
-	int rc = parse_options(argc, argv, &o);
+	struct cli_args a;
+	int rc = cli_parse(&cli_capture, argc, argv, &a);
 
+	if (rc != CLI_PARSED)
+		return rc;
+	rc = take_options(&a, &o);
 	if (rc == 0) {
 		install_handlers();
 		rc = o.command ? capture_command(&o) : capture_instance(&o);
-	} else if (rc < 0) {
-		rc = 0; /* --help */
 	}
+	cli_free(&a);
 	free(o.events_buf);
 	return rc;
 }

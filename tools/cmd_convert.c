@@ -8,8 +8,8 @@
  * --file-version 7 and --compression NAME are taken too).  Each --add-buffer
  * (--buffer NAME=DIR, its old spelling, still works) adds another capture as an instance NAME beside it (a program's ring and
  * a kernel capture with the same clock, on one time line).  Exit status: 0
- * written, 1 written but some input was left out (said on stderr), 2 usage
- * or nothing could be written.
+ * written, 1 written but some input was left out (said on stderr), the
+ * others cli_opts.h's table.
  *
  * tracebuf convert FILE.dat|CAPTURE_DIR -o FILE.json writes Chrome / Perfetto
  * trace-event JSON instead (tracebuf/chrome.h), chosen by the name's .json,
@@ -20,7 +20,6 @@
  * a terminal) and its damage handling are the export stage's.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,43 +33,12 @@
 /* The formats, from the export stage's table: name, suffixes, what it writes. */
 static void list_formats(FILE *f)
 {
+	fprintf(f, "Formats (NAME, suffix, what):\n");
 	for (size_t i = 0; i < tb_export_kind_count(); i++) {
 		const struct tb_exporter_kind *k = tb_export_kind(i);
 		const char *sfx = tb_export_kind_suffixes(k);
 		fprintf(f, "  %-11s %-11s %s\n", tb_export_kind_name(k), *sfx ? sfx : "-", tb_export_kind_help(k));
 	}
-}
-
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf convert [OPTIONS] CAPTURE_DIR -o FILE.dat\n"
-		   "       tracebuf convert CAPTURE_DIR|FILE.dat -o FILE.json\n"
-		   "       tracebuf convert [--format NAME] INPUT -o OUTPUT\n"
-		   "\n"
-		   "Write a capture directory (what `tracebuf capture` saves) as a trace.dat; or a\n"
-		   "capture or trace.dat as Chrome/Perfetto trace-event JSON (ui.perfetto.dev,\n"
-		   "chrome://tracing), when the output's name ends in .json; or in any format below,\n"
-		   "chosen by the output's suffix or by --format (no suffix known: trace.dat).\n"
-		   "\n"
-		   "  -o FILE            the trace.dat to write\n"
-		   "  -i DIR             the capture directory, as trace-cmd takes its input\n"
-		   "  -f, --format NAME  the output's format, whatever its name (see below)\n"
-		   "  --v7               write version 7 (sections; default: version 6)\n"
-		   "  --compress NAME    version 7 compression: none, zlib or zstd\n"
-		   "  --file-version N   6 or 7, as trace-cmd convert takes it\n"
-		   "  --compression NAME the same as --compress\n"
-		   "  --prefix P         the raw and stats files are PcpuN.raw, PcpuN.stats\n"
-		   "  --buffer NAME      a trace.dat input's buffer alone (default: every buffer,\n"
-		   "                     merged by time; \"\" is the top buffer)\n"
-		   "  --add-buffer NAME=DIR  also the capture DIR, as the instance NAME (repeatable)\n"
-		   "  --title T          the SVGs' title\n"
-		   "  -h, --help         this text\n"
-		   "\n"
-		   "Formats (NAME, suffix, what):\n");
-	list_formats(f);
-	fprintf(f, "\nExit status: 0 written; 1 written, but damaged parts of the input were left out\n"
-		   "(each said with its file and byte); 2 usage, or nothing could be written.\n");
-	return f == stderr ? 2 : 0;
 }
 
 #define MAX_BUFFERS 63
@@ -119,92 +87,98 @@ static int convert(const struct tb_exporter_kind *kind, struct tb_export_opts *o
 
 	if (kind == tb_export_find("json"))
 		o->usyms = objects_load("convert", o->in, NULL);
-	o->progress = isatty(STDERR_FILENO);
 	rc = tb_export_run(kind, o, &res);
 	tb_usyms_free(o->usyms);
-	return rc < 0 ? 2 : res.problems ? 1 : 0;
+	return rc < 0 ? cli_exit_for(-rc) : res.problems ? 1 : 0;
 }
 
-int cmd_convert(int argc, char **argv)
+static const char *const compressions[] = {"none", "zlib", "zstd", NULL};
+
+enum { O_INPUT, O_OUTPUT, O_FORMAT, O_V7, O_COMPRESS, O_VERSION, O_PREFIX, O_BUFFER, O_ADD_BUFFER, O_TITLE, O_N };
+static const struct cli_opt opts[] = {
+    [O_INPUT] = {"input", 'i', CLI_STRING, "INPUT", "the capture directory or trace.dat (or as the operand)", "-i"},
+    [O_OUTPUT] = {"output", 'o', CLI_STRING, "FILE", "the file to write; its suffix chooses the format (required)", "-o"},
+    [O_FORMAT] = {"format", 0, CLI_STRING, "NAME", "the output's format, whatever its name (see below)"},
+    [O_V7] = {"v7", 0, CLI_FLAG, NULL, "write trace.dat version 7 (sections; default: version 6)", "--file-version 7"},
+    [O_COMPRESS] = {"compress", 0, CLI_ENUM, "NAME", "version 7 compression", "--compression",
+		    .choices = compressions, .also = "compression"},
+    [O_VERSION] = {"file-version", 0, CLI_INT, "N", "the trace.dat version, 6 or 7", "--file-version", .min = 6,
+		   .max = 7},
+    [O_PREFIX] = {"prefix", 0, CLI_STRING, "P", "the raw and stats files are PcpuN.raw, PcpuN.stats"},
+    [O_BUFFER] = {"buffer", 'B', CLI_STRING, "NAME",
+		  "a trace.dat input's buffer alone (default: every buffer, merged by time; \"\" is the top buffer)",
+		  "-B"},
+    [O_ADD_BUFFER] = {"add-buffer", 0, CLI_LIST, "NAME=DIR", "also the capture DIR, as the instance NAME (repeatable)"},
+    [O_TITLE] = {"title", 0, CLI_STRING, "T", "the SVGs' title"},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_convert = {
+    "convert", "write a capture directory as a trace.dat (trace-cmd's format)",
+    "[OPTIONS] CAPTURE_DIR -o FILE.dat\nCAPTURE_DIR|FILE.dat -o FILE.json\n[--format NAME] INPUT -o OUTPUT",
+    "Write a capture directory (what `tracebuf capture` saves) as a trace.dat; or a capture or trace.dat as "
+    "Chrome/Perfetto trace-event JSON (ui.perfetto.dev, chrome://tracing), when the output's name ends in .json; "
+    "or in any format of the export stage, chosen by the output's suffix or by --format (no suffix known: "
+    "trace.dat).  `tracebuf convert --format list` lists the formats.",
+    opts, O_N, .run = run, .long_work = true,
+    .exit_notes = "written, but damaged parts of the input were left out (each said with its file and byte)",
+    .more_help = list_formats,
+};
+
+/* --add-buffer, and --buffer NAME=DIR (its old spelling: '=' is in no buffer name record writes). */
+static int add_buffers(struct cli_args *a, struct tb_tracedat_input *buffers, struct tb_export_opts *o)
 {
-	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX, OPT_BUFFER, OPT_ADD_BUFFER, OPT_TITLE };
-	static const struct option longopts[] = {
-	    {"v7", no_argument, NULL, OPT_V7},
-	    {"compress", required_argument, NULL, OPT_COMPRESS},
-	    {"compression", required_argument, NULL, OPT_COMPRESS},
-	    {"file-version", required_argument, NULL, OPT_VERSION},
-	    {"prefix", required_argument, NULL, OPT_PREFIX},
-	    {"buffer", required_argument, NULL, OPT_BUFFER},
-	    {"add-buffer", required_argument, NULL, OPT_ADD_BUFFER},
-	    {"format", required_argument, NULL, 'f'},
-	    {"title", required_argument, NULL, OPT_TITLE},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	const char *b = cli_str(a, O_BUFFER);
+
+	if (b && strchr(b, '=')) {
+		fprintf(stderr, "tracebuf convert: note: --buffer NAME=DIR is now --add-buffer NAME=DIR\n");
+		if (add_buffer(buffers, &o->nbuffers, (char *)b) < 0)
+			return CLI_EXIT_USAGE;
+		b = NULL;
+	}
+	o->buffer = b;
+	for (int i = 0; i < a->v[O_ADD_BUFFER].given; i++)
+		if (add_buffer(buffers, &o->nbuffers, (char *)a->v[O_ADD_BUFFER].list[i]) < 0)
+			return CLI_EXIT_USAGE;
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
 	struct tb_tracedat_input buffers[MAX_BUFFERS];
 	struct tb_export_opts o = {.tool = "tracebuf convert", .tracedat_version = 6, .buffers = buffers};
-	const char *format = NULL;
 	const struct tb_exporter_kind *kind;
-	int opt;
+	struct cli_args a;
+	int rc = cli_parse(&cli_convert, argc, argv, &a);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hi:o:f:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			o.in = optarg;
-			break;
-		case 'o':
-			o.out = optarg;
-			break;
-		case 'f':
-			format = optarg;
-			break;
-		case OPT_V7:
-			o.tracedat_version = 7;
-			break;
-		case OPT_COMPRESS:
-			o.compression = optarg;
-			break;
-		case OPT_PREFIX:
-			o.prefix = optarg;
-			break;
-		case OPT_TITLE:
-			o.title = optarg;
-			break;
-		case OPT_BUFFER:
-			/* NAME=DIR is --add-buffer's old spelling: '=' is in no buffer name record writes */
-			if (!strchr(optarg, '=')) {
-				o.buffer = optarg;
-				break;
-			}
-			/* fall through */
-		case OPT_ADD_BUFFER:
-			if (add_buffer(buffers, &o.nbuffers, optarg) < 0)
-				return 2;
-			break;
-		case OPT_VERSION:
-			o.tracedat_version = atoi(optarg);
-			if (o.tracedat_version != 6 && o.tracedat_version != 7) {
-				fprintf(stderr, "tracebuf convert: --file-version %s: 6 or 7\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			return usage(stdout);
-		default:
-			return usage(stderr);
-		}
+	if (rc != CLI_PARSED)
+		return rc;
+	if (cli_given(&a, O_FORMAT) && !strcmp(cli_str(&a, O_FORMAT), "list")) {
+		list_formats(stdout);
+		cli_free(&a);
+		return 0;
 	}
-	if (!o.in && optind == argc - 1)
-		o.in = argv[optind++];
-	if (!o.in || !o.out || optind != argc) {
-		fprintf(stderr, "tracebuf convert: %s\n",
-			!o.in	     ? "the input is missing: a capture directory or trace.dat"
-			: !o.out     ? "the output is missing: -o FILE (its suffix chooses the format)"
-				     : "one input only");
-		return usage(stderr);
-	}
-	if (!(kind = choose_kind(format, o.out)))
-		return 2;
-	return convert(kind, &o);
+	o.out = cli_str(&a, O_OUTPUT);
+	o.prefix = cli_str(&a, O_PREFIX);
+	o.title = cli_str(&a, O_TITLE);
+	o.compression = cli_str(&a, O_COMPRESS);
+	if (cli_given(&a, O_VERSION))
+		o.tracedat_version = (int)cli_num(&a, O_VERSION);
+	if (cli_given(&a, O_V7))
+		o.tracedat_version = 7;
+	o.progress = cli_show_progress(&a);
+	rc = cli_one_input(&a, O_INPUT, &o.in);
+	if (!rc && o.compression && o.tracedat_version != 7)
+		rc = cli_usage_error(&cli_convert, "--compress is for version 7: add --v7");
+	if (!rc && !o.out)
+		rc = cli_usage_error(&cli_convert, "the output is missing: -o FILE (its suffix chooses the format)");
+	if (!rc)
+		rc = add_buffers(&a, buffers, &o);
+	if (!rc && !(kind = choose_kind(cli_str(&a, O_FORMAT), o.out)))
+		rc = CLI_EXIT_USAGE;
+	if (!rc)
+		rc = convert(kind, &o);
+	cli_free(&a);
+	return rc;
 }

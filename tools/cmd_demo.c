@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "numarg.h"
+#include "cli_opts.h"
 #include "tracebuf/page.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/ring.h"
@@ -159,48 +159,47 @@ static unsigned long write_events(struct tb_ring *ring, unsigned long events)
 	return refused;
 }
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf demo [--kb KB] [--events N] [--no-overwrite]\n"
-		   "\n"
-		   "Fill a small tracebuf ring far past its size, then show every way of reading\n"
-		   "it: the sizing, the stats with written, lost and the time window, the\n"
-		   "non-consuming iterator's LOST line, a raw page and a consuming read.\n"
-		   "\n"
-		   "  --kb KB         ring size per CPU in KiB (default 8)\n"
-		   "  --events N      events to write (default 5000)\n"
-		   "  --no-overwrite  refuse the newest events instead of dropping the oldest\n"
-		   "  -h, --help      this text\n");
-	return f == stderr ? 2 : 0;
-}
+enum { O_SIZE, O_WRITES, O_NO_OVERWRITE, O_N };
+static const struct cli_opt opts[] = {
+    [O_SIZE] = {"buffer-size", 'b', CLI_SIZE, "KB", "ring size per CPU in KiB (default 8)", "-b", .min = 1,
+		.max = 1 << 20, .old = "kb"},
+    [O_WRITES] = {"writes", 'n', CLI_INT, "N", "events to write (default 5000)", .min = 0, .max = 1000000000,
+		  .old = "events"},
+    [O_NO_OVERWRITE] = {"no-overwrite", 0, CLI_FLAG, NULL, "refuse the newest events instead of dropping the oldest"},
+};
 
-int cmd_demo(int argc, char **argv)
+static int run(int argc, char **argv);
+
+const struct cli_command cli_demo = {
+    "demo", "fill a small ring far past its size and show every read path", "[OPTIONS]",
+    "Fill a small tracebuf ring far past its size, then show every way of reading it: the sizing, the stats "
+    "with written, lost and the time window, the non-consuming iterator's LOST line, a raw page and a "
+    "consuming read.",
+    opts, O_N, .run = run,
+};
+
+static int run(int argc, char **argv)
 {
 	unsigned long kb = 8, events = 5000;
-	unsigned long long n;
 	int overwrite = 1, pid = (int)getpid();
 	struct tb_ring_opts o;
 	struct tb_ring *ring;
 	struct tb_sizing s;
 	unsigned long refused = 0;
+	struct cli_args a;
+	int rc = cli_parse(&cli_demo, argc, argv, &a);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return usage(stdout);
-		/* Strictly: strtoul took "--events -1" as 2^64 - 1 events and ran for ever. */
-		if (!strcmp(argv[i], "--kb") && i + 1 < argc) {
-			if (parse_u64(argv[++i], &n) < 0)
-				return usage(stderr);
-			kb = n;
-		} else if (!strcmp(argv[i], "--events") && i + 1 < argc) {
-			if (parse_u64(argv[++i], &n) < 0)
-				return usage(stderr);
-			events = n;
-		} else if (!strcmp(argv[i], "--no-overwrite"))
-			overwrite = 0;
-		else
-			return usage(stderr);
-	}
+	if (rc != CLI_PARSED)
+		return rc;
+	if (cli_given(&a, O_SIZE))
+		kb = (unsigned long)cli_num(&a, O_SIZE);
+	if (cli_given(&a, O_WRITES))
+		events = (unsigned long)cli_num(&a, O_WRITES);
+	overwrite = !cli_given(&a, O_NO_OVERWRITE);
+	rc = a.noperands ? cli_usage_error(&cli_demo, "no operand is taken ('%s')", a.operands[0]) : 0;
+	cli_free(&a);
+	if (rc)
+		return rc;
 	if (tb_sizing_compute(kb, 4, &s) < 0) {
 		fprintf(stderr, "tracebuf demo: bad size %lu KiB\n", kb);
 		return 2;

@@ -4,32 +4,15 @@
  *
  * A trace.dat taken apart: its parts with offsets and sizes, its options,
  * buffers and formats, then one line per sub-buffer (or, with --records,
- * one per record).  Exit status: 0, 1 damage met (reported on stderr, the
- * dump goes on), 2 usage or the file could not be read at all.
+ * one per record).  Exit status: cli_opts.h's table; 1 is damage met
+ * (reported on stderr, the dump goes on).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
 #include "tracebuf/tracedat.h"
-
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf dump [OPTIONS] FILE.dat\n"
-		   "\n"
-		   "The parts of a trace.dat (offset, size, what), its options, buffers and\n"
-		   "formats, then every sub-buffer: where it lies, its time stamp, commit size,\n"
-		   "loss flags and record counts.\n"
-		   "\n"
-		   "  --records      every record: offset, kind, delta, time, event, pid\n"
-		   "  --no-pages     the parts only\n"
-		   "  --buffer NAME  only this buffer's pages (\"\" is the top buffer)\n"
-		   "  --cpu N        only this CPU's pages\n"
-		   "  -i FILE        the input, as trace-cmd takes it\n");
-	return f == stderr ? 2 : 0;
-}
 
 static bool has_cpu(const struct tb_tracedat *td, int cpu)
 {
@@ -40,57 +23,47 @@ static bool has_cpu(const struct tb_tracedat *td, int cpu)
 	return false;
 }
 
-int cmd_dump(int argc, char **argv)
+enum { O_INPUT, O_RECORDS, O_NO_PAGES, O_BUFFER, O_CPU, O_N };
+static const struct cli_opt opts[] = {
+    [O_INPUT] = {"input", 'i', CLI_STRING, "FILE", "the input (or as the operand)", "-i"},
+    [O_RECORDS] = {"records", 0, CLI_FLAG, NULL, "every record: offset, kind, delta, time, event, pid"},
+    [O_NO_PAGES] = {"no-pages", 0, CLI_FLAG, NULL, "the parts only"},
+    [O_BUFFER] = {"buffer", 'B', CLI_STRING, "NAME", "only this buffer's pages (\"\" is the top buffer)", "-B"},
+    [O_CPU] = {"cpu", 0, CLI_INT, "N", "only this CPU's pages", "--cpu", .min = 0, .max = 65535},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_dump = {
+    "dump", "a trace.dat's sections and sub-buffers, annotated", "[OPTIONS] FILE.dat",
+    "The parts of a trace.dat (offset, size, what), its options, buffers and formats, then every "
+    "sub-buffer: where it lies, its time stamp, commit size, loss flags and record counts.",
+    opts, O_N, .run = run,
+    .exit_notes = "damage met (each said on stderr with its byte; the dump goes on)",
+};
+
+static int run(int argc, char **argv)
 {
-	enum { OPT_RECORDS = 256, OPT_NO_PAGES, OPT_BUFFER, OPT_CPU };
-	static const struct option longopts[] = {
-	    {"records", no_argument, NULL, OPT_RECORDS},
-	    {"no-pages", no_argument, NULL, OPT_NO_PAGES},
-	    {"buffer", required_argument, NULL, OPT_BUFFER},
-	    {"cpu", required_argument, NULL, OPT_CPU},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct tb_tracedat_dump_opts o = {.cpu = -1};
 	struct tb_tracedat *td;
 	const char *in = NULL;
-	char *end;
-	int opt, rc;
+	struct cli_args a;
+	int rc = cli_parse(&cli_dump, argc, argv, &a);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hi:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			in = optarg;
-			break;
-		case OPT_RECORDS:
-			o.records = true;
-			break;
-		case OPT_NO_PAGES:
-			o.no_pages = true;
-			break;
-		case OPT_BUFFER:
-			o.buffer = optarg;
-			break;
-		case OPT_CPU:
-			o.cpu = (int)strtol(optarg, &end, 10);
-			if (*end || end == optarg || o.cpu < 0)
-				return usage(stderr);
-			break;
-		case 'h':
-			return usage(stdout);
-		default:
-			return usage(stderr);
-		}
-	}
-	if (!in && optind == argc - 1)
-		in = argv[optind++];
-	if (!in || optind != argc)
-		return usage(stderr);
+	if (rc != CLI_PARSED)
+		return rc;
+	o.records = cli_given(&a, O_RECORDS);
+	o.no_pages = cli_given(&a, O_NO_PAGES);
+	o.buffer = cli_str(&a, O_BUFFER);
+	if (cli_given(&a, O_CPU))
+		o.cpu = (int)cli_num(&a, O_CPU);
+	rc = cli_one_input(&a, O_INPUT, &in);
+	cli_free(&a);
+	if (rc)
+		return rc;
 	rc = tb_tracedat_open(in, NULL, &td);
 	if (rc < 0) {
-		fprintf(stderr, "tracebuf dump: %s: cannot open: %s\n", in, strerror(-rc));
-		return 2;
+		return cli_input_error(&cli_dump, in, -rc);
 	}
 	/* A buffer or CPU the file lacks would leave every page out, and nothing say why. */
 	if (o.buffer && tb_tracedat_buffer_find(td, o.buffer) < 0) {
@@ -109,7 +82,7 @@ int cmd_dump(int argc, char **argv)
 	tb_tracedat_close(td);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf dump: writing: %s\n", strerror(-rc));
-		return 2;
+		return CLI_EXIT_OUTPUT;
 	}
 	return rc;
 }

@@ -100,49 +100,50 @@ static long read_formats(const char *dir, struct format_file **out)
 	return n;
 }
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf formats [--dir DIR] [--list] PROGRAM [ARGS...]\n"
-		   "\n"
-		   "The format files of the events of PROGRAM (linked with libtracebuf), which\n"
-		   "is run only to describe them (TRACEBUF_FORMATS) and exits before main().\n"
-		   "\n"
-		   "  --dir DIR   keep the description (a capture directory's metadata) in DIR\n"
-		   "  --list      one \"ID SYSTEM:NAME\" line per event instead of the texts\n"
-		   "  -h, --help  this text\n");
-	return f == stderr ? 2 : 0;
-}
+enum { O_DIR, O_LIST, O_N };
+static const struct cli_opt opts[] = {
+    [O_DIR] = {"dir", 0, CLI_STRING, "DIR", "keep the description (a capture directory's metadata) in DIR"},
+    [O_LIST] = {"list", 0, CLI_FLAG, NULL, "one \"ID SYSTEM:NAME\" line per event instead of the texts"},
+};
 
-int cmd_formats(int argc, char **argv)
+static int run(int argc, char **argv);
+
+const struct cli_command cli_formats = {
+    "formats", "the format files of a program's events (tracebuf/tracepoint.h)", "[OPTIONS] PROGRAM [ARGS...]",
+    "The format files of the events of PROGRAM (linked with libtracebuf), which is run only to describe them "
+    "(TRACEBUF_FORMATS) and exits before main().",
+    opts, O_N, .run = run, .operands_end_options = true,
+};
+
+static int run(int argc, char **argv)
 {
 	char tmp[] = "/tmp/tracebuf-formats-XXXXXX";
 	const char *dir = NULL;
 	struct format_file *files = NULL;
 	bool list = false;
 	long n;
-	int i = 1, rc = 0;
+	struct cli_args a;
+	int rc = cli_parse(&cli_formats, argc, argv, &a);
 
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return usage(stdout);
-		if (!strcmp(argv[i], "--dir") && i + 1 < argc)
-			dir = argv[++i];
-		else if (!strcmp(argv[i], "--list"))
-			list = true;
-		else
-			return usage(stderr);
+	if (rc != CLI_PARSED)
+		return rc;
+	dir = cli_str(&a, O_DIR);
+	list = cli_given(&a, O_LIST);
+	if (!a.noperands) {
+		cli_free(&a);
+		return cli_usage_error(&cli_formats, "the program to run is missing");
 	}
-	if (i >= argc)
-		return usage(stderr);
+	rc = 0;
 	if (!dir && !(dir = mkdtemp(tmp))) {
 		perror("tracebuf formats: mkdtemp");
-		return 1;
+		cli_free(&a);
+		return CLI_EXIT_SYSTEM;
 	}
-	if (program_formats("formats", argv + i, dir) < 0) {
-		rc = 1;
+	if (program_formats("formats", a.operands, dir) < 0) {
+		rc = CLI_EXIT_INPUT; /* no program, or one that does not describe events */
 	} else if ((n = read_formats(dir, &files)) < 0) {
 		fprintf(stderr, "tracebuf formats: %s/formats: %s\n", dir, strerror(errno));
-		rc = 1;
+		rc = CLI_EXIT_INPUT;
 	} else {
 		for (long k = 0; k < n; k++) {
 			if (list)
@@ -155,5 +156,6 @@ int cmd_formats(int argc, char **argv)
 	}
 	if (dir == tmp)
 		program_formats_remove("formats", tmp);
+	cli_free(&a);
 	return rc;
 }

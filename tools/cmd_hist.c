@@ -9,19 +9,20 @@
  * supported).  --live refreshes a live instance's hist every second.
  * --session: SOURCE is a running `tracebuf record` session (the path it
  * printed), read without consuming, like snapshot (hist_session.h).
- * Exit status: 0 clean, 1 some input was damaged or the trace holds none of
- * the event (said on stderr), 2 usage, a spec that does not parse, or an
- * input that cannot be opened.
+ * Exit status: cli_opts.h's table; 1 is some input damaged or none of the
+ * event in the trace (said on stderr), 2 includes a spec that does not
+ * parse.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cli_progress.h"
 #include "cmds.h"
 #include "event_hint.h"
 #include "hist_session.h"
@@ -33,101 +34,79 @@
 
 #define MAX_EVENT_ID 65535
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf hist -e [SYSTEM:]EVENT [OPTIONS] SPEC SOURCE\n"
-		   "\n"
-		   "The kernel's hist trigger SPEC (what follows 'hist:' in an event's trigger\n"
-		   "file) computed over the EVENT records of SOURCE, printed as the event's\n"
-		   "`hist` file shows it.  SOURCE is a trace.dat, a capture directory, or a live\n"
-		   "tracefs instance such as /sys/kernel/tracing/instances/NAME (consumed).\n"
-		   "\n"
-		   "  SPEC  keys=F[,F...][:vals=F[,F]][:sort=F[.descending][,F]][:size=N]\n"
-		   "        F is a field of EVENT, common_timestamp or common_cpu, with at most\n"
-		   "        one modifier: .hex .sym .sym-offset .execname .syscall .log2\n"
-		   "        .buckets=N .usecs\n"
-		   "\n"
-		   "  -e, --event [SYSTEM:]EVENT  the event (required)\n"
-		   "  --buffer NAME               a trace.dat's buffer alone (default: every buffer,\n"
-		   "                              merged; \"\" is the top buffer)\n"
-		   "  --prefix P                  a capture's raw files are PcpuN.raw\n"
-		   "  --clock CLOCK               the trace clock, for a capture that does not say\n"
-		   "  --session                   SOURCE is a `tracebuf record` session (the path it\n"
-		   "                              printed): its ring is read, never consumed\n"
-		   "  --formats DIR               with --session: where its processes described\n"
-		   "                              their events (default: as snapshot finds them)\n"
-		   "  --live                      SOURCE is a live instance or a session: print its\n"
-		   "                              hist every second, as events come (Ctrl-C stops)\n"
-		   "  --count N                   with --live: stop after N refreshes\n");
-	return f == stderr ? 2 : 0;
-}
-
 struct hist_args {
 	const char *event, *spec, *input, *formats;
 	struct tb_capture_opts copts;
 	bool live, session;
 	long count;
+	long long interval_ns; /* between two prints of --live */
+	bool progress;	       /* the progress line (cli_progress.h), not with --live */
 };
 
-enum { OPT_BUFFER = 256, OPT_PREFIX, OPT_CLOCK, OPT_LIVE, OPT_COUNT, OPT_SESSION, OPT_FORMATS };
+enum { O_EVENT, O_BUFFER, O_PREFIX, O_CLOCK, O_SESSION, O_FORMATS, O_LIVE, O_REFRESHES, O_INTERVAL, O_N };
+static const struct cli_opt opts[] = {
+    [O_EVENT] = {"event", 'e', CLI_STRING, "[SYSTEM:]EVENT", "the event (required)", "-e"},
+    [O_BUFFER] = {"buffer", 'B', CLI_STRING, "NAME",
+		  "a trace.dat's buffer alone (default: every buffer, merged; \"\" is the top buffer)", "-B"},
+    [O_PREFIX] = {"prefix", 0, CLI_STRING, "P", "a capture's raw files are PcpuN.raw"},
+    [O_CLOCK] = {"clock", 'C', CLI_STRING, "CLOCK", "the trace clock, for a capture that does not say"},
+    [O_SESSION] = {"session", 0, CLI_FLAG, NULL,
+		   "SOURCE is a `tracebuf record` session (the path it printed): its ring is read, never consumed"},
+    [O_FORMATS] = {"formats", 0, CLI_STRING, "DIR",
+		   "with --session: where its processes described their events (default: as snapshot finds them)"},
+    [O_LIVE] = {"live", 0, CLI_FLAG, NULL,
+		"SOURCE is a live instance or a session: print its hist every --interval, as events come (Ctrl-C stops)"},
+    [O_REFRESHES] = {"refreshes", 0, CLI_INT, "N", "with --live: stop after N prints", .min = 1,
+		     .max = 1000000000, .old = "count"},
+    [O_INTERVAL] = {"interval", 0, CLI_DURATION, "TIME", "with --live: the time between prints (default 1s)",
+		    .min = 10000000, .max = 3600000000000LL},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_hist = {
+    "hist", "the kernel's hist triggers over a trace.dat, capture or live instance",
+    "-e [SYSTEM:]EVENT [OPTIONS] SPEC SOURCE",
+    "The kernel's hist trigger SPEC (what follows 'hist:' in an event's trigger file) computed over the EVENT "
+    "records of SOURCE, printed as the event's `hist` file shows it.  SOURCE is a trace.dat, a capture "
+    "directory, or a live tracefs instance such as /sys/kernel/tracing/instances/NAME (consumed).\n\n"
+    "SPEC is keys=F[,F...][:vals=F[,F]][:sort=F[.descending][,F]][:size=N]; F is a field of EVENT, "
+    "common_timestamp or common_cpu, with at most one modifier: .hex .sym .sym-offset .execname .syscall .log2 "
+    ".buckets=N .usecs",
+    opts, O_N, .run = run, .long_work = true, .results_on_stdout = true,
+    .exit_notes = "some input was damaged, or the trace holds none of the event (said on stderr)",
+};
 
 static int parse_args(int argc, char **argv, struct hist_args *a)
 {
-	static const struct option longopts[] = {
-	    {"event", required_argument, NULL, 'e'},   {"buffer", required_argument, NULL, OPT_BUFFER},
-	    {"prefix", required_argument, NULL, OPT_PREFIX}, {"clock", required_argument, NULL, OPT_CLOCK},
-	    {"live", no_argument, NULL, OPT_LIVE},	 {"count", required_argument, NULL, OPT_COUNT},
-	    {"session", no_argument, NULL, OPT_SESSION}, {"formats", required_argument, NULL, OPT_FORMATS},
-	    {"help", no_argument, NULL, 'h'},		 {NULL, 0, NULL, 0},
-	};
-	int opt;
+	struct cli_args ca;
+	int rc = cli_parse(&cli_hist, argc, argv, &ca);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "he:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'e':
-			a->event = optarg;
-			break;
-		case OPT_BUFFER:
-			a->copts.buffer = optarg;
-			break;
-		case OPT_PREFIX:
-			a->copts.prefix = optarg;
-			break;
-		case OPT_CLOCK:
-			a->copts.clock = optarg;
-			break;
-		case OPT_LIVE:
-			a->live = true;
-			break;
-		case OPT_COUNT:
-			a->count = strtol(optarg, NULL, 10);
-			break;
-		case OPT_SESSION:
-			a->session = true;
-			break;
-		case OPT_FORMATS:
-			a->formats = optarg;
-			break;
-		case 'h':
-			return usage(stdout) - 1;
-		default:
-			return usage(stderr);
-		}
+	if (rc != CLI_PARSED)
+		return rc;
+	a->event = cli_str(&ca, O_EVENT);
+	a->copts.buffer = cli_str(&ca, O_BUFFER);
+	a->copts.prefix = cli_str(&ca, O_PREFIX);
+	a->copts.clock = cli_str(&ca, O_CLOCK);
+	a->session = cli_given(&ca, O_SESSION);
+	a->formats = cli_str(&ca, O_FORMATS);
+	a->live = cli_given(&ca, O_LIVE);
+	a->count = (long)cli_num(&ca, O_REFRESHES);
+	a->interval_ns = cli_given(&ca, O_INTERVAL) ? cli_num(&ca, O_INTERVAL) : 1000000000LL;
+	a->progress = cli_show_progress(&ca) && !a->live;
+	if (!a->event)
+		rc = cli_usage_error(&cli_hist, "the event is missing: -e [SYSTEM:]EVENT");
+	else if (ca.noperands != 2)
+		rc = cli_usage_error(&cli_hist, "%s", ca.noperands < 2 ? "SPEC and SOURCE are needed (e.g. keys=prev_comm trace.dat)"
+								      : "one SPEC and one SOURCE, no more");
+	else
+		rc = CLI_PARSED;
+	if (rc == CLI_PARSED) {
+		a->spec = ca.operands[0];
+		a->input = ca.operands[1];
 	}
-	if (!a->event) {
-		fprintf(stderr, "tracebuf hist: the event is missing: -e [SYSTEM:]EVENT\n");
-		return usage(stderr);
-	}
-	if (optind + 2 != argc) {
-		fprintf(stderr, "tracebuf hist: %s\n",
-			optind + 2 > argc ? "SPEC and SOURCE are needed (e.g. keys=prev_comm trace.dat)"
-					  : "one SPEC and one SOURCE, no more");
-		return usage(stderr);
-	}
-	a->spec = argv[optind];
-	a->input = argv[optind + 1];
-	return 0;
+	cli_free(&ca);
+	return rc;
 }
 
 /* SYSTEM:EVENT (or SYSTEM/EVENT, or EVENT alone) split into its parts. */
@@ -202,15 +181,18 @@ static int run_once(struct tb_hist *h, struct tb_capture *c, struct tb_hist_tota
 
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf hist: %s\n", strerror(-rc));
-		return 2;
+		return cli_exit_for(-rc);
 	}
-	return tb_hist_print(h, stdout) < 0 ? 2 : 0;
+	return tb_hist_print(h, stdout) < 0 ? CLI_EXIT_OUTPUT : 0;
 }
 
 /* Between two prints of --live: a second, then a cleared screen (or a blank line in a file). */
-static void refresh_pause(void)
+static void refresh_pause(const struct hist_args *a)
 {
-	sleep(1);
+	struct timespec t = {(time_t)(a->interval_ns / 1000000000LL), (long)(a->interval_ns % 1000000000LL)};
+
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
 	fputs(isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "\n", stdout);
 }
 
@@ -220,7 +202,7 @@ static int run_live(const struct hist_args *a, struct tb_hist *h, struct tb_capt
 
 	for (long n = 0; rc == 0 && (a->count <= 0 || n < a->count); n++) {
 		if (n) {
-			refresh_pause();
+			refresh_pause(a);
 			tb_capture_resume(c); /* read on: the events written since the last pass */
 		}
 		rc = run_once(h, c, t);
@@ -298,7 +280,16 @@ static int hist_capture(const struct hist_args *a, struct tb_capture *c)
 
 	if (rc)
 		return rc;
-	rc = a->live ? run_live(a, h, c, &t) : run_once(h, c, &t);
+	if (a->live) {
+		rc = run_live(a, h, c, &t);
+	} else {
+		struct cli_progress *pg = cli_progress_start(&cli_hist, a->progress, a->input);
+		int added = tb_hist_add_capture(h, c, &t);
+		cli_progress_stop(pg); /* before the hist is printed */
+		rc = added < 0 ? (fprintf(stderr, "tracebuf hist: %s\n", strerror(-added)), cli_exit_for(-added))
+		     : tb_hist_print(h, stdout) < 0 ? CLI_EXIT_OUTPUT
+						     : 0;
+	}
 	if (rc == 0)
 		rc = verdict(a, c, &t);
 	tb_hist_free(h);
@@ -331,7 +322,7 @@ static int session_pass(const struct hist_args *a, struct hist_session *s, struc
 	int rc = hist_session_copy(s, c, &w);
 
 	if (rc < 0)
-		return 2;
+		return CLI_EXIT_INPUT; /* said by hist_session_copy */
 	*damaged |= w.damaged > 0; /* said by hist_session_copy */
 	if (!*h) {
 		struct tb_tracedat_write_opts o;
@@ -362,10 +353,10 @@ static int hist_session(const struct hist_args *a)
 	int rc = hist_session_open(a->input, a->formats, &s);
 
 	if (rc < 0)
-		return 2;
+		return CLI_EXIT_INPUT; /* said */
 	for (long n = 0; rc == 0 && (n == 0 || (a->live && (a->count <= 0 || n < a->count))); n++) {
 		if (n)
-			refresh_pause();
+			refresh_pause(a);
 		rc = session_pass(a, s, &h, &t, &c, &damaged);
 		fflush(stdout);
 	}
@@ -383,10 +374,10 @@ static int hist_dir(const struct hist_args *a)
 	struct tb_capture *c;
 	int rc = tb_capture_open(a->input, &a->copts, &c);
 
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf hist: %s: cannot open: %s\n", a->input, strerror(-rc));
-		return 2;
-	}
+	if (rc < 0 && rc == -ENOENT && a->copts.buffer && !access(a->input, R_OK))
+		return CLI_EXIT_USAGE; /* a buffer the file lacks: said, with the buffers it has */
+	if (rc < 0)
+		return cli_input_error(&cli_hist, a->input, -rc);
 	if (a->live && !tb_capture_is_live(c)) {
 		fprintf(stderr, "tracebuf hist: --live needs a live instance; %s is a capture\n", a->input);
 		tb_capture_close(c);
@@ -397,15 +388,13 @@ static int hist_dir(const struct hist_args *a)
 	return rc;
 }
 
-int cmd_hist(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct hist_args a = {0};
 	enum tb_input_kind kind;
 	int rc = parse_args(argc, argv, &a);
 
-	if (rc < 0)
-		return 0; /* --help */
-	if (rc > 0)
+	if (rc != CLI_PARSED)
 		return rc;
 	if (a.session)
 		return hist_session(&a);

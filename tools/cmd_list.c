@@ -23,13 +23,12 @@
  *
  * What is a file and what a program: a directory is a capture, a file that
  * starts with trace.dat's magic a trace.dat, anything else (or anything
- * after "--") a program.  Exit status: 0, 1 if the input had problems
- * (said on stderr; what could be read is listed), 2 usage or unreadable.
+ * after "--") a program.  Exit status: cli_opts.h's table; 1 is an input
+ * with problems (said on stderr; what could be read is listed).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -71,68 +70,46 @@ struct listed {
 	uint64_t count;
 };
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf list [-i] [-F] [-c] FILE.dat | CAPTURE_DIR\n"
-		   "       tracebuf list [-i] [-F] [-U] [--] PROGRAM [ARGS...]\n"
-		   "       tracebuf list [-i] [-F]\n"
-		   "\n"
-		   "The events of a trace.dat, a capture directory or a program linked with\n"
-		   "libtracebuf (which is run only to describe its events), as SYSTEM:NAME lines;\n"
-		   "without an argument, the running kernel's (tracefs).\n"
-		   "\n"
-		   "  -i, --ids     the event ID in front\n"
-		   "  -F, --fields  each event's fields below it, offset and size (not common_*)\n"
-		   "  -c, --counts  records of each event in the file; only events that occur\n"
-		   "  -U, --usdt    a program: each event's USDT probe (usdt:OBJECT:SYSTEM:NAME)\n"
-		   "  --buffer NAME with -c: a trace.dat's buffer alone (default: every buffer;\n"
-		   "                \"\" is the top buffer)\n"
-		   "  -h, --help    this text\n");
-	return f == stderr ? 2 : 0;
-}
+enum { O_IDS, O_FIELDS, O_COUNTS, O_USDT, O_BUFFER, O_N };
+static const struct cli_opt opts[] = {
+    [O_IDS] = {"ids", 0, CLI_FLAG, NULL, "the event ID in front"},
+    [O_FIELDS] = {"fields", 0, CLI_FLAG, NULL, "each event's fields below it, offset and size (not common_*)",
+		  "list -e -F"},
+    [O_COUNTS] = {"counts", 'c', CLI_FLAG, NULL, "records of each event in the file; only events that occur"},
+    [O_USDT] = {"usdt", 'U', CLI_FLAG, NULL, "a program: each event's USDT probe (usdt:OBJECT:SYSTEM:NAME)"},
+    [O_BUFFER] = {"buffer", 'B', CLI_STRING, "NAME",
+		  "with --counts: a trace.dat's buffer alone (default: every buffer; \"\" is the top buffer)", "-B"},
+};
 
-/* 0, 2 (usage error) or -1 (--help). */
-static int parse_options(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-	    {"ids", no_argument, NULL, 'i'},
-	    {"fields", no_argument, NULL, 'F'},
-	    {"counts", no_argument, NULL, 'c'},
-	    {"usdt", no_argument, NULL, 'U'},
-	    {"buffer", required_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int opt;
+static int run(int argc, char **argv);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+iFcUh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			o->ids = true;
-			break;
-		case 'F':
-			o->fields = true;
-			break;
-		case 'c':
-			o->counts = true;
-			break;
-		case 'U':
-			o->usdt = true;
-			break;
-		case 'b':
-			o->buffer = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return usage(stderr);
-		}
-	}
-	o->program = optind > 1 && !strcmp(argv[optind - 1], "--");
-	if (o->program && optind >= argc)
-		return usage(stderr);
+const struct cli_command cli_list = {
+    "list", "the events of a trace.dat, a capture directory or a program",
+    "[OPTIONS] FILE.dat | CAPTURE_DIR\n[OPTIONS] [--] PROGRAM [ARGS...]\n[OPTIONS]",
+    "The events of a trace.dat, a capture directory or a program linked with libtracebuf (which is run only "
+    "to describe its events), as SYSTEM:NAME lines; without an argument, the running kernel's (tracefs).",
+    opts, O_N, .run = run, .operands_end_options = true,
+    .exit_notes = "the input had problems (said on stderr; what could be read is listed)",
+};
+
+/* 0, or the exit status. */
+static int parse_options(int argc, char **argv, struct options *o, struct cli_args *a)
+{
+	int rc = cli_parse(&cli_list, argc, argv, a);
+
+	if (rc != CLI_PARSED)
+		return rc;
+	o->ids = cli_given(a, O_IDS);
+	o->fields = cli_given(a, O_FIELDS);
+	o->counts = cli_given(a, O_COUNTS);
+	o->usdt = cli_given(a, O_USDT);
+	o->buffer = cli_str(a, O_BUFFER);
+	/* "--" given: what follows is a program, whatever its name */
+	o->program = false;
+	for (int i = 1; i < argc && argv[i] != a->operands[0]; i++)
+		o->program |= !strcmp(argv[i], "--");
+	if (o->program && !a->noperands)
+		return cli_usage_error(&cli_list, "the program to run is missing after --");
 	return 0;
 }
 
@@ -332,7 +309,7 @@ static int list_live(const struct options *o)
 	}
 	if (!root) {
 		fprintf(stderr, "tracebuf list: no tracefs (mounted at /sys/kernel/tracing? root?)\n");
-		return 2;
+		return CLI_EXIT_SYSTEM;
 	}
 	if (!(s = tb_schema_new()))
 		return 2;
@@ -441,11 +418,11 @@ static int list_program(char **argv, struct options *o)
 	}
 	if (!mkdtemp(tmp)) {
 		fprintf(stderr, "tracebuf list: mkdtemp: %s\n", strerror(errno));
-		return 2;
+		return CLI_EXIT_SYSTEM;
 	}
 	if (o->usdt)
 		load_objects(o, argv[0]);
-	rc = program_formats("list", argv, tmp) < 0 ? 2 : list_capture(tmp, o);
+	rc = program_formats("list", argv, tmp) < 0 ? CLI_EXIT_INPUT : list_capture(tmp, o);
 	program_formats_remove("list", tmp);
 	free_objects(o);
 	if (rc == 0 && o->damaged_object)
@@ -461,19 +438,17 @@ static bool on_path(const char *name)
 	return path_lookup(name, path, sizeof(path));
 }
 
-int cmd_list(int argc, char **argv)
+static int list_what(const struct options *op, struct cli_args *a)
 {
-	struct options o = {0};
+	const struct options o = *op;
 	enum tb_input_kind kind;
 	struct stat st;
 	const char *what;
-	int rc = parse_options(argc, argv, &o);
+	int rc;
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	if (optind >= argc)
+	if (!a->noperands)
 		return list_live(&o);
-	what = argv[optind];
+	what = a->operands[0];
 	/*
 	 * An input of a known kind is listed; so is a file nobody may execute, which is no
 	 * program: the input opener then says what it is not, rather than "cannot run".
@@ -481,21 +456,31 @@ int cmd_list(int argc, char **argv)
 	tb_input_identify(what, NULL, NULL, true, &kind);
 	if (!o.program && stat(what, &st) < 0 && !on_path(what)) {
 		fprintf(stderr, "tracebuf list: %s: no such file (nor a program on PATH)\n", what);
-		return 2;
+		return CLI_EXIT_INPUT;
 	}
 	if (o.program || (kind == TB_INPUT_UNKNOWN && (stat(what, &st) < 0 || !S_ISREG(st.st_mode) ||
 						      (st.st_mode & 0111))))
-		return list_program(argv + optind, &o);
-	if (optind + 1 != argc)
-		return usage(stderr);
-	if (o.usdt) {
-		fprintf(stderr, "tracebuf list: -U lists a program's USDT probes; %s is a recorded file\n", what);
-		return 2;
-	}
+		return list_program(a->operands, &o);
+	if (a->noperands != 1)
+		return cli_usage_error(&cli_list, "one file only; a program's arguments follow --");
+	if (o.usdt)
+		return cli_usage_error(&cli_list, "-U lists a program's USDT probes; %s is a recorded file", what);
 	rc = kind == TB_INPUT_TRACEDAT ? list_tracedat(what, &o) : list_capture(what, &o);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf list: %s: %s\n", what, strerror(-rc));
-		return 2;
+		return cli_exit_for(-rc);
 	}
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	struct options o = {0};
+	struct cli_args a;
+	int rc = parse_options(argc, argv, &o, &a);
+
+	if (rc == 0)
+		rc = list_what(&o, &a);
+	cli_free(&a);
 	return rc;
 }

@@ -9,11 +9,11 @@
  * lacks the events says which to record and how.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_progress.h"
 #include "cmds.h"
 #include "event_hint.h"
 #include "tracebuf/offcpu.h"
@@ -26,79 +26,49 @@ struct offcpu_args {
 	struct tb_capture_opts copts;
 	const char *input, *svg, *title;
 	bool quiet;
+	bool progress; /* the progress line (cli_progress.h) */
 };
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf offcpu [--blocked] [--no-preempted] [--comm COMM] [--svg FILE]\n"
-		   "                      [--title TEXT] [--buffer NAME] [-q] "
-		   "CAPTURE|FILE.dat\n"
-		   "\n"
-		   "Time each task spent off CPU, by the kernel (and user) stack it blocked in, from\n"
-		   "sched_switch (+ sched_wakeup) and the stacktrace trigger's kernel_stack records.\n"
-		   "Prints folded stacks (comm;root;...;leaf MICROSECONDS) on stdout.\n"
-		   "\n"
-		   "  --svg FILE        also draw a flame graph (SVG, 1200 px wide, titles on hover)\n"
-		   "  --title TEXT      the flame graph's title\n"
-		   "  --blocked         count only the time blocked (to the wakeup), not the wait for a CPU\n"
-		   "  --no-preempted    leave out intervals begun by a preemption (prev_state R)\n"
-		   "  --comm COMM       only tasks of this command name\n"
-		   "  --buffer NAME     a trace.dat's buffer alone (default: every buffer, merged;\n"
-		   "                    \"\" is the top buffer)\n"
-		   "  -q                no summary on stderr\n");
-	return f == stderr ? 2 : 0;
-}
+enum { O_SVG, O_TITLE, O_BLOCKED, O_NO_PREEMPTED, O_COMM, O_BUFFER, O_N };
+static const struct cli_opt opts[] = {
+    [O_SVG] = {"svg", 0, CLI_STRING, "FILE", "also draw a flame graph (SVG, 1200 px wide, titles on hover)"},
+    [O_TITLE] = {"title", 0, CLI_STRING, "TEXT", "the flame graph's title"},
+    [O_BLOCKED] = {"blocked", 0, CLI_FLAG, NULL, "count only the time blocked (to the wakeup), not the wait for a CPU"},
+    [O_NO_PREEMPTED] = {"no-preempted", 0, CLI_FLAG, NULL, "leave out intervals begun by a preemption (prev_state R)"},
+    [O_COMM] = {"comm", 0, CLI_STRING, "COMM", "only tasks of this command name"},
+    [O_BUFFER] = {"buffer", 'B', CLI_STRING, "NAME",
+		  "a trace.dat's buffer alone (default: every buffer, merged; \"\" is the top buffer)", "-B"},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_offcpu = {
+    "offcpu", "off-CPU time by blocking stack: folded stacks, SVG flame graph", "[OPTIONS] CAPTURE | FILE.dat",
+    "Time each task spent off CPU, by the kernel (and user) stack it blocked in, from sched_switch (+ "
+    "sched_wakeup) and the stacktrace trigger's kernel_stack records.  Prints folded stacks (comm;root;...;leaf "
+    "MICROSECONDS) on stdout, a summary on stderr.",
+    opts, O_N, .run = run, .long_work = true, .results_on_stdout = true,
+    .exit_notes = "damage met, or no sched_switch in the trace (nothing measured; what to record is said)",
+};
 
 static int parse_args(int argc, char **argv, struct offcpu_args *a)
 {
-	enum { OPT_SVG = 256, OPT_TITLE, OPT_BLOCKED, OPT_NO_PREEMPTED, OPT_COMM, OPT_BUFFER };
-	static const struct option longopts[] = {
-	    {"svg", required_argument, NULL, OPT_SVG},
-	    {"title", required_argument, NULL, OPT_TITLE},
-	    {"blocked", no_argument, NULL, OPT_BLOCKED},
-	    {"no-preempted", no_argument, NULL, OPT_NO_PREEMPTED},
-	    {"comm", required_argument, NULL, OPT_COMM},
-	    {"buffer", required_argument, NULL, OPT_BUFFER},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int opt;
+	struct cli_args ca;
+	int rc = cli_parse(&cli_offcpu, argc, argv, &ca);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SVG:
-			a->svg = optarg;
-			break;
-		case OPT_TITLE:
-			a->title = optarg;
-			break;
-		case OPT_BLOCKED:
-			a->o.blocked_only = true;
-			break;
-		case OPT_NO_PREEMPTED:
-			a->o.no_preempted = true;
-			break;
-		case OPT_COMM:
-			a->o.comm = optarg;
-			break;
-		case OPT_BUFFER:
-			a->copts.buffer = optarg;
-			break;
-		case 'q':
-			a->quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return usage(stderr);
-		}
-	}
-	if (optind != argc - 1)
-		return usage(stderr);
-	a->input = argv[optind];
-	return 0;
+	if (rc != CLI_PARSED)
+		return rc;
+	a->svg = cli_str(&ca, O_SVG);
+	a->title = cli_str(&ca, O_TITLE);
+	a->o.blocked_only = cli_given(&ca, O_BLOCKED);
+	a->o.no_preempted = cli_given(&ca, O_NO_PREEMPTED);
+	a->o.comm = cli_str(&ca, O_COMM);
+	a->copts.buffer = cli_str(&ca, O_BUFFER);
+	a->quiet = ca.progress == CLI_PROGRESS_OFF;
+	a->progress = cli_show_progress(&ca);
+	rc = cli_one_input(&ca, -1, &a->input);
+	cli_free(&ca);
+	return rc ? rc : CLI_PARSED;
 }
 
 static void summarize(const struct offcpu_args *a, const struct tb_offcpu_totals *t)
@@ -166,29 +136,30 @@ static int write_svg(const struct offcpu_args *a, const struct tb_offcpu *r, con
 	return rc;
 }
 
-int cmd_offcpu(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct offcpu_args a = {0};
 	struct tb_offcpu_totals t;
 	struct tb_offcpu *r = NULL;
 	struct tb_capture *c;
+	bool svg_failed = false;
 	int rc = parse_args(argc, argv, &a);
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
+	if (rc != CLI_PARSED)
+		return rc;
 	rc = tb_capture_open(a.input, &a.copts, &c);
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf offcpu: %s: cannot open: %s\n", a.input, strerror(-rc));
-		return 2;
-	}
+	if (rc < 0)
+		return cli_input_error(&cli_offcpu, a.input, -rc);
+	struct cli_progress *pg = cli_progress_start(&cli_offcpu, a.progress, a.input);
 	rc = tb_offcpu_run(c, &a.o, &r, &t);
+	cli_progress_stop(pg);
 	say_missing(&a, &t, rc);
 	if (rc == 0) {
 		if (!a.quiet)
 			summarize(&a, &t);
 		rc = tb_offcpu_write_folded(r, stdout);
-		if (rc == 0 && a.svg)
-			rc = write_svg(&a, r, &t);
+		if (rc == 0 && a.svg && write_svg(&a, r, &t) < 0)
+			svg_failed = true;
 	} else if (rc != -ENOENT && !(rc == -EINVAL && a.o.blocked_only)) {
 		fprintf(stderr, "tracebuf offcpu: %s: %s\n", a.input, strerror(-rc));
 	}
@@ -196,5 +167,11 @@ int cmd_offcpu(int argc, char **argv)
 	tb_offcpu_free(r);
 	tb_capture_close(c);
 	/* No switch at all: nothing was measured, as hist's "holds no records" (said above). */
-	return rc < 0 ? 2 : problems || !t.switches ? 1 : 0;
+	if (svg_failed)
+		return CLI_EXIT_OUTPUT; /* said by write_svg */
+	if (rc == -EINVAL && a.o.blocked_only)
+		return CLI_EXIT_USAGE; /* --blocked without wakeups: said */
+	if (rc < 0 && rc != -ENOENT)
+		return cli_exit_for(-rc);
+	return rc == -ENOENT || problems || !t.switches ? CLI_EXIT_FINDINGS : CLI_EXIT_OK;
 }

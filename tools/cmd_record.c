@@ -39,7 +39,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <grp.h>
 #include <limits.h>
 #include <signal.h>
@@ -82,6 +81,7 @@ struct options {
 	size_t nuprobes;
 	bool offcpu;
 	bool all_tasks;		/* -a: the kernel records every task, not only CMD's */
+	bool progress;		/* the live line: events/s and lost per CPU (cli_show_progress) */
 	const char *kernel_kb;
 	size_t blob_kb; /* per CPU: the ring's blob area (tracebuf/blob.h); 0: none */
 	char **command;
@@ -113,6 +113,7 @@ struct recorder {
 	struct kernel_session *kernel; /* NULL: the program alone */
 	char kernel_cap[PATH_MAX + 16];
 	unsigned first_id;		/* TRACEBUF_FIRST_ID for CMD; 0: not set */
+	struct progress_line live;	/* events drained, their rate, lost per CPU (o.progress) */
 };
 
 /* ----------------------------------------------------------- signals */
@@ -148,45 +149,6 @@ static void install_handlers(void)
 
 /* ------------------------------------------------------------ options */
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf record [-e EVENTS]... [-b KB] [-o FILE] [--flight-recorder]\n"
-		   "                       [--group G] [--shm PATH] -- CMD [ARGS...]\n"
-		   "\n"
-		   "Run CMD (linked with libtracebuf) with a ring in shared memory, drain it from\n"
-		   "outside while CMD runs, and write a trace.dat when it ends (or on a signal).\n"
-		   "\n"
-		   "  -e, --events EVENTS  SYSTEM:NAME globs, comma-separated, repeatable (default: all)\n"
-		   "  -b, --buffer-kb KB   ring size per CPU (default 1408)\n"
-		   "  -o, --output FILE    the trace.dat (default trace.dat)\n"
-		   "      --flight-recorder  keep the newest events, do not drain; write them at the end\n"
-		   "                       (tracebuf snapshot copies them meanwhile)\n"
-		   "      --group G        the shared memory is mode 0660 for group G (default 0600)\n"
-		   "      --shm PATH       make the ring in this file (e.g. /dev/shm/NAME; kept, for\n"
-		   "                       snapshot and recover) instead of a sealed memfd\n"
-		   "      --blob-kb KB     a blob area of KB per CPU for payloads bigger than a record\n"
-		   "                       (tb_blob_write; default none); the blobs are saved with the pages\n"
-		   "      --clock CLOCK    the ring's clock: x86-tsc (default; mono with --offcpu), mono\n"
-		   "                       or boot\n"
-		   "\n"
-		   "The live kernel on the same time line (root, tracefs; a private instance):\n"
-		   "      --kernel EVENTS  kernel events too (sched:sched_switch,irq:*,...), repeatable\n"
-		   "      --uprobe FUNC    a uprobe on CMD's function FUNC (FILE:FUNC for another object,\n"
-		   "                       FUNC%%return for its return), repeatable\n"
-		   "      --offcpu         what `tracebuf offcpu` needs: sched_switch, sched_wakeup and\n"
-		   "                       the kernel stack of every switch (the stacktrace trigger)\n"
-		   "      --kernel-kb KB   the kernel instance's buffer_size_kb per CPU\n"
-		   "  -a, --all-cpus       the kernel's events of every task (default: CMD and its\n"
-		   "                       children only, as trace-cmd record -F; sched_switch and\n"
-		   "                       wakeups whenever CMD's tasks are one side of them)\n"
-		   "  -h, --help           this text\n"
-		   "\n"
-		   "Exit status: CMD's own (128+N when signal N killed it); 2 for a usage error, an\n"
-		   "event name that does not exist (the closest are named) or nothing written.\n");
-	return f == stderr ? 2 : 0;
-}
-
-
 static int add_uprobe(struct options *o, const char *spec)
 {
 	const char **grown = realloc(o->uprobes, (o->nuprobes + 1) * sizeof(*grown));
@@ -215,100 +177,79 @@ static int ring_clock(const char *name, enum tb_clock *out)
 	return -EINVAL;
 }
 
-/* 0, 2 (usage error) or -1 (--help, done). */
-static int parse_options(int argc, char **argv, struct options *o)
-{
-	enum { OPT_FLIGHT = 256, OPT_GROUP, OPT_SHM, OPT_CLOCK, OPT_KERNEL, OPT_UPROBE, OPT_OFFCPU, OPT_KERNEL_KB, OPT_BLOB_KB };
-	static const struct option longopts[] = {
-	    {"events", required_argument, NULL, 'e'},
-	    {"buffer-kb", required_argument, NULL, 'b'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"flight-recorder", no_argument, NULL, OPT_FLIGHT},
-	    {"group", required_argument, NULL, OPT_GROUP},
-	    {"shm", required_argument, NULL, OPT_SHM},
-	    {"clock", required_argument, NULL, OPT_CLOCK},
-	    {"kernel", required_argument, NULL, OPT_KERNEL},
-	    {"uprobe", required_argument, NULL, OPT_UPROBE},
-	    {"offcpu", no_argument, NULL, OPT_OFFCPU},
-	    {"kernel-kb", required_argument, NULL, OPT_KERNEL_KB},
-	    {"blob-kb", required_argument, NULL, OPT_BLOB_KB},
-	    {"all-cpus", no_argument, NULL, 'a'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	char *end;
-	int opt;
+enum {
+	O_EVENTS, O_SIZE, O_OUTPUT, O_FLIGHT, O_GROUP, O_SHM, O_BLOB_KB, O_CLOCK, O_KERNEL, O_UPROBE, O_OFFCPU,
+	O_KERNEL_KB, O_ALL, O_N
+};
+static const struct cli_opt opts[] = {
+    [O_EVENTS] = {"event", 'e', CLI_LIST, "EVENTS", "SYSTEM:NAME globs, comma-separated, repeatable (default: all)",
+		  "-e", .old = "events"},
+    [O_SIZE] = {"buffer-size", 'b', CLI_SIZE, "KB", "ring size per CPU in KiB (default 1408)", "-b", .min = 1,
+		.max = 1 << 22, .old = "buffer-kb"},
+    [O_OUTPUT] = {"output", 'o', CLI_STRING, "FILE", "the trace.dat (default trace.dat)", "-o"},
+    [O_FLIGHT] = {"flight-recorder", 0, CLI_FLAG, NULL,
+		  "keep the newest events, do not drain; write them at the end (tracebuf snapshot copies them meanwhile)"},
+    [O_GROUP] = {"group", 0, CLI_STRING, "G", "the shared memory is mode 0660 for group G (default 0600)"},
+    [O_SHM] = {"shm", 0, CLI_STRING, "PATH",
+	       "make the ring in this file (e.g. /dev/shm/NAME; kept, for snapshot and recover) instead of a sealed memfd"},
+    [O_BLOB_KB] = {"blob-kb", 0, CLI_SIZE, "KB",
+		   "a blob area of KB per CPU for payloads bigger than a record (tb_blob_write; default none)",
+		   .min = 0, .max = 1 << 22},
+    [O_CLOCK] = {"clock", 'C', CLI_STRING, "CLOCK", "the ring's clock: x86-tsc (default; mono with --offcpu), mono or boot",
+		 "-C"},
+    [O_KERNEL] = {"kernel", 0, CLI_LIST, "EVENTS",
+		  "kernel events too (sched:sched_switch,irq:*,...; root, tracefs: a private instance), repeatable"},
+    [O_UPROBE] = {"uprobe", 0, CLI_LIST, "FUNC",
+		  "a uprobe on CMD's function FUNC (FILE:FUNC for another object, FUNC%return for its return), repeatable"},
+    [O_OFFCPU] = {"offcpu", 0, CLI_FLAG, NULL,
+		  "what `tracebuf offcpu` needs: sched_switch, sched_wakeup and the kernel stack of every switch"},
+    [O_KERNEL_KB] = {"kernel-kb", 0, CLI_SIZE, "KB", "the kernel instance's buffer_size_kb per CPU", .min = 1,
+		     .max = 1 << 30},
+    [O_ALL] = {"all-cpus", 'a', CLI_FLAG, NULL,
+	       "the kernel's events of every task (default: CMD and its children only, as trace-cmd record -F)"},
+};
 
-	optind = 1;
-	o->out = "trace.dat";
-	while ((opt = getopt_long(argc, argv, "+e:b:o:ha", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'e':
-			if (join_events(&o->events, optarg) < 0)
-				return 2;
-			break;
-		case 'b':
-			o->kb = strtoul(optarg, &end, 10);
-			if (*end || !o->kb) {
-				fprintf(stderr, "tracebuf record: -b: '%s' is not a size in KiB\n", optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			o->out = optarg;
-			break;
-		case OPT_FLIGHT:
-			o->flight = true;
-			break;
-		case OPT_GROUP:
-			o->group = optarg;
-			break;
-		case OPT_SHM:
-			o->shm_path = optarg;
-			break;
-		case OPT_CLOCK:
-			o->clock = optarg;
-			break;
-		case OPT_KERNEL:
-			if (join_events(&o->kernel_events, optarg) < 0)
-				return 2;
-			break;
-		case OPT_UPROBE:
-			if (add_uprobe(o, optarg) < 0)
-				return 2;
-			break;
-		case OPT_OFFCPU:
-			o->offcpu = true;
-			break;
-		case OPT_KERNEL_KB:
-			o->kernel_kb = optarg;
-			if (strspn(optarg, "0123456789") != strlen(optarg) || atol(optarg) <= 0) {
-				fprintf(stderr, "tracebuf record: --kernel-kb: '%s' is not a size in KiB\n", optarg);
-				return 2;
-			}
-			break;
-		case OPT_BLOB_KB:
-			o->blob_kb = strtoul(optarg, &end, 10);
-			if (*end || !*optarg) {
-				fprintf(stderr, "tracebuf record: --blob-kb: '%s' is not a size in KiB\n", optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			o->all_tasks = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return usage(stderr);
-		}
+static int run_record(int argc, char **argv);
+
+const struct cli_command cli_record = {
+    "record", "run a program with its ring in shared memory and write a trace.dat", "[OPTIONS] -- CMD [ARGS...]",
+    "Run CMD (linked with libtracebuf) with a ring in shared memory, drain it from outside while CMD runs, and "
+    "write a trace.dat when it ends (or on a signal).  With --kernel, --uprobe or --offcpu the live kernel "
+    "records on the same time line.\n\n"
+    "Exit status: CMD's own once the file is written (128+N when signal N killed it), as `time` gives it; "
+    "the statuses below when tracebuf itself fails before that.",
+    opts, O_N, .run = run_record, .operands_end_options = true, .long_work = true,
+};
+
+/* 0, or the exit status of a usage error. */
+static int take_options(struct cli_args *a, struct options *o)
+{
+	static char kernel_kb[32];
+
+	o->out = cli_given(a, O_OUTPUT) ? cli_str(a, O_OUTPUT) : "trace.dat";
+	if (cli_given(a, O_EVENTS) && !(o->events = cli_join(a, O_EVENTS)))
+		return CLI_EXIT_SYSTEM;
+	if (cli_given(a, O_KERNEL) && !(o->kernel_events = cli_join(a, O_KERNEL)))
+		return CLI_EXIT_SYSTEM;
+	o->kb = (size_t)cli_num(a, O_SIZE);
+	o->flight = cli_given(a, O_FLIGHT);
+	o->group = cli_str(a, O_GROUP);
+	o->shm_path = cli_str(a, O_SHM);
+	o->clock = cli_str(a, O_CLOCK);
+	for (int i = 0; i < a->v[O_UPROBE].given; i++)
+		if (add_uprobe(o, a->v[O_UPROBE].list[i]) < 0)
+			return CLI_EXIT_SYSTEM;
+	o->offcpu = cli_given(a, O_OFFCPU);
+	if (cli_given(a, O_KERNEL_KB)) {
+		snprintf(kernel_kb, sizeof(kernel_kb), "%lld", cli_num(a, O_KERNEL_KB));
+		o->kernel_kb = kernel_kb;
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "tracebuf record: no command to run (tracebuf record [OPTIONS] -- CMD)\n");
-		return usage(stderr);
-	}
-	o->command = argv + optind;
+	o->blob_kb = (size_t)cli_num(a, O_BLOB_KB);
+	o->all_tasks = cli_given(a, O_ALL);
+	o->progress = cli_show_progress(a);
+	if (!a->noperands)
+		return cli_usage_error(&cli_record, "no command to run (tracebuf record [OPTIONS] -- CMD)");
+	o->command = a->operands;
 	return 0;
 }
 
@@ -747,12 +688,31 @@ static int check_events_early(struct recorder *rec)
 	return rc < 0 ? rc : 0;
 }
 
+/* The live line: events drained and their rate, and each CPU's losses so far (the ring's own stats). */
+static void draw_live(struct recorder *rec)
+{
+	char lost[256] = "lost:";
+	size_t len = strlen(lost);
+	struct tb_cpu_stats st;
+
+	if (!progress_line_due(&rec->live))
+		return;
+	for (unsigned cpu = 0; cpu < tb_ring_ncpus(rec->ring) && len < sizeof(lost); cpu++)
+		if (tb_stats_read(rec->ring, cpu, &st) == 0)
+			len += (size_t)snprintf(lost + len, sizeof(lost) - len, " cpu%u %llu", cpu,
+						(unsigned long long)(st.overrun + st.dropped + st.too_big + st.nested +
+								     st.busy + st.blob_full));
+	progress_line_draw(&rec->live, rec->events, lost, false);
+}
+
 /* Drain while CMD runs; stop when it ends or a signal stops us. */
 static int run(struct recorder *rec)
 {
 	long n = 0;
 	int rc;
 
+	progress_line_init(&rec->live, rec->o.progress && !rec->o.flight, PROGRESS_EVENTS, "tracebuf record",
+			   rec->o.out, 0);
 	while (!stop_signal && !child_ended(rec, rec->o.flight)) {
 		if (rec->o.flight)
 			continue; /* the wait returned early: a signal */
@@ -760,9 +720,11 @@ static int run(struct recorder *rec)
 			return rc;
 		if ((n = drain_ring(rec)) < 0)
 			return (int)n;
+		draw_live(rec);
 		if (n == 0)
 			idle();
 	}
+	progress_line_clear(&rec->live);
 	/* a signal: CMD has it too; give it a moment to end, not forever */
 	for (int i = 0; i < 1000 && !child_ended(rec, false); i++)
 		idle();
@@ -847,13 +809,20 @@ static int program_status(const struct recorder *rec)
 	return 128 + (int)stop_signal;
 }
 
-int cmd_record(int argc, char **argv)
+static int run_record(int argc, char **argv)
 {
 	struct recorder rec = {.child = -1, .blobs_fd = -1, .go_fd = -1, .failed_fd = -1};
-	int rc = parse_options(argc, argv, &rec.o);
+	struct cli_args a;
+	int rc = cli_parse(&cli_record, argc, argv, &a);
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
+	if (rc != CLI_PARSED)
+		return rc;
+	rc = take_options(&a, &rec.o);
+	if (rc) {
+		cli_free(&a);
+		free(rec.o.events), free(rec.o.kernel_events), free(rec.o.uprobes);
+		return rc;
+	}
 	install_handlers();
 	rc = session_open(&rec);
 	if (rc == 0)
@@ -871,6 +840,7 @@ int cmd_record(int argc, char **argv)
 		print_summary(&rec);
 	}
 	session_close(&rec);
+	cli_free(&a); /* rec.o.command pointed into it */
 	if (rc < 0 || rec.events_wrong)
 		return 2;
 	return program_status(&rec);

@@ -9,12 +9,10 @@
  * read).  When a capture's tracer is function_graph (a saved function
  * trace, tracebuf/func.h) its events print as the call graph that tracer
  * prints; user-space addresses are named from the objects file
- * (DIR/objects).  Exit status: 0 clean, 1 some input was damaged (reported
- * on stderr, the rest printed), 2 usage or the input could not be opened
- * at all.
+ * (DIR/objects).  Exit status: cli_opts.h's table; 1 is some input damaged
+ * (reported on stderr, the rest printed).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_progress.h"
 #include "cmds.h"
 #include "event_hint.h"
 #include "objects_file.h"
@@ -35,59 +34,6 @@
 #include "tracebuf/usyms.h"
 
 #define MAX_CPU_FILTER 65536
-
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf report [OPTIONS] DIR | FILE.dat\n"
-		   "       tracebuf report [OPTIONS] -i FILE.dat\n"
-		   "\n"
-		   "DIR is a capture directory (header_page, formats/, cpuN.raw, ...) or a\n"
-		   "live tracefs instance such as /sys/kernel/tracing/instances/NAME, whose\n"
-		   "buffer is consumed; it prints as the kernel's `trace` file.  FILE.dat is\n"
-		   "a trace-cmd trace.dat; it prints in `trace-cmd report`'s layout with\n"
-		   "the kernel's text of each event.\n"
-		   "\n"
-		   "  --like-trace-cmd  trace-cmd's layout for DIR as well; for FILE.dat the\n"
-		   "                    event text too (libtraceevent's, as trace-cmd prints it)\n"
-		   "  --like-kernel     the kernel's `trace` text for FILE.dat (one buffer)\n"
-		   "  --buffer NAME     with --like-kernel: the instance to print (default: the\n"
-		   "                    first buffer with data; \"\" is the top-level buffer);\n"
-		   "                    with --count: the one buffer counted\n"
-		   "  -i FILE           the input, as trace-cmd takes it\n"
-		   "  -F 'EVENTS: EXPR' only these events, and of them the records EXPR (the\n"
-		   "                    kernel's filter language) keeps; EVENTS is SYSTEM/EVENT,\n"
-		   "                    SYSTEM or EVENT (regular expressions), ','-separated;\n"
-		   "                    repeatable (a record any -F keeps is printed)\n"
-		   "  -v                the -F options after it drop what they match\n"
-		   "\n"
-		   "trace-cmd's layout:\n"
-		   "  -t                nanosecond time stamps\n"
-		   "  -R                raw events: every field as name=value\n"
-		   "  -l                the latency columns (irqs-off, need-resched, ...)\n"
-		   "  -N                no plugins: every event by its print fmt alone\n"
-		   "  --cpu LIST        only these CPUs (\"0,2-3\"), numbered as trace-cmd does:\n"
-		   "                    the top buffer's CPUs first, then each instance's\n"
-		   "  --stat            the per-CPU stats stored in FILE.dat\n"
-		   "\n"
-		   "the kernel's layout:\n"
-		   "  --prefix P        raw and stats files are named PcpuN.raw, PcpuN.stats\n"
-		   "  --no-header       print the events only\n"
-		   "  --clock CLOCK     the trace clock (local, x86-tsc, ...), for a capture\n"
-		   "                    that does not say which it is\n"
-		   "  --stat            no event lines: per event, how many records were printed\n"
-		   "                    and by which printer (the kernel's own, the compiled\n"
-		   "                    print fmt, or libtraceevent with the reason), then totals\n"
-		   "  --graph           print function entries and exits as a call graph (the\n"
-		   "                    default when the capture's tracer is function_graph)\n"
-		   "  --no-graph        print every event as a line, whatever the tracer\n"
-		   "  --graph-opt O     the kernel's funcgraph options: proc, abstime, tail,\n"
-		   "                    overrun, retaddr, nocpu, noduration, nooverhead\n"
-		   "  --count           decode and merge every record, print no text: the\n"
-		   "                    totals line (FILE.dat: every buffer, or --buffer NAME)\n"
-		   "  --objects FILE    name user-space addresses from the objects listed in\n"
-		   "                    FILE (default: DIR/objects when it exists)\n");
-	return f == stderr ? 2 : 0;
-}
 
 /* "proc,tail,...": false on an unknown name. */
 static bool graph_options(char *list, struct tb_graph_opts *o)
@@ -134,6 +80,7 @@ struct report_args {
 	const char *objects;
 	struct tb_filter_set *filter; /* -F, NULL when none */
 	bool exclude;                 /* -v seen: later -F drop */
+	bool progress;                /* the progress line (cli_progress.h) */
 };
 
 /* One -F spec into a->filter; false (said why) when it is malformed. */
@@ -186,134 +133,136 @@ static int add_cpu_list(struct report_args *a, const char *list)
 }
 
 enum {
-	OPT_PREFIX = 256,
-	OPT_NO_HEADER,
-	OPT_CLOCK,
-	OPT_LIKE_TC,
-	OPT_LIKE_KERNEL,
-	OPT_BUFFER,
-	OPT_CPU,
-	OPT_STAT,
-	OPT_GRAPH,
-	OPT_NO_GRAPH,
-	OPT_GRAPH_OPT,
-	OPT_OBJECTS,
-	OPT_COUNT
+	O_INPUT, O_FILTER, O_INVERT, O_NSEC, O_RAW, O_LATENCY, O_NO_PLUGINS, O_CPU, O_STAT, O_LIKE_TC, O_LIKE_KERNEL,
+	O_BUFFER, O_PREFIX, O_NO_HEADER, O_CLOCK, O_GRAPH, O_NO_GRAPH, O_GRAPH_OPT, O_TOTALS, O_OBJECTS, O_N
+};
+static const struct cli_opt opts[] = {
+    [O_INPUT] = {"input", 'i', CLI_STRING, "FILE", "the input (or as the operand)", "-i"},
+    [O_FILTER] = {"filter", 'F', CLI_LIST, "'EVENTS: EXPR'",
+		  "only these events, and of them the records EXPR (the kernel's filter language) keeps; EVENTS is "
+		  "SYSTEM/EVENT, SYSTEM or EVENT (regular expressions), ','-separated; repeatable (a record any -F "
+		  "keeps is printed)",
+		  "-F"},
+    [O_INVERT] = {"invert", 'v', CLI_FLAG, NULL, "the -F options after it drop what they match", "-v"},
+    [O_NSEC] = {"nsec", 't', CLI_FLAG, NULL, "trace-cmd's layout: nanosecond time stamps", "-t"},
+    [O_RAW] = {"raw", 'R', CLI_FLAG, NULL, "trace-cmd's layout: raw events, every field as name=value", "-R"},
+    [O_LATENCY] = {"latency", 'l', CLI_FLAG, NULL, "trace-cmd's layout: the latency columns (irqs-off, need-resched, ...)",
+		   "-l"},
+    [O_NO_PLUGINS] = {"no-plugins", 'N', CLI_FLAG, NULL, "trace-cmd's layout: every event by its print fmt alone", "-N"},
+    [O_CPU] = {"cpu", 0, CLI_STRING, "LIST",
+	       "only these CPUs (\"0,2-3\"), numbered as trace-cmd does: the top buffer's CPUs first, then each "
+	       "instance's",
+	       "--cpu"},
+    [O_STAT] = {"stat", 0, CLI_FLAG, NULL,
+		"FILE.dat: the per-CPU stats stored in it; DIR: per event, how many records were printed and by which "
+		"printer, then the totals",
+		"--stat"},
+    [O_LIKE_TC] = {"like-trace-cmd", 0, CLI_FLAG, NULL,
+		   "trace-cmd's layout for DIR as well; for FILE.dat the event text too (libtraceevent's)"},
+    [O_LIKE_KERNEL] = {"like-kernel", 0, CLI_FLAG, NULL, "the kernel's `trace` text for FILE.dat (one buffer)"},
+    [O_BUFFER] = {"buffer", 'B', CLI_STRING, "NAME",
+		  "with --like-kernel: the instance to print (default: the first buffer with data; \"\" is the top "
+		  "buffer); with --count: the one buffer counted",
+		  "-B"},
+    [O_PREFIX] = {"prefix", 0, CLI_STRING, "P", "raw and stats files are named PcpuN.raw, PcpuN.stats"},
+    [O_NO_HEADER] = {"no-header", 0, CLI_FLAG, NULL, "the kernel's layout: print the events only"},
+    [O_CLOCK] = {"clock", 'C', CLI_STRING, "CLOCK",
+		 "the trace clock (local, x86-tsc, ...), for a capture that does not say which it is"},
+    [O_GRAPH] = {"graph", 0, CLI_FLAG, NULL,
+		 "print function entries and exits as a call graph (the default when the tracer is function_graph)"},
+    [O_NO_GRAPH] = {"no-graph", 0, CLI_FLAG, NULL, "print every event as a line, whatever the tracer"},
+    [O_GRAPH_OPT] = {"graph-opt", 0, CLI_LIST, "O",
+		     "the kernel's funcgraph options: proc, abstime, tail, overrun, retaddr, nocpu, noduration, "
+		     "nooverhead (','-separated, repeatable)"},
+    [O_TOTALS] = {"count", 0, CLI_FLAG, NULL,
+		  "decode and merge every record, print no text: the totals line (FILE.dat: every buffer, or --buffer)"},
+    [O_OBJECTS] = {"objects", 0, CLI_STRING, "FILE",
+		   "name user-space addresses from the objects listed in FILE (default: DIR/objects when it exists)"},
 };
 
-static int parse_args(int argc, char **argv, struct report_args *a)
-{
-	static const struct option longopts[] = {
-	    {"prefix", required_argument, NULL, OPT_PREFIX},
-	    {"no-header", no_argument, NULL, OPT_NO_HEADER},
-	    {"clock", required_argument, NULL, OPT_CLOCK},
-	    {"like-trace-cmd", no_argument, NULL, OPT_LIKE_TC},
-	    {"like-kernel", no_argument, NULL, OPT_LIKE_KERNEL},
-	    {"buffer", required_argument, NULL, OPT_BUFFER},
-	    {"cpu", required_argument, NULL, OPT_CPU},
-	    {"stat", no_argument, NULL, OPT_STAT},
-	    {"graph", no_argument, NULL, OPT_GRAPH},
-	    {"no-graph", no_argument, NULL, OPT_NO_GRAPH},
-	    {"graph-opt", required_argument, NULL, OPT_GRAPH_OPT},
-	    {"objects", required_argument, NULL, OPT_OBJECTS},
-	    {"count", no_argument, NULL, OPT_COUNT},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int opt;
+static int run(int argc, char **argv);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hi:tRlNF:v", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_PREFIX:
-			a->copts.prefix = optarg;
-			break;
-		case OPT_NO_HEADER:
-			a->ropts.no_header = a->gopts.no_header = true;
-			break;
-		case OPT_GRAPH:
-		case OPT_NO_GRAPH:
-			a->graph = opt == OPT_GRAPH;
-			break;
-		case OPT_GRAPH_OPT:
-			if (!graph_options(optarg, &a->gopts))
-				return 2;
-			break;
-		case OPT_OBJECTS:
-			a->objects = optarg;
-			break;
-		case OPT_CLOCK:
-			a->copts.clock = optarg;
-			break;
-		case OPT_LIKE_TC:
-			a->like_trace_cmd = true;
-			break;
-		case OPT_LIKE_KERNEL:
-			a->like_kernel = true;
-			break;
-		case OPT_BUFFER:
-			a->buffer = optarg;
-			break;
-		case OPT_STAT:
-			a->stat = true;
-			break;
-		case OPT_COUNT:
-			a->ropts.count_only = true;
-			break;
-		case 'i':
-			a->input = optarg;
-			break;
-		case 't':
-			a->topts.nsec = true;
-			break;
-		case 'R':
-			a->topts.raw = true;
-			break;
-		case 'l':
-			a->topts.latency = true;
-			break;
-		case 'N':
-			a->topts.no_plugins = true;
-			break;
-		case 'F':
-			if (!add_filter(a, optarg))
-				return 2;
-			break;
-		case 'v':
-			a->exclude = true;
-			break;
-		case OPT_CPU:
-			if (add_cpu_list(a, optarg) < 0) {
-				fprintf(stderr,
-					"tracebuf report: --cpu %s: not a list of CPUs such as "
-					"0,2-3\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			return usage(stdout) - 1; /* -1: exit 0 after the help */
-		default:
-			return usage(stderr);
-		}
+const struct cli_command cli_report = {
+    "report", "print a capture, live instance or trace.dat as text", "[OPTIONS] DIR | FILE.dat\n[OPTIONS] -i FILE.dat",
+    "DIR is a capture directory (header_page, formats/, cpuN.raw, ...) or a live tracefs instance such as "
+    "/sys/kernel/tracing/instances/NAME, whose buffer is consumed; it prints as the kernel's `trace` file.  "
+    "FILE.dat is a trace-cmd trace.dat; it prints in `trace-cmd report`'s layout with the kernel's text of each "
+    "event.",
+    opts, O_N, .run = run, .long_work = true, .results_on_stdout = true,
+    .exit_notes = "some input was damaged (reported on stderr, the rest printed)",
+};
+
+/* -F in order, each after a -v dropping what it matches. */
+static bool add_filters(struct report_args *r, const struct cli_args *a)
+{
+	const struct cli_value *f = &a->v[O_FILTER];
+
+	for (int i = 0; i < f->given; i++) {
+		r->exclude = cli_given(a, O_INVERT) && a->v[O_INVERT].first_at < f->at[i];
+		if (!add_filter(r, f->list[i]))
+			return false;
 	}
-	if (!a->input && optind == argc - 1)
-		a->input = argv[optind++];
-	if (!a->input || optind != argc || (a->like_kernel && a->like_trace_cmd))
-		return usage(stderr);
+	return true;
+}
+
+static int take_args(struct report_args *r, struct cli_args *a)
+{
+	r->copts.prefix = cli_str(a, O_PREFIX);
+	r->ropts.no_header = r->gopts.no_header = cli_given(a, O_NO_HEADER);
+	if (cli_given(a, O_GRAPH) || cli_given(a, O_NO_GRAPH))
+		r->graph = a->v[O_GRAPH].first_at > a->v[O_NO_GRAPH].first_at || !cli_given(a, O_NO_GRAPH);
+	for (int i = 0; i < a->v[O_GRAPH_OPT].given; i++) {
+		char *list = strdup(a->v[O_GRAPH_OPT].list[i]);
+		bool ok = list && graph_options(list, &r->gopts);
+		free(list);
+		if (!ok)
+			return CLI_EXIT_USAGE;
+	}
+	r->objects = cli_str(a, O_OBJECTS);
+	r->progress = cli_show_progress(a);
+	r->copts.clock = cli_str(a, O_CLOCK);
+	r->like_trace_cmd = cli_given(a, O_LIKE_TC);
+	r->like_kernel = cli_given(a, O_LIKE_KERNEL);
+	r->buffer = cli_str(a, O_BUFFER);
+	r->stat = cli_given(a, O_STAT);
+	r->ropts.count_only = cli_given(a, O_TOTALS);
+	r->topts.nsec = cli_given(a, O_NSEC);
+	r->topts.raw = cli_given(a, O_RAW);
+	r->topts.latency = cli_given(a, O_LATENCY);
+	r->topts.no_plugins = cli_given(a, O_NO_PLUGINS);
+	if (!add_filters(r, a))
+		return CLI_EXIT_USAGE;
+	if (cli_given(a, O_CPU) && add_cpu_list(r, cli_str(a, O_CPU)) < 0)
+		return cli_usage_error(&cli_report, "--cpu '%s': not a list of CPUs such as 0,2-3", cli_str(a, O_CPU));
+	if (r->like_kernel && r->like_trace_cmd)
+		return cli_usage_error(&cli_report, "--like-kernel or --like-trace-cmd, not both");
+	return cli_one_input(a, O_INPUT, &r->input);
+}
+
+static int parse_args(int argc, char **argv, struct report_args *r)
+{
+	struct cli_args a;
+	int rc = cli_parse(&cli_report, argc, argv, &a);
+
+	if (rc != CLI_PARSED)
+		return rc;
+	rc = take_args(r, &a);
+	cli_free(&a);
+	if (rc)
+		return rc;
 	/* A trace.dat's events print in the kernel's text unless trace-cmd's is asked for. */
-	a->topts.kernel_text = !a->like_trace_cmd;
-	a->topts.cpus = a->cpus;
-	a->topts.ncpus = a->ncpus;
-	a->topts.filter = a->ropts.filter = a->filter;
-	return 0;
+	r->topts.kernel_text = !r->like_trace_cmd;
+	r->topts.cpus = r->cpus;
+	r->topts.ncpus = r->ncpus;
+	r->topts.filter = r->ropts.filter = r->filter;
+	return CLI_PARSED;
 }
 
 static int exit_status(const char *what, int rc)
 {
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf report: %s: %s\n", what, strerror(-rc));
-		return 2;
+		return cli_exit_for(-rc);
 	}
 	return rc ? 1 : 0;
 }
@@ -368,10 +317,8 @@ static int report_tracedat(struct report_args *a)
 	struct tb_tracedat_opts topen = {.no_symbols = a->ropts.count_only && !a->stat, .lazy_formats = true};
 	int rc = tb_tracedat_open(a->input, &topen, &td), buffer;
 
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
-		return 2;
-	}
+	if (rc < 0)
+		return cli_input_error(&cli_report, a->input, -rc);
 	if (a->filter && !filter_names_known(a, tb_tracedat_schema(td))) {
 		tb_tracedat_close(td);
 		return 2;
@@ -439,10 +386,8 @@ static int report_capture(struct report_args *a)
 	/* --count prints no symbol: the kernel's symbols are not parsed. */
 	a->copts.no_symbols = a->ropts.count_only && !a->like_trace_cmd && a->graph <= 0 && !a->stat;
 	rc = tb_capture_open(a->input, &a->copts, &c);
-	if (rc < 0) {
-		fprintf(stderr, "tracebuf report: %s: cannot open: %s\n", a->input, strerror(-rc));
-		return 2;
-	}
+	if (rc < 0)
+		return cli_input_error(&cli_report, a->input, -rc);
 	/* a live instance's formats are read as met: asking for every ID would read every one */
 	if (a->filter && !tb_capture_is_live(c) && !filter_names_known(a, tb_capture_schema(c))) {
 		tb_capture_close(c);
@@ -471,7 +416,7 @@ static int report_capture(struct report_args *a)
 	return exit_status("writing the report", rc);
 }
 
-int cmd_report(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct report_args a = {.graph = -1};
 	enum tb_input_kind kind;
@@ -481,15 +426,16 @@ int cmd_report(int argc, char **argv)
 	 * A trace.dat has its own layouts and buffers; any other input
 	 * is opened as a capture, which refuses what it cannot read.
 	 */
-	if (rc == 0)
+	if (rc == CLI_PARSED) {
+		struct cli_progress *pg = cli_progress_start(&cli_report, a.progress, a.input);
 		rc = tb_input_identify(a.input, NULL, NULL, true, &kind) == 0 && kind == TB_INPUT_TRACEDAT
 			     ? report_tracedat(&a)
 			     : report_capture(&a);
-	else if (rc < 0)
-		rc = 0; /* --help */
+		cli_progress_stop(pg);
+	}
 	/* An -F expression that did not fit an event it names: said, and a usage error. */
 	if (tb_filter_set_failures(a.filter))
-		rc = 2;
+		rc = CLI_EXIT_USAGE;
 	tb_filter_set_free(a.filter);
 	free(a.cpus);
 	return rc;

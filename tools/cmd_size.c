@@ -9,58 +9,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opts.h"
 #include "cmds.h"
-#include "numarg.h"
 #include "tracebuf/page.h"
 #include "tracebuf/ring.h"
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf size KB [--subbuf-kb K] [--cpus N] [--json]\n"
-		   "\n"
-		   "What the kernel makes of buffer_size_kb KB (sub-buffers, what the file reads\n"
-		   "back, bytes per CPU with the reader page) and what a tracebuf ring of that\n"
-		   "size allocates.\n"
-		   "\n"
-		   "  --subbuf-kb K  sub-buffer size in KiB (buffer_subbuf_size_kb; default 4)\n"
-		   "  --cpus N       CPUs, for the totals (default 1)\n"
-		   "  --json         the figures as one JSON object\n"
-		   "  -h, --help     this text\n");
-	return f == stderr ? 2 : 0;
-}
+enum { O_SUBBUF_KB, O_CPUS, O_JSON, O_N };
+static const struct cli_opt opts[] = {
+    [O_SUBBUF_KB] = {"subbuf-kb", 0, CLI_SIZE, "K", "sub-buffer size in KiB (buffer_subbuf_size_kb; default 4)",
+		     .min = 1, .max = 512},
+    [O_CPUS] = {"cpus", 0, CLI_INT, "N", "CPUs, for the totals (default 1)", .min = 1, .max = 4096},
+    [O_JSON] = {"json", 0, CLI_FLAG, NULL, "the figures as one JSON object"},
+};
 
-int cmd_size(int argc, char **argv)
+static int run(int argc, char **argv);
+
+const struct cli_command cli_size = {
+    "size", "kernel buffer sizing arithmetic for a per-CPU size", "KB [OPTIONS]",
+    "What the kernel makes of buffer_size_kb KB (sub-buffers, what the file reads back, bytes per CPU with "
+    "the reader page) and what a tracebuf ring of that size allocates.",
+    opts, O_N, .run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	unsigned long long kb = 0, subbuf_kb = 4, cpus = 1;
+	long long kb = 0;
+	unsigned long long subbuf_kb = 4, cpus = 1;
 	struct tb_ring_opts o;
 	struct tb_sizing s;
-	int json = 0, have_kb = 0;
+	struct cli_args a;
+	int json, rc = cli_parse(&cli_size, argc, argv, &a);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return usage(stdout);
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--subbuf-kb") && i + 1 < argc) {
-			if (parse_u64(argv[++i], &subbuf_kb) < 0)
-				return usage(stderr);
-		} else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-			if (parse_u64(argv[++i], &cpus) < 0 || cpus == 0 || cpus > 4096)
-				return usage(stderr);
-		} else if (!have_kb && parse_u64(argv[i], &kb) == 0)
-			have_kb = 1;
-		else
-			return usage(stderr);
-	}
-	if (!have_kb)
-		return usage(stderr);
-	if (subbuf_kb > 512 || tb_sizing_compute(kb, (uint32_t)subbuf_kb, &s) < 0) {
-		fprintf(stderr, "tracebuf size: %llu KiB with %llu KiB sub-buffers is not a size the kernel accepts\n",
-			kb, subbuf_kb);
-		return 1;
+	if (rc != CLI_PARSED)
+		return rc;
+	if (cli_given(&a, O_SUBBUF_KB))
+		subbuf_kb = (unsigned long long)cli_num(&a, O_SUBBUF_KB);
+	if (cli_given(&a, O_CPUS))
+		cpus = (unsigned long long)cli_num(&a, O_CPUS);
+	json = cli_given(&a, O_JSON);
+	rc = a.noperands != 1 ? cli_usage_error(&cli_size, "one KB, the per-CPU size, is needed")
+			      : cli_operand_number(&cli_size, "KB", CLI_SIZE, 0, 0, a.operands[0], &kb);
+	cli_free(&a);
+	if (rc)
+		return rc;
+	if (subbuf_kb > 512 || tb_sizing_compute((uint64_t)kb, (uint32_t)subbuf_kb, &s) < 0) {
+		return cli_usage_error(&cli_size, "%lld KiB with %llu KiB sub-buffers is not a size the kernel accepts",
+				       kb, subbuf_kb);
 	}
 	tb_ring_opts_default(&o);
-	o.size_kb = kb;
+	o.size_kb = (size_t)kb;
 	o.subbuf_size = s.subbuf_bytes;
 	o.ncpus = (unsigned)cpus;
 	if (json) {

@@ -21,16 +21,15 @@
  * from the region's table of writes begun per thread (shm_window.c) and
  * reported as in flight.
  *
- * Exit status: 0 written, 1 written but damage was skipped, 2 nothing
- * written.
+ * Exit status: cli_opts.h's table; 1 is written but damage was skipped.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_progress.h"
 #include "cmds.h"
 #include "shm_capture.h"
 #include "tracebuf/shm.h"
@@ -41,50 +40,53 @@ struct request {
 	const char *session;
 	const char *out;
 	const char *desc; /* --formats: where the descriptions are */
+	bool progress;	  /* the progress line (cli_progress.h) */
 };
 
-static int usage(const char *cmd, FILE *f)
+enum { O_OUTPUT, O_FORMATS, O_N };
+static const struct cli_opt opts[] = {
+    [O_OUTPUT] = {"output", 'o', CLI_STRING, "FILE", "the trace.dat to write (required)", "-o"},
+    [O_FORMATS] = {"formats", 0, CLI_STRING, "DIR",
+		   "where the processes described their events (default: SESSION.formats, or record's for a memfd)"},
+};
+
+static int run_snapshot(int argc, char **argv);
+static int run_recover(int argc, char **argv);
+
+const struct cli_command cli_snapshot = {
+    "snapshot", "copy what a flight-recorder session holds now into a trace.dat", "SESSION -o FILE.dat [OPTIONS]",
+    "Copy what the session's ring holds now (SESSION: the path `tracebuf record` printed) into a trace.dat, "
+    "without stopping its writers.",
+    opts, O_N, .run = run_snapshot, .long_work = true,
+    .exit_notes = "written, but damage in the region was skipped (said on stderr)",
+};
+
+const struct cli_command cli_recover = {
+    "recover", "the committed events of a session whose writers died, as a trace.dat",
+    "SHMFILE -o FILE.dat [OPTIONS]",
+    "Write every committed event of a ring whose writers died into a trace.dat, and say how many writes were "
+    "in flight.",
+    opts, O_N, .run = run_recover, .long_work = true,
+    .exit_notes = "written, but damage in the region was skipped (said on stderr)",
+};
+
+/* CLI_PARSED with rq set, or the exit status. */
+static int parse(const struct cli_command *cmd, int argc, char **argv, struct request *rq, struct cli_args *a)
 {
-	const char *what = strcmp(cmd, "recover") ? "SESSION" : "SHMFILE";
+	int rc = cli_parse(cmd, argc, argv, a);
 
-	fprintf(f, "usage: tracebuf %s %s -o FILE.dat [--formats DIR]\n\n", cmd, what);
-	if (strcmp(cmd, "recover"))
-		fprintf(f, "Copy what the session's ring holds now (SESSION: the path `tracebuf record`\n"
-			   "printed) into a trace.dat, without stopping its writers.\n\n");
-	else
-		fprintf(f, "Write every committed event of a ring whose writers died into a trace.dat,\n"
-			   "and say how many writes were in flight.\n\n");
-	fprintf(f, "  -o, --output FILE  the trace.dat to write\n"
-		   "      --formats DIR  where the processes described their events\n"
-		   "                     (default: SESSION.formats, or record's for a memfd)\n");
-	return f == stderr ? 2 : 0;
-}
-
-static int parse(int argc, char **argv, struct request *rq)
-{
-	static const struct option longopts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"formats", required_argument, NULL, 'f'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int opt;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-		if (opt == 'o')
-			rq->out = optarg;
-		else if (opt == 'f')
-			rq->desc = optarg;
-		else if (opt == 'h')
-			return usage(rq->cmd, stdout) - 1;
-		else
-			return usage(rq->cmd, stderr);
-	}
-	if (optind + 1 != argc || !rq->out)
-		return usage(rq->cmd, stderr);
-	rq->session = argv[optind];
-	return 0;
+	if (rc != CLI_PARSED)
+		return rc;
+	rq->out = cli_str(a, O_OUTPUT);
+	rq->desc = cli_str(a, O_FORMATS);
+	rq->progress = cli_show_progress(a);
+	if (a->noperands != 1)
+		return cli_usage_error(cmd, a->noperands ? "one %s only" : "the %s is missing",
+				       cmd == &cli_recover ? "SHMFILE" : "SESSION");
+	if (!rq->out)
+		return cli_usage_error(cmd, "the output is missing: -o FILE.dat");
+	rq->session = a->operands[0];
+	return CLI_PARSED;
 }
 
 /* The descriptions into a capture directory, then they and the window of ring out. */
@@ -125,22 +127,26 @@ static void say_window(const struct request *rq, const struct tb_shm_window *w)
 }
 
 /* Open the region (attach or load), write its window, say what it held: the exit status. */
-static int window_command(struct request *rq, int argc, char **argv,
+static int window_command(const struct cli_command *cmd, struct request *rq, int argc, char **argv,
 			  int (*open_region)(const char *path, struct tb_shm **out), const char *open_what)
 {
 	struct tb_shm_window w;
 	struct tb_shm *shm;
-	int rc = parse(argc, argv, rq);
+	struct cli_args a;
+	int rc = parse(cmd, argc, argv, rq, &a);
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
+	cli_free(&a);
+	if (rc != CLI_PARSED)
+		return rc;
 	rc = open_region(rq->session, &shm);
 	if (rc < 0)
-		return shmcap_say(rq->cmd, 2, "cannot read the %s: %s", open_what, tb_shm_error());
+		return shmcap_say(rq->cmd, CLI_EXIT_INPUT, "cannot read the %s: %s", open_what, tb_shm_error());
+	struct cli_progress *pg = cli_progress_start_writing(cmd, rq->progress, rq->out);
 	rc = write_window(rq, shm, &w);
+	cli_progress_stop(pg);
 	tb_shm_close(shm);
 	if (rc < 0)
-		return 2;
+		return CLI_EXIT_OUTPUT; /* said by write_window */
 	say_window(rq, &w);
 	/*
 	 * Exact from the region's table of writes begun per thread; a table
@@ -165,17 +171,17 @@ static int attach_reader(const char *path, struct tb_shm **out)
 	return tb_shm_attach(path, TB_SHM_READER, out);
 }
 
-int cmd_snapshot(int argc, char **argv)
+static int run_snapshot(int argc, char **argv)
 {
 	struct request rq = {.cmd = "snapshot"};
 
-	return window_command(&rq, argc, argv, attach_reader, "session");
+	return window_command(&cli_snapshot, &rq, argc, argv, attach_reader, "session");
 }
 
 /* recover: the file copied into private memory first. */
-int cmd_recover(int argc, char **argv)
+static int run_recover(int argc, char **argv)
 {
 	struct request rq = {.cmd = "recover"};
 
-	return window_command(&rq, argc, argv, tb_shm_load, "region");
+	return window_command(&cli_recover, &rq, argc, argv, tb_shm_load, "region");
 }

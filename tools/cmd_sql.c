@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracebuf sql [-i] INPUT... [-q QUERY | -f FILE] [--db FILE] [--format text|csv|json]
+ * tracebuf sql [-i] INPUT... [-Q QUERY | --query-file FILE] [--db FILE] [--format text|csv|json]
  *              [--with-text] [--host NAME]
  *
  * Load traces into SQLite as the tables of docs/sql.md (the export stage's
@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_opts.h"
 #include "cmds.h"
 #include "tracebuf/export.h"
 #include "tracebuf/sql.h"
@@ -38,99 +38,70 @@ struct sql_args {
 	const char *query, *query_file, *db, *host;
 	enum tb_sql_format format;
 	bool with_text;
+	bool progress; /* the exporter's progress line */
 };
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: tracebuf sql [-i] INPUT... [-q QUERY | -f FILE] [--db FILE]\n"
-		   "                    [--format text|csv|json] [--with-text] [--host NAME]\n"
-		   "       tracebuf sql --db FILE -q QUERY | -f FILE [--format text|csv|json]\n"
-		   "\n"
-		   "Load traces (trace.dat, capture directories, live instances) into SQLite as\n"
-		   "tables - one per event type, events, lost, thread, process, sched_slice,\n"
-		   "thread_state (docs/sql.md) - and run a query on them.\n"
-		   "\n"
-		   "  -i INPUT           a trace to load (or give them after the options)\n"
-		   "  -q, --query SQL    the query (several statements: each result printed)\n"
-		   "  -f, --file FILE    the query read from FILE\n"
-		   "  --db FILE          keep the database in FILE (appended to when it exists)\n"
-		   "  --format FMT       text (aligned, default), csv or json\n"
-		   "  --with-text        events.text: each record's line as `report` prints it\n"
-		   "  --host NAME        the host column (default: each input's base name)\n"
-		   "  -h, --help         this text\n"
-		   "\n"
-		   "Without a query the database is kept (--db, else " DEFAULT_DB ") to open with\n"
-		   "sqlite3.  Exit status: 0; 1 when damaged input was left out (said, and a row of\n"
-		   "lost); 2 usage, a failed query, or nothing loaded (the database untouched).\n");
-	return f == stderr ? 2 : 0;
-}
+static const char *const format_names[] = {[TB_SQL_TEXT] = "text", [TB_SQL_CSV] = "csv", [TB_SQL_JSON] = "json", NULL};
 
-static int parse_format(const char *s, enum tb_sql_format *out)
-{
-	static const char *const names[] = {[TB_SQL_TEXT] = "text", [TB_SQL_CSV] = "csv", [TB_SQL_JSON] = "json"};
+/*
+ * The query is -Q/--query, not -q: -q is --quiet in every subcommand, as in
+ * trace-cmd (docs/cli.md: one letter, one meaning); -f is trace-cmd's filter.
+ */
+enum { O_INPUT, O_QUERY, O_QUERY_FILE, O_DB, O_FORMAT, O_WITH_TEXT, O_HOST, O_N };
+static const struct cli_opt opts[] = {
+    [O_INPUT] = {"input", 'i', CLI_LIST, "INPUT", "a trace to load (or give them after the options)", "-i"},
+    [O_QUERY] = {"query", 'Q', CLI_STRING, "SQL", "the query (several statements: each result printed)"},
+    [O_QUERY_FILE] = {"query-file", 0, CLI_STRING, "FILE", "the query read from FILE"},
+    [O_DB] = {"db", 0, CLI_STRING, "FILE", "keep the database in FILE (appended to when it exists)"},
+    [O_FORMAT] = {"format", 0, CLI_ENUM, "FMT", "text (aligned, default), csv or json", .choices = format_names},
+    [O_WITH_TEXT] = {"with-text", 0, CLI_FLAG, NULL, "events.text: each record's line as report prints it"},
+    [O_HOST] = {"host", 0, CLI_STRING, "NAME", "the host column (default: each input's base name)"},
+};
 
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(s, names[i])) {
-			*out = (enum tb_sql_format)i;
-			return 0;
-		}
-	fprintf(stderr, TOOL ": --format %s: text, csv or json\n", s);
-	return -1;
-}
+static int run(int argc, char **argv);
 
-/* The options, in one place (the CLI's option layer takes it over). 0, -1 after --help, or 2. */
+const struct cli_command cli_sql = {
+    "sql", "traces as SQLite tables, and a query on them", "[OPTIONS] INPUT... [-Q QUERY | --query-file FILE]\n"
+    "--db FILE -Q QUERY | --query-file FILE [--format text|csv|json]",
+    "Load traces (trace.dat, capture directories, live instances) into SQLite as tables - one per event type, "
+    "events, lost, thread, process, sched_slice, thread_state (docs/sql.md) - and run a query on them.  The load "
+    "goes into a temporary copy renamed into place only when the load and the query succeed.  Without a query the "
+    "database is kept (--db, else " DEFAULT_DB ") to open with sqlite3; with --db and no input the query runs on "
+    "the database as it is.",
+    opts, O_N, .run = run, .long_work = true, .results_on_stdout = true,
+    .exit_notes = "damaged input was left out (each place said, and a row of lost)",
+};
+
+/* The options: 0, or the exit status (0 after --help, 2 a usage error). */
 static int parse_args(int argc, char **argv, struct sql_args *a)
 {
-	enum { OPT_DB = 256, OPT_FORMAT, OPT_WITH_TEXT, OPT_HOST };
-	static const struct option longopts[] = {
-	    {"query", required_argument, NULL, 'q'},	  {"file", required_argument, NULL, 'f'},
-	    {"db", required_argument, NULL, OPT_DB},	  {"format", required_argument, NULL, OPT_FORMAT},
-	    {"with-text", no_argument, NULL, OPT_WITH_TEXT}, {"host", required_argument, NULL, OPT_HOST},
-	    {"help", no_argument, NULL, 'h'},		  {NULL, 0, NULL, 0},
-	};
-	int opt;
+	struct cli_args ca;
+	int rc = cli_parse(&cli_sql, argc, argv, &ca);
 
-	if (!(a->inputs = calloc((size_t)argc, sizeof(*a->inputs))))
-		return 2;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:q:f:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			a->inputs[a->ninputs++] = optarg;
-			break;
-		case 'q':
-			a->query = optarg;
-			break;
-		case 'f':
-			a->query_file = optarg;
-			break;
-		case OPT_DB:
-			a->db = optarg;
-			break;
-		case OPT_FORMAT:
-			if (parse_format(optarg, &a->format) < 0)
-				return 2;
-			break;
-		case OPT_WITH_TEXT:
-			a->with_text = true;
-			break;
-		case OPT_HOST:
-			a->host = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return usage(stderr);
-		}
+	if (rc != CLI_PARSED)
+		return rc == 0 ? -1 : rc; /* -1: --help printed */
+	a->query = cli_str(&ca, O_QUERY);
+	a->query_file = cli_str(&ca, O_QUERY_FILE);
+	a->db = cli_str(&ca, O_DB);
+	a->host = cli_str(&ca, O_HOST);
+	a->format = cli_given(&ca, O_FORMAT) ? (enum tb_sql_format)cli_num(&ca, O_FORMAT) : TB_SQL_TEXT;
+	a->with_text = cli_given(&ca, O_WITH_TEXT);
+	a->progress = cli_show_progress(&ca);
+	a->inputs = calloc((size_t)ca.v[O_INPUT].given + (size_t)ca.noperands + 1, sizeof(*a->inputs));
+	if (!a->inputs) {
+		cli_free(&ca);
+		return CLI_EXIT_SYSTEM;
 	}
-	while (optind < argc)
-		a->inputs[a->ninputs++] = argv[optind++];
+	for (int i = 0; i < ca.v[O_INPUT].given; i++)
+		a->inputs[a->ninputs++] = ca.v[O_INPUT].list[i];
+	for (int i = 0; i < ca.noperands; i++)
+		a->inputs[a->ninputs++] = ca.operands[i];
+	cli_free(&ca);
 	/* no input: a query on the --db there is */
-	if ((!a->ninputs && !(a->db && (a->query || a->query_file))) || (a->query && a->query_file)) {
-		fprintf(stderr, TOOL ": %s\n", a->ninputs ? "-q and -f: one query" : "no input to load (or --db and a query)");
-		return usage(stderr);
-	}
+	if (a->query && a->query_file)
+		return cli_usage_error(&cli_sql, "-Q and --query-file: one query");
+	if (!a->ninputs && !(a->db && (a->query || a->query_file)))
+		return cli_usage_error(&cli_sql, "no input to load (or --db and a query)");
 	return 0;
 }
 
@@ -213,7 +184,7 @@ static char *temp_db(const char *target)
 	return tmp;
 }
 
-/* Every input into tmp: 0, 1 when damage was left out, 2 when one could not be loaded. */
+/* Every input into tmp: 0, 1 when damage was left out, or the exit status of one that could not be loaded. */
 static int load_all(const struct sql_args *a, const char *tmp, uint64_t *records)
 {
 	const struct tb_exporter_kind *kind = tb_export_find("sqlite");
@@ -221,10 +192,11 @@ static int load_all(const struct sql_args *a, const char *tmp, uint64_t *records
 
 	for (int i = 0; i < a->ninputs; i++) {
 		struct tb_export_opts o = {.tool = TOOL, .in = a->inputs[i], .out = tmp, .host = a->host,
-					   .sql_text = a->with_text, .progress = isatty(STDERR_FILENO)};
+					   .sql_text = a->with_text, .progress = a->progress};
 		struct tb_export_result res;
-		if (tb_export_run(kind, &o, &res) < 0)
-			return 2;
+		int rc = tb_export_run(kind, &o, &res);
+		if (rc < 0)
+			return cli_exit_for(-rc); /* said: 3 the input, 4 the database, 5 the system */
 		if (res.problems) {
 			fprintf(stderr, TOOL ": %s: warning: %lu damaged places left out, each a row of lost\n",
 				a->inputs[i], res.problems);
@@ -235,7 +207,7 @@ static int load_all(const struct sql_args *a, const char *tmp, uint64_t *records
 	return status;
 }
 
-int cmd_sql(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct sql_args a = {0};
 	char *query_text = NULL, *tmp = NULL;
@@ -244,22 +216,28 @@ int cmd_sql(int argc, char **argv)
 
 	if (status)
 		goto out;
-	status = 2;
+	status = CLI_EXIT_INPUT;
 	if (a.query_file && !(query_text = read_query_file(a.query_file)))
 		goto out;
+	status = CLI_EXIT_USAGE; /* a failed query, as SQLite said it */
 	const char *query = a.query ? a.query : query_text;
 	if (!a.ninputs) { /* nothing to load: the query on the database as it is (each statement atomic) */
 		status = tb_sql_query(a.db, query, a.format, stdout, stderr, TOOL) < 0 ? 2 : 0;
 		goto out;
 	}
 	const char *target = a.db ? a.db : query ? NULL : DEFAULT_DB;
+	status = CLI_EXIT_OUTPUT;
 	if (!(tmp = temp_db(target)))
 		goto out;
+	status = CLI_EXIT_USAGE;
 	int loaded = load_all(&a, tmp, &records);
-	if (loaded == 2 || (query && tb_sql_query(tmp, query, a.format, stdout, stderr, TOOL) < 0))
+	if (loaded > 1)
+		status = loaded;
+	if (loaded > 1 || (query && tb_sql_query(tmp, query, a.format, stdout, stderr, TOOL) < 0))
 		goto out; /* the temporary goes, the database stays as it was */
 	if (target && rename(tmp, target) < 0) {
 		fprintf(stderr, TOOL ": %s: %s\n", target, strerror(errno));
+		status = CLI_EXIT_OUTPUT;
 		goto out;
 	}
 	if (target && !query)
@@ -267,7 +245,7 @@ int cmd_sql(int argc, char **argv)
 			target, target);
 	status = loaded;
 out:
-	if (tmp && (status == 2 || !target))
+	if (tmp && (status > 1 || !target))
 		unlink(tmp);
 	free(tmp);
 	free(query_text);

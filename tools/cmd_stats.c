@@ -75,8 +75,7 @@ static int tracedat_stats(const char *path, const char *only)
 	int rc = tb_tracedat_open(path, NULL, &td), found = 0;
 
 	if (rc < 0) {
-		fprintf(stderr, "tracebuf stats: %s: cannot open: %s\n", path, strerror(-rc));
-		return 2;
+		return cli_input_error(&cli_stats, path, -rc);
 	}
 	/* The top buffer's stats (if any), then each instance's. */
 	for (int b = -1; b < tb_tracedat_buffer_count(td); b++) {
@@ -116,7 +115,7 @@ static int capture_stats(const char *path)
 	bool damaged;
 
 	if (tb_capture_open(path, NULL, &c) < 0)
-		return 2; /* said */
+		return CLI_EXIT_INPUT; /* said */
 	for (int cpu = 0; cpu < tb_capture_cpu_slots(c); cpu++) {
 		if (tb_capture_cpu_stats(c, cpu, &st) < 0)
 			continue;
@@ -143,41 +142,50 @@ static int stats_svg(const char *svg, const char *input, const char *buffer)
 	struct tb_export_result res;
 	int rc = tb_export_run(tb_export_find("ring-svg"), &o, &res);
 
-	return rc < 0 ? 2 : res.problems ? 1 : 0;
+	return rc < 0 ? cli_exit_for(-rc) : res.problems ? 1 : 0;
 }
 
-int cmd_stats(int argc, char **argv)
+enum { O_SVG, O_BUFFER, O_N };
+static const struct cli_opt opts[] = {
+    [O_SVG] = {"svg", 0, CLI_STRING, "FILE.svg",
+	       "draw each CPU's ring instead: sub-buffers as cells, the head, the commit page and the reader page, "
+	       "how full each is, what was overwritten and the loss numbers (not of a live instance, which reading "
+	       "would consume)"},
+    [O_BUFFER] = {"buffer", 'B', CLI_STRING, "NAME", "a trace.dat's buffer alone (\"\" is the top buffer)", "-B"},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_stats = {
+    "stats", "a kernel's per-CPU stats with written, lost share and time window", "[OPTIONS] DIR | FILE.dat",
+    "Each CPU's stats, the kernel's lines first, then written, lost (with its share) and the time window.  DIR: "
+    "a tracefs directory or instance (per_cpu/cpuN/stats) or a capture directory (cpuN.stats); FILE.dat: the "
+    "stats trace-cmd stored when it stopped recording, per buffer; times in the clock report shows.",
+    opts, O_N, .run = run,
+    .exit_notes = "damage met, or the input holds no stats",
+};
+
+static int run(int argc, char **argv)
 {
-	const char *dir, *buffer = NULL, *svg = NULL;
+	const char *dir, *buffer, *svg;
 	enum tb_input_kind kind;
 	int found = 0, bad = 0;
+	struct cli_args a;
+	int rc = cli_parse(&cli_stats, argc, argv, &a);
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: tracebuf stats [--svg FILE.svg] [--buffer NAME] DIR | FILE.dat\n\n"
-		       "Each CPU's stats, the kernel's lines first, then written, lost (with its\n"
-		       "share) and the time window.  DIR: a tracefs directory or instance\n"
-		       "(per_cpu/cpuN/stats) or a capture directory (cpuN.stats); FILE.dat: the\n"
-		       "stats trace-cmd stored when it stopped recording, per buffer (--buffer NAME:\n"
-		       "that one alone; \"\" is the top buffer); times in the clock report shows.\n"
-		       "--svg FILE.svg: draw each CPU's ring instead - sub-buffers as cells, the head,\n"
-		       "the commit page and the reader page, how full each is, what was overwritten\n"
-		       "and the loss numbers (a capture directory or trace.dat; not a live instance,\n"
-		       "which reading would consume).\n");
-		return 0;
-	}
-	/* --svg FILE and --buffer NAME, each once, before the input */
-	for (; argc > 3 && (!strcmp(argv[1], "--svg") || !strcmp(argv[1], "--buffer")); argc -= 2, argv += 2)
-		*(!strcmp(argv[1], "--svg") ? &svg : &buffer) = argv[2];
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: tracebuf stats [--svg FILE.svg] [--buffer NAME] DIR | FILE.dat  (tracefs "
-				"dir, instance, capture or trace.dat)\n");
-		return 2;
-	}
+	if (rc != CLI_PARSED)
+		return rc;
+	svg = cli_str(&a, O_SVG);
+	buffer = cli_str(&a, O_BUFFER);
+	dir = a.noperands == 1 ? a.operands[0] : NULL;
+	rc = a.noperands == 1 ? 0 : cli_usage_error(&cli_stats, a.noperands ? "one input only" : "the input is missing");
+	cli_free(&a);
+	if (rc)
+		return rc;
 	if (svg)
-		return stats_svg(svg, argv[1], buffer);
-	dir = argv[1];
+		return stats_svg(svg, dir, buffer);
 	if (tb_input_identify(dir, NULL, NULL, false, &kind) < 0)
-		return 2; /* said: no such file, or none of the kinds */
+		return CLI_EXIT_INPUT; /* said: no such file, or none of the kinds */
 	if (kind == TB_INPUT_TRACEDAT)
 		return tracedat_stats(dir, buffer);
 	if (buffer && buffer[0]) {

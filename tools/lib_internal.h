@@ -21,6 +21,8 @@
  *   util/elfsyms.h         ELF symbol tables, for uprobe addresses
  *   util/grow.h            growing an array (record's thread names and
  *                          event names: the library's one way to do it)
+ *   util/progress.h        the progress line the exporters draw, drawn by
+ *                          the CLI too (report, hist, offcpu, record)
  */
 #ifndef TRACEBUF_TOOLS_LIB_INTERNAL_H
 #define TRACEBUF_TOOLS_LIB_INTERNAL_H
@@ -31,5 +33,6 @@
 #include "input/shm_session.h"
 #include "util/elfsyms.h"
 #include "util/grow.h"
+#include "util/progress.h"
 
 #endif

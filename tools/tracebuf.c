@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * tracebuf - command-line front end.  Each subcommand lives in its own
- * tools/cmd_*.c file and is listed here.
+ * tools/cmd_*.c file as a table (cli_opts.h) and is listed here; help, the
+ * man pages and the bash completion are printed from those tables.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,35 +10,30 @@
 
 #include "cmds.h"
 
-static const struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-} commands[] = {
-	{"capture", cmd_capture, "trace a command in a private tracefs instance and save it"},
-	{"report", cmd_report, "print a capture, live instance or trace.dat as text"},
-	{"hist", cmd_hist, "the kernel's hist triggers over a trace.dat, capture or live instance"},
-	{"convert", cmd_convert, "write a capture directory as a trace.dat (trace-cmd's format)"},
-	{"record", cmd_record, "run a program with its ring in shared memory and write a trace.dat"},
-	{"snapshot", cmd_snapshot, "copy what a flight-recorder session holds now into a trace.dat"},
-	{"recover", cmd_recover, "the committed events of a session whose writers died, as a trace.dat"},
-	{"dump", cmd_dump, "a trace.dat's sections and sub-buffers, annotated"},
-	{"size", cmd_size, "kernel buffer sizing arithmetic for a per-CPU size"},
-	{"stats", cmd_stats, "a kernel's per-CPU stats with written, lost share and time window"},
-	{"demo", cmd_demo, "fill a small ring far past its size and show every read path"},
-	{"list", cmd_list, "the events of a trace.dat, a capture directory or a program"},
-	{"sql", cmd_sql, "traces as SQL tables in SQLite: load, query (docs/sql.md)"},
-	{"offcpu", cmd_offcpu, "off-CPU time by blocking stack: folded stacks, SVG flame graph"},
-	{"formats", cmd_formats, "the format files of a program's events (tracebuf/tracepoint.h)"},
+static const struct cli_command *const commands[] = {
+    &cli_capture, &cli_report, &cli_hist,  &cli_convert, &cli_record, &cli_snapshot, &cli_recover,
+    &cli_dump,	  &cli_size,   &cli_stats, &cli_demo,    &cli_list,   &cli_offcpu,   &cli_formats, &cli_sql,
 };
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: tracebuf COMMAND [ARGS]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nSee tracebuf(1).\n");
-	return f == stderr ? 2 : 0;
+	fprintf(f, "usage: tracebuf COMMAND [OPTIONS] [ARGS]\n       tracebuf help COMMAND\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(f, "\nExit status (every command):\n");
+	for (int i = 0; cli_exit_table[i][0]; i++)
+		fprintf(f, "  %s  %s\n", cli_exit_table[i][0], cli_exit_table[i][1]);
+	fprintf(f, "\nSee tracebuf(1), tracebuf-COMMAND(1) and docs/cli.md.\n");
+	return f == stderr ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+}
+
+static const struct cli_command *find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(name, commands[i]->name))
+			return commands[i];
+	return NULL;
 }
 
 /*
@@ -50,18 +46,54 @@ static int checked_stdout(const char *name, int rc)
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return rc;
 	fprintf(stderr, "tracebuf %s: writing standard output: %s\n", name, strerror(errno));
-	return rc ? rc : 2;
+	return rc ? rc : CLI_EXIT_OUTPUT;
+}
+
+static int unknown(const char *name)
+{
+	fprintf(stderr, "tracebuf: unknown command '%s'\n", name);
+	return usage(stderr);
+}
+
+/*
+ * The hidden modes the build uses: __complete; __man CMD [DETAILS.roff] for
+ * tracebuf-CMD(1), __man tracebuf [DETAILS.roff] for tracebuf(1).
+ */
+static int generate(int argc, char **argv)
+{
+	const char *details = argc > 3 ? argv[3] : NULL;
+	int rc = 0;
+
+	if (!strcmp(argv[1], "__complete"))
+		cli_print_completion(commands, NCOMMANDS, stdout);
+	else if (argc < 3)
+		return usage(stderr);
+	else if (!strcmp(argv[2], "tracebuf"))
+		rc = cli_print_man_index(commands, NCOMMANDS, stdout, details);
+	else if (find(argv[2]))
+		rc = cli_print_man(find(argv[2]), stdout, details);
+	else
+		return unknown(argv[2]);
+	return checked_stdout(argv[1], rc < 0 ? CLI_EXIT_INPUT : CLI_EXIT_OK);
 }
 
 int main(int argc, char **argv)
 {
+	const struct cli_command *c;
+
 	if (argc < 2)
 		return usage(stderr);
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
-		return usage(stdout);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return checked_stdout(argv[1], commands[i].run(argc - 1, argv + 1));
-	fprintf(stderr, "tracebuf: unknown command '%s'\n", argv[1]);
-	return usage(stderr);
+	if (!strcmp(argv[1], "__man") || !strcmp(argv[1], "__complete"))
+		return generate(argc, argv);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		if (argc < 3)
+			return usage(stdout);
+		if (!(c = find(argv[2])))
+			return unknown(argv[2]);
+		cli_print_help(c, stdout);
+		return checked_stdout(argv[2], CLI_EXIT_OK);
+	}
+	if (!(c = find(argv[1])))
+		return unknown(argv[1]);
+	return checked_stdout(argv[1], c->run(argc - 1, argv + 1));
 }

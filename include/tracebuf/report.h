@@ -16,8 +16,9 @@
  * that carries the lost flag.  A flag without a stored count takes its
  * count from the CPU's stats (exact, or "LOST at least M EVENTS" when only
  * a lower bound is sound), else prints "CPU:N [LOST EVENTS]"; the rule is in
- * docs/tracebuf.1.  Damaged input is reported through the capture's
- * tb_problem_fn (file, byte offset, reason) and skipped; decoding goes on.
+ * docs/man/report.roff (tracebuf-report(1)).  Damaged input is reported
+ * through the capture's tb_problem_fn (file, byte offset, reason) and
+ * skipped; decoding goes on.
  *
  * Ownership: nothing here keeps a pointer past the call; the capture, the
  * schema and the FILE * stay the caller's.

@@ -21,8 +21,8 @@
  * decompression bomb) is refused, never allocated for or followed.
  *
  * Printing: tb_tcmd_print_tracedat() prints the file the way `trace-cmd
- * report` does (see docs/tracebuf.1, `report`, for what is and is not the
- * same); tb_report_write() (report.h) on a capture prints the kernel's
+ * report` does (see docs/man/report.roff, tracebuf-report(1), for what is
+ * and is not the same); tb_report_write() (report.h) on a capture prints the kernel's
  * `trace` text instead.
  *
  * Writing: a struct tb_tracedat_writer collects the metadata and then the

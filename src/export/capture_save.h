@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * capture_save.h - save a tracefs instance as a capture directory: every
- * file `tracebuf report` reads, in the layout of docs/tracebuf.1 (CAPTURE
+ * file `tracebuf report` reads, in the layout of docs/man/tracebuf.roff, tracebuf(1) (CAPTURE
  * DIRECTORY) and tests/data/kernel/README.md.
  *
  * The instance's tracing should be off: the text files, the stats and the

@@ -16,6 +16,7 @@
 
 #include "exporter.h"
 #include "tracedat/page_repair.h"
+#include "util/progress.h"
 #include "tracebuf/page.h"
 
 /* Listed in this order by `convert --help`; a suffix matches the first kind that has it. */
@@ -116,53 +117,38 @@ int export_fclose(const struct export_run *x, FILE *f, int rc)
 /* ------------------------------------------------------- progress */
 
 /*
- * One line on stderr, redrawn at most 10 times a second: the share of the
- * input's bytes read, and what was written.  Only when asked (the CLI asks
- * when stderr is a terminal), so logs and tests see none of it.
+ * The line (util/progress.h): the share of the input's bytes read, and
+ * what was written.  A whole kind tells bytes alone (export_progress).
  */
 struct progress {
-	bool on, drawn;
+	struct progress_line line;
 	bool bytes_only; /* a whole kind tells bytes (export_progress): no sub-buffer or record counts */
-	uint64_t total;	 /* the input's data bytes; 0: unknown */
-	struct timespec last;
 };
 
 static void progress_draw(struct progress *p, const struct export_run *x, uint64_t done, bool force)
 {
-	struct timespec now;
-	char share[16] = "";
+	char detail[96];
 
-	if (!p->on)
+	if (p->bytes_only) {
+		progress_line_draw(&p->line, done, NULL, force);
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!force && p->drawn &&
-	    (now.tv_sec - p->last.tv_sec) * 1000000000L + (now.tv_nsec - p->last.tv_nsec) < 100000000L)
-		return;
-	p->last = now;
-	p->drawn = true;
-	if (p->total)
-		snprintf(share, sizeof(share), "%3u%% ", (unsigned)(done >= p->total ? 100 : done * 100 / p->total));
-	if (p->bytes_only)
-		fprintf(stderr, "\r%s: %s: %s(%.1f MiB)", x->tool, x->o->out, share, (double)done / (1 << 20));
-	else
-		fprintf(stderr, "\r%s: %s: %s(%llu sub-buffers, %llu records)", x->tool, x->o->out, share,
-			(unsigned long long)x->res->pages, (unsigned long long)x->res->records);
+	}
+	snprintf(detail, sizeof(detail), "%llu sub-buffers, %llu records", (unsigned long long)x->res->pages,
+		 (unsigned long long)x->res->records);
+	progress_line_draw(&p->line, done, detail, force);
 }
 
 void export_progress(struct export_run *x, uint64_t done, uint64_t total)
 {
 	x->progress->bytes_only = true;
 	if (total)
-		x->progress->total = total;
+		x->progress->line.total = total;
 	progress_draw(x->progress, x, done, false);
 }
 
-/* The line taken away again, so the messages after it start on a clean line. */
 static void progress_clear(struct progress *p)
 {
-	if (p->drawn)
-		fputs("\r\033[K", stderr);
-	p->drawn = false;
+	progress_line_clear(&p->line);
 }
 
 /* --------------------------------------------------------- shapes */
@@ -283,8 +269,8 @@ static int run_kind(struct export_run *x, struct progress *pg)
 			rc = k->whole(x);
 		else
 			rc = export_say(x, -ENOSYS, x->o->out, "the %s exporter writes nothing", k->name);
-		if (rc == 0 && pg->drawn) /* the last state shown, then taken away */
-			progress_draw(pg, x, pg->total, true);
+		if (rc == 0 && pg->line.drawn) /* the last state shown, then taken away */
+			progress_draw(pg, x, pg->line.total, true);
 		progress_clear(pg);
 	}
 	x->failed = rc < 0;
@@ -313,7 +299,7 @@ int tb_export_run(const struct tb_exporter_kind *kind, const struct tb_export_op
 {
 	struct tb_export_result scratch;
 	struct tb_capture_opts co = {0};
-	struct progress pg = {.on = opts && opts->progress};
+	struct progress pg = {.bytes_only = false};
 	int rc;
 
 	if (!kind || !opts || !opts->in || !opts->out)
@@ -323,6 +309,7 @@ int tb_export_run(const struct tb_exporter_kind *kind, const struct tb_export_op
 	memset(result, 0, sizeof(*result));
 	struct export_run x = {.o = opts, .tool = opts->tool ? opts->tool : "tracebuf", .kind = kind, .res = result,
 			       .progress = &pg};
+	progress_line_init(&pg.line, opts->progress, PROGRESS_BYTES, x.tool, opts->out, 0);
 	/* the state first: a kind that keeps problems has them from the open on */
 	x.state = kind->state_size ? calloc(1, kind->state_size) : NULL;
 	if (kind->state_size && !x.state)
@@ -343,7 +330,7 @@ int tb_export_run(const struct tb_exporter_kind *kind, const struct tb_export_op
 			free(x.state);
 			return export_say(&x, rc, opts->in, "cannot open: %s", strerror(-rc));
 		}
-		pg.total = tb_capture_data_bytes(x.capture);
+		pg.line.total = tb_capture_data_bytes(x.capture);
 	}
 	rc = run_kind(&x, &pg);
 	if (x.capture) {

@@ -12,7 +12,7 @@
  * kernel's consuming readers report it: before the first event of the
  * sub-buffer that carries the lost flag.  A flag without a stored count
  * gets its count from the CPU's stats file when the numbers allow it
- * (derive_count() below; the rule is in docs/tracebuf.1).
+ * (derive_count() below; the rule is in docs/man/report.roff, tracebuf-report(1)).
  */
 #include <errno.h>
 #include <stdlib.h>
