@@ -89,11 +89,18 @@ for e in (d["traceEvents"] if isinstance(d, dict) else d):
         print(e["args"]["worker"], e["args"]["id"], "%.3f" % e["ts"])' "$tmp/v.json" | sort > "$tmp/ts.json"
 		[ "$(wc -l < "$tmp/ts.report")" = "$req" ] && cmp -s "$tmp/ts.report" "$tmp/ts.json"
 		check $? "$what: each request's JSON ts is report's time of it, to the nanosecond"
+		# and SQL's: the request table's ts (ns) is report -t's time of the same record
+		$TB report -t "$f" | sed -n 's/.* \([0-9]*\)\.\([0-9]*\): request: *worker=\([12]\) id=\([0-9]*\) .*/\3 \4 \1\2/p' |
+			sed 's/ 0*\([0-9]\)/ \1/g' | sort > "$tmp/ts.report.ns"
+		$TB sql "$f" -Q "SELECT worker, id, ts FROM request" --format csv 2> "$tmp/q.err" | tail -n +2 | tr ',' ' ' |
+			sort > "$tmp/ts.sql"
+		[ "$(wc -l < "$tmp/ts.sql")" = "$req" ] && cmp -s "$tmp/ts.report.ns" "$tmp/ts.sql"
+		check $? "$what: each request's SQL ts is report's time of it, in ns ($(wc -l < "$tmp/ts.sql") rows)"
 		grep "serve: worker 1 served request 0$" "$tmp/r.txt" > /dev/null &&
 			grep -q '"name":"serve: worker 1 served request 0"' "$tmp/v.json"
 		check $? "$what: a printf's JSON text is the text report prints"
 	else
-		skip "python3 not installed"; skip "python3 not installed"; skip "python3 not installed"
+		skip "python3 not installed"; skip "python3 not installed"; skip "python3 not installed"; skip "python3 not installed"
 	fi
 }
 

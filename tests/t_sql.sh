@@ -26,7 +26,7 @@ rows() { sql "$@" | tail -n +2; } # without the header line
 
 # -- one load of each input, kept, for the checks below
 "$TB" sql --db "$W/dat.db" $DAT 2> "$W/err"; check $? "a trace.dat loads into --db"
-grep -Q "open it with:  sqlite3 $W/dat.db" "$W/err"; check $? "without a query it says how to open the database"
+grep -q "open it with:  sqlite3 $W/dat.db" "$W/err"; check $? "without a query it says how to open the database"
 "$TB" sql --db "$W/f.db" $F 2> "$W/err"; check $? "a capture of many systems loads"
 
 # -- types: every field of every loaded event table, from its format file
@@ -179,8 +179,8 @@ cp "$W/dat.db" "$W/keep.db"
 [ $rc = 2 ] && [ ! -e "$W/new.db" ]; check $? "a bad query on a new --db leaves no database"
 
 "$TB" sql --db "$W/keep.db" $DAT /nonexistent/trace.dat -Q "SELECT 1" > /dev/null 2> "$W/err"; rc=$?
-[ $rc = 2 ] && grep -q '/nonexistent/trace.dat' "$W/err" && cmp -s "$W/dat.db" "$W/keep.db" &&
-	[ -z "$(ls -A "$W" | grep tracebuf-sql)" ]; check $? "an input that cannot be read: exit 2, named, --db untouched"
+[ $rc = 3 ] && grep -q '/nonexistent/trace.dat' "$W/err" && cmp -s "$W/dat.db" "$W/keep.db" &&
+	[ -z "$(ls -A "$W" | grep tracebuf-sql)" ]; check $? "an input that cannot be read: exit 3 (input), named, --db untouched"
 
 # -- JSON: typed values, NULL as null
 "$TB" sql --db "$W/dat.db" --format json -Q "SELECT ts, state, cpu FROM thread_state WHERE state = 'S' LIMIT 2" > "$W/json" 2>&1

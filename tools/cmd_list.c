@@ -440,7 +440,7 @@ static bool on_path(const char *name)
 
 static int list_what(const struct options *op, struct cli_args *a)
 {
-	const struct options o = *op;
+	struct options o = *op; /* list_program keeps -U's objects in it */
 	enum tb_input_kind kind;
 	struct stat st;
 	const char *what;
