@@ -8,11 +8,14 @@
 # comparison without it, so a fresh machine would test less).
 # libsqlite3-dev: `tracebuf sql` loads traces into SQLite; sqlite3: the peer its
 # bench and tests compare with (.import, and opening the database).
+# clickhouse-server, clickhouse-client (18.16): `convert --clickhouse` is tested
+# against servers scripts/clickhouse.sh starts itself (the package's system
+# service is not started or used).
 # chromium: t_svg_render.sh draws our SVGs headless and checks the picture.
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in gcc make pkg-config libtraceevent-dev libtraceevent1-plugin trace-cmd libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3 chromium libsqlite3-dev sqlite3; do
+for p in gcc make pkg-config libtraceevent-dev libtraceevent1-plugin trace-cmd libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3 chromium libsqlite3-dev sqlite3 clickhouse-server clickhouse-client; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

@@ -64,6 +64,10 @@ static int usage(FILE *f)
 		   "                     merged by time; \"\" is the top buffer)\n"
 		   "  --add-buffer NAME=DIR  also the capture DIR, as the instance NAME (repeatable)\n"
 		   "  --title T          the SVGs' title\n"
+		   "  --clickhouse HOST:PORT  load the trace's tables into ClickHouse (no -o;\n"
+		   "                     docs/sql.md): idempotent and atomic per trace\n"
+		   "  --database D       ClickHouse's database (default: tracebuf)\n"
+		   "  --host NAME        the host column's value (default: the input's base name)\n"
 		   "  -h, --help         this text\n"
 		   "\n"
 		   "Formats (NAME, suffix, what):\n");
@@ -127,7 +131,8 @@ static int convert(const struct tb_exporter_kind *kind, struct tb_export_opts *o
 
 int cmd_convert(int argc, char **argv)
 {
-	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX, OPT_BUFFER, OPT_ADD_BUFFER, OPT_TITLE };
+	enum { OPT_V7 = 256, OPT_COMPRESS, OPT_VERSION, OPT_PREFIX, OPT_BUFFER, OPT_ADD_BUFFER, OPT_TITLE, OPT_CLICKHOUSE,
+	       OPT_DATABASE, OPT_HOST };
 	static const struct option longopts[] = {
 	    {"v7", no_argument, NULL, OPT_V7},
 	    {"compress", required_argument, NULL, OPT_COMPRESS},
@@ -138,6 +143,9 @@ int cmd_convert(int argc, char **argv)
 	    {"add-buffer", required_argument, NULL, OPT_ADD_BUFFER},
 	    {"format", required_argument, NULL, 'f'},
 	    {"title", required_argument, NULL, OPT_TITLE},
+	    {"clickhouse", required_argument, NULL, OPT_CLICKHOUSE},
+	    {"database", required_argument, NULL, OPT_DATABASE},
+	    {"host", required_argument, NULL, OPT_HOST},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -171,6 +179,16 @@ int cmd_convert(int argc, char **argv)
 		case OPT_TITLE:
 			o.title = optarg;
 			break;
+		case OPT_CLICKHOUSE:
+			o.clickhouse = optarg;
+			format = "clickhouse-rowbinary";
+			break;
+		case OPT_DATABASE:
+			o.database = optarg;
+			break;
+		case OPT_HOST:
+			o.host = optarg;
+			break;
 		case OPT_BUFFER:
 			/* NAME=DIR is --add-buffer's old spelling: '=' is in no buffer name record writes */
 			if (!strchr(optarg, '=')) {
@@ -197,6 +215,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (!o.in && optind == argc - 1)
 		o.in = argv[optind++];
+	if (o.clickhouse && !o.out)
+		o.out = o.clickhouse; /* what messages name: the server */
 	if (!o.in || !o.out || optind != argc) {
 		fprintf(stderr, "tracebuf convert: %s\n",
 			!o.in	     ? "the input is missing: a capture directory or trace.dat"
