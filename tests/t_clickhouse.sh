@@ -11,7 +11,7 @@
 B=${TB_BUILD:-build}
 TB="$B/tracebuf"
 DAT=tests/data/trace-dat/sched-marker-v6.dat
-F=tests/data/kernel/cap-f-many-systems
+F=tests/data/kernel/cap-g-kernel-printers
 W=$(mktemp -d /tmp/tb-ch-test.XXXXXX)
 export TB_CLICKHOUSE_DIR="$W/servers"
 PROXY_PID=
@@ -42,7 +42,7 @@ load() { "$TB" convert "$1" --clickhouse "127.0.0.1:$2" --database "$3" 2> "$W/e
 counts() { ch system "SELECT table, sum(rows) FROM parts WHERE database = '$1' AND active GROUP BY table ORDER BY table"; }
 
 # -- types: each field of each event table, from its format file
-load $F "$HTTP" types; check $? "a capture of many systems loads ($(cat "$W/err" | head -c 200))"
+load $F "$HTTP" types; check $? "a capture of the kernel printers (arrays among its fields) loads ($(cat "$W/err" | head -c 200))"
 find $F/formats -name '*.format' | xargs awk 'function typ(decl, size, sgn) {
 		if (decl ~ /__data_loc|__rel_loc/ || decl ~ /\[[0-9]*\]/ || size == 0)
 			return decl ~ /char/ ? "Nullable(String)" : "Array(UInt8)"
@@ -72,12 +72,12 @@ same_sorted "$W/types.want" "$W/types.got" "each field's ClickHouse type: ints b
 grep -q ',Nullable(String)$' "$W/types.got" && grep -q ',Array(UInt8)$' "$W/types.got" &&
 	grep -q ',Nullable(Int32)$' "$W/types.got" && grep -q ',Nullable(UInt64)$' "$W/types.got"
 check $? "the kinds are there: strings, arrays, signed and unsigned integers"
-ch types "DESCRIBE TABLE sched_switch" | head -7 | cut -f1,2 | tr '\t' ' ' | tr '\n' ';' > "$W/common"
+# -- hist and offcpu equal ClickHouse's answers on the same input
+load $DAT "$HTTP" dat; check $? "a trace.dat loads"
+ch dat "DESCRIBE TABLE sched_switch" | head -7 | cut -f1,2 | tr '\t' ' ' | tr '\n' ';' > "$W/common"
 [ "$(cat "$W/common")" = "ts UInt64;cpu Nullable(Int64);pid Nullable(Int64);tid Nullable(Int64);comm Nullable(String);host LowCardinality(String);trace_id Int64;" ]
 check $? "the common columns: ts UInt64, host LowCardinality ($(cat "$W/common"))"
 
-# -- hist and offcpu equal ClickHouse's answers on the same input
-load $DAT "$HTTP" dat; check $? "a trace.dat loads"
 hist_rows() { "$TB" hist -e sched_switch "$1" $DAT | awk '/^\{/ { line = $0; sub(/^\{ [a-z_]+: */, "", line)
 	key = line; sub(/ *\}.*/, "", key); rest = line; sub(/^[^}]*\}/, "", rest); n = split(rest, v, " ")
 	s = key; for (i = 2; i <= n; i += 2) s = s "," v[i]; print s }'; }
@@ -107,7 +107,7 @@ i=0; while [ ! -s "$W/proxy.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1));
 i=0; while [ ! -e "$W/held" ] && [ $i -lt 600 ] && kill -0 $LOADER 2> /dev/null; do sleep 0.1; i=$((i+1)); done
 [ -e "$W/held" ]; check $? "the relay held the loader's 3rd insert"
 kill -KILL $LOADER 2> /dev/null; wait $LOADER 2> /dev/null
-staged=$(ch system "SELECT sum(rows) FROM parts WHERE database = 'cut__staging' AND active")
+staged=$(ch system "SELECT sum(rows) FROM parts WHERE database LIKE 'cut\\_\\_load\\_%' AND active")
 visible=$(ch system "SELECT count() FROM parts WHERE database = 'cut' AND active AND table != 'event_table'")
 [ "${staged:-0}" -gt 0 ] && [ "$visible" = 0 ]
 check $? "killed mid-way: $staged rows staged, no part of the trace in its tables"

@@ -317,90 +317,77 @@ static int run_script(struct export_run *x, char *text)
 	return rc;
 }
 
-/* The schema for one database: every "DB." of schema.sql made "database.". */
-static char *schema_for(const char *schema, const char *database)
-{
-	size_t n = strlen(schema), dl = strlen(database), cap = n * (dl + 1) / 3 + n + 64;
-	char *out = malloc(cap), *o = out;
-
-	if (!out)
-		return NULL;
-	for (const char *p = schema; *p;) {
-		if (!strncmp(p, "DB.", 3)) {
-			o += sprintf(o, "`%s`.", database);
-			p += 3;
-		} else {
-			*o++ = *p++;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-static char *read_file_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	FILE *m = open_memstream(&text, &len);
-	int c;
-	while (m && (c = getc(f)) != EOF)
-		putc(c, m);
-	fclose(f);
-	if (m)
-		fclose(m);
-	return text;
-}
-
 /*
- * One load's statements, run in four clients: the staging partitions
- * emptied (what a killed load left), the inserts (one client each), the
- * swap (the `trace` table's last), the clean-up.  Each client costs a
- * fifth of a second to start: statements are batched, not run one by one.
+ * One load's statements.  Each costs the server 10-100 ms (DDL above
+ * all; 2-vCPU VM), so the plan makes only what this trace needs: the
+ * tables with rows, created in D when D lacks them and in the load's
+ * staging database, their inserts, their swaps (`trace` last), and a
+ * DROP PARTITION for a table of D that has this trace but no rows now.
  */
 struct load_plan {
-	FILE *empty, *swap, *drop, *inserts; /* inserts: FILE \t TARGET lines */
+	FILE *create, *inserts, *swap, *after; /* inserts: FILE \t TARGET lines */
 	char *text[4];
 	size_t len[4];
 	char trace_swap[1024];
+	char *have_tables, *have_trace; /* "\nNAME\n..." of D: its tables, those holding this trace */
 };
 
+/* NAME is a line of list ("\nA\nB\n"). */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list ? strstr(list, name) : NULL; p; p = strstr(p + 1, name))
+		if ((p == list || p[-1] == '\n') && p[n] == '\n')
+			return true;
+	return false;
+}
+
 /*
- * One table of tables.tsv (FILE \t NAME \t registry|trace): a registry's
- * rows go straight in (ReplacingMergeTree: a second load's rows merge
- * away); a trace table's into its staging partition, then swapped.
+ * One table: tables.tsv's line (FILE \t NAME \t registry|trace) and its
+ * CREATE (schema.sql's line, "DB." for the database).  A registry's rows
+ * go straight into D (ReplacingMergeTree: a second load's rows merge away
+ * at OPTIMIZE FINAL); a trace table's into the staging table, then swapped.
  */
-static void plan_table(struct ch_state *s, char *line, const char *stage, struct load_plan *p)
+static void plan_table(struct ch_state *s, char *line, const char *create, const char *stage,
+		       struct load_plan *p)
 {
 	char *name = strchr(line, '\t'), *what = name ? strchr(name + 1, '\t') : NULL;
-	char sql[1024];
+	char file[PATH_MAX + 1100];
 	long long id = (long long)s->cat.trace_id;
+	struct stat st;
 
 	if (!what)
 		return;
 	*name++ = '\0';
 	*what++ = '\0';
 	what[strcspn(what, "\n")] = '\0';
-	if (!strcmp(what, "registry")) {
-		fprintf(p->inserts, "%s\t`%s`.`%s`\n", line, s->database, name);
-		fprintf(p->drop, "OPTIMIZE TABLE `%s`.`%s` FINAL;\n", s->database, name);
+	snprintf(file, sizeof(file), "%s/%s", s->dir, line);
+	bool rows = stat(file, &st) == 0 && st.st_size > 0, registry = !strcmp(what, "registry");
+	if (!rows) {
+		if (!registry && listed(p->have_trace, name)) /* an earlier load of it had rows here */
+			fprintf(p->swap, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", s->database, name, id);
 		return;
 	}
+	if (!listed(p->have_tables, name))
+		fprintf(p->create, "CREATE TABLE IF NOT EXISTS `%s`.%s", s->database, create + 3);
+	if (registry) {
+		fprintf(p->inserts, "%s\t`%s`.`%s`\n", line, s->database, name);
+		fprintf(p->after, "OPTIMIZE TABLE `%s`.`%s` FINAL;\n", s->database, name);
+		return;
+	}
+	fprintf(p->create, "CREATE TABLE `%s`.%s", stage, create + 3);
 	fprintf(p->inserts, "%s\t`%s`.`%s`\n", line, stage, name);
-	fprintf(p->empty, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", stage, name, id);
+	char sql[1024];
 	snprintf(sql, sizeof(sql), "ALTER TABLE `%s`.`%s` REPLACE PARTITION %lld FROM `%s`.`%s`;\n", s->database,
 		 name, id, stage, name);
 	if (!strcmp(name, "trace"))
 		snprintf(p->trace_swap, sizeof(p->trace_swap), "%s", sql);
 	else
 		fputs(sql, p->swap);
-	fprintf(p->drop, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", stage, name, id);
 }
 
-/* Each FILE \t TARGET line of the plan's inserts; an empty file is no insert. */
+/* Each FILE \t TARGET line of the plan's inserts. */
 static int run_inserts(struct export_run *x, struct ch_state *s, char *lines)
 {
 	char file[PATH_MAX + 1100], insert[800];
@@ -408,7 +395,6 @@ static int run_inserts(struct export_run *x, struct ch_state *s, char *lines)
 
 	for (char *line = strtok(lines, "\n"); rc == 0 && line; line = strtok(NULL, "\n")) {
 		char *target = strchr(line, '\t');
-		struct stat st;
 		if (!target)
 			continue;
 		*target++ = '\0';
@@ -417,74 +403,96 @@ static int run_inserts(struct export_run *x, struct ch_state *s, char *lines)
 		if (fd < 0)
 			return export_say(x, -errno, file, "%s", strerror(errno));
 		snprintf(insert, sizeof(insert), "INSERT INTO %s FORMAT RowBinary", target);
-		if (fstat(fd, &st) == 0 && st.st_size > 0)
-			rc = statement(x, insert, fd, NULL);
+		rc = statement(x, insert, fd, NULL);
 		close(fd);
 	}
 	return rc;
 }
 
-/* Every table's rows, then the swap (`trace` last: its row says the trace is complete), then clean-up. */
-static int load_rows(struct export_run *x, struct ch_state *s, const char *stage)
+/* What D has: its tables, and those with a part of this trace (one query each). */
+static int survey(struct export_run *x, struct ch_state *s, struct load_plan *p)
 {
-	struct load_plan p = {0};
-	FILE **f[4] = {&p.empty, &p.inserts, &p.swap, &p.drop};
-	char path[PATH_MAX], line[1024];
-	FILE *names;
-	int rc = 0;
+	char sql[800], *tables = NULL, *trace = NULL;
+	int rc;
 
-	snprintf(path, sizeof(path), "%s/tables.tsv", s->dir);
-	if (!(names = fopen(path, "r")))
-		return export_say(x, -errno, path, "%s", strerror(errno));
-	for (int i = 0; i < 4; i++)
-		if (!(*f[i] = open_memstream(&p.text[i], &p.len[i])))
-			rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
-	while (rc == 0 && fgets(line, sizeof(line), names))
-		plan_table(s, line, stage, &p);
-	fclose(names);
-	if (p.swap)
-		fputs(p.trace_swap, p.swap);
-	for (int i = 0; i < 4; i++)
-		if (*f[i] && fclose(*f[i]) && rc == 0)
-			rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
-	if (rc == 0)
-		rc = run_script(x, p.text[0]);
-	if (rc == 0)
-		rc = run_inserts(x, s, p.text[1]);
-	if (rc == 0)
-		rc = run_script(x, p.text[2]);
-	if (rc == 0)
-		rc = run_script(x, p.text[3]);
-	for (int i = 0; i < 4; i++)
-		free(p.text[i]);
+	snprintf(sql, sizeof(sql), "SELECT name FROM system.tables WHERE database = '%s'", s->database);
+	if ((rc = statement(x, sql, -1, &tables)) < 0)
+		return rc;
+	snprintf(sql, sizeof(sql),
+		 "SELECT DISTINCT table FROM system.parts WHERE database = '%s' AND partition_id = '%lld' AND active",
+		 s->database, (long long)s->cat.trace_id);
+	if ((rc = statement(x, sql, -1, &trace)) < 0) {
+		free(tables);
+		return rc;
+	}
+	/* each list as "\nA\nB\n": a name is found between newlines */
+	if (asprintf(&p->have_tables, "\n%s", tables) < 0 || asprintf(&p->have_trace, "\n%s", trace) < 0)
+		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	free(tables);
+	free(trace);
 	return rc;
 }
 
-/* The load: the databases and tables (staging ones beside), then the rows. */
+/* The plan from tables.tsv and schema.sql, read line by line together. */
+static int make_plan(struct export_run *x, struct ch_state *s, const char *stage, struct load_plan *p)
+{
+	FILE **f[4] = {&p->create, &p->inserts, &p->swap, &p->after};
+	char path[PATH_MAX], line[1024], *create = NULL;
+	size_t create_cap = 0;
+	FILE *names, *schema;
+	int rc = survey(x, s, p);
+
+	for (int i = 0; rc == 0 && i < 4; i++)
+		if (!(*f[i] = open_memstream(&p->text[i], &p->len[i])))
+			rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	snprintf(path, sizeof(path), "%s/tables.tsv", s->dir);
+	names = fopen(path, "r");
+	snprintf(path, sizeof(path), "%s/schema.sql", s->dir);
+	schema = fopen(path, "r");
+	if (rc == 0 && (!names || !schema))
+		rc = export_say(x, -errno, path, "%s", strerror(errno));
+	while (rc == 0 && fgets(line, sizeof(line), names) && getline(&create, &create_cap, schema) > 0)
+		plan_table(s, line, create + strlen("CREATE TABLE IF NOT EXISTS "), stage, p);
+	free(create);
+	if (names)
+		fclose(names);
+	if (schema)
+		fclose(schema);
+	if (p->swap)
+		fputs(p->trace_swap, p->swap);
+	for (int i = 0; i < 4; i++)
+		if (*f[i] && fclose(*f[i]) && rc == 0)
+			rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	return rc;
+}
+
+/*
+ * The load: a staging database of this load's own (D__load_ID: dropped
+ * first, what a killed load of the trace left), the tables, the rows, the
+ * swap, the staging database dropped.
+ */
 static int load(struct export_run *x, struct ch_state *s)
 {
-	char stage[300], path[PATH_MAX];
-	char *schema, *main_schema = NULL, *stage_schema = NULL;
+	struct load_plan p = {0};
+	char stage[300], sql[800];
 	int rc;
 
-	snprintf(stage, sizeof(stage), "%s__staging", s->database);
-	snprintf(path, sizeof(path), "%s/schema.sql", s->dir);
-	schema = read_file_text(path);
-	main_schema = schema ? schema_for(schema, s->database) : NULL;
-	stage_schema = schema ? schema_for(schema, stage) : NULL;
-	char *all = NULL;
-	if (main_schema && stage_schema &&
-	    asprintf(&all, "CREATE DATABASE IF NOT EXISTS `%s`;\nCREATE DATABASE IF NOT EXISTS `%s`;\n%s%s",
-		     s->database, stage, main_schema, stage_schema) < 0)
-		all = NULL;
-	if (!all)
-		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
-	else if ((rc = run_script(x, all)) == 0)
-		rc = load_rows(x, s, stage);
-	free(all);
-	free(schema);
-	free(main_schema);
-	free(stage_schema);
+	snprintf(stage, sizeof(stage), "%s__load_%lld", s->database, (long long)s->cat.trace_id);
+	snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`", s->database);
+	if ((rc = statement(x, sql, -1, NULL)) < 0 || (rc = make_plan(x, s, stage, &p)) < 0)
+		goto out;
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS `%s`;\nCREATE DATABASE `%s`;\n", stage, stage);
+	if ((rc = run_script(x, sql)) == 0 && (rc = run_script(x, p.text[0])) == 0 &&
+	    (rc = run_inserts(x, s, p.text[1])) == 0 && (rc = run_script(x, p.text[2])) == 0 &&
+	    (rc = run_script(x, p.text[3])) == 0) {
+		snprintf(sql, sizeof(sql), "DROP DATABASE `%s`", stage);
+		rc = statement(x, sql, -1, NULL);
+	}
+out:
+	for (int i = 0; i < 4; i++)
+		free(p.text[i]);
+	free(p.have_tables);
+	free(p.have_trace);
 	return rc;
 }
 
