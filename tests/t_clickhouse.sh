@@ -24,11 +24,12 @@ trap cleanup EXIT
 if ! command -v clickhouse-server >/dev/null || ! command -v clickhouse-client >/dev/null; then
 	echo "1..0 # SKIP clickhouse-server/clickhouse-client not installed (scripts/deps.sh)"; exit 0
 fi
-if ! scripts/clickhouse.sh start > "$W/ports" 2> "$W/start.err"; then
+if ! scripts/clickhouse.sh start 2 > "$W/ports" 2> "$W/start.err"; then
 	echo "1..0 # SKIP clickhouse-server does not start here: $(head -c 200 "$W/start.err" | tr '\n' ' ')"; exit 0
 fi
 HTTP=$(awk '$1 == "port" { print $2 }' "$W/ports")
 TCP=$(awk '$1 == "shard" && $2 == 1 { print $6 }' "$W/ports")
+HTTP2=$(awk '$1 == "shard" && $2 == 2 { print $4 }' "$W/ports")
 n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 same_sorted() {
@@ -115,6 +116,18 @@ load $DAT "$HTTP" cut; check $? "the killed load is run again"
 counts cut > "$W/rerun"
 cmp -s "$W/once" "$W/rerun"; check $? "after the re-run every table has one clean load's rows"
 kill "$PROXY_PID" 2> /dev/null; PROXY_PID=
+
+# -- a fleet at a small size: the trace replayed as two hosts, one per shard, queried through
+# Distributed tables over the cluster; each host's totals = its own `tracebuf hist`
+"$TB" convert $DAT --clickhouse "127.0.0.1:$HTTP" --database fleet_local --host h1 2> "$W/err" &&
+	"$TB" convert $DAT --clickhouse "127.0.0.1:$HTTP2" --database fleet_local --host h2 2> "$W/err"
+check $? "two hosts loaded, one on each shard"
+ch default "CREATE DATABASE fleet" && ch fleet "CREATE TABLE sched_switch AS fleet_local.sched_switch
+	ENGINE = Distributed(tracebuf, fleet_local, sched_switch)"; check $? "a Distributed table over the 2-shard cluster"
+ch fleet "SELECT host, prev_pid, count(), sum(prev_prio) FROM sched_switch WHERE host LIKE 'h_'
+	GROUP BY host, prev_pid FORMAT CSV" | tr -d '"' > "$W/fleet.got"
+sed 's/^/h1,/' "$W/h1.want" > "$W/fleet.want"; sed 's/^/h2,/' "$W/h1.want" >> "$W/fleet.want"
+same_sorted "$W/fleet.want" "$W/fleet.got" "per host, the cluster's totals = each host's hist keys=prev_pid:vals=prev_prio"
 
 # -- bad input: a port with nothing says which address
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
