@@ -22,8 +22,17 @@ done
 if [ "$(id -u)" = 0 ]; then
 	echo "deps: installing$need"
 	export DEBIAN_FRONTEND=noninteractive
+	# No service starts at install (clickhouse-server's would take ports 8123/9000):
+	# invoke-rc.d asks policy-rc.d, whose 101 says "not now"; ours only if none exists.
+	policy=""
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && policy=1
+	fi
 	apt-get update -qq >/dev/null 2>&1 || apt-get update
 	apt-get install -y -qq --no-install-recommends $need >/dev/null || apt-get install -y $need
+	rc=$?
+	[ -n "$policy" ] && rm -f /usr/sbin/policy-rc.d
+	exit $rc
 else
 	echo "deps: missing packages:$need" >&2
 	echo "deps: run:  sudo apt-get install -y$need" >&2

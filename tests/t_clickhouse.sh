@@ -129,6 +129,15 @@ ch fleet "SELECT host, prev_pid, count(), sum(prev_prio) FROM sched_switch WHERE
 sed 's/^/h1,/' "$W/h1.want" > "$W/fleet.want"; sed 's/^/h2,/' "$W/h1.want" >> "$W/fleet.want"
 same_sorted "$W/fleet.want" "$W/fleet.got" "per host, the cluster's totals = each host's hist keys=prev_pid:vals=prev_prio"
 
+# -- damage: what is intact loads, the damage is a row of lost, exit 1
+BAD=tests/data/bad/record-short
+"$TB" convert $BAD --clickhouse "127.0.0.1:$HTTP" --database bad 2> "$W/err"; rc=$?
+ch bad "SELECT path, offset, reason FROM lost FORMAT CSV" > "$W/out"
+[ $rc = 1 ] && grep -q "$BAD/cpu0.raw\",772," "$W/out" && grep -q 'record-short/cpu0.raw: byte 772: ' "$W/err"
+check $? "a short record: said with file and byte, a row of lost, exit 1"
+[ "$("$TB" report $BAD 2> /dev/null | grep -vc '^#')" = "$(ch bad 'SELECT count() FROM events')" ]
+check $? "every intact record of it loads"
+
 # -- bad input: a port with nothing says which address
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$TB" convert $DAT --clickhouse "127.0.0.1:$port" 2> "$W/err"; rc=$?
