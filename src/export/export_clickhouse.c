@@ -4,24 +4,24 @@
  * tables and typed columns of sql_tables.h with the types mapped for
  * ClickHouse 18.16 (Debian 12's), in ClickHouse's RowBinary format.
  *
- * The kind writes a directory: schema.sql (CREATE TABLE for every table
- * met), tables.tsv (file name, table name) and one FILE.bin of RowBinary
- * rows per table, for `clickhouse-client --query 'INSERT INTO t FORMAT
- * RowBinary' < FILE.bin`.  With opts->clickhouse (convert --clickhouse
- * HOST:PORT) the directory is a scratch one and finish loads it through
- * clickhouse-client children, then removes it.
+ * The kind writes a directory: schema.sql (a CREATE TABLE a line, "DB."
+ * for the database), tables.tsv (file, table, registry|trace) and one
+ * tN.bin of RowBinary rows per table, for `clickhouse-client --query
+ * 'INSERT INTO t FORMAT RowBinary' < tN.bin`.  With opts->clickhouse
+ * (convert --clickhouse HOST:PORT) the directory is a scratch one and
+ * finish loads it over the server's HTTP interface (clickhouse_http.h),
+ * then removes it.
  *
  * Idempotent and atomic per trace: every table is partitioned by
  * trace_id, and a trace's id is a hash of its host and its file's real
  * path, so loading it again makes the same partition.  The rows go first
- * into a staging database (D__staging, same tables); only when every
- * table's rows are in does one multi-statement client run
- * `ALTER TABLE D.t REPLACE PARTITION id FROM D__staging.t` table by
- * table, the `trace` table last: a loader that dies before that leaves
- * nothing in D, and a second load replaces the first's partition instead
- * of adding to it.  (The swap is one ALTER per table, metadata only; a
- * kill inside it leaves the trace's `trace` row absent, and a re-run
- * completes it.)
+ * into a staging database of the load's own (D__load_ID, same tables);
+ * only when every table's rows are in does the loader run `ALTER TABLE
+ * D.t REPLACE PARTITION ID FROM D__load_ID.t` table by table, the `trace`
+ * table last: a loader that dies before that leaves nothing in D, and a
+ * second load replaces the first's partition instead of adding to it.
+ * (The swap is one ALTER per table, metadata only; a kill inside it
+ * leaves the trace's `trace` row absent, and a re-run completes it.)
  */
 #include <errno.h>
 #include <fcntl.h>
