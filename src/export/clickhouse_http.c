@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,15 @@
 /* 18.16 keeps LowCardinality behind this setting; newer servers take it and ignore it. */
 #define SETTINGS "&allow_experimental_low_cardinality_type=1"
 
-static int say(char **answer, int rc, const char *fmt, const char *a, const char *b)
+/* *answer = the reason (what the caller prints after the address); returns rc. */
+__attribute__((format(printf, 3, 4))) static int say(char **answer, int rc, const char *fmt, ...)
 {
-	if (asprintf(answer, fmt, a, b) < 0)
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(answer, fmt, ap) < 0)
 		*answer = NULL;
+	va_end(ap);
 	return rc;
 }
 
@@ -123,10 +129,10 @@ int ch_http(const char *addr, const char *query, int body_fd, char **answer)
 
 	*answer = NULL;
 	if (!colon || colon == addr || !colon[1] || (size_t)(colon - addr) >= sizeof(host))
-		return say(answer, -EINVAL, "%s%s: not HOST:PORT", addr, "");
+		return say(answer, -EINVAL, "not HOST:PORT");
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
 	if ((fd = connect_to(host, colon + 1)) < 0)
-		return say(answer, fd, "cannot connect: %s%s", strerror(-fd), "");
+		return say(answer, fd, "cannot connect: %s", strerror(-fd));
 	char *url = url_encoded(query);
 	long long length = body_fd >= 0 && fstat(body_fd, &st) == 0 ? (long long)st.st_size : 0;
 	char *request = NULL;
@@ -142,9 +148,9 @@ int ch_http(const char *addr, const char *query, int body_fd, char **answer)
 	char *resp = rc == 0 ? read_response(fd, &len) : NULL;
 	close(fd);
 	if (rc < 0)
-		return say(answer, rc, "sending the statement: %s%s", strerror(-rc), "");
+		return say(answer, rc, "sending the statement: %s", strerror(-rc));
 	if (!resp)
-		return say(answer, -EIO, "no answer%s%s", "", "");
+		return say(answer, -EIO, "no answer");
 	int status = 0;
 	char *body = strstr(resp, "\r\n\r\n");
 	sscanf(resp, "HTTP/%*d.%*d %d", &status);
