@@ -104,9 +104,10 @@ check $? "events has each record once: trace.records"
 # -- atomic: a loader killed with its 3rd INSERT held leaves nothing counted
 python3 tests/lib/ch_hold_proxy.py "$W/proxy.port" "$HTTP" 3 "$W/held" & PROXY_PID=$!
 i=0; while [ ! -s "$W/proxy.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
-"$TB" convert $DAT --clickhouse "127.0.0.1:$(cat "$W/proxy.port")" --database cut 2> /dev/null & LOADER=$!
+TMPDIR="$W" "$TB" convert $DAT --clickhouse "127.0.0.1:$(cat "$W/proxy.port")" --database cut 2> /dev/null & LOADER=$! # its scratch folder, left by the kill, in $W
 i=0; while [ ! -e "$W/held" ] && [ $i -lt 600 ] && kill -0 $LOADER 2> /dev/null; do sleep 0.1; i=$((i+1)); done
 [ -e "$W/held" ]; check $? "the relay held the loader's 3rd insert"
+ls -d "$W"/tracebuf-ch.* > /dev/null 2>&1; check $? "the loader spools into \$TMPDIR (here the test's folder)"
 kill -KILL $LOADER 2> /dev/null; wait $LOADER 2> /dev/null
 staged=$(ch system "SELECT sum(rows) FROM parts WHERE database LIKE 'cut\\_\\_load\\_%' AND active")
 visible=$(ch system "SELECT count() FROM parts WHERE database = 'cut' AND active AND table != 'event_table'")
