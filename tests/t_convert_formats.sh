@@ -24,7 +24,7 @@ xml_ok() { python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[
 
 "$T" convert --help > "$W/help"
 formats=$(sed -n '/^Formats/,/^$/p' "$W/help" | awk 'NR > 1 && NF { print $1 }')
-[ "$(echo $formats)" = "tracedat capture json folded flamegraph ring-svg sqlite" ]
+[ "$(echo $formats)" = "tracedat capture json folded flamegraph ring-svg sqlite clickhouse-rowbinary" ]
 ok $? "convert --help lists the table's formats: $(echo $formats)"
 
 checked=""
@@ -118,6 +118,15 @@ for f in $formats; do
 			[ $rc = 0 ] && [ -s "$W/o.db" ]; ok $? "sqlite: .db written, exit 0 (no sqlite3 to read it)"
 		fi
 		;;
+	clickhouse-rowbinary)
+		# offline: the files; tests/t_clickhouse.sh loads them into a server and checks the rows
+		C=$K/cap-b-overrun
+		"$T" convert --format clickhouse-rowbinary "$C" -o "$W/rb" 2> "$W/err"; rc=$?
+		lost=$(awk -F'\t' '$2 == "lost" { print $1 }' "$W/rb/tables.tsv")
+		[ $rc = 0 ] && [ "$(wc -l < "$W/rb/schema.sql")" = "$(wc -l < "$W/rb/tables.tsv")" ] &&
+			grep -q '^CREATE TABLE IF NOT EXISTS DB.`events` ' "$W/rb/schema.sql" && [ -s "$W/rb/$lost" ]
+		ok $? "clickhouse-rowbinary: a directory of a CREATE and a RowBinary file per table, exit 0 (rc $rc)"
+		;;
 	*)
 		ok 1 "format $f has no check in this test: add one"
 		continue
@@ -134,7 +143,7 @@ ok $? "--format nosuch: exit 2, the formats named, nothing written ($(head -c 80
 # damage: every format that copies or decodes records says it with file and byte, exits 1, and
 # writes only what report reads.  record-crossing: a record crosses the end of cpu0's data at 4012.
 crossing="$BAD/record-crossing/cpu0.raw: byte 4012: record crosses the end of data"
-for f in tracedat capture json ring-svg sqlite; do
+for f in tracedat capture json ring-svg sqlite clickhouse-rowbinary; do
 	out="$W/bad.$f"
 	"$T" convert --format $f "$BAD/record-crossing" -o "$out" 2> "$W/err"; rc=$?
 	[ $rc = 1 ] && grep -qF "$crossing" "$W/err"

@@ -94,7 +94,10 @@ static int convert(const struct tb_exporter_kind *kind, struct tb_export_opts *o
 
 static const char *const compressions[] = {"none", "zlib", "zstd", NULL};
 
-enum { O_INPUT, O_OUTPUT, O_FORMAT, O_V7, O_COMPRESS, O_VERSION, O_PREFIX, O_BUFFER, O_ADD_BUFFER, O_TITLE, O_N };
+enum {
+	O_INPUT, O_OUTPUT, O_FORMAT, O_V7, O_COMPRESS, O_VERSION, O_PREFIX, O_BUFFER, O_ADD_BUFFER, O_TITLE,
+	O_CLICKHOUSE, O_DATABASE, O_HOST, O_N
+};
 static const struct cli_opt opts[] = {
     [O_INPUT] = {"input", 'i', CLI_STRING, "INPUT", "the capture directory or trace.dat (or as the operand)", "-i"},
     [O_OUTPUT] = {"output", 'o', CLI_STRING, "FILE", "the file to write; its suffix chooses the format (required)", "-o"},
@@ -110,6 +113,11 @@ static const struct cli_opt opts[] = {
 		  "-B"},
     [O_ADD_BUFFER] = {"add-buffer", 0, CLI_LIST, "NAME=DIR", "also the capture DIR, as the instance NAME (repeatable)"},
     [O_TITLE] = {"title", 0, CLI_STRING, "T", "the SVGs' title"},
+    [O_CLICKHOUSE] = {"clickhouse", 0, CLI_STRING, "HOST:PORT",
+		      "load the trace's tables into ClickHouse over HTTP (no -o; docs/clickhouse.md): idempotent and "
+		      "atomic per trace"},
+    [O_DATABASE] = {"database", 0, CLI_STRING, "D", "ClickHouse's database (default: tracebuf)"},
+    [O_HOST] = {"host", 0, CLI_STRING, "NAME", "the host column's value (default: the input's base name)"},
 };
 
 static int run(int argc, char **argv);
@@ -168,14 +176,19 @@ static int run(int argc, char **argv)
 	if (cli_given(&a, O_V7))
 		o.tracedat_version = 7;
 	o.progress = cli_show_progress(&a);
+	o.clickhouse = cli_str(&a, O_CLICKHOUSE);
+	o.database = cli_str(&a, O_DATABASE);
+	o.host = cli_str(&a, O_HOST);
+	if (o.clickhouse && !o.out)
+		o.out = o.clickhouse; /* what messages name: the server */
 	rc = cli_one_input(&a, O_INPUT, &o.in);
 	if (!rc && o.compression && o.tracedat_version != 7)
 		rc = cli_usage_error(&cli_convert, "--compress is for version 7: add --v7");
 	if (!rc && !o.out)
-		rc = cli_usage_error(&cli_convert, "the output is missing: -o FILE (its suffix chooses the format)");
+		rc = cli_usage_error(&cli_convert, "the output is missing: -o FILE (its suffix chooses the format) or --clickhouse HOST:PORT");
 	if (!rc)
 		rc = add_buffers(&a, buffers, &o);
-	if (!rc && !(kind = choose_kind(cli_str(&a, O_FORMAT), o.out)))
+	if (!rc && !(kind = choose_kind(o.clickhouse ? "clickhouse-rowbinary" : cli_str(&a, O_FORMAT), o.out)))
 		rc = CLI_EXIT_USAGE;
 	if (!rc)
 		rc = convert(kind, &o);

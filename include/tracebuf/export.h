@@ -65,6 +65,9 @@ struct tb_export_opts {
 	/* SQL (docs/sql.md): the host column's value (NULL: the input's base name); events.text too */
 	const char *host;
 	bool sql_text;
+	/* ClickHouse: HOST:PORT to load into (the clickhouse-rowbinary kind; NULL: write out), its database */
+	const char *clickhouse;
+	const char *database;
 };
 
 struct tb_export_result {

@@ -96,7 +96,8 @@ struct tb_exporter_kind {
 
 /* The kinds (one file each). */
 extern const struct tb_exporter_kind export_tracedat, export_capture_dir, export_chrome_json,
-    export_folded, export_flamegraph, export_ring_svg, export_sqlite;
+    export_folded, export_flamegraph, export_ring_svg, export_sqlite,
+    export_clickhouse;
 
 /* "TOOL: FILE: reason" on stderr (a message naming the user's file); returns rc. */
 int export_say(const struct export_run *x, int rc, const char *file, const char *fmt, ...)

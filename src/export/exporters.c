@@ -23,6 +23,7 @@
 static const struct tb_exporter_kind *const kinds[] = {
     &export_tracedat, &export_capture_dir, &export_chrome_json,
     &export_folded,   &export_flamegraph,  &export_ring_svg, &export_sqlite,
+    &export_clickhouse,
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
