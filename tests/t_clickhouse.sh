@@ -145,7 +145,7 @@ for f in "$W"/q*.sql; do
 	*) continue ;;
 	esac
 	clickhouse-client --port "$TCP" --database dat --multiquery --format CSV < "$f" 2>&1 | tr -d '"' > "$W/q.ch"
-	"$TB" sql --db "$W/docs.db" -f "$f" --format csv 2>&1 | tail -n +2 | tr -d '"' > "$W/q.sqlite"
+	"$TB" sql --db "$W/docs.db" --query-file "$f" --format csv 2>&1 | tail -n +2 | tr -d '"' > "$W/q.sqlite"
 	[ -s "$W/q.ch" ] && cmp -s "$W/q.ch" "$W/q.sqlite" && same_q="$same_q$(basename "$f" .sql) "
 done
 [ "$(echo $same_q | wc -w)" = 5 ]; check $? "docs/sql.md's portable worked queries give SQLite's rows on ClickHouse ($same_q)"
@@ -162,7 +162,7 @@ check $? "every intact record of it loads"
 # -- bad input: a port with nothing says which address
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$TB" convert $DAT --clickhouse "127.0.0.1:$port" 2> "$W/err"; rc=$?
-[ $rc = 2 ] && grep -q "127.0.0.1:$port: cannot connect" "$W/err"; check $? "an unreachable server: exit 2, its address said ($(head -1 "$W/err"))"
+[ $rc = 4 ] && grep -q "127.0.0.1:$port: cannot connect" "$W/err"; check $? "an unreachable server: exit 4 (output), its address said ($(head -1 "$W/err"))"
 "$TB" convert $DAT --clickhouse "nocolon" 2> "$W/err"; rc=$?
 [ $rc = 2 ] && grep -q "nocolon: not HOST:PORT" "$W/err"; check $? "an address without a port is refused"
 

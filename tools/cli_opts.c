@@ -86,6 +86,8 @@ int cli_exit_for(int err)
 {
 	switch (err) {
 	case ENOSPC: case EROFS: case EEXIST: case ENOTEMPTY: case EFBIG: case EIO: case EPIPE: case EDQUOT:
+	/* an output that is a server (convert --clickhouse) it cannot reach */
+	case ECONNREFUSED: case ECONNRESET: case EHOSTUNREACH: case ENETUNREACH: case ETIMEDOUT:
 		return CLI_EXIT_OUTPUT;
 	case ENOMEM: case EMFILE: case ENFILE: case ENOSYS: case ENODEV:
 		return CLI_EXIT_SYSTEM;

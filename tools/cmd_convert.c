@@ -181,7 +181,13 @@ static int run(int argc, char **argv)
 	o.host = cli_str(&a, O_HOST);
 	if (o.clickhouse && !o.out)
 		o.out = o.clickhouse; /* what messages name: the server */
-	rc = cli_one_input(&a, O_INPUT, &o.in);
+	const char *port = o.clickhouse ? strrchr(o.clickhouse, ':') : NULL;
+	rc = 0;
+	if (o.clickhouse && (!port || port == o.clickhouse || !port[1] || strspn(port + 1, "0123456789") != strlen(port + 1)))
+		rc = cli_usage_error(&cli_convert, "--clickhouse %s: not HOST:PORT (the HTTP port, 8123 by default)",
+				     o.clickhouse);
+	if (!rc)
+		rc = cli_one_input(&a, O_INPUT, &o.in);
 	if (!rc && o.compression && o.tracedat_version != 7)
 		rc = cli_usage_error(&cli_convert, "--compress is for version 7: add --v7");
 	if (!rc && !o.out)
