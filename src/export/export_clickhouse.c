@@ -34,6 +34,7 @@
 
 #include "clickhouse_http.h"
 #include "exporter.h"
+#include "sql_record.h"
 #include "sql_tables.h"
 #include "util/grow.h"
 
@@ -71,7 +72,7 @@ struct ch_state {
 	const char *database;
 	struct ch_problem *problems;
 	size_t nproblems, cap_problems;
-	uint8_t id_seen[65536 / 8];
+	uint8_t id_seen[SQL_ID_SEEN_BYTES];
 };
 
 /* ---- types ---------------------------------------------------------- */
@@ -302,15 +303,6 @@ static int64_t trace_identity(const char *host, const char *in)
 	return h ? h : 1; /* 0 is no trace */
 }
 
-static const char *base_name(const char *path)
-{
-	size_t n = strlen(path);
-
-	while (n > 1 && path[n - 1] == '/')
-		n--;
-	const char *slash = memrchr(path, '/', n ? n - 1 : 0);
-	return slash ? slash + 1 : path;
-}
 
 /* ---- clickhouse-client ------------------------------------------------ */
 
@@ -574,7 +566,7 @@ static int ch_begin(struct export_run *x)
 	for (int i = 0; i < SQL_NFIXED; i++)
 		if (i != SQL_EVENTS_UNKNOWN && (rc = table_open(x, &s->cat.fixed[i])) < 0)
 			return rc;
-	s->host = x->o->host ? x->o->host : base_name(x->o->in);
+	s->host = x->o->host ? x->o->host : sql_default_host(x->o->in);
 	s->cat.host = s->host;
 	s->cat.host_len = (uint32_t)strlen(s->host);
 	s->cat.trace_id = trace_identity(s->host, x->o->in);
@@ -583,41 +575,8 @@ static int ch_begin(struct export_run *x)
 	return rc < 0 ? export_say(x, rc, x->o->out, "%s", strerror(-rc)) : 0;
 }
 
-static int64_t common_pid(const struct merged_record *r)
-{
-	int32_t p;
 
-	if (r->len < 8)
-		return -1;
-	memcpy(&p, r->data + 4, 4);
-	return p;
-}
 
-/* As the SQLite writer: the first record of an ID checks its format; one of no format is said once. */
-static void first_of_id(struct export_run *x, const struct merged_record *r, const struct tb_format *f)
-{
-	struct ch_state *s = x->state;
-
-	if (s->id_seen[r->id / 8] & (1u << (r->id % 8)))
-		return;
-	s->id_seen[r->id / 8] |= (uint8_t)(1u << (r->id % 8));
-	tb_capture_event_seen(x->capture, r->id);
-	if (!f)
-		tb_capture_problem(x->capture, r->file, r->file_offset,
-				   "event id %u has no format (first record of it; all load as events with no name)",
-				   r->id);
-}
-
-static bool record_intact(struct export_run *x, const struct merged_record *r, const struct tb_format *f,
-			  const char *sys)
-{
-	struct tb_problem err = {0};
-
-	if ((sys && !strcmp(sys, "ftrace")) || tb_schema_check_record(f, r->data, r->len, &err) == 0)
-		return true;
-	tb_capture_problem(x->capture, r->file, r->file_offset + err.offset, "%s; record skipped", err.reason);
-	return false;
-}
 
 static int event_table_row(struct export_run *x, struct sql_table *t, const struct tb_format *f, const char *sys)
 {
@@ -635,8 +594,8 @@ static int ch_event(struct export_run *x, const struct merged_record *r)
 	const struct tb_format *f = tb_schema_find_event(schema, r->id, &sys);
 	int rc;
 
-	first_of_id(x, r, f);
-	if (f && !record_intact(x, r, f, sys))
+	sql_record_first_of_id(x->capture, s->id_seen, r, f);
+	if (f && !sql_record_intact(x->capture, r, f, sys))
 		return 0;
 	if (f) {
 		bool made;
@@ -649,13 +608,13 @@ static int ch_event(struct export_run *x, const struct merged_record *r)
 			sql_derived_note(&s->cat, f, sys);
 		struct sql_value v[t->ncols];
 		size_t clen;
-		const char *comm = tb_schema_comm(schema, (int)common_pid(r), &clen);
+		const char *comm = tb_schema_comm(schema, (int)sql_record_pid(r), &clen);
 		sql_event_row(&s->cat, t, r, comm, clen, v);
 		if ((rc = write_row(x, t, v)) < 0)
 			return rc;
 	}
 	const char *name = f ? f->name : NULL;
-	struct sql_value ev[7] = {sql_int((int64_t)r->ts), sql_int(r->cpu), sql_int(common_pid(r)),
+	struct sql_value ev[7] = {sql_int((int64_t)r->ts), sql_int(r->cpu), sql_int(sql_record_pid(r)),
 				  sql_text(name, name ? strlen(name) : 0), sql_text(s->host, s->cat.host_len),
 				  sql_int(s->cat.trace_id), sql_null(SQL_TEXT)};
 	if ((rc = write_row(x, &s->cat.fixed[SQL_EVENTS], ev)) < 0)

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "exporter.h"
+#include "sql_record.h"
 #include "sql_tables.h"
 #include "tracebuf/report.h"
 #include "util/grow.h"
@@ -47,7 +48,7 @@ struct sqlite_state {
 	bool ns_clock;
 	struct kept_problem *problems;
 	size_t nproblems, cap_problems;
-	uint8_t id_seen[65536 / 8]; /* common_types met: the first record of each is checked for its format */
+	uint8_t id_seen[SQL_ID_SEEN_BYTES]; /* common_types met: the first record of each is checked for its format */
 	bool events_view;	    /* events is a view of the event tables (no row of its own: a fifth less work) */
 };
 
@@ -240,16 +241,6 @@ static int64_t max_plus_one(sqlite3 *db, const char *sql)
 	return v;
 }
 
-/* The file's basename: the default host (several traces side by side, one per host). */
-static const char *default_host(const char *path)
-{
-	size_t n = strlen(path);
-
-	while (n > 1 && path[n - 1] == '/')
-		n--;
-	const char *slash = memrchr(path, '/', n ? n - 1 : 0);
-	return slash ? slash + 1 : path;
-}
 
 static int open_db(struct export_run *x, struct sqlite_state *s)
 {
@@ -326,7 +317,7 @@ static int sqlite_begin(struct export_run *x)
 	for (int i = 0; i < SQL_NFIXED; i++)
 		if ((i != SQL_EVENTS || !s->events_view) && (rc = table_open(x, s->db, &s->cat.fixed[i])) < 0)
 			return rc;
-	s->host = x->o->host ? x->o->host : default_host(x->o->in);
+	s->host = x->o->host ? x->o->host : sql_default_host(x->o->in);
 	s->cat.host = s->host;
 	s->cat.host_len = (uint32_t)strlen(s->host);
 	s->cat.trace_id = max_plus_one(s->db, "SELECT COALESCE(MAX(trace_id), 0) + 1 FROM trace");
@@ -358,16 +349,6 @@ static const char *report_line(struct export_run *x, const struct merged_record 
 	return s->text_buf;
 }
 
-/* common_pid, little endian as the page format is; -1 when the record is too short. */
-static int64_t common_pid(const struct merged_record *r)
-{
-	int32_t p;
-
-	if (r->len < 8)
-		return -1;
-	memcpy(&p, r->data + 4, 4);
-	return p;
-}
 
 static int events_row(struct export_run *x, const struct merged_record *r, const char *name)
 {
@@ -375,53 +356,20 @@ static int events_row(struct export_run *x, const struct merged_record *r, const
 	struct sql_table *t = &s->cat.fixed[SQL_EVENTS];
 	size_t tlen = 0;
 	const char *text = x->o->sql_text ? report_line(x, r, &tlen) : NULL;
-	struct sql_value v[7] = {sql_int((int64_t)r->ts), sql_int(r->cpu), sql_int(common_pid(r)),
+	struct sql_value v[7] = {sql_int((int64_t)r->ts), sql_int(r->cpu), sql_int(sql_record_pid(r)),
 				 sql_text(name, name ? strlen(name) : 0), sql_text(s->host, s->cat.host_len),
 				 sql_int(s->cat.trace_id), sql_text(text, tlen)};
 	return insert_row(x, t, v);
 }
 
-/*
- * The first record of each ID lets the capture tell what its format file
- * had wrong (as report does); a record of no format is said once per ID.
- */
-static void first_of_id(struct export_run *x, const struct merged_record *r, const struct tb_format *f)
-{
-	struct sqlite_state *s = x->state;
 
-	if (s->id_seen[r->id / 8] & (1u << (r->id % 8)))
-		return;
-	s->id_seen[r->id / 8] |= (uint8_t)(1u << (r->id % 8));
-	tb_capture_event_seen(x->capture, r->id);
-	if (!f)
-		tb_capture_problem(x->capture, r->file, r->file_offset,
-				   "event id %u has no format (first record of it; all load as events with no name)",
-				   r->id);
-}
-
-/*
- * Whether r holds what its format says; else said (file, byte) and left
- * out, as report leaves it.  The kernel's own ftrace events are written
- * shorter than their formats (kernel_stack holds the entries it has, not
- * caller[8]): as report's printers of them, the row takes what is there.
- */
-static bool record_intact(struct export_run *x, const struct merged_record *r, const struct tb_format *f,
-			  const char *sys)
-{
-	struct tb_problem err = {0};
-
-	if ((sys && !strcmp(sys, "ftrace")) || tb_schema_check_record(f, r->data, r->len, &err) == 0)
-		return true;
-	tb_capture_problem(x->capture, r->file, r->file_offset + err.offset, "%s; record skipped", err.reason);
-	return false;
-}
 
 /* A record of no format, where events is a view: a row of events_unknown. */
 static int unknown_row(struct export_run *x, const struct merged_record *r)
 {
 	struct sqlite_state *s = x->state;
-	struct sql_value v[6] = {sql_int((int64_t)r->ts), sql_int(r->cpu),		      sql_int(common_pid(r)),
-				 sql_int(r->id),	  sql_text(s->host, s->cat.host_len), sql_int(s->cat.trace_id)};
+	struct sql_value v[6] = {sql_int((int64_t)r->ts), sql_int(r->cpu), sql_int(sql_record_pid(r)),
+				 sql_int(r->id), sql_text(s->host, s->cat.host_len), sql_int(s->cat.trace_id)};
 
 	return insert_row(x, &s->cat.fixed[SQL_EVENTS_UNKNOWN], v);
 }
@@ -453,8 +401,8 @@ static int sqlite_event(struct export_run *x, const struct merged_record *r)
 	const struct tb_format *f = tb_schema_find_event(schema, r->id, &sys);
 	int rc;
 
-	first_of_id(x, r, f);
-	if (f && !record_intact(x, r, f, sys))
+	sql_record_first_of_id(x->capture, s->id_seen, r, f);
+	if (f && !sql_record_intact(x->capture, r, f, sys))
 		return 0;
 	if (f) {
 		bool made;
@@ -469,7 +417,7 @@ static int sqlite_event(struct export_run *x, const struct merged_record *r)
 			sql_derived_note(&s->cat, f, sys);
 		struct sql_value v[t->ncols];
 		size_t clen;
-		const char *comm = tb_schema_comm(schema, (int)common_pid(r), &clen);
+		const char *comm = tb_schema_comm(schema, (int)sql_record_pid(r), &clen);
 		sql_event_row(&s->cat, t, r, comm, clen, v);
 		if ((rc = insert_row(x, t, v)) < 0)
 			return rc;
