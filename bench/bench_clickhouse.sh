@@ -12,15 +12,7 @@ NAME=bench_clickhouse
 bench_instance
 command -v clickhouse-server >/dev/null 2>&1 || skip "clickhouse-server not installed"
 command -v curl >/dev/null 2>&1 || skip "curl not installed (the peer's HTTP client)"
-command -v perf >/dev/null 2>&1 || skip "perf not installed (perf bench sched pipe makes the trace)"
-[ -d "$TOP/events/sched/sched_waking" ] || skip "no sched_waking event"
-echo 0 > "$T/tracing_on"
-echo $((LOOPS / 2 + 8192)) > "$T/buffer_size_kb" || skip "cannot size the buffer"
-for e in sched_switch sched_waking sched_wakeup; do echo 1 > "$T/events/sched/$e/enable"; done
-echo 1 > "$T/tracing_on"
-perf bench sched pipe -l "$LOOPS" > /dev/null 2>&1
-echo 0 > "$T/tracing_on"
-bench_capture_tracedat
+bench_sched_pipe_tracedat "$LOOPS"
 
 export TB_CLICKHOUSE_DIR="$W/servers"
 ports=$(scripts/clickhouse.sh start) || skip "clickhouse-server does not start"

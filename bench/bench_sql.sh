@@ -21,19 +21,9 @@ LOOPS=${TB_BENCH_SQL_LOOPS:-300000}
 NAME=bench_sql
 . "$(dirname "$0")/lib_instance.sh"
 bench_instance
-command -v perf >/dev/null 2>&1 || skip "perf not installed (perf bench sched pipe makes the trace)"
 command -v sqlite3 >/dev/null 2>&1 || skip "sqlite3 not installed (the peer)"
 [ -x /usr/bin/time ] || skip "GNU time (/usr/bin/time) not installed"
-[ -d "$TOP/events/sched/sched_waking" ] || skip "no sched_waking event"
-# -- record: room for every event (no overwrite)
-echo 0 > "$T/tracing_on"
-echo 0 > "$T/options/overwrite"
-echo $((LOOPS / 2 + 8192)) > "$T/buffer_size_kb" || skip "cannot size the buffer"
-for e in sched_switch sched_waking sched_wakeup; do echo 1 > "$T/events/sched/$e/enable"; done
-echo 1 > "$T/tracing_on"
-perf bench sched pipe -l "$LOOPS" > /dev/null 2>&1
-echo 0 > "$T/tracing_on"
-bench_capture_tracedat
+bench_sched_pipe_tracedat "$LOOPS"
 
 # -- one load to learn the rows, and the peer's CSV of every table (made beforehand)
 "$TB" sql --db "$W/ref.db" "$DAT" 2> "$W/load.err" || skip "tracebuf sql could not load $DAT: $(cat "$W/load.err")"

@@ -8,6 +8,8 @@
 #   bench_tracedat C      $W/trace.dat from capture C's raw pages ($raws)
 #   bench_capture_tracedat  the instance saved by `tracebuf capture` and made
 #                         $DAT (= $W/trace.dat), the raw copies removed
+#   bench_sched_pipe_tracedat LOOPS  sched_switch/waking/wakeup of `perf bench
+#                         sched pipe -l LOOPS`, every event kept, as $DAT
 
 skip() {
 	echo "$NAME: skipped: $1"
@@ -64,4 +66,19 @@ bench_capture_tracedat() {
 	bench_tracedat "$W/capture"
 	rm -f $raws
 	DAT="$W/trace.dat"
+}
+
+# A scheduler ping-pong's sched_switch, sched_waking and sched_wakeup, room for
+# every event (no overwrite: about 8 events a round trip), as $DAT.
+bench_sched_pipe_tracedat() {
+	command -v perf >/dev/null 2>&1 || skip "perf not installed (perf bench sched pipe makes the trace)"
+	[ -d "$TOP/events/sched/sched_waking" ] || skip "no sched_waking event"
+	echo 0 > "$T/tracing_on"
+	echo 0 > "$T/options/overwrite"
+	echo $(($1 / 2 + 8192)) > "$T/buffer_size_kb" || skip "cannot size the buffer"
+	for e in sched_switch sched_waking sched_wakeup; do echo 1 > "$T/events/sched/$e/enable"; done
+	echo 1 > "$T/tracing_on"
+	perf bench sched pipe -l "$1" > /dev/null 2>&1
+	echo 0 > "$T/tracing_on"
+	bench_capture_tracedat
 }
