@@ -34,7 +34,8 @@ size|||2|n
 demo|||-|n
 formats|||2|n
 capture|||2|n
-record|||2|n'
+record|||2|n
+sql|||2|y'
 echo "$table" | while IFS='|' read -r c pre post none dirbad; do
 	post=$(echo "$post" | sed "s|TMP|$tmp|")
 	if [ "$none" != - ]; then
