@@ -856,6 +856,20 @@ static int header_counts(struct report *r, uint64_t *entries, uint64_t *written)
 	return tb_capture_rewind(r->capture);
 }
 
+/*
+ * The trace_options the text is laid out by: the capture's saved ones, then
+ * the caller's words over them.  -EINVAL for a word that is not one of the
+ * TB_TOPT_* options, -ENOTSUP when bin is on: the kernel writes binary
+ * records then, and tracebuf prints text.
+ */
+static int report_trace_options(const struct tb_capture *c, const struct tb_report_opts *opts, unsigned *bits)
+{
+	*bits = tb_capture_trace_options(c);
+	if (opts && opts->options && tb_trace_options_apply(opts->options, true, bits, NULL, NULL) < 0)
+		return -EINVAL;
+	return *bits & TB_TOPT_BIN ? -ENOTSUP : 0;
+}
+
 int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts *opts,
 		    struct tb_report_totals *totals)
 {
@@ -867,6 +881,9 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	if (!c || !out)
 		return -EINVAL;
 	r.render.ns_clock = tb_capture_clock_is_ns(c);
+	rc = report_trace_options(c, opts, &r.render.trace_options);
+	if (rc < 0)
+		return rc;
 	r.ncpus = tb_capture_cpu_slots(c);
 	r.cpus = calloc(r.ncpus > 0 ? (size_t)r.ncpus : 1, sizeof(*r.cpus));
 	r.books = calloc(r.ncpus > 0 ? (size_t)r.ncpus : 1, sizeof(*r.books));
@@ -884,8 +901,8 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	} else if (rc == 0 && !(opts && opts->no_header)) {
 		rc = header_counts(&r, &entries, &written);
 		if (rc == 0)
-			tb_render_header(out, tb_capture_tracer(c), entries, written,
-					 tb_capture_online_cpus(c));
+			tb_render_header_opts(out, tb_capture_tracer(c), entries, written,
+					      tb_capture_online_cpus(c), r.render.trace_options);
 	}
 	if (rc == 0 && !r.counting) {
 		merge(&r);
