@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "blob_store.h"
@@ -697,10 +698,15 @@ static int read_meta(struct tb_capture *c)
 {
 	char *meta = c->live ? NULL : capture_path_join(c->dir, "meta.txt");
 	char *text = meta ? slurp(c, meta, &(size_t){0}) : NULL, value[256] = "";
+	struct utsname uts;
 	int rc;
 
 	if (text && meta_value(text, "ncpus", value, sizeof(value), NULL) && atoi(value) > 0)
 		c->online_cpus = atoi(value);
+	if (text)
+		meta_value(text, "kernel", c->release, sizeof(c->release), NULL);
+	else if (c->live && uname(&uts) == 0)
+		snprintf(c->release, sizeof(c->release), "%s", uts.release);
 	rc = read_clock(c, text, meta);
 	free(text);
 	free(meta);
@@ -1049,6 +1055,11 @@ int tb_capture_online_cpus(const struct tb_capture *c)
 size_t tb_capture_subbuf_size(const struct tb_capture *c)
 {
 	return c ? c->subbuf : 0;
+}
+
+const char *tb_capture_kernel_release(const struct tb_capture *c)
+{
+	return c ? c->release : "";
 }
 
 unsigned tb_capture_trace_options(const struct tb_capture *c)

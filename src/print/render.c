@@ -90,6 +90,17 @@ static char depth_column(unsigned depth)
 	return depth ? "0123456789abcdef"[depth & 15] : '.';
 }
 
+/* The five irq-info columns (trace_print_lat_fmt). */
+static char *put_irq_info(char *p, const struct common_header *h)
+{
+	*p++ = irqs_column(h->flags);
+	*p++ = resched_column(h->flags);
+	*p++ = irq_context_column(h->flags);
+	*p++ = depth_column(h->preempt & 15u);
+	*p++ = depth_column(h->preempt >> 4);
+	return p;
+}
+
 /* Decimal digits of v, right-aligned in a field of width, zero- or space-padded; returns the end. */
 static char *put_decimal(char *p, unsigned long long v, int width, char pad)
 {
@@ -207,13 +218,8 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 	}
 	*p++ = ']';
 	*p++ = ' ';
-	if (!(topts & TB_TOPT_NO_IRQ_INFO)) {
-		*p++ = irqs_column(h->flags);
-		*p++ = resched_column(h->flags);
-		*p++ = irq_context_column(h->flags);
-		*p++ = depth_column(h->preempt & 15u);
-		*p++ = depth_column(h->preempt >> 4);
-	}
+	if (!(topts & TB_TOPT_NO_IRQ_INFO))
+		p = put_irq_info(p, h);
 	*p++ = ' ';
 	if (ns_clock) {
 		unsigned long long us = ((unsigned long long)ev->ts + 500) / 1000;
@@ -222,6 +228,49 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 		p = put_micros(p, (uint32_t)(us % 1000000));
 	} else {
 		p = put_decimal(p, (unsigned long long)ev->ts, 12, ' ');
+	}
+	*p++ = ':';
+	*p++ = ' ';
+	sb_added(out, (size_t)(p - line));
+}
+
+/*
+ * latency-format's context (lat_print_generic, lat_print_timestamp):
+ * "%8.8s-%-7d %3d", the irq-info columns, then the time since the buffer's
+ * time_start as " %4lldus%c: " (" %4lld: " for a clock of counts).  An
+ * instance's time_start is 0 unless its buffer was cleared, so the time is
+ * the time stamp.  The mark after "us" says how long until the next record
+ * of any CPU; it is written ' ' (the last record's) and set by the report
+ * once that record is known (report.c, set_latency_mark).
+ */
+static void print_lat_context(const struct tb_schema *s, const struct common_header *h,
+			      const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out)
+{
+	size_t comm_len;
+	const char *comm = tb_schema_comm(s, h->pid, &comm_len);
+	char *line = sb_room(out, 8 + CONTEXT_MAX_BEYOND_COMM), *p = line;
+	unsigned long long t = ns_clock ? ((unsigned long long)ev->ts + 500) / 1000 : (unsigned long long)ev->ts;
+
+	if (!line)
+		return;
+	comm_len = comm_len < 8 ? comm_len : 8;
+	for (size_t i = comm_len; i < 8; i++)
+		*p++ = ' ';
+	memcpy(p, comm, comm_len);
+	p += comm_len;
+	*p++ = '-';
+	char *pid_start = p;
+	p = put_signed(p, h->pid, 0);
+	while (p - pid_start < 7)
+		*p++ = ' ';
+	*p++ = ' ';
+	p = ev->cpu >= 0 ? put_decimal(p, (unsigned long long)ev->cpu, 3, ' ') : put_signed(p, ev->cpu, 3);
+	p = put_irq_info(p, h);
+	*p++ = ' ';
+	p = put_decimal(p, t, 4, ' ');
+	if (ns_clock) {
+		memcpy(p, "us ", 3);
+		p += 3;
 	}
 	*p++ = ':';
 	*p++ = ' ';
@@ -298,7 +347,9 @@ int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 					 h.type, topts & TB_TOPT_HEX ? "hex" : "raw");
 		return rc;
 	}
-	if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
+	if (topts & TB_TOPT_LATENCY_FORMAT && !(topts & TB_TOPT_NO_CONTEXT_INFO))
+		print_lat_context(s, &h, ev, opts && opts->ns_clock, out);
+	else if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
 		print_context(s, &h, ev, opts && opts->ns_clock, topts, out);
 	rc = render_body(s, ev, opts && opts->ns_clock, out, err, used);
 	if (rc < 0)
