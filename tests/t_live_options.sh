@@ -33,7 +33,12 @@ n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 
 # The options as tracebuf capture leaves them, then the saved set under test.
+# Only this shell's workload (event-fork: its children too), in a buffer it
+# cannot overrun: how the kernel and report mark lost events is not tested here.
 echo 0 > "$T/tracing_on"
+echo 4096 > "$T/buffer_size_kb"
+echo 1 > "$T/options/event-fork"
+echo $$ > "$T/set_event_pid"
 echo 0 > "$T/options/hash-ptr"
 echo 0 > "$T/options/irq-info"
 echo 1 > "$T/options/record-tgid"
