@@ -135,22 +135,28 @@ static char *put_micros(char *p, uint32_t us)
  */
 #define CONTEXT_MAX_BEYOND_COMM 80
 
-/* "%16s-%-7d" of a pid the comm table has no name for ("<...>"); returns the end. */
-static char *put_comm_pid(char *p, const char *comm, size_t comm_len, int32_t pid)
+/* "-%-7d": the pid after a comm, left-aligned in seven columns. */
+static char *put_pid(char *p, int32_t pid)
 {
 	char *pid_start;
 
-	/* A comm longer than a kernel comm is printed whole, as %16s would. */
-	for (size_t i = comm_len; i < 16; i++)
-		*p++ = ' ';
-	memcpy(p, comm, comm_len);
-	p += comm_len;
 	*p++ = '-';
 	pid_start = p;
 	p = put_signed(p, pid, 0);
 	while (p - pid_start < 7)
 		*p++ = ' ';
 	return p;
+}
+
+/* "%16s-%-7d" of a pid the comm table has no name for ("<...>"); returns the end. */
+static char *put_comm_pid(char *p, const char *comm, size_t comm_len, int32_t pid)
+{
+	/* A comm longer than a kernel comm is printed whole, as %16s would. */
+	for (size_t i = comm_len; i < 16; i++)
+		*p++ = ' ';
+	memcpy(p, comm, comm_len);
+	p += comm_len;
+	return put_pid(p, pid);
 }
 
 /* "%5llu" of the seconds: five spaces written, then the digits over their tail. */
@@ -169,9 +175,7 @@ static char *put_tgid(char *p, int32_t tgid)
 {
 	*p++ = '(';
 	if (tgid > 0) {
-		for (unsigned n = kv_dec_len((unsigned long long)tgid); n < 7; n++)
-			*p++ = ' ';
-		p = put_decimal(p, (unsigned long long)tgid, 0, ' ');
+		p = put_decimal(p, (unsigned long long)tgid, 7, ' ');
 	} else {
 		memcpy(p, "-------", 7);
 		p += 7;
@@ -258,11 +262,7 @@ static void print_lat_context(const struct tb_schema *s, const struct common_hea
 		*p++ = ' ';
 	memcpy(p, comm, comm_len);
 	p += comm_len;
-	*p++ = '-';
-	char *pid_start = p;
-	p = put_signed(p, h->pid, 0);
-	while (p - pid_start < 7)
-		*p++ = ' ';
+	p = put_pid(p, h->pid);
 	*p++ = ' ';
 	p = ev->cpu >= 0 ? put_decimal(p, (unsigned long long)ev->cpu, 3, ' ') : put_signed(p, ev->cpu, 3);
 	p = put_irq_info(p, h);
