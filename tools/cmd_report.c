@@ -81,6 +81,7 @@ struct report_args {
 	struct tb_filter_set *filter; /* -F, NULL when none */
 	bool exclude;                 /* -v seen: later -F drop */
 	bool progress;                /* the progress line (cli_progress.h) */
+	char *trace_options;          /* --options, ','-joined; NULL when none */
 };
 
 /* One -F spec into a->filter; false (said why) when it is malformed. */
@@ -134,7 +135,7 @@ static int add_cpu_list(struct report_args *a, const char *list)
 
 enum {
 	O_INPUT, O_FILTER, O_INVERT, O_NSEC, O_RAW, O_LATENCY, O_NO_PLUGINS, O_CPU, O_STAT, O_LIKE_TC, O_LIKE_KERNEL,
-	O_BUFFER, O_PREFIX, O_NO_HEADER, O_CLOCK, O_GRAPH, O_NO_GRAPH, O_GRAPH_OPT, O_TOTALS, O_OBJECTS, O_N
+	O_BUFFER, O_PREFIX, O_NO_HEADER, O_CLOCK, O_GRAPH, O_NO_GRAPH, O_GRAPH_OPT, O_TOTALS, O_OBJECTS, O_TRACE_OPTIONS, O_N
 };
 static const struct cli_opt opts[] = {
     [O_INPUT] = {"input", 'i', CLI_STRING, "FILE", "the input (or as the operand)", "-i"},
@@ -178,6 +179,9 @@ static const struct cli_opt opts[] = {
 		  "decode and merge every record, print no text: the totals line (FILE.dat: every buffer, or --buffer)"},
     [O_OBJECTS] = {"objects", 0, CLI_STRING, "FILE",
 		   "name user-space addresses from the objects listed in FILE (default: DIR/objects when it exists)"},
+    [O_TRACE_OPTIONS] = {"options", 0, CLI_LIST, "WORD[,WORD]",
+			 "the kernel's layout: trace_options words over the capture's saved ones, as writing them to "
+			 "trace_options would (noirq-info, nocontext-info, record-tgid, raw, hex, ...; repeatable)"},
 };
 
 static int run(int argc, char **argv);
@@ -202,6 +206,37 @@ static bool add_filters(struct report_args *r, const struct cli_args *a)
 		if (!add_filter(r, f->list[i]))
 			return false;
 	}
+	return true;
+}
+
+/* Every --options word checked (a mistyped one would change nothing) and all joined, in order. */
+static bool take_trace_options(struct report_args *r, const struct cli_args *a)
+{
+	const struct cli_value *v = &a->v[O_TRACE_OPTIONS];
+	size_t len = 0, bad_len;
+	const char *bad;
+	unsigned bits = 0;
+
+	for (int i = 0; i < v->given; i++) {
+		if (tb_trace_options_apply(v->list[i], true, &bits, &bad, &bad_len) < 0) {
+			cli_usage_error(&cli_report, "--options: '%.*s' is not a trace option report honours "
+					"(irq-info, context-info, record-tgid, raw, hex, bin, each or its no- form)",
+					(int)bad_len, bad);
+			return false;
+		}
+		len += strlen(v->list[i]) + 1;
+	}
+	if (!v->given)
+		return true;
+	r->trace_options = calloc(1, len);
+	if (!r->trace_options)
+		return false;
+	for (int i = 0; i < v->given; i++) {
+		if (i)
+			strcat(r->trace_options, ",");
+		strcat(r->trace_options, v->list[i]);
+	}
+	r->ropts.options = r->trace_options;
 	return true;
 }
 
@@ -231,6 +266,8 @@ static int take_args(struct report_args *r, struct cli_args *a)
 	r->topts.latency = cli_given(a, O_LATENCY);
 	r->topts.no_plugins = cli_given(a, O_NO_PLUGINS);
 	if (!add_filters(r, a))
+		return CLI_EXIT_USAGE;
+	if (!take_trace_options(r, a))
 		return CLI_EXIT_USAGE;
 	if (cli_given(a, O_CPU) && add_cpu_list(r, cli_str(a, O_CPU)) < 0)
 		return cli_usage_error(&cli_report, "--cpu '%s': not a list of CPUs such as 0,2-3", cli_str(a, O_CPU));
@@ -374,6 +411,30 @@ static int report_printers(struct tb_capture *c, const struct tb_report_opts *ro
 	return rc;
 }
 
+/*
+ * Whether the trace options the text is to be laid out by can be: bin is
+ * refused, saying why; an option whose layout tracebuf does not print
+ * (latency-format, fields, verbose) is said once, and the default layout
+ * printed.
+ */
+static bool trace_options_printable(const struct report_args *a, const struct tb_capture *c)
+{
+	unsigned bits = tb_capture_trace_options(c);
+
+	if (a->trace_options)
+		tb_trace_options_apply(a->trace_options, true, &bits, NULL, NULL);
+	if (bits & TB_TOPT_BIN) {
+		fprintf(stderr, "tracebuf report: %s: trace option bin is on: the kernel's `trace` holds binary "
+			"records then, not text, and tracebuf prints text (--options nobin prints it)\n", a->input);
+		return false;
+	}
+	for (unsigned bit = 1; bit <= TB_TOPT_UNSUPPORTED; bit <<= 1)
+		if (bits & bit & TB_TOPT_UNSUPPORTED)
+			fprintf(stderr, "tracebuf report: %s: trace option %s is on; tracebuf does not print its "
+				"layout: the default layout follows\n", a->input, tb_trace_option_name(bit));
+	return true;
+}
+
 /* A capture directory or a live instance, in the kernel's layout (or trace-cmd's, or as a graph). */
 static int report_capture(struct report_args *a)
 {
@@ -396,6 +457,11 @@ static int report_capture(struct report_args *a)
 	usyms = objects_load("report", a->input, a->objects);
 	if (usyms)
 		tb_usyms_register(usyms, tb_capture_schema(c));
+	if (!trace_options_printable(a, c)) {
+		tb_capture_close(c);
+		tb_usyms_free(usyms);
+		return cli_exit_for(ENOTSUP);
+	}
 	if (a->graph < 0) /* --count counts, whatever the tracer */
 		a->graph = !a->ropts.count_only && !strcmp(tb_capture_tracer(c), "function_graph");
 	if (a->like_trace_cmd)
@@ -438,5 +504,6 @@ static int run(int argc, char **argv)
 		rc = CLI_EXIT_USAGE;
 	tb_filter_set_free(a.filter);
 	free(a.cpus);
+	free(a.trace_options);
 	return rc;
 }

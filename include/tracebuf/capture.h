@@ -122,6 +122,10 @@ int tb_capture_online_cpus(const struct tb_capture *c);
 size_t tb_capture_subbuf_size(const struct tb_capture *c);
 /* The instance's tracer ("nop" unless current_tracer says otherwise). */
 const char *tb_capture_tracer(const struct tb_capture *c);
+/* The instance's saved trace_options as TB_TOPT_* bits (tracebuf/report.h); 0: the defaults. */
+unsigned tb_capture_trace_options(const struct tb_capture *c);
+/* The traced kernel's release (meta.txt's kernel line; a live instance: this machine's); "" if unknown. */
+const char *tb_capture_kernel_release(const struct tb_capture *c);
 /* The trace clock's name ("local", "x86-tsc", ...). */
 const char *tb_capture_clock(const struct tb_capture *c);
 /*

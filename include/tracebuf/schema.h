@@ -146,6 +146,8 @@ int tb_schema_load_header_event(struct tb_schema *s, const char *file, const cha
 int tb_schema_load_format(struct tb_schema *s, const char *file, const char *system,
 			  const char *text, size_t len);
 int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *text, size_t len);
+/* saved_tgids ("PID TGID" lines): the record-tgid option's column. */
+int tb_schema_load_tgids(struct tb_schema *s, const char *file, const char *text, size_t len);
 int tb_schema_load_kallsyms(struct tb_schema *s, const char *file, const char *text, size_t len);
 int tb_schema_load_printk_formats(struct tb_schema *s, const char *file, const char *text,
 				  size_t len);

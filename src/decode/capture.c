@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "blob_store.h"
@@ -34,6 +35,7 @@
 #include "schema_internal.h"
 #include "schema_kernel.h"
 #include "tracebuf/capture.h"
+#include "tracebuf/report.h"
 
 /* ------------------------------------------------------------ problems */
 
@@ -633,6 +635,24 @@ static void read_tracer(struct tb_capture *c, const char *base)
 }
 
 /*
+ * The instance's trace_options, as TB_TOPT_* bits (none: the defaults).
+ * Words this tracebuf does not know are options that do not change the
+ * text, or a newer kernel's: skipped.
+ */
+static void read_trace_options(struct tb_capture *c, const char *base)
+{
+	char *path = capture_path_join(base, "trace_options"), *text;
+	size_t len;
+
+	c->trace_options = 0;
+	text = path ? slurp(c, path, &len) : NULL;
+	if (text)
+		tb_trace_options_apply(text, false, &c->trace_options, NULL, NULL);
+	free(text);
+	free(path);
+}
+
+/*
  * The trace clock: the caller's (tb_capture_opts.clock), else meta.txt's
  * trace_clock line, else the trace_clock file (a live instance has one).
  * Without a clock whose unit is known the time stamps cannot be printed,
@@ -678,10 +698,15 @@ static int read_meta(struct tb_capture *c)
 {
 	char *meta = c->live ? NULL : capture_path_join(c->dir, "meta.txt");
 	char *text = meta ? slurp(c, meta, &(size_t){0}) : NULL, value[256] = "";
+	struct utsname uts;
 	int rc;
 
 	if (text && meta_value(text, "ncpus", value, sizeof(value), NULL) && atoi(value) > 0)
 		c->online_cpus = atoi(value);
+	if (text)
+		meta_value(text, "kernel", c->release, sizeof(c->release), NULL);
+	else if (c->live && uname(&uts) == 0)
+		snprintf(c->release, sizeof(c->release), "%s", uts.release);
 	rc = read_clock(c, text, meta);
 	free(text);
 	free(meta);
@@ -690,6 +715,7 @@ static int read_meta(struct tb_capture *c)
 	if (c->online_cpus <= 0)
 		c->online_cpus = c->slots;
 	read_tracer(c, c->dir);
+	read_trace_options(c, c->dir);
 	return rc;
 }
 
@@ -1029,6 +1055,16 @@ int tb_capture_online_cpus(const struct tb_capture *c)
 size_t tb_capture_subbuf_size(const struct tb_capture *c)
 {
 	return c ? c->subbuf : 0;
+}
+
+const char *tb_capture_kernel_release(const struct tb_capture *c)
+{
+	return c ? c->release : "";
+}
+
+unsigned tb_capture_trace_options(const struct tb_capture *c)
+{
+	return c ? c->trace_options : 0;
 }
 
 const char *tb_capture_tracer(const struct tb_capture *c)

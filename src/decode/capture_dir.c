@@ -31,6 +31,7 @@ static int load_capture_schema(struct tb_capture *c)
 	} optional[] = {
 		{"header_event", tb_schema_load_header_event},
 		{"saved_cmdlines", tb_schema_load_cmdlines},
+		{"saved_tgids", tb_schema_load_tgids},
 		{"printk_formats", tb_schema_load_printk_formats},
 		{"kallsyms", tb_schema_load_kallsyms},
 		{"constants", tb_schema_load_constants},

@@ -91,6 +91,8 @@ struct tb_capture {
 	char clock[64];
 	char *clock_given; /* tb_capture_opts.clock */
 	char tracer[64];
+	unsigned trace_options; /* TB_TOPT_* bits of the saved trace_options file */
+	char release[128];      /* the kernel's release (meta.txt, or this machine's when live); "" unknown */
 	char *prefix;
 	tb_problem_fn *diag;
 	void *diag_ctx;

@@ -44,6 +44,7 @@ static int load_live_schema(struct tb_capture *c)
 	char *root_events = capture_path_join(c->root, "events");
 	char *hp = NULL, *he = NULL, *cmd = capture_path_join(c->root, "saved_cmdlines");
 	char *printk = capture_path_join(c->root, "printk_formats");
+	char *tgids = capture_path_join(c->root, "saved_tgids");
 	const char *evdir = events && capture_is_dir(events) ? events : root_events;
 	int rc = -ENOMEM;
 
@@ -57,12 +58,14 @@ static int load_live_schema(struct tb_capture *c)
 		}
 		if (rc == 0) {
 			capture_load_file(c, cmd, false, tb_schema_load_cmdlines);
+			if (tgids)
+				capture_load_file(c, tgids, false, tb_schema_load_tgids);
 			capture_load_file(c, printk, false, tb_schema_load_printk_formats);
 			capture_load_file(c, "/proc/kallsyms", false, tb_schema_load_kallsyms);
 			tb_schema_use_running_kernel(c->schema, c->root); /* BTF, kernel variables */
 		}
 	}
-	free(events), free(root_events), free(hp), free(he), free(cmd), free(printk);
+	free(events), free(root_events), free(hp), free(he), free(cmd), free(printk), free(tgids);
 	return rc;
 }
 

@@ -75,6 +75,8 @@ struct tb_schema {
 	void *loader_ctx;
 	uint8_t asked[(MAX_EVENT_ID + 1) / 8]; /* IDs the loader was asked for */
 	struct comms comms;
+	struct tgid_pair *tgids; /* saved_tgids, sorted by pid */
+	size_t ntgids;
 	bool tep_has_tables; /* ksyms and kstrings handed to libtraceevent */
 	void *print_state; /* the printer's per-schema state (compiled print fmts) */
 	void (*print_state_free)(void *);
@@ -175,6 +177,7 @@ void tb_schema_free(struct tb_schema *s)
 	schema_set_print_state(s, NULL, NULL); /* compiled programs point into the formats */
 	schema_kallsyms_drop(s); /* never settled: its problems go unsaid */
 	comms_free(&s->comms);
+	free(s->tgids);
 	for (uint32_t id = 0; (ev = id_table_next(&s->by_id, &id)); id++)
 		if (*ev)
 			free_event(*ev);
@@ -601,6 +604,73 @@ int tb_schema_load_cmdlines(struct tb_schema *s, const char *file, const char *t
 		pos += n + 1;
 	}
 	return rc;
+}
+
+/* A pid's thread group, from saved_tgids (the record-tgid option's column). */
+struct tgid_pair {
+	int32_t pid, tgid;
+};
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct tgid_pair *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* A saved_tgids line "PID TGID": the cmdline parser's, with a number for the name. */
+static int parse_tgid_line(const char *p, size_t len, struct tgid_pair *pair, size_t *bad)
+{
+	char tgid[16], *end;
+	int pid;
+	long v;
+
+	if (parse_cmdline(p, len, &pid, tgid, sizeof(tgid), bad) < 0)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(tgid, &end, 10);
+	if (*end || errno || v < 0 || v > INT32_MAX) {
+		*bad = (size_t)(strchr(p, ' ') ? strchr(p, ' ') - p + 1 : 0);
+		return -EINVAL;
+	}
+	*pair = (struct tgid_pair){pid, (int32_t)v};
+	return 0;
+}
+
+int tb_schema_load_tgids(struct tb_schema *s, const char *file, const char *text, size_t len)
+{
+	size_t pos = 0, bad, cap;
+	int rc = 0;
+
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
+	cap = s->ntgids + count_lines(text, len);
+	struct tgid_pair *grown = realloc(s->tgids, (cap ? cap : 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	s->tgids = grown;
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+
+		if (n > 0 && parse_tgid_line(text + pos, n, &s->tgids[s->ntgids], &bad) < 0) {
+			report(s, file, pos + bad, "saved_tgids line is not 'PID TGID'");
+			rc = -EINVAL;
+		} else if (n > 0) {
+			s->ntgids++;
+		}
+		pos += n + 1;
+	}
+	qsort(s->tgids, s->ntgids, sizeof(*s->tgids), by_pid);
+	return rc;
+}
+
+int32_t schema_tgid(const struct tb_schema *s, int32_t pid)
+{
+	struct tgid_pair key = {pid, 0};
+	const struct tgid_pair *hit = s->ntgids ? bsearch(&key, s->tgids, s->ntgids, sizeof(key), by_pid) : NULL;
+
+	return hit ? hit->tgid : 0;
 }
 
 /*

@@ -41,6 +41,9 @@ void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, con
 /* The pid's "%16s-%-7d" column of `trace` lines, made once; NULL for a pid without a name (comms.h). */
 const char *schema_comm_column(const struct tb_schema *s, int pid, size_t *len);
 
+/* The pid's thread group from saved_tgids; 0 when it has none (the kernel prints "-------"). */
+int32_t schema_tgid(const struct tb_schema *s, int32_t pid);
+
 /*
  * Hand print fmts to libtraceevent as they are, without the fix of its
  * OR-group parsing bug (schema.c): what trace-cmd, which does not fix it,

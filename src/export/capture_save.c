@@ -671,6 +671,8 @@ static int save_text_and_stats(struct saver *s)
 	s->have_jiffies = s->have_jiffies && tb_kvars_jiffies_now(&s->jiffies_after) == 0;
 	if (rc == 0)
 		rc = save_copy(s, s->rq->root, "saved_cmdlines", "saved_cmdlines", false);
+	if (rc == 0)
+		rc = save_copy(s, s->rq->root, "saved_tgids", "saved_tgids", false);
 	for (int cpu = 0; rc == 0 && cpu <= s->max_cpu; cpu++)
 		rc = save_stats(s, cpu);
 	return rc;

@@ -90,6 +90,17 @@ static char depth_column(unsigned depth)
 	return depth ? "0123456789abcdef"[depth & 15] : '.';
 }
 
+/* The five irq-info columns (trace_print_lat_fmt). */
+static char *put_irq_info(char *p, const struct common_header *h)
+{
+	*p++ = irqs_column(h->flags);
+	*p++ = resched_column(h->flags);
+	*p++ = irq_context_column(h->flags);
+	*p++ = depth_column(h->preempt & 15u);
+	*p++ = depth_column(h->preempt >> 4);
+	return p;
+}
+
 /* Decimal digits of v, right-aligned in a field of width, zero- or space-padded; returns the end. */
 static char *put_decimal(char *p, unsigned long long v, int width, char pad)
 {
@@ -118,25 +129,34 @@ static char *put_micros(char *p, uint32_t us)
 	return p + 6;
 }
 
-/* Longest context prefix apart from the comm: "-PID" (11) " [CPU] " (16) flags (6) time (26) ": ". */
-#define CONTEXT_MAX_BEYOND_COMM 64
+/*
+ * Longest context prefix apart from the comm: "-PID" (11) " (TGID) " (14)
+ * "[CPU] " (16) flags (6) time (26) ": ".
+ */
+#define CONTEXT_MAX_BEYOND_COMM 80
 
-/* "%16s-%-7d" of a pid the comm table has no name for ("<...>"); returns the end. */
-static char *put_comm_pid(char *p, const char *comm, size_t comm_len, int32_t pid)
+/* "-%-7d": the pid after a comm, left-aligned in seven columns. */
+static char *put_pid(char *p, int32_t pid)
 {
 	char *pid_start;
 
-	/* A comm longer than a kernel comm is printed whole, as %16s would. */
-	for (size_t i = comm_len; i < 16; i++)
-		*p++ = ' ';
-	memcpy(p, comm, comm_len);
-	p += comm_len;
 	*p++ = '-';
 	pid_start = p;
 	p = put_signed(p, pid, 0);
 	while (p - pid_start < 7)
 		*p++ = ' ';
 	return p;
+}
+
+/* "%16s-%-7d" of a pid the comm table has no name for ("<...>"); returns the end. */
+static char *put_comm_pid(char *p, const char *comm, size_t comm_len, int32_t pid)
+{
+	/* A comm longer than a kernel comm is printed whole, as %16s would. */
+	for (size_t i = comm_len; i < 16; i++)
+		*p++ = ' ';
+	memcpy(p, comm, comm_len);
+	p += comm_len;
+	return put_pid(p, pid);
 }
 
 /* "%5llu" of the seconds: five spaces written, then the digits over their tail. */
@@ -150,6 +170,21 @@ static char *put_seconds(char *p, unsigned long long secs)
 	return kv_put_dec(p, secs, n);
 }
 
+/* "(%7d) " of the pid's thread group, "(-------) " when saved_tgids has none (trace_print_context). */
+static char *put_tgid(char *p, int32_t tgid)
+{
+	*p++ = '(';
+	if (tgid > 0) {
+		p = put_decimal(p, (unsigned long long)tgid, 7, ' ');
+	} else {
+		memcpy(p, "-------", 7);
+		p += 7;
+	}
+	*p++ = ')';
+	*p++ = ' ';
+	return p;
+}
+
 /*
  * "      bash-23861   [000] d..2.  1721.124010: ", the kernel's printf
  * layout ("%16s-%-7d [%03d] %c%c%c%c%c %5llu.%06llu: ") built by hand:
@@ -157,7 +192,8 @@ static char *put_seconds(char *p, unsigned long long secs)
  * The comm-pid column of a named pid comes ready-made from the comm table.
  */
 static void print_context(const struct tb_schema *s, const struct common_header *h,
-			  const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out)
+			  const struct tb_render_record *ev, bool ns_clock, unsigned topts,
+			  struct tb_strbuf *out)
 {
 	size_t comm_len, column_len;
 	const char *column = schema_comm_column(s, h->pid, &column_len);
@@ -173,6 +209,8 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 		p = put_comm_pid(p, comm, comm_len, h->pid);
 	}
 	*p++ = ' ';
+	if (topts & TB_TOPT_RECORD_TGID)
+		p = put_tgid(p, schema_tgid(s, h->pid));
 	*p++ = '[';
 	if (ev->cpu >= 0 && ev->cpu < 1000) {
 		p[0] = (char)('0' + ev->cpu / 100);
@@ -184,11 +222,8 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 	}
 	*p++ = ']';
 	*p++ = ' ';
-	*p++ = irqs_column(h->flags);
-	*p++ = resched_column(h->flags);
-	*p++ = irq_context_column(h->flags);
-	*p++ = depth_column(h->preempt & 15u);
-	*p++ = depth_column(h->preempt >> 4);
+	if (!(topts & TB_TOPT_NO_IRQ_INFO))
+		p = put_irq_info(p, h);
 	*p++ = ' ';
 	if (ns_clock) {
 		unsigned long long us = ((unsigned long long)ev->ts + 500) / 1000;
@@ -197,6 +232,45 @@ static void print_context(const struct tb_schema *s, const struct common_header 
 		p = put_micros(p, (uint32_t)(us % 1000000));
 	} else {
 		p = put_decimal(p, (unsigned long long)ev->ts, 12, ' ');
+	}
+	*p++ = ':';
+	*p++ = ' ';
+	sb_added(out, (size_t)(p - line));
+}
+
+/*
+ * latency-format's context (lat_print_generic, lat_print_timestamp):
+ * "%8.8s-%-7d %3d", the irq-info columns, then the time since the buffer's
+ * time_start as " %4lldus%c: " (" %4lld: " for a clock of counts).  An
+ * instance's time_start is 0 unless its buffer was cleared, so the time is
+ * the time stamp.  The mark after "us" says how long until the next record
+ * of any CPU; it is written ' ' (the last record's) and set by the report
+ * once that record is known (report.c, set_latency_mark).
+ */
+static void print_lat_context(const struct tb_schema *s, const struct common_header *h,
+			      const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out)
+{
+	size_t comm_len;
+	const char *comm = tb_schema_comm(s, h->pid, &comm_len);
+	char *line = sb_room(out, 8 + CONTEXT_MAX_BEYOND_COMM), *p = line;
+	unsigned long long t = ns_clock ? ((unsigned long long)ev->ts + 500) / 1000 : (unsigned long long)ev->ts;
+
+	if (!line)
+		return;
+	comm_len = comm_len < 8 ? comm_len : 8;
+	for (size_t i = comm_len; i < 8; i++)
+		*p++ = ' ';
+	memcpy(p, comm, comm_len);
+	p += comm_len;
+	p = put_pid(p, h->pid);
+	*p++ = ' ';
+	p = ev->cpu >= 0 ? put_decimal(p, (unsigned long long)ev->cpu, 3, ' ') : put_signed(p, ev->cpu, 3);
+	p = put_irq_info(p, h);
+	*p++ = ' ';
+	p = put_decimal(p, t, 4, ' ');
+	if (ns_clock) {
+		memcpy(p, "us ", 3);
+		p += 3;
 	}
 	*p++ = ':';
 	*p++ = ' ';
@@ -222,11 +296,42 @@ static int render_body(struct tb_schema *s, const struct tb_render_record *ev, b
 	return rc;
 }
 
+/*
+ * The raw and hex layouts (print_raw_fmt, print_hex_fmt in the kernel's
+ * trace.c).  Every event defined by TRACE_EVENT - all but ftrace's own -
+ * has no raw or hex printer there, so the kernel prints its type
+ * ("type: 372"), after the context as "pid cpu ts " (raw) or as the bytes
+ * of those three in hex, most significant first (hex, which also ends the
+ * line with one more newline).  ftrace's own events (print, bprint,
+ * function, ...) have raw and hex printers of their own that tracebuf does
+ * not print: -ENOTSUP.
+ */
+static int render_raw_or_hex(struct tb_schema *s, const struct common_header *h,
+			     const struct tb_render_record *ev, unsigned topts, struct tb_strbuf *out)
+{
+	const char *system = "";
+	const struct tb_format *f = tb_schema_find_event(s, h->type, &system);
+	bool hex = topts & TB_TOPT_HEX;
+	char text[96];
+	int n = 0;
+
+	if (f && !strcmp(system, "ftrace"))
+		return -ENOTSUP;
+	if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
+		n = hex ? snprintf(text, sizeof(text), "%08x %08x %016llx ", (unsigned)h->pid, (unsigned)ev->cpu,
+				   (unsigned long long)ev->ts)
+			: snprintf(text, sizeof(text), "%d %d %llu ", h->pid, ev->cpu, (unsigned long long)ev->ts);
+	n += snprintf(text + n, sizeof(text) - (size_t)n, "type: %u\n%s", h->type, hex ? "\n" : "");
+	sb_put(out, text, (size_t)n);
+	return out->oom ? -ENOMEM : f ? TB_RENDER_OK : TB_RENDER_UNKNOWN;
+}
+
 int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_problem *err,
 		 enum printer_kind *used)
 {
 	size_t start = out->len;
+	unsigned topts = opts ? opts->trace_options : 0;
 	struct common_header h;
 	int rc;
 
@@ -235,7 +340,17 @@ int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
 	h = read_common(ev->data);
-	print_context(s, &h, ev, opts && opts->ns_clock, out);
+	if (topts & (TB_TOPT_RAW | TB_TOPT_HEX)) {
+		rc = render_raw_or_hex(s, &h, ev, topts, out);
+		if (rc == -ENOTSUP)
+			return diag_fail(err, 0, "ftrace's own event type %u has a %s layout tracebuf does not print",
+					 h.type, topts & TB_TOPT_HEX ? "hex" : "raw");
+		return rc;
+	}
+	if (topts & TB_TOPT_LATENCY_FORMAT && !(topts & TB_TOPT_NO_CONTEXT_INFO))
+		print_lat_context(s, &h, ev, opts && opts->ns_clock, out);
+	else if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
+		print_context(s, &h, ev, opts && opts->ns_clock, topts, out);
 	rc = render_body(s, ev, opts && opts->ns_clock, out, err, used);
 	if (rc < 0)
 		out->len = start;
@@ -294,21 +409,48 @@ int tb_render_event(struct tb_schema *s, const struct tb_render_record *ev,
 	return rc;
 }
 
-void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t written,
-		      int cpus)
+/*
+ * The column legend of print_func_help_header_irq (irq-info) or
+ * print_func_help_header in the kernel's trace.c; record-tgid widens the
+ * gap before the CPU column by ten for "   TGID   ".
+ */
+static void print_column_legend(FILE *out, unsigned topts)
+{
+	bool tgid = topts & TB_TOPT_RECORD_TGID;
+	int gap = tgid ? 12 : 2;
+	const char *space = "            ";
+
+	if (topts & TB_TOPT_NO_IRQ_INFO) {
+		fprintf(out, "#           TASK-PID    %s CPU#     TIMESTAMP  FUNCTION\n", tgid ? "   TGID   " : "");
+		fprintf(out, "#              | |      %s   |         |         |\n", tgid ? "     |    " : "");
+		return;
+	}
+	fprintf(out, "#                            %.*s  _-----=> irqs-off/BH-disabled\n", gap, space);
+	fprintf(out, "#                            %.*s / _----=> need-resched\n", gap, space);
+	fprintf(out, "#                            %.*s| / _---=> hardirq/softirq\n", gap, space);
+	fprintf(out, "#                            %.*s|| / _--=> preempt-depth\n", gap, space);
+	fprintf(out, "#                            %.*s||| / _-=> migrate-disable\n", gap, space);
+	fprintf(out, "#                            %.*s|||| /     delay\n", gap, space);
+	fprintf(out, "#           TASK-PID  %.*s CPU#  |||||  TIMESTAMP  FUNCTION\n", gap, "     TGID   ");
+	fprintf(out, "#              | |    %.*s   |   |||||     |         |\n", gap, "       |    ");
+}
+
+void tb_render_header_opts(FILE *out, const char *tracer, uint64_t entries, uint64_t written,
+			   int cpus, unsigned trace_options)
 {
 	if (!out)
 		return;
 	fprintf(out, "# tracer: %s\n#\n", tracer ? tracer : "nop");
+	/* trace_default_header: without context-info, nothing more. */
+	if (trace_options & TB_TOPT_NO_CONTEXT_INFO)
+		return;
 	fprintf(out, "# entries-in-buffer/entries-written: %llu/%llu   #P:%d\n#\n",
 		(unsigned long long)entries, (unsigned long long)written, cpus);
-	fputs("#                                _-----=> irqs-off/BH-disabled\n"
-	      "#                               / _----=> need-resched\n"
-	      "#                              | / _---=> hardirq/softirq\n"
-	      "#                              || / _--=> preempt-depth\n"
-	      "#                              ||| / _-=> migrate-disable\n"
-	      "#                              |||| /     delay\n"
-	      "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
-	      "#              | |         |   |||||     |         |\n",
-	      out);
+	print_column_legend(out, trace_options);
+}
+
+void tb_render_header(FILE *out, const char *tracer, uint64_t entries, uint64_t written,
+		      int cpus)
+{
+	tb_render_header_opts(out, tracer, entries, written, cpus, 0);
 }

@@ -84,6 +84,10 @@ struct report {
 	/* ... and may be rendered by workers; set here (release), read by them (pagework.c) */
 	_Atomic uint8_t ready[65536 / 8];
 	struct printed_tally printed;    /* records by ID and printer, for the stat */
+	/* latency-format: where in text the previous line's delay mark is (SIZE_MAX: none), and its time */
+	bool latency_marks;
+	size_t mark_at;
+	uint64_t mark_ts;
 };
 
 /* ------------------------------------------------------------ streams */
@@ -420,8 +424,68 @@ static void emit_blob(struct report *r, const struct cpu_stream *s)
 		r->t.blobs_lost++;
 }
 
+/*
+ * The delay mark of latency-format (trace_find_mark in the kernel's
+ * trace_output.c): how long from one record to the next of any CPU, in
+ * whole microseconds (rounded as ns2usecs does), past 1 s, 100 ms, 10 ms,
+ * 1 ms, 100 us or 10 us.
+ */
+static char delay_mark(uint64_t delta_ns)
+{
+	static const struct {
+		uint64_t over_ns;
+		char mark;
+	} marks[] = {{1000000000ull, '$'}, {100000000ull, '@'}, {10000000ull, '*'},
+		     {1000000ull, '#'},    {100000ull, '!'},     {10000ull, '+'}};
+	uint64_t d = (delta_ns + 500) / 1000 * 1000;
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (d > marks[i].over_ns)
+			return marks[i].mark;
+	return ' ';
+}
+
+/*
+ * latency-format: the line before this record gets its mark now that the
+ * next record's time is known; the line this record just added is found by
+ * its "us" (the first after the comm: the pid, CPU and irq columns hold no
+ * 'u') and waits for the record after it.  emit() keeps that line in text.
+ */
+static void set_latency_mark(struct report *r, size_t line_start, uint64_t ts)
+{
+	const char *us;
+
+	if (r->mark_at != SIZE_MAX && r->mark_at < line_start)
+		r->text.buf[r->mark_at] = delay_mark(ts - r->mark_ts);
+	r->mark_at = SIZE_MAX;
+	if (r->text.len <= line_start + 8)
+		return;
+	us = memmem(r->text.buf + line_start + 8, r->text.len - line_start - 8, "us", 2);
+	if (us && (size_t)(us - r->text.buf) + 2 < r->text.len) {
+		r->mark_at = (size_t)(us - r->text.buf) + 2;
+		r->mark_ts = ts;
+	}
+}
+
+/* Write out the text before keep (the rest stays: a line waiting for its mark). */
+static void flush_text_before(struct report *r, size_t keep)
+{
+	size_t rest = r->text.len - keep;
+
+	if (r->text.oom && !r->fatal)
+		r->fatal = -ENOMEM;
+	if (keep && fwrite(r->text.buf, 1, keep, r->out) != keep && !r->fatal)
+		r->fatal = -EIO;
+	memmove(r->text.buf, r->text.buf + keep, rest);
+	r->text.len = rest;
+	if (r->mark_at != SIZE_MAX)
+		r->mark_at -= keep;
+}
+
 static void emit(struct report *r, struct cpu_stream *s)
 {
+	size_t line_start;
+
 	print_loss(r, s);
 	if (s->next->blob) {
 		emit_blob(r, s);
@@ -439,12 +503,15 @@ static void emit(struct report *r, struct cpu_stream *s)
 			return;
 	}
 	note_first_record(r, s);
+	line_start = r->text.len;
 	if (s->next->here)
 		emit_here(r, s, s->next);
 	else
 		emit_rendered(r, s, s->next);
+	if (r->latency_marks && r->text.len > line_start)
+		set_latency_mark(r, line_start, s->next->ts);
 	if (r->text.len >= FLUSH_AT)
-		flush_text(r);
+		flush_text_before(r, r->latency_marks && r->mark_at != SIZE_MAX ? line_start : r->text.len);
 }
 
 /* ------------------------------------------------------------- streams */
@@ -856,6 +923,59 @@ static int header_counts(struct report *r, uint64_t *entries, uint64_t *written)
 	return tb_capture_rewind(r->capture);
 }
 
+static bool latency_header_wanted(unsigned topts)
+{
+	return (topts & (TB_TOPT_LATENCY_FORMAT | TB_TOPT_NO_CONTEXT_INFO)) == TB_TOPT_LATENCY_FORMAT;
+}
+
+/*
+ * latency-format's header (print_trace_header, print_lat_help_header in
+ * the kernel's trace.c), nothing past the tracer line for an empty buffer.
+ * The latency and its task are those of a latency tracer's worst case: 0
+ * and nobody for any other tracer.  The preemption model (M:) is not in a
+ * capture: "?" stands for it.
+ */
+static void print_latency_header(struct report *r, uint64_t entries, uint64_t written)
+{
+	const char *tracer = tb_capture_tracer(r->capture);
+
+	fprintf(r->out, "# tracer: %s\n#\n", tracer);
+	if (!entries)
+		return;
+	fprintf(r->out, "# %s latency trace v1.1.5 on %s\n", tracer, tb_capture_kernel_release(r->capture));
+	fputs("# --------------------------------------------------------------------\n", r->out);
+	fprintf(r->out, "# latency: 0 us, #%llu/%llu, CPU#0 | (M:? VP:0, KP:0, SP:0 HP:0 #P:%d)\n",
+		(unsigned long long)entries, (unsigned long long)written, tb_capture_online_cpus(r->capture));
+	fputs("#    -----------------\n"
+	      "#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n"
+	      "#    -----------------\n"
+	      "#\n"
+	      "#                    _------=> CPU#            \n"
+	      "#                   / _-----=> irqs-off/BH-disabled\n"
+	      "#                  | / _----=> need-resched    \n"
+	      "#                  || / _---=> hardirq/softirq \n"
+	      "#                  ||| / _--=> preempt-depth   \n"
+	      "#                  |||| / _-=> migrate-disable \n"
+	      "#                  ||||| /     delay           \n"
+	      "#  cmd     pid     |||||| time  |   caller     \n"
+	      "#     \\   /        ||||||  \\    |    /       \n",
+	      r->out);
+}
+
+/*
+ * The trace_options the text is laid out by: the capture's saved ones, then
+ * the caller's words over them.  -EINVAL for a word that is not one of the
+ * TB_TOPT_* options, -ENOTSUP when bin is on: the kernel writes binary
+ * records then, and tracebuf prints text.
+ */
+static int report_trace_options(const struct tb_capture *c, const struct tb_report_opts *opts, unsigned *bits)
+{
+	*bits = tb_capture_trace_options(c);
+	if (opts && opts->options && tb_trace_options_apply(opts->options, true, bits, NULL, NULL) < 0)
+		return -EINVAL;
+	return *bits & TB_TOPT_BIN ? -ENOTSUP : 0;
+}
+
 int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts *opts,
 		    struct tb_report_totals *totals)
 {
@@ -867,6 +987,13 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	if (!c || !out)
 		return -EINVAL;
 	r.render.ns_clock = tb_capture_clock_is_ns(c);
+	rc = report_trace_options(c, opts, &r.render.trace_options);
+	if (rc < 0)
+		return rc;
+	r.latency_marks = r.render.ns_clock && (r.render.trace_options & (TB_TOPT_LATENCY_FORMAT | TB_TOPT_NO_CONTEXT_INFO |
+									 TB_TOPT_RAW | TB_TOPT_HEX)) ==
+							 TB_TOPT_LATENCY_FORMAT;
+	r.mark_at = SIZE_MAX;
 	r.ncpus = tb_capture_cpu_slots(c);
 	r.cpus = calloc(r.ncpus > 0 ? (size_t)r.ncpus : 1, sizeof(*r.cpus));
 	r.books = calloc(r.ncpus > 0 ? (size_t)r.ncpus : 1, sizeof(*r.books));
@@ -883,9 +1010,11 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 		rc = r.fatal;
 	} else if (rc == 0 && !(opts && opts->no_header)) {
 		rc = header_counts(&r, &entries, &written);
-		if (rc == 0)
-			tb_render_header(out, tb_capture_tracer(c), entries, written,
-					 tb_capture_online_cpus(c));
+		if (rc == 0 && latency_header_wanted(r.render.trace_options))
+			print_latency_header(&r, entries, written);
+		else if (rc == 0)
+			tb_render_header_opts(out, tb_capture_tracer(c), entries, written,
+					      tb_capture_online_cpus(c), r.render.trace_options);
 	}
 	if (rc == 0 && !r.counting) {
 		merge(&r);

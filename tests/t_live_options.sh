@@ -1,0 +1,104 @@
+#!/bin/sh
+# report under trace_options, against the live kernel's own `trace` text.
+# A private instance traces sched, irq and timer events with noirq-info and
+# record-tgid set; with tracing stopped, the instance's `trace` is read once
+# under each further set of options written to trace_options, then the
+# options are put back and `tracebuf capture` saves the instance.  `report`
+# of the capture must print the saved options' text (read from the capture's
+# trace_options), and `report --options WORDS` each other text: at least 99 %
+# of the lines identical and as many lines (under latency-format the header's
+# preemption model, which a capture does not hold, is the one line allowed to
+# differ).  bin is refused with a reason, a word report does not know is a
+# usage error.  Skipped without root or tracefs.
+B=${TB_BUILD:-build}
+TB="$B/tracebuf"
+TOP=/sys/kernel/tracing
+NAME=tb-live-options-$$
+T=$TOP/instances/$NAME
+skip() { echo "1..0 # SKIP $1"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "not root"
+[ -d "$TOP/instances" ] || mount -t tracefs nodev "$TOP" 2>/dev/null
+[ -d "$TOP/instances" ] || skip "no tracefs at $TOP"
+[ -f "$TOP/saved_tgids" ] || skip "no saved_tgids (a kernel without record-tgid)"
+mkdir "$T" || skip "cannot make $T"
+W=$(mktemp -d /tmp/tb-live-options.XXXXXX)
+cleanup() {
+	[ -d "$T" ] && { echo 0 > "$T/tracing_on"; echo 0 > "$T/events/enable"; rmdir "$T"; } 2>/dev/null
+	[ -n "$KEEP" ] || rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+n=0; fail=0
+check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+
+# The options as tracebuf capture leaves them, then the saved set under test.
+# Only this shell's workload (event-fork: its children too), in a buffer it
+# cannot overrun: how the kernel and report mark lost events is not tested here.
+echo 0 > "$T/tracing_on"
+echo 4096 > "$T/buffer_size_kb"
+echo 1 > "$T/options/event-fork"
+echo $$ > "$T/set_event_pid"
+echo 0 > "$T/options/hash-ptr"
+echo 0 > "$T/options/irq-info"
+echo 1 > "$T/options/record-tgid"
+for e in sched irq timer; do echo 1 > "$T/events/$e/enable"; done
+echo 1 > "$T/tracing_on"
+i=0; while [ $i -lt 20 ]; do sh -c 'cat /proc/self/stat > /dev/null'; i=$((i+1)); done
+echo 0 > "$T/tracing_on"
+
+# "a,nob" -> writes "a" then "nob"; undo writes the opposite of each word, last first.
+set_words() { for w in $(echo "$1" | tr , ' '); do echo "$w" > "$T/trace_options" || return 1; done; }
+undo_words() {
+	for w in $(echo "$1" | tr , '\n' | tac); do
+		case $w in no*) echo "${w#no}" ;; *) echo "no$w" ;; esac > "$T/trace_options"
+	done
+}
+SETS="irq-info nocontext-info norecord-tgid raw hex raw,nocontext-info hex,nocontext-info irq-info,norecord-tgid
+	latency-format latency-format,nocontext-info"
+for s in $SETS; do
+	set_words "$s" && cat "$T/trace" > "$W/kernel.$s"
+	undo_words "$s"
+done
+"$TB" capture --with-trace -o "$W/cap" "$NAME" > /dev/null 2> "$W/capture.err"
+check $? "capture of the instance (saved options noirq-info,record-tgid)"
+grep -qx noirq-info "$W/cap/trace_options" && grep -qx record-tgid "$W/cap/trace_options"
+check $? "the capture saved its trace_options"
+
+# $1 kernel text  $2 ours  $3 what: as many lines, and >= 99 % of them identical.
+same_text() {
+	k=$(wc -l < "$1"); o=$(wc -l < "$2")
+	d=$(diff "$1" "$2" | grep -c '^<')
+	echo "# $3: $k kernel lines, $o ours, $d differ"
+	[ "$k" -gt 50 ] && [ "$k" = "$o" ] && [ $((d * 100)) -le "$k" ]
+	check $? "$3: the kernel's text, >= 99 % of $k lines identical"
+}
+"$TB" report "$W/cap" > "$W/ours.saved"
+check $? "report of the capture exits 0"
+same_text "$W/cap/trace.txt" "$W/ours.saved" "saved noirq-info,record-tgid"
+grep -q '^#           TASK-PID       TGID    CPU#     TIMESTAMP  FUNCTION$' "$W/ours.saved"
+check $? "the header without irq columns, with the TGID column"
+grep -Eq '^ +[^ ].*-[0-9]+ +\( *[0-9]+\) \[[0-9]{3}\]  +[0-9]+\.[0-9]{6}: ' "$W/ours.saved"
+check $? "event lines carry a numeric TGID and no irq columns"
+for s in $SETS; do
+	"$TB" report --options "$s" "$W/cap" > "$W/ours.$s"
+	same_text "$W/kernel.$s" "$W/ours.$s" "--options $s"
+done
+grep -v '^#' "$W/kernel.latency-format" |
+	grep -Ev '^.{8}-[0-9]+ +[0-9]+[.dDbnlNLBpPhHsZz0-9a-f]{5} +[0-9]+us[ +!#*@$]: ' > "$W/unmatched"
+[ ! -s "$W/unmatched" ] && grep -q '^# nop latency trace v1.1.5 on ' "$W/ours.latency-format"
+check $? "latency-format: the header, and every kernel event line has the latency columns and a delay mark"
+diff "$W/kernel.latency-format" "$W/ours.latency-format" | grep '^[<>]' | grep -v '^. # latency: ' > "$W/lat.diff"
+[ ! -s "$W/lat.diff" ]
+check $? "latency-format: only the header's preemption model line differs"
+
+"$TB" report --options bin "$W/cap" > /dev/null 2> "$W/bin.err"
+rc=$?
+[ $rc != 0 ] && [ $rc != 1 ] && grep -q 'bin is on' "$W/bin.err"
+check $? "bin is refused with a reason (exit $rc)"
+"$TB" report --options noirq-infoo "$W/cap" > /dev/null 2> "$W/typo.err"
+rc=$?
+[ $rc = 2 ] && grep -q "'noirq-infoo'" "$W/typo.err"
+check $? "an unknown --options word is a usage error naming it (exit $rc)"
+echo "1..$n"
+exit $fail
