@@ -127,3 +127,8 @@ uint64_t *hist_table_get(struct hist_table *t, const void *key, uint64_t ts)
 	}
 	return e;
 }
+
+uint32_t hist_hash_key(const void *key, uint32_t size)
+{
+	return hash_key(key, size);
+}
