@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/tap.h"
 #include "tracebuf/events.h"
@@ -283,10 +284,56 @@ static void detach_while_firing(void)
 	is_int(tb_hist_detach("hat:request"), 0, "detached");
 }
 
-int main(void)
+/* ------------------------------------------------------- environment */
+
+/*
+ * This program again, with TRACEBUF_HIST set and "fire": the hist is
+ * attached at start and printed to stderr at exit.  A bad spec in the
+ * environment is said, naming it.
+ */
+static char *run_child(const char *env)
+{
+	char cmd[512], *out = NULL;
+	size_t len = 0, n;
+	char buf[4096];
+	FILE *p, *f = open_memstream(&out, &len);
+
+	snprintf(cmd, sizeof(cmd), "TRACEBUF_HIST='%s' /proc/%d/exe fire 2>&1", env, (int)getpid());
+	p = popen(cmd, "r");
+	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
+		fwrite(buf, 1, n, f);
+	if (p)
+		pclose(p);
+	fclose(f);
+	return out;
+}
+
+static void from_environment(void)
+{
+	char *text = run_child("hat:request:keys=route:vals=bytes");
+
+	ok(strstr(text, "# trigger info: hist:keys=route:vals=hitcount,bytes:sort=hitcount:size=2048 [active]") &&
+		   strstr(text, "{ route:          6 } hitcount:         10  bytes:         30\n"),
+	   "TRACEBUF_HIST attaches at start and prints at exit");
+	if (!strstr(text, "route:          6"))
+		diag("%s", text);
+	free(text);
+	text = run_child("hat:request:keys=nope");
+	ok(strstr(text, "TRACEBUF_HIST: hat:request:") && strstr(text, "Couldn't find field 'nope'"),
+	   "a bad TRACEBUF_HIST spec is said with its message");
+	free(text);
+}
+
+int main(int argc, char **argv)
 {
 	struct tb_ring_opts o;
 	struct tb_ring *ring;
+
+	if (argc > 1 && !strcmp(argv[1], "fire")) {
+		for (int i = 0; i < 10; i++)
+			tb_trace(hat, request, 6, 3, "/env");
+		return 0;
+	}
 
 	tb_ring_opts_default(&o);
 	o.size_kb = 1024;
@@ -304,6 +351,7 @@ int main(void)
 	no_record(ring);
 	signal_nesting();
 	detach_while_firing();
+	from_environment();
 
 	tb_events_attach(NULL);
 	tb_ring_free(ring);

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "hist_internal.h"
+#include "load_int.h"
 #include "source/registry.h"
 #include "tracebuf/events.h"
 #include "tracebuf/filter.h"
@@ -56,18 +57,22 @@ struct attached {
 	uint16_t id;
 	bool wants_cpu;		  /* common_cpu is a key or value */
 	bool wants_time;	  /* common_timestamp is */
+	bool plain_keys, plain_vals; /* every key / value a number read as it is (the inline path) */
 	struct tb_hist *h;	  /* the spec (read only on the write side); print merges into its table */
 	struct tb_schema *schema; /* for names at print time */
 	size_t slot_words, nslots, max_entries;
 	_Atomic uint64_t no_table; /* hits that found every table busy */
 	_Atomic uint64_t filtered;
 	struct hit_table tables[TB_HIST_ATTACH_TABLES];
+	struct attached *retired_next; /* detached ones, kept (see tb_hist_detach) */
 };
 
 /* The attached hists, published with release, read with acquire (attached_hit). */
 static struct attached *_Atomic attached[TB_HIST_ATTACH_MAX];
 /* Attach, detach and print: one at a time (never taken on the write side). */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Detached hists (under lock): a writer may still be inside one, so they stay, and stay reachable. */
+static struct attached *retired;
 
 /* This thread's tables (cached per attached hist), and whether it is inside an update. */
 struct mine {
@@ -178,14 +183,24 @@ static void update(struct attached *a, struct hit_table *t, const uint8_t *rec, 
 	int cpu = a->wants_cpu ? sched_getcpu() : 0;
 	_Atomic uint64_t *s;
 
-	if (len < h->min_size || !hist_build_key(h, (uint8_t *)key, rec, len, ts, cpu))
+	if (len < h->min_size)
 		return; /* the emitter builds whole records: cannot happen */
+	if (a->plain_keys) {
+		for (unsigned i = 0; i < h->nkeys; i++)
+			key[i] = load_int(rec + h->keys[i].offset, h->keys[i].size, h->keys[i].is_signed);
+	} else if (!hist_build_key(h, (uint8_t *)key, rec, len, ts, cpu)) {
+		return;
+	}
 	s = find_slot(a, t, key, h->key_size / 8);
 	if (!s)
 		return;
 	add_relaxed(&s[SLOT_HITCOUNT], 1);
-	for (unsigned i = 0; i < h->nvals; i++)
-		add_relaxed(&s[SLOT_SUMS + i], hist_value(h, i, rec, ts, cpu));
+	for (unsigned i = 0; i < h->nvals; i++) {
+		const struct hist_field *f = &h->vals[i];
+		uint64_t v = a->plain_vals ? load_int(rec + f->offset, f->size, f->is_signed)
+					   : hist_value(h, i, rec, ts, cpu);
+		add_relaxed(&s[SLOT_SUMS + i], v);
+	}
 }
 
 static struct attached *attached_for(uint16_t id, size_t *at)
@@ -283,6 +298,20 @@ static bool take_record(const char *spec, char *out, size_t size)
 	return found;
 }
 
+/* A field read from the record as it is: a number, no modifier (8 bytes of the key each, in order). */
+static bool plain(const struct hist_field *f)
+{
+	return f->src == HIST_SRC_FIELD && f->str == HIST_STR_NONE && f->mod == HIST_MOD_NONE;
+}
+
+static bool all_plain(const struct hist_field *f, unsigned n, bool keys)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!plain(&f[i]) || (keys && f[i].key_offset != 8 * i))
+			return false;
+	return true;
+}
+
 static bool uses_source(const struct tb_hist *h, enum hist_source src)
 {
 	for (unsigned i = 0; i < h->nkeys; i++)
@@ -343,6 +372,8 @@ static int new_attached(const char *event, const char *spec, struct tb_hist_erro
 	a->id = (uint16_t)a->h->id;
 	a->wants_cpu = uses_source(a->h, HIST_SRC_CPU);
 	a->wants_time = uses_source(a->h, HIST_SRC_TIMESTAMP);
+	a->plain_keys = all_plain(a->h->keys, a->h->nkeys, true);
+	a->plain_vals = all_plain(a->h->vals, a->h->nvals, false);
 	a->max_entries = (size_t)1 << a->h->map_bits;
 	a->nslots = a->max_entries * 2;
 	a->slot_words = SLOT_SUMS + a->h->nvals + a->h->key_size / 8;
@@ -414,9 +445,12 @@ int tb_hist_detach(const char *event)
 	pthread_mutex_lock(&lock);
 	at = slot_of(event);
 	if (at >= 0) {
+		struct attached *a = atomic_load_explicit(&attached[at], memory_order_relaxed); /* under lock */
 		tb__events_set_hist(event, 0, &id);
-		/* kept allocated: a writer may be inside it (hist_attach.h, Ownership) */
 		atomic_store_explicit(&attached[at], NULL, memory_order_relaxed);
+		/* kept allocated: a writer may be inside it (hist_attach.h, Ownership) */
+		a->retired_next = retired;
+		retired = a;
 		rc = 0;
 	}
 	pthread_mutex_unlock(&lock);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tracebuf/hist.h"
 #include "tracebuf/schema.h"
@@ -149,8 +150,22 @@ uint64_t hist_value(const struct tb_hist *h, unsigned i, const uint8_t *rec, uin
 int hist_table_init(struct hist_table *t, uint32_t key_size, uint32_t nvals);
 void hist_table_free(struct hist_table *t);
 /* The entry of key (created with first_ts = ts if new); NULL when out of memory. */
-/* The table's hash of a key (whole u64 words). */
-uint32_t hist_hash_key(const void *key, uint32_t size);
+/* A 64-bit mix per word (keys are whole u64 words, zero-padded). */
+static inline uint32_t hist_hash_key(const void *key, uint32_t size)
+{
+	const uint8_t *p = key;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ size;
+
+	for (uint32_t i = 0; i < size; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)(h ^ (h >> 29));
+}
+
 uint64_t *hist_table_get(struct hist_table *t, const void *key, uint64_t ts);
 static inline const uint8_t *hist_entry_key(const struct hist_table *t, const uint64_t *e)
 {
