@@ -121,7 +121,7 @@ __attribute__((visibility("hidden"))) uint64_t tb__session_shape(const char *tex
 int tb__events_set_hist(const char *event, uint8_t mode, uint16_t *id);
 /* fn called once every event of the program's startup is registered (now, if that is past). */
 void tb__events_on_startup(void (*fn)(void));
-/* The reading side's map update, called by tb__hist_hit (hist_gate.c); NULL: none. */
+/* The reading side's map update, called by tb__hist_hit (registry.c); NULL: none. */
 typedef void tb__hist_hit_fn(const struct tb_event_desc *ev, const void *rec, uint32_t len);
 void tb__hist_set_hit(tb__hist_hit_fn *fn);
 
