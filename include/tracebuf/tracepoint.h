@@ -265,7 +265,7 @@ struct tb_object_sections {
 #define TB_HIST_GATE_ONLY 1
 #define TB_HIST_GATE_RECORD 2
 /* Add the record rec[0..len) of ev to its attached hist (async-signal-safe, never blocks). */
-void tb__hist_hit(const struct tb_event_desc *ev, const void *rec, uint32_t len);
+void tb_event_hist_hit(const struct tb_event_desc *ev, const void *rec, uint32_t len);
 
 /* Called by the constructor and destructor below; not for direct use. */
 void tb_registry_add_object(const struct tb_object_sections *s);
@@ -415,7 +415,7 @@ static inline bool tb__event_filtered(struct tb_event_desc *ev, struct tb_ring *
 static inline bool tb__hist_only(const struct tb_event_desc *ev, const struct tb_ring *ring, uint8_t hist,
 				 const void *rec, uint32_t len)
 {
-	tb__hist_hit(ev, rec, len);
+	tb_event_hist_hit(ev, rec, len);
 	return hist != TB_HIST_GATE_RECORD || ring == NULL;
 }
 
@@ -888,7 +888,7 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 			 TB__EACH_LIST(TB__UVAL, rec, fields));                                 \
 	/* acquire: the ring was set up before the pointer was published */                    \
 	struct tb_ring *tb__r = __atomic_load_n(&ev.ring, __ATOMIC_ACQUIRE);                     \
-	/* relaxed: a hint; tb__hist_hit's acquire load of the table is what publishes it */      \
+	/* relaxed: a hint; tb_event_hist_hit's acquire load of the table is what publishes it */      \
 	uint8_t tb__hist = __atomic_load_n(&ev.gate.part.hist, __ATOMIC_RELAXED);                 \
 	size_t tb__dyn = 0;                                                                     \
 	if (TB__UNLIKELY(tb__r == NULL) && TB__UNLIKELY(tb__hist == 0))                          \

@@ -3,7 +3,7 @@
  * hist_attach.c - hists attached at the source (tracebuf/hist_attach.h).
  *
  * Write side (hit): the event's gate has its hist byte set (registry.c),
- * so its emitter builds the record and calls tb__hist_hit, which lands in
+ * so its emitter builds the record and calls tb_event_hist_hit, which lands in
  * attached_hit here.  The thread's own table is found through a
  * thread-local cache; the table is a fixed open-addressing array of
  * 2^(bits+1) slots for at most 2^bits entries, made at attach time.
@@ -422,10 +422,10 @@ int tb_hist_attach(const char *event, const char *spec, struct tb_hist_error *er
 	else
 		rc = new_attached(event, clean, err ? err : &local, &a);
 	if (rc == 0) {
-		tb__hist_set_hit(attached_hit);
+		tb_events_set_hist_hook(attached_hit);
 		/* release: pairs with attached_for's acquire; the hist and tables are made */
 		atomic_store_explicit(&attached[free_at], a, memory_order_release);
-		rc = tb__events_set_hist(event, record ? TB_HIST_GATE_RECORD : TB_HIST_GATE_ONLY, &id);
+		rc = tb_events_set_hist_gate(event, record ? TB_HIST_GATE_RECORD : TB_HIST_GATE_ONLY, &id);
 		if (rc < 0)
 			atomic_store_explicit(&attached[free_at], NULL, memory_order_relaxed);
 	}
@@ -446,7 +446,7 @@ int tb_hist_detach(const char *event)
 	at = slot_of(event);
 	if (at >= 0) {
 		struct attached *a = atomic_load_explicit(&attached[at], memory_order_relaxed); /* under lock */
-		tb__events_set_hist(event, 0, &id);
+		tb_events_set_hist_gate(event, 0, &id);
 		atomic_store_explicit(&attached[at], NULL, memory_order_relaxed);
 		/* kept allocated: a writer may be inside it (hist_attach.h, Ownership) */
 		a->retired_next = retired;
@@ -568,5 +568,5 @@ static void attach_from_env(void)
 __attribute__((constructor)) static void hist_attach_init(void)
 {
 	if (getenv("TRACEBUF_HIST"))
-		tb__events_on_startup(attach_from_env);
+		tb_events_on_startup(attach_from_env);
 }

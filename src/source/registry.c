@@ -392,7 +392,7 @@ int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_e
 	return rc;
 }
 
-int tb__events_set_hist(const char *event, uint8_t mode, uint16_t *id)
+int tb_events_set_hist_gate(const char *event, uint8_t mode, uint16_t *id)
 {
 	char system[128], name[128];
 	struct entry *e;
@@ -1053,9 +1053,9 @@ static int dump_formats(void)
  * libraries it was linked with): unmatched TRACEBUF_EVENTS patterns are
  * now known, and a TRACEBUF_FORMATS dump is complete.
  */
-static void (*on_startup)(void); /* tb__events_on_startup's, under the lock */
+static void (*on_startup)(void); /* tb_events_on_startup's, under the lock */
 
-void tb__events_on_startup(void (*fn)(void))
+void tb_events_on_startup(void (*fn)(void))
 {
 	bool now;
 
@@ -1119,24 +1119,24 @@ __attribute__((constructor)) static void registry_start(void)
 
 /*
  * Where an emitter whose gate has the hist byte set sends its record
- * (tracepoint.h, tb__hist_hit).  The maps and the hist parser belong to
+ * (tracepoint.h, tb_event_hist_hit).  The maps and the hist parser belong to
  * the reading side (src/analyze/hist_attach.c, libtracebuf-read), which an
  * application links only when it attaches a hist; the core keeps its
  * libc-only promise by calling it through this one pointer.  Here, in the
  * object every program with events links, so that a library dlopen'ed
- * later finds tb__hist_hit in any program.
+ * later finds tb_event_hist_hit in any program.
  */
-static tb__hist_hit_fn *_Atomic hist_hit_fn;
+static tb_event_hist_hit_fn *_Atomic hist_hit_fn;
 
-void tb__hist_set_hit(tb__hist_hit_fn *fn)
+void tb_events_set_hist_hook(tb_event_hist_hit_fn *fn)
 {
 	/* release: pairs with the acquire below; the maps fn reads were set up before */
 	__atomic_store_n(&hist_hit_fn, fn, __ATOMIC_RELEASE);
 }
 
-void tb__hist_hit(const struct tb_event_desc *ev, const void *rec, uint32_t len)
+void tb_event_hist_hit(const struct tb_event_desc *ev, const void *rec, uint32_t len)
 {
-	tb__hist_hit_fn *fn = __atomic_load_n(&hist_hit_fn, __ATOMIC_ACQUIRE);
+	tb_event_hist_hit_fn *fn = __atomic_load_n(&hist_hit_fn, __ATOMIC_ACQUIRE);
 
 	if (fn)
 		fn(ev, rec, len);
