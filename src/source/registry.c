@@ -366,23 +366,34 @@ static bool split_event(const char *event, char *system, char *name, size_t size
 
 static void registry_init(void);
 
-int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_error *err)
+/*
+ * The registry locked, with *e the user event named "system:name": 0, or
+ * -EINVAL (not such a name; not locked), -ENOENT (not registered), -EOPNOTSUPP
+ * (a built-in event, which writes with the ring's own calls) - locked then.
+ */
+static int lock_user_event(const char *event, struct entry **e)
 {
 	char system[128], name[128];
-	struct tb_event_filter *sf = NULL;
-	struct entry *e;
-	int rc = 0;
 
 	if (!event || !split_event(event, system, name, sizeof(system)))
 		return -EINVAL;
 	pthread_once(&reg_once, registry_init);
 	pthread_mutex_lock(&reg.lock);
-	e = find_entry(system, name);
-	if (!e || !e->ndescs)
-		rc = -ENOENT;
-	else if (!strcmp(system, "ftrace"))
-		rc = -EOPNOTSUPP; /* the built-in events write with the ring's own calls */
-	else if (expr && *expr && strcmp(expr, "0"))
+	*e = find_entry(system, name);
+	if (!*e || !(*e)->ndescs)
+		return -ENOENT;
+	return strcmp(system, "ftrace") ? 0 : -EOPNOTSUPP;
+}
+
+int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_error *err)
+{
+	struct tb_event_filter *sf = NULL;
+	struct entry *e;
+	int rc = lock_user_event(event, &e);
+
+	if (rc == -EINVAL)
+		return rc;
+	if (rc == 0 && expr && *expr && strcmp(expr, "0"))
 		rc = source_filter_new(e->descs[0], expr, err, &sf);
 	if (rc == 0) {
 		e->filter = sf; /* a replaced filter stays allocated: an emitter may be inside it */
@@ -394,19 +405,11 @@ int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_e
 
 int tb_events_set_hist_gate(const char *event, uint8_t mode, uint16_t *id)
 {
-	char system[128], name[128];
 	struct entry *e;
-	int rc = 0;
+	int rc = lock_user_event(event, &e);
 
-	if (!event || !split_event(event, system, name, sizeof(system)))
-		return -EINVAL;
-	pthread_once(&reg_once, registry_init);
-	pthread_mutex_lock(&reg.lock);
-	e = find_entry(system, name);
-	if (!e || !e->ndescs)
-		rc = -ENOENT;
-	else if (!strcmp(system, "ftrace"))
-		rc = -EOPNOTSUPP; /* the built-in events write with the ring's own calls */
+	if (rc == -EINVAL)
+		return rc;
 	if (rc == 0) {
 		*id = e->id;
 		e->hist = mode;
