@@ -234,6 +234,26 @@ static void no_record(struct tb_ring *ring)
 	ok(tb_consume_merged(ring, &ev) == 1, "detached: the event records again");
 }
 
+/* The event disabled: the hist alone; a record too big for any ring is not counted, and nothing breaks. */
+static void hist_alone(void)
+{
+	static char huge[5000];
+	char *text;
+
+	memset(huge, 'x', sizeof(huge) - 1);
+	tb_events_disable("hat:request", NULL, 0);
+	is_int(tb_hist_attach("hat:request", "keys=route", NULL), 0, "attach with the event disabled");
+	tb_trace(hat, request, 8, 1, huge);
+	for (int i = 0; i < 3; i++)
+		tb_trace(hat, request, 8, 1, "/");
+	text = printed(NULL);
+	ok(strstr(text, "{ route:          8 } hitcount:          3\n") != NULL,
+	   "the hist counts with the event disabled; the record above TB_EVENT_MAX is not counted");
+	free(text);
+	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	tb_events_enable("hat:request", NULL, 0);
+}
+
 /* -------------------------------------------------- detach while firing */
 
 static atomic_int stop;
@@ -349,6 +369,7 @@ int main(int argc, char **argv)
 	same_as_recorded(ring, 8, "keys=route.log2,path:vals=bytes:sort=route,path if bytes > 3000");
 	map_full(ring);
 	no_record(ring);
+	hist_alone();
 	signal_nesting();
 	detach_while_firing();
 	from_environment();

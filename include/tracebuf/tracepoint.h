@@ -904,7 +904,8 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 		TB__EVENT_FILL(rec, ev, fields, tb__small)                                      \
 		tb_write(tb__r, tb__small, (uint32_t)(sizeof(struct rec) + tb__dyn));            \
 	} else if (TB__UNLIKELY(sizeof(struct rec) + tb__dyn > TB_EVENT_MAX)) {                 \
-		tb_event_refuse_too_big(tb__r);                                                 \
+		if (tb__r) /* NULL: only a hist is attached, and it sees no record either */     \
+			tb_event_refuse_too_big(tb__r);                                         \
 	} else {                                                                                \
 		unsigned char tb__vla[sizeof(struct rec) + tb__dyn] __attribute__((aligned(8)));  \
 		TB__EVENT_FILL(rec, ev, fields, tb__vla)                                        \
