@@ -104,7 +104,7 @@ HEADERS := $(wildcard include/tracebuf/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_SCRIPTS := $(wildcard tests/t_*.sh)
-TSAN_TESTS := test_usdt_gate test_thread_names test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms test_export
+TSAN_TESTS := test_usdt_gate test_hist_attach test_thread_names test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms test_export
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_CFLAGS :=
@@ -275,6 +275,10 @@ $(B)/bench/bench_tracedat: bench/bench_tracedat.c $(B)/libtracebuf-read.a $(B)/l
 # bench_zstd_floor times zstd alone on a trace.dat's chunks (bench_report.sh runs it).
 $(B)/bench/bench_zstd_floor: BENCH_LIBS += $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 $(B)/bench/bench_zstd_floor: $(B)/libtracebuf-read.a
+
+# bench_hist_attach attaches hists (tracebuf/hist_attach.h: the reading side).
+$(B)/bench/bench_hist_attach: BENCH_LIBS += $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
+$(B)/bench/bench_hist_attach: $(B)/libtracebuf-read.a
 
 # bench_offcpu makes a trace.dat (tests/lib/synth.h) and times tracebuf offcpu on it.
 $(B)/bench/bench_offcpu: bench/bench_offcpu.c tests/lib/synth.h $(B)/libtracebuf-read.a $(B)/libtracebuf.a

@@ -208,7 +208,7 @@ union tb_event_gate {
 	struct {
 		uint16_t usdt; /* written by the kernel: attached USDT consumers */
 		uint8_t on;    /* written by the registry: 1 while the event is enabled */
-		uint8_t spare; /* 0: room for another in-process consumer to join the same test */
+		uint8_t hist;  /* written by the registry: TB_HIST_GATE_* while a hist is attached (hist_attach.h) */
 	} part;
 };
 
@@ -256,6 +256,16 @@ struct tb_object_sections {
 	const struct tb_enum_value *const *enums, *const *enums_end;
 	void (*forget_tid)(void); /* clears this object's cached thread id (after fork) */
 };
+
+/*
+ * tb_hist_attach (tracebuf/hist_attach.h): the gate's hist byte.  ONLY: a
+ * hit updates the attached map and writes no record; RECORD (":record"):
+ * the record goes to the ring too, when the event is enabled.
+ */
+#define TB_HIST_GATE_ONLY 1
+#define TB_HIST_GATE_RECORD 2
+/* Add the record rec[0..len) of ev to its attached hist (async-signal-safe, never blocks). */
+void tb_event_hist_hit(const struct tb_event_desc *ev, const void *rec, uint32_t len);
 
 /* Called by the constructor and destructor below; not for direct use. */
 void tb_registry_add_object(const struct tb_object_sections *s);
@@ -396,6 +406,17 @@ static inline bool tb__event_filtered(struct tb_event_desc *ev, struct tb_ring *
 		return false;
 	tb_event_filter_drop(ring, len);
 	return true;
+}
+
+/*
+ * An attached hist sees every hit (its own "if" filters them); true when
+ * no record is to be written after it (hist only, or the event disabled).
+ */
+static inline bool tb__hist_only(const struct tb_event_desc *ev, const struct tb_ring *ring, uint8_t hist,
+				 const void *rec, uint32_t len)
+{
+	tb_event_hist_hit(ev, rec, len);
+	return hist != TB_HIST_GATE_RECORD || ring == NULL;
 }
 
 extern struct tb_event_desc *const __start_tb_events[] __attribute__((weak)) TB__HIDDEN;
@@ -867,8 +888,10 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 			 TB__EACH_LIST(TB__UVAL, rec, fields));                                 \
 	/* acquire: the ring was set up before the pointer was published */                    \
 	struct tb_ring *tb__r = __atomic_load_n(&ev.ring, __ATOMIC_ACQUIRE);                     \
+	/* relaxed: a hint; tb_event_hist_hit's acquire load of the table is what publishes it */      \
+	uint8_t tb__hist = __atomic_load_n(&ev.gate.part.hist, __ATOMIC_RELAXED);                 \
 	size_t tb__dyn = 0;                                                                     \
-	if (TB__UNLIKELY(tb__r == NULL))                                                        \
+	if (TB__UNLIKELY(tb__r == NULL) && TB__UNLIKELY(tb__hist == 0))                          \
 		return;                                                                         \
 	TB__EACH_LIST(TB__PREP, rec, fields)                                                    \
 	if (!tb_dynamic_##sys##_##name) {                                                       \
@@ -881,7 +904,8 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 		TB__EVENT_FILL(rec, ev, fields, tb__small)                                      \
 		tb_write(tb__r, tb__small, (uint32_t)(sizeof(struct rec) + tb__dyn));            \
 	} else if (TB__UNLIKELY(sizeof(struct rec) + tb__dyn > TB_EVENT_MAX)) {                 \
-		tb_event_refuse_too_big(tb__r);                                                 \
+		if (tb__r) /* NULL: only a hist is attached, and it sees no record either */     \
+			tb_event_refuse_too_big(tb__r);                                         \
 	} else {                                                                                \
 		unsigned char tb__vla[sizeof(struct rec) + tb__dyn] __attribute__((aligned(8)));  \
 		TB__EVENT_FILL(rec, ev, fields, tb__vla)                                        \
@@ -906,6 +930,9 @@ static inline bool tb__before_tail(size_t off, size_t n, size_t size)
 		uint64_t tb__common = tb__common_word(ev.id);               \
 		memcpy(&tb__e->common, &tb__common, sizeof(tb__common));    \
 		TB__EACH_LIST(TB__STORE, rec, fields)                       \
+		if (TB__UNLIKELY(tb__hist != 0) &&                          \
+		    tb__hist_only(&ev, tb__r, tb__hist, tb__buf, tb__off))  \
+			return;                                             \
 		if (tb__event_filtered(&ev, tb__r, tb__buf, tb__off))       \
 			return;                                             \
 	}

@@ -181,10 +181,28 @@ static bool filter_keeps(const struct tb_hist *h, const uint8_t *rec, uint32_t l
 	return tb_filter_match(h->filter, rec, len, &env);
 }
 
+bool hist_build_key(const struct tb_hist *h, uint8_t *key, const uint8_t *rec, uint32_t len, uint64_t ts, int cpu)
+{
+	for (unsigned i = 0; i < h->nkeys; i++) {
+		const struct hist_field *f = &h->keys[i];
+		if (f->str == HIST_STR_NONE) {
+			uint64_t v = field_number(h, f, rec, ts, cpu);
+			memcpy(key + f->key_offset, &v, 8);
+		} else if (!put_string(f, key + f->key_offset, rec, len)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+uint64_t hist_value(const struct tb_hist *h, unsigned i, const uint8_t *rec, uint64_t ts, int cpu)
+{
+	return field_number(h, &h->vals[i], rec, ts, cpu);
+}
+
 int tb_hist_add_record(struct tb_hist *h, const void *data, uint32_t len, uint64_t ts, int cpu)
 {
 	const uint8_t *rec = data;
-	uint8_t *key;
 	uint64_t *e;
 
 	if (!h || !data)
@@ -195,22 +213,14 @@ int tb_hist_add_record(struct tb_hist *h, const void *data, uint32_t len, uint64
 		h->filtered++;
 		return 0;
 	}
-	key = h->key_buf;
-	for (unsigned i = 0; i < h->nkeys; i++) {
-		const struct hist_field *f = &h->keys[i];
-		if (f->str == HIST_STR_NONE) {
-			uint64_t v = field_number(h, f, rec, ts, cpu);
-			memcpy(key + f->key_offset, &v, 8);
-		} else if (!put_string(f, key + f->key_offset, rec, len)) {
-			return -EINVAL;
-		}
-	}
-	e = hist_table_get(&h->table, key, ts);
+	if (!hist_build_key(h, h->key_buf, rec, len, ts, cpu))
+		return -EINVAL;
+	e = hist_table_get(&h->table, h->key_buf, ts);
 	if (!e)
 		return -ENOMEM;
 	e[HIST_E_HITCOUNT]++;
 	for (unsigned i = 0; i < h->nvals; i++)
-		e[HIST_E_SUMS + i] += field_number(h, &h->vals[i], rec, ts, cpu);
+		e[HIST_E_SUMS + i] += hist_value(h, i, rec, ts, cpu);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tracebuf/hist.h"
 #include "tracebuf/schema.h"
@@ -131,6 +132,7 @@ struct tb_hist {
 	uint64_t until;	  /* tb_hist_count_until(): later records wait for a later pass (0: none) */
 	struct hist_mark *marks; /* [nmarks]: per CPU slot, with skip_seen */
 	size_t nmarks;
+	uint64_t dropped; /* events counted as Dropped before the table (hist_attach.c's full maps) */
 };
 
 /* hist_parse.c */
@@ -139,10 +141,31 @@ int hist_parse(struct tb_hist *h, const char *spec, const struct tb_format *fmt,
 /* The modifier's name as the kernel prints it, NULL for none. */
 const char *hist_mod_name(enum hist_mod m);
 
+/* hist_feed.c: the compound key of rec into key (key_size bytes); false when a string points outside it. */
+bool hist_build_key(const struct tb_hist *h, uint8_t *key, const uint8_t *rec, uint32_t len, uint64_t ts, int cpu);
+/* Value i of rec, as it is added to the sums. */
+uint64_t hist_value(const struct tb_hist *h, unsigned i, const uint8_t *rec, uint64_t ts, int cpu);
+
 /* hist_table.c */
 int hist_table_init(struct hist_table *t, uint32_t key_size, uint32_t nvals);
 void hist_table_free(struct hist_table *t);
 /* The entry of key (created with first_ts = ts if new); NULL when out of memory. */
+/* A 64-bit mix per word (keys are whole u64 words, zero-padded). */
+static inline uint32_t hist_hash_key(const void *key, uint32_t size)
+{
+	const uint8_t *p = key;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ size;
+
+	for (uint32_t i = 0; i < size; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)(h ^ (h >> 29));
+}
+
 uint64_t *hist_table_get(struct hist_table *t, const void *key, uint64_t ts);
 static inline const uint8_t *hist_entry_key(const struct hist_table *t, const uint64_t *e)
 {

@@ -95,16 +95,19 @@ static uint32_t *kept_entries(const struct tb_hist *h, size_t *n, uint64_t *hits
 
 	if (!idx)
 		return NULL;
-	*hits = *dropped = 0;
+	*hits = 0;
+	*dropped = h->dropped;
 	for (size_t i = 0; i < count; i++) {
 		idx[i] = (uint32_t)i;
 		*hits += hist_table_entry(&h->table, i)[HIST_E_HITCOUNT];
 	}
 	if (count > max) {
 		qsort_r(idx, count, sizeof(*idx), cmp_first_seen, (void *)h);
-		for (size_t i = max; i < count; i++)
-			*dropped += hist_table_entry(&h->table, idx[i])[HIST_E_HITCOUNT];
-		*hits -= *dropped;
+		for (size_t i = max; i < count; i++) {
+			uint64_t lost = hist_table_entry(&h->table, idx[i])[HIST_E_HITCOUNT];
+			*dropped += lost;
+			*hits -= lost;
+		}
 		count = max;
 	}
 	qsort_r(idx, count, sizeof(*idx), cmp_entries, (void *)h);

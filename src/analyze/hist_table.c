@@ -32,22 +32,6 @@ void hist_table_free(struct hist_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* A 64-bit mix per word (keys are whole u64 words, zero-padded). */
-static inline uint32_t hash_key(const void *key, uint32_t size)
-{
-	const uint8_t *p = key;
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ size;
-
-	for (uint32_t i = 0; i < size; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return (uint32_t)(h ^ (h >> 29));
-}
-
 /* Keys are whole u64 words: compared word by word, inline (a memcmp call costs more than the compare). */
 static inline bool same_key(const uint8_t *a, const uint8_t *b, uint32_t size)
 {
@@ -101,7 +85,7 @@ static uint64_t *new_entry(struct hist_table *t, const void *key, uint64_t ts)
 
 uint64_t *hist_table_get(struct hist_table *t, const void *key, uint64_t ts)
 {
-	uint32_t hash = hash_key(key, t->key_size);
+	uint32_t hash = hist_hash_key(key, t->key_size);
 	size_t i = hash & t->mask;
 	uint64_t *e;
 
@@ -127,3 +111,4 @@ uint64_t *hist_table_get(struct hist_table *t, const void *key, uint64_t ts)
 	}
 	return e;
 }
+

@@ -44,6 +44,7 @@ struct entry {
 	struct tb_event_filter *filter; /* tb_events_set_filter; NULL: none */
 	/* filter, copying to the session's ring (publish_desc): made for mirror_of, NULL: none yet */
 	struct tb_event_filter *mirror, *mirror_of;
+	uint8_t hist; /* tb_hist_attach's gate byte for its descriptors (TB_HIST_GATE_*), 0: none */
 };
 
 struct site_entry {
@@ -213,6 +214,8 @@ static void publish_desc(struct tb_event_desc *d, struct entry *e)
 	__atomic_store_n(&d->filter, filter_for(e), __ATOMIC_RELEASE);
 	publish_ring(&d->ring, ring_for(e));
 	publish_gate(&d->gate, ring_for(e));
+	/* relaxed: only the hint; hist_attach.c publishes its table with a release store before */
+	__atomic_store_n(&d->gate.part.hist, e->hist, __ATOMIC_RELAXED);
 }
 
 static void sync_entry(struct entry *e)
@@ -363,26 +366,53 @@ static bool split_event(const char *event, char *system, char *name, size_t size
 
 static void registry_init(void);
 
-int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_error *err)
+/*
+ * The registry locked, with *e the user event named "system:name": 0, or
+ * -EINVAL (not such a name; not locked), -ENOENT (not registered), -EOPNOTSUPP
+ * (a built-in event, which writes with the ring's own calls) - locked then.
+ */
+static int lock_user_event(const char *event, struct entry **e)
 {
 	char system[128], name[128];
-	struct tb_event_filter *sf = NULL;
-	struct entry *e;
-	int rc = 0;
 
 	if (!event || !split_event(event, system, name, sizeof(system)))
 		return -EINVAL;
 	pthread_once(&reg_once, registry_init);
 	pthread_mutex_lock(&reg.lock);
-	e = find_entry(system, name);
-	if (!e || !e->ndescs)
-		rc = -ENOENT;
-	else if (!strcmp(system, "ftrace"))
-		rc = -EOPNOTSUPP; /* the built-in events write with the ring's own calls */
-	else if (expr && *expr && strcmp(expr, "0"))
+	*e = find_entry(system, name);
+	if (!*e || !(*e)->ndescs)
+		return -ENOENT;
+	return strcmp(system, "ftrace") ? 0 : -EOPNOTSUPP;
+}
+
+int tb_events_set_filter(const char *event, const char *expr, struct tb_filter_error *err)
+{
+	struct tb_event_filter *sf = NULL;
+	struct entry *e;
+	int rc = lock_user_event(event, &e);
+
+	if (rc == -EINVAL)
+		return rc;
+	if (rc == 0 && expr && *expr && strcmp(expr, "0"))
 		rc = source_filter_new(e->descs[0], expr, err, &sf);
 	if (rc == 0) {
 		e->filter = sf; /* a replaced filter stays allocated: an emitter may be inside it */
+		sync_entry(e);
+	}
+	pthread_mutex_unlock(&reg.lock);
+	return rc;
+}
+
+int tb_events_set_hist_gate(const char *event, uint8_t mode, uint16_t *id)
+{
+	struct entry *e;
+	int rc = lock_user_event(event, &e);
+
+	if (rc == -EINVAL)
+		return rc;
+	if (rc == 0) {
+		*id = e->id;
+		e->hist = mode;
 		sync_entry(e);
 	}
 	pthread_mutex_unlock(&reg.lock);
@@ -1026,15 +1056,35 @@ static int dump_formats(void)
  * libraries it was linked with): unmatched TRACEBUF_EVENTS patterns are
  * now known, and a TRACEBUF_FORMATS dump is complete.
  */
+static void (*on_startup)(void); /* tb_events_on_startup's, under the lock */
+
+void tb_events_on_startup(void (*fn)(void))
+{
+	bool now;
+
+	pthread_once(&reg_once, registry_init);
+	pthread_mutex_lock(&reg.lock);
+	now = reg.startup_done;
+	if (!now)
+		on_startup = fn;
+	pthread_mutex_unlock(&reg.lock);
+	if (now)
+		fn();
+}
+
 static void startup_complete(void)
 {
+	void (*fn)(void) = on_startup;
 	int dumped;
 
 	reg.startup_done = true;
+	on_startup = NULL;
 	report_unmatched_rules();
 	dumped = dump_formats();
 	pthread_mutex_unlock(&reg.lock); /* the description takes it itself */
 	tb__session_formats();
+	if (fn)
+		fn(); /* takes the lock itself (tb_hist_attach) */
 	pthread_mutex_lock(&reg.lock);
 	if (dumped) {
 		fflush(NULL);
@@ -1068,4 +1118,29 @@ static void registry_init(void)
 __attribute__((constructor)) static void registry_start(void)
 {
 	pthread_once(&reg_once, registry_init);
+}
+
+/*
+ * Where an emitter whose gate has the hist byte set sends its record
+ * (tracepoint.h, tb_event_hist_hit).  The maps and the hist parser belong to
+ * the reading side (src/analyze/hist_attach.c, libtracebuf-read), which an
+ * application links only when it attaches a hist; the core keeps its
+ * libc-only promise by calling it through this one pointer.  Here, in the
+ * object every program with events links, so that a library dlopen'ed
+ * later finds tb_event_hist_hit in any program.
+ */
+static tb_event_hist_hit_fn *_Atomic hist_hit_fn;
+
+void tb_events_set_hist_hook(tb_event_hist_hit_fn *fn)
+{
+	/* release: pairs with the acquire below; the maps fn reads were set up before */
+	__atomic_store_n(&hist_hit_fn, fn, __ATOMIC_RELEASE);
+}
+
+void tb_event_hist_hit(const struct tb_event_desc *ev, const void *rec, uint32_t len)
+{
+	tb_event_hist_hit_fn *fn = __atomic_load_n(&hist_hit_fn, __ATOMIC_ACQUIRE);
+
+	if (fn)
+		fn(ev, rec, len);
 }

@@ -111,4 +111,18 @@ __attribute__((visibility("hidden"))) unsigned tb__session_event_id(const char *
 								    bool (*taken)(unsigned));
 __attribute__((visibility("hidden"))) uint64_t tb__session_shape(const char *text, size_t len);
 
+/* ------------------------------------------------------ hist_attach.c */
+
+/*
+ * Set the gate byte of event "system:name"'s descriptors to mode
+ * (TB_HIST_GATE_*, 0: detached), now and for descriptors loaded later;
+ * *id its ID.  0, -EINVAL, -ENOENT (no such event), -EOPNOTSUPP (built-in).
+ */
+int tb_events_set_hist_gate(const char *event, uint8_t mode, uint16_t *id);
+/* fn called once every event of the program's startup is registered (now, if that is past). */
+void tb_events_on_startup(void (*fn)(void));
+/* The reading side's map update, called by tb_event_hist_hit (registry.c); NULL: none. */
+typedef void tb_event_hist_hit_fn(const struct tb_event_desc *ev, const void *rec, uint32_t len);
+void tb_events_set_hist_hook(tb_event_hist_hit_fn *fn);
+
 #endif

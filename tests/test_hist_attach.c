@@ -1,0 +1,380 @@
+/*
+ * tb_hist_attach: a hist updated at the source equals the library's hist
+ * over the same events recorded (":record" keeps them), with 1, 2 and 8
+ * threads, string keys and a filter; a signal handler firing the event
+ * while its thread is inside an update loses nothing; a full map counts
+ * the kernel's exact Dropped:; bad specs are refused with their message;
+ * attaching twice and detaching while writers run are defined.  Also run
+ * under ThreadSanitizer.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/tap.h"
+#include "tracebuf/events.h"
+#include "tracebuf/hist.h"
+#include "tracebuf/hist_attach.h"
+#include "tracebuf/reader.h"
+#include "tracebuf/schema.h"
+#include "tracebuf/tracepoint.h"
+
+TB_EVENT(hat, request, TB_PROTO(uint64_t route, uint64_t bytes, const char *path),
+	 TB_FIELDS(tb_field(uint64_t, route, route), tb_field(uint64_t, bytes, bytes), tb_string(path, path)),
+	 TB_PRINTK("route=%llu bytes=%llu path=%s", REC->route, REC->bytes, __get_str(path)))
+
+#define PER_THREAD 1500
+
+static const char *const paths[] = {"/", "/index", "/api/v1/items", "/static/app.js", "/login"};
+
+static void *fire_some(void *arg)
+{
+	uint64_t t = (uint64_t)(uintptr_t)arg;
+
+	for (uint64_t i = 0; i < PER_THREAD; i++)
+		tb_trace(hat, request, (i * 7 + t) % 37, i * 13 + t * 1000, paths[(i + t) % 5]);
+	return NULL;
+}
+
+/* The text a hist prints, in a malloc'd string. */
+static char *printed(struct tb_hist *h)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (h)
+		tb_hist_print(h, f);
+	else
+		tb_hist_print_attached(f);
+	fclose(f);
+	return buf;
+}
+
+/* The library's hist of spec over every record of the ring (consumed). */
+static char *recorded_hist(struct tb_ring *ring, const char *spec, uint64_t *records)
+{
+	struct tb_schema *s = tb_schema_new();
+	const char *system;
+	const struct tb_format *fmt;
+	struct tb_hist *h = NULL;
+	struct tb_hist_error err;
+	struct tb_read_event ev;
+	char *text;
+
+	tb_schema_load_events(s, 4096);
+	fmt = tb_schema_event(s, tb_event_hat_request.id, &system);
+	if (!fmt || tb_hist_new(spec, fmt, system, s, &h, &err) < 0) {
+		diag("cannot make the recorded hist of '%s'", spec);
+		tb_schema_free(s);
+		return strdup("");
+	}
+	*records = 0;
+	while (tb_consume_merged(ring, &ev) == 1) {
+		if (ev.kind != TB_READ_RECORD)
+			continue;
+		++*records;
+		tb_hist_add_record(h, ev.data, ev.len, ev.ts, (int)ev.cpu);
+	}
+	text = printed(h);
+	tb_hist_free(h);
+	tb_schema_free(s);
+	return text;
+}
+
+/* Attached with ":record", fired by nthreads: the attached text equals the recorded one. */
+static void same_as_recorded(struct tb_ring *ring, int nthreads, const char *spec)
+{
+	char full[512], hits[64];
+	pthread_t th[8];
+	uint64_t records = 0;
+	char *attached, *recorded;
+
+	snprintf(full, sizeof(full), "%s:record", spec);
+	tb_ring_reset(ring);
+	is_int(tb_hist_attach("hat:request", full, NULL), 0, "attach '%s'", full);
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&th[i], NULL, fire_some, (void *)(uintptr_t)i);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	attached = printed(NULL);
+	recorded = recorded_hist(ring, spec, &records);
+	is_int(records, (uint64_t)nthreads * PER_THREAD, "%d threads: every event recorded too (:record)", nthreads);
+	is_str(attached, recorded, "%d threads: the attached hist prints what the recorded one does (%s)", nthreads,
+	       spec);
+	if (!strstr(spec, " if ")) {
+		snprintf(hits, sizeof(hits), "Hits: %d\n", nthreads * PER_THREAD);
+		ok(strstr(attached, hits) != NULL, "%d threads: %s", nthreads, hits);
+	}
+	free(attached);
+	free(recorded);
+	is_int(tb_hist_detach("hat:request"), 0, "detached");
+}
+
+/* ------------------------------------------------------------ signals */
+
+static atomic_ulong handler_fires;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	tb_trace(hat, request, 2, 5, "/signal");
+	atomic_fetch_add_explicit(&handler_fires, 1, memory_order_relaxed);
+}
+
+/*
+ * A timer signal every 20 us while the thread fires event after event
+ * (most of its time is inside an update): the handler's hits and the
+ * thread's both count, each exactly.
+ */
+static void signal_nesting(void)
+{
+	struct sigaction sa = {.sa_handler = on_alarm};
+	struct itimerval every = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
+	struct timespec start, now;
+	unsigned long loops = 0, fires;
+	char *text, want[128];
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	is_int(tb_hist_attach("hat:request", "keys=route:vals=bytes:sort=route", NULL), 0, "attach for signals");
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	setitimer(ITIMER_REAL, &every, NULL);
+	do {
+		for (int i = 0; i < 1000; i++, loops++)
+			tb_trace(hat, request, 1, 3, "/loop");
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (atomic_load(&handler_fires) < 2000 && now.tv_sec - start.tv_sec < 3);
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_IGN);
+	fires = atomic_load(&handler_fires);
+	ok(fires > 0, "the handler fired %lu times during %lu loop hits", fires, loops);
+	text = printed(NULL);
+	snprintf(want, sizeof(want), "{ route:          1 } hitcount:    %7lu  bytes:    %7lu\n", loops, 3 * loops);
+	ok(strstr(text, want) != NULL, "the thread's hits all counted: %s", want);
+	snprintf(want, sizeof(want), "{ route:          2 } hitcount:    %7lu  bytes:    %7lu\n", fires, 5 * fires);
+	ok(strstr(text, want) != NULL, "the handler's hits all counted: %s", want);
+	if (!strstr(text, want))
+		diag("%s", text);
+	free(text);
+	is_int(tb_hist_detach("hat:request"), 0, "detached");
+}
+
+/* ------------------------------------------------------------ full map */
+
+static void map_full(struct tb_ring *ring)
+{
+	uint64_t records;
+	char *attached, *recorded;
+
+	tb_ring_reset(ring);
+	is_int(tb_hist_attach("hat:request", "keys=route:vals=bytes:size=128:record", NULL), 0, "attach size=128");
+	for (int round = 0; round < 2; round++)
+		for (uint64_t r = 0; r < 200; r++)
+			tb_trace(hat, request, r, 1, "/");
+	attached = printed(NULL);
+	recorded = recorded_hist(ring, "keys=route:vals=bytes:size=128", &records);
+	ok(strstr(attached, "Hits: 256\n    Entries: 128\n    Dropped: 144\n") != NULL,
+	   "200 keys twice into 128 entries: Hits 256, Dropped 144 (72 keys x 2), as the kernel counts");
+	is_str(attached, recorded, "the full map prints what the recorded hist does");
+	free(attached);
+	free(recorded);
+	is_int(tb_hist_detach("hat:request"), 0, "detached");
+}
+
+/* ------------------------------------------------------------ refusals */
+
+static void refused(const char *spec, const char *words)
+{
+	struct tb_hist_error err = {0};
+
+	is_int(tb_hist_attach("hat:request", spec, &err), -EINVAL, "refused: %s", spec);
+	ok(strstr(err.reason, words) != NULL, "its message says '%s': %s", words, err.reason);
+}
+
+static void bad_input(void)
+{
+	refused("keys=nope", "Couldn't find field 'nope'");
+	refused("keys=path.log2", "needs a number");
+	refused("keys=route:vals=path", "vals= sums numbers");
+	refused("keys=bytes.execname", ".execname applies to common_pid only");
+	is_int(tb_hist_attach("hat:nosuch", "keys=route", NULL), -ENOENT, "an unknown event is -ENOENT");
+	is_int(tb_hist_detach("hat:request"), -ENOENT, "detaching what is not attached is -ENOENT");
+	is_int(tb_hist_attach("hat:request", "keys=route", NULL), 0, "attach");
+	is_int(tb_hist_attach("hat:request", "keys=bytes", NULL), -EBUSY, "attaching twice is -EBUSY");
+	is_int(tb_hist_detach("hat:request"), 0, "detach");
+}
+
+/* Without :record the event writes no record, though it is enabled. */
+static void no_record(struct tb_ring *ring)
+{
+	struct tb_read_event ev;
+	int records = 0;
+	char *text;
+
+	tb_ring_reset(ring);
+	is_int(tb_hist_attach("hat:request", "keys=route", NULL), 0, "attach without :record");
+	for (int i = 0; i < 100; i++)
+		tb_trace(hat, request, 4, 1, "/");
+	while (tb_consume_merged(ring, &ev) == 1)
+		records += ev.kind == TB_READ_RECORD;
+	is_int(records, 0, "no record written");
+	text = printed(NULL);
+	ok(strstr(text, "{ route:          4 } hitcount:        100\n") != NULL, "100 hits counted");
+	free(text);
+	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	tb_trace(hat, request, 4, 1, "/");
+	ok(tb_consume_merged(ring, &ev) == 1, "detached: the event records again");
+}
+
+/* The event disabled: the hist alone; a record too big for any ring is not counted, and nothing breaks. */
+static void hist_alone(void)
+{
+	static char huge[5000];
+	char *text;
+
+	memset(huge, 'x', sizeof(huge) - 1);
+	tb_events_disable("hat:request", NULL, 0);
+	is_int(tb_hist_attach("hat:request", "keys=route", NULL), 0, "attach with the event disabled");
+	tb_trace(hat, request, 8, 1, huge);
+	for (int i = 0; i < 3; i++)
+		tb_trace(hat, request, 8, 1, "/");
+	text = printed(NULL);
+	ok(strstr(text, "{ route:          8 } hitcount:          3\n") != NULL,
+	   "the hist counts with the event disabled; the record above TB_EVENT_MAX is not counted");
+	free(text);
+	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	tb_events_enable("hat:request", NULL, 0);
+}
+
+/* -------------------------------------------------- detach while firing */
+
+static atomic_int stop;
+static atomic_ulong fired;
+
+static void *fire_until_stopped(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		tb_trace(hat, request, 7, 1, "/busy");
+		atomic_fetch_add_explicit(&fired, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static void wait_fired(unsigned long more)
+{
+	unsigned long until = atomic_load(&fired) + more;
+	struct timespec nap = {0, 1000000};
+
+	for (int i = 0; i < 10000 && atomic_load(&fired) < until; i++)
+		nanosleep(&nap, NULL);
+}
+
+static void detach_while_firing(void)
+{
+	pthread_t th[4];
+	char *text;
+
+	is_int(tb_hist_attach("hat:request", "keys=route", NULL), 0, "attach before the writers");
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, fire_until_stopped, NULL);
+	wait_fired(2000);
+	is_int(tb_hist_detach("hat:request"), 0, "detached while 4 threads fire");
+	wait_fired(2000);
+	is_int(tb_hist_attach("hat:request", "keys=route,path", NULL), 0, "attached again while they fire");
+	wait_fired(2000);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 50; i++)
+		tb_trace(hat, request, 999, 1, "/after");
+	text = printed(NULL);
+	ok(strstr(text, "{ route:        999, path: /after") != NULL && strstr(text, "} hitcount:         50\n"),
+	   "the new hist counts the hits after it exactly");
+	ok(strstr(text, "path: /busy") != NULL, "and the writers' hits made after it");
+	free(text);
+	is_int(tb_hist_detach("hat:request"), 0, "detached");
+}
+
+/* ------------------------------------------------------- environment */
+
+/*
+ * This program again, with TRACEBUF_HIST set and "fire": the hist is
+ * attached at start and printed to stderr at exit.  A bad spec in the
+ * environment is said, naming it.
+ */
+static char *run_child(const char *env)
+{
+	char cmd[512], *out = NULL;
+	size_t len = 0, n;
+	char buf[4096];
+	FILE *p, *f = open_memstream(&out, &len);
+
+	snprintf(cmd, sizeof(cmd), "TRACEBUF_HIST='%s' /proc/%d/exe fire 2>&1", env, (int)getpid());
+	p = popen(cmd, "r");
+	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
+		fwrite(buf, 1, n, f);
+	if (p)
+		pclose(p);
+	fclose(f);
+	return out;
+}
+
+static void from_environment(void)
+{
+	char *text = run_child("hat:request:keys=route:vals=bytes");
+
+	ok(strstr(text, "# trigger info: hist:keys=route:vals=hitcount,bytes:sort=hitcount:size=2048 [active]") &&
+		   strstr(text, "{ route:          6 } hitcount:         10  bytes:         30\n"),
+	   "TRACEBUF_HIST attaches at start and prints at exit");
+	if (!strstr(text, "route:          6"))
+		diag("%s", text);
+	free(text);
+	text = run_child("hat:request:keys=nope");
+	ok(strstr(text, "TRACEBUF_HIST: hat:request:") && strstr(text, "Couldn't find field 'nope'"),
+	   "a bad TRACEBUF_HIST spec is said with its message");
+	free(text);
+}
+
+int main(int argc, char **argv)
+{
+	struct tb_ring_opts o;
+	struct tb_ring *ring;
+
+	if (argc > 1 && !strcmp(argv[1], "fire")) {
+		for (int i = 0; i < 10; i++)
+			tb_trace(hat, request, 6, 3, "/env");
+		return 0;
+	}
+
+	tb_ring_opts_default(&o);
+	o.size_kb = 1024;
+	o.overwrite = 0;
+	if (tb_ring_new(&ring, &o) < 0)
+		skip_all("cannot create the ring");
+	tb_events_attach(ring);
+	tb_events_enable("hat:request", NULL, 0);
+
+	bad_input();
+	same_as_recorded(ring, 1, "keys=route:vals=bytes:sort=route");
+	same_as_recorded(ring, 2, "keys=path:vals=bytes,route:sort=path");
+	same_as_recorded(ring, 8, "keys=route.log2,path:vals=bytes:sort=route,path if bytes > 3000");
+	map_full(ring);
+	no_record(ring);
+	hist_alone();
+	signal_nesting();
+	detach_while_firing();
+	from_environment();
+
+	tb_events_attach(NULL);
+	tb_ring_free(ring);
+	return done_testing();
+}
