@@ -30,6 +30,7 @@ fi
 HTTP=$(awk '$1 == "port" { print $2 }' "$W/ports")
 TCP=$(awk '$1 == "shard" && $2 == 1 { print $6 }' "$W/ports")
 HTTP2=$(awk '$1 == "shard" && $2 == 2 { print $4 }' "$W/ports")
+TCP2=$(awk '$1 == "shard" && $2 == 2 { print $6 }' "$W/ports")
 n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 same_sorted() {
@@ -118,17 +119,22 @@ counts cut > "$W/rerun"
 cmp -s "$W/once" "$W/rerun"; check $? "after the re-run every table has one clean load's rows"
 kill "$PROXY_PID" 2> /dev/null; PROXY_PID=
 
-# -- a fleet at a small size: the trace replayed as two hosts, one per shard, queried through
-# Distributed tables over the cluster; each host's totals = its own `tracebuf hist`
-"$TB" convert $DAT --clickhouse "127.0.0.1:$HTTP" --database fleet_local --host h1 2> "$W/err" &&
-	"$TB" convert $DAT --clickhouse "127.0.0.1:$HTTP2" --database fleet_local --host h2 2> "$W/err"
-check $? "two hosts loaded, one on each shard"
-ch default "CREATE DATABASE fleet" && ch fleet "CREATE TABLE sched_switch AS fleet_local.sched_switch
-	ENGINE = Distributed(tracebuf, fleet_local, sched_switch)"; check $? "a Distributed table over the 2-shard cluster"
-ch fleet "SELECT host, prev_pid, count(), sum(prev_prio) FROM sched_switch WHERE host LIKE 'h_'
-	GROUP BY host, prev_pid FORMAT CSV" | tr -d '"' > "$W/fleet.got"
+# -- a fleet at a small size: the trace replayed as two hosts, one per shard, each loader with
+# --cluster making the Distributed tables (fleet_all.T over fleet.T of every shard) on its server;
+# queried on either server, each host's totals = its own `tracebuf hist`
+"$TB" convert $DAT --clickhouse "127.0.0.1:$HTTP" --database fleet --cluster tracebuf --host h1 2> "$W/err" &&
+	"$TB" convert $DAT --clickhouse "127.0.0.1:$HTTP2" --database fleet --cluster tracebuf --host h2 2> "$W/err"
+check $? "two hosts loaded with --cluster, one on each shard ($(head -c 200 "$W/err"))"
+ch system "SELECT engine FROM tables WHERE database = 'fleet_all' AND name = 'sched_switch'" > "$W/engine"
+[ "$(cat "$W/engine")" = Distributed ]; check $? "--cluster made fleet_all.sched_switch, a Distributed table ($(cat "$W/engine"))"
 sed 's/^/h1,/' "$W/h1.want" > "$W/fleet.want"; sed 's/^/h2,/' "$W/h1.want" >> "$W/fleet.want"
-same_sorted "$W/fleet.want" "$W/fleet.got" "per host, the cluster's totals = each host's hist keys=prev_pid:vals=prev_prio"
+for port in "$TCP" "$TCP2"; do
+	clickhouse-client --port "$port" --database fleet_all --query "SELECT host, prev_pid, count(), sum(prev_prio)
+		FROM sched_switch GROUP BY host, prev_pid FORMAT CSV" | tr -d '"' > "$W/fleet.got"
+	same_sorted "$W/fleet.want" "$W/fleet.got" "through the server of tcp port $port, the cluster's totals per host = each host's hist"
+done
+"$TB" convert $DAT --cluster tracebuf -o "$W/x.dat" 2> "$W/err"; rc=$?
+[ $rc = 2 ] && grep -q -- '--cluster tracebuf is for a load' "$W/err"; check $? "--cluster without --clickhouse: a usage error"
 
 # -- every portable worked query of docs/sql.md (a plain ```sql block: all but the off-CPU one,
 # whose ClickHouse text is docs/clickhouse.md's) runs unchanged here and gives SQLite's rows
