@@ -96,7 +96,7 @@ static const char *const compressions[] = {"none", "zlib", "zstd", NULL};
 
 enum {
 	O_INPUT, O_OUTPUT, O_FORMAT, O_V7, O_COMPRESS, O_VERSION, O_PREFIX, O_BUFFER, O_ADD_BUFFER, O_TITLE,
-	O_CLICKHOUSE, O_DATABASE, O_HOST, O_N
+	O_CLICKHOUSE, O_DATABASE, O_CLUSTER, O_HOST, O_N
 };
 static const struct cli_opt opts[] = {
     [O_INPUT] = {"input", 'i', CLI_STRING, "INPUT", "the capture directory or trace.dat (or as the operand)", "-i"},
@@ -117,6 +117,8 @@ static const struct cli_opt opts[] = {
 		      "load the trace's tables into ClickHouse over HTTP (no -o; docs/clickhouse.md): idempotent and "
 		      "atomic per trace"},
     [O_DATABASE] = {"database", 0, CLI_STRING, "D", "ClickHouse's database (default: tracebuf)"},
+    [O_CLUSTER] = {"cluster", 0, CLI_STRING, "NAME",
+		   "also a Distributed table over the server's cluster NAME per table loaded, in database D_all"},
     [O_HOST] = {"host", 0, CLI_STRING, "NAME", "the host column's value (default: the input's base name)"},
 };
 
@@ -178,6 +180,7 @@ static int run(int argc, char **argv)
 	o.progress = cli_show_progress(&a);
 	o.clickhouse = cli_str(&a, O_CLICKHOUSE);
 	o.database = cli_str(&a, O_DATABASE);
+	o.cluster = cli_str(&a, O_CLUSTER);
 	o.host = cli_str(&a, O_HOST);
 	if (o.clickhouse && !o.out)
 		o.out = o.clickhouse; /* what messages name: the server */
@@ -186,6 +189,8 @@ static int run(int argc, char **argv)
 	if (o.clickhouse && (!port || port == o.clickhouse || !port[1] || strspn(port + 1, "0123456789") != strlen(port + 1)))
 		rc = cli_usage_error(&cli_convert, "--clickhouse %s: not HOST:PORT (the HTTP port, 8123 by default)",
 				     o.clickhouse);
+	if (!rc && o.cluster && !o.clickhouse)
+		rc = cli_usage_error(&cli_convert, "--cluster %s is for a load: add --clickhouse HOST:PORT", o.cluster);
 	if (!rc)
 		rc = cli_one_input(&a, O_INPUT, &o.in);
 	if (!rc && o.compression && o.tracedat_version != 7)

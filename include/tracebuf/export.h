@@ -68,6 +68,8 @@ struct tb_export_opts {
 	/* ClickHouse: HOST:PORT to load into (the clickhouse-rowbinary kind; NULL: write out), its database */
 	const char *clickhouse;
 	const char *database;
+	/* ClickHouse: a cluster of the server's remote_servers (NULL: none): Distributed tables over it in D_all */
+	const char *cluster;
 };
 
 struct tb_export_result {

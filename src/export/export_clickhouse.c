@@ -70,6 +70,7 @@ struct ch_state {
 	FILE *names;
 	int ntables;
 	const char *database;
+	const char *cluster; /* NULL, or the cluster D_all's Distributed tables spread over */
 	struct ch_problem *problems;
 	size_t nproblems, cap_problems;
 	uint8_t id_seen[SQL_ID_SEEN_BYTES];
@@ -399,6 +400,10 @@ static void plan_table(struct ch_state *s, char *line, const char *create, const
 	what[strcspn(what, "\n")] = '\0';
 	snprintf(file, sizeof(file), "%s/%s", s->dir, line);
 	bool rows = stat(file, &st) == 0 && st.st_size > 0, registry = !strcmp(what, "registry");
+	if (rows && s->cluster) /* after the swap: D.t exists, with this trace's rows */
+		fprintf(p->after,
+			"CREATE TABLE IF NOT EXISTS `%s_all`.`%s` AS `%s`.`%s` ENGINE = Distributed(`%s`, `%s`, `%s`);\n",
+			s->database, name, s->database, name, s->cluster, s->database, name);
 	if (!rows) {
 		if (!registry && listed(p->have_trace, name)) /* an earlier load of it had rows here */
 			fprintf(p->swap, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", s->database, name, id);
@@ -513,8 +518,12 @@ static int load(struct export_run *x, struct ch_state *s)
 	int rc;
 
 	snprintf(stage, sizeof(stage), "%s__load_%lld", s->database, (long long)s->cat.trace_id);
-	snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`", s->database);
-	if ((rc = statement(x, sql, -1, NULL)) < 0 || (rc = make_plan(x, s, stage, &p)) < 0)
+	if (s->cluster)
+		snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`;\nCREATE DATABASE IF NOT EXISTS `%s_all`;\n",
+			 s->database, s->database);
+	else
+		snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`;\n", s->database);
+	if ((rc = run_script(x, sql)) < 0 || (rc = make_plan(x, s, stage, &p)) < 0)
 		goto out;
 	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS `%s`;\nCREATE DATABASE `%s`;\n", stage, stage);
 	if ((rc = run_script(x, sql)) == 0 && (rc = run_script(x, p.text[0])) == 0 &&
@@ -540,6 +549,7 @@ static int ch_begin(struct export_run *x)
 	int rc;
 
 	s->database = x->o->database ? x->o->database : "tracebuf";
+	s->cluster = x->o->cluster;
 	if (x->o->clickhouse && (rc = check_server(x)) < 0)
 		return rc;
 	if (x->o->clickhouse) {
