@@ -1129,7 +1129,7 @@ __attribute__((constructor)) static void registry_start(void)
  * object every program with events links, so that a library dlopen'ed
  * later finds tb_event_hist_hit in any program.
  */
-static tb_event_hist_hit_fn *_Atomic hist_hit_fn;
+static tb_event_hist_hit_fn *hist_hit_fn; /* through __atomic_* only */
 
 void tb_events_set_hist_hook(tb_event_hist_hit_fn *fn)
 {
