@@ -276,7 +276,7 @@ $(B)/bench/bench_tracedat: bench/bench_tracedat.c $(B)/libtracebuf-read.a $(B)/l
 $(B)/bench/bench_zstd_floor: BENCH_LIBS += $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 $(B)/bench/bench_zstd_floor: $(B)/libtracebuf-read.a
 
-# bench_hist_attach attaches hists (tracebuf/hist_attach.h: the reading side).
+# bench_hist_attach attaches hists (tracebuf/hist.h: the reading side).
 $(B)/bench/bench_hist_attach: BENCH_LIBS += $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 $(B)/bench/bench_hist_attach: $(B)/libtracebuf-read.a
 

@@ -1,5 +1,5 @@
 /*
- * bench_hist_attach - an attached hist (tracebuf/hist_attach.h) against
+ * bench_hist_attach - an attached hist (tracebuf/hist.h, attached at the source) against
  * recording the same event: one u64 key and one u64 sum per hit, against
  * tb_trace of the same event into an enabled ring (tb_write); then the
  * attached hist's hits per second with 2 threads against 1 (each thread
@@ -15,7 +15,7 @@
 
 #include "bench_util.h"
 #include "tracebuf/events.h"
-#include "tracebuf/hist_attach.h"
+#include "tracebuf/hist.h"
 #include "tracebuf/ring.h"
 #include "tracebuf/tracepoint.h"
 
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 			attached, attached / (attached2 / 2));
 		fclose(json);
 	}
-	tb_hist_detach("bha:hit");
+	tb_hist_remove("bha:hit");
 	tb_events_attach(NULL);
 	tb_ring_free(ring);
 	return 0;

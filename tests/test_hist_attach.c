@@ -4,7 +4,7 @@
  * threads, string keys and a filter; a signal handler firing the event
  * while its thread is inside an update loses nothing; a full map counts
  * the kernel's exact Dropped:; bad specs are refused with their message;
- * attaching twice and detaching while writers run are defined.  Also run
+ * attaching twice and removing while writers run are defined.  Also run
  * under ThreadSanitizer.
  */
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include "lib/tap.h"
 #include "tracebuf/events.h"
 #include "tracebuf/hist.h"
-#include "tracebuf/hist_attach.h"
+#include "tracebuf/hist.h"
 #include "tracebuf/reader.h"
 #include "tracebuf/schema.h"
 #include "tracebuf/tracepoint.h"
@@ -114,7 +114,7 @@ static void same_as_recorded(struct tb_ring *ring, int nthreads, const char *spe
 	}
 	free(attached);
 	free(recorded);
-	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
 }
 
 /* ------------------------------------------------------------ signals */
@@ -164,7 +164,7 @@ static void signal_nesting(void)
 	if (!strstr(text, want))
 		diag("%s", text);
 	free(text);
-	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
 }
 
 /* ------------------------------------------------------------ full map */
@@ -186,7 +186,7 @@ static void map_full(struct tb_ring *ring)
 	is_str(attached, recorded, "the full map prints what the recorded hist does");
 	free(attached);
 	free(recorded);
-	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
 }
 
 /* ------------------------------------------------------------ refusals */
@@ -206,10 +206,10 @@ static void bad_input(void)
 	refused("keys=route:vals=path", "vals= sums numbers");
 	refused("keys=bytes.execname", ".execname applies to common_pid only");
 	is_int(tb_hist_attach("hat:nosuch", "keys=route", NULL), -ENOENT, "an unknown event is -ENOENT");
-	is_int(tb_hist_detach("hat:request"), -ENOENT, "detaching what is not attached is -ENOENT");
+	is_int(tb_hist_remove("hat:request"), -ENOENT, "removing what is not attached is -ENOENT");
 	is_int(tb_hist_attach("hat:request", "keys=route", NULL), 0, "attach");
 	is_int(tb_hist_attach("hat:request", "keys=bytes", NULL), -EBUSY, "attaching twice is -EBUSY");
-	is_int(tb_hist_detach("hat:request"), 0, "detach");
+	is_int(tb_hist_remove("hat:request"), 0, "remove");
 }
 
 /* Without :record the event writes no record, though it is enabled. */
@@ -229,7 +229,7 @@ static void no_record(struct tb_ring *ring)
 	text = printed(NULL);
 	ok(strstr(text, "{ route:          4 } hitcount:        100\n") != NULL, "100 hits counted");
 	free(text);
-	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
 	tb_trace(hat, request, 4, 1, "/");
 	ok(tb_consume_merged(ring, &ev) == 1, "detached: the event records again");
 }
@@ -250,7 +250,7 @@ static void hist_alone(void)
 	ok(strstr(text, "{ route:          8 } hitcount:          3\n") != NULL,
 	   "the hist counts with the event disabled; the record above TB_EVENT_MAX is not counted");
 	free(text);
-	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
 	tb_events_enable("hat:request", NULL, 0);
 }
 
@@ -287,7 +287,7 @@ static void detach_while_firing(void)
 	for (int i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, fire_until_stopped, NULL);
 	wait_fired(2000);
-	is_int(tb_hist_detach("hat:request"), 0, "detached while 4 threads fire");
+	is_int(tb_hist_remove("hat:request"), 0, "removed while 4 threads fire");
 	wait_fired(2000);
 	is_int(tb_hist_attach("hat:request", "keys=route,path", NULL), 0, "attached again while they fire");
 	wait_fired(2000);
@@ -301,7 +301,7 @@ static void detach_while_firing(void)
 	   "the new hist counts the hits after it exactly");
 	ok(strstr(text, "path: /busy") != NULL, "and the writers' hits made after it");
 	free(text);
-	is_int(tb_hist_detach("hat:request"), 0, "detached");
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
 }
 
 /* ------------------------------------------------------- environment */

@@ -218,7 +218,7 @@ static bool take_trace_options(struct report_args *r, const struct cli_args *a)
 	unsigned bits = 0;
 
 	for (int i = 0; i < v->given; i++) {
-		if (tb_trace_options_apply(v->list[i], true, &bits, &bad, &bad_len) < 0) {
+		if (tb_topt_apply(v->list[i], true, &bits, &bad, &bad_len) < 0) {
 			cli_usage_error(&cli_report, "--options: '%.*s' is not a trace option report honours "
 					"(irq-info, context-info, record-tgid, raw, hex, bin, each or its no- form)",
 					(int)bad_len, bad);
@@ -422,7 +422,7 @@ static bool trace_options_printable(const struct report_args *a, const struct tb
 	unsigned bits = tb_capture_trace_options(c);
 
 	if (a->trace_options)
-		tb_trace_options_apply(a->trace_options, true, &bits, NULL, NULL);
+		tb_topt_apply(a->trace_options, true, &bits, NULL, NULL);
 	if (bits & TB_TOPT_BIN) {
 		fprintf(stderr, "tracebuf report: %s: trace option bin is on: the kernel's `trace` holds binary "
 			"records then, not text, and tracebuf prints text (--options nobin prints it)\n", a->input);
@@ -431,7 +431,7 @@ static bool trace_options_printable(const struct report_args *a, const struct tb
 	for (unsigned bit = 1; bit <= TB_TOPT_UNSUPPORTED; bit <<= 1)
 		if (bits & bit & TB_TOPT_UNSUPPORTED)
 			fprintf(stderr, "tracebuf report: %s: trace option %s is on; tracebuf does not print its "
-				"layout: the default layout follows\n", a->input, tb_trace_option_name(bit));
+				"layout: the default layout follows\n", a->input, tb_topt_name(bit));
 	return true;
 }
 

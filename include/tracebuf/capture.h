@@ -122,10 +122,45 @@ int tb_capture_online_cpus(const struct tb_capture *c);
 size_t tb_capture_subbuf_size(const struct tb_capture *c);
 /* The instance's tracer ("nop" unless current_tracer says otherwise). */
 const char *tb_capture_tracer(const struct tb_capture *c);
-/* The instance's saved trace_options as TB_TOPT_* bits (tracebuf/report.h); 0: the defaults. */
+/*
+ * The `trace_options` words that change the `trace` text and that
+ * tb_render_event() (tracebuf/report.h) honours.  Each bit is a departure from the kernel's
+ * default, so a zeroed tb_render_opts prints the default layout.
+ */
+enum {
+	TB_TOPT_NO_IRQ_INFO = 1u << 0,     /* noirq-info: no irqs-off/need-resched/... columns */
+	TB_TOPT_NO_CONTEXT_INFO = 1u << 1, /* nocontext-info: no comm-pid, CPU, flags, time */
+	TB_TOPT_RECORD_TGID = 1u << 2,     /* record-tgid: the "(  TGID)" column */
+	TB_TOPT_RAW = 1u << 3,             /* raw: "pid cpu ts " and the event's raw text */
+	TB_TOPT_HEX = 1u << 4,             /* hex: pid, cpu, ts in hex and the event's hex text */
+	TB_TOPT_BIN = 1u << 5,             /* bin: binary records; tracebuf refuses to print it */
+	TB_TOPT_LATENCY_FORMAT = 1u << 6,  /* latency-format: its header and columns (delay marks: tb_report_write) */
+	TB_TOPT_FIELDS = 1u << 7,          /* fields: not printed (the default layout is) */
+	TB_TOPT_VERBOSE = 1u << 8,         /* verbose: not printed (the default layout is) */
+};
+
+/* The TB_TOPT_* bits tracebuf knows but does not print as the kernel does. */
+#define TB_TOPT_UNSUPPORTED (TB_TOPT_BIN | TB_TOPT_FIELDS | TB_TOPT_VERBOSE)
+
+/*
+ * Apply trace_options words to *bits as writing them to `trace_options`
+ * would: "irq-info" sets that option, "noirq-info" clears it; words are
+ * separated by blanks, commas or newlines (a trace_options file, or
+ * report --options).  Words of options that do not change the text
+ * ("overwrite", "markers", ...) and options this kernel or tracebuf does
+ * not know are skipped when strict is false; when strict is true the
+ * first word that is not one of the TB_TOPT_* options is an error:
+ * -EINVAL with *bad and *bad_len set to it.  Returns 0.
+ */
+int tb_topt_apply(const char *words, bool strict, unsigned *bits, const char **bad, size_t *bad_len);
+
+/* The trace_options word of one TB_TOPT_* bit ("irq-info", ...), NULL if none. */
+const char *tb_topt_name(unsigned bit);
+
+/* The instance's saved trace_options as TB_TOPT_* bits; 0: the defaults. */
 unsigned tb_capture_trace_options(const struct tb_capture *c);
 /* The traced kernel's release (meta.txt's kernel line; a live instance: this machine's); "" if unknown. */
-const char *tb_capture_kernel_release(const struct tb_capture *c);
+const char *tb_capture_kernel_version(const struct tb_capture *c);
 /* The trace clock's name ("local", "x86-tsc", ...). */
 const char *tb_capture_clock(const struct tb_capture *c);
 /*

@@ -208,7 +208,7 @@ union tb_event_gate {
 	struct {
 		uint16_t usdt; /* written by the kernel: attached USDT consumers */
 		uint8_t on;    /* written by the registry: 1 while the event is enabled */
-		uint8_t hist;  /* written by the registry: TB_HIST_GATE_* while a hist is attached (hist_attach.h) */
+		uint8_t hist;  /* written by the registry: TB__HIST_GATE_* while a hist is attached (tracebuf/hist.h) */
 	} part;
 };
 
@@ -258,12 +258,12 @@ struct tb_object_sections {
 };
 
 /*
- * tb_hist_attach (tracebuf/hist_attach.h): the gate's hist byte.  ONLY: a
+ * tb_hist_attach (tracebuf/hist.h) sets the gate's hist byte.  ONLY: a
  * hit updates the attached map and writes no record; RECORD (":record"):
  * the record goes to the ring too, when the event is enabled.
  */
-#define TB_HIST_GATE_ONLY 1
-#define TB_HIST_GATE_RECORD 2
+#define TB__HIST_GATE_ONLY 1
+#define TB__HIST_GATE_RECORD 2
 /* Add the record rec[0..len) of ev to its attached hist (async-signal-safe, never blocks). */
 void tb_event_hist_hit(const struct tb_event_desc *ev, const void *rec, uint32_t len);
 
@@ -416,7 +416,7 @@ static inline bool tb__hist_only(const struct tb_event_desc *ev, const struct tb
 				 const void *rec, uint32_t len)
 {
 	tb_event_hist_hit(ev, rec, len);
-	return hist != TB_HIST_GATE_RECORD || ring == NULL;
+	return hist != TB__HIST_GATE_RECORD || ring == NULL;
 }
 
 extern struct tb_event_desc *const __start_tb_events[] __attribute__((weak)) TB__HIDDEN;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * hist_attach.c - hists attached at the source (tracebuf/hist_attach.h).
+ * hist_attach.c - hists attached at the source (tracebuf/hist.h).
  *
  * Write side (hit): the event's gate has its hist byte set (registry.c),
  * so its emitter builds the record and calls tb_event_hist_hit, which lands in
@@ -37,7 +37,7 @@
 #include "source/registry.h"
 #include "tracebuf/events.h"
 #include "tracebuf/filter.h"
-#include "tracebuf/hist_attach.h"
+#include "tracebuf/hist.h"
 
 /* A slot: [state][first_ts][hitcount][sums...][key words...] */
 #define SLOT_STATE 0
@@ -64,12 +64,12 @@ struct attached {
 	_Atomic uint64_t no_table; /* hits that found every table busy */
 	_Atomic uint64_t filtered;
 	struct hit_table tables[TB_HIST_ATTACH_TABLES];
-	struct attached *retired_next; /* detached ones, kept (see tb_hist_detach) */
+	struct attached *retired_next; /* removed ones, kept (see tb_hist_remove) */
 };
 
 /* The attached hists, published with release, read with acquire (attached_hit). */
 static struct attached *_Atomic attached[TB_HIST_ATTACH_MAX];
-/* Attach, detach and print: one at a time (never taken on the write side). */
+/* Attach, remove and print: one at a time (never taken on the write side). */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Detached hists (under lock): a writer may still be inside one, so they stay, and stay reachable. */
 static struct attached *retired;
@@ -425,7 +425,7 @@ int tb_hist_attach(const char *event, const char *spec, struct tb_hist_error *er
 		tb_events_set_hist_hook(attached_hit);
 		/* release: pairs with attached_for's acquire; the hist and tables are made */
 		atomic_store_explicit(&attached[free_at], a, memory_order_release);
-		rc = tb_events_set_hist_gate(event, record ? TB_HIST_GATE_RECORD : TB_HIST_GATE_ONLY, &id);
+		rc = tb_events_set_hist_gate(event, record ? TB__HIST_GATE_RECORD : TB__HIST_GATE_ONLY, &id);
 		if (rc < 0)
 			atomic_store_explicit(&attached[free_at], NULL, memory_order_relaxed);
 	}
@@ -435,7 +435,7 @@ int tb_hist_attach(const char *event, const char *spec, struct tb_hist_error *er
 	return rc;
 }
 
-int tb_hist_detach(const char *event)
+int tb_hist_remove(const char *event)
 {
 	uint16_t id;
 	int at, rc = -ENOENT;
@@ -448,7 +448,7 @@ int tb_hist_detach(const char *event)
 		struct attached *a = atomic_load_explicit(&attached[at], memory_order_relaxed); /* under lock */
 		tb_events_set_hist_gate(event, 0, &id);
 		atomic_store_explicit(&attached[at], NULL, memory_order_relaxed);
-		/* kept allocated: a writer may be inside it (hist_attach.h, Ownership) */
+		/* kept allocated: a writer may be inside it (tracebuf/hist.h) */
 		a->retired_next = retired;
 		retired = a;
 		rc = 0;

@@ -647,7 +647,7 @@ static void read_trace_options(struct tb_capture *c, const char *base)
 	c->trace_options = 0;
 	text = path ? slurp(c, path, &len) : NULL;
 	if (text)
-		tb_trace_options_apply(text, false, &c->trace_options, NULL, NULL);
+		tb_topt_apply(text, false, &c->trace_options, NULL, NULL);
 	free(text);
 	free(path);
 }
@@ -1057,7 +1057,7 @@ size_t tb_capture_subbuf_size(const struct tb_capture *c)
 	return c ? c->subbuf : 0;
 }
 
-const char *tb_capture_kernel_release(const struct tb_capture *c)
+const char *tb_capture_kernel_version(const struct tb_capture *c)
 {
 	return c ? c->release : "";
 }

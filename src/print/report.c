@@ -942,7 +942,7 @@ static void print_latency_header(struct report *r, uint64_t entries, uint64_t wr
 	fprintf(r->out, "# tracer: %s\n#\n", tracer);
 	if (!entries)
 		return;
-	fprintf(r->out, "# %s latency trace v1.1.5 on %s\n", tracer, tb_capture_kernel_release(r->capture));
+	fprintf(r->out, "# %s latency trace v1.1.5 on %s\n", tracer, tb_capture_kernel_version(r->capture));
 	fputs("# --------------------------------------------------------------------\n", r->out);
 	fprintf(r->out, "# latency: 0 us, #%llu/%llu, CPU#0 | (M:? VP:0, KP:0, SP:0 HP:0 #P:%d)\n",
 		(unsigned long long)entries, (unsigned long long)written, tb_capture_online_cpus(r->capture));
@@ -971,7 +971,7 @@ static void print_latency_header(struct report *r, uint64_t entries, uint64_t wr
 static int report_trace_options(const struct tb_capture *c, const struct tb_report_opts *opts, unsigned *bits)
 {
 	*bits = tb_capture_trace_options(c);
-	if (opts && opts->options && tb_trace_options_apply(opts->options, true, bits, NULL, NULL) < 0)
+	if (opts && opts->options && tb_topt_apply(opts->options, true, bits, NULL, NULL) < 0)
 		return -EINVAL;
 	return *bits & TB_TOPT_BIN ? -ENOTSUP : 0;
 }

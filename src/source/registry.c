@@ -44,7 +44,7 @@ struct entry {
 	struct tb_event_filter *filter; /* tb_events_set_filter; NULL: none */
 	/* filter, copying to the session's ring (publish_desc): made for mirror_of, NULL: none yet */
 	struct tb_event_filter *mirror, *mirror_of;
-	uint8_t hist; /* tb_hist_attach's gate byte for its descriptors (TB_HIST_GATE_*), 0: none */
+	uint8_t hist; /* tb_hist_attach's gate byte for its descriptors (TB__HIST_GATE_*), 0: none */
 };
 
 struct site_entry {

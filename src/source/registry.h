@@ -115,7 +115,7 @@ __attribute__((visibility("hidden"))) uint64_t tb__session_shape(const char *tex
 
 /*
  * Set the gate byte of event "system:name"'s descriptors to mode
- * (TB_HIST_GATE_*, 0: detached), now and for descriptors loaded later;
+ * (TB__HIST_GATE_*, 0: none attached), now and for descriptors loaded later;
  * *id its ID.  0, -EINVAL, -ENOENT (no such event), -EOPNOTSUPP (built-in).
  */
 int tb_events_set_hist_gate(const char *event, uint8_t mode, uint16_t *id);

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "tracebuf/report.h"
+#include "tracebuf/capture.h"
 
 /*
  * Each option, and whether its TB_TOPT_* bit is set when the option is on
@@ -58,8 +58,7 @@ static bool apply_word(const char *word, size_t len, unsigned *bits)
 	return true;
 }
 
-int tb_trace_options_apply(const char *words, bool strict, unsigned *bits, const char **bad,
-			   size_t *bad_len)
+int tb_topt_apply(const char *words, bool strict, unsigned *bits, const char **bad, size_t *bad_len)
 {
 	const char *p = words;
 
@@ -80,7 +79,7 @@ int tb_trace_options_apply(const char *words, bool strict, unsigned *bits, const
 	return 0;
 }
 
-const char *tb_trace_option_name(unsigned bit)
+const char *tb_topt_name(unsigned bit)
 {
 	for (size_t i = 0; i < NKNOWN; i++)
 		if (known[i].bit == bit)
