@@ -105,9 +105,15 @@ check $? "list of a non-executable file without the magic: the trace.dat reader'
 
 # record of a command that cannot be run wrote an empty trace.dat and exited 0.
 run record "$T" record -o "$tmp/none.dat" -- "$tmp/no-such-program"
-[ $rc = 2 ] && grep -q "cannot run $tmp/no-such-program: No such file or directory" "$tmp/record.err" &&
+[ $rc = 3 ] && grep -q "cannot run $tmp/no-such-program: No such file or directory" "$tmp/record.err" &&
 	[ ! -e "$tmp/none.dat" ]
-check $? "record of a command that cannot run: said, no trace.dat, exit 2 (got $rc)"
+check $? "record of a command that cannot run: said, no trace.dat, exit 3 (got $rc)"
+
+# record's own failures follow the exit table, never the program's status: a trace.dat
+# that cannot be written is 4 although the program exited 0.
+run record "$T" record -o "$tmp/no-such-dir/x.dat" -- true
+[ $rc = 4 ] && grep -q "cannot write $tmp/no-such-dir/x.dat" "$tmp/record.err"
+check $? "record to an output it cannot write: said, exit 4 (got $rc)"
 
 # convert named the partial sub-buffer at byte 0 of the raw file; it starts at 8192
 # (tests/data/bad/README.md: cpu0.raw ends 1000 bytes into a third sub-buffer).

@@ -54,6 +54,9 @@ echo "$table" | while IFS='|' read -r c pre post none dirbad; do
 		run "$T" "$c" $pre "$f" $post
 		[ $rc = 3 ] && grep -q "$f" "$tmp/err" && grep -q "^tracebuf" "$tmp/err"
 		check $? "$c on a $what input: exit 3, the path named (got $rc: $(head -n 1 "$tmp/err" | cut -c 1-100))"
+		# the reason is said once (the library says it, the command adds what to do)
+		[ "$(grep -ci 'no such file\|not a directory' "$tmp/err")" -le 1 ]
+		check $? "$c on a $what input: the reason said once ($(grep -ci 'no such file\|not a directory' "$tmp/err") times)"
 	done
 done > "$tmp/tap"
 cat "$tmp/tap"; n=$(grep -c '^ok\|^not ok' "$tmp/tap"); grep -q '^not ok' "$tmp/tap" && fail=1

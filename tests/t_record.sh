@@ -173,9 +173,9 @@ check $? "recover of a missing file: exit 3, says why"
 rm -rf "$shm" "$shm.formats"
 $TB record --shm "$shm" -e 'app:*' -o "$tmp/shrunk.dat" -- sh -c "$P 1000 0 > /dev/null; truncate -s 4096 $shm; sleep 0.2" \
 	2> "$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "^tracebuf record: $shm: the file shrank to 4096 bytes while it was read" "$tmp/err" &&
+[ $rc = 3 ] && grep -q "^tracebuf record: $shm: the file shrank to 4096 bytes while it was read" "$tmp/err" &&
 	[ ! -e "$tmp/shrunk.dat" ]
-r=$?; check $r "record: the program truncates the session's file; record's drain says so and exits 2, no SIGBUS"
+r=$?; check $r "record: the program truncates the session's file; record's drain says so and exits 3 (its input unreadable, as snapshot of it), no SIGBUS"
 [ $r = 0 ] || { echo "# exit $rc; its messages:"; sed 's/^/#   /' "$tmp/err"; }
 $TB snapshot "$shm" -o "$tmp/shrunk.dat" 2> "$tmp/err"; rc=$?
 [ $rc = 3 ] && grep -q "$shm: offset 0: not a usable tracebuf region: region larger than the file" "$tmp/err"

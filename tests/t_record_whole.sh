@@ -25,7 +25,7 @@ $TB record -o "$tmp/s9.dat" -- sh -c 'kill -KILL $$' 2>/dev/null; c=$?
 [ $a = 0 ] && [ $b = 3 ] && [ $c = 137 ] && [ -s "$tmp/s3.dat" ] && [ -s "$tmp/s9.dat" ]
 check $? "exit status: 0, 3, and 128+9 for a program killed by SIGKILL ($a $b $c); the file written each time"
 $TB record -o "$tmp/s.dat" -- "$tmp/no-such-program" 2>/dev/null; a=$?
-[ $a = 2 ] && [ ! -e "$tmp/s.dat" ]; check $? "a program that cannot run: exit 2, nothing written"
+[ $a = 3 ] && [ ! -e "$tmp/s.dat" ]; check $? "a program that cannot run: exit 3 (docs/cli.md), nothing written (got $a)"
 
 # 2. thread names without --kernel: the threads end before most drains (the main thread
 # writes first and keeps its slot of the thread table; the two workers' slots name both)

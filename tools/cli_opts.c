@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_opts.h"
@@ -69,16 +70,44 @@ int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	return CLI_EXIT_USAGE;
 }
 
+/* What the user can do about err on path, or NULL. */
+static const char *input_advice(const char *path, int err)
+{
+	struct stat st;
+	bool is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+
+	if (is_dir && err == ENOENT) /* it is there: a file inside it was missing */
+		return "not a capture directory: give one written by `tracebuf capture`, or a trace.dat file";
+	if (is_dir && (err == EINVAL || err == EISDIR))
+		return "a file is wanted here, not a directory";
+	switch (err) {
+	case ENOENT:
+		return "check the path";
+	case EACCES:
+	case EPERM:
+		return "check its permissions";
+	case EISDIR:
+		return "a file is wanted here, not a directory";
+	case ENOTDIR:
+		return "a directory is wanted here, not a file";
+	default:
+		return NULL;
+	}
+}
+
 int cli_input_error(const struct cli_command *cmd, const char *path, int err)
 {
-	const char *todo = err == ENOENT	? "check the path"
-			   : err == EACCES || err == EPERM ? "check its permissions"
-			   : err == EISDIR		? "a file is wanted here, not a directory"
-			   : err == ENOTDIR		? "a directory is wanted here, not a file"
-							: NULL;
+	const char *todo = input_advice(path, err);
 
-	fprintf(stderr, "tracebuf %s: %s: cannot open: %s%s%s\n", cmd->name, path, strerror(err), todo ? "; " : "",
-		todo ? todo : "");
+	/*
+	 * The library has said what went wrong already ("PATH: byte 0: no such
+	 * file", through the problem printer): only what to do is added, so the
+	 * reason is not said twice.
+	 */
+	if (todo)
+		fprintf(stderr, "tracebuf %s: %s: %s\n", cmd->name, path, todo);
+	else
+		fprintf(stderr, "tracebuf %s: %s: cannot open: %s\n", cmd->name, path, strerror(err));
 	return CLI_EXIT_INPUT;
 }
 

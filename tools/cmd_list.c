@@ -466,6 +466,8 @@ static int list_what(const struct options *op, struct cli_args *a)
 	if (o.usdt)
 		return cli_usage_error(&cli_list, "-U lists a program's USDT probes; %s is a recorded file", what);
 	rc = kind == TB_INPUT_TRACEDAT ? list_tracedat(what, &o) : list_capture(what, &o);
+	if (rc < 0 && cli_exit_for(-rc) == CLI_EXIT_INPUT)
+		return cli_input_error(&cli_list, what, -rc);
 	if (rc < 0) {
 		fprintf(stderr, "tracebuf list: %s: %s\n", what, strerror(-rc));
 		return cli_exit_for(-rc);

@@ -34,8 +34,9 @@
  * instance): each source has a drain step called from the loop and a final
  * step that puts its pages into the capture directory before it is
  * written.  Exit status: the program's once the file is written (128 + N
- * when signal N killed it; program_status()), 2 for a usage error or
- * nothing written.
+ * when signal N killed it; program_status()); our own failures by the CLI's
+ * table (2 usage, 3 CMD cannot run, 4 the trace.dat cannot be written, 5
+ * the system).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,6 +111,7 @@ struct recorder {
 	bool child_done;
 	bool events_checked; /* -e items matched CMD's own events (record_check.h) */
 	bool events_wrong;   /* an -e item matched no process's events: exit 2 */
+	int fail_exit;       /* CLI_EXIT_* of our own failure, 0: from its errno (cli_exit_for) */
 	struct kernel_session *kernel; /* NULL: the program alone */
 	char kernel_cap[PATH_MAX + 16];
 	unsigned first_id;		/* TRACEBUF_FIRST_ID for CMD; 0: not set */
@@ -284,8 +286,10 @@ static int session_open(struct recorder *rec)
 	/* Off-CPU time is read as durations: a clock in nanoseconds, for every reader. */
 	if (!rec->o.clock && rec->o.offcpu)
 		ro.clock = TB_CLOCK_MONO;
-	if (rec->o.group && resolve_group(rec->o.group, &so.group) < 0)
+	if (rec->o.group && resolve_group(rec->o.group, &so.group) < 0) {
+		rec->fail_exit = CLI_EXIT_USAGE;
 		return shmcap_say(CMD, -ENOENT, "--group: no group '%s'", rec->o.group);
+	}
 	so.has_group = rec->o.group != NULL;
 	rc = tb_shm_open(&so, &rec->shm);
 	if (rc < 0)
@@ -391,6 +395,8 @@ static int kernel_start(struct recorder *rec)
 	if (rc < 0) {
 		rec->kernel = NULL;
 		rec->kernel_cap[0] = '\0';
+		if (rc == -ENOENT) /* --kernel naming no event of this kernel (said) */
+			rec->fail_exit = CLI_EXIT_USAGE;
 		if (rc != -ENODEV && rc != -EACCES && rc != -EPERM)
 			return rc;
 		shmcap_say(CMD, 0, "recording %s without the kernel", rec->o.command[0]);
@@ -544,8 +550,10 @@ static int child_release(struct recorder *rec, bool run)
 		rec->child_done = true;
 		child_pid = 0;
 	}
-	if (r == (ssize_t)sizeof(e))
+	if (r == (ssize_t)sizeof(e)) {
+		rec->fail_exit = CLI_EXIT_INPUT; /* the table's "a program that cannot run" */
 		return shmcap_say(CMD, -e, "cannot run %s: %s", rec->o.command[0], strerror(e));
+	}
 	return 0;
 }
 
@@ -681,6 +689,8 @@ static int check_events_early(struct recorder *rec)
 		return 0;
 	rc = record_check_events(CMD, rec->desc, rec->o.events, rec->child);
 	rec->events_checked = rc <= 0;
+	if (rc == -ENOENT) /* an -e naming no event of the program: a usage error */
+		rec->fail_exit = CLI_EXIT_USAGE;
 	if (rc < 0 && !child_ended(rec, false)) {
 		kill(rec->child, SIGTERM);
 		child_ended(rec, true);
@@ -787,6 +797,8 @@ static int finish(struct recorder *rec)
 	if (rc < 0)
 		return shmcap_say(CMD, rc, "cannot write the thread names: %s", strerror(-rc));
 	rc = rec->kernel_cap[0] ? write_both(rec) : shmcap_tracedat(CMD, rec->cap, rec->o.out, rec->ring);
+	if (rc < 0)
+		rec->fail_exit = CLI_EXIT_OUTPUT;
 	if (rc == 0)
 		fprintf(stderr, "tracebuf record: wrote %s\n", rec->o.out);
 	return rc;
@@ -841,7 +853,9 @@ static int run_record(int argc, char **argv)
 	}
 	session_close(&rec);
 	cli_free(&a); /* rec.o.command pointed into it */
-	if (rc < 0 || rec.events_wrong)
-		return 2;
+	if (rec.events_wrong)
+		return CLI_EXIT_USAGE;
+	if (rc < 0) /* ours, by the table of docs/cli.md: never the program's status */
+		return rec.fail_exit ? rec.fail_exit : cli_exit_for(-rc);
 	return program_status(&rec);
 }

@@ -329,7 +329,8 @@ int tb_export_run(const struct tb_exporter_kind *kind, const struct tb_export_op
 				kind->finish(&x);
 			}
 			free(x.state);
-			return export_say(&x, rc, opts->in, "cannot open: %s", strerror(-rc));
+			/* the open said why, naming the file (not said twice) */
+			return rc == -ENOMEM ? export_say(&x, rc, opts->in, "%s", strerror(ENOMEM)) : rc;
 		}
 		pg.line.total = tb_capture_data_bytes(x.capture);
 	}
