@@ -634,8 +634,9 @@ const struct tb_schema_field *tb_format_field(const struct tb_format *f, const c
 {
 	if (!f || !name)
 		return NULL;
+	/* the first byte first: printers look fields up by name for each record */
 	for (size_t i = 0; i < f->nfields; i++)
-		if (!strcmp(f->fields[i].name, name))
+		if (f->fields[i].name[0] == name[0] && !strcmp(f->fields[i].name, name))
 			return &f->fields[i];
 	return NULL;
 }

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +53,23 @@ struct image_bounds {
 	bool have_sinittext, have_einittext, have_end;
 };
 
+/*
+ * Look-ups come in runs of one address (every trace_marker record has the
+ * same ip), so each address hashes to a hint: the index a look-up of some
+ * address found last.  A hint is only ever a guess, checked against the
+ * table (hint_covers) before it is used, so any value read is safe: the
+ * hints are relaxed atomics, shared by the report's worker threads, and
+ * pair with nothing.  The table itself is not written after loading.
+ */
+#define HINT_SLOTS 256
+
 struct tb_ksyms {
 	char *buf;  /* what is freed: the text starts at some offset into it */
 	char *text; /* the copy names point into */
 	struct ksym_entry *v;
 	size_t n;
 	struct image_bounds image;
+	_Atomic uint32_t hint[HINT_SLOTS];
 };
 
 /*
@@ -686,17 +698,49 @@ static uint64_t next_address(const struct tb_ksyms *k, size_t i)
 	return 0;
 }
 
+/*
+ * Whether entry i is what the search below finds for addr: the first of the
+ * entries at the highest address not above addr (its aliases follow it).
+ */
+static bool hint_covers(const struct tb_ksyms *k, size_t i, uint64_t addr)
+{
+	size_t j = i + 1;
+
+	if (i >= k->n || k->v[i].addr > addr || (i > 0 && k->v[i - 1].addr == k->v[i].addr))
+		return false;
+	while (j < k->n && k->v[j].addr == k->v[i].addr)
+		j++;
+	return j == k->n || addr < k->v[j].addr;
+}
+
+/* The first entry at the highest address not above addr, or -1. */
+static ptrdiff_t find_entry(struct tb_ksyms *k, uint64_t addr)
+{
+	_Atomic uint32_t *hint = &k->hint[(addr >> 4) % HINT_SLOTS];
+	ptrdiff_t i = (ptrdiff_t)atomic_load_explicit(hint, memory_order_relaxed);
+
+	if (hint_covers(k, (size_t)i, addr))
+		return i;
+	i = last_not_above(k, addr);
+	if (i < 0)
+		return -1;
+	while (i > 0 && k->v[i - 1].addr == k->v[i].addr)
+		i--; /* the first alias */
+	if (i <= (ptrdiff_t)UINT32_MAX)
+		atomic_store_explicit(hint, (uint32_t)i, memory_order_relaxed);
+	return i;
+}
+
 bool tb_ksyms_lookup(const struct tb_ksyms *k, uint64_t addr, struct tb_ksym *out)
 {
-	ptrdiff_t i = k ? last_not_above(k, addr) : -1;
+	/* the hints are the only thing written: a cache, not the table (above) */
+	ptrdiff_t i = k ? find_entry((struct tb_ksyms *)k, addr) : -1;
 	const struct ksym_entry *e;
 	uint64_t next;
 	bool known;
 
 	if (i < 0)
 		return false;
-	while (i > 0 && k->v[i - 1].addr == k->v[i].addr)
-		i--; /* the first alias */
 	e = &k->v[i];
 	next = next_address(k, (size_t)i);
 	if (e->module == NO_MODULE) {
