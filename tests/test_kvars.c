@@ -299,6 +299,10 @@ static void jiffies_typing(void)
 	       "jiffies unknown: each directive whose argument uses it prints ?, the others print");
 	is_str(print_small("\"[%*d]\", (int)jiffies, 5", 0), "[?]", "a '*' width from jiffies: the directive prints ?");
 	is_str(print_small("\"%lu\", sizeof(jiffies)", 0), "8", "sizeof(jiffies) is known without its value");
+	/* mm_page_alloc's page= without vmemmap_base: '?', not the pfn dressed as an address */
+	is_str(print_small("\"page=%p pfn=0x%lx\", REC->j != -1UL ? (((struct page *)vmemmap_base) + (REC->j)) : ((void *)0), REC->j",
+			   0x2d3afc),
+	       "page=? pfn=0x2d3afc", "vmemmap_base unknown: page=? and the pfn the record holds");
 	ok(!strncmp(print_small("\"%d\", nosuch_variable", 0), "<-95", 4),
 	   "another unknown name is still refused (ENOTSUP, libtraceevent's turn)");
 }

@@ -793,6 +793,14 @@ static bool r_symbol_table(const char *o, const char *t, const char *fmt)
 	       t[0] == '0' && t[1] == 'x';
 }
 
+/* A value that needs a kernel variable the trace does not give: '?' (libtraceevent takes it as 0). */
+static bool r_unknown_variable(const char *o, const char *t, const char *fmt)
+{
+	(void)t;
+	return !strcmp(o, "?") &&
+	       (strstr(fmt, "vmemmap_base") || strstr(fmt, "page_offset_base") || strstr(fmt, "phys_base"));
+}
+
 static const struct rule rules[] = {
 	{"%p: libtraceevent prints glibc's (nil) / 0x<hex>, the kernel 16 hex digits", r_pointer},
 	{"%#x of 0: the kernel prints 0x0, glibc 0", r_sharp_zero},
@@ -802,6 +810,7 @@ static const struct rule rules[] = {
 	{"__print_flags/__print_symbolic take an unsigned long: a negative int sign-extends", r_ulong},
 	{"a negative value of a signed field: libtraceevent prints it unsigned", r_signed},
 	{"negative or 64-bit table values in __print_symbolic/flags: libtraceevent misses them", r_symbol_table},
+	{"a kernel variable the trace does not give (vmemmap_base): '?', libtraceevent makes up 0", r_unknown_variable},
 };
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
 
@@ -828,6 +837,7 @@ static const struct known_event {
 	{"__print_hex", "__print_hex over bytes the record lacks: libtraceevent reads past them"},
 	{"REC->nr_data + 1", "a - b + c: libtraceevent groups it as a - (b + c)"},
 	{"__print_flags(REC->flags & (", "__print_flags of a masked value: libtraceevent prints flags the mask removed"},
+	{"REC->fallback_order < (((unsigned int)", "x < (a < b ? a : b): libtraceevent prints the ?: value, not the comparison"},
 };
 
 static bool is_word(char c)

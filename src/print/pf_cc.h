@@ -86,6 +86,13 @@ struct cc {
 	 * uses it prints '?' instead of a number made up from a stand-in.
 	 */
 	unsigned unknown_vars;
+	/*
+	 * In a directive's arguments: unknown_vars when they began (else
+	 * UINT_MAX).  Once one uses an unknown variable the directive prints
+	 * '?', so arithmetic in it needs no element size (vmemmap_base + pfn
+	 * without the size of struct page).
+	 */
+	unsigned unknown_vars_at_directive;
 };
 
 /*

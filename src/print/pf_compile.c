@@ -28,6 +28,7 @@
  * expressions and directives.  pf_cc.h holds what they share.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,7 +476,12 @@ static int identifier(struct cc *c, struct ex *e)
 	memcpy(buf, name, n);
 	buf[n] = '\0';
 	if (!c->env || !c->env->constant || !c->env->constant(c->env->ctx, buf, &value)) {
-		if (strcmp(buf, "jiffies"))
+		/*
+		 * A kernel variable the trace does not give (vmemmap_base moves
+		 * with every boot): not a made-up value, which would read as an
+		 * address, but '?' for what needs it.
+		 */
+		if (!is_ulong_variable(buf))
 			return pfc_fail(c, -ENOTSUP, at, "unknown name %s", buf);
 		/* A stand-in the directive printing it replaces by '?' (struct cc). */
 		c->unknown_vars++;
@@ -757,6 +763,9 @@ static int combine(struct cc *c, struct ex *l, struct ex *r, unsigned op, size_t
 			} else {
 				return pfc_fail(c, -EINVAL, at, "integer - pointer");
 			}
+			if (!scale && c->unknown_vars != c->unknown_vars_at_directive &&
+			    c->unknown_vars_at_directive != UINT_MAX)
+				scale = 1; /* printed as '?' (struct cc): the size does not matter */
 			if (!scale)
 				return pfc_fail(c, -ENOTSUP, at, "pointer arithmetic on a type of unknown size");
 		}
@@ -1049,6 +1058,27 @@ static bool fold_directive(struct cc *c, const struct kv_spec *s, const struct e
 	return true;
 }
 
+/* The width, precision and value arguments of directive s, parsed into w, pr and v. */
+static int directive_args(struct cc *c, const struct kv_spec *s, struct ex *w, struct ex *pr, struct ex *v,
+			  size_t fmt_at)
+{
+	if (s->width_arg && (next_arg(c, w, fmt_at) < 0 || pfc_need_scalar(c, w, "a '*' width") < 0))
+		return c->rc;
+	if (s->width_arg) {
+		pfc_convert(c, w, ty_int);
+		pfc_materialize(c, w);
+	}
+	if (s->precision_arg && (next_arg(c, pr, fmt_at) < 0 || pfc_need_scalar(c, pr, "a '*' precision") < 0))
+		return c->rc;
+	if (s->precision_arg) {
+		pfc_convert(c, pr, ty_int);
+		pfc_materialize(c, pr);
+	}
+	if (next_arg(c, v, fmt_at) < 0)
+		return c->rc;
+	return 0;
+}
+
 static int directive(struct cc *c, struct kv_spec *s, size_t fmt_at)
 {
 	struct ex w = {0}, pr = {0}, v = {0};
@@ -1057,20 +1087,12 @@ static int directive(struct cc *c, struct kv_spec *s, size_t fmt_at)
 	unsigned unknown = c->unknown_vars;
 	uint8_t mode;
 
-	if (s->width_arg && (next_arg(c, &w, fmt_at) < 0 || pfc_need_scalar(c, &w, "a '*' width") < 0))
+	c->unknown_vars_at_directive = unknown;
+	if (directive_args(c, s, &w, &pr, &v, fmt_at) < 0) {
+		c->unknown_vars_at_directive = UINT_MAX;
 		return c->rc;
-	if (s->width_arg) {
-		pfc_convert(c, &w, ty_int);
-		pfc_materialize(c, &w);
 	}
-	if (s->precision_arg && (next_arg(c, &pr, fmt_at) < 0 || pfc_need_scalar(c, &pr, "a '*' precision") < 0))
-		return c->rc;
-	if (s->precision_arg) {
-		pfc_convert(c, &pr, ty_int);
-		pfc_materialize(c, &pr);
-	}
-	if (next_arg(c, &v, fmt_at) < 0)
-		return c->rc;
+	c->unknown_vars_at_directive = UINT_MAX;
 	if (c->unknown_vars != unknown) {
 		/* Its value (or width) needs a kernel variable the trace does not give. */
 		c->p->nops = start;
@@ -1180,7 +1202,8 @@ int tb_printfmt_compile(const struct tb_format *f, const struct tb_print_env *en
 int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool specialise,
 	       struct tb_printfmt **out, struct tb_problem *err)
 {
-	struct cc c = {.f = f, .env = env, .err = err, .src = f->print_fmt, .len = f->print_fmt_len};
+	struct cc c = {.f = f, .env = env, .err = err, .src = f->print_fmt, .len = f->print_fmt_len,
+		       .unknown_vars_at_directive = UINT_MAX};
 	char *fmt = NULL;
 
 	*out = NULL;
