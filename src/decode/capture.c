@@ -703,8 +703,8 @@ static int read_meta(struct tb_capture *c)
 
 	if (text && meta_value(text, "ncpus", value, sizeof(value), NULL) && atoi(value) > 0)
 		c->online_cpus = atoi(value);
-	if (text)
-		meta_value(text, "kernel", c->release, sizeof(c->release), NULL);
+	if (text && meta_value(text, "kernel", c->release, sizeof(c->release), NULL))
+		tb_schema_trust_running_btf(c->schema, c->release); /* a capture without constants */
 	else if (c->live && uname(&uts) == 0)
 		snprintf(c->release, sizeof(c->release), "%s", uts.release);
 	rc = read_clock(c, text, meta);

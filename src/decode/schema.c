@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <traceevent/event-parse.h>
@@ -95,6 +96,9 @@ struct tb_schema {
 	char *tracefs;       /* the running kernel's tracefs; NULL when reading a capture */
 	struct tb_btf *btf;  /* the running kernel's, loaded on first need */
 	bool btf_tried;
+	/* a trace of the running release: its BTF fills gaps (tb_schema_trust_running_btf) */
+	char same_release[65];
+	bool btf_use_said;
 	struct tb_kvars kvars;
 	bool tep_verbatim; /* formats go to libtraceevent unfixed, as trace-cmd gives them */
 };
@@ -871,7 +875,7 @@ static const struct tb_btf *running_btf(struct tb_schema *s)
 	struct tb_problem d = {0};
 	int rc;
 
-	if (s->btf || !s->tracefs || s->btf_tried)
+	if (s->btf || (!s->tracefs && !s->same_release[0]) || s->btf_tried)
 		return s->btf;
 	s->btf_tried = true;
 	rc = tb_btf_load(TB_BTF_VMLINUX, &s->btf, &d);
@@ -900,6 +904,31 @@ int tb_schema_set_kernel_var(struct tb_schema *s, const char *name, uint64_t val
 	return tb_kvars_set(&s->kvars, name, value);
 }
 
+void tb_schema_trust_running_btf(struct tb_schema *s, const char *release)
+{
+	struct utsname uts;
+
+	if (s && release && *release && uname(&uts) == 0 && !strcmp(uts.release, release))
+		snprintf(s->same_release, sizeof(s->same_release), "%s", release);
+}
+
+/* A value the trace lacks was just taken from the running kernel's BTF: said the first time. */
+static void say_btf_used(struct tb_schema *s, const char *name)
+{
+	struct tb_problem d = {.file = TB_BTF_VMLINUX, .warning = true};
+
+	if (s->tracefs || s->btf_use_said)
+		return;
+	s->btf_use_said = true;
+	/* a reason cut short is still a reason: the release is the last thing said */
+	if (snprintf(d.reason, sizeof(d.reason),
+		     "values the trace does not carry (%.40s, ...) are taken from this kernel's BTF: "
+		     "the trace was made on the release running here, %s",
+		     name, s->same_release) < 0)
+		d.reason[0] = '\0';
+	s->diag(s->diag_ctx, &d); /* a warning: not counted as a problem */
+}
+
 bool tb_schema_constant(void *schema, const char *name, int64_t *value)
 {
 	struct tb_schema *s = schema;
@@ -909,8 +938,10 @@ bool tb_schema_constant(void *schema, const char *name, int64_t *value)
 	if (tb_constants_value(s->constants, name, value))
 		return true;
 	btf = running_btf(s);
-	if (btf && tb_btf_enum_value(btf, name, value))
+	if (btf && tb_btf_enum_value(btf, name, value)) {
+		say_btf_used(s, name);
 		return true;
+	}
 	if (tb_kvars_known(name) && kernel_var(s, name, &u)) {
 		*value = (int64_t)u;
 		return true;
@@ -926,7 +957,10 @@ bool tb_schema_type_size(void *schema, const char *type, uint64_t *size)
 	if (tb_constants_type_size(s->constants, type, size))
 		return true;
 	btf = running_btf(s);
-	return btf && tb_btf_type_size(btf, type, size);
+	if (!btf || !tb_btf_type_size(btf, type, size))
+		return false;
+	say_btf_used(s, type);
+	return true;
 }
 
 int tb_schema_write_constants(struct tb_schema *s, const struct tb_format *const *formats,

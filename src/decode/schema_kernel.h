@@ -57,6 +57,16 @@ int tb_schema_load_user_symbols(struct tb_schema *s, const char *file, const cha
 void tb_schema_use_running_kernel(struct tb_schema *s, const char *tracefs);
 
 /*
+ * The trace was made on kernel release (uname -r): when that is the release
+ * running here, the enum values and type sizes the trace does not carry
+ * (trace-cmd's files have no constants) are taken from the running
+ * kernel's BTF, and the first one so taken is said once, as a warning.
+ * Kernel variables (vmemmap_base, jiffies) are not: they change with every
+ * boot.  Nothing happens for another release, an empty one or NULL.
+ */
+void tb_schema_trust_running_btf(struct tb_schema *s, const char *release);
+
+/*
  * Pin a kernel variable of kvars.h (jiffies, HZ, ...) to a value the caller
  * found: tb_schema_constant answers it from then on, and the running
  * kernel is not asked.  A capture pins jiffies to its value when the

@@ -524,7 +524,7 @@ static void put_meta(struct saver *s, FILE *f)
 	struct utsname u;
 
 	if (uname(&u) == 0)
-		fprintf(f, "kernel: %s\nmachine: %s\n", u.release, u.machine);
+		fprintf(f, "kernel: %s\nmachine: %s\nhost: %s\n", u.release, u.machine, u.nodename);
 	fprintf(f, "ncpus: %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
 	put_time(f, "date_utc", &rq->stopped);
 	put_file(f, "trace_clock", rq->inst, "trace_clock");

@@ -216,7 +216,22 @@ static void say(const struct tb_tracedat_write_opts *o, const char *file, const 
 struct capture_facts {
 	char clock[TDAT_MAX_NAME], clock_list[1024], *tc;
 	int cpus;
+	char uname[400]; /* the UNAME option as trace-cmd writes it: "Linux HOST RELEASE MACHINE" */
 };
+
+/* The UNAME option of a capture whose meta.txt names its kernel; "" if it does not. */
+static void capture_uname(const char *meta, char *out, size_t size)
+{
+	char release[128] = "", machine[64] = "", host[128] = "";
+
+	out[0] = '\0';
+	if (!meta || !meta_value(meta, "kernel", release, sizeof(release)) || !release[0])
+		return;
+	meta_value(meta, "machine", machine, sizeof(machine));
+	meta_value(meta, "host", host, sizeof(host));
+	snprintf(out, size, "Linux %s %s %s", host[0] ? host : "unknown", release,
+		 machine[0] ? machine : "unknown");
+}
 
 static void capture_facts(const char *dir, const char *prefix, struct capture_facts *f)
 {
@@ -234,6 +249,7 @@ static void capture_facts(const char *dir, const char *prefix, struct capture_fa
 		clock_name(f->tc, f->clock, sizeof(f->clock));
 	if (meta && meta_value(meta, "ncpus", ncpus, sizeof(ncpus)))
 		f->cpus = atoi(ncpus);
+	capture_uname(meta, f->uname, sizeof(f->uname));
 	if (has) {
 		int top = find_raw_cpus(dir, prefix, has);
 		f->cpus = f->cpus < top ? top : f->cpus;
@@ -349,6 +365,8 @@ int tb_tracedat_write_captures(const struct tb_tracedat_input *in, size_t n, con
 		o.trace_clock = first.tc;
 	if (o.cpus < first.cpus)
 		o.cpus = first.cpus;
+	if (!o.uname && first.uname[0])
+		o.uname = first.uname; /* a reader on the same release may use its BTF (tb_schema_trust_running_btf) */
 	for (size_t i = 1; i < n; i++) {
 		struct capture_facts f;
 		capture_facts(in[i].dir, in[i].prefix ? in[i].prefix : "", &f);

@@ -25,6 +25,7 @@
 #include "decode/ksyms.h"
 #include "util/pread_full.h"
 #include "decode/schema_internal.h"
+#include "decode/schema_kernel.h"
 #include "decode/blob_store.h"
 #include "decode/tsc2nsec.h"
 #include "tdat_internal.h"
@@ -943,6 +944,18 @@ static int check_page_size(struct tb_tracedat *td)
 	return -EINVAL;
 }
 
+/*
+ * The kernel release of the UNAME option ("Linux HOST RELEASE ARCH"): when
+ * it runs here, the running kernel's BTF gives what the file lacks.
+ */
+static void trust_same_release(struct tb_tracedat *td)
+{
+	char release[65];
+
+	if (td->uname && sscanf(td->uname, "%*s %*s %64s", release) == 1)
+		tb_schema_trust_running_btf(td->schema, release);
+}
+
 static void fill_info(struct tb_tracedat *td)
 {
 	int top_slots = td->file_cpus > td->cpucount ? td->file_cpus : td->cpucount;
@@ -1033,6 +1046,7 @@ int tb_tracedat_open(const char *path, const struct tb_tracedat_opts *opts, stru
 		return rc == -ENOMEM ? rc : -EINVAL;
 	}
 	fill_info(td);
+	trust_same_release(td);
 	*out = td;
 	return 0;
 }
