@@ -1,5 +1,5 @@
 /*
- * bench_hist_attach - an attached hist (tracebuf/hist.h, attached at the source) against
+ * bench_hist_attach - a hist attached at the source (tracebuf/hist.h) against
  * recording the same event: one u64 key and one u64 sum per hit, against
  * tb_trace of the same event into an enabled ring (tb_write); then the
  * attached hist's hits per second with 2 threads against 1 (each thread
