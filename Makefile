@@ -112,6 +112,8 @@ BENCH_LIBS :=
 BENCHES := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 # a program bench_record.sh runs under `tracebuf record` (not a bench itself)
 BENCHES += $(B)/bench/paced_app
+# the trace_marker writer bench_report_kinds.sh records (not a bench itself)
+BENCHES += $(B)/bench/marker_app
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all lib cli tests run test test-normal test-asan test-tsan test-fuzz test-model test-install \

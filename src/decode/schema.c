@@ -178,6 +178,7 @@ void tb_schema_free(struct tb_schema *s)
 
 	if (!s)
 		return;
+	tep_trial_stop(); /* before the frees write to pages it shares (tep_trial.h) */
 	schema_set_print_state(s, NULL, NULL); /* compiled programs point into the formats */
 	schema_kallsyms_drop(s); /* never settled: its problems go unsaid */
 	comms_free(&s->comms);
@@ -527,9 +528,20 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 /* Make sure libtraceevent knows ev (once); false if it refused it. */
 static int tep_learn_tables(struct tb_schema *s);
 
+/*
+ * Whether libtraceevent may look a kernel symbol or printk string up to
+ * print ev: a %p directive (%pS, %ps, ...) or one of ftrace's own events
+ * (bprint, bputs, function, stacks).  Handing it the tables costs a call
+ * and an allocation per symbol (150,000 of them), so only for those.
+ */
+static bool tep_needs_tables(const struct schema_event *ev)
+{
+	return !strcmp(ev->system, "ftrace") || !ev->format.print_fmt || strstr(ev->format.print_fmt, "%p");
+}
+
 static bool tep_knows(struct tb_schema *s, struct schema_event *ev)
 {
-	if (!s->tep_has_tables) {
+	if (!s->tep_has_tables && tep_needs_tables(ev)) {
 		s->tep_has_tables = true;
 		if (tep_learn_tables(s) < 0)
 			report(s, "", 0, "out of memory handing symbols to libtraceevent");

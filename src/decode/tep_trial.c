@@ -246,6 +246,16 @@ static enum exchange ask(const struct trial_request *q, const char *text, const 
 	return *answer == TRIAL_IDLE ? HELPER_GONE : ANSWERED;
 }
 
+void tep_trial_stop(void)
+{
+	int status;
+
+	pthread_mutex_lock(&helper.lock);
+	if (helper.pid && helper.owner == getpid())
+		helper_drop(&status); /* our end closed: it reads the end of its questions and leaves */
+	pthread_mutex_unlock(&helper.lock);
+}
+
 /* 0 if libtraceevent survives the format, -EFAULT if it crashed or hung. */
 int tep_trial(const char *text, size_t len, const char *system,
 			  const struct tb_format *f, int *how)
