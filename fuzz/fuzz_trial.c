@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_trial.c - linked into every fuzz target (with -Wl,--wrap=tep_trial):
+ * fuzz_trial.c - linked into every fuzz target (with -Wl,--wrap=tep_trial
+ * and -Wl,--wrap=tep_trial_stop):
  * libtraceevent's trial parse (src/decode/tep_trial.c) asks its helper
  * process once per format that falls back to libtraceevent, once per
  * schema.  A fuzz run builds a new schema per input, so every input asked
@@ -62,4 +63,14 @@ int __wrap_tep_trial(const char *text, size_t len, const char *system, const str
 	if (a->rc < 0)
 		*how = a->how;
 	return a->rc;
+}
+
+/*
+ * The library ends its helper when a schema is freed (a command's one
+ * schema: the frees would copy every page they share).  A fuzz run frees a
+ * schema per input and asks again at once: its helper lasts the run.
+ */
+void __wrap_tep_trial_stop(void);
+void __wrap_tep_trial_stop(void)
+{
 }
