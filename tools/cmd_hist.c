@@ -474,7 +474,7 @@ static int attached_pass(const struct hist_args *a, const pid_t *pids, size_t n)
 /* --attach PID|SHMFILE: read every pass afresh (a session's processes come and go). */
 static int hist_attached(const struct hist_args *a)
 {
-	int rc = 0;
+	int rc = 0, unsettled = 0;
 
 	for (long n = 0; rc == 0 && (n == 0 || (a->live && (a->count <= 0 || n < a->count))); n++) {
 		pid_t one, *pids = &one;
@@ -485,10 +485,14 @@ static int hist_attached(const struct hist_args *a)
 			break;
 		rc = attached_pass(a, pids, npids);
 		fflush(stdout);
+		if (rc == 1) { /* warned: read on */
+			unsettled = 1;
+			rc = 0;
+		}
 		if (pids != &one)
 			free(pids);
 	}
-	return rc;
+	return rc ? rc : unsettled;
 }
 
 static int run(int argc, char **argv)
