@@ -527,6 +527,65 @@ static char *run_child(const char *env)
 	return out;
 }
 
+/*
+ * The child of on_signal: 10 hits, SIGUSR2, then (once the print is in
+ * file: the library's thread printed) 5 more hits and exit.
+ */
+static int fire_signal(const char *file)
+{
+	struct timespec nap = {0, 10000000};
+	char buf[8192];
+
+	for (int i = 0; i < 10; i++)
+		tb_trace(hat, request, 6, 3, "/env");
+	raise(SIGUSR2);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(file, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		if (strstr(buf, "Dropped:"))
+			break;
+		nanosleep(&nap, NULL);
+	}
+	for (int i = 0; i < 5; i++)
+		tb_trace(hat, request, 6, 3, "/env");
+	return 0;
+}
+
+/* TRACEBUF_HIST_SIGNAL=USR2: printed on the signal (by the library's thread), and at exit. */
+static void on_signal(void)
+{
+	char cmd[600], file[64], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/tmp/tb-hist-signal-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "TRACEBUF_HIST='hat:request:keys=route' TRACEBUF_HIST_SIGNAL=USR2 /proc/%d/exe signal %s 2> %s",
+		 (int)getpid(), file, file);
+	is_int(system(cmd), 0, "a program with TRACEBUF_HIST_SIGNAL=USR2 raises SIGUSR2 and exits 0");
+	if ((f = fopen(file, "r"))) {
+		text = malloc(65536);
+		len = fread(text, 1, 65535, f);
+		text[len] = '\0';
+		fclose(f);
+	}
+	unlink(file);
+	ok(text && strstr(text, "hitcount:         10\n") && strstr(text, "hitcount:         15\n") &&
+		   strstr(text, "hitcount:         10\n") < strstr(text, "hitcount:         15\n"),
+	   "printed on the signal (10 hits), then at exit (15)");
+	if (text && !strstr(text, "hitcount:         15\n"))
+		diag("%s", text);
+	free(text);
+	snprintf(cmd, sizeof(cmd),
+		 "TRACEBUF_HIST='hat:request:keys=route' TRACEBUF_HIST_SIGNAL=NOPE /proc/%d/exe fire 2>&1 | "
+		 "grep -q \"TRACEBUF_HIST_SIGNAL: 'NOPE' is not\"",
+		 (int)getpid());
+	is_int(system(cmd), 0, "a signal that is none is said");
+}
+
 static void from_environment(void)
 {
 	char *text = run_child("hat:request:keys=route:vals=bytes");
@@ -548,6 +607,8 @@ int main(int argc, char **argv)
 	struct tb_ring_opts o;
 	struct tb_ring *ring;
 
+	if (argc > 2 && !strcmp(argv[1], "signal"))
+		return fire_signal(argv[2]);
 	if (argc > 1 && !strcmp(argv[1], "fire")) {
 		for (int i = 0; i < 10; i++)
 			tb_trace(hat, request, 6, 3, "/env");
@@ -574,6 +635,7 @@ int main(int argc, char **argv)
 	signal_nesting();
 	detach_while_firing();
 	from_environment();
+	on_signal();
 
 	tb_events_attach(NULL);
 	tb_ring_free(ring);

@@ -151,8 +151,11 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&lock);
 }
 
+static int signal_pipe[2];
+
 static void fork_child(void)
 {
+	signal_pipe[1] = -1; /* the printing thread is the parent's: the child's signal prints nothing */
 	for (size_t i = 0; i < TB_HIST_ATTACH_MAX; i++)
 		privatize(atomic_load_explicit(&attached[i], memory_order_relaxed)); /* one thread: the child's */
 	for (struct attached *a = retired; a; a = a->retired_next)
@@ -655,6 +658,83 @@ static void print_at_exit(void)
 	tb_hist_print_attached(stderr);
 }
 
+/*
+ * TRACEBUF_HIST_SIGNAL=USR2 (USR1, or a number): the hists printed to
+ * stderr on that signal too.  Printing takes a lock and allocates, which a
+ * handler may not: the handler writes a byte into a pipe, and a thread of
+ * the library's, blocked reading it, prints.  The signal is taken only
+ * when the program left it at its default (it is the program's otherwise).
+ */
+static int signal_pipe[2] = {-1, -1};
+
+static void on_print_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (signal_pipe[1] >= 0 && write(signal_pipe[1], "p", 1) < 0) {
+		/* full: a print is pending anyway */
+	}
+	errno = saved;
+}
+
+static void *print_on_signal(void *unused)
+{
+	char c;
+	sigset_t all;
+
+	(void)unused;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals go to its own threads */
+	prctl(PR_SET_NAME, "tb-hist-print");
+	while (read(signal_pipe[0], &c, 1) == 1 || errno == EINTR)
+		tb_hist_print_attached(stderr);
+	return NULL;
+}
+
+static int signal_number(const char *name)
+{
+	char *end;
+	long n;
+
+	if (!strncmp(name, "SIG", 3))
+		name += 3;
+	if (!strcmp(name, "USR1"))
+		return SIGUSR1;
+	if (!strcmp(name, "USR2"))
+		return SIGUSR2;
+	n = strtol(name, &end, 10);
+	return *name && !*end && n > 0 && n < NSIG && n != SIGKILL && n != SIGSTOP ? (int)n : -1;
+}
+
+static void print_on_signal_from_env(void)
+{
+	const char *env = getenv("TRACEBUF_HIST_SIGNAL");
+	struct sigaction sa = {.sa_handler = on_print_signal, .sa_flags = SA_RESTART}, old;
+	pthread_t thread;
+	int sig;
+
+	if (!env || !*env)
+		return;
+	if ((sig = signal_number(env)) < 0) {
+		fprintf(stderr, "tracebuf: TRACEBUF_HIST_SIGNAL: '%s' is not USR1, USR2 or a signal number\n", env);
+		return;
+	}
+	if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_DFL) {
+		fprintf(stderr, "tracebuf: TRACEBUF_HIST_SIGNAL: the program handles %s itself: left to it\n",
+			strsignal(sig));
+		return;
+	}
+	if (pipe2(signal_pipe, O_CLOEXEC) < 0 || fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK) < 0 ||
+	    pthread_create(&thread, NULL, print_on_signal, NULL) != 0) {
+		fprintf(stderr, "tracebuf: TRACEBUF_HIST_SIGNAL: %s\n", strerror(errno));
+		return;
+	}
+	pthread_detach(thread);
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
 /* TRACEBUF_HIST="sys:name:SPEC[;sys:name:SPEC...]" once the program's events are registered. */
 static void attach_from_env(void)
 {
@@ -682,8 +762,10 @@ static void attach_from_env(void)
 		any |= rc == 0;
 	}
 	free(copy);
-	if (any)
+	if (any) {
 		atexit(print_at_exit);
+		print_on_signal_from_env();
+	}
 }
 
 __attribute__((constructor)) static void hist_attach_init(void)
