@@ -72,5 +72,25 @@ $TB hist --attach "$tmp/plain" > /dev/null 2> "$tmp/err"; rc=$?
 $TB hist --attach 1 keys=x > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q "takes no SPEC" "$tmp/err"; check $? "--attach with a SPEC: usage, exit 2 ($rc)"
 
+# The demo of one event four ways (scripts/fourways.sh, in `make run`): every way counts 10000.
+B="$B" sh scripts/fourways.sh > "$tmp/four" 2>&1
+check $? "scripts/fourways.sh runs"
+grep -q "^1. tracebuf's ring: 10000 records; route 0..4: 2000 2000 2000 2000 2000" "$tmp/four" &&
+	grep -q "Hits: 10000" "$tmp/four" && grep -q "hist --attach .*: the same text" "$tmp/four"
+check $? "fourways: the ring and the attached hist count 10000, read from outside the same"
+if grep -q "^3. bpftrace on" "$tmp/four"; then
+	grep -q "^3. bpftrace on .*route 0..4: 2000 2000 2000 2000 2000; bytes 3000000" "$tmp/four"
+	check $? "fourways: bpftrace on the USDT probe counts the same"
+else
+	n=$((n+1)); echo "ok $n # SKIP bpftrace: $(grep '^3\.' "$tmp/four")"
+fi
+if grep -q "^4. trace-cmd report" "$tmp/four"; then
+	grep -q "^4. trace-cmd report .*: 10000 records; route 0..4: 2000 2000 2000 2000 2000" "$tmp/four"
+	check $? "fourways: trace-cmd reads the 10000 in record's trace.dat"
+else
+	n=$((n+1)); echo "ok $n # SKIP trace-cmd not installed"
+fi
+[ $fail = 0 ] || sed 's/^/# /' "$tmp/four"
+
 echo "1..$n"
 exit $fail
