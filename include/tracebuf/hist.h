@@ -152,8 +152,11 @@ int tb_hist_print(struct tb_hist *h, FILE *out);
  *
  * TRACEBUF_HIST='app:request:keys=route:vals=bytes' in the environment
  * attaches at start (several separated by ';'); every attached hist is
- * printed to stderr at exit (atexit), and on demand with
- * tb_hist_print_attached.
+ * printed to stderr at exit (atexit), on demand with
+ * tb_hist_print_attached, and with TRACEBUF_HIST_SIGNAL=USR2 (USR1, or a
+ * number) whenever that signal comes: the handler only writes a byte
+ * into a pipe, a thread of the library's prints (a signal the program
+ * handles itself is left to it, said on stderr).
  *
  * The library owns the maps.  tb_hist_remove closes the gate and forgets
  * the hist; its memory stays allocated for the rest of the

@@ -292,11 +292,7 @@ static struct outside *hist_for(struct reading *rd, const char *name, const uint
 		rd->hists = grown;
 		rd->cap = cap;
 	}
-	if ((*rc = hist_table_init(&o.h->table, o.h->key_size, o.h->nvals)) < 0) {
-		outside_free(&o);
-		return NULL;
-	}
-	rd->hists[rd->n] = o;
+	rd->hists[rd->n] = o; /* its table made empty by tb_hist_new */
 	return &rd->hists[rd->n++];
 }
 
