@@ -59,7 +59,9 @@ static bool copy_slot(const _Atomic uint64_t *s, uint64_t *out, size_t words)
 		out[w] = atomic_load_explicit(&s[w], memory_order_relaxed);
 	/* acquire fence: a counter read above that a writer changed after making the state odd
 	 * (its release fence) makes the load below see that odd state or later */
+#ifndef HIST_REGION_TSAN
 	atomic_thread_fence(memory_order_acquire);
+#endif
 	out[SLOT_STATE] = before;
 	return !(before & 1) && atomic_load_explicit(&s[SLOT_STATE], memory_order_relaxed) == before;
 }
