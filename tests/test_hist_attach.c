@@ -503,6 +503,63 @@ static void detach_while_firing(void)
 	is_int(tb_hist_remove("hat:request"), 0, "removed");
 }
 
+/*
+ * A reader outside while 2 threads hit one key with bytes = 1: in every
+ * read, each entry's bytes sum equals its hitcount (a pair read torn, one
+ * counter before an update and the other after, would differ), and the
+ * counts only grow.  The writers never wait for the reader: they go on.
+ */
+static int check_reads(pid_t pid, int reads)
+{
+	uint64_t last = 0;
+	int bad = 0;
+
+	for (int r = 0; r < reads; r++) {
+		char *buf = NULL, *p;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		unsigned long long hits, bytes;
+		tb_hist_print_processes(&pid, 1, NULL, f, NULL);
+		fclose(f);
+		p = strstr(buf, "route:          7 } hitcount:");
+		if (p && sscanf(p, "route:          7 } hitcount: %llu bytes: %llu", &hits, &bytes) == 2) {
+			bad += hits != bytes || hits < last;
+			last = hits;
+		} else if (r > 0) {
+			bad++;
+		}
+		free(buf);
+	}
+	return bad;
+}
+
+static void torn_pairs(void)
+{
+	pthread_t th[2];
+	pid_t child;
+	int status = 0;
+	unsigned long before;
+
+	atomic_store(&stop, 0);
+	is_int(tb_hist_attach("hat:request", "keys=route:vals=bytes", NULL), 0, "attach for the reader under writers");
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, fire_until_stopped, NULL);
+	wait_fired(1000);
+	before = atomic_load(&fired);
+	child = fork();
+	if (child == 0)
+		_exit(check_reads(getppid(), 300) ? 1 : 0);
+	waitpid(child, &status, 0);
+	ok(atomic_load(&fired) > before, "the writers went on while another process read (%lu hits meanwhile)",
+	   atomic_load(&fired) - before);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "300 reads from another process under 2 writers: bytes == hitcount in each, never a torn pair");
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
+}
+
 /* ------------------------------------------------------- environment */
 
 /*
@@ -634,6 +691,7 @@ int main(int argc, char **argv)
 	hist_alone();
 	signal_nesting();
 	detach_while_firing();
+	torn_pairs();
 	from_environment();
 	on_signal();
 
