@@ -207,36 +207,30 @@ static int check_header(const char *name, const void *mem, size_t size, struct h
 	return 0;
 }
 
-static char *text_copy(const uint8_t *p, size_t len)
-{
-	char *s = malloc(len + 1);
-
-	if (s) {
-		memcpy(s, p, len);
-		s[len] = '\0';
-	}
-	return s;
-}
-
 /* The hist the region's format and spec make; its geometry must be r's. */
 static int region_hist(const char *name, const uint8_t *mem, const struct hist_region_header *r,
 		       struct tb_schema *schema, struct outside *o)
 {
-	const uint8_t *text = mem + sizeof(*r);
-	char *format = text_copy(text + r->event_len + r->spec_len, r->format_len), *colon, system[TB_NAME_MAX];
+	const char *text = (const char *)mem + sizeof(*r), *nul;
+	char *format, *colon, system[TB_NAME_MAX];
 	struct tb_format fmt;
 	struct tb_problem perr;
 	struct tb_hist_error err;
 	int rc;
 
-	o->event = text_copy(text, r->event_len);
-	o->spec = text_copy(text + r->event_len, r->spec_len);
+	/* the texts hold no NUL: a copy (strndup) is each text whole */
+	if ((nul = memchr(text, '\0', (size_t)r->event_len + r->spec_len + r->format_len)))
+		return fail(-EINVAL, "%s: byte %zu: a NUL inside the event, spec and format texts", name,
+			    sizeof(*r) + (size_t)(nul - text));
+	o->event = strndup(text, r->event_len);
+	o->spec = strndup(text + r->event_len, r->spec_len);
+	format = strndup(text + r->event_len + r->spec_len, r->format_len);
 	if (!format || !o->event || !o->spec) {
 		free(format);
 		return -ENOMEM;
 	}
 	colon = strchr(o->event, ':');
-	if (!colon || (size_t)(colon - o->event) >= sizeof(system) || strlen(o->event) != r->event_len) {
+	if (!colon || (size_t)(colon - o->event) >= sizeof(system)) {
 		free(format);
 		return fail(-EINVAL, "%s: byte %zu: the event name is not SYSTEM:EVENT", name, sizeof(*r));
 	}
