@@ -408,10 +408,11 @@ static size_t round_up(size_t n, size_t to)
  */
 static void *region_map(const char *event, size_t size, int *fd)
 {
-	char name[sizeof(HIST_REGION_NAME) + 2 * TB_NAME_MAX];
+	char name[250]; /* memfd_create's limit (249 bytes): a long name is cut; readers match the prefix */
 	void *p;
 
-	snprintf(name, sizeof(name), "%s%s", HIST_REGION_NAME, event);
+	if (snprintf(name, sizeof(name), "%s%s", HIST_REGION_NAME, event) >= (int)sizeof(name))
+		name[sizeof(name) - 1] = '\0'; /* cut, as said */
 	*fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (*fd < 0)
 		return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
