@@ -57,6 +57,33 @@ $TB hist --attach "$shm" > /dev/null 2> "$tmp/gone.err"; rc=$?
 check $? "a session whose program ended: exit 3 ($rc): $(cat "$tmp/gone.err")"
 pids=
 
+# A damaged region, and one not sealed: a process (python) holding a memfd of the region's name.
+fake() { # $1: seal or not, $2: what to write; prints the pid, holds until killed
+	python3 -c '
+import fcntl, os, sys, time
+fd = os.memfd_create("tracebuf-hist:app:request", os.MFD_ALLOW_SEALING)
+os.write(fd, bytes.fromhex(sys.argv[2]) + bytes(4096))
+if sys.argv[1] == "seal":
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+print(os.getpid(), flush=True)
+time.sleep(60)' "$1" "$2" > "$tmp/fake.pid" &
+	held "$tmp/fake.pid"; cat "$tmp/fake.pid"; rm -f "$tmp/fake.pid"
+}
+if command -v python3 > /dev/null && python3 -c 'import fcntl; fcntl.F_ADD_SEALS' 2> /dev/null; then
+	fp=$(fake seal 5442484953545200020000006000); pids="$fp"
+	$TB hist --attach "$fp" > /dev/null 2> "$tmp/err"; rc=$?
+	[ $rc = 3 ] && grep -q "/proc/$fp/fd/[0-9]* (memfd:tracebuf-hist:app:request.*): byte 8: version 2" "$tmp/err"
+	check $? "a damaged region: exit 3 ($rc), the file and byte named: $(cat "$tmp/err")"
+	kill $fp
+	fp=$(fake open 5442484953545200); pids="$fp"
+	$TB hist --attach "$fp" > /dev/null 2> "$tmp/err"; rc=$?
+	[ $rc = 3 ] && grep -q "not sealed against shrinking" "$tmp/err"
+	check $? "a region not sealed (it could shrink under the reader): exit 3 ($rc): $(cat "$tmp/err")"
+	kill $fp; pids=
+else
+	n=$((n+2)); echo "ok $((n-1)) # SKIP python3 with fcntl.F_ADD_SEALS"; echo "ok $n # SKIP the same"
+fi
+
 # Errors: the CLI table's codes (docs/cli.md), each said.
 $TB hist --attach $$ > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc = 3 ] && grep -q "process $$ has no hist attached" "$tmp/err"
