@@ -119,7 +119,7 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 .PHONY: all lib cli tests run test test-normal test-asan test-tsan test-fuzz test-model test-install \
 	soak stress fuzz fuzz-long bench install clean deps format check-symbols check-layout
 
-all: lib cli $(B)/examples/demo
+all: lib cli $(B)/examples/demo $(B)/examples/fourways
 
 lib: $(B)/libtracebuf.a $(B)/libtracebuf.so $(B)/libtracebuf-read.a $(B)/libtracebuf-func.a
 cli: $(B)/tracebuf $(B)/man/.stamp
@@ -298,6 +298,11 @@ $(B)/tests/soak/soak: tests/soak/soak.c $(B)/libtracebuf.a
 $(B)/examples/%: examples/%.c $(B)/libtracebuf.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf.a -lpthread
+
+# examples/fourways attaches a hist (tracebuf/hist.h: the reading side).
+$(B)/examples/fourways: examples/fourways.c $(B)/libtracebuf-read.a $(B)/libtracebuf.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(LINKDEP) $(CFLAGS_BASE) -o $@ $< $(B)/libtracebuf-read.a $(B)/libtracebuf.a $(LDLIBS_READ)
 
 # examples/demo: the driver (plain) and its "application", examples/demo/app.c, the
 # only file built with -finstrument-functions; the hooks come from libtracebuf-func.a,

@@ -34,6 +34,9 @@ echo
 echo "=== tracebuf size 8   (the kernel's buffer_size_kb arithmetic)"
 "$B/tracebuf" size 8
 echo
+echo "=== scripts/fourways.sh   (one event, app:request, consumed four ways in one run: examples/fourways.c)"
+B="$B" scripts/fourways.sh
+echo
 echo "=== tracebuf demo   (an 8 KiB tracebuf ring, 5000 events)"
 "$B/tracebuf" demo
 echo

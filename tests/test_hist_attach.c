@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/tap.h"
@@ -88,6 +90,43 @@ static char *recorded_hist(struct tb_ring *ring, const char *spec, uint64_t *rec
 	return text;
 }
 
+/*
+ * What another process reads of pid's attached hists (tb_hist_print_processes,
+ * as `tracebuf hist --attach PID`): a forked child reads them and sends the
+ * text through a pipe.  *rc: the reader's return.
+ */
+static char *outside_text(pid_t pid, const char *event, int *rc)
+{
+	int fds[2];
+	pid_t child;
+	char *out = NULL, buf[4096];
+	size_t len = 0;
+	ssize_t n;
+	FILE *f;
+	int status = 0;
+
+	if (pipe(fds) < 0)
+		return strdup("");
+	child = fork();
+	if (child == 0) {
+		FILE *w = fdopen(fds[1], "w");
+		int r;
+		close(fds[0]);
+		r = tb_hist_print_processes(&pid, 1, event, w, NULL);
+		fclose(w);
+		_exit(r < 0 ? -r : 0);
+	}
+	close(fds[1]);
+	f = open_memstream(&out, &len);
+	while ((n = read(fds[0], buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, f);
+	close(fds[0]);
+	fclose(f);
+	waitpid(child, &status, 0);
+	*rc = WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR;
+	return out;
+}
+
 /* Attached with ":record", fired by nthreads: the attached text equals the recorded one. */
 static void same_as_recorded(struct tb_ring *ring, int nthreads, const char *spec)
 {
@@ -104,6 +143,13 @@ static void same_as_recorded(struct tb_ring *ring, int nthreads, const char *spe
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	attached = printed(NULL);
+	{
+		int rc;
+		char *outside = outside_text(getpid(), NULL, &rc);
+		is_int(rc, 0, "%d threads: another process reads the hist", nthreads);
+		is_str(outside, attached, "%d threads: what it reads is what tb_hist_print_attached prints", nthreads);
+		free(outside);
+	}
 	recorded = recorded_hist(ring, spec, &records);
 	is_int(records, (uint64_t)nthreads * PER_THREAD, "%d threads: every event recorded too (:record)", nthreads);
 	is_str(attached, recorded, "%d threads: the attached hist prints what the recorded one does (%s)", nthreads,
@@ -115,6 +161,159 @@ static void same_as_recorded(struct tb_ring *ring, int nthreads, const char *spe
 	free(attached);
 	free(recorded);
 	is_int(tb_hist_remove("hat:request"), 0, "removed");
+}
+
+/* ------------------------------------------------------ read from outside */
+
+/* This process's region of the attached hist (a copy of its memfd), or NULL. */
+static uint8_t *region_copy(size_t *size)
+{
+	char path[64], link[256];
+	uint8_t *copy = NULL;
+
+	for (int fd = 0; fd < 1024 && !copy; fd++) {
+		ssize_t n;
+		int rfd;
+		off_t end;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (!strstr(link, "memfd:tracebuf-hist:hat:request") || (rfd = open(path, O_RDONLY)) < 0)
+			continue;
+		end = lseek(rfd, 0, SEEK_END);
+		copy = malloc((size_t)end);
+		if (copy && pread(rfd, copy, (size_t)end, 0) != end) {
+			free(copy);
+			copy = NULL;
+		}
+		*size = (size_t)end;
+		close(rfd);
+	}
+	return copy;
+}
+
+static char *region_text(const uint8_t *mem, size_t size, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*rc = tb_hist_print_region(mem, size, f);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * A region's image, damaged: every byte of its header and texts changed in
+ * turn, then scribbles over the tables: each is refused with a message
+ * naming a byte, or read as (wrong) numbers; never a crash (ASan build).
+ */
+static void damaged_regions(void)
+{
+	size_t size = 0;
+	uint8_t *good, *bad;
+	char *want, *got;
+	int rc, refused = 0, messages = 0;
+	unsigned seed = 26;
+
+	is_int(tb_hist_attach("hat:request", "keys=path,route:vals=bytes:size=256", NULL), 0, "attach for the image");
+	for (int i = 0; i < 100; i++)
+		tb_trace(hat, request, (uint64_t)i % 9, 3, paths[i % 5]);
+	want = printed(NULL);
+	good = region_copy(&size);
+	ok(good != NULL, "the region is a memfd among the process's files (%zu bytes)", size);
+	if (!good) {
+		free(want);
+		tb_hist_remove("hat:request");
+		return;
+	}
+	got = region_text(good, size, &rc);
+	is_int(rc, 0, "its image reads");
+	is_str(got, want, "and prints what tb_hist_print_attached does");
+	free(got);
+	bad = malloc(size);
+	memcpy(bad, good, size);
+	for (size_t at = 0; at < 4096 && at < size; at++) {
+		bad[at] ^= (uint8_t)(1u << (at % 8));
+		got = region_text(bad, size, &rc);
+		refused += rc < 0;
+		messages += rc < 0 && strstr(tb_hist_region_error(), "byte ") != NULL;
+		free(got);
+		bad[at] ^= (uint8_t)(1u << (at % 8));
+	}
+	ok(refused > 100, "%d of the first 4096 bytes changed are refused", refused);
+	is_int(messages, refused, "each refusal names the byte");
+	got = region_text(good, 50, &rc);
+	ok(rc == -EINVAL && strstr(tb_hist_region_error(), "shorter"), "a short image: %s", tb_hist_region_error());
+	free(got);
+	for (int round = 0; round < 200; round++) {
+		memcpy(bad, good, size);
+		for (int k = 0; k < 64; k++) {
+			size_t at = 4096 + (size_t)rand_r(&seed) % (size - 4096);
+			bad[at] = (uint8_t)rand_r(&seed);
+		}
+		got = region_text(bad, size, &rc);
+		free(got);
+	}
+	ok(1, "200 images with their tables scribbled: read, no crash");
+	free(bad);
+	free(good);
+	free(want);
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
+}
+
+/*
+ * A forked child's hists are its own copy: the parent's region is not
+ * written by it, and the child has none readable from outside.  A process
+ * without hists, and one that does not exist, are said.
+ */
+static void outside_errors(void)
+{
+	int rc, fds[2];
+	char *before, *after, *text, c;
+	pid_t child;
+
+	text = outside_text(getpid(), NULL, &rc);
+	is_int(rc, -ENOENT, "a process with no hist attached: -ENOENT");
+	free(text);
+	is_int(tb_hist_attach("hat:request", "keys=route", NULL), 0, "attach");
+	for (int i = 0; i < 10; i++)
+		tb_trace(hat, request, 11, 1, "/");
+	before = outside_text(getpid(), NULL, &rc);
+	if (pipe(fds) < 0)
+		return;
+	child = fork();
+	if (child == 0) {
+		for (int i = 0; i < 1000; i++)
+			tb_trace(hat, request, 12, 1, "/child");
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ok(read(fds[0], &c, 1) == 1, "the forked child fired 1000 times");
+	after = outside_text(getpid(), NULL, &rc);
+	is_str(after, before, "the parent's hist, read from outside, is unchanged by the child");
+	free(text = outside_text(child, NULL, &rc));
+	is_int(rc, -ENOENT, "the child's copy is private: none readable from outside");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	free(text = outside_text(child, NULL, &rc));
+	is_int(rc, -ESRCH, "a process that is gone: -ESRCH");
+	free(text = outside_text(getpid(), "hat:other", &rc));
+	is_int(rc, -ENOENT, "an event with no hist attached: -ENOENT");
+	text = outside_text(getpid(), "request", &rc);
+	is_str(text, before, "the event by its name alone");
+	free(text);
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
+	free(text = outside_text(getpid(), NULL, &rc));
+	is_int(rc, -ENOENT, "a removed hist is not read from outside");
+	free(before);
+	free(after);
+	close(fds[0]);
+	close(fds[1]);
 }
 
 /* ------------------------------------------------------------ signals */
@@ -304,6 +503,63 @@ static void detach_while_firing(void)
 	is_int(tb_hist_remove("hat:request"), 0, "removed");
 }
 
+/*
+ * A reader outside while 2 threads hit one key with bytes = 1: in every
+ * read, each entry's bytes sum equals its hitcount (a pair read torn, one
+ * counter before an update and the other after, would differ), and the
+ * counts only grow.  The writers never wait for the reader: they go on.
+ */
+static int check_reads(pid_t pid, int reads)
+{
+	uint64_t last = 0;
+	int bad = 0;
+
+	for (int r = 0; r < reads; r++) {
+		char *buf = NULL, *p;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		unsigned long long hits, bytes;
+		tb_hist_print_processes(&pid, 1, NULL, f, NULL);
+		fclose(f);
+		p = strstr(buf, "route:          7 } hitcount:");
+		if (p && sscanf(p, "route:          7 } hitcount: %llu bytes: %llu", &hits, &bytes) == 2) {
+			bad += hits != bytes || hits < last;
+			last = hits;
+		} else if (r > 0) {
+			bad++;
+		}
+		free(buf);
+	}
+	return bad;
+}
+
+static void torn_pairs(void)
+{
+	pthread_t th[2];
+	pid_t child;
+	int status = 0;
+	unsigned long before;
+
+	atomic_store(&stop, 0);
+	is_int(tb_hist_attach("hat:request", "keys=route:vals=bytes", NULL), 0, "attach for the reader under writers");
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, fire_until_stopped, NULL);
+	wait_fired(1000);
+	before = atomic_load(&fired);
+	child = fork();
+	if (child == 0)
+		_exit(check_reads(getppid(), 300) ? 1 : 0);
+	waitpid(child, &status, 0);
+	ok(atomic_load(&fired) > before, "the writers went on while another process read (%lu hits meanwhile)",
+	   atomic_load(&fired) - before);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "300 reads from another process under 2 writers: bytes == hitcount in each, never a torn pair");
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
+}
+
 /* ------------------------------------------------------- environment */
 
 /*
@@ -328,6 +584,65 @@ static char *run_child(const char *env)
 	return out;
 }
 
+/*
+ * The child of on_signal: 10 hits, SIGUSR2, then (once the print is in
+ * file: the library's thread printed) 5 more hits and exit.
+ */
+static int fire_signal(const char *file)
+{
+	struct timespec nap = {0, 10000000};
+	char buf[8192];
+
+	for (int i = 0; i < 10; i++)
+		tb_trace(hat, request, 6, 3, "/env");
+	raise(SIGUSR2);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(file, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		if (strstr(buf, "Dropped:"))
+			break;
+		nanosleep(&nap, NULL);
+	}
+	for (int i = 0; i < 5; i++)
+		tb_trace(hat, request, 6, 3, "/env");
+	return 0;
+}
+
+/* TRACEBUF_HIST_SIGNAL=USR2: printed on the signal (by the library's thread), and at exit. */
+static void on_signal(void)
+{
+	char cmd[600], file[64], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/tmp/tb-hist-signal-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "TRACEBUF_HIST='hat:request:keys=route' TRACEBUF_HIST_SIGNAL=USR2 /proc/%d/exe signal %s 2> %s",
+		 (int)getpid(), file, file);
+	is_int(system(cmd), 0, "a program with TRACEBUF_HIST_SIGNAL=USR2 raises SIGUSR2 and exits 0");
+	if ((f = fopen(file, "r"))) {
+		text = malloc(65536);
+		len = fread(text, 1, 65535, f);
+		text[len] = '\0';
+		fclose(f);
+	}
+	unlink(file);
+	ok(text && strstr(text, "hitcount:         10\n") && strstr(text, "hitcount:         15\n") &&
+		   strstr(text, "hitcount:         10\n") < strstr(text, "hitcount:         15\n"),
+	   "printed on the signal (10 hits), then at exit (15)");
+	if (text && !strstr(text, "hitcount:         15\n"))
+		diag("%s", text);
+	free(text);
+	snprintf(cmd, sizeof(cmd),
+		 "TRACEBUF_HIST='hat:request:keys=route' TRACEBUF_HIST_SIGNAL=NOPE /proc/%d/exe fire 2>&1 | "
+		 "grep -q \"TRACEBUF_HIST_SIGNAL: 'NOPE' is not\"",
+		 (int)getpid());
+	is_int(system(cmd), 0, "a signal that is none is said");
+}
+
 static void from_environment(void)
 {
 	char *text = run_child("hat:request:keys=route:vals=bytes");
@@ -349,6 +664,8 @@ int main(int argc, char **argv)
 	struct tb_ring_opts o;
 	struct tb_ring *ring;
 
+	if (argc > 2 && !strcmp(argv[1], "signal"))
+		return fire_signal(argv[2]);
 	if (argc > 1 && !strcmp(argv[1], "fire")) {
 		for (int i = 0; i < 10; i++)
 			tb_trace(hat, request, 6, 3, "/env");
@@ -368,11 +685,15 @@ int main(int argc, char **argv)
 	same_as_recorded(ring, 2, "keys=path:vals=bytes,route:sort=path");
 	same_as_recorded(ring, 8, "keys=route.log2,path:vals=bytes:sort=route,path if bytes > 3000");
 	map_full(ring);
+	damaged_regions();
+	outside_errors();
 	no_record(ring);
 	hist_alone();
 	signal_nesting();
 	detach_while_firing();
+	torn_pairs();
 	from_environment();
+	on_signal();
 
 	tb_events_attach(NULL);
 	tb_ring_free(ring);

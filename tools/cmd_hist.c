@@ -14,7 +14,9 @@
  * parse.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #include "cmds.h"
 #include "event_hint.h"
 #include "hist_session.h"
+#include "lib_internal.h"
 #include "shm_capture.h"
 #include "tracebuf/capture.h"
 #include "tracebuf/hist.h"
@@ -36,6 +39,7 @@
 
 struct hist_args {
 	const char *event, *spec, *input, *formats;
+	const char *attach; /* --attach PID|SHMFILE: the hists attached in a running program */
 	struct tb_capture_opts copts;
 	bool live, session;
 	long count;
@@ -43,7 +47,7 @@ struct hist_args {
 	bool progress;	       /* the progress line (cli_progress.h), not with --live */
 };
 
-enum { O_EVENT, O_BUFFER, O_PREFIX, O_CLOCK, O_SESSION, O_FORMATS, O_LIVE, O_REFRESHES, O_INTERVAL, O_N };
+enum { O_EVENT, O_BUFFER, O_PREFIX, O_CLOCK, O_SESSION, O_FORMATS, O_LIVE, O_REFRESHES, O_INTERVAL, O_ATTACH, O_N };
 static const struct cli_opt opts[] = {
     [O_EVENT] = {"event", 'e', CLI_STRING, "[SYSTEM:]EVENT", "the event (required)", "-e"},
     [O_BUFFER] = {"buffer", 'B', CLI_STRING, "NAME",
@@ -60,6 +64,9 @@ static const struct cli_opt opts[] = {
 		     .max = 1000000000, .old = "count"},
     [O_INTERVAL] = {"interval", 0, CLI_DURATION, "TIME", "with --live: the time between prints (default 1s)",
 		    .min = 10000000, .max = 3600000000000LL},
+    [O_ATTACH] = {"attach", 0, CLI_STRING, "PID|SHMFILE",
+		  "print the hists attached in a running program (TRACEBUF_HIST, tb_hist_attach), read from outside: "
+		  "no SPEC nor SOURCE; -e picks one"},
 };
 
 static int run(int argc, char **argv);
@@ -94,14 +101,19 @@ static int parse_args(int argc, char **argv, struct hist_args *a)
 	a->count = (long)cli_num(&ca, O_REFRESHES);
 	a->interval_ns = cli_given(&ca, O_INTERVAL) ? cli_num(&ca, O_INTERVAL) : 1000000000LL;
 	a->progress = cli_show_progress(&ca) && !a->live;
-	if (!a->event)
+	a->attach = cli_str(&ca, O_ATTACH);
+	if (a->attach)
+		rc = ca.noperands ? cli_usage_error(&cli_hist, "--attach takes no SPEC nor SOURCE: the program's hists say theirs")
+		     : a->session ? cli_usage_error(&cli_hist, "--attach and --session: one or the other")
+				  : CLI_PARSED;
+	else if (!a->event)
 		rc = cli_usage_error(&cli_hist, "the event is missing: -e [SYSTEM:]EVENT");
 	else if (ca.noperands != 2)
 		rc = cli_usage_error(&cli_hist, "%s", ca.noperands < 2 ? "SPEC and SOURCE are needed (e.g. keys=prev_comm trace.dat)"
 								      : "one SPEC and one SOURCE, no more");
 	else
 		rc = CLI_PARSED;
-	if (rc == CLI_PARSED) {
+	if (rc == CLI_PARSED && !a->attach) {
 		a->spec = ca.operands[0];
 		a->input = ca.operands[1];
 	}
@@ -388,6 +400,101 @@ static int hist_dir(const struct hist_args *a)
 	return rc;
 }
 
+/* PID: digits alone. */
+static bool is_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v <= 0 || v > 0x3fffffff || s[0] < '0' || s[0] > '9')
+		return false;
+	*pid = (pid_t)v;
+	return true;
+}
+
+/* The processes of the session at path that run now (those that described their events beside it). */
+static int session_pids(const char *path, pid_t **pids, size_t *n)
+{
+	char dir[4096];
+	struct dirent *d;
+	DIR *dp;
+	size_t cap = 0;
+	pid_t pid;
+
+	*pids = NULL;
+	*n = 0;
+	if (access(path, F_OK) < 0) {
+		fprintf(stderr, "tracebuf hist: --attach %s: %s (neither a PID nor a session's file)\n", path,
+			strerror(errno));
+		return CLI_EXIT_INPUT;
+	}
+	shm_session_desc_dir(path, dir, sizeof(dir));
+	if (!(dp = opendir(dir))) {
+		fprintf(stderr, "tracebuf hist: --attach %s: not a session: no %s beside it (%s)\n", path, dir,
+			strerror(errno));
+		return CLI_EXIT_INPUT;
+	}
+	while ((d = readdir(dp)))
+		if (is_pid(d->d_name, &pid) && kill(pid, 0) == 0) {
+			pid_t *grown = *n == cap ? tb__grow(*pids, &cap, *n + 1, sizeof(pid_t), 16) : *pids;
+			if (!grown)
+				break;
+			*pids = grown;
+			(*pids)[(*n)++] = pid;
+		}
+	closedir(dp);
+	if (!*n) {
+		fprintf(stderr, "tracebuf hist: --attach %s: no process of the session runs now (%s)\n", path, dir);
+		return CLI_EXIT_INPUT;
+	}
+	return 0;
+}
+
+/* One print of the hists attached in pids: 0 or the exit status (said). */
+static int attached_pass(const struct hist_args *a, const pid_t *pids, size_t n)
+{
+	uint64_t unsettled = 0;
+	int rc = tb_hist_print_processes(pids, n, a->event, stdout, &unsettled);
+
+	if (rc == -EIO)
+		return CLI_EXIT_OUTPUT;
+	if (rc < 0) {
+		fprintf(stderr, "tracebuf hist: --attach %s: %s\n", a->attach,
+			*tb_hist_region_error() ? tb_hist_region_error() : strerror(-rc));
+		return cli_exit_for(-rc);
+	}
+	if (unsettled)
+		fprintf(stderr,
+			"tracebuf hist: warning: %llu entries were being updated whenever they were read "
+			"(a writer stopped inside an update?): taken as read\n",
+			(unsigned long long)unsettled);
+	return unsettled ? 1 : 0;
+}
+
+/* --attach PID|SHMFILE: read every pass afresh (a session's processes come and go). */
+static int hist_attached(const struct hist_args *a)
+{
+	int rc = 0, unsettled = 0;
+
+	for (long n = 0; rc == 0 && (n == 0 || (a->live && (a->count <= 0 || n < a->count))); n++) {
+		pid_t one, *pids = &one;
+		size_t npids = 1;
+		if (n)
+			refresh_pause(a);
+		if (!is_pid(a->attach, &one) && (rc = session_pids(a->attach, &pids, &npids)))
+			break;
+		rc = attached_pass(a, pids, npids);
+		fflush(stdout);
+		if (rc == 1) { /* warned: read on */
+			unsettled = 1;
+			rc = 0;
+		}
+		if (pids != &one)
+			free(pids);
+	}
+	return rc ? rc : unsettled;
+}
+
 static int run(int argc, char **argv)
 {
 	struct hist_args a = {0};
@@ -396,6 +503,8 @@ static int run(int argc, char **argv)
 
 	if (rc != CLI_PARSED)
 		return rc;
+	if (a.attach)
+		return hist_attached(&a);
 	if (a.session)
 		return hist_session(&a);
 	if (tb_input_identify(a.input, NULL, NULL, true, &kind) == 0 && kind == TB_INPUT_TRACEDAT) {

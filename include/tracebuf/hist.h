@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "tracebuf/capture.h"
 #include "tracebuf/schema.h"
@@ -151,8 +152,11 @@ int tb_hist_print(struct tb_hist *h, FILE *out);
  *
  * TRACEBUF_HIST='app:request:keys=route:vals=bytes' in the environment
  * attaches at start (several separated by ';'); every attached hist is
- * printed to stderr at exit (atexit), and on demand with
- * tb_hist_print_attached.
+ * printed to stderr at exit (atexit), on demand with
+ * tb_hist_print_attached, and with TRACEBUF_HIST_SIGNAL=USR2 (USR1, or a
+ * number) whenever that signal comes: the handler only writes a byte
+ * into a pipe, a thread of the library's prints (a signal the program
+ * handles itself is left to it, said on stderr).
  *
  * The library owns the maps.  tb_hist_remove closes the gate and forgets
  * the hist; its memory stays allocated for the rest of the
@@ -162,8 +166,20 @@ int tb_hist_print(struct tb_hist *h, FILE *out);
  * Link: these live in libtracebuf-read (the hist parser and printer); an
  * application that only traces needs libtracebuf alone.
  *
- * Not yet: `tracebuf hist --attach PID|SHMFILE` (reading the maps of a
- * running program from outside) - a later round.
+ * Read from outside: each attached hist's tables live in a region of
+ * shared memory of its own, a memfd named "tracebuf-hist:SYSTEM:EVENT"
+ * (sealed against shrinking and growing), which holds the event's format
+ * and the spec beside the tables, so another process (same user, or root:
+ * /proc/PID/fd) maps it read-only and needs nothing from the program:
+ * tb_hist_print_processes(), `tracebuf hist --attach PID|SHMFILE`.  It
+ * works with or without an shm session (a session's processes are found
+ * through its formats directory).  Each slot's counters are a seqlock the
+ * reader retries (never a lock the writers wait for): a counter pair read
+ * torn is read again.  A forked child keeps a private copy of its
+ * parent's tables at fork (as before) that only it can read; without
+ * memfd_create (seccomp), the tables are private memory and readable only
+ * in the process.  .sym keys print as addresses from outside (the
+ * program's symbols are not in the region).
  */
 #define TB_HIST_ATTACH_MAX 8	  /* hists attached at once */
 #define TB_HIST_ATTACH_TABLES 64  /* per hist: threads updating it at once */
@@ -179,6 +195,22 @@ int tb_hist_attach(const char *event, const char *spec, struct tb_hist_error *er
 int tb_hist_remove(const char *event);
 /* Every attached hist's text, one after another.  0, -EIO, -ENOMEM. */
 int tb_hist_print_attached(FILE *out);
+
+/*
+ * The hists attached in the running processes pids[0..n), read from their
+ * regions now, printed as each process's tb_hist_print_attached() prints
+ * them; the hists of one event and spec in several processes (a session's)
+ * are merged.  event: only that one ("SYSTEM:EVENT" or "EVENT"; NULL: all).
+ * *unsettled (may be NULL): counter sets never read whole (a writer stopped
+ * inside an update), taken as read.  0; -ESRCH (no such process), -ENOENT
+ * (no hist attached), -EINVAL (a damaged region), -EACCES, -ENOMEM, -EIO;
+ * tb_hist_region_error() says which file and byte.
+ */
+int tb_hist_print_processes(const pid_t *pids, size_t n, const char *event, FILE *out, uint64_t *unsettled);
+/* A region's image of size bytes (a copy: fuzzing, tests), checked and printed.  As above. */
+int tb_hist_print_region(const void *mem, size_t size, FILE *out);
+/* The last problem of this thread's reading, naming the file and byte ("" when none). */
+const char *tb_hist_region_error(void);
 
 #ifdef __cplusplus
 }

@@ -29,27 +29,24 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "hist_internal.h"
+#include "hist_region.h"
 #include "load_int.h"
 #include "source/registry.h"
 #include "tracebuf/events.h"
 #include "tracebuf/filter.h"
 #include "tracebuf/hist.h"
 
-/* A slot: [state][first_ts][hitcount][sums...][key words...] */
-#define SLOT_STATE 0
-#define SLOT_FIRST_TS 1
-#define SLOT_HITCOUNT 2
-#define SLOT_SUMS 3
-
+/* A table: its header and slots in the hist's region (hist_region.h). */
 struct hit_table {
-	atomic_bool busy;	 /* claimed by one writer */
-	_Atomic uint64_t used;	 /* slots filled */
-	_Atomic uint64_t dropped; /* hits of a new key while full */
-	_Atomic uint64_t *slots; /* nslots * slot_words */
+	struct hist_region_table *rt; /* busy, used, dropped */
+	_Atomic uint64_t *slots;      /* nslots * slot_words */
 };
 
 struct attached {
@@ -60,9 +57,10 @@ struct attached {
 	bool plain_keys, plain_vals; /* every key / value a number read as it is (the inline path) */
 	struct tb_hist *h;	  /* the spec (read only on the write side); print merges into its table */
 	struct tb_schema *schema; /* for names at print time */
-	size_t slot_words, nslots, max_entries;
-	_Atomic uint64_t no_table; /* hits that found every table busy */
-	_Atomic uint64_t filtered;
+	size_t slot_words, nslots, max_entries; /* the geometry, private: the region's copy is for readers */
+	struct hist_region_header *hdr;	/* the region: header, then texts, tables, slots */
+	size_t region_size;
+	int fd;				/* the memfd readers find in /proc/PID/fd (-1: none) */
 	struct hit_table tables[TB_HIST_ATTACH_TABLES];
 	struct attached *retired_next; /* removed ones, kept (see tb_hist_remove) */
 };
@@ -97,8 +95,8 @@ static struct hit_table *claim_table(struct attached *a)
 {
 	for (size_t i = 0; i < TB_HIST_ATTACH_TABLES; i++) {
 		struct hit_table *t = &a->tables[i];
-		if (!atomic_load_explicit(&t->busy, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(&t->busy, true, memory_order_acquire))
+		if (!atomic_load_explicit(&t->rt->busy, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(&t->rt->busy, 1, memory_order_acquire))
 			return t;
 	}
 	return NULL;
@@ -107,7 +105,7 @@ static struct hit_table *claim_table(struct attached *a)
 /* release: the next claimer's acquire exchange sees every update made in it */
 static void release_table(struct hit_table *t)
 {
-	atomic_store_explicit(&t->busy, false, memory_order_release);
+	atomic_store_explicit(&t->rt->busy, 0, memory_order_release);
 }
 
 /* At thread exit: its tables back to their pools (their counts stay). */
@@ -120,9 +118,55 @@ static void thread_exit(void *unused)
 	memset(mine, 0, sizeof(mine));
 }
 
+/*
+ * fork: the child's writers must not share the parent's tables (each has
+ * one writer), so the child's regions become private copies, as calloc'ed
+ * tables were: memory copied, mapped over the shared one at the same
+ * address (mremap is atomic), and the memfd closed: the child's hists are
+ * read in the child only.  Attach, remove and print are held off meanwhile.
+ */
+static void privatize(struct attached *a)
+{
+	void *copy;
+
+	if (!a || a->fd < 0)
+		return;
+	copy = mmap(NULL, a->region_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (copy != MAP_FAILED) {
+		memcpy(copy, a->hdr, a->region_size);
+		if (mremap(copy, a->region_size, a->region_size, MREMAP_MAYMOVE | MREMAP_FIXED, a->hdr) == MAP_FAILED)
+			munmap(copy, a->region_size); /* left shared: counts the parent also writes */
+	}
+	close(a->fd);
+	a->fd = -1;
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static int signal_pipe[2];
+
+static void fork_child(void)
+{
+	signal_pipe[1] = -1; /* the printing thread is the parent's: the child's signal prints nothing */
+	for (size_t i = 0; i < TB_HIST_ATTACH_MAX; i++)
+		privatize(atomic_load_explicit(&attached[i], memory_order_relaxed)); /* one thread: the child's */
+	for (struct attached *a = retired; a; a = a->retired_next)
+		privatize(a);
+	pthread_mutex_unlock(&lock);
+}
+
 static void make_exit_key(void)
 {
 	pthread_key_create(&exit_key, thread_exit);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 static inline void add_relaxed(_Atomic uint64_t *w, uint64_t v)
@@ -131,26 +175,28 @@ static inline void add_relaxed(_Atomic uint64_t *w, uint64_t v)
 	atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) + v, memory_order_relaxed);
 }
 
-/* The slot of key in t, made if new; NULL when t is full (counted). */
+/*
+ * The slot of key in t, made if new (its state then odd: the update under
+ * way, see update); NULL when t is full (counted).  The probe is bounded by
+ * the slots: a region scribbled from outside cannot make it spin.
+ */
 static _Atomic uint64_t *find_slot(struct attached *a, struct hit_table *t, const uint64_t *key, size_t words)
 {
 	size_t mask = a->nslots - 1, i = hist_hash_key(key, (uint32_t)(words * 8)) & mask;
 
-	for (;; i = (i + 1) & mask) {
+	for (size_t probes = 0; probes < a->nslots; probes++, i = (i + 1) & mask) {
 		_Atomic uint64_t *s = t->slots + i * a->slot_words, *k = s + SLOT_SUMS + a->h->nvals;
 		size_t w = 0;
 		if (!atomic_load_explicit(&s[SLOT_STATE], memory_order_relaxed)) { /* our own writes */
-			uint64_t used = atomic_load_explicit(&t->used, memory_order_relaxed);
-			if (used >= a->max_entries) { /* at most half the slots: a probe always ends */
-				add_relaxed(&t->dropped, 1);
-				return NULL;
-			}
+			uint64_t used = atomic_load_explicit(&t->rt->used, memory_order_relaxed);
+			if (used >= a->max_entries) /* at most half the slots: a probe always ends */
+				break;
 			for (w = 0; w < words; w++)
 				atomic_store_explicit(&k[w], key[w], memory_order_relaxed);
 			atomic_store_explicit(&s[SLOT_FIRST_TS], now_ns(), memory_order_relaxed);
-			/* release: pairs with print's acquire load of the state; key and time first */
+			/* release: pairs with a reader's acquire load of the state; key and time first */
 			atomic_store_explicit(&s[SLOT_STATE], 1, memory_order_release);
-			atomic_store_explicit(&t->used, used + 1, memory_order_relaxed);
+			atomic_store_explicit(&t->rt->used, used + 1, memory_order_relaxed);
 			return s;
 		}
 		while (w < words && atomic_load_explicit(&k[w], memory_order_relaxed) == key[w])
@@ -158,6 +204,8 @@ static _Atomic uint64_t *find_slot(struct attached *a, struct hit_table *t, cons
 		if (w == words)
 			return s;
 	}
+	add_relaxed(&t->rt->dropped, 1);
+	return NULL;
 }
 
 static bool filter_keeps(const struct attached *a, const void *rec, uint32_t len)
@@ -182,6 +230,7 @@ static void update(struct attached *a, struct hit_table *t, const uint8_t *rec, 
 	uint64_t ts = a->wants_time ? now_ns() : 0;
 	int cpu = a->wants_cpu ? sched_getcpu() : 0;
 	_Atomic uint64_t *s;
+	uint64_t seq;
 
 	if (len < h->min_size)
 		return; /* the emitter builds whole records: cannot happen */
@@ -194,6 +243,14 @@ static void update(struct attached *a, struct hit_table *t, const uint8_t *rec, 
 	s = find_slot(a, t, key, h->key_size / 8);
 	if (!s)
 		return;
+	/* The seqlock (hist_region.h): odd while the counters change (a new slot is odd already). */
+	seq = atomic_load_explicit(&s[SLOT_STATE], memory_order_relaxed);
+	if (!(seq & 1)) {
+		atomic_store_explicit(&s[SLOT_STATE], seq + 1, memory_order_relaxed);
+		/* release fence: the odd state is seen before any counter changed below, by a
+		 * reader whose acquire fence follows its copy of them (hist_region_merge) */
+		atomic_thread_fence(memory_order_release);
+	}
 	add_relaxed(&s[SLOT_HITCOUNT], 1);
 	for (unsigned i = 0; i < h->nvals; i++) {
 		const struct hist_field *f = &h->vals[i];
@@ -201,6 +258,8 @@ static void update(struct attached *a, struct hit_table *t, const uint8_t *rec, 
 					   : hist_value(h, i, rec, ts, cpu);
 		add_relaxed(&s[SLOT_SUMS + i], v);
 	}
+	/* release: pairs with the reader's acquire load of the state; the counters are whole */
+	atomic_store_explicit(&s[SLOT_STATE], (seq | 1) + 1, memory_order_release);
 }
 
 static struct attached *attached_for(uint16_t id, size_t *at)
@@ -222,7 +281,7 @@ static void hit_borrowed(struct attached *a, const uint8_t *rec, uint32_t len)
 	struct hit_table *t = claim_table(a);
 
 	if (!t) {
-		atomic_fetch_add_explicit(&a->no_table, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&a->hdr->no_table, 1, memory_order_relaxed);
 		return;
 	}
 	update(a, t, rec, len);
@@ -238,7 +297,7 @@ static void attached_hit(const struct tb_event_desc *ev, const void *rec, uint32
 	if (!a)
 		return;
 	if (a->h->filter && !filter_keeps(a, rec, len)) {
-		atomic_fetch_add_explicit(&a->filtered, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&a->hdr->filtered, 1, memory_order_relaxed);
 		return;
 	}
 	if (in_update) {
@@ -327,11 +386,85 @@ static void free_attached(struct attached *a)
 {
 	if (!a)
 		return;
-	for (size_t i = 0; i < TB_HIST_ATTACH_TABLES; i++)
-		free(a->tables[i].slots);
+	if (a->hdr)
+		munmap(a->hdr, a->region_size);
+	if (a->fd >= 0)
+		close(a->fd);
 	tb_hist_free(a->h);
 	tb_schema_free(a->schema);
 	free(a);
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+/*
+ * Shared memory of size bytes readers in other processes find: a memfd
+ * named after the event, sealed against shrinking and growing (a reader's
+ * mapping can never lose its pages).  Where memfds are refused, private
+ * memory: the hist works, only not from outside.  MAP_FAILED or the mapping.
+ */
+static void *region_map(const char *event, size_t size, int *fd)
+{
+	char name[250]; /* memfd_create's limit (249 bytes): a long name is cut; readers match the prefix */
+	void *p;
+
+	if (snprintf(name, sizeof(name), "%s%s", HIST_REGION_NAME, event) >= (int)sizeof(name))
+		name[sizeof(name) - 1] = '\0'; /* cut, as said */
+	*fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (*fd < 0)
+		return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ftruncate(*fd, (off_t)size) < 0 ||
+	    fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ||
+	    (p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) == MAP_FAILED) {
+		close(*fd);
+		*fd = -1;
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+/* a's region: the header and texts a reader needs (hist_region.h), and the tables in it. */
+static int make_region(struct attached *a, const char *spec, const char *format, size_t format_len)
+{
+	size_t elen = strlen(a->event), slen = strlen(spec), table_bytes = a->nslots * a->slot_words * 8;
+	size_t tables_off = round_up(sizeof(struct hist_region_header) + elen + slen + format_len, 64);
+	size_t slots_off = round_up(tables_off + TB_HIST_ATTACH_TABLES * sizeof(struct hist_region_table), 4096);
+	struct hist_region_header *r;
+	char *text;
+
+	if (elen + slen + format_len > HIST_REGION_TEXT_MAX)
+		return -E2BIG;
+	a->region_size = slots_off + TB_HIST_ATTACH_TABLES * table_bytes;
+	r = region_map(a->event, a->region_size, &a->fd);
+	if (r == MAP_FAILED)
+		return -ENOMEM;
+	a->hdr = r;
+	memcpy(r->magic, HIST_REGION_MAGIC, sizeof(r->magic));
+	r->version = HIST_REGION_VERSION;
+	r->header_size = sizeof(*r);
+	r->region_size = a->region_size;
+	r->pid = (uint32_t)getpid();
+	r->ntables = TB_HIST_ATTACH_TABLES;
+	r->nslots = (uint32_t)a->nslots;
+	r->slot_words = (uint32_t)a->slot_words;
+	r->max_entries = (uint32_t)a->max_entries;
+	r->event_len = (uint32_t)elen;
+	r->spec_len = (uint32_t)slen;
+	r->format_len = (uint32_t)format_len;
+	r->tables_off = tables_off;
+	r->slots_off = slots_off;
+	text = (char *)(r + 1);
+	memcpy(text, a->event, elen);
+	memcpy(text + elen, spec, slen);
+	memcpy(text + elen + slen, format, format_len);
+	for (size_t i = 0; i < TB_HIST_ATTACH_TABLES; i++) {
+		a->tables[i].rt = (struct hist_region_table *)((uint8_t *)r + tables_off) + i;
+		a->tables[i].slots = (_Atomic uint64_t *)((uint8_t *)r + slots_off + i * table_bytes);
+	}
+	return 0;
 }
 
 /* The hist of spec for event, its schema and tables made. */
@@ -353,18 +486,23 @@ static int new_attached(const char *event, const char *spec, struct tb_hist_erro
 	if (!ff.text)
 		return -ENOENT;
 	rc = tb_format_parse(ff.text, ff.len, &fmt, &perr);
-	free(ff.text);
-	if (rc < 0)
+	if (rc < 0) {
+		free(ff.text);
 		return rc;
+	}
 	a = calloc(1, sizeof(*a));
+	if (a)
+		a->fd = -1;
 	if (!a || !(a->schema = tb_schema_new())) {
 		free(a);
+		free(ff.text);
 		tb_format_free(&fmt);
 		return -ENOMEM;
 	}
 	rc = tb_hist_new(spec, &fmt, system, a->schema, &a->h, err);
 	tb_format_free(&fmt);
 	if (rc < 0) {
+		free(ff.text);
 		free_attached(a);
 		return rc;
 	}
@@ -377,11 +515,12 @@ static int new_attached(const char *event, const char *spec, struct tb_hist_erro
 	a->max_entries = (size_t)1 << a->h->map_bits;
 	a->nslots = a->max_entries * 2;
 	a->slot_words = SLOT_SUMS + a->h->nvals + a->h->key_size / 8;
-	for (size_t i = 0; i < TB_HIST_ATTACH_TABLES; i++)
-		if (!(a->tables[i].slots = calloc(a->nslots * a->slot_words, sizeof(uint64_t)))) {
-			free_attached(a);
-			return -ENOMEM;
-		}
+	rc = make_region(a, spec, ff.text, ff.len);
+	free(ff.text);
+	if (rc < 0) {
+		free_attached(a);
+		return rc;
+	}
 	*out = a;
 	return 0;
 }
@@ -422,6 +561,8 @@ int tb_hist_attach(const char *event, const char *spec, struct tb_hist_error *er
 	else
 		rc = new_attached(event, clean, err ? err : &local, &a);
 	if (rc == 0) {
+		a->hdr->ordinal = (uint32_t)free_at;
+		atomic_store_explicit(&a->hdr->state, HIST_REGION_LIVE, memory_order_relaxed); /* before the fd is found: made above */
 		tb_events_set_hist_hook(attached_hit);
 		/* release: pairs with attached_for's acquire; the hist and tables are made */
 		atomic_store_explicit(&attached[free_at], a, memory_order_release);
@@ -448,7 +589,11 @@ int tb_hist_remove(const char *event)
 		struct attached *a = atomic_load_explicit(&attached[at], memory_order_relaxed); /* under lock */
 		tb_events_set_hist_gate(event, 0, &id);
 		atomic_store_explicit(&attached[at], NULL, memory_order_relaxed);
-		/* kept allocated: a writer may be inside it (tracebuf/hist.h) */
+		/* kept mapped: a writer may be inside it (tracebuf/hist.h); readers outside stop finding it */
+		atomic_store_explicit(&a->hdr->state, HIST_REGION_REMOVED, memory_order_relaxed);
+		if (a->fd >= 0)
+			close(a->fd);
+		a->fd = -1;
 		a->retired_next = retired;
 		retired = a;
 		rc = 0;
@@ -459,38 +604,18 @@ int tb_hist_remove(const char *event)
 
 /* --------------------------------------------------------------- print */
 
-/* Every table's entries into a->h's table (made afresh). */
+/* Every table's entries into a->h's table (made afresh), read as a reader outside reads them. */
 static int merge_tables(struct attached *a)
 {
 	struct tb_hist *h = a->h;
-	uint64_t key[(HIST_KEYS_MAX * HIST_STR_MAX) / 8 + HIST_KEYS_MAX];
-	size_t words = h->key_size / 8;
+	uint64_t unsettled = 0;
 	int rc;
 
 	hist_table_free(&h->table);
 	if ((rc = hist_table_init(&h->table, h->key_size, h->nvals)) < 0)
 		return rc;
-	h->dropped = atomic_load_explicit(&a->no_table, memory_order_relaxed);
-	for (size_t i = 0; i < TB_HIST_ATTACH_TABLES; i++) {
-		struct hit_table *t = &a->tables[i];
-		h->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
-		for (size_t j = 0; j < a->nslots; j++) {
-			_Atomic uint64_t *s = t->slots + j * a->slot_words, *k = s + SLOT_SUMS + h->nvals;
-			uint64_t *e;
-			/* acquire: pairs with find_slot's release; the key and time are written */
-			if (!atomic_load_explicit(&s[SLOT_STATE], memory_order_acquire))
-				continue;
-			for (size_t w = 0; w < words; w++)
-				key[w] = atomic_load_explicit(&k[w], memory_order_relaxed);
-			e = hist_table_get(&h->table, key, atomic_load_explicit(&s[SLOT_FIRST_TS], memory_order_relaxed));
-			if (!e)
-				return -ENOMEM;
-			e[HIST_E_HITCOUNT] += atomic_load_explicit(&s[SLOT_HITCOUNT], memory_order_relaxed);
-			for (unsigned v = 0; v < h->nvals; v++)
-				e[HIST_E_SUMS + v] += atomic_load_explicit(&s[SLOT_SUMS + v], memory_order_relaxed);
-		}
-	}
-	return 0;
+	h->dropped = 0;
+	return hist_region_merge(h, a->hdr, a->hdr, a->fd, HIST_REGION_TRIES, &unsettled);
 }
 
 /* Names as they are now: every event's format and the process's threads' comms. */
@@ -534,6 +659,83 @@ static void print_at_exit(void)
 	tb_hist_print_attached(stderr);
 }
 
+/*
+ * TRACEBUF_HIST_SIGNAL=USR2 (USR1, or a number): the hists printed to
+ * stderr on that signal too.  Printing takes a lock and allocates, which a
+ * handler may not: the handler writes a byte into a pipe, and a thread of
+ * the library's, blocked reading it, prints.  The signal is taken only
+ * when the program left it at its default (it is the program's otherwise).
+ */
+static int signal_pipe[2] = {-1, -1};
+
+static void on_print_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (signal_pipe[1] >= 0 && write(signal_pipe[1], "p", 1) < 0) {
+		/* full: a print is pending anyway */
+	}
+	errno = saved;
+}
+
+static void *print_on_signal(void *unused)
+{
+	char c;
+	sigset_t all;
+
+	(void)unused;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals go to its own threads */
+	prctl(PR_SET_NAME, "tb-hist-print");
+	while (read(signal_pipe[0], &c, 1) == 1 || errno == EINTR)
+		tb_hist_print_attached(stderr);
+	return NULL;
+}
+
+static int signal_number(const char *name)
+{
+	char *end;
+	long n;
+
+	if (!strncmp(name, "SIG", 3))
+		name += 3;
+	if (!strcmp(name, "USR1"))
+		return SIGUSR1;
+	if (!strcmp(name, "USR2"))
+		return SIGUSR2;
+	n = strtol(name, &end, 10);
+	return *name && !*end && n > 0 && n < NSIG && n != SIGKILL && n != SIGSTOP ? (int)n : -1;
+}
+
+static void print_on_signal_from_env(void)
+{
+	const char *env = getenv("TRACEBUF_HIST_SIGNAL");
+	struct sigaction sa = {.sa_handler = on_print_signal, .sa_flags = SA_RESTART}, old;
+	pthread_t thread;
+	int sig;
+
+	if (!env || !*env)
+		return;
+	if ((sig = signal_number(env)) < 0) {
+		fprintf(stderr, "tracebuf: TRACEBUF_HIST_SIGNAL: '%s' is not USR1, USR2 or a signal number\n", env);
+		return;
+	}
+	if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_DFL) {
+		fprintf(stderr, "tracebuf: TRACEBUF_HIST_SIGNAL: the program handles %s itself: left to it\n",
+			strsignal(sig));
+		return;
+	}
+	if (pipe2(signal_pipe, O_CLOEXEC) < 0 || fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK) < 0 ||
+	    pthread_create(&thread, NULL, print_on_signal, NULL) != 0) {
+		fprintf(stderr, "tracebuf: TRACEBUF_HIST_SIGNAL: %s\n", strerror(errno));
+		return;
+	}
+	pthread_detach(thread);
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
 /* TRACEBUF_HIST="sys:name:SPEC[;sys:name:SPEC...]" once the program's events are registered. */
 static void attach_from_env(void)
 {
@@ -561,8 +763,10 @@ static void attach_from_env(void)
 		any |= rc == 0;
 	}
 	free(copy);
-	if (any)
+	if (any) {
 		atexit(print_at_exit);
+		print_on_signal_from_env();
+	}
 }
 
 __attribute__((constructor)) static void hist_attach_init(void)
