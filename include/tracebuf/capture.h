@@ -135,12 +135,12 @@ enum {
 	TB_TOPT_HEX = 1u << 4,             /* hex: pid, cpu, ts in hex and the event's hex text */
 	TB_TOPT_BIN = 1u << 5,             /* bin: binary records; tracebuf refuses to print it */
 	TB_TOPT_LATENCY_FORMAT = 1u << 6,  /* latency-format: its header and columns (delay marks: tb_report_write) */
-	TB_TOPT_FIELDS = 1u << 7,          /* fields: not printed (the default layout is) */
+	TB_TOPT_FIELDS = 1u << 7,          /* fields: every field as NAME=VALUE, the print fmt left aside */
 	TB_TOPT_VERBOSE = 1u << 8,         /* verbose: not printed (the default layout is) */
 };
 
 /* The TB_TOPT_* bits tracebuf knows but does not print as the kernel does. */
-#define TB_TOPT_UNSUPPORTED (TB_TOPT_BIN | TB_TOPT_FIELDS | TB_TOPT_VERBOSE)
+#define TB_TOPT_UNSUPPORTED (TB_TOPT_BIN | TB_TOPT_VERBOSE)
 
 /*
  * Apply trace_options words to *bits as writing them to `trace_options`

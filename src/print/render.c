@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "fields.h"
 #include "kvsprintf.h"
 #include "printers.h"
 #include "render.h"
@@ -277,15 +278,26 @@ static void print_lat_context(const struct tb_schema *s, const struct common_hea
 	sb_added(out, (size_t)(p - line));
 }
 
-/* The body after the context columns; ev is at least a common header long. */
-static int render_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock,
+/*
+ * The body after the context columns; ev is at least a common header long.
+ * fields: every field by the kernel's print_fields() (fields.c), the print
+ * fmt left aside, for every event the schema has a format of.
+ */
+static int render_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock, bool fields,
 		       struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used)
 {
 	uint16_t id = read_common(ev->data).type;
 	const char *system = "";
 	const struct tb_format *f = tb_schema_find_event(s, id, &system);
 	char unknown[48];
-	int rc = f ? print_event_body(s, f, system, ev, ns_clock, out, err, used) : -ENOENT;
+	int rc;
+
+	if (f && fields) {
+		*used = PRINTER_KERNEL;
+		rc = fields_print(s, f, system, ev, out);
+	} else {
+		rc = f ? print_event_body(s, f, system, ev, ns_clock, out, err, used) : -ENOENT;
+	}
 
 	if (rc == -ENOENT) {
 		sb_put(out, unknown, (size_t)snprintf(unknown, sizeof(unknown), "[UNKNOWN EVENT id=%u]\n", id));
@@ -351,7 +363,7 @@ int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 		print_lat_context(s, &h, ev, opts && opts->ns_clock, out);
 	else if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
 		print_context(s, &h, ev, opts && opts->ns_clock, topts, out);
-	rc = render_body(s, ev, opts && opts->ns_clock, out, err, used);
+	rc = render_body(s, ev, opts && opts->ns_clock, topts & TB_TOPT_FIELDS, out, err, used);
 	if (rc < 0)
 		out->len = start;
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
@@ -367,7 +379,7 @@ int render_event_body(struct tb_schema *s, const struct tb_render_record *ev, bo
 	if (ev->len < COMMON_HEADER_SIZE)
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
-	rc = render_body(s, ev, ns_clock, out, err, used);
+	rc = render_body(s, ev, ns_clock, false, out, err, used);
 	if (rc < 0)
 		out->len = start;
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
