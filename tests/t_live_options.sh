@@ -1,7 +1,7 @@
 #!/bin/sh
 # report under trace_options, against the live kernel's own `trace` text.
-# A private instance traces sched, irq and timer events with noirq-info and
-# record-tgid set; with tracing stopped, the instance's `trace` is read once
+# A private instance traces sched, irq, timer, raw_syscalls, kmem and signal
+# events and trace_marker writes with noirq-info and record-tgid set; with tracing stopped, the instance's `trace` is read once
 # under each further set of options written to trace_options, then the
 # options are put back and `tracebuf capture` saves the instance.  `report`
 # of the capture must print the saved options' text (read from the capture's
@@ -42,9 +42,13 @@ echo $$ > "$T/set_event_pid"
 echo 0 > "$T/options/hash-ptr"
 echo 0 > "$T/options/irq-info"
 echo 1 > "$T/options/record-tgid"
-for e in sched irq timer; do echo 1 > "$T/events/$e/enable"; done
+for e in sched irq timer raw_syscalls kmem signal; do echo 1 > "$T/events/$e/enable"; done
 echo 1 > "$T/tracing_on"
-i=0; while [ $i -lt 20 ]; do sh -c 'cat /proc/self/stat > /dev/null'; i=$((i+1)); done
+i=0; while [ $i -lt 20 ]; do
+	sh -c 'cat /proc/self/stat > /dev/null'
+	echo "tb-live-options marker $i" > "$T/trace_marker"
+	i=$((i+1))
+done
 echo 0 > "$T/tracing_on"
 
 # "a,nob" -> writes "a" then "nob"; undo writes the opposite of each word, last first.
@@ -55,7 +59,8 @@ undo_words() {
 	done
 }
 SETS="irq-info nocontext-info norecord-tgid raw hex raw,nocontext-info hex,nocontext-info irq-info,norecord-tgid
-	latency-format latency-format,nocontext-info"
+	latency-format latency-format,nocontext-info fields fields,nocontext-info fields,latency-format,irq-info
+	sym-offset sym-addr sym-offset,sym-addr"
 for s in $SETS; do
 	set_words "$s" && cat "$T/trace" > "$W/kernel.$s"
 	undo_words "$s"
@@ -84,6 +89,13 @@ for s in $SETS; do
 	"$TB" report --options "$s" "$W/cap" > "$W/ours.$s"
 	same_text "$W/kernel.$s" "$W/ours.$s" "--options $s"
 done
+# Each option's text is its own, not the default's: fields' NAME=0xHEX (DEC)
+# and %pS values, the marker's writer with an offset and an address.
+grep -Eq ' sched_switch: prev_comm=[^ ]* prev_pid=0x[0-9a-f]+ \([0-9]+\) ' "$W/ours.fields" &&
+	grep -Eq ' call_site=[a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ \(-[0-9]+\) ' "$W/ours.fields"
+check $? "fields: every field as NAME=0xHEX (DEC), kernel addresses as symbol+offset"
+grep -Eq ': tracing_mark_write\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>: tb-live-options marker ' "$W/ours.sym-offset,sym-addr"
+check $? "sym-offset,sym-addr: the marker's writer as symbol+offset/size <address>"
 grep -v '^#' "$W/kernel.latency-format" |
 	grep -Ev '^.{8}-[0-9]+ +[0-9]+[.dDbnlNLBpPhHsZz0-9a-f]{5} +[0-9]+us[ +!#*@$]: ' > "$W/unmatched"
 [ ! -s "$W/unmatched" ] && grep -q '^# nop latency trace v1.1.5 on ' "$W/ours.latency-format"

@@ -208,7 +208,7 @@ static void every_length(struct tb_schema *s, const char *name)
 			uint8_t *rec = malloc(len ? len : 1);
 			struct tb_strbuf out = {0};
 			struct tb_problem err = {0};
-			struct tb_kernel_record r = {rec, len, 1000000, true};
+			struct tb_kernel_record r = {rec, len, 1000000, true, 0};
 			int rc;
 
 			memset(rec, fill ? 0xff : 0, len);
@@ -239,7 +239,7 @@ static void lying_lengths(struct tb_schema *s)
 
 	if (!ok(printer != NULL, "sys_exit_write: printer found"))
 		return;
-	r = (struct tb_kernel_record){rec, 20, 0, true};
+	r = (struct tb_kernel_record){rec, 20, 0, true, 0};
 	is_int(printer(f, &r, NULL, &out, &err), -EINVAL,
 	       "sys_exit_write cut inside ret (20 of 24 bytes): refused");
 	ok(strstr(err.reason, "ret") != NULL, "  and the reason names the field: %s", err.reason);
@@ -253,7 +253,7 @@ static int print_one(struct tb_schema *s, const char *name, const uint8_t *rec, 
 	const char *system;
 	const struct tb_format *f = format_named(s, name, &system);
 	tb_kernel_printer_fn *printer = f ? tb_kernel_printer_find(system, f) : NULL;
-	struct tb_kernel_record r = {rec, len, 0, true};
+	struct tb_kernel_record r = {rec, len, 0, true, 0};
 	struct tb_problem err = {0};
 
 	return printer ? printer(f, &r, env, out, &err) : -ENOENT;

@@ -18,9 +18,11 @@
  *    symbol holds, else 0x and the hex - and "<INVALID-SIZE>" for others;
  *  - a __data_loc cpumask: "<INVALID-TYPE>" (print_fields has no case);
  *  - ftrace's function events' ip and parent_ip (__field_fn): "%pS" alone.
- * A field past the record's end is "<OVERFLOW>".
+ * A field past the record's end is "<OVERFLOW>".  ftrace's own events
+ * print "UNKNOWN TYPE N" instead (fields_print says why).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fields.h"
@@ -181,12 +183,50 @@ static void put_field(struct tb_strbuf *out, const struct tb_schema_field *fd, e
 	}
 }
 
+/*
+ * The symbol of addr for a field's %pS: the schema's, except the last
+ * symbol of a module (its size unknown, 0), which holds only addresses
+ * within UNSIZED_SYMBOL_SPAN of its start.  The kernel bounds a module's
+ * symbols by the module's memory (and an ftrace trampoline or a BPF
+ * program by its own size), which kallsyms does not show; without a bound
+ * every value above the highest module, -2 or a sector of -65536, printed
+ * as "ftrace_trampoline+0x3fdfeffe [__builtin__ftrace]".
+ */
+#define UNSIZED_SYMBOL_SPAN 4096
+
+static const char *field_symbol(void *schema, uint64_t addr, uint64_t *start, uint64_t *size, const char **module)
+{
+	uint64_t st = 0, sz = 0;
+	const char *mod = NULL;
+	const char *name = tb_schema_symbol(schema, addr, &st, &sz, &mod);
+
+	if (!name || (mod && !sz && addr - st >= UNSIZED_SYMBOL_SPAN))
+		return NULL;
+	*start = st;
+	*size = sz;
+	*module = mod;
+	return name;
+}
+
 int fields_print(struct tb_schema *s, const struct tb_format *f, const char *system,
 		 const struct tb_render_record *ev, struct tb_strbuf *out)
 {
-	struct tb_print_env env = {.ctx = s, .symbol = tb_schema_has_symbols(s) ? tb_schema_symbol : NULL};
+	struct tb_print_env env = {.ctx = s, .symbol = tb_schema_has_symbols(s) ? field_symbol : NULL};
 	bool any = false;
 
+	if (!strcmp(system, "ftrace")) {
+		/*
+		 * print_event_fields() looks ftrace's own events (print,
+		 * function, ...) up in the list of event calls from its head
+		 * and stops at the first call that is not one of them; the
+		 * list grows at its head, so after boot it finds none, and
+		 * the kernel writes this (6.18, read from the live `trace`).
+		 */
+		char text[32];
+
+		sb_put(out, text, (size_t)snprintf(text, sizeof(text), "UNKNOWN TYPE %u\n", f->id));
+		return out->oom ? -ENOMEM : 0;
+	}
 	sb_puts(out, f->name);
 	sb_putc(out, ':');
 	for (size_t i = 0; i < f->nfields; i++) {

@@ -281,9 +281,10 @@ static void print_lat_context(const struct tb_schema *s, const struct common_hea
 /*
  * The body after the context columns; ev is at least a common header long.
  * fields: every field by the kernel's print_fields() (fields.c), the print
- * fmt left aside, for every event the schema has a format of.
+ * fmt left aside, for every event the schema has a format of; the other
+ * TB_TOPT_* bits go to the kernel's own printers (sym-offset, ...).
  */
-static int render_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock, bool fields,
+static int render_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock, unsigned topts,
 		       struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used)
 {
 	uint16_t id = read_common(ev->data).type;
@@ -292,11 +293,11 @@ static int render_body(struct tb_schema *s, const struct tb_render_record *ev, b
 	char unknown[48];
 	int rc;
 
-	if (f && fields) {
+	if (f && topts & TB_TOPT_FIELDS) {
 		*used = PRINTER_KERNEL;
 		rc = fields_print(s, f, system, ev, out);
 	} else {
-		rc = f ? print_event_body(s, f, system, ev, ns_clock, out, err, used) : -ENOENT;
+		rc = f ? print_event_body(s, f, system, ev, ns_clock, topts, out, err, used) : -ENOENT;
 	}
 
 	if (rc == -ENOENT) {
@@ -309,14 +310,33 @@ static int render_body(struct tb_schema *s, const struct tb_render_record *ev, b
 }
 
 /*
+ * trace_marker's print record under raw (trace_print_raw): "# %lx %s", the
+ * writer's address and the text up to its NUL or the record's end.
+ */
+static int raw_marker(const struct tb_format *f, const struct tb_render_record *ev, struct tb_strbuf *out)
+{
+	const struct tb_schema_field *ip = tb_format_field(f, "ip"), *buf = tb_format_field(f, "buf");
+	uint64_t addr = 0;
+	char text[24];
+
+	if (!ip || !buf || ip->size != 8 || (uint64_t)ip->offset + 8 > ev->len || buf->offset > ev->len)
+		return -ENOTSUP;
+	memcpy(&addr, ev->data + ip->offset, 8);
+	sb_put(out, text, (size_t)snprintf(text, sizeof(text), "# %llx ", (unsigned long long)addr));
+	sb_put(out, ev->data + buf->offset, strnlen((const char *)ev->data + buf->offset, ev->len - buf->offset));
+	return out->oom ? -ENOMEM : TB_RENDER_OK;
+}
+
+/*
  * The raw and hex layouts (print_raw_fmt, print_hex_fmt in the kernel's
  * trace.c).  Every event defined by TRACE_EVENT - all but ftrace's own -
  * has no raw or hex printer there, so the kernel prints its type
  * ("type: 372"), after the context as "pid cpu ts " (raw) or as the bytes
  * of those three in hex, most significant first (hex, which also ends the
- * line with one more newline).  ftrace's own events (print, bprint,
- * function, ...) have raw and hex printers of their own that tracebuf does
- * not print: -ENOTSUP.
+ * line with one more newline).  ftrace's print has a raw printer
+ * (raw_marker) and no hex one; the others of ftrace's own events (bprint,
+ * function, ...) have raw printers, and function a hex one, that tracebuf
+ * does not print: -ENOTSUP.
  */
 static int render_raw_or_hex(struct tb_schema *s, const struct common_header *h,
 			     const struct tb_render_record *ev, unsigned topts, struct tb_strbuf *out)
@@ -327,12 +347,19 @@ static int render_raw_or_hex(struct tb_schema *s, const struct common_header *h,
 	char text[96];
 	int n = 0;
 
-	if (f && !strcmp(system, "ftrace"))
+	bool marker = f && !strcmp(system, "ftrace") && !strcmp(f->name, "print");
+
+	/* print (trace_marker) has a raw printer and no hex one; function has both */
+	if (f && !strcmp(system, "ftrace") && !(marker && !hex) && !(hex && strcmp(f->name, "function")))
 		return -ENOTSUP;
 	if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
 		n = hex ? snprintf(text, sizeof(text), "%08x %08x %016llx ", (unsigned)h->pid, (unsigned)ev->cpu,
 				   (unsigned long long)ev->ts)
 			: snprintf(text, sizeof(text), "%d %d %llu ", h->pid, ev->cpu, (unsigned long long)ev->ts);
+	if (marker && !hex) {
+		sb_put(out, text, (size_t)n);
+		return raw_marker(f, ev, out);
+	}
 	n += snprintf(text + n, sizeof(text) - (size_t)n, "type: %u\n%s", h->type, hex ? "\n" : "");
 	sb_put(out, text, (size_t)n);
 	return out->oom ? -ENOMEM : f ? TB_RENDER_OK : TB_RENDER_UNKNOWN;
@@ -363,7 +390,7 @@ int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 		print_lat_context(s, &h, ev, opts && opts->ns_clock, out);
 	else if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
 		print_context(s, &h, ev, opts && opts->ns_clock, topts, out);
-	rc = render_body(s, ev, opts && opts->ns_clock, topts & TB_TOPT_FIELDS, out, err, used);
+	rc = render_body(s, ev, opts && opts->ns_clock, topts, out, err, used);
 	if (rc < 0)
 		out->len = start;
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
@@ -379,7 +406,7 @@ int render_event_body(struct tb_schema *s, const struct tb_render_record *ev, bo
 	if (ev->len < COMMON_HEADER_SIZE)
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
-	rc = render_body(s, ev, ns_clock, false, out, err, used);
+	rc = render_body(s, ev, ns_clock, 0, out, err, used);
 	if (rc < 0)
 		out->len = start;
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
