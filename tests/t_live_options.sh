@@ -1,7 +1,8 @@
 #!/bin/sh
 # report under trace_options, against the live kernel's own `trace` text.
 # A private instance traces sched, irq, timer, raw_syscalls, kmem and signal
-# events and trace_marker writes with noirq-info and record-tgid set; with tracing stopped, the instance's `trace` is read once
+# events, trace_marker writes and a kernel stack after each fork, with
+# noirq-info and record-tgid set; with tracing stopped, the instance's `trace` is read once
 # under each further set of options written to trace_options, then the
 # options are put back and `tracebuf capture` saves the instance.  `report`
 # of the capture must print the saved options' text (read from the capture's
@@ -23,7 +24,8 @@ skip() { echo "1..0 # SKIP $1"; exit 0; }
 mkdir "$T" || skip "cannot make $T"
 W=$(mktemp -d /tmp/tb-live-options.XXXXXX)
 cleanup() {
-	[ -d "$T" ] && { echo 0 > "$T/tracing_on"; echo 0 > "$T/events/enable"; rmdir "$T"; } 2>/dev/null
+	[ -d "$T" ] && { echo 0 > "$T/tracing_on"; echo 0 > "$T/events/enable";
+		echo '!stacktrace' > "$T/events/sched/sched_process_fork/trigger"; rmdir "$T"; } 2>/dev/null
 	[ -n "$KEEP" ] || rm -rf "$W"
 }
 trap cleanup EXIT
@@ -43,6 +45,8 @@ echo 0 > "$T/options/hash-ptr"
 echo 0 > "$T/options/irq-info"
 echo 1 > "$T/options/record-tgid"
 for e in sched irq timer raw_syscalls kmem signal; do echo 1 > "$T/events/$e/enable"; done
+# A kernel stack after each fork: stack lines under sym-offset and sym-addr.
+echo stacktrace > "$T/events/sched/sched_process_fork/trigger"
 echo 1 > "$T/tracing_on"
 i=0; while [ $i -lt 20 ]; do
 	sh -c 'cat /proc/self/stat > /dev/null'
@@ -96,10 +100,12 @@ grep -Eq ' sched_switch: prev_comm=[^ ]* prev_pid=0x[0-9a-f]+ \([0-9]+\) ' "$W/o
 check $? "fields: every field as NAME=0xHEX (DEC), kernel addresses as symbol+offset"
 grep -Eq ': tracing_mark_write\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>: tb-live-options marker ' "$W/ours.sym-offset,sym-addr"
 check $? "sym-offset,sym-addr: the marker's writer as symbol+offset/size <address>"
-grep -v '^#' "$W/kernel.latency-format" |
+grep -Eq '^ => [a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>$' "$W/ours.sym-offset,sym-addr"
+check $? "sym-offset,sym-addr: kernel stack entries as symbol+offset/size <address>"
+grep -v '^#' "$W/kernel.latency-format" | grep -v '^ => ' |
 	grep -Ev '^.{8}-[0-9]+ +[0-9]+[.dDbnlNLBpPhHsZz0-9a-f]{5} +[0-9]+us[ +!#*@$]: ' > "$W/unmatched"
 [ ! -s "$W/unmatched" ] && grep -q '^# nop latency trace v1.1.5 on ' "$W/ours.latency-format"
-check $? "latency-format: the header, and every kernel event line has the latency columns and a delay mark"
+check $? "latency-format: the header, and every kernel event line (not a stack entry) has the latency columns and a delay mark"
 diff "$W/kernel.latency-format" "$W/ours.latency-format" | grep '^[<>]' | grep -v '^. # latency: ' > "$W/lat.diff"
 [ ! -s "$W/lat.diff" ]
 check $? "latency-format: only the header's preemption model line differs"

@@ -333,10 +333,10 @@ static int raw_marker(const struct tb_format *f, const struct tb_render_record *
  * has no raw or hex printer there, so the kernel prints its type
  * ("type: 372"), after the context as "pid cpu ts " (raw) or as the bytes
  * of those three in hex, most significant first (hex, which also ends the
- * line with one more newline).  ftrace's print has a raw printer
- * (raw_marker) and no hex one; the others of ftrace's own events (bprint,
- * function, ...) have raw printers, and function a hex one, that tracebuf
- * does not print: -ENOTSUP.
+ * line with one more newline).  ftrace's kernel and user stacks have
+ * neither printer either, its print a raw one (raw_marker) and no hex one;
+ * the others of ftrace's own events (bprint, function, ...) have raw
+ * printers, and function a hex one, that tracebuf does not print: -ENOTSUP.
  */
 static int render_raw_or_hex(struct tb_schema *s, const struct common_header *h,
 			     const struct tb_render_record *ev, unsigned topts, struct tb_strbuf *out)
@@ -347,10 +347,12 @@ static int render_raw_or_hex(struct tb_schema *s, const struct common_header *h,
 	char text[96];
 	int n = 0;
 
-	bool marker = f && !strcmp(system, "ftrace") && !strcmp(f->name, "print");
+	bool ftrace = f && !strcmp(system, "ftrace");
+	bool marker = ftrace && !strcmp(f->name, "print");
+	/* the stacks have neither printer; print (trace_marker) has a raw one; function has both */
+	bool stack = ftrace && (!strcmp(f->name, "kernel_stack") || !strcmp(f->name, "user_stack"));
 
-	/* print (trace_marker) has a raw printer and no hex one; function has both */
-	if (f && !strcmp(system, "ftrace") && !(marker && !hex) && !(hex && strcmp(f->name, "function")))
+	if (ftrace && !stack && !(marker && !hex) && !(hex && strcmp(f->name, "function")))
 		return -ENOTSUP;
 	if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
 		n = hex ? snprintf(text, sizeof(text), "%08x %08x %016llx ", (unsigned)h->pid, (unsigned)ev->cpu,
