@@ -64,7 +64,7 @@ undo_words() {
 }
 SETS="irq-info nocontext-info norecord-tgid raw hex raw,nocontext-info hex,nocontext-info irq-info,norecord-tgid
 	latency-format latency-format,nocontext-info fields fields,nocontext-info fields,latency-format,irq-info
-	sym-offset sym-addr sym-offset,sym-addr"
+	sym-offset sym-addr sym-offset,sym-addr verbose latency-format,verbose latency-format,verbose,fields"
 for s in $SETS; do
 	set_words "$s" && cat "$T/trace" > "$W/kernel.$s"
 	undo_words "$s"

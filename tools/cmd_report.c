@@ -412,12 +412,7 @@ static int report_printers(struct tb_capture *c, const struct tb_report_opts *ro
 	return rc;
 }
 
-/*
- * Whether the trace options the text is to be laid out by can be: bin is
- * refused, saying why; an option whose layout tracebuf does not print
- * (latency-format, fields, verbose) is said once, and the default layout
- * printed.
- */
+/* Whether the trace options the text is to be laid out by can be: bin is refused, saying why. */
 static bool trace_options_printable(const struct report_args *a, const struct tb_capture *c)
 {
 	unsigned bits = tb_capture_trace_options(c);
@@ -429,10 +424,6 @@ static bool trace_options_printable(const struct report_args *a, const struct tb
 			"records then, not text, and tracebuf prints text (--options nobin prints it)\n", a->input);
 		return false;
 	}
-	for (unsigned bit = 1; bit <= TB_TOPT_UNSUPPORTED; bit <<= 1)
-		if (bits & bit & TB_TOPT_UNSUPPORTED)
-			fprintf(stderr, "tracebuf report: %s: trace option %s is on; tracebuf does not print its "
-				"layout: the default layout follows\n", a->input, tb_topt_name(bit));
 	return true;
 }
 

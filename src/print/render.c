@@ -279,6 +279,37 @@ static void print_lat_context(const struct tb_schema *s, const struct common_hea
 }
 
 /*
+ * latency-format's context under verbose (trace_print_lat_context,
+ * lat_print_timestamp): "%16s %7d %3d %d %08x %08lx " of comm, pid, CPU,
+ * the flags byte in decimal, the preempt depth and the record's index,
+ * then "[%08llx] %ld.%03ldms (+%ld.%03ldms): " of the time in microseconds
+ * (hex, then as milliseconds) and the time to the next record of any CPU
+ * ("[%016llx] %lld (+%lld): " for a clock of counts).  The index and the
+ * time to the next record are known only in the merged order: they are
+ * written TB_VERBOSE_INDEX and TB_VERBOSE_NEXT, which the report replaces
+ * (report.c, set_verbose_fields).
+ */
+static void print_verbose_lat_context(const struct tb_schema *s, const struct common_header *h,
+				      const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out)
+{
+	size_t comm_len;
+	const char *comm = tb_schema_comm(s, h->pid, &comm_len);
+	unsigned long long us = ((unsigned long long)ev->ts + 500) / 1000;
+	char text[128];
+	int n;
+
+	n = snprintf(text, sizeof(text), "%16.*s %7d %3d %d %08x %c ", (int)comm_len, comm, h->pid, ev->cpu,
+		     h->flags, h->preempt & 15u, TB_VERBOSE_INDEX);
+	if (ns_clock)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "[%08llx] %llu.%03llums (+%c): ", us, us / 1000,
+			      us % 1000, TB_VERBOSE_NEXT);
+	else
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "[%016llx] %llu (+%c): ",
+			      (unsigned long long)ev->ts, (unsigned long long)ev->ts, TB_VERBOSE_NEXT);
+	sb_put(out, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
+/*
  * The body after the context columns; ev is at least a common header long.
  * fields: every field by the kernel's print_fields() (fields.c), the print
  * fmt left aside, for every event the schema has a format of; the other
@@ -388,7 +419,10 @@ int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 					 h.type, topts & TB_TOPT_HEX ? "hex" : "raw");
 		return rc;
 	}
-	if (topts & TB_TOPT_LATENCY_FORMAT && !(topts & TB_TOPT_NO_CONTEXT_INFO))
+	if ((topts & (TB_TOPT_LATENCY_FORMAT | TB_TOPT_VERBOSE | TB_TOPT_NO_CONTEXT_INFO)) ==
+	    (TB_TOPT_LATENCY_FORMAT | TB_TOPT_VERBOSE))
+		print_verbose_lat_context(s, &h, ev, opts && opts->ns_clock, out);
+	else if (topts & TB_TOPT_LATENCY_FORMAT && !(topts & TB_TOPT_NO_CONTEXT_INFO))
 		print_lat_context(s, &h, ev, opts && opts->ns_clock, out);
 	else if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
 		print_context(s, &h, ev, opts && opts->ns_clock, topts, out);
@@ -482,8 +516,8 @@ void tb_render_header_opts(FILE *out, const char *tracer, uint64_t entries, uint
 	if (!out)
 		return;
 	fprintf(out, "# tracer: %s\n#\n", tracer ? tracer : "nop");
-	/* trace_default_header: without context-info, nothing more. */
-	if (trace_options & TB_TOPT_NO_CONTEXT_INFO)
+	/* trace_default_header: without context-info, or with verbose, nothing more. */
+	if (trace_options & (TB_TOPT_NO_CONTEXT_INFO | TB_TOPT_VERBOSE))
 		return;
 	fprintf(out, "# entries-in-buffer/entries-written: %llu/%llu   #P:%d\n#\n",
 		(unsigned long long)entries, (unsigned long long)written, cpus);
