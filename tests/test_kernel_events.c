@@ -309,6 +309,80 @@ static void kernel_strings(struct tb_schema *s)
 	sb_free(&out);
 }
 
+/* One function tracer record of cap-g's kallsyms under trace options topts: its line or "" */
+static const char *function_line(struct tb_schema *s, const struct tb_kernel_env *env, unsigned topts,
+				 struct tb_strbuf *out)
+{
+	const char *system;
+	const struct tb_format *f = format_named(s, "function", &system);
+	tb_kernel_printer_fn *printer = f ? tb_kernel_printer_find(system, f) : NULL;
+	/* tracing_mark_write+0x10 called from do_syscall_64+0x5 */
+	uint64_t ip = 0xffffffff81498aa0ull, parent = 0xffffffff821ed4a5ull;
+	uint8_t rec[24] = {0};
+	struct tb_kernel_record r = {rec, sizeof(rec), 0, true, topts};
+	struct tb_problem err = {0};
+
+	memcpy(rec + 8, &ip, 8);
+	memcpy(rec + 16, &parent, 8);
+	sb_reset(out);
+	if (!printer || printer(f, &r, env, out, &err) != 0 || !sb_room(out, 1))
+		return "";
+	out->buf[out->len] = '\0';
+	return out->buf;
+}
+
+/*
+ * sym-offset, sym-addr and print-parent on a function tracer line
+ * (seq_print_ip_sym, print_fn_trace): the function tracer cannot run in an
+ * instance on the test machine, so the line is held to what the kernel's
+ * code writes for these addresses of cap-g's kallsyms.
+ */
+static void symbol_options(struct tb_schema *s)
+{
+	struct tb_print_env pe;
+	struct tb_kernel_env env;
+	struct tb_strbuf out = {0};
+
+	tb_kernel_env_for_schema(s, &pe, &env);
+	is_str(function_line(s, &env, 0, &out), "tracing_mark_write <-do_syscall_64\n",
+	       "function: name <-parent by default");
+	is_str(function_line(s, &env, TB_TOPT_NO_PRINT_PARENT, &out), "tracing_mark_write\n",
+	       "function under noprint-parent: no parent");
+	is_str(function_line(s, &env, TB_TOPT_SYM_OFFSET, &out),
+	       "tracing_mark_write+0x10/0x170 <-do_syscall_64+0x5/0x280\n", "function under sym-offset");
+	is_str(function_line(s, &env, TB_TOPT_SYM_ADDR, &out),
+	       "tracing_mark_write <ffffffff81498aa0> <-do_syscall_64 <ffffffff821ed4a5>\n",
+	       "function under sym-addr");
+	is_str(function_line(s, &env, TB_TOPT_SYM_OFFSET | TB_TOPT_SYM_ADDR | TB_TOPT_NO_PRINT_PARENT, &out),
+	       "tracing_mark_write+0x10/0x170 <ffffffff81498aa0>\n", "function under sym-offset,sym-addr,noprint-parent");
+	sb_free(&out);
+}
+
+/* fields of a record cut short: the fields it holds, "<OVERFLOW>" for the others (print_fields). */
+static void fields_cut_short(struct tb_schema *s)
+{
+	const char *system;
+	const struct tb_format *f = format_named(s, "sys_enter_write", &system);
+	struct tb_render_opts o = {.ns_clock = true, .trace_options = TB_TOPT_FIELDS | TB_TOPT_NO_CONTEXT_INFO};
+	uint8_t rec[28] = {0};
+	int32_t nr = 1;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!ok(f && mem, "sys_enter_write's format and a memory stream"))
+		return;
+	memcpy(rec, &(uint16_t){(uint16_t)f->id}, 2);
+	memcpy(rec + 8, &nr, 4);
+	rec[16] = 2;
+	ok(tb_render_event(s, &(struct tb_render_record){0, 1000, rec, sizeof(rec)}, &o, mem, NULL) == 0,
+	   "fields: a sys_enter_write record of 28 of its 40 bytes renders");
+	fclose(mem);
+	is_str(text, "sys_enter_write: __syscall_nr=0x1 (1) fd=0x2 (2) buf=<OVERFLOW> count=<OVERFLOW>\n",
+	       "fields: the fields past the record's end are <OVERFLOW>");
+	free(text);
+}
+
 /*
  * Kernels after 6.18 may copy the user memory a syscall argument points to
  * into the record (__ARG_val after the arguments; trace_syscalls.c
@@ -398,6 +472,8 @@ static void hostile_records(void)
 		every_length(tb_capture_schema(c), names[i]);
 	lying_lengths(tb_capture_schema(c));
 	kernel_strings(tb_capture_schema(c));
+	symbol_options(tb_capture_schema(c));
+	fields_cut_short(tb_capture_schema(c));
 	tb_capture_close(c);
 	syscall_user_data();
 }
