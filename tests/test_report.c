@@ -77,6 +77,26 @@ static int library_report(const char *dir, const char *prefix, struct lines *out
 	return rc;
 }
 
+/* The report of dir laid out by trace_options words (NULL: the saved ones). */
+static int report_with_options(const char *dir, const char *options, struct lines *out)
+{
+	struct tb_capture_opts o = {.diag = collect, .diag_ctx = &diags};
+	struct tb_report_opts ro = {.options = options};
+	struct tb_capture *c;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc = tb_capture_open(dir, &o, &c);
+
+	if (rc == 0) {
+		rc = tb_report_write(c, f, &ro, NULL);
+		tb_capture_close(c);
+	}
+	fclose(f);
+	split_lines(text, out);
+	return rc;
+}
+
 static uint64_t stat_value(const char *path, const char *key)
 {
 	char *text = tap_slurp(path, NULL), *p;
@@ -367,6 +387,41 @@ static void check_cap_e(const char *which, size_t skip, const char *lost)
  * decoded, W = E + the lost counts the sub-buffers stored.  For cap-b that
  * is exactly the kernel's header, since its overrun is what the pages say.
  */
+/*
+ * annotate, on by default: a buffer that overran marks where each CPU's
+ * records start ("##### CPU N buffer started ####", but not at the text's
+ * first two records), at the kernel's places: before the event the kernel's
+ * mark stands before (its context columns; the text after may hold hashed
+ * pointers).  noannotate: no mark.
+ */
+static void check_annotate(const char *cap)
+{
+	char dir[256], path[300];
+	struct lines ours, kernel;
+	size_t marks = 0, placed = 0;
+
+	snprintf(dir, sizeof(dir), DATA "%s", cap);
+	snprintf(path, sizeof(path), "%s/trace.txt", dir);
+	split_lines(tap_slurp(path, NULL), &kernel);
+	ok(report_with_options(dir, NULL, &ours) == 0, "%s: report", cap);
+	for (size_t i = 0; i + 1 < kernel.n; i++) {
+		if (strncmp(kernel.v[i], "##### CPU ", 10))
+			continue;
+		marks++;
+		for (size_t j = 0; j + 1 < ours.n; j++)
+			if (!strcmp(ours.v[j], kernel.v[i]) && !strncmp(ours.v[j + 1], kernel.v[i + 1], 45))
+				placed++;
+	}
+	ok(marks > 0 && placed == marks && count_prefix(&ours, "##### CPU ") == marks,
+	   "%s: annotate: the kernel's %zu buffer-started marks, each before the same event (%zu placed)", cap,
+	   marks, placed);
+	free_lines(&ours);
+	ok(report_with_options(dir, "noannotate", &ours) == 0 && count_prefix(&ours, "##### ") == 0,
+	   "%s: noannotate: no mark", cap);
+	free_lines(&ours);
+	free_lines(&kernel);
+}
+
 static void check_header_without_stats(void)
 {
 	static const char *const links[][2] = {{"header_page", "header_page"}, {"header_event", "header_event"},
@@ -573,6 +628,8 @@ int main(void)
 	check_cap_e("e1", 1, NULL);       /* one event consumed by trace_pipe first */
 	check_cap_e("e2", 226, NULL);     /* all 226 consumed by trace_pipe first */
 	check_cap_e("e3", 0, "CPU:0 [LOST 816 EVENTS]"); /* no room for the count: the stats give it */
+	check_annotate("cap-b-overrun");
+	check_annotate("cap-d-abs-timestamp");
 	check_header_without_stats();
 	check_dot_prefix();
 	check_formats();

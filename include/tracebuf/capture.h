@@ -140,6 +140,7 @@ enum {
 	TB_TOPT_SYM_OFFSET = 1u << 9,      /* sym-offset: ftrace's addresses as "sym+0xoff/0xsize" */
 	TB_TOPT_SYM_ADDR = 1u << 10,       /* sym-addr: ftrace's addresses followed by " <%016lx>" */
 	TB_TOPT_NO_PRINT_PARENT = 1u << 11, /* noprint-parent: function lines without " <-parent" */
+	TB_TOPT_NO_ANNOTATE = 1u << 12,    /* noannotate: no "##### CPU N buffer started ####" (tb_report_write) */
 };
 
 /* The TB_TOPT_* bits tracebuf knows but does not print as the kernel does. */

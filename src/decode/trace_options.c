@@ -31,6 +31,7 @@ static const struct {
 	{"sym-offset", TB_TOPT_SYM_OFFSET, false},
 	{"sym-addr", TB_TOPT_SYM_ADDR, false},
 	{"print-parent", TB_TOPT_NO_PRINT_PARENT, true},
+	{"annotate", TB_TOPT_NO_ANNOTATE, true},
 };
 
 #define NKNOWN (sizeof(known) / sizeof(known[0]))

@@ -48,6 +48,7 @@ struct cpu_stream {
 	uint64_t unknown_seen;  /* lost flags without a count opened so far */
 	bool have_prev;         /* prev_ts holds the time of the CPU's last event */
 	uint64_t prev_ts;
+	bool started;           /* annotate: its first record was printed */
 };
 
 /*
@@ -91,6 +92,9 @@ struct report {
 	/* latency-format with verbose: the index fields and times to the next record (set_verbose_fields) */
 	bool verbose_lat;
 	uint64_t next_index;
+	/* annotate (the buffer overran): each CPU's start is marked; records printed so far */
+	bool annotate;
+	uint64_t printed_records;
 };
 
 /* ------------------------------------------------------------ streams */
@@ -550,6 +554,22 @@ static void flush_text_before(struct report *r, size_t keep)
 		r->mark_at -= keep;
 }
 
+/*
+ * annotate (test_cpu_buff_start in the kernel's trace.c): when the buffer
+ * overran, where each CPU's records start, as its first record is printed -
+ * unless that is one of the first two records of the text (the kernel's
+ * "iter->idx > 1"), where it is only noted.
+ */
+static void annotate_start(struct report *r, struct cpu_stream *s)
+{
+	char text[48];
+
+	if (!s->started && r->printed_records > 1)
+		put_text(r, text, (size_t)snprintf(text, sizeof(text), "##### CPU %d buffer started ####\n", s->cpu));
+	s->started = true;
+	r->printed_records++;
+}
+
 static void emit(struct report *r, struct cpu_stream *s)
 {
 	size_t line_start;
@@ -571,6 +591,8 @@ static void emit(struct report *r, struct cpu_stream *s)
 			return;
 	}
 	note_first_record(r, s);
+	if (r->annotate)
+		annotate_start(r, s);
 	line_start = r->text.len;
 	if (s->next->here)
 		emit_here(r, s, s->next);
@@ -959,6 +981,15 @@ static int open_books(struct report *r)
 	return scanned ? tb_capture_rewind(r->capture) : 0;
 }
 
+/* Whether any CPU's stats count overwritten events (the kernel's ring_buffer_overruns()). */
+static bool overran(const struct report *r)
+{
+	for (int i = 0; i < r->ncpus; i++)
+		if (r->books[i].have_stats && r->books[i].st.overrun)
+			return true;
+	return false;
+}
+
 /* ------------------------------------------------------------- header */
 
 /*
@@ -1085,6 +1116,7 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	}
 	/* A count renders nothing: no printer to count (emit() is not called, r.printed stays empty). */
 	rc = open_books(&r);
+	r.annotate = !(r.render.trace_options & (TB_TOPT_NO_ANNOTATE | TB_TOPT_RAW | TB_TOPT_HEX)) && overran(&r);
 	if (rc == 0 && opts && opts->count_only) {
 		r.counting = true; /* the merge's order and its loss accounting, no text */
 		count_merge(&r);
