@@ -64,7 +64,8 @@ undo_words() {
 }
 SETS="irq-info nocontext-info norecord-tgid raw hex raw,nocontext-info hex,nocontext-info irq-info,norecord-tgid
 	latency-format latency-format,nocontext-info fields fields,nocontext-info fields,latency-format,irq-info
-	sym-offset sym-addr sym-offset,sym-addr verbose latency-format,verbose latency-format,verbose,fields"
+	sym-offset sym-addr sym-offset,sym-addr verbose latency-format,verbose latency-format,verbose,fields
+	printk-msg-only printk-msg-only,fields,raw"
 for s in $SETS; do
 	set_words "$s" && cat "$T/trace" > "$W/kernel.$s"
 	undo_words "$s"
@@ -102,6 +103,8 @@ grep -Eq ': tracing_mark_write\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>: tb-live-
 check $? "sym-offset,sym-addr: the marker's writer as symbol+offset/size <address>"
 grep -Eq '^ => [a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>$' "$W/ours.sym-offset,sym-addr"
 check $? "sym-offset,sym-addr: kernel stack entries as symbol+offset/size <address>"
+[ "$(grep -c '^tb-live-options marker [0-9]*$' "$W/ours.printk-msg-only")" = 20 ]
+check $? "printk-msg-only: each of the 20 marker writes as its text alone"
 grep -v '^#' "$W/kernel.latency-format" | grep -v '^ => ' |
 	grep -Ev '^.{8}-[0-9]+ +[0-9]+[.dDbnlNLBpPhHsZz0-9a-f]{5} +[0-9]+us[ +!#*@$]: ' > "$W/unmatched"
 [ ! -s "$W/unmatched" ] && grep -q '^# nop latency trace v1.1.5 on ' "$W/ours.latency-format"

@@ -141,6 +141,8 @@ enum {
 	TB_TOPT_SYM_ADDR = 1u << 10,       /* sym-addr: ftrace's addresses followed by " <%016lx>" */
 	TB_TOPT_NO_PRINT_PARENT = 1u << 11, /* noprint-parent: function lines without " <-parent" */
 	TB_TOPT_NO_ANNOTATE = 1u << 12,    /* noannotate: no "##### CPU N buffer started ####" (tb_report_write) */
+	TB_TOPT_PRINTK_MSG_ONLY = 1u << 13, /* printk-msg-only: print/bprint/bputs records as their text alone */
+	TB_TOPT_NO_TRACE_PRINTK = 1u << 14, /* notrace_printk: printk-msg-only does not apply */
 };
 
 /* The TB_TOPT_* bits tracebuf knows but does not print as the kernel does. */

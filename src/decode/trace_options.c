@@ -32,6 +32,8 @@ static const struct {
 	{"sym-addr", TB_TOPT_SYM_ADDR, false},
 	{"print-parent", TB_TOPT_NO_PRINT_PARENT, true},
 	{"annotate", TB_TOPT_NO_ANNOTATE, true},
+	{"printk-msg-only", TB_TOPT_PRINTK_MSG_ONLY, false},
+	{"trace_printk", TB_TOPT_NO_TRACE_PRINTK, true},
 };
 
 #define NKNOWN (sizeof(known) / sizeof(known[0]))

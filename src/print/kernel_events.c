@@ -123,6 +123,15 @@ static void put_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint6
 		put_fmt(out, " <%016llx>", (unsigned long long)ip);
 }
 
+/* "SYMBOL: " before a printk's text, nothing under printk-msg-only (the *_msg_only printers). */
+static void put_writer(struct tb_strbuf *out, const struct tb_kernel_env *env, uint64_t ip, unsigned topts)
+{
+	if (topts & TB_TOPT_PRINTK_MSG_ONLY)
+		return;
+	put_ip(out, env, ip, topts);
+	sb_puts(out, ": ");
+}
+
 /* -ENOTSUP with the reason in err: the caller prints the record another way. */
 static int not_supported(struct tb_problem *err, const char *reason, uint64_t addr)
 {
@@ -265,11 +274,14 @@ static int print_marker(const struct tb_format *f, const struct tb_kernel_record
 
 	if (field_value(f, r, "ip", &ip, err) < 0 || tail_offset(f, r, "buf", &buf, err) < 0)
 		return -EINVAL;
-	if (have_symbols(env))
+	if (r->topts & TB_TOPT_PRINTK_MSG_ONLY)
+		; /* trace_print_printk_msg_only: the text alone */
+	else if (have_symbols(env))
 		put_ip(out, env, ip, r->topts);
 	else
 		sb_puts(out, MARKER_WRITER);
-	sb_puts(out, ": ");
+	if (!(r->topts & TB_TOPT_PRINTK_MSG_ONLY))
+		sb_puts(out, ": ");
 	text = (const char *)r->data + buf;
 	sb_put(out, text, strnlen(text, r->len - buf));
 	return 0;
@@ -288,8 +300,7 @@ static int print_bputs(const struct tb_format *f, const struct tb_kernel_record 
 	text = pe && pe->kernel_string ? pe->kernel_string(pe->ctx, str) : NULL;
 	if (!text)
 		return not_supported(err, "bputs string at 0x%llx is not in printk_formats", str);
-	put_ip(out, env, ip, r->topts);
-	sb_puts(out, ": ");
+	put_writer(out, env, ip, r->topts);
 	sb_puts(out, text);
 	return 0;
 }
@@ -311,8 +322,7 @@ static int print_bprint(const struct tb_format *f, const struct tb_kernel_record
 	fmt = pe && pe->kernel_string ? pe->kernel_string(pe->ctx, fmt_addr) : NULL;
 	if (!fmt)
 		return not_supported(err, "bprint format at 0x%llx is not in printk_formats", fmt_addr);
-	put_ip(out, env, ip, r->topts);
-	sb_puts(out, ": ");
+	put_writer(out, env, ip, r->topts);
 	return env->bprint(env->bprint_ctx, fmt, r->data + args, r->len - args, out);
 }
 

@@ -398,6 +398,16 @@ static int render_raw_or_hex(struct tb_schema *s, const struct common_header *h,
 	return out->oom ? -ENOMEM : f ? TB_RENDER_OK : TB_RENDER_UNKNOWN;
 }
 
+/* ftrace's print, bprint or bputs: what printk-msg-only prints as its text alone. */
+static bool is_printk(struct tb_schema *s, uint16_t type)
+{
+	const char *system = "";
+	const struct tb_format *f = tb_schema_find_event(s, type, &system);
+
+	return f && !strcmp(system, "ftrace") &&
+	       (!strcmp(f->name, "print") || !strcmp(f->name, "bprint") || !strcmp(f->name, "bputs"));
+}
+
 int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 		 const struct tb_render_opts *opts, struct tb_strbuf *out, struct tb_problem *err,
 		 enum printer_kind *used)
@@ -412,6 +422,14 @@ int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
 	h = read_common(ev->data);
+	if ((topts & (TB_TOPT_PRINTK_MSG_ONLY | TB_TOPT_NO_TRACE_PRINTK)) == TB_TOPT_PRINTK_MSG_ONLY &&
+	    is_printk(s, h.type)) {
+		/* print_trace_line: before raw, hex and fields, the text alone (the *_msg_only printers) */
+		rc = render_body(s, ev, opts && opts->ns_clock, topts & ~TB_TOPT_FIELDS, out, err, used);
+		if (rc < 0)
+			out->len = start;
+		return rc < 0 ? rc : TB_RENDER_OK;
+	}
 	if (topts & (TB_TOPT_RAW | TB_TOPT_HEX)) {
 		rc = render_raw_or_hex(s, &h, ev, topts, out);
 		if (rc == -ENOTSUP)
