@@ -181,7 +181,7 @@ static const struct cli_opt opts[] = {
 		   "name user-space addresses from the objects listed in FILE (default: DIR/objects when it exists)"},
     [O_TRACE_OPTIONS] = {"options", 0, CLI_LIST, "WORD[,WORD]",
 			 "the kernel's layout: trace_options words over the capture's saved ones, as writing them to "
-			 "trace_options would (noirq-info, nocontext-info, record-tgid, raw, hex, ...; repeatable)"},
+			 "trace_options would (noirq-info, record-tgid, fields, verbose, sym-offset, raw, ...; repeatable)"},
 };
 
 static int run(int argc, char **argv);
