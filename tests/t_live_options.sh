@@ -1,7 +1,7 @@
 #!/bin/sh
 # report under trace_options, against the live kernel's own `trace` text.
-# A private instance traces sched, irq, timer, raw_syscalls, kmem and signal
-# events, trace_marker writes and a kernel stack after each fork, with
+# A private instance traces sched, irq, timer, raw_syscalls, kmem, signal and
+# write syscall events, trace_marker writes and a kernel stack after each fork, with
 # noirq-info and record-tgid set; with tracing stopped, the instance's `trace` is read once
 # under each further set of options written to trace_options, then the
 # options are put back and `tracebuf capture` saves the instance.  `report`
@@ -44,7 +44,9 @@ echo $$ > "$T/set_event_pid"
 echo 0 > "$T/options/hash-ptr"
 echo 0 > "$T/options/irq-info"
 echo 1 > "$T/options/record-tgid"
-for e in sched irq timer raw_syscalls kmem signal; do echo 1 > "$T/events/$e/enable"; done
+for e in sched irq timer raw_syscalls kmem signal syscalls/sys_enter_write syscalls/sys_exit_write; do
+	echo 1 > "$T/events/$e/enable"
+done
 # A kernel stack after each fork: stack lines under sym-offset and sym-addr.
 echo stacktrace > "$T/events/sched/sched_process_fork/trigger"
 echo 1 > "$T/tracing_on"
@@ -99,6 +101,8 @@ done
 grep -Eq ' sched_switch: prev_comm=[^ ]* prev_pid=0x[0-9a-f]+ \([0-9]+\) ' "$W/ours.fields" &&
 	grep -Eq ' call_site=[a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ \(-[0-9]+\) ' "$W/ours.fields"
 check $? "fields: every field as NAME=0xHEX (DEC), kernel addresses as symbol+offset"
+grep -Eq ' sys_enter_write: __syscall_nr=0x1 \(1\) fd=0x1 \(1\) buf=\(0x[0-9a-f]+\) count=0x' "$W/ours.fields"
+check $? "fields: a char * field (write's buf) as (0xADDR)"
 grep -Eq ': tracing_mark_write\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>: tb-live-options marker ' "$W/ours.sym-offset,sym-addr"
 check $? "sym-offset,sym-addr: the marker's writer as symbol+offset/size <address>"
 grep -Eq '^ => [a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>$' "$W/ours.sym-offset,sym-addr"

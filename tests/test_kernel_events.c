@@ -358,6 +358,30 @@ static void symbol_options(struct tb_schema *s)
 	sb_free(&out);
 }
 
+/* fields of a whole sys_enter_write: write's buf, a char *, as "(0x%lx)" (the kernel cannot read user memory). */
+static void fields_whole(struct tb_schema *s, const struct tb_format *f)
+{
+	struct tb_render_opts o = {.ns_clock = true, .trace_options = TB_TOPT_FIELDS | TB_TOPT_NO_CONTEXT_INFO};
+	uint8_t rec[40] = {0};
+	uint64_t buf = 0x560d586da210ull, count = 784;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem)
+		return;
+	memcpy(rec, &(uint16_t){(uint16_t)f->id}, 2);
+	rec[8] = 1;
+	rec[16] = 3;
+	memcpy(rec + 24, &buf, 8);
+	memcpy(rec + 32, &count, 8);
+	tb_render_event(s, &(struct tb_render_record){0, 1000, rec, sizeof(rec)}, &o, mem, NULL);
+	fclose(mem);
+	is_str(text, "sys_enter_write: __syscall_nr=0x1 (1) fd=0x3 (3) buf=(0x560d586da210) count=0x310 (784)\n",
+	       "fields: a whole sys_enter_write as 6.18 prints it (read from the live trace)");
+	free(text);
+}
+
 /* fields of a record cut short: the fields it holds, "<OVERFLOW>" for the others (print_fields). */
 static void fields_cut_short(struct tb_schema *s)
 {
@@ -381,6 +405,7 @@ static void fields_cut_short(struct tb_schema *s)
 	is_str(text, "sys_enter_write: __syscall_nr=0x1 (1) fd=0x2 (2) buf=<OVERFLOW> count=<OVERFLOW>\n",
 	       "fields: the fields past the record's end are <OVERFLOW>");
 	free(text);
+	fields_whole(s, f);
 }
 
 /*

@@ -9,8 +9,9 @@
  * its declared type as the kernel's filter_assign_type() decides it:
  *  - a char array, "comm" or a static string: up to size bytes or a NUL;
  *  - a __data_loc / __rel_loc char string: its bytes up to its length or a NUL;
- *  - a "char *" (a pointer into the kernel): "(0x<address>)", the kernel
- *    also reads the string there, which a capture does not hold;
+ *  - a "char *": "(0x<hex>)", unpadded as 6.18 prints it (a user
+ *    address: sys_enter_write's buf); the kernel adds ":string" when it
+ *    can read a string there, which a capture does not hold;
  *  - anything else by size: 1 byte "'c'(N)" ('c' only when printable),
  *    2 bytes "0x%x (%d)" unsigned, 4 bytes "0x%x (%d)" (a __data_loc or
  *    __rel_loc array: its bytes as "%02x" joined by ','), 8 bytes "%pS
