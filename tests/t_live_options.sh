@@ -107,6 +107,8 @@ grep -Eq ': tracing_mark_write\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>: tb-live-
 check $? "sym-offset,sym-addr: the marker's writer as symbol+offset/size <address>"
 grep -Eq '^ => [a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>$' "$W/ours.sym-offset,sym-addr"
 check $? "sym-offset,sym-addr: kernel stack entries as symbol+offset/size <address>"
+grep -Eq ': sys_write\(unsigned int fd: 1, const char \* buf: 0x[0-9a-f]+, size_t count: ' "$W/ours.verbose"
+check $? "verbose: syscall arguments with their types"
 [ "$(grep -c '^tb-live-options marker [0-9]*$' "$W/ours.printk-msg-only")" = 20 ]
 check $? "printk-msg-only: each of the 20 marker writes as its text alone"
 grep -v '^#' "$W/kernel.latency-format" | grep -v '^ => ' |

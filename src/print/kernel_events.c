@@ -207,7 +207,10 @@ static int put_user_data(struct tb_strbuf *out, const struct tb_format *f,
 	return 0;
 }
 
-/* print_syscall_enter: "sys_NAME(arg: v, ...)"; values below 10 in decimal, others in hex. */
+/*
+ * print_syscall_enter: "sys_NAME(arg: v, ...)"; values below 10 in decimal,
+ * others in hex; under verbose each argument's type before its name.
+ */
 static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel_record *r,
 			       const struct tb_kernel_env *env, struct tb_strbuf *out,
 			       struct tb_problem *err)
@@ -234,6 +237,10 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 		const struct tb_schema_field *a = &f->fields[(size_t)first + i];
 		if (i)
 			sb_puts(out, ", ");
+		if (r->topts & TB_TOPT_VERBOSE) { /* "%s " of the argument's type */
+			sb_puts(out, a->type);
+			sb_putc(out, ' ');
+		}
 		sb_puts(out, a->name);
 		put_fmt(out, v[i] < 10 ? ": %llu" : ": 0x%llx", (unsigned long long)v[i]);
 		if (put_user_data(out, f, r, a, i + 1 < nargs ? v[i + 1] : 0, i + 1 < nargs, err) < 0)
