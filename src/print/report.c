@@ -92,8 +92,8 @@ struct report {
 	/* latency-format with verbose: the index fields and times to the next record (set_verbose_fields) */
 	bool verbose_lat;
 	uint64_t next_index;
-	/* annotate (the buffer overran): each CPU's start is marked; records printed so far */
-	bool annotate;
+	/* annotate: each CPU's start is marked when the buffer overran; records printed so far */
+	bool annotate, overran;
 	uint64_t printed_records;
 };
 
@@ -558,13 +558,15 @@ static void flush_text_before(struct report *r, size_t keep)
  * annotate (test_cpu_buff_start in the kernel's trace.c): when the buffer
  * overran, where each CPU's records start, as its first record is printed -
  * unless that is one of the first two records of the text (the kernel's
- * "iter->idx > 1"), where it is only noted.
+ * "iter->idx > 1"), where it is only noted.  Overran: the stats count
+ * overwritten events or, where there are none (a trace.dat's capture), a
+ * LOST line has been printed (this CPU's comes just before).
  */
 static void annotate_start(struct report *r, struct cpu_stream *s)
 {
 	char text[48];
 
-	if (!s->started && r->printed_records > 1)
+	if (!s->started && r->printed_records > 1 && (r->overran || r->t.lost_lines))
 		put_text(r, text, (size_t)snprintf(text, sizeof(text), "##### CPU %d buffer started ####\n", s->cpu));
 	s->started = true;
 	r->printed_records++;
@@ -1116,7 +1118,6 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	}
 	/* A count renders nothing: no printer to count (emit() is not called, r.printed stays empty). */
 	rc = open_books(&r);
-	r.annotate = !(r.render.trace_options & (TB_TOPT_NO_ANNOTATE | TB_TOPT_RAW | TB_TOPT_HEX)) && overran(&r);
 	if (rc == 0 && opts && opts->count_only) {
 		r.counting = true; /* the merge's order and its loss accounting, no text */
 		count_merge(&r);
@@ -1129,6 +1130,8 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 			tb_render_header_opts(out, tb_capture_tracer(c), entries, written,
 					      tb_capture_online_cpus(c), r.render.trace_options);
 	}
+	r.annotate = !(r.render.trace_options & (TB_TOPT_NO_ANNOTATE | TB_TOPT_RAW | TB_TOPT_HEX));
+	r.overran = overran(&r);
 	if (rc == 0 && !r.counting) {
 		merge(&r);
 		rc = r.fatal;
