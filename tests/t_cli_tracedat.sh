@@ -144,5 +144,20 @@ $TB dump "$tmp/cut7.dat" > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc != 0 ] && grep -q "cut7.dat: byte [0-9]*: " "$tmp/err"
 check $? "dump of a cut v7 file: non-zero exit, file and offset named"
 
+# trace_options for a trace.dat: trace-cmd saves none (its options hold no
+# trace_options), so --like-kernel lays the text out by the defaults and
+# --options words apply over them as for a capture.
+SM=$V/sched-marker-v6.dat
+"$TB" report --like-kernel "$SM" > "$tmp/td.default"
+"$TB" report --like-kernel --options fields "$SM" > "$tmp/td.fields"
+check $? "report --like-kernel --options fields of a trace.dat exits 0"
+[ "$(wc -l < "$tmp/td.fields")" = "$(wc -l < "$tmp/td.default")" ] &&
+	grep -q ' sched_switch: prev_comm=python3 prev_pid=0x36ed (14061) prev_prio=0x78 (120) prev_state=0x0 (0) next_comm=' "$tmp/td.fields" &&
+	[ "$(grep -c ': UNKNOWN TYPE 5$' "$tmp/td.fields")" = "$(grep -c ': tracing_mark_write: ' "$tmp/td.default")" ]
+check $? "trace.dat under fields: NAME=0xHEX (DEC) per field, trace_marker's records as the kernel's UNKNOWN TYPE 5"
+"$TB" report --like-kernel --options sym-offset,sym-addr "$SM" |
+	grep -q ': tracing_mark_write+0x91/0x170 <ffffffff814aa001>: marker 1 start$'
+check $? "trace.dat under sym-offset,sym-addr: the marker's writer as symbol+offset/size <address>"
+
 echo "1..$n"
 exit $fail

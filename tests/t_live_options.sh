@@ -1,7 +1,8 @@
 #!/bin/sh
 # report under trace_options, against the live kernel's own `trace` text.
-# A private instance traces sched, irq and timer events with noirq-info and
-# record-tgid set; with tracing stopped, the instance's `trace` is read once
+# A private instance traces sched, irq, timer, raw_syscalls, kmem, signal and
+# write syscall events, trace_marker writes and a kernel stack after each fork, with
+# noirq-info and record-tgid set; with tracing stopped, the instance's `trace` is read once
 # under each further set of options written to trace_options, then the
 # options are put back and `tracebuf capture` saves the instance.  `report`
 # of the capture must print the saved options' text (read from the capture's
@@ -23,7 +24,8 @@ skip() { echo "1..0 # SKIP $1"; exit 0; }
 mkdir "$T" || skip "cannot make $T"
 W=$(mktemp -d /tmp/tb-live-options.XXXXXX)
 cleanup() {
-	[ -d "$T" ] && { echo 0 > "$T/tracing_on"; echo 0 > "$T/events/enable"; rmdir "$T"; } 2>/dev/null
+	[ -d "$T" ] && { echo 0 > "$T/tracing_on"; echo 0 > "$T/events/enable";
+		echo '!stacktrace' > "$T/events/sched/sched_process_fork/trigger"; rmdir "$T"; } 2>/dev/null
 	[ -n "$KEEP" ] || rm -rf "$W"
 }
 trap cleanup EXIT
@@ -42,9 +44,17 @@ echo $$ > "$T/set_event_pid"
 echo 0 > "$T/options/hash-ptr"
 echo 0 > "$T/options/irq-info"
 echo 1 > "$T/options/record-tgid"
-for e in sched irq timer; do echo 1 > "$T/events/$e/enable"; done
+for e in sched irq timer raw_syscalls kmem signal syscalls/sys_enter_write syscalls/sys_exit_write; do
+	echo 1 > "$T/events/$e/enable"
+done
+# A kernel stack after each fork: stack lines under sym-offset and sym-addr.
+echo stacktrace > "$T/events/sched/sched_process_fork/trigger"
 echo 1 > "$T/tracing_on"
-i=0; while [ $i -lt 20 ]; do sh -c 'cat /proc/self/stat > /dev/null'; i=$((i+1)); done
+i=0; while [ $i -lt 20 ]; do
+	sh -c 'cat /proc/self/stat > /dev/null'
+	echo "tb-live-options marker $i" > "$T/trace_marker"
+	i=$((i+1))
+done
 echo 0 > "$T/tracing_on"
 
 # "a,nob" -> writes "a" then "nob"; undo writes the opposite of each word, last first.
@@ -55,7 +65,9 @@ undo_words() {
 	done
 }
 SETS="irq-info nocontext-info norecord-tgid raw hex raw,nocontext-info hex,nocontext-info irq-info,norecord-tgid
-	latency-format latency-format,nocontext-info"
+	latency-format latency-format,nocontext-info fields fields,nocontext-info fields,latency-format,irq-info
+	sym-offset sym-addr sym-offset,sym-addr verbose latency-format,verbose latency-format,verbose,fields
+	printk-msg-only printk-msg-only,fields,raw"
 for s in $SETS; do
 	set_words "$s" && cat "$T/trace" > "$W/kernel.$s"
 	undo_words "$s"
@@ -84,10 +96,25 @@ for s in $SETS; do
 	"$TB" report --options "$s" "$W/cap" > "$W/ours.$s"
 	same_text "$W/kernel.$s" "$W/ours.$s" "--options $s"
 done
-grep -v '^#' "$W/kernel.latency-format" |
+# Each option's text is its own, not the default's: fields' NAME=0xHEX (DEC)
+# and %pS values, the marker's writer with an offset and an address.
+grep -Eq ' sched_switch: prev_comm=[^ ]* prev_pid=0x[0-9a-f]+ \([0-9]+\) ' "$W/ours.fields" &&
+	grep -Eq ' call_site=[a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ \(-[0-9]+\) ' "$W/ours.fields"
+check $? "fields: every field as NAME=0xHEX (DEC), kernel addresses as symbol+offset"
+grep -Eq ' sys_enter_write: __syscall_nr=0x1 \(1\) fd=0x1 \(1\) buf=\(0x[0-9a-f]+\) count=0x' "$W/ours.fields"
+check $? "fields: a char * field (write's buf) as (0xADDR)"
+grep -Eq ': tracing_mark_write\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>: tb-live-options marker ' "$W/ours.sym-offset,sym-addr"
+check $? "sym-offset,sym-addr: the marker's writer as symbol+offset/size <address>"
+grep -Eq '^ => [a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>$' "$W/ours.sym-offset,sym-addr"
+check $? "sym-offset,sym-addr: kernel stack entries as symbol+offset/size <address>"
+grep -Eq ': sys_write\(unsigned int fd: 1, const char \* buf: 0x[0-9a-f]+, size_t count: ' "$W/ours.verbose"
+check $? "verbose: syscall arguments with their types"
+[ "$(grep -c '^tb-live-options marker [0-9]*$' "$W/ours.printk-msg-only")" = 20 ]
+check $? "printk-msg-only: each of the 20 marker writes as its text alone"
+grep -v '^#' "$W/kernel.latency-format" | grep -v '^ => ' |
 	grep -Ev '^.{8}-[0-9]+ +[0-9]+[.dDbnlNLBpPhHsZz0-9a-f]{5} +[0-9]+us[ +!#*@$]: ' > "$W/unmatched"
 [ ! -s "$W/unmatched" ] && grep -q '^# nop latency trace v1.1.5 on ' "$W/ours.latency-format"
-check $? "latency-format: the header, and every kernel event line has the latency columns and a delay mark"
+check $? "latency-format: the header, and every kernel event line (not a stack entry) has the latency columns and a delay mark"
 diff "$W/kernel.latency-format" "$W/ours.latency-format" | grep '^[<>]' | grep -v '^. # latency: ' > "$W/lat.diff"
 [ ! -s "$W/lat.diff" ]
 check $? "latency-format: only the header's preemption model line differs"

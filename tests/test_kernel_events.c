@@ -208,7 +208,7 @@ static void every_length(struct tb_schema *s, const char *name)
 			uint8_t *rec = malloc(len ? len : 1);
 			struct tb_strbuf out = {0};
 			struct tb_problem err = {0};
-			struct tb_kernel_record r = {rec, len, 1000000, true};
+			struct tb_kernel_record r = {rec, len, 1000000, true, 0};
 			int rc;
 
 			memset(rec, fill ? 0xff : 0, len);
@@ -239,7 +239,7 @@ static void lying_lengths(struct tb_schema *s)
 
 	if (!ok(printer != NULL, "sys_exit_write: printer found"))
 		return;
-	r = (struct tb_kernel_record){rec, 20, 0, true};
+	r = (struct tb_kernel_record){rec, 20, 0, true, 0};
 	is_int(printer(f, &r, NULL, &out, &err), -EINVAL,
 	       "sys_exit_write cut inside ret (20 of 24 bytes): refused");
 	ok(strstr(err.reason, "ret") != NULL, "  and the reason names the field: %s", err.reason);
@@ -253,7 +253,7 @@ static int print_one(struct tb_schema *s, const char *name, const uint8_t *rec, 
 	const char *system;
 	const struct tb_format *f = format_named(s, name, &system);
 	tb_kernel_printer_fn *printer = f ? tb_kernel_printer_find(system, f) : NULL;
-	struct tb_kernel_record r = {rec, len, 0, true};
+	struct tb_kernel_record r = {rec, len, 0, true, 0};
 	struct tb_problem err = {0};
 
 	return printer ? printer(f, &r, env, out, &err) : -ENOENT;
@@ -307,6 +307,105 @@ static void kernel_strings(struct tb_schema *s)
 	is_int(print_one(s, "bprint", rec, 32, &env, &out), -ENOTSUP,
 	       "bprint whose format is not in printk_formats: -ENOTSUP");
 	sb_free(&out);
+}
+
+/* One function tracer record of cap-g's kallsyms under trace options topts: its line or "" */
+static const char *function_line(struct tb_schema *s, const struct tb_kernel_env *env, unsigned topts,
+				 struct tb_strbuf *out)
+{
+	const char *system;
+	const struct tb_format *f = format_named(s, "function", &system);
+	tb_kernel_printer_fn *printer = f ? tb_kernel_printer_find(system, f) : NULL;
+	/* tracing_mark_write+0x10 called from do_syscall_64+0x5 */
+	uint64_t ip = 0xffffffff81498aa0ull, parent = 0xffffffff821ed4a5ull;
+	uint8_t rec[24] = {0};
+	struct tb_kernel_record r = {rec, sizeof(rec), 0, true, topts};
+	struct tb_problem err = {0};
+
+	memcpy(rec + 8, &ip, 8);
+	memcpy(rec + 16, &parent, 8);
+	sb_reset(out);
+	if (!printer || printer(f, &r, env, out, &err) != 0 || !sb_room(out, 1))
+		return "";
+	out->buf[out->len] = '\0';
+	return out->buf;
+}
+
+/*
+ * sym-offset, sym-addr and print-parent on a function tracer line
+ * (seq_print_ip_sym, print_fn_trace): the function tracer cannot run in an
+ * instance on the test machine, so the line is held to what the kernel's
+ * code writes for these addresses of cap-g's kallsyms.
+ */
+static void symbol_options(struct tb_schema *s)
+{
+	struct tb_print_env pe;
+	struct tb_kernel_env env;
+	struct tb_strbuf out = {0};
+
+	tb_kernel_env_for_schema(s, &pe, &env);
+	is_str(function_line(s, &env, 0, &out), "tracing_mark_write <-do_syscall_64\n",
+	       "function: name <-parent by default");
+	is_str(function_line(s, &env, TB_TOPT_NO_PRINT_PARENT, &out), "tracing_mark_write\n",
+	       "function under noprint-parent: no parent");
+	is_str(function_line(s, &env, TB_TOPT_SYM_OFFSET, &out),
+	       "tracing_mark_write+0x10/0x170 <-do_syscall_64+0x5/0x280\n", "function under sym-offset");
+	is_str(function_line(s, &env, TB_TOPT_SYM_ADDR, &out),
+	       "tracing_mark_write <ffffffff81498aa0> <-do_syscall_64 <ffffffff821ed4a5>\n",
+	       "function under sym-addr");
+	is_str(function_line(s, &env, TB_TOPT_SYM_OFFSET | TB_TOPT_SYM_ADDR | TB_TOPT_NO_PRINT_PARENT, &out),
+	       "tracing_mark_write+0x10/0x170 <ffffffff81498aa0>\n", "function under sym-offset,sym-addr,noprint-parent");
+	sb_free(&out);
+}
+
+/* fields of a whole sys_enter_write: write's buf, a char *, as "(0x%lx)" (the kernel cannot read user memory). */
+static void fields_whole(struct tb_schema *s, const struct tb_format *f)
+{
+	struct tb_render_opts o = {.ns_clock = true, .trace_options = TB_TOPT_FIELDS | TB_TOPT_NO_CONTEXT_INFO};
+	uint8_t rec[40] = {0};
+	uint64_t buf = 0x560d586da210ull, count = 784;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem)
+		return;
+	memcpy(rec, &(uint16_t){(uint16_t)f->id}, 2);
+	rec[8] = 1;
+	rec[16] = 3;
+	memcpy(rec + 24, &buf, 8);
+	memcpy(rec + 32, &count, 8);
+	tb_render_event(s, &(struct tb_render_record){0, 1000, rec, sizeof(rec)}, &o, mem, NULL);
+	fclose(mem);
+	is_str(text, "sys_enter_write: __syscall_nr=0x1 (1) fd=0x3 (3) buf=(0x560d586da210) count=0x310 (784)\n",
+	       "fields: a whole sys_enter_write as 6.18 prints it (read from the live trace)");
+	free(text);
+}
+
+/* fields of a record cut short: the fields it holds, "<OVERFLOW>" for the others (print_fields). */
+static void fields_cut_short(struct tb_schema *s)
+{
+	const char *system;
+	const struct tb_format *f = format_named(s, "sys_enter_write", &system);
+	struct tb_render_opts o = {.ns_clock = true, .trace_options = TB_TOPT_FIELDS | TB_TOPT_NO_CONTEXT_INFO};
+	uint8_t rec[28] = {0};
+	int32_t nr = 1;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!ok(f && mem, "sys_enter_write's format and a memory stream"))
+		return;
+	memcpy(rec, &(uint16_t){(uint16_t)f->id}, 2);
+	memcpy(rec + 8, &nr, 4);
+	rec[16] = 2;
+	ok(tb_render_event(s, &(struct tb_render_record){0, 1000, rec, sizeof(rec)}, &o, mem, NULL) == 0,
+	   "fields: a sys_enter_write record of 28 of its 40 bytes renders");
+	fclose(mem);
+	is_str(text, "sys_enter_write: __syscall_nr=0x1 (1) fd=0x2 (2) buf=<OVERFLOW> count=<OVERFLOW>\n",
+	       "fields: the fields past the record's end are <OVERFLOW>");
+	free(text);
+	fields_whole(s, f);
 }
 
 /*
@@ -398,6 +497,8 @@ static void hostile_records(void)
 		every_length(tb_capture_schema(c), names[i]);
 	lying_lengths(tb_capture_schema(c));
 	kernel_strings(tb_capture_schema(c));
+	symbol_options(tb_capture_schema(c));
+	fields_cut_short(tb_capture_schema(c));
 	tb_capture_close(c);
 	syscall_user_data();
 }

@@ -54,11 +54,15 @@ static void collect(void *ctx, const struct tb_problem *d)
 			 (unsigned long long)d->offset, d->reason);
 }
 
-/* The report of dir through the library; problems go to diags. */
-static int library_report(const char *dir, const char *prefix, struct lines *out,
+/*
+ * The report of dir through the library, laid out by trace_options words
+ * (NULL: the saved ones); problems go to diags.
+ */
+static int library_report(const char *dir, const char *prefix, const char *options, struct lines *out,
 			  struct tb_report_totals *t)
 {
 	struct tb_capture_opts o = {.prefix = prefix, .diag = collect, .diag_ctx = &diags};
+	struct tb_report_opts ro = {.options = options};
 	struct tb_capture *c;
 	char *text = NULL;
 	size_t len = 0;
@@ -67,7 +71,7 @@ static int library_report(const char *dir, const char *prefix, struct lines *out
 
 	diags.n = 0;
 	if (rc == 0) {
-		rc = tb_report_write(c, f, NULL, t);
+		rc = tb_report_write(c, f, &ro, t);
 		tb_capture_close(c);
 	}
 	fclose(f);
@@ -256,7 +260,7 @@ static void check_capture(const char *dir, int cpus)
 	int rc;
 
 	snprintf(path, sizeof(path), DATA "%s", dir);
-	rc = library_report(path, NULL, &ours, &t);
+	rc = library_report(path, NULL, NULL, &ours, &t);
 	is_int(rc, 0, "%s: report written, no problem reported", dir);
 	snprintf(path, sizeof(path), DATA "%s/trace.txt", dir);
 	kernel_text = tap_slurp(path, NULL);
@@ -324,7 +328,7 @@ static void check_cap_e(const char *which, size_t skip, const char *lost)
 	long at;
 
 	snprintf(prefix, sizeof(prefix), "%s.", which);
-	is_int(library_report(DATA "cap-e-partial-and-padding", prefix, &ours, &t), 0,
+	is_int(library_report(DATA "cap-e-partial-and-padding", prefix, NULL, &ours, &t), 0,
 	       "cap-e %s: report written, no problem reported", which);
 	snprintf(path, sizeof(path), DATA "cap-e-partial-and-padding/%s.cpu0.trace.txt", which);
 	split_lines(tap_slurp(path, NULL), &theirs);
@@ -367,6 +371,41 @@ static void check_cap_e(const char *which, size_t skip, const char *lost)
  * decoded, W = E + the lost counts the sub-buffers stored.  For cap-b that
  * is exactly the kernel's header, since its overrun is what the pages say.
  */
+/*
+ * annotate, on by default: a buffer that overran marks where each CPU's
+ * records start ("##### CPU N buffer started ####", but not at the text's
+ * first two records), at the kernel's places: before the event the kernel's
+ * mark stands before (its context columns; the text after may hold hashed
+ * pointers).  noannotate: no mark.
+ */
+static void check_annotate(const char *cap)
+{
+	char dir[256], path[300];
+	struct lines ours, kernel;
+	size_t marks = 0, placed = 0;
+
+	snprintf(dir, sizeof(dir), DATA "%s", cap);
+	snprintf(path, sizeof(path), "%s/trace.txt", dir);
+	split_lines(tap_slurp(path, NULL), &kernel);
+	ok(library_report(dir, NULL, NULL, &ours, NULL) == 0, "%s: report", cap);
+	for (size_t i = 0; i + 1 < kernel.n; i++) {
+		if (strncmp(kernel.v[i], "##### CPU ", 10))
+			continue;
+		marks++;
+		for (size_t j = 0; j + 1 < ours.n; j++)
+			if (!strcmp(ours.v[j], kernel.v[i]) && !strncmp(ours.v[j + 1], kernel.v[i + 1], 45))
+				placed++;
+	}
+	ok(marks > 0 && placed == marks && count_prefix(&ours, "##### CPU ") == marks,
+	   "%s: annotate: the kernel's %zu buffer-started marks, each before the same event (%zu placed)", cap,
+	   marks, placed);
+	free_lines(&ours);
+	ok(library_report(dir, NULL, "noannotate", &ours, NULL) == 0 && count_prefix(&ours, "##### ") == 0,
+	   "%s: noannotate: no mark", cap);
+	free_lines(&ours);
+	free_lines(&kernel);
+}
+
 static void check_header_without_stats(void)
 {
 	static const char *const links[][2] = {{"header_page", "header_page"}, {"header_event", "header_event"},
@@ -382,7 +421,7 @@ static void check_header_without_stats(void)
 		ok(0, "temporary directory");
 		return;
 	}
-	is_int(library_report(tmp, NULL, &ours, &t), 0, "cap-b without stats: report written");
+	is_int(library_report(tmp, NULL, NULL, &ours, &t), 0, "cap-b without stats: report written");
 	split_lines(tap_slurp(DATA "cap-b-overrun/trace.txt", NULL), &theirs);
 	ok(ours.n > 3 && theirs.n > 3, "cap-b without stats: both have a header");
 	if (ours.n > 3 && theirs.n > 3)
@@ -411,8 +450,8 @@ static void check_dot_prefix(void)
 		ok(0, "temporary directory");
 		return;
 	}
-	library_report(tmp, ".x-", &dotted, &t);
-	library_report(DATA "cap-b-overrun", NULL, &plain, &t);
+	library_report(tmp, ".x-", NULL, &dotted, &t);
+	library_report(DATA "cap-b-overrun", NULL, NULL, &plain, &t);
 	size_t nd = event_lines(&dotted, &dv), np = event_lines(&plain, &pv);
 	ok(nd > 0 && nd == np, "a '.x-' prefix: the same %zu event lines as the plain names (%zu)", np, nd);
 	capdir_remove(tmp, links, n);
@@ -432,7 +471,7 @@ static void check_cli(void)
 	int status;
 	FILE *m;
 
-	library_report(DATA "cap-b-overrun", NULL, &ours, &t);
+	library_report(DATA "cap-b-overrun", NULL, NULL, &ours, &t);
 	m = open_memstream(&lib, &len);
 	for (size_t i = 0; i < ours.n; i++)
 		fprintf(m, "%s\n", ours.v[i]);
@@ -573,6 +612,8 @@ int main(void)
 	check_cap_e("e1", 1, NULL);       /* one event consumed by trace_pipe first */
 	check_cap_e("e2", 226, NULL);     /* all 226 consumed by trace_pipe first */
 	check_cap_e("e3", 0, "CPU:0 [LOST 816 EVENTS]"); /* no room for the count: the stats give it */
+	check_annotate("cap-b-overrun");
+	check_annotate("cap-d-abs-timestamp");
 	check_header_without_stats();
 	check_dot_prefix();
 	check_formats();

@@ -181,7 +181,7 @@ static const struct cli_opt opts[] = {
 		   "name user-space addresses from the objects listed in FILE (default: DIR/objects when it exists)"},
     [O_TRACE_OPTIONS] = {"options", 0, CLI_LIST, "WORD[,WORD]",
 			 "the kernel's layout: trace_options words over the capture's saved ones, as writing them to "
-			 "trace_options would (noirq-info, nocontext-info, record-tgid, raw, hex, ...; repeatable)"},
+			 "trace_options would (noirq-info, record-tgid, fields, verbose, sym-offset, raw, ...; repeatable)"},
 };
 
 static int run(int argc, char **argv);
@@ -220,7 +220,8 @@ static bool take_trace_options(struct report_args *r, const struct cli_args *a)
 	for (int i = 0; i < v->given; i++) {
 		if (tb_topt_apply(v->list[i], true, &bits, &bad, &bad_len) < 0) {
 			cli_usage_error(&cli_report, "--options: '%.*s' is not a trace option report honours "
-					"(irq-info, context-info, record-tgid, raw, hex, bin, each or its no- form)",
+					"(irq-info, context-info, record-tgid, raw, hex, bin, latency-format, fields, "
+					"verbose, sym-offset, sym-addr, print-parent, each or its no- form)",
 					(int)bad_len, bad);
 			return false;
 		}
@@ -411,12 +412,7 @@ static int report_printers(struct tb_capture *c, const struct tb_report_opts *ro
 	return rc;
 }
 
-/*
- * Whether the trace options the text is to be laid out by can be: bin is
- * refused, saying why; an option whose layout tracebuf does not print
- * (latency-format, fields, verbose) is said once, and the default layout
- * printed.
- */
+/* Whether the trace options the text is to be laid out by can be: bin is refused, saying why. */
 static bool trace_options_printable(const struct report_args *a, const struct tb_capture *c)
 {
 	unsigned bits = tb_capture_trace_options(c);
@@ -428,10 +424,6 @@ static bool trace_options_printable(const struct report_args *a, const struct tb
 			"records then, not text, and tracebuf prints text (--options nobin prints it)\n", a->input);
 		return false;
 	}
-	for (unsigned bit = 1; bit <= TB_TOPT_UNSUPPORTED; bit <<= 1)
-		if (bits & bit & TB_TOPT_UNSUPPORTED)
-			fprintf(stderr, "tracebuf report: %s: trace option %s is on; tracebuf does not print its "
-				"layout: the default layout follows\n", a->input, tb_topt_name(bit));
 	return true;
 }
 

@@ -135,12 +135,18 @@ enum {
 	TB_TOPT_HEX = 1u << 4,             /* hex: pid, cpu, ts in hex and the event's hex text */
 	TB_TOPT_BIN = 1u << 5,             /* bin: binary records; tracebuf refuses to print it */
 	TB_TOPT_LATENCY_FORMAT = 1u << 6,  /* latency-format: its header and columns (delay marks: tb_report_write) */
-	TB_TOPT_FIELDS = 1u << 7,          /* fields: not printed (the default layout is) */
-	TB_TOPT_VERBOSE = 1u << 8,         /* verbose: not printed (the default layout is) */
+	TB_TOPT_FIELDS = 1u << 7,          /* fields: every field as NAME=VALUE, the print fmt left aside */
+	TB_TOPT_VERBOSE = 1u << 8,         /* verbose: no column legend; with latency-format its verbose columns */
+	TB_TOPT_SYM_OFFSET = 1u << 9,      /* sym-offset: ftrace's addresses as "sym+0xoff/0xsize" */
+	TB_TOPT_SYM_ADDR = 1u << 10,       /* sym-addr: ftrace's addresses followed by " <%016lx>" */
+	TB_TOPT_NO_PRINT_PARENT = 1u << 11, /* noprint-parent: function lines without " <-parent" */
+	TB_TOPT_NO_ANNOTATE = 1u << 12,    /* noannotate: no "##### CPU N buffer started ####" (tb_report_write) */
+	TB_TOPT_PRINTK_MSG_ONLY = 1u << 13, /* printk-msg-only: print/bprint/bputs records as their text alone */
+	TB_TOPT_NO_TRACE_PRINTK = 1u << 14, /* notrace_printk: printk-msg-only does not apply */
 };
 
 /* The TB_TOPT_* bits tracebuf knows but does not print as the kernel does. */
-#define TB_TOPT_UNSUPPORTED (TB_TOPT_BIN | TB_TOPT_FIELDS | TB_TOPT_VERBOSE)
+#define TB_TOPT_UNSUPPORTED TB_TOPT_BIN
 
 /*
  * Apply trace_options words to *bits as writing them to `trace_options`

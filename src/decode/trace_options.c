@@ -28,6 +28,12 @@ static const struct {
 	{"latency-format", TB_TOPT_LATENCY_FORMAT, false},
 	{"fields", TB_TOPT_FIELDS, false},
 	{"verbose", TB_TOPT_VERBOSE, false},
+	{"sym-offset", TB_TOPT_SYM_OFFSET, false},
+	{"sym-addr", TB_TOPT_SYM_ADDR, false},
+	{"print-parent", TB_TOPT_NO_PRINT_PARENT, true},
+	{"annotate", TB_TOPT_NO_ANNOTATE, true},
+	{"printk-msg-only", TB_TOPT_PRINTK_MSG_ONLY, false},
+	{"trace_printk", TB_TOPT_NO_TRACE_PRINTK, true},
 };
 
 #define NKNOWN (sizeof(known) / sizeof(known[0]))

@@ -15,6 +15,8 @@
 
 #include "diag.h"
 #include "kernel_events.h"
+#include "kvsprintf.h"
+#include "tracebuf/capture.h"
 #include "decode/schema_kernel.h"
 
 #define SYSCALL_ENTER_PREFIX "sys_enter_"
@@ -92,11 +94,13 @@ static int tail_offset(const struct tb_format *f, const struct tb_kernel_record 
 }
 
 /*
- * An address as the kernel's seq_print_ip_sym() writes it with the default
- * options: "0" for 0, the symbol's name alone (no offset, no module), or
- * "0x%08lx" when no symbol contains it.
+ * An address as the kernel's seq_print_ip_sym() writes it: "0" for 0; the
+ * symbol's name alone (no module), or with sym-offset sprint_symbol()'s
+ * "name+0xoff/0xsize [module]"; "0x%08lx" when no symbol contains it
+ * ("0x%lx" with sym-offset, sprint_symbol's own); with sym-addr then
+ * " <%016lx>" of the address.
  */
-static void put_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint64_t ip)
+static void put_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint64_t ip, unsigned topts)
 {
 	const struct tb_print_env *pe = env ? env->print : NULL;
 	uint64_t start = 0;
@@ -109,10 +113,23 @@ static void put_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint6
 	name = pe && pe->symbol ? pe->symbol(pe->ctx, ip, &start, NULL, NULL) : NULL;
 	if (name && start == ip && !strcmp(name, KRETPROBE_TRAMPOLINE))
 		sb_puts(out, "[unknown/kretprobe'd]");
+	else if (topts & TB_TOPT_SYM_OFFSET)
+		kv_symbol(out, ip, true, false, pe);
 	else if (name && *name)
 		sb_puts(out, name);
 	else
 		put_fmt(out, "0x%08llx", (unsigned long long)ip);
+	if (topts & TB_TOPT_SYM_ADDR)
+		put_fmt(out, " <%016llx>", (unsigned long long)ip);
+}
+
+/* "SYMBOL: " before a printk's text, nothing under printk-msg-only (the *_msg_only printers). */
+static void put_writer(struct tb_strbuf *out, const struct tb_kernel_env *env, uint64_t ip, unsigned topts)
+{
+	if (topts & TB_TOPT_PRINTK_MSG_ONLY)
+		return;
+	put_ip(out, env, ip, topts);
+	sb_puts(out, ": ");
 }
 
 /* -ENOTSUP with the reason in err: the caller prints the record another way. */
@@ -190,7 +207,10 @@ static int put_user_data(struct tb_strbuf *out, const struct tb_format *f,
 	return 0;
 }
 
-/* print_syscall_enter: "sys_NAME(arg: v, ...)"; values below 10 in decimal, others in hex. */
+/*
+ * print_syscall_enter: "sys_NAME(arg: v, ...)"; values below 10 in decimal,
+ * others in hex; under verbose each argument's type before its name.
+ */
 static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel_record *r,
 			       const struct tb_kernel_env *env, struct tb_strbuf *out,
 			       struct tb_problem *err)
@@ -217,6 +237,10 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 		const struct tb_schema_field *a = &f->fields[(size_t)first + i];
 		if (i)
 			sb_puts(out, ", ");
+		if (r->topts & TB_TOPT_VERBOSE) { /* "%s " of the argument's type */
+			sb_puts(out, a->type);
+			sb_putc(out, ' ');
+		}
 		sb_puts(out, a->name);
 		put_fmt(out, v[i] < 10 ? ": %llu" : ": 0x%llx", (unsigned long long)v[i]);
 		if (put_user_data(out, f, r, a, i + 1 < nargs ? v[i + 1] : 0, i + 1 < nargs, err) < 0)
@@ -257,11 +281,14 @@ static int print_marker(const struct tb_format *f, const struct tb_kernel_record
 
 	if (field_value(f, r, "ip", &ip, err) < 0 || tail_offset(f, r, "buf", &buf, err) < 0)
 		return -EINVAL;
-	if (have_symbols(env))
-		put_ip(out, env, ip);
+	if (r->topts & TB_TOPT_PRINTK_MSG_ONLY)
+		; /* trace_print_printk_msg_only: the text alone */
+	else if (have_symbols(env))
+		put_ip(out, env, ip, r->topts);
 	else
 		sb_puts(out, MARKER_WRITER);
-	sb_puts(out, ": ");
+	if (!(r->topts & TB_TOPT_PRINTK_MSG_ONLY))
+		sb_puts(out, ": ");
 	text = (const char *)r->data + buf;
 	sb_put(out, text, strnlen(text, r->len - buf));
 	return 0;
@@ -280,8 +307,7 @@ static int print_bputs(const struct tb_format *f, const struct tb_kernel_record 
 	text = pe && pe->kernel_string ? pe->kernel_string(pe->ctx, str) : NULL;
 	if (!text)
 		return not_supported(err, "bputs string at 0x%llx is not in printk_formats", str);
-	put_ip(out, env, ip);
-	sb_puts(out, ": ");
+	put_writer(out, env, ip, r->topts);
 	sb_puts(out, text);
 	return 0;
 }
@@ -303,8 +329,7 @@ static int print_bprint(const struct tb_format *f, const struct tb_kernel_record
 	fmt = pe && pe->kernel_string ? pe->kernel_string(pe->ctx, fmt_addr) : NULL;
 	if (!fmt)
 		return not_supported(err, "bprint format at 0x%llx is not in printk_formats", fmt_addr);
-	put_ip(out, env, ip);
-	sb_puts(out, ": ");
+	put_writer(out, env, ip, r->topts);
 	return env->bprint(env->bprint_ctx, fmt, r->data + args, r->len - args, out);
 }
 
@@ -335,14 +360,14 @@ static int print_raw_data(const struct tb_format *f, const struct tb_kernel_reco
 	return 0;
 }
 
-/* "func <-parent" of print_fn_trace (print-parent on; no parent when it is 0). */
+/* "func <-parent" of print_fn_trace (no parent when it is 0 or print-parent is off). */
 static void put_function(struct tb_strbuf *out, const struct tb_kernel_env *env, uint64_t ip,
-			 uint64_t parent)
+			 uint64_t parent, unsigned topts)
 {
-	put_ip(out, env, ip);
-	if (parent) {
+	put_ip(out, env, ip, topts);
+	if (parent && !(topts & TB_TOPT_NO_PRINT_PARENT)) {
 		sb_puts(out, " <-");
-		put_ip(out, env, parent);
+		put_ip(out, env, parent, topts);
 	}
 }
 
@@ -360,7 +385,7 @@ static int print_function(const struct tb_format *f, const struct tb_kernel_reco
 	    r->len - args >= FTRACE_REGS_MAX_ARGS * SYSCALL_ARG_SIZE)
 		return not_supported(err, "function arguments (func-args, at 0x%llx) need BTF "
 				     "function prototypes, which this printer does not read", ip);
-	put_function(out, env, ip, parent);
+	put_function(out, env, ip, parent, r->topts);
 	sb_putc(out, '\n');
 	return 0;
 }
@@ -389,7 +414,7 @@ static int print_func_repeats(const struct tb_format *f, const struct tb_kernel_
 	    field_value(f, r, "top_delta_ts", &top, err) < 0 ||
 	    field_value(f, r, "bottom_delta_ts", &bottom, err) < 0)
 		return -EINVAL;
-	put_function(out, env, ip, parent);
+	put_function(out, env, ip, parent, r->topts);
 	put_fmt(out, " (repeats: %llu, last_ts:", (unsigned long long)count);
 	put_time(out, r->ts - (top << 32 | bottom), r->ns_clock);
 	sb_puts(out, ")\n");
@@ -413,7 +438,7 @@ static int print_kernel_stack(const struct tb_format *f, const struct tb_kernel_
 			sb_puts(out, "[FTRACE TRAMPOLINE]\n");
 			continue;
 		}
-		put_ip(out, env, ip);
+		put_ip(out, env, ip, r->topts);
 		sb_putc(out, '\n');
 	}
 	return 0;

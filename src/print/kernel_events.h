@@ -49,6 +49,7 @@ struct tb_kernel_record {
 	uint32_t len;        /* payload bytes, as the ring buffer stored them */
 	uint64_t ts;         /* the event's time (func_repeats prints a time of its own) */
 	bool ns_clock;       /* ts counts nanoseconds: times print as seconds.microseconds */
+	unsigned topts;      /* TB_TOPT_* bits (tracebuf/capture.h): sym-offset, sym-addr, print-parent */
 };
 
 /*

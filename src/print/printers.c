@@ -240,26 +240,26 @@ static int print_by_fmt(struct tb_schema *s, const struct event_printer *ep, con
 }
 
 int print_event_body(struct tb_schema *s, const struct tb_format *f, const char *system,
-		     const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out,
+		     const struct tb_render_record *ev, bool ns_clock, unsigned topts, struct tb_strbuf *out,
 		     struct tb_problem *err, enum printer_kind *used)
 {
 	const struct event_printer *ep = printers_find(s, f, system);
 
 	if (!ep)
 		return -ENOMEM;
-	return print_event_text(ep, s, f, system, ev, ns_clock, false, out, err, used);
+	return print_event_text(ep, s, f, system, ev, ns_clock, topts, false, out, err, used);
 }
 
 int print_event_text(const struct event_printer *ep, struct tb_schema *s, const struct tb_format *f,
-		     const char *system, const struct tb_render_record *ev, bool ns_clock, bool unnamed,
-		     struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used)
+		     const char *system, const struct tb_render_record *ev, bool ns_clock, unsigned topts,
+		     bool unnamed, struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used)
 {
 	size_t start = out->len;
 	int rc;
 
 	if (ep->kernel) {
 		/* It checks the record itself: some are shorter than their format says. */
-		struct tb_kernel_record r = {ev->data, ev->len, ev->ts, ns_clock};
+		struct tb_kernel_record r = {ev->data, ev->len, ev->ts, ns_clock, topts};
 		rc = ep->kernel(f, &r, ep->kenv, out, err);
 		if (rc != -ENOTSUP) {
 			*used = PRINTER_KERNEL;

@@ -34,7 +34,7 @@ enum printer_kind { PRINTER_KERNEL, PRINTER_COMPILED, PRINTER_TEP, PRINTER_NONE,
  * filled, offset from the payload start); -ENOMEM.
  */
 int print_event_body(struct tb_schema *s, const struct tb_format *f, const char *system,
-		     const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out,
+		     const struct tb_render_record *ev, bool ns_clock, unsigned topts, struct tb_strbuf *out,
 		     struct tb_problem *err, enum printer_kind *used);
 
 /* An event's printer, chosen when it is first asked for (opaque). */
@@ -55,8 +55,8 @@ const struct event_printer *printers_find(struct tb_schema *s, const struct tb_f
  * unnamed says, and may start with the name.
  */
 int print_event_text(const struct event_printer *ep, struct tb_schema *s, const struct tb_format *f,
-		     const char *system, const struct tb_render_record *ev, bool ns_clock, bool unnamed,
-		     struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used);
+		     const char *system, const struct tb_render_record *ev, bool ns_clock, unsigned topts,
+		     bool unnamed, struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used);
 
 /*
  * The hand-written printer (raw_syscalls.h) that print_event_text() runs,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "fields.h"
 #include "kvsprintf.h"
 #include "printers.h"
 #include "render.h"
@@ -277,15 +278,58 @@ static void print_lat_context(const struct tb_schema *s, const struct common_hea
 	sb_added(out, (size_t)(p - line));
 }
 
-/* The body after the context columns; ev is at least a common header long. */
-static int render_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock,
+/*
+ * latency-format's context under verbose (trace_print_lat_context,
+ * lat_print_timestamp): "%16s %7d %3d %d %08x %08lx " of comm, pid, CPU,
+ * the flags byte in decimal, the preempt depth and the record's index,
+ * then "[%08llx] %ld.%03ldms (+%ld.%03ldms): " of the time in microseconds
+ * (hex, then as milliseconds) and the time to the next record of any CPU
+ * ("[%016llx] %lld (+%lld): " for a clock of counts).  The index and the
+ * time to the next record are known only in the merged order: they are
+ * written TB_VERBOSE_INDEX and TB_VERBOSE_NEXT, which the report replaces
+ * (report.c, set_verbose_fields).
+ */
+static void print_verbose_lat_context(const struct tb_schema *s, const struct common_header *h,
+				      const struct tb_render_record *ev, bool ns_clock, struct tb_strbuf *out)
+{
+	size_t comm_len;
+	const char *comm = tb_schema_comm(s, h->pid, &comm_len);
+	unsigned long long us = ((unsigned long long)ev->ts + 500) / 1000;
+	char text[128];
+	int n;
+
+	n = snprintf(text, sizeof(text), "%16.*s %7d %3d %d %08x %c ", (int)comm_len, comm, h->pid, ev->cpu,
+		     h->flags, h->preempt & 15u, TB_VERBOSE_INDEX);
+	if (ns_clock)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "[%08llx] %llu.%03llums (+%c): ", us, us / 1000,
+			      us % 1000, TB_VERBOSE_NEXT);
+	else
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "[%016llx] %llu (+%c): ",
+			      (unsigned long long)ev->ts, (unsigned long long)ev->ts, TB_VERBOSE_NEXT);
+	sb_put(out, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
+/*
+ * The body after the context columns; ev is at least a common header long.
+ * fields: every field by the kernel's print_fields() (fields.c), the print
+ * fmt left aside, for every event the schema has a format of; the other
+ * TB_TOPT_* bits go to the kernel's own printers (sym-offset, ...).
+ */
+static int render_body(struct tb_schema *s, const struct tb_render_record *ev, bool ns_clock, unsigned topts,
 		       struct tb_strbuf *out, struct tb_problem *err, enum printer_kind *used)
 {
 	uint16_t id = read_common(ev->data).type;
 	const char *system = "";
 	const struct tb_format *f = tb_schema_find_event(s, id, &system);
 	char unknown[48];
-	int rc = f ? print_event_body(s, f, system, ev, ns_clock, out, err, used) : -ENOENT;
+	int rc;
+
+	if (f && topts & TB_TOPT_FIELDS) {
+		*used = PRINTER_KERNEL;
+		rc = fields_print(s, f, system, ev, out);
+	} else {
+		rc = f ? print_event_body(s, f, system, ev, ns_clock, topts, out, err, used) : -ENOENT;
+	}
 
 	if (rc == -ENOENT) {
 		sb_put(out, unknown, (size_t)snprintf(unknown, sizeof(unknown), "[UNKNOWN EVENT id=%u]\n", id));
@@ -297,14 +341,33 @@ static int render_body(struct tb_schema *s, const struct tb_render_record *ev, b
 }
 
 /*
+ * trace_marker's print record under raw (trace_print_raw): "# %lx %s", the
+ * writer's address and the text up to its NUL or the record's end.
+ */
+static int raw_marker(const struct tb_format *f, const struct tb_render_record *ev, struct tb_strbuf *out)
+{
+	const struct tb_schema_field *ip = tb_format_field(f, "ip"), *buf = tb_format_field(f, "buf");
+	uint64_t addr = 0;
+	char text[24];
+
+	if (!ip || !buf || ip->size != 8 || (uint64_t)ip->offset + 8 > ev->len || buf->offset > ev->len)
+		return -ENOTSUP;
+	memcpy(&addr, ev->data + ip->offset, 8);
+	sb_put(out, text, (size_t)snprintf(text, sizeof(text), "# %llx ", (unsigned long long)addr));
+	sb_put(out, ev->data + buf->offset, strnlen((const char *)ev->data + buf->offset, ev->len - buf->offset));
+	return out->oom ? -ENOMEM : TB_RENDER_OK;
+}
+
+/*
  * The raw and hex layouts (print_raw_fmt, print_hex_fmt in the kernel's
  * trace.c).  Every event defined by TRACE_EVENT - all but ftrace's own -
  * has no raw or hex printer there, so the kernel prints its type
  * ("type: 372"), after the context as "pid cpu ts " (raw) or as the bytes
  * of those three in hex, most significant first (hex, which also ends the
- * line with one more newline).  ftrace's own events (print, bprint,
- * function, ...) have raw and hex printers of their own that tracebuf does
- * not print: -ENOTSUP.
+ * line with one more newline).  ftrace's kernel and user stacks have
+ * neither printer either, its print a raw one (raw_marker) and no hex one;
+ * the others of ftrace's own events (bprint, function, ...) have raw
+ * printers, and function a hex one, that tracebuf does not print: -ENOTSUP.
  */
 static int render_raw_or_hex(struct tb_schema *s, const struct common_header *h,
 			     const struct tb_render_record *ev, unsigned topts, struct tb_strbuf *out)
@@ -315,15 +378,34 @@ static int render_raw_or_hex(struct tb_schema *s, const struct common_header *h,
 	char text[96];
 	int n = 0;
 
-	if (f && !strcmp(system, "ftrace"))
+	bool ftrace = f && !strcmp(system, "ftrace");
+	bool marker = ftrace && !strcmp(f->name, "print");
+	/* the stacks have neither printer; print (trace_marker) has a raw one; function has both */
+	bool stack = ftrace && (!strcmp(f->name, "kernel_stack") || !strcmp(f->name, "user_stack"));
+
+	if (ftrace && !stack && !(marker && !hex) && !(hex && strcmp(f->name, "function")))
 		return -ENOTSUP;
 	if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
 		n = hex ? snprintf(text, sizeof(text), "%08x %08x %016llx ", (unsigned)h->pid, (unsigned)ev->cpu,
 				   (unsigned long long)ev->ts)
 			: snprintf(text, sizeof(text), "%d %d %llu ", h->pid, ev->cpu, (unsigned long long)ev->ts);
+	if (marker && !hex) {
+		sb_put(out, text, (size_t)n);
+		return raw_marker(f, ev, out);
+	}
 	n += snprintf(text + n, sizeof(text) - (size_t)n, "type: %u\n%s", h->type, hex ? "\n" : "");
 	sb_put(out, text, (size_t)n);
 	return out->oom ? -ENOMEM : f ? TB_RENDER_OK : TB_RENDER_UNKNOWN;
+}
+
+/* ftrace's print, bprint or bputs: what printk-msg-only prints as its text alone. */
+static bool is_printk(struct tb_schema *s, uint16_t type)
+{
+	const char *system = "";
+	const struct tb_format *f = tb_schema_find_event(s, type, &system);
+
+	return f && !strcmp(system, "ftrace") &&
+	       (!strcmp(f->name, "print") || !strcmp(f->name, "bprint") || !strcmp(f->name, "bputs"));
 }
 
 int render_event(struct tb_schema *s, const struct tb_render_record *ev,
@@ -340,6 +422,14 @@ int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
 	h = read_common(ev->data);
+	if ((topts & (TB_TOPT_PRINTK_MSG_ONLY | TB_TOPT_NO_TRACE_PRINTK)) == TB_TOPT_PRINTK_MSG_ONLY &&
+	    is_printk(s, h.type)) {
+		/* print_trace_line: before raw, hex and fields, the text alone (the *_msg_only printers) */
+		rc = render_body(s, ev, opts && opts->ns_clock, topts & ~TB_TOPT_FIELDS, out, err, used);
+		if (rc < 0)
+			out->len = start;
+		return rc < 0 ? rc : TB_RENDER_OK;
+	}
 	if (topts & (TB_TOPT_RAW | TB_TOPT_HEX)) {
 		rc = render_raw_or_hex(s, &h, ev, topts, out);
 		if (rc == -ENOTSUP)
@@ -347,11 +437,14 @@ int render_event(struct tb_schema *s, const struct tb_render_record *ev,
 					 h.type, topts & TB_TOPT_HEX ? "hex" : "raw");
 		return rc;
 	}
-	if (topts & TB_TOPT_LATENCY_FORMAT && !(topts & TB_TOPT_NO_CONTEXT_INFO))
+	if ((topts & (TB_TOPT_LATENCY_FORMAT | TB_TOPT_VERBOSE | TB_TOPT_NO_CONTEXT_INFO)) ==
+	    (TB_TOPT_LATENCY_FORMAT | TB_TOPT_VERBOSE))
+		print_verbose_lat_context(s, &h, ev, opts && opts->ns_clock, out);
+	else if (topts & TB_TOPT_LATENCY_FORMAT && !(topts & TB_TOPT_NO_CONTEXT_INFO))
 		print_lat_context(s, &h, ev, opts && opts->ns_clock, out);
 	else if (!(topts & TB_TOPT_NO_CONTEXT_INFO))
 		print_context(s, &h, ev, opts && opts->ns_clock, topts, out);
-	rc = render_body(s, ev, opts && opts->ns_clock, out, err, used);
+	rc = render_body(s, ev, opts && opts->ns_clock, topts, out, err, used);
 	if (rc < 0)
 		out->len = start;
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
@@ -367,7 +460,7 @@ int render_event_body(struct tb_schema *s, const struct tb_render_record *ev, bo
 	if (ev->len < COMMON_HEADER_SIZE)
 		return diag_fail(err, 0, "record of %u bytes is shorter than the %u-byte common event header",
 				 ev->len, COMMON_HEADER_SIZE);
-	rc = render_body(s, ev, ns_clock, out, err, used);
+	rc = render_body(s, ev, ns_clock, 0, out, err, used);
 	if (rc < 0)
 		out->len = start;
 	return rc < 0 ? rc : rc == TB_RENDER_UNKNOWN ? TB_RENDER_UNKNOWN : TB_RENDER_OK;
@@ -441,8 +534,8 @@ void tb_render_header_opts(FILE *out, const char *tracer, uint64_t entries, uint
 	if (!out)
 		return;
 	fprintf(out, "# tracer: %s\n#\n", tracer ? tracer : "nop");
-	/* trace_default_header: without context-info, nothing more. */
-	if (trace_options & TB_TOPT_NO_CONTEXT_INFO)
+	/* trace_default_header: without context-info, or with verbose, nothing more. */
+	if (trace_options & (TB_TOPT_NO_CONTEXT_INFO | TB_TOPT_VERBOSE))
 		return;
 	fprintf(out, "# entries-in-buffer/entries-written: %llu/%llu   #P:%d\n#\n",
 		(unsigned long long)entries, (unsigned long long)written, cpus);

@@ -11,6 +11,14 @@
 #include "tracebuf/report.h"
 
 /*
+ * latency-format with verbose: the bytes a line's context holds where the
+ * record's index and the time to the next record go, for the report to
+ * replace once the merged order is known.
+ */
+#define TB_VERBOSE_INDEX '\x01'
+#define TB_VERBOSE_NEXT '\x02'
+
+/*
  * Append ev's line, newline included, to out.  Returns as
  * tb_render_event(); -EINVAL leaves nothing worth keeping after the length
  * out had on entry (the caller truncates), -ENOMEM when out could not grow.

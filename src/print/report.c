@@ -48,6 +48,7 @@ struct cpu_stream {
 	uint64_t unknown_seen;  /* lost flags without a count opened so far */
 	bool have_prev;         /* prev_ts holds the time of the CPU's last event */
 	uint64_t prev_ts;
+	bool started;           /* annotate: its first record was printed */
 };
 
 /*
@@ -88,6 +89,12 @@ struct report {
 	bool latency_marks;
 	size_t mark_at;
 	uint64_t mark_ts;
+	/* latency-format with verbose: the index fields and times to the next record (set_verbose_fields) */
+	bool verbose_lat;
+	uint64_t next_index;
+	/* annotate: each CPU's start is marked when the buffer overran; records printed so far */
+	bool annotate, overran;
+	uint64_t printed_records;
 };
 
 /* ------------------------------------------------------------ streams */
@@ -467,6 +474,71 @@ static void set_latency_mark(struct report *r, size_t line_start, uint64_t ts)
 	}
 }
 
+/*
+ * Replace the byte at text[at] by len bytes of with, moving the rest of
+ * the text along (a line's tail: the text is flushed every FLUSH_AT bytes).
+ */
+static bool replace_byte(struct report *r, size_t at, const char *with, size_t len)
+{
+	size_t tail = r->text.len - at - 1;
+
+	if (!sb_room(&r->text, len))
+		return false;
+	memmove(r->text.buf + at + len, r->text.buf + at + 1, tail);
+	memcpy(r->text.buf + at, with, len);
+	r->text.len = at + len + tail;
+	return true;
+}
+
+/*
+ * The previous line's time to this record (ts; the last line's: 0, as the
+ * kernel's, whose next record is itself) in place of its TB_VERBOSE_NEXT:
+ * "%ld.%03ldms" of microseconds, or the count for a clock of counts.
+ */
+static void put_verbose_next(struct report *r, uint64_t ts)
+{
+	char text[48];
+	uint64_t d = ts - r->mark_ts, us = (d + 500) / 1000;
+	int n = r->render.ns_clock ? snprintf(text, sizeof(text), "%llu.%03llums", (unsigned long long)(us / 1000),
+					      (unsigned long long)(us % 1000))
+				   : snprintf(text, sizeof(text), "%llu", (unsigned long long)d);
+
+	if (!replace_byte(r, r->mark_at, text, (size_t)n))
+		r->fatal = r->fatal ? r->fatal : -ENOMEM;
+	r->mark_at = SIZE_MAX;
+}
+
+/*
+ * latency-format with verbose: the line before this record gets its time
+ * to this one (ts); the line this record added (from line_start) its index
+ * in the merged order, "%08lx", and it waits for the next record's time.
+ * The placeholders are the first of their bytes after the comm (the pid,
+ * CPU, flags and depth columns are digits).  Returns where the line starts
+ * now that the previous one's may have grown.
+ */
+static size_t set_verbose_fields(struct report *r, size_t line_start, uint64_t ts)
+{
+	size_t before = r->text.len;
+	char index[24];
+	char *p;
+
+	if (r->mark_at != SIZE_MAX && r->mark_at < line_start)
+		put_verbose_next(r, ts);
+	line_start += r->text.len - before;
+	if (r->text.len <= line_start + 16)
+		return line_start;
+	p = memchr(r->text.buf + line_start + 16, TB_VERBOSE_INDEX, r->text.len - line_start - 16);
+	if (p && replace_byte(r, (size_t)(p - r->text.buf), index,
+			      (size_t)snprintf(index, sizeof(index), "%08llx", (unsigned long long)r->next_index++))) {
+		p = memchr(r->text.buf + line_start + 16, TB_VERBOSE_NEXT, r->text.len - line_start - 16);
+		if (p) {
+			r->mark_at = (size_t)(p - r->text.buf);
+			r->mark_ts = ts;
+		}
+	}
+	return line_start;
+}
+
 /* Write out the text before keep (the rest stays: a line waiting for its mark). */
 static void flush_text_before(struct report *r, size_t keep)
 {
@@ -480,6 +552,24 @@ static void flush_text_before(struct report *r, size_t keep)
 	r->text.len = rest;
 	if (r->mark_at != SIZE_MAX)
 		r->mark_at -= keep;
+}
+
+/*
+ * annotate (test_cpu_buff_start in the kernel's trace.c): when the buffer
+ * overran, where each CPU's records start, as its first record is printed -
+ * unless that is one of the first two records of the text (the kernel's
+ * "iter->idx > 1"), where it is only noted.  Overran: the stats count
+ * overwritten events or, where there are none (a trace.dat's capture), a
+ * LOST line has been printed (this CPU's comes just before).
+ */
+static void annotate_start(struct report *r, struct cpu_stream *s)
+{
+	char text[48];
+
+	if (!s->started && r->printed_records > 1 && (r->overran || r->t.lost_lines))
+		put_text(r, text, (size_t)snprintf(text, sizeof(text), "##### CPU %d buffer started ####\n", s->cpu));
+	s->started = true;
+	r->printed_records++;
 }
 
 static void emit(struct report *r, struct cpu_stream *s)
@@ -503,6 +593,8 @@ static void emit(struct report *r, struct cpu_stream *s)
 			return;
 	}
 	note_first_record(r, s);
+	if (r->annotate)
+		annotate_start(r, s);
 	line_start = r->text.len;
 	if (s->next->here)
 		emit_here(r, s, s->next);
@@ -510,8 +602,11 @@ static void emit(struct report *r, struct cpu_stream *s)
 		emit_rendered(r, s, s->next);
 	if (r->latency_marks && r->text.len > line_start)
 		set_latency_mark(r, line_start, s->next->ts);
+	else if (r->verbose_lat && r->text.len > line_start)
+		line_start = set_verbose_fields(r, line_start, s->next->ts);
 	if (r->text.len >= FLUSH_AT)
-		flush_text_before(r, r->latency_marks && r->mark_at != SIZE_MAX ? line_start : r->text.len);
+		flush_text_before(r, (r->latency_marks || r->verbose_lat) && r->mark_at != SIZE_MAX ? line_start
+												: r->text.len);
 }
 
 /* ------------------------------------------------------------- streams */
@@ -582,6 +677,8 @@ static void merge(struct report *r)
 		print_loss(r, &r->cpus[i]);
 	pagework_free(r->work);
 	r->work = NULL;
+	if (r->verbose_lat && r->mark_at != SIZE_MAX)
+		put_verbose_next(r, r->mark_ts);
 	flush_text(r);
 }
 
@@ -886,6 +983,15 @@ static int open_books(struct report *r)
 	return scanned ? tb_capture_rewind(r->capture) : 0;
 }
 
+/* Whether any CPU's stats count overwritten events (the kernel's ring_buffer_overruns()). */
+static bool overran(const struct report *r)
+{
+	for (int i = 0; i < r->ncpus; i++)
+		if (r->books[i].have_stats && r->books[i].st.overrun)
+			return true;
+	return false;
+}
+
 /* ------------------------------------------------------------- header */
 
 /*
@@ -949,8 +1055,12 @@ static void print_latency_header(struct report *r, uint64_t entries, uint64_t wr
 	fputs("#    -----------------\n"
 	      "#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n"
 	      "#    -----------------\n"
-	      "#\n"
-	      "#                    _------=> CPU#            \n"
+	      "#\n",
+	      r->out);
+	/* print_lat_help_header, which verbose leaves out */
+	if (r->render.trace_options & TB_TOPT_VERBOSE)
+		return;
+	fputs("#                    _------=> CPU#            \n"
 	      "#                   / _-----=> irqs-off/BH-disabled\n"
 	      "#                  | / _----=> need-resched    \n"
 	      "#                  || / _---=> hardirq/softirq \n"
@@ -993,6 +1103,10 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 	r.latency_marks = r.render.ns_clock && (r.render.trace_options & (TB_TOPT_LATENCY_FORMAT | TB_TOPT_NO_CONTEXT_INFO |
 									 TB_TOPT_RAW | TB_TOPT_HEX)) ==
 							 TB_TOPT_LATENCY_FORMAT;
+	/* latency-format with verbose: its own context, index and time to the next record, on any clock */
+	r.verbose_lat = (r.render.trace_options & (TB_TOPT_LATENCY_FORMAT | TB_TOPT_VERBOSE | TB_TOPT_NO_CONTEXT_INFO |
+						   TB_TOPT_RAW | TB_TOPT_HEX)) == (TB_TOPT_LATENCY_FORMAT | TB_TOPT_VERBOSE);
+	r.latency_marks = r.latency_marks && !r.verbose_lat;
 	r.mark_at = SIZE_MAX;
 	r.ncpus = tb_capture_cpu_slots(c);
 	r.cpus = calloc(r.ncpus > 0 ? (size_t)r.ncpus : 1, sizeof(*r.cpus));
@@ -1016,6 +1130,8 @@ int tb_report_write(struct tb_capture *c, FILE *out, const struct tb_report_opts
 			tb_render_header_opts(out, tb_capture_tracer(c), entries, written,
 					      tb_capture_online_cpus(c), r.render.trace_options);
 	}
+	r.annotate = !(r.render.trace_options & (TB_TOPT_NO_ANNOTATE | TB_TOPT_RAW | TB_TOPT_HEX));
+	r.overran = overran(&r);
 	if (rc == 0 && !r.counting) {
 		merge(&r);
 		rc = r.fatal;

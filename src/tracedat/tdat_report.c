@@ -832,7 +832,7 @@ static __attribute__((noinline)) int frame_body(const struct frame_ctx *r, const
 	int rc;
 
 	*used = PRINTER_NONE;
-	rc = print_event_text(nc->printer, r->schema, nc->f, nc->system, ev, r->usecs, true, out, err, used);
+	rc = print_event_text(nc->printer, r->schema, nc->f, nc->system, ev, r->usecs, 0, true, out, err, used);
 	if (rc < 0 || out->oom) {
 		out->len = start;
 		return rc == -ENOENT ? TB_RENDER_UNKNOWN : rc < 0 ? rc : -ENOMEM;
