@@ -1,6 +1,7 @@
 /*
  * bench_hist_attach - a hist attached at the source (tracebuf/hist.h) against
- * recording the same event: one u64 key and one u64 sum per hit, against
+ * recording the same event: one u64 key and one u64 sum per hit (and a string
+ * key of 8 routes and a sum), against
  * tb_trace of the same event into an enabled ring (tb_write); then the
  * attached hist's hits per second with 2 threads against 1 (each thread
  * updates a table of its own, so the goal is near 2x on 2 free CPUs).
@@ -28,6 +29,14 @@ TB_EVENT(bha, hit, TB_PROTO(uint64_t key, uint64_t val),
 	 TB_FIELDS(tb_field(uint64_t, key, key), tb_field(uint64_t, val, val)),
 	 TB_PRINTK("key=%llu val=%llu", REC->key, REC->val))
 
+/* The string-key case: a route name of 8 routes, as a web server's. */
+TB_EVENT(bha, route, TB_PROTO(const char *route, uint64_t bytes),
+	 TB_FIELDS(tb_string(route, route), tb_field(uint64_t, bytes, bytes)),
+	 TB_PRINTK("route=%s bytes=%llu", __get_str(route), REC->bytes))
+
+static const char *const routes[8] = {"/index", "/login", "/api/v1/items", "/api/v1/users",
+				      "/static/app.js", "/static/app.css", "/health", "/logout"};
+
 #define HITS 2000000L
 #define RUNS 5
 
@@ -42,8 +51,19 @@ static void *fire(void *arg)
 	return NULL;
 }
 
-/* ns per hit, the best of RUNS, with nthreads firing HITS each (wall time / HITS: per thread). */
-static double per_hit(int nthreads)
+static void *fire_route(void *arg)
+{
+	long base = (long)(intptr_t)arg;
+
+	pin((int)(base / 17));
+
+	for (long i = 0; i < HITS; i++)
+		tb_trace(bha, route, routes[(i + base) & 7], (uint64_t)i);
+	return NULL;
+}
+
+/* ns per hit, the best of RUNS, with nthreads running fn, HITS hits each (wall time / HITS: per thread). */
+static double per_hit_of(void *(*fn)(void *), int nthreads)
 {
 	double best = 1e30;
 
@@ -51,7 +71,7 @@ static double per_hit(int nthreads)
 		pthread_t th[2];
 		double t0 = now_ns(), ns;
 		for (int i = 0; i < nthreads; i++)
-			pthread_create(&th[i], NULL, fire, (void *)(intptr_t)(i * 17));
+			pthread_create(&th[i], NULL, fn, (void *)(intptr_t)(i * 17));
 		for (int i = 0; i < nthreads; i++)
 			pthread_join(th[i], NULL);
 		ns = (now_ns() - t0) / HITS;
@@ -59,6 +79,11 @@ static double per_hit(int nthreads)
 			best = ns;
 	}
 	return best;
+}
+
+static double per_hit(int nthreads)
+{
+	return per_hit_of(fire, nthreads);
 }
 
 /*
@@ -105,7 +130,7 @@ int main(int argc, char **argv)
 {
 	struct tb_ring_opts o;
 	struct tb_ring *ring;
-	double written, written2, attached, attached2, attached_read;
+	double written, written2, attached, attached2, attached_read, str_written, str_attached;
 	char path[4096];
 	const char *slash = strrchr(argv[0], '/');
 	FILE *json;
@@ -120,6 +145,13 @@ int main(int argc, char **argv)
 	written = per_hit(1);
 	written2 = per_hit(2);
 	tb_events_disable("bha:hit", NULL, 0);
+	tb_events_enable("bha:route", NULL, 0);
+	str_written = per_hit_of(fire_route, 1);
+	tb_events_disable("bha:route", NULL, 0);
+	if (tb_hist_attach("bha:route", "keys=route:vals=bytes", NULL) < 0)
+		return 1;
+	str_attached = per_hit_of(fire_route, 1);
+	tb_hist_remove("bha:route");
 	if (tb_hist_attach("bha:hit", "keys=key:vals=val", NULL) < 0)
 		return 1;
 	attached = per_hit(1);
@@ -127,6 +159,8 @@ int main(int argc, char **argv)
 	attached_read = per_hit_read();
 	printf("  attached hist, u64 key + sum      %7.2f ns   tb_trace into the ring  %7.2f ns   %.2fx its time "
 	       "(goal <= 1.5x)\n", attached, written, attached / written);
+	printf("  attached hist, string key + sum   %7.2f ns   tb_trace into the ring  %7.2f ns   %.2fx its time "
+	       "(goal <= 2x)\n", str_attached, str_written, str_attached / str_written);
 	printf("  attached hist, 2 threads          %7.2f ns/hit/thread   1 thread %7.2f ns   %.2fx the hits/s "
 	       "(goal >= 1.85x)\n", attached2, attached, 2 * attached / attached2);
 	printf("  attached hist, read from outside  %7.2f ns   unread %7.2f ns   %.2fx its time (%ld reads of the "
@@ -138,6 +172,9 @@ int main(int argc, char **argv)
 		fprintf(json, "[\n  {\"case\": \"attached hist, u64 key + sum\", \"threads\": 1, \"tracebuf_ns\": %.3f, "
 			"\"peer\": \"tb_trace into the ring\", \"peer_ns\": %.3f, \"ratio\": %.4f},\n", attached, written,
 			written / attached);
+		fprintf(json, "  {\"case\": \"attached hist, string key + sum\", \"threads\": 1, \"tracebuf_ns\": %.3f, "
+			"\"peer\": \"tb_trace into the ring\", \"peer_ns\": %.3f, \"ratio\": %.4f},\n", str_attached,
+			str_written, str_written / str_attached);
 		fprintf(json, "  {\"case\": \"attached hist, 2 threads\", \"threads\": 2, \"tracebuf_ns\": %.3f, "
 			"\"peer\": \"attached hist, 1 thread\", \"peer_ns\": %.3f, \"ratio\": %.4f},\n", attached2 / 2,
 			attached, attached / (attached2 / 2));

@@ -388,6 +388,40 @@ static void map_full(struct tb_ring *ring)
 	is_int(tb_hist_remove("hat:request"), 0, "removed");
 }
 
+/*
+ * A hist keyed by one string compares a slot's key only up to the word of
+ * its NUL (hist_attach.c): strings that share whole words, end on a word's
+ * edge, are empty, or are cut to the 255 bytes of their room must still be
+ * told apart - or not - exactly as the recorded hist tells them.
+ */
+static void string_key_edges(struct tb_ring *ring)
+{
+	static const char *const edges[] = {"", "/static/", "/static/a", "/static/app.js", "/static/app.jsx",
+					    "1234567", "12345678", "123456789abcdef0", "123456789abcdef"};
+	char long_a[301], long_b[302];
+	uint64_t records;
+	char *attached, *recorded;
+
+	memset(long_a, 'x', 300), long_a[300] = '\0';
+	memset(long_b, 'x', 301), long_b[301] = '\0'; /* the same 255 bytes once cut to the room */
+	tb_ring_reset(ring);
+	is_int(tb_hist_attach("hat:request", "keys=path:vals=bytes:sort=path:record", NULL), 0, "attach keys=path");
+	for (int round = 1; round <= 3; round++) {
+		for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+			tb_trace(hat, request, 1, (uint64_t)(round * 10 + i), edges[i]);
+		tb_trace(hat, request, 1, 1, long_a);
+		tb_trace(hat, request, 1, 2, long_b);
+	}
+	attached = printed(NULL);
+	recorded = recorded_hist(ring, "keys=path:vals=bytes:sort=path", &records);
+	ok(strstr(attached, "Hits: 33\n    Entries: 10\n    Dropped: 0\n") != NULL,
+	   "9 edge strings and 2 long ones cut to one key, 3 rounds: Hits 33, Entries 10");
+	is_str(attached, recorded, "a string key's edges print what the recorded hist does");
+	free(attached);
+	free(recorded);
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
+}
+
 /* ------------------------------------------------------------ refusals */
 
 static void refused(const char *spec, const char *words)
@@ -685,6 +719,7 @@ int main(int argc, char **argv)
 	same_as_recorded(ring, 2, "keys=path:vals=bytes,route:sort=path");
 	same_as_recorded(ring, 8, "keys=route.log2,path:vals=bytes:sort=route,path if bytes > 3000");
 	map_full(ring);
+	string_key_edges(ring);
 	damaged_regions();
 	outside_errors();
 	no_record(ring);

@@ -176,13 +176,31 @@ static inline void add_relaxed(_Atomic uint64_t *w, uint64_t v)
 }
 
 /*
+ * The words of key a slot must match to hold it.  A hist keyed by one
+ * string: its room after the NUL is zero in every key hist_build_key builds
+ * (the probe and each key stored before it alike), so keys that agree up
+ * to the word holding the NUL agree in the rest - a hit on a route compares
+ * a word or two of its 256-byte room, not 32.  Other keys: every word.
+ */
+static size_t one_string_key_words(const struct attached *a, const uint64_t *key, size_t words)
+{
+	const struct tb_hist *h = a->h;
+
+	if (a->plain_keys || h->nkeys != 1 || h->keys[0].str == HIST_STR_NONE)
+		return words;
+	return strnlen((const char *)key, h->keys[0].key_size - 1) / 8 + 1;
+}
+
+/*
  * The slot of key in t, made if new (its state then odd: the update under
  * way, see update); NULL when t is full (counted).  The probe is bounded by
  * the slots: a region scribbled from outside cannot make it spin.
  */
 static _Atomic uint64_t *find_slot(struct attached *a, struct hit_table *t, const uint64_t *key, size_t words)
 {
-	size_t mask = a->nslots - 1, i = hist_hash_key(key, (uint32_t)(words * 8)) & mask;
+	/* the rest is zero: the hash hist_hash_key gives, without looking for where the zeros start */
+	size_t cmp_words = one_string_key_words(a, key, words);
+	size_t mask = a->nslots - 1, i = hist_hash_key_upto(key, (uint32_t)(words * 8), (uint32_t)(cmp_words * 8)) & mask;
 
 	for (size_t probes = 0; probes < a->nslots; probes++, i = (i + 1) & mask) {
 		_Atomic uint64_t *s = t->slots + i * a->slot_words, *k = s + SLOT_SUMS + a->h->nvals;
@@ -199,9 +217,9 @@ static _Atomic uint64_t *find_slot(struct attached *a, struct hit_table *t, cons
 			atomic_store_explicit(&t->rt->used, used + 1, memory_order_relaxed);
 			return s;
 		}
-		while (w < words && atomic_load_explicit(&k[w], memory_order_relaxed) == key[w])
+		while (w < cmp_words && atomic_load_explicit(&k[w], memory_order_relaxed) == key[w])
 			w++;
-		if (w == words)
+		if (w == cmp_words)
 			return s;
 	}
 	add_relaxed(&t->rt->dropped, 1);

@@ -151,19 +151,40 @@ int hist_table_init(struct hist_table *t, uint32_t key_size, uint32_t nvals);
 void hist_table_free(struct hist_table *t);
 /* The entry of key (created with first_ts = ts if new); NULL when out of memory. */
 /* A 64-bit mix per word (keys are whole u64 words, zero-padded). */
-static inline uint32_t hist_hash_key(const void *key, uint32_t size)
+/*
+ * The hash of a key of size bytes whose words from end on are zero (end a
+ * multiple of 8): hist_hash_key() without its search for end.
+ */
+static inline uint32_t hist_hash_key_upto(const void *key, uint32_t size, uint32_t end)
 {
 	const uint8_t *p = key;
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ size;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ size, w = 0;
 
-	for (uint32_t i = 0; i < size; i += 8) {
-		uint64_t w;
+	while (end >= 8 && (memcpy(&w, p + end - 8, 8), w == 0))
+		end -= 8;
+	for (uint32_t i = 0; i < end; i += 8) {
 		memcpy(&w, p + i, 8);
 		h = (h ^ w) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
 	h *= 0xc4ceb9fe1a85ec53ull;
 	return (uint32_t)(h ^ (h >> 29));
+}
+
+/*
+ * Trailing zero words are left out: a string key is mostly its NUL
+ * padding (256 bytes for "/index"), and equal keys have equal padding, so
+ * the hash stays a function of the key.  A look-up of an attached hist
+ * hashed 32 words a hit for a short route (6.9x tb_write).
+ */
+static inline uint32_t hist_hash_key(const void *key, uint32_t size)
+{
+	const uint8_t *p = key;
+	uint32_t end = size;
+
+	for (uint64_t four[4]; end >= 32 && (memcpy(four, p + end - 32, 32), !(four[0] | four[1] | four[2] | four[3]));)
+		end -= 32;
+	return hist_hash_key_upto(key, size, end);
 }
 
 uint64_t *hist_table_get(struct hist_table *t, const void *key, uint64_t ts);
