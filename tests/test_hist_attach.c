@@ -368,24 +368,34 @@ static void signal_nesting(void)
 
 /* ------------------------------------------------------------ full map */
 
-static void map_full(struct tb_ring *ring)
+/*
+ * The hist attached to hat:request (with ":record") against the recorded
+ * events' hist of spec: its totals are the ones wanted, its text the
+ * recorded one's.  Then removed.
+ */
+static void totals_as_recorded(struct tb_ring *ring, const char *spec, const char *totals, const char *totals_msg,
+			       const char *same_msg)
 {
 	uint64_t records;
-	char *attached, *recorded;
+	char *attached = printed(NULL), *recorded = recorded_hist(ring, spec, &records);
 
+	ok(strstr(attached, totals) != NULL, "%s", totals_msg);
+	is_str(attached, recorded, "%s", same_msg);
+	free(attached);
+	free(recorded);
+	is_int(tb_hist_remove("hat:request"), 0, "removed");
+}
+
+static void map_full(struct tb_ring *ring)
+{
 	tb_ring_reset(ring);
 	is_int(tb_hist_attach("hat:request", "keys=route:vals=bytes:size=128:record", NULL), 0, "attach size=128");
 	for (int round = 0; round < 2; round++)
 		for (uint64_t r = 0; r < 200; r++)
 			tb_trace(hat, request, r, 1, "/");
-	attached = printed(NULL);
-	recorded = recorded_hist(ring, "keys=route:vals=bytes:size=128", &records);
-	ok(strstr(attached, "Hits: 256\n    Entries: 128\n    Dropped: 144\n") != NULL,
-	   "200 keys twice into 128 entries: Hits 256, Dropped 144 (72 keys x 2), as the kernel counts");
-	is_str(attached, recorded, "the full map prints what the recorded hist does");
-	free(attached);
-	free(recorded);
-	is_int(tb_hist_remove("hat:request"), 0, "removed");
+	totals_as_recorded(ring, "keys=route:vals=bytes:size=128", "Hits: 256\n    Entries: 128\n    Dropped: 144\n",
+			   "200 keys twice into 128 entries: Hits 256, Dropped 144 (72 keys x 2), as the kernel counts",
+			   "the full map prints what the recorded hist does");
 }
 
 /*
@@ -399,8 +409,6 @@ static void string_key_edges(struct tb_ring *ring)
 	static const char *const edges[] = {"", "/static/", "/static/a", "/static/app.js", "/static/app.jsx",
 					    "1234567", "12345678", "123456789abcdef0", "123456789abcdef"};
 	char long_a[301], long_b[302];
-	uint64_t records;
-	char *attached, *recorded;
 
 	memset(long_a, 'x', 300), long_a[300] = '\0';
 	memset(long_b, 'x', 301), long_b[301] = '\0'; /* the same 255 bytes once cut to the room */
@@ -412,14 +420,9 @@ static void string_key_edges(struct tb_ring *ring)
 		tb_trace(hat, request, 1, 1, long_a);
 		tb_trace(hat, request, 1, 2, long_b);
 	}
-	attached = printed(NULL);
-	recorded = recorded_hist(ring, "keys=path:vals=bytes:sort=path", &records);
-	ok(strstr(attached, "Hits: 33\n    Entries: 10\n    Dropped: 0\n") != NULL,
-	   "9 edge strings and 2 long ones cut to one key, 3 rounds: Hits 33, Entries 10");
-	is_str(attached, recorded, "a string key's edges print what the recorded hist does");
-	free(attached);
-	free(recorded);
-	is_int(tb_hist_remove("hat:request"), 0, "removed");
+	totals_as_recorded(ring, "keys=path:vals=bytes:sort=path", "Hits: 33\n    Entries: 10\n    Dropped: 0\n",
+			   "9 edge strings and 2 long ones cut to one key, 3 rounds: Hits 33, Entries 10",
+			   "a string key's edges print what the recorded hist does");
 }
 
 /* ------------------------------------------------------------ refusals */

@@ -78,8 +78,8 @@ static const char *input_advice(const char *path, int err)
 
 	if (is_dir && err == ENOENT) /* it is there: a file inside it was missing */
 		return "not a capture directory: give one written by `tracebuf capture`, or a trace.dat file";
-	if (is_dir && (err == EINVAL || err == EISDIR))
-		return "a file is wanted here, not a directory";
+	if (is_dir && err == EINVAL)
+		err = EISDIR; /* a reader of files refused it as not one */
 	switch (err) {
 	case ENOENT:
 		return "check the path";
