@@ -6,12 +6,23 @@
 # (skipped without trace-cmd).  Every way counts the same 10000 requests.
 B=${B:-build}
 TB=$B/tracebuf
-P=$(cd "$B/examples" && pwd)/fourways
 W=$(mktemp -d /tmp/tracebuf-fourways-XXXXXX) || exit 1
 S=/dev/shm/tracebuf-fourways-$$
 bp=
 trap 'rm -rf "$W" "$S" "$S.formats"; [ -n "$bp" ] && kill $bp 2>/dev/null' EXIT
-wait_for() { for i in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
+# A uprobe belongs to the file (its inode), not to one process: two runs of
+# this script at once, on one binary, would each count the other's requests,
+# and one's bpftrace would open the other's gate.  Each run fires from a copy.
+cp "$B/examples/fourways" "$W/fourways" || exit 1
+P=$W/fourways
+# Waits carry no clock of their own: each lasts as long as the process that
+# will end it is alive (a clock would turn a slow machine into a wrong count).
+wait_while() { # FILE PID: until FILE has something in it, or PID is gone
+	while [ ! -s "$1" ]; do kill -0 "$2" 2> /dev/null || return 1; sleep 0.05; done
+}
+wait_attached() { # until bpftrace said it attaches (it does so at once after), or exited
+	while ! grep -q '^Attaching' "$W/bpf"; do kill -0 "$bp" 2> /dev/null || return 1; sleep 0.05; done
+}
 
 usdt=
 if ! command -v bpftrace > /dev/null; then
@@ -21,20 +32,31 @@ elif [ "$(id -u)" != 0 ]; then
 else
 	bpftrace -e "usdt:$P:app:request { @requests[arg0] = count(); @bytes = sum(arg1); }" > "$W/bpf" 2>&1 &
 	bp=$!
-	usdt="--usdt-wait 10" # the program fires once bpftrace is counted in the probe's semaphore
+	if wait_attached; then
+		# the program fires once the kernel counts bpftrace in the probe's
+		# semaphore, which follows the attach; the limit only bounds a failure
+		usdt="--usdt-wait 120"
+	else
+		echo "3. bpftrace: could not attach: that way skipped; it said:"
+		sed 's/^/   /' "$W/bpf"
+		bp=
+	fi
 fi
 # 1, 2 and 4: the program under record; it holds once its threads are done
 "$TB" record --shm "$S" -e app:request -o "$W/four.dat" -- "$P" 4 2500 $usdt --hold "$W/held" > "$W/prog" 2> "$W/rec" &
 rec=$!
-if wait_for "$W/held"; then
+if wait_while "$W/held" $rec; then
 	"$TB" hist --attach "$S" > "$W/outside"
 	cmp -s "$W/outside" "$W/held" && same="the same text" || same="a DIFFERENT text"
 	kill $(ls "$S.formats" | grep -x '[0-9]*')
+else
+	same="not read: the program ended before it held; record said:"
 fi
 wait $rec
 grep '^1\.' "$W/prog"
 sed -n '/^2\./,$p' "$W/prog" | grep -v '^#\|^$'
 echo "   read from outside while it ran (tracebuf hist --attach $S): $same"
+[ -s "$W/held" ] || sed 's/^/   /' "$W/rec"
 if [ -n "$bp" ]; then
 	kill -INT $bp; wait $bp; bp=
 	printf '3. bpftrace on usdt:%s:app:request: route 0..4:' "$P"
