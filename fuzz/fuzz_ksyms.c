@@ -2,7 +2,8 @@
 /*
  * fuzz_ksyms.c - libFuzzer target for the line parsers of kernel lookup
  * files: kallsyms (src/decode/ksyms.c), printk_formats
- * (src/decode/kstrings.c) and the constants file (src/decode/constants.c).
+ * (src/decode/kstrings.c), the constants file (src/decode/constants.c) and
+ * a capture's proc_maps (src/decode/usermaps.c).
  *
  * Every input goes through all three parsers, so any seed can mutate into
  * any of the files.  Checked beyond "no crash, no leak, no overread": every
@@ -13,7 +14,7 @@
  *
  * Seeds (corpus/ksyms/): the kallsyms subset of cap-g-kernel-printers, a
  * piece of a real printk_formats and a constants file written for
- * hrtimer_start and mm_page_alloc.
+ * hrtimer_start and mm_page_alloc, and proc_maps lines of two processes.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@
 #include "decode/constants.h"
 #include "decode/ksyms.h"
 #include "decode/kstrings.h"
+#include "decode/usermaps.h"
 
 #include "fuzz_check.h"
 
@@ -105,6 +107,33 @@ static void constants(const uint8_t *data, size_t len)
 	tb_constants_free(c);
 }
 
+/*
+ * proc_maps: a failure names a line start inside the input; every lookup
+ * answers 1 (a mapping, its path a string), 0 or -ESRCH, for the tgids the
+ * input's numbers name and for addresses around the ones it lists.
+ */
+static void proc_maps(const uint8_t *data, size_t len, const uint64_t *addr, size_t n)
+{
+	struct tb_usermaps *m = tb_usermaps_new(false);
+	size_t bad = 0;
+	int rc;
+
+	if (!m)
+		return;
+	rc = tb_usermaps_load(m, (const char *)data, len, &bad);
+	CHECK(rc == 0 || rc == -ENOMEM || (rc == -EINVAL && bad < len));
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t tgid = 0; tgid < 3; tgid++) {
+			const char *path = NULL;
+			uint64_t start;
+			int found = tb_usermaps_find(m, (uint32_t)addr[i] + tgid, addr[i] - 1, &start, &path);
+			CHECK(found == 1 || found == 0 || found == -ESRCH);
+			CHECK(found != 1 || !path || strlen(path) <= len);
+		}
+	}
+	tb_usermaps_free(m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
@@ -115,5 +144,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	kallsyms(data, len, addr, n);
 	printk_formats(data, len, addr, n);
 	constants(data, len);
+	proc_maps(data, len, addr, n);
 	return 0;
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
 # report under trace_options, against the live kernel's own `trace` text.
 # A private instance traces sched, irq, timer, raw_syscalls, kmem, signal and
-# write syscall events, trace_marker writes and a kernel stack after each fork, with
-# noirq-info and record-tgid set; with tracing stopped, the instance's `trace` is read once
+# write syscall events, trace_marker writes, a kernel stack after each fork and
+# a user stack after each event (userstacktrace), with noirq-info and record-tgid set; with tracing stopped, the instance's `trace` is read once
 # under each further set of options written to trace_options, then the
 # options are put back and `tracebuf capture` saves the instance.  `report`
 # of the capture must print the saved options' text (read from the capture's
@@ -44,6 +44,7 @@ echo $$ > "$T/set_event_pid"
 echo 0 > "$T/options/hash-ptr"
 echo 0 > "$T/options/irq-info"
 echo 1 > "$T/options/record-tgid"
+echo 1 > "$T/options/userstacktrace" # a user stack after each event: sym-userobj's lines
 for e in sched irq timer raw_syscalls kmem signal syscalls/sys_enter_write syscalls/sys_exit_write; do
 	echo 1 > "$T/events/$e/enable"
 done
@@ -67,7 +68,7 @@ undo_words() {
 SETS="irq-info nocontext-info norecord-tgid raw hex raw,nocontext-info hex,nocontext-info irq-info,norecord-tgid
 	latency-format latency-format,nocontext-info fields fields,nocontext-info fields,latency-format,irq-info
 	sym-offset sym-addr sym-offset,sym-addr verbose latency-format,verbose latency-format,verbose,fields
-	printk-msg-only printk-msg-only,fields,raw"
+	printk-msg-only printk-msg-only,fields,raw sym-userobj sym-userobj,sym-addr sym-userobj,sym-offset"
 for s in $SETS; do
 	set_words "$s" && cat "$T/trace" > "$W/kernel.$s"
 	undo_words "$s"
@@ -115,6 +116,9 @@ grep -Eq ': tracing_mark_write\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>: tb-live-
 check $? "sym-offset,sym-addr: the marker's writer as symbol+offset/size <address>"
 grep -Eq '^ => [a-z_0-9.]+\+0x[0-9a-f]+/0x[0-9a-f]+ <[0-9a-f]{16}>$' "$W/ours.sym-offset,sym-addr"
 check $? "sym-offset,sym-addr: kernel stack entries as symbol+offset/size <address>"
+grep -Eq '^ => /[^ ]+\[\+0x[0-9a-f]+\]$' "$W/ours.sym-userobj" &&
+	grep -Eq '^ => /[^ ]+\[\+0x[0-9a-f]+\] <[0-9a-f]{16}>$' "$W/ours.sym-userobj,sym-addr"
+check $? "sym-userobj: user stack entries as FILE[+0xOFFSET] of their mapping, with sym-addr then <address>"
 grep -Eq ': sys_write\(unsigned int fd: 1, const char \* buf: 0x[0-9a-f]+, size_t count: ' "$W/ours.verbose"
 check $? "verbose: syscall arguments with their types"
 [ "$(grep -c '^tb-live-options marker [0-9]*$' "$W/ours.printk-msg-only")" = 20 ]

@@ -358,6 +358,69 @@ static void symbol_options(struct tb_schema *s)
 	sb_free(&out);
 }
 
+/* One user_stack record of process tgid with the callers given (up to 8, the rest 0), under topts. */
+static const char *user_stack_text(struct tb_schema *s, const struct tb_kernel_env *env, uint32_t tgid,
+				   const uint64_t *callers, int n, unsigned topts, struct tb_strbuf *out)
+{
+	const char *system;
+	const struct tb_format *f = format_named(s, "user_stack", &system);
+	tb_kernel_printer_fn *printer = f ? tb_kernel_printer_find(system, f) : NULL;
+	uint8_t rec[80] = {0};
+	struct tb_kernel_record r = {rec, sizeof(rec), 0, true, topts};
+	struct tb_problem err = {0};
+
+	memcpy(rec + 8, &tgid, 4);
+	memcpy(rec + 16, callers, (size_t)n * 8);
+	sb_reset(out);
+	if (!printer || printer(f, &r, env, out, &err) != 0 || !sb_room(out, 1))
+		return "";
+	out->buf[out->len] = '\0';
+	return out->buf;
+}
+
+/*
+ * sym-userobj (seq_print_user_ip): a user address is named by the file
+ * mapped there in the record's process and the offset into that mapping,
+ * the kernel's find_vma() choosing the first mapping that ends above it
+ * (so an address in a gap takes the next mapping, the offset wrapping);
+ * " <%016lx>" follows under sym-addr, or alone where no file is mapped
+ * ([heap], anonymous memory, no mapping above, a process not known).
+ */
+static void user_objects(void)
+{
+	static const char maps[] = "4242 55f45f883000-55f45f8b2000 /usr/bin/bash\n"
+				   "4242 55f470a4a000-55f470acb000 [heap]\n"
+				   "4242 7f88bee43000-7f88bee9a000 /usr/lib/libc.so.6\n"
+				   "4242 7f88bee9a000-7f88bee9b000\n";
+	const uint64_t callers[] = {0x55f45f8831c0, 0x55f470a4a010, 0x7f88bee43020, 0x7f88bee9a008, 0x7f0000000000,
+				    0x7f88beea0000};
+	struct tb_capture *c = open_cap();
+	struct tb_schema *s = c ? tb_capture_schema(c) : NULL;
+	struct tb_print_env pe;
+	struct tb_kernel_env env;
+	struct tb_strbuf out = {0};
+
+	if (!ok(s && tb_schema_load_proc_maps(s, "proc_maps", maps, strlen(maps)) == 0, "proc_maps of one process loads"))
+		goto out;
+	tb_kernel_env_for_schema(s, &pe, &env);
+	is_str(user_stack_text(s, &env, 4242, callers, 6, 0, &out),
+	       "<user stack trace>\n =>  <000055f45f8831c0>\n =>  <000055f470a4a010>\n =>  <00007f88bee43020>\n"
+	       " =>  <00007f88bee9a008>\n =>  <00007f0000000000>\n =>  <00007f88beea0000>\n",
+	       "user_stack without sym-userobj: the addresses alone");
+	is_str(user_stack_text(s, &env, 4242, callers, 6, TB_TOPT_SYM_USEROBJ, &out),
+	       "<user stack trace>\n => /usr/bin/bash[+0x1c0]\n =>  <000055f470a4a010>\n => /usr/lib/libc.so.6[+0x20]\n"
+	       " =>  <00007f88bee9a008>\n => /usr/lib/libc.so.6[+0xffffff77411bd000]\n =>  <00007f88beea0000>\n",
+	       "sym-userobj: file[+0xoffset]; [heap], anonymous and past the last mapping: the address; in a gap: the next mapping");
+	is_str(user_stack_text(s, &env, 4242, callers, 1, TB_TOPT_SYM_USEROBJ | TB_TOPT_SYM_ADDR, &out),
+	       "<user stack trace>\n => /usr/bin/bash[+0x1c0] <000055f45f8831c0>\n", "sym-userobj,sym-addr: then the address");
+	is_str(user_stack_text(s, &env, 4243, callers, 1, TB_TOPT_SYM_USEROBJ, &out),
+	       "<user stack trace>\n =>  <000055f45f8831c0>\n", "sym-userobj, a process not known: the address");
+	is_int(tb_schema_load_proc_maps(s, "proc_maps", "4242 zz-1 /x\n", 12), -EINVAL, "a malformed proc_maps line is refused");
+out:
+	sb_free(&out);
+	tb_capture_close(c);
+}
+
 /* fields of a whole sys_enter_write: write's buf, a char *, as "(0x%lx)" (the kernel cannot read user memory). */
 static void fields_whole(struct tb_schema *s, const struct tb_format *f)
 {
@@ -501,6 +564,7 @@ static void hostile_records(void)
 	fields_cut_short(tb_capture_schema(c));
 	tb_capture_close(c);
 	syscall_user_data();
+	user_objects();
 }
 
 /* ------------------------------------------------------ 3. live kernel */

@@ -221,7 +221,8 @@ static bool take_trace_options(struct report_args *r, const struct cli_args *a)
 		if (tb_topt_apply(v->list[i], true, &bits, &bad, &bad_len) < 0) {
 			cli_usage_error(&cli_report, "--options: '%.*s' is not a trace option report honours "
 					"(irq-info, context-info, record-tgid, raw, hex, bin, latency-format, fields, "
-					"verbose, sym-offset, sym-addr, print-parent, each or its no- form)",
+					"verbose, sym-offset, sym-addr, sym-userobj, print-parent, annotate, printk-msg-only, "
+					"trace_printk, each or its no- form)",
 					(int)bad_len, bad);
 			return false;
 		}

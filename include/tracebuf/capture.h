@@ -143,6 +143,7 @@ enum {
 	TB_TOPT_NO_ANNOTATE = 1u << 12,    /* noannotate: no "##### CPU N buffer started ####" (tb_report_write) */
 	TB_TOPT_PRINTK_MSG_ONLY = 1u << 13, /* printk-msg-only: print/bprint/bputs records as their text alone */
 	TB_TOPT_NO_TRACE_PRINTK = 1u << 14, /* notrace_printk: printk-msg-only does not apply */
+	TB_TOPT_SYM_USEROBJ = 1u << 15,    /* sym-userobj: user stack addresses as "FILE[+0xoff]" of their mapping */
 };
 
 /* The TB_TOPT_* bits tracebuf knows but does not print as the kernel does. */

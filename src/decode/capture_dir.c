@@ -20,6 +20,7 @@
 #include "blob_store.h"
 #include "capture_internal.h"
 #include "schema_internal.h"
+#include "schema_kernel.h"
 #include "tracebuf/blob.h"
 #include "tracebuf/page.h"
 
@@ -35,6 +36,7 @@ static int load_capture_schema(struct tb_capture *c)
 		{"printk_formats", tb_schema_load_printk_formats},
 		{"kallsyms", tb_schema_load_kallsyms},
 		{"constants", tb_schema_load_constants},
+		{"proc_maps", tb_schema_load_proc_maps},
 	};
 	char *path = capture_path_join(c->dir, "header_page");
 	int rc = path ? capture_load_file(c, path, true, tb_schema_load_header_page) : -ENOMEM;

@@ -63,6 +63,7 @@ static int load_live_schema(struct tb_capture *c)
 			capture_load_file(c, printk, false, tb_schema_load_printk_formats);
 			capture_load_file(c, "/proc/kallsyms", false, tb_schema_load_kallsyms);
 			tb_schema_use_running_kernel(c->schema, c->root); /* BTF, kernel variables */
+			tb_schema_use_live_proc_maps(c->schema); /* sym-userobj: the processes as they are now */
 		}
 	}
 	free(events), free(root_events), free(hp), free(he), free(cmd), free(printk), free(tgids);

@@ -25,6 +25,7 @@
 #include "diag.h"
 #include "util/id_table.h"
 #include "schema_internal.h"
+#include "usermaps.h"
 #include "btf.h"
 #include "constants.h"
 #include "ksyms.h"
@@ -77,6 +78,7 @@ struct tb_schema {
 	uint8_t asked[(MAX_EVENT_ID + 1) / 8]; /* IDs the loader was asked for */
 	struct comms comms;
 	struct tgid_pair *tgids; /* saved_tgids, sorted by pid */
+	struct tb_usermaps *usermaps; /* proc_maps, or /proc when live; NULL: none (usermaps.h) */
 	size_t ntgids;
 	bool tep_has_tables; /* ksyms and kstrings handed to libtraceevent */
 	void *print_state; /* the printer's per-schema state (compiled print fmts) */
@@ -183,6 +185,7 @@ void tb_schema_free(struct tb_schema *s)
 	schema_kallsyms_drop(s); /* never settled: its problems go unsaid */
 	comms_free(&s->comms);
 	free(s->tgids);
+	tb_usermaps_free(s->usermaps);
 	for (uint32_t id = 0; (ev = id_table_next(&s->by_id, &id)); id++)
 		if (*ev)
 			free_event(*ev);
@@ -687,6 +690,44 @@ int32_t schema_tgid(const struct tb_schema *s, int32_t pid)
 	const struct tgid_pair *hit = s->ntgids ? bsearch(&key, s->tgids, s->ntgids, sizeof(key), by_pid) : NULL;
 
 	return hit ? hit->tgid : 0;
+}
+
+/* The schema's user maps, made on first need; NULL: no memory. */
+static struct tb_usermaps *usermaps_of(struct tb_schema *s, bool live)
+{
+	if (!s->usermaps)
+		s->usermaps = tb_usermaps_new(live);
+	return s->usermaps;
+}
+
+int tb_schema_load_proc_maps(struct tb_schema *s, const char *file, const char *text, size_t len)
+{
+	struct tb_usermaps *m;
+	size_t bad = 0;
+	int rc;
+
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
+	if (!(m = usermaps_of(s, false)))
+		return -ENOMEM;
+	rc = tb_usermaps_load(m, text, len, &bad);
+	if (rc == -EINVAL)
+		report(s, file, bad, "proc_maps line is not 'TGID START-END[ PATH]'; the lines after it "
+				     "left out");
+	return rc;
+}
+
+void tb_schema_use_live_proc_maps(struct tb_schema *s)
+{
+	if (s && !s->usermaps)
+		usermaps_of(s, true);
+}
+
+int tb_schema_user_vma(void *schema, uint32_t tgid, uint64_t ip, uint64_t *start, const char **path)
+{
+	struct tb_schema *s = schema;
+
+	return s ? tb_usermaps_find(s->usermaps, tgid, ip, start, path) : -ESRCH;
 }
 
 /*

@@ -50,6 +50,18 @@ const struct tb_ksyms *tb_schema_ksyms(const struct tb_schema *s);
 int tb_schema_load_user_symbols(struct tb_schema *s, const char *file, const char *text, size_t len);
 
 /*
+ * The memory maps of user processes, for the sym-userobj option's names
+ * of user stack addresses (usermaps.h): a capture's proc_maps file (loaded
+ * like the files above), or, for a live source, /proc/TGID/maps read when
+ * a process is first asked about.  tb_schema_user_vma() answers as
+ * tb_usermaps_find(): 1 with the mapping's start and file (NULL: none),
+ * 0 none above ip, -ESRCH process unknown (also when nothing was loaded).
+ */
+int tb_schema_load_proc_maps(struct tb_schema *s, const char *file, const char *text, size_t len);
+void tb_schema_use_live_proc_maps(struct tb_schema *s);
+int tb_schema_user_vma(void *schema, uint32_t tgid, uint64_t ip, uint64_t *start, const char **path);
+
+/*
  * Mark the schema as describing the running kernel, whose tracefs is
  * mounted at tracefs: BTF and the kvars probe become available to the
  * lookups above, loaded when first needed.

@@ -34,6 +34,7 @@ static const struct {
 	{"annotate", TB_TOPT_NO_ANNOTATE, true},
 	{"printk-msg-only", TB_TOPT_PRINTK_MSG_ONLY, false},
 	{"trace_printk", TB_TOPT_NO_TRACE_PRINTK, true},
+	{"sym-userobj", TB_TOPT_SYM_USEROBJ, false},
 };
 
 #define NKNOWN (sizeof(known) / sizeof(known[0]))

@@ -25,6 +25,7 @@
 #include "capture_save.h"
 #include "kallsyms_cut.h"
 #include "decode/kvars.h"
+#include "decode/usermaps.h"
 #include "raw_scan.h"
 #include "decode/schema_kernel.h"
 #include "tracebuf/capture.h"
@@ -654,6 +655,47 @@ static int save_descriptions(struct saver *s)
 	return rc < 0 ? rc : save_formats(s);
 }
 
+/* The instance's options/NAME file reads "1". */
+static bool option_on(const char *inst, const char *name)
+{
+	char path[4096], v = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/options/%s", inst, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (read(fd, &v, 1) != 1)
+		v = 0;
+	close(fd);
+	return v == '1';
+}
+
+/*
+ * With userstacktrace on, the records hold user stacks, and the sym-userobj
+ * option prints each address as the file mapped there in its process, as
+ * the process is when `trace` is read: the maps of every process are kept
+ * (proc_maps, usermaps.h), read beside the kernel's text.  Not fatal: user
+ * addresses then print as the kernel prints those of a process gone.
+ */
+static void save_proc_maps(struct saver *s)
+{
+	char *path = out_path(s, "proc_maps");
+	int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+	int rc = fd < 0 ? -errno : tb_usermaps_save_proc(fd);
+
+	if (fd >= 0 && close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0) {
+		capture_say(0, "warning: proc_maps not saved (%s): with sym-userobj, user stack addresses "
+			       "print without their files",
+			    strerror(-rc));
+		if (path)
+			unlink(path);
+	}
+	free(path);
+}
+
 /*
  * The kernel's own text and the comms it was printed with, back to back;
  * then the stats.  jiffies is read just before and after the text: the
@@ -669,6 +711,8 @@ static int save_text_and_stats(struct saver *s)
 	if (s->rq->with_trace)
 		rc = save_copy(s, s->rq->inst, "trace", "trace.txt", true);
 	s->have_jiffies = s->have_jiffies && tb_kvars_jiffies_now(&s->jiffies_after) == 0;
+	if (rc == 0 && option_on(s->rq->inst, "userstacktrace"))
+		save_proc_maps(s);
 	if (rc == 0)
 		rc = save_copy(s, s->rq->root, "saved_cmdlines", "saved_cmdlines", false);
 	if (rc == 0)

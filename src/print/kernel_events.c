@@ -445,23 +445,44 @@ static int print_kernel_stack(const struct tb_format *f, const struct tb_kernel_
 }
 
 /*
- * options/userstacktrace: "<user stack trace>", then " =>  <addr>" per
- * caller up to the first 0 (without sym-userobj the kernel names no
- * mapping, so only the address, in 16 hex digits, after a blank).
+ * One user address as seq_print_user_ip() writes it after " => ": with
+ * sym-userobj and the process known, the file mapped at ip (the kernel's
+ * find_vma(): the first mapping ending above it) and the offset into the
+ * mapping; then " <%016lx>" of the address under sym-addr, or when no file
+ * was named (so by default only the address, after a blank).
  */
+static void put_user_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint32_t tgid,
+			uint64_t ip, unsigned topts)
+{
+	const char *path = NULL;
+	uint64_t start = 0;
+
+	if (topts & TB_TOPT_SYM_USEROBJ && env && env->user_vma &&
+	    env->user_vma(env->print ? env->print->ctx : NULL, tgid, ip, &start, &path) == 1 && path)
+		put_fmt(out, "%s[+0x%llx]", path, (unsigned long long)(ip - start));
+	if (topts & TB_TOPT_SYM_ADDR || !path)
+		put_fmt(out, " <%016llx>", (unsigned long long)ip);
+}
+
+/* options/userstacktrace: "<user stack trace>", then " => " and an address per caller up to the first 0. */
 static int print_user_stack(const struct tb_format *f, const struct tb_kernel_record *r,
 			    const struct tb_kernel_env *env, struct tb_strbuf *out,
 			    struct tb_problem *err)
 {
-	uint32_t off;
-	uint64_t ip;
+	struct tb_problem no_tgid; /* a format without tgid: no process to look in, as for a gone one */
+	uint32_t off, tgid_off;
+	uint64_t ip, tgid = 0;
 
-	(void)env;
 	if (tail_offset(f, r, "caller", &off, err) < 0)
 		return -EINVAL;
+	if (r->topts & TB_TOPT_SYM_USEROBJ && tail_offset(f, r, "tgid", &tgid_off, &no_tgid) == 0)
+		read_at(r, tgid_off, 4, &tgid);
 	sb_puts(out, "<user stack trace>\n");
-	for (int i = 0; i < USER_STACK_ENTRIES && read_at(r, off, 8, &ip) && ip; i++, off += 8)
-		put_fmt(out, " =>  <%016llx>\n", (unsigned long long)ip);
+	for (int i = 0; i < USER_STACK_ENTRIES && read_at(r, off, 8, &ip) && ip; i++, off += 8) {
+		sb_puts(out, " => ");
+		put_user_ip(out, env, (uint32_t)tgid, ip, r->topts);
+		sb_putc(out, '\n');
+	}
 	return 0;
 }
 
@@ -509,5 +530,5 @@ void tb_kernel_env_for_schema(struct tb_schema *s, struct tb_print_env *print,
 		.constant = tb_schema_constant,
 		.type_size = tb_schema_type_size,
 	};
-	*env = (struct tb_kernel_env){.print = print};
+	*env = (struct tb_kernel_env){.print = print, .user_vma = tb_schema_user_vma};
 }

@@ -27,8 +27,8 @@
  * bputs and bprint, whose text brings its own newline (a trace_marker
  * write holding a NUL byte prints up to that byte and no newline at all,
  * so the next event's line follows on the same line, as in the kernel).
- * The default trace options are assumed (print-parent on; sym-offset,
- * sym-addr, verbose, sym-userobj off).
+ * The record's TB_TOPT_* bits say which trace options depart from the
+ * defaults (print-parent on; sym-offset, sym-addr, verbose, sym-userobj off).
  *
  * Ownership: printers keep nothing; the record, the format and the
  * environment stay the caller's.
@@ -72,6 +72,11 @@ struct tb_kernel_env {
 	const struct tb_print_env *print;
 	tb_bprint_fn *bprint; /* NULL: bprint records go to the fallback */
 	void *bprint_ctx;
+	/*
+	 * The mapping of ip in process tgid, for sym-userobj (print->ctx as
+	 * ctx; tb_schema_user_vma's answers); NULL: none known.
+	 */
+	int (*user_vma)(void *ctx, uint32_t tgid, uint64_t ip, uint64_t *start, const char **path);
 };
 
 /*
