@@ -9,34 +9,19 @@
 # counts are the oracle alone.  Skipped without root or tracefs.
 B=${TB_BUILD:-build}
 TB="$B/tracebuf"
-TOP=/sys/kernel/tracing
-T=$TOP/instances/tb-hist-live-$$
-skip() { echo "1..0 # SKIP $1"; exit 0; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -d "$TOP/instances" ] || mount -t tracefs nodev "$TOP" 2>/dev/null
-[ -d "$TOP/instances" ] || skip "no tracefs at $TOP"
-[ -d "$TOP/events/raw_syscalls" ] || skip "no raw_syscalls events"
+NAME=tb-hist-live-$$ NEED=events/raw_syscalls
+. "$(dirname "$0")/lib/instance.sh"
 HAVE_HIST=0
 grep -q "hist" "$TOP/events/raw_syscalls/sys_enter/trigger" 2>/dev/null && HAVE_HIST=1
-mkdir "$T" || skip "cannot make $T"
 ENTER='hist:keys=common_pid,id.syscall:sort=common_pid,id'
 # (not .execname: the kernel saves the comm at a key's first event, which for dd's pid
 # can come before its exec, while the capture knows the comm after it)
 EXIT='hist:keys=common_pid,ret.buckets=100:vals=hitcount:sort=common_pid,ret'
-W=$(mktemp -d /tmp/tb-hist-live.XXXXXX)
-cleanup() {
-	echo 0 > "$T/tracing_on" 2>/dev/null
-	echo "!$ENTER" >> "$T/events/raw_syscalls/sys_enter/trigger" 2>/dev/null
-	echo "!$EXIT" >> "$T/events/raw_syscalls/sys_exit/trigger" 2>/dev/null
-	echo 0 > "$T/events/enable" 2>/dev/null
-	rmdir "$T" 2>/dev/null
-	[ -n "$KEEP" ] || rm -rf "$W"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-n=0; fail=0
-check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+instance_teardown() {
+	echo 0 > "$T/tracing_on"
+	echo "!$ENTER" >> "$T/events/raw_syscalls/sys_enter/trigger"
+	echo "!$EXIT" >> "$T/events/raw_syscalls/sys_exit/trigger"
+} 2> /dev/null
 
 echo 0 > "$T/tracing_on"
 echo 16384 > "$T/buffer_size_kb"

@@ -13,26 +13,9 @@
 # usage error.  Skipped without root or tracefs.
 B=${TB_BUILD:-build}
 TB="$B/tracebuf"
-TOP=/sys/kernel/tracing
-NAME=tb-live-options-$$
-T=$TOP/instances/$NAME
-skip() { echo "1..0 # SKIP $1"; exit 0; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -d "$TOP/instances" ] || mount -t tracefs nodev "$TOP" 2>/dev/null
-[ -d "$TOP/instances" ] || skip "no tracefs at $TOP"
-[ -f "$TOP/saved_tgids" ] || skip "no saved_tgids (a kernel without record-tgid)"
-mkdir "$T" || skip "cannot make $T"
-W=$(mktemp -d /tmp/tb-live-options.XXXXXX)
-cleanup() {
-	[ -d "$T" ] && { echo 0 > "$T/tracing_on"; echo 0 > "$T/events/enable";
-		echo '!stacktrace' > "$T/events/sched/sched_process_fork/trigger"; rmdir "$T"; } 2>/dev/null
-	[ -n "$KEEP" ] || rm -rf "$W"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-n=0; fail=0
-check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+NAME=tb-live-options-$$ NEED=saved_tgids # (saved_tgids: a kernel with record-tgid)
+. "$(dirname "$0")/lib/instance.sh"
+instance_teardown() { echo '!stacktrace' > "$T/events/sched/sched_process_fork/trigger"; } 2> /dev/null
 
 # The options as tracebuf capture leaves them, then the saved set under test.
 # Only this shell's workload (event-fork: its children too), in a buffer it

@@ -11,26 +11,10 @@
 # nothing is said.  Skipped without root, tracefs or /sys/kernel/btf/vmlinux.
 B=${TB_BUILD:-build}
 TB="$B/tracebuf"
-TOP=/sys/kernel/tracing
-NAME=tb-running-btf-$$
-T=$TOP/instances/$NAME
-skip() { echo "1..0 # SKIP $1"; exit 0; }
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -r /sys/kernel/btf/vmlinux ] || skip "no /sys/kernel/btf/vmlinux"
-[ -d "$TOP/instances" ] || mount -t tracefs nodev "$TOP" 2>/dev/null
-[ -d "$TOP/instances" ] || skip "no tracefs at $TOP"
-[ -d "$TOP/events/writeback" ] || skip "no writeback events"
-mkdir "$T" || skip "cannot make $T"
-W=$(mktemp -d "$B/tb-running-btf.XXXXXX") # on the build's file system: /tmp may be tmpfs
-cleanup() {
-	[ -d "$T" ] && { echo 0 > "$T/tracing_on"; echo 0 > "$T/events/enable"; rmdir "$T"; } 2>/dev/null
-	[ -n "$KEEP" ] || rm -rf "$W"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-n=0; fail=0
-check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+[ -r /sys/kernel/btf/vmlinux ] || { echo "1..0 # SKIP no /sys/kernel/btf/vmlinux"; exit 0; }
+# (the scratch folder on the build's file system: /tmp may be tmpfs)
+NAME=tb-running-btf-$$ NEED=events/writeback WDIR=$B
+. "$(dirname "$0")/lib/instance.sh"
 
 echo 0 > "$T/options/overwrite"
 echo 1 > "$T/events/writeback/enable"
