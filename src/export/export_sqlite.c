@@ -2,10 +2,11 @@
 /*
  * export_sqlite.c - a trace loaded into an SQLite database, as the tables
  * sql_tables.h describes (docs/sql.md): an events kind, so the load
- * streams - each record is bound to its table's prepared INSERT and
- * stepped, nothing of the trace is held beyond the merge's pages, and the
- * memory is SQLite's page cache (bounded below) plus the per-thread state
- * of the derived tables.
+ * streams - each row is bound in its table's prepared INSERT of 64 rows
+ * (struct table_writer), stepped when full; nothing of the trace is held
+ * beyond the merge's pages and those 64 rows a table, and the memory is
+ * SQLite's page cache (bounded below) plus the per-thread state of the
+ * derived tables.
  *
  * The output is opened as a database and appended to: a second trace gets
  * the next trace_id, and utids/upids after those already there.  The
