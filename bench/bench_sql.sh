@@ -15,7 +15,9 @@
 #
 # Usage: bench_sql.sh [BUILD_DIR]   (root, tracefs, trace-cmd, perf, sqlite3; else skipped)
 # TB_BENCH_SQL_LOOPS=N sets the ping-pong's round trips (default 300000:
-# about 2.4 M events); TB_BENCH_KEEP=1 keeps the files.
+# about 2.4 M events); TB_BENCH_KEEP=1 keeps the files; TB_BENCH_SQL_BEFORE=PROG
+# times another tracebuf (an earlier build) in the same rounds, for a
+# before/after figure on the same trace.
 B=${1:-build}
 LOOPS=${TB_BENCH_SQL_LOOPS:-300000}
 NAME=bench_sql
@@ -43,11 +45,16 @@ PEER_CMD='rm -f "$W/peer.db"; { echo "PRAGMA journal_mode = OFF; PRAGMA synchron
 	echo ".mode csv"; echo "BEGIN;"; cat "$W/import.sql"; echo "COMMIT;"; } | sqlite3 "$W/peer.db"'
 timed() { /usr/bin/time -f '%e %U %S %M' -o "$W/t" sh -c "$1" > /dev/null 2>&1; awk '{ printf "%.0f %.0f %d\n", $1 * 1e9, ($2 + $3) * 1e9, $4 }' "$W/t"; }
 best() { echo "$1 $2" | awk '{ for (i = 1; i <= 3; i++) if ($i == 0 || $(i + 3) < $i) $i = $(i + 3); print $1, $2, $3 }'; }
+BEFORE=${TB_BENCH_SQL_BEFORE:-}
+export BEFORE
+BEFORE_CMD='rm -f "$W/before.db"; "$BEFORE" sql --db "$W/before.db" "$DAT"'
 b_tb="0 0 0"
 b_pe="0 0 0"
+b_bf="0 0 0"
 for i in 1 2 3; do
 	b_tb=$(best "$b_tb" "$(timed "$TB_CMD")")
 	b_pe=$(best "$b_pe" "$(timed "$PEER_CMD")")
+	[ -z "$BEFORE" ] || b_bf=$(best "$b_bf" "$(timed "$BEFORE_CMD")")
 done
 same=$(sqlite3 "$W/peer.db" "SELECT count(*) FROM events")
 set -- $b_tb $b_pe
@@ -58,7 +65,7 @@ awk -v tb=$1 -v ctb=$2 -v rss=$3 -v pe=$4 -v cpe=$5 -v n="$events" -v rows="$row
 	printf "  wall clock (load average %s):\n", load
 	printf "    tracebuf sql (decode + load)   %8.1f ms: %.2f M events/s, %.2f M rows/s\n", tb / 1e6, n / tb * 1e3, rows / tb * 1e3
 	printf "    sqlite3 .import of the CSV     %8.1f ms: %.2f M rows/s; tracebuf takes %.2fx its time\n", pe / 1e6, rows / pe * 1e3, tb / pe
-	printf "  CPU time: tracebuf %.1f ms, sqlite3 %.1f ms\n", ctb / 1e6, cpe / 1e6
+	printf "  CPU time: tracebuf %.1f ms (%.2f M events/s), sqlite3 %.1f ms\n", ctb / 1e6, n / ctb * 1e3, cpe / 1e6
 	printf "  peak resident memory of tracebuf sql: %.1f MiB\n", rss / 1024
 	if (same != n)
 		printf "  WARNING: the peer imported %s events rows, tracebuf %d: the comparison is off\n", same, n
@@ -67,3 +74,9 @@ awk -v tb=$1 -v ctb=$2 -v rss=$3 -v pe=$4 -v cpe=$5 -v n="$events" -v rows="$row
 	printf "  {\"case\": \"sql load into SQLite (CPU time, per event)\", \"threads\": 1, \"tracebuf_ns\": %.2f, \"peer\": \"sqlite3 .import of the same rows\", \"peer_ns\": %.2f, \"ratio\": %.2f}\n]\n",
 		ctb / n, cpe / n, cpe / ctb > json
 }'
+if [ -n "$BEFORE" ]; then
+	set -- $b_tb $b_bf
+	awk -v tb=$1 -v ctb=$2 -v bf=$4 -v cbf=$5 -v n="$events" -v prog="$BEFORE" 'BEGIN {
+	printf "  before (%s): %.1f ms wall, %.1f ms CPU: %.2f M events/s of CPU; now %.2f (%.2fx its CPU time)\n",
+		prog, bf / 1e6, cbf / 1e6, n / cbf * 1e3, n / ctb * 1e3, ctb / cbf }'
+fi
