@@ -12,8 +12,8 @@
  * peer_ns / tracebuf_ns) to argv[1], or to results-func.json beside the
  * program.
  *
- * A traced call reads the TSC four times: calltime and rettime (the
- * kernel's funcgraph_exit fields) and each record's own stamp.
+ * A traced call reads the TSC twice: each hook once, for its record's
+ * stamp (tb_write_at) and the time in the payload (calltime, rettime).
  */
 #include <pthread.h>
 #include <sched.h>

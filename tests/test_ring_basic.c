@@ -78,6 +78,57 @@ static void test_roundtrip(void)
 	tb_ring_free(ring);
 }
 
+/*
+ * tb_write_at: a record stamped with the caller's reading of the clock,
+ * never with time going back.  Rounds of three writes: a fresh stamp, a
+ * stale one (before the record just written) and one far ahead; each
+ * record's time must lie between its stamp (or the record before it) and
+ * a clock read after the write.  On the fast path (TSC ring with rseq) a
+ * fresh stamp is the record's own: each of 300 writes would have to be
+ * interrupted within a few instructions for none to keep it.
+ */
+static void test_write_at(void)
+{
+	struct tb_ring *ring = ring_new(64, 4096, 1, spec_clock);
+	uint64_t given[900], after[900], prev = 0;
+	uint32_t outside = 0, back = 0, kept = 0, n = 0, bad = 0;
+	struct tb_read_event ev;
+	int rc;
+
+	write_n(ring, 0, 1); /* the page's first record carries its own stamp */
+	for (uint32_t i = 0; i < 900; i++) {
+		struct ev e = {0xabcd, i + 1, {0}};
+		uint64_t now = tb_ring_clock_now(ring);
+
+		given[i] = i % 3 == 0 ? now : i % 3 == 1 ? now / 2 : now + (1ull << 40);
+		rc = tb_write_at(ring, &e, sizeof(e), given[i]);
+		after[i] = tb_ring_clock_now(ring);
+		bad += rc != 0;
+	}
+	while ((rc = tb_consume(ring, 0, &ev)) == 1) {
+		const struct ev *e = ev.data;
+
+		if (ev.len < sizeof(*e) || e->n != n++) {
+			bad++;
+			continue;
+		}
+		back += ev.ts < prev;
+		if (e->n) {
+			uint64_t lo = given[e->n - 1] > prev ? given[e->n - 1] : prev;
+
+			outside += (e->n - 1) % 3 != 2 ? ev.ts < lo || ev.ts > after[e->n - 1] : ev.ts > after[e->n - 1];
+			kept += (e->n - 1) % 3 == 0 && ev.ts == given[e->n - 1];
+		}
+		prev = ev.ts;
+	}
+	ok(bad == 0 && n == 901, "tb_write_at: 900 records written and read back intact (%u bad)", bad);
+	is_int(back, 0, "their times never go back, whatever the stamps");
+	is_int(outside, 0, "each between its stamp (or the record before) and a clock read after it; none ahead");
+	if (spec_clock == TB_CLOCK_TSC && tb_ring_uses_rseq(ring))
+		ok(kept > 0, "fresh stamps are the records' own on the fast path (%u of 300)", kept);
+	tb_ring_free(ring);
+}
+
 /* The kernel's lost-demo: 8 KiB-ish buffer, 5000 events: overrun, and each reader says so. */
 static void test_overwrite_reports(void)
 {
@@ -392,6 +443,7 @@ int main(void)
 		spec_clock = clocks[i];
 		diag("write path: %s", i == 0 ? "TSC clock (the fast path)" : "CLOCK_MONOTONIC (the general path)");
 		test_roundtrip();
+		test_write_at();
 		test_overwrite_reports();
 		test_producer_consumer();
 		test_read_page();

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -506,6 +507,33 @@ static int shrink_at_first_page(void *ctx, unsigned cpu, const void *page, size_
 	return 0;
 }
 
+/* make_named from a child pinned to CPU 0: every event on CPU 0's pages. */
+static int make_named_on_cpu0(const char *path, size_t kb, unsigned nwrites)
+{
+	cpu_set_t one;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		_exit(sched_setaffinity(0, sizeof(one), &one) == 0 && make_named(path, kb, nwrites) == 0 ? 0 : 1);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Where CPU 0's pages begin in a region's file (its header, as written). */
+static off_t cpu0_pages_at(const char *path)
+{
+	struct tb_region h;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? pread(fd, &h, sizeof(h), 0) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)sizeof(h) ? (off_t)(h.cpu_offset + h.pages_offset) : -1;
+}
+
 /* In a child: touch a shrunk file's mapping outside any guard, after a guarded window installed the handler. */
 static int unguarded_touch(const char *path)
 {
@@ -531,6 +559,7 @@ static void test_shrunk_under_reader(void)
 	struct tb_shm_window w;
 	struct shrink sh;
 	int rc, status;
+	off_t cut = -1;
 	pid_t pid;
 
 	path_in_dir(path, sizeof(path), "shrunk");
@@ -549,6 +578,20 @@ static void test_shrunk_under_reader(void)
 	rc = tb_shm_window(tb_shm_ring(reader), count_page, &(size_t){0}, &w);
 	ok(rc == -EFAULT && strstr(tb_shm_error(), "shrank to 0 bytes"), "a window of it: -EFAULT (%s)",
 	   tb_shm_error());
+	tb_shm_close(reader);
+
+	/*
+	 * Cut where CPU 0's pages begin, with every event there: the control
+	 * blocks are still in the file, so the first read past its end is of
+	 * a page, which the window makes with pread - a short read, no SIGBUS.
+	 */
+	ok(make_named_on_cpu0(path, 64, 20000) == 0 && tb_shm_attach(path, TB_SHM_READER, &reader) == 0 &&
+	       (cut = cpu0_pages_at(path)) > 0 && truncate(path, cut) == 0,
+	   "a reader attached, then the file cut where CPU 0's pages begin");
+	rc = tb_shm_window(tb_shm_ring(reader), count_page, &(size_t){0}, &w);
+	snprintf(want, sizeof(want), "shrank to %lld bytes", (long long)cut);
+	ok(rc == -EFAULT && strstr(tb_shm_error(), path) && strstr(tb_shm_error(), want),
+	   "a window of it: the page read comes up short, -EFAULT naming the new size (%s)", tb_shm_error());
 	tb_shm_close(reader);
 
 	ok(make_named(path, 64, 20000) == 0, "the file again");

@@ -29,7 +29,13 @@
 #include "tracebuf/stats.h"
 #include "tracebuf/tracedat.h"
 
-#define BLOCK_BYTES (2u << 20) /* a staging block: 512 sub-buffers of 4 KiB */
+/*
+ * A staging block: 64 sub-buffers of 4 KiB (or one larger sub-buffer).
+ * Small enough to stay in the cache between the copy into it and the
+ * write(2) out of it, and to cost few first-touch faults: 2 MiB blocks
+ * took 1,536 faults a snapshot, 10% of its CPU time.
+ */
+#define BLOCK_BYTES (256u << 10)
 #define NBLOCKS 3              /* one being filled, one being written, one spare */
 
 struct block {
@@ -53,6 +59,7 @@ struct stream {
 	struct block *full[NBLOCKS], *empty[NBLOCKS];
 	unsigned nfull, nempty, full_head;
 	struct block *filling; /* the producer's */
+	size_t block_bytes;    /* BLOCK_BYTES, or a sub-buffer when that is larger */
 	int done;              /* the producer has no more blocks */
 	int rc;                /* the writer's first error: the producer stops */
 	int cur_cpu;           /* the writer thread's: the CPU begun in the file, -1 none */
@@ -138,9 +145,9 @@ static int put_page(void *ctx, unsigned cpu, const void *page, size_t size)
 	struct block *b = s->filling;
 	int rc;
 
-	if (size > BLOCK_BYTES)
+	if (size > s->block_bytes)
 		return -EINVAL;
-	if (!b || b->cpu != (int)cpu || b->used + size > BLOCK_BYTES) {
+	if (!b || b->cpu != (int)cpu || b->used + size > s->block_bytes) {
 		if ((rc = next_block(s, (int)cpu)) < 0)
 			return rc;
 		b = s->filling;
@@ -151,15 +158,16 @@ static int put_page(void *ctx, unsigned cpu, const void *page, size_t size)
 	return s->blobs_fd >= 0 ? tb_blob_save_page(s->ring, page, size, s->blobs_fd, &s->blobs) : 0;
 }
 
-static int stream_init(struct stream *s, struct tb_tracedat_writer *w)
+static int stream_init(struct stream *s, struct tb_tracedat_writer *w, size_t subbuf_size)
 {
 	memset(s, 0, sizeof(*s));
 	s->w = w;
+	s->block_bytes = subbuf_size > BLOCK_BYTES ? subbuf_size : BLOCK_BYTES;
 	s->cur_cpu = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->changed, NULL);
 	for (unsigned i = 0; i < NBLOCKS; i++) {
-		if (!(s->blocks[i].bytes = malloc(BLOCK_BYTES)))
+		if (!(s->blocks[i].bytes = malloc(s->block_bytes)))
 			return -ENOMEM;
 		s->empty[s->nempty++] = &s->blocks[i];
 	}
@@ -180,7 +188,7 @@ static int stream_window(const char *cmd, struct tb_tracedat_writer *w, struct t
 {
 	struct stream s;
 	pthread_t thread;
-	int rc = stream_init(&s, w);
+	int rc = stream_init(&s, w, tb_ring_subbuf_size(ring));
 
 	s.ring = ring;
 	s.blobs_fd = blobs_fd;

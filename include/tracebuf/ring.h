@@ -137,6 +137,19 @@ int tb_ring_thread_names(const struct tb_ring *ring, void (*fn)(void *arg, int32
 int tb_write(struct tb_ring *ring, const void *data, uint32_t len);
 
 /*
+ * tb_write with the record stamped ts, a reading of the ring's clock
+ * (tb_ring_clock_now) this thread made just before: for a caller that puts
+ * the same time in the payload too (function exit records carry their
+ * return time), one clock read instead of two.  Time never goes back in a
+ * buffer: a ts before the last record of the CPU the write lands on
+ * (another write came in between) or far past it is not used, and the
+ * record takes the clock's time then, as tb_write's does; so does every
+ * write that tb_write's fast path would not take (on x86-64, a TSC ring
+ * with rseq; elsewhere always).  Returns as tb_write.
+ */
+int tb_write_at(struct tb_ring *ring, const void *data, uint32_t len, uint64_t ts);
+
+/*
  * Reserve len bytes, fill them, commit.  The space is per-thread scratch
  * (TB_RESERVE_MAX bytes, TB_MAX_NEST levels, so signal handlers may nest
  * reservations); tb_commit() time-stamps the event and publishes it into

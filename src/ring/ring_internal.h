@@ -48,6 +48,14 @@ struct tb_ring {
 	 * fault is -EFAULT with the text tb__shm_shrank() leaves.  NULL: none.
 	 */
 	struct tb_shm *guard_shm;
+	/*
+	 * A reader of a shared-memory file (memfd or named): tb_shm_window
+	 * copies the pages out of the file with pread (tb__shm_read) rather
+	 * than through the mapping, so no page of the region is faulted in
+	 * and none has to be unmapped (those faults were half of a
+	 * snapshot's time).  NULL: the mapping is read (heap, private copy).
+	 */
+	struct tb_shm *page_file;
 	struct tb_ring *live_next; /* the handles alive in this process (inflight.c) */
 	/*
 	 * Who this handle's threads are in the region's thread table
@@ -133,6 +141,12 @@ TB_HIDDEN int tb__sigbus_guarded(const void *lo, size_t len, int (*fn)(void *arg
 struct tb_shm;
 /* After a guarded read faulted: say, for tb_shm_error(), how the file shrank (shm.c). */
 TB_HIDDEN int tb__shm_shrank(struct tb_shm *shm);
+/*
+ * len bytes of shm's file at off (a byte of the region) into dst: 0,
+ * -EFAULT when the file ends first (a named file shrunk: tb__shm_shrank
+ * says so), or a read's -errno.  Touches no page of the mapping.
+ */
+TB_HIDDEN int tb__shm_read(struct tb_shm *shm, void *dst, size_t len, uint64_t off);
 
 /* The reader side serialises per CPU; readers may wait, writers never do. */
 void reader_lock(struct tb_cpu_ctl *c);

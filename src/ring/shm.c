@@ -339,6 +339,15 @@ int tb__shm_shrank(struct tb_shm *s)
 	return -EFAULT;
 }
 
+int tb__shm_read(struct tb_shm *s, void *dst, size_t len, uint64_t off)
+{
+	int error;
+
+	if (tb__pread_full(s->fd, dst, len, off, &error) == len)
+		return 0;
+	return error ? -error : -EFAULT;
+}
+
 struct guarded_call {
 	int (*fn)(void *ctx);
 	void *ctx;
@@ -387,6 +396,8 @@ int tb_shm_attach(const char *path, enum tb_shm_mode mode, struct tb_shm **out)
 	/* a named file is not sealed (st_nlink counts its names; a memfd has none) */
 	if (rc == 0 && mode == TB_SHM_READER && (*out)->unsealed)
 		(*out)->ring->guard_shm = *out;
+	if (rc == 0 && mode == TB_SHM_READER)
+		(*out)->ring->page_file = *out; /* its window reads pages with pread, not through the mapping */
 	return rc;
 }
 

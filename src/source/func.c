@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "func_internal.h"
 #include "tracebuf/func.h"
@@ -94,7 +97,14 @@ struct func_thread {
 	struct frame stack[TB_FUNC_STACK];
 };
 
-static __thread struct func_thread self;
+/*
+ * initial-exec: the archive is linked into programs, whose TLS the linker
+ * lays out; the default (a dynamic model under -fPIC) made every access a
+ * call as far as the compiler knew, with registers saved around it: 1-3 ns
+ * of a traced call (bench_func).  A shared library linking the archive must
+ * therefore be loaded with the program, not dlopen'd (3.2 KiB of static TLS).
+ */
+static __thread __attribute__((tls_model("initial-exec"))) struct func_thread self;
 
 static struct {
 	_Atomic(struct tb_ring *) ring; /* NULL: not tracing */
@@ -102,18 +112,31 @@ static struct {
 	pthread_mutex_t lock; /* start/stop */
 	uint16_t entry_id, exit_id;
 	unsigned max_depth;
-	/* The ring's clock to ns: base_ns + ((raw - base_raw) * mult >> 32). */
-	int raw_is_ns;
+	/* The ring's clock to ns: base_ns + ((raw - base_raw) * mult >> 32); other clocks are ns already. */
+	int raw_is_tsc;
 	uint64_t base_raw, base_ns, mult;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------ clock */
 
-static TB_NOTRACE uint64_t now_ns(struct tb_ring *ring)
+/*
+ * One read of the ring's clock per record: the record is written with
+ * tb_write_at, stamped with the raw value its payload's time (calltime,
+ * rettime) is converted from.  Reading the clock again inside the write,
+ * as tb_write does, was half of a record's cost (docs/func-pmu.md).
+ */
+static inline TB_NOTRACE uint64_t now_raw(struct tb_ring *ring)
 {
-	uint64_t raw = tb_ring_clock_now(ring);
+#if defined(__x86_64__)
+	if (g.raw_is_tsc)
+		return __rdtsc(); /* what tb_ring_clock_now reads for a TSC ring, without the call */
+#endif
+	return tb_ring_clock_now(ring);
+}
 
-	if (g.raw_is_ns)
+static inline TB_NOTRACE uint64_t raw_to_ns(uint64_t raw)
+{
+	if (!g.raw_is_tsc)
 		return raw;
 	return g.base_ns + (uint64_t)(((__int128)(int64_t)(raw - g.base_raw) * (__int128)g.mult) >> 32);
 }
@@ -126,7 +149,7 @@ static TB_NOTRACE void setup_clock(struct tb_ring *ring)
 {
 	enum tb_clock clock = tb_ring_clock(ring);
 
-	g.raw_is_ns = clock != TB_CLOCK_TSC;
+	g.raw_is_tsc = clock == TB_CLOCK_TSC;
 	g.base_raw = tb_ring_clock_now(ring);
 	g.base_ns = tb_ring_to_ns(ring, g.base_raw);
 	g.mult = tb_ring_to_ns(ring, g.base_raw + (1ull << 32)) - g.base_ns;
@@ -141,7 +164,7 @@ static TB_NOTRACE void forget_stack(struct func_thread *t, uint32_t gen)
 }
 
 static TB_NOTRACE void write_entry(struct tb_ring *ring, struct func_thread *t, const struct frame *f,
-				   uint64_t parent)
+				   uint64_t parent, uint64_t raw)
 {
 	struct tb_func_entry rec = {
 		.hdr = {.type = g.entry_id, .pid = t->tid},
@@ -150,12 +173,12 @@ static TB_NOTRACE void write_entry(struct tb_ring *ring, struct func_thread *t, 
 		.parent_ip = parent,
 	};
 
-	tb_write(ring, &rec, sizeof(rec));
+	tb_write_at(ring, &rec, sizeof(rec), raw);
 	t->st.entries++;
 }
 
 static TB_NOTRACE void write_exit(struct tb_ring *ring, struct func_thread *t, const struct frame *f,
-				  uint64_t rettime)
+				  uint64_t raw)
 {
 	struct tb_func_exit rec = {
 		.hdr = {.type = g.exit_id, .pid = t->tid},
@@ -163,10 +186,10 @@ static TB_NOTRACE void write_exit(struct tb_ring *ring, struct func_thread *t, c
 		.depth = f->rdepth,
 		.overrun = t->overrun,
 		.calltime = f->calltime,
-		.rettime = rettime,
+		.rettime = raw_to_ns(raw),
 	};
 
-	tb_write(ring, &rec, sizeof(rec));
+	tb_write_at(ring, &rec, sizeof(rec), raw);
 	t->st.exits++;
 }
 
@@ -175,6 +198,7 @@ static TB_NOTRACE void enter(struct tb_ring *ring, struct func_thread *t, uint64
 	const struct excl_table *x;
 	unsigned excluded;
 	struct frame *f;
+	uint64_t raw;
 
 	if (t->top == TB_FUNC_STACK) {
 		t->unpushed++;
@@ -194,12 +218,13 @@ static TB_NOTRACE void enter(struct tb_ring *ring, struct func_thread *t, uint64
 	if (!t->tid)
 		t->tid = (int32_t)gettid();
 	f->rdepth = t->rdepth++;
-	f->calltime = now_ns(ring);
-	write_entry(ring, t, f, parent);
+	raw = now_raw(ring);
+	f->calltime = raw_to_ns(raw);
+	write_entry(ring, t, f, parent, raw);
 }
 
-/* Take the top frame off; rettime is 0 for a frame abandoned without its exit. */
-static TB_NOTRACE void pop(struct tb_ring *ring, struct func_thread *t, uint64_t rettime)
+/* Take the top frame off; raw (the clock at its return) is 0 for a frame abandoned without its exit. */
+static TB_NOTRACE void pop(struct tb_ring *ring, struct func_thread *t, uint64_t raw)
 {
 	struct frame *f = &t->stack[--t->top];
 
@@ -207,8 +232,8 @@ static TB_NOTRACE void pop(struct tb_ring *ring, struct func_thread *t, uint64_t
 	if (!f->recorded)
 		return;
 	t->rdepth--;
-	if (rettime)
-		write_exit(ring, t, f, rettime);
+	if (raw)
+		write_exit(ring, t, f, raw);
 	else
 		t->st.abandoned++;
 }
@@ -230,7 +255,7 @@ static TB_NOTRACE void leave(struct tb_ring *ring, struct func_thread *t, uint64
 	/* Calls above the match were left without their exit (longjmp). */
 	while (t->top > i)
 		pop(ring, t, 0);
-	pop(ring, t, t->stack[i - 1].recorded ? now_ns(ring) : 0);
+	pop(ring, t, t->stack[i - 1].recorded ? now_raw(ring) : 0);
 }
 
 /*

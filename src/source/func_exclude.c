@@ -40,14 +40,10 @@ static struct {
 	pthread_mutex_t lock; /* writers of the list; hooks never take it */
 	struct excl_entry *entries;
 	size_t n, cap;
-	_Atomic(struct excl_table *) table;
 	struct retired *retired;
 } ex = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-TB_NOTRACE const struct excl_table *excl_current(void)
-{
-	return atomic_load_explicit(&ex.table, memory_order_acquire);
-}
+_Atomic(struct excl_table *) excl_published;
 
 /* Build the table for the current entries and publish it (lock held). */
 static TB_NOTRACE int publish(void)
@@ -75,11 +71,11 @@ static TB_NOTRACE int publish(void)
 			t->slot[k].flags |= ex.entries[i].flags;
 		}
 	}
-	old = atomic_exchange_explicit(&ex.table, t, memory_order_acq_rel);
+	old = atomic_exchange_explicit(&excl_published, t, memory_order_acq_rel);
 	if (old) {
 		if (!r && !(r = malloc(sizeof(*r)))) {
 			/* Cannot retire it: put it back rather than free what a hook may read. */
-			atomic_store_explicit(&ex.table, old, memory_order_release);
+			atomic_store_explicit(&excl_published, old, memory_order_release);
 			free(t);
 			return -ENOMEM;
 		}
