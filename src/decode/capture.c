@@ -119,19 +119,20 @@ void tb_capture_event_seen(struct tb_capture *c, uint32_t id)
 
 /*
  * lazy_formats: the files no record needed were never parsed; they are
- * now, at the end of the report, so that what is wrong in them is still
- * said (as a warning) - the start-up stays cheap, the text report pays at
- * its end.  Not for a live instance, whose thousands of events are not
- * the capture's own.
+ * checked now, at the end of the report, from the texts read when they
+ * were indexed, so that what is wrong in them is still said (as a
+ * warning) - the start-up stays cheap, the text report pays at its end,
+ * and only for the check: nothing of them is kept.  Not for a live
+ * instance, whose thousands of events are not the capture's own.
  */
-static int load_format_file(struct tb_capture *c, const char *path, const char *system);
+static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep);
 
 static void load_unused(struct tb_capture *c)
 {
 	for (size_t i = 0; !c->live && i < c->nindex; i++) {
 		struct event_file *e = &c->index[i];
 		if (!e->loaded && !tb_schema_event(c->schema, e->id, NULL))
-			load_format_file(c, e->path, e->system);
+			load_event_file(c, e, false);
 		e->loaded = true;
 	}
 }
@@ -314,14 +315,32 @@ int capture_each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, cons
 	return rc;
 }
 
+/*
+ * Hand one format file's text to the schema (keep) or only check it as
+ * the schema would (problems said alike, nothing kept): its problems held
+ * under the ID it declares.  Only running out of memory is an error.
+ */
+static int load_format_text(struct tb_capture *c, const char *path, const char *system, const char *text,
+			    size_t len, bool keep)
+{
+	int rc;
+
+	/* A live format is loaded because a record needs it: its problems count at once. */
+	c->holding = !c->live;
+	c->holding_id = format_text_id(text, len);
+	rc = keep ? tb_schema_load_format(c->schema, path, system, text, len)
+		  : schema_check_format(c->schema, path, system, text, len);
+	c->holding = false;
+	return rc == -ENOMEM ? rc : 0;
+}
+
 static int load_format_file(struct tb_capture *c, const char *path, const char *system)
 {
 	size_t len;
 	char *text;
 	int rc;
 
-	/* A live format is loaded because a record needs it: its problems count at once. */
-	c->holding = !c->live;
+	c->holding = !c->live; /* what reading it meets is the file's problem too */
 	c->holding_id = 0;
 	text = slurp(c, path, &len);
 	if (!text) {
@@ -330,45 +349,102 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 		c->holding = false;
 		return errno == ENOMEM ? -ENOMEM : 0; /* the event is just unknown; go on */
 	}
-	c->holding_id = format_text_id(text, len);
-	rc = tb_schema_load_format(c->schema, path, system, text, len);
-	c->holding = false;
+	rc = load_format_text(c, path, system, text, len, true);
 	free(text);
-	return rc == -ENOMEM ? rc : 0;
+	return rc;
+}
+
+/* An indexed file, from the text read then (lazy_formats) or from its file (live). */
+static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep)
+{
+	if (e->has_text)
+		return load_format_text(c, e->path, e->system, c->texts + e->text_at, e->text_len, keep);
+	return keep ? load_format_file(c, e->path, e->system) : 0;
 }
 
 static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path);
 
 /*
- * lazy_formats: only the file's ID now (its first bytes: the "ID:" line is
- * the second); the format is parsed when a record of the ID is met.  A file
- * whose ID cannot be read so is loaded now, for the parser to say why.
+ * lazy_formats: fd's text (a regular file, st) appended to c->texts with a
+ * NUL after it, at *at for *len bytes: 0, -ENOMEM, or -errno when it
+ * cannot be read (then nothing is appended).  One read() takes a file
+ * whose size fstat() gave: fewer bytes than asked, as many as that size,
+ * is the end of a regular file; else it is read on to EOF.
+ */
+static int keep_text(struct tb_capture *c, int fd, const struct stat *st, size_t *at, size_t *len)
+{
+	size_t n = 0, want = st->st_size > 0 && (uint64_t)st->st_size < MAX_TEXT_FILE ? (size_t)st->st_size + 1 : 4096;
+	ssize_t r;
+
+	for (;;) {
+		if (c->texts_len + n + want + 1 > c->texts_cap) {
+			size_t cap = c->texts_cap ? 2 * c->texts_cap : 256u << 10;
+			char *grown;
+			while (cap < c->texts_len + n + want + 1)
+				cap *= 2;
+			if (!(grown = realloc(c->texts, cap)))
+				return -ENOMEM;
+			c->texts = grown;
+			c->texts_cap = cap;
+		}
+		r = read(fd, c->texts + c->texts_len + n, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		n += (size_t)r;
+		if (r == 0 || ((size_t)r < want && (off_t)n == st->st_size))
+			break;
+		if (n >= MAX_TEXT_FILE)
+			return -EFBIG;
+		want = 4096;
+	}
+	*at = c->texts_len;
+	*len = n;
+	c->texts[c->texts_len + n] = '\0';
+	c->texts_len += n + 1;
+	return 0;
+}
+
+/*
+ * lazy_formats: the file read once, its text kept and its ID taken from
+ * it; the format is parsed when a record of the ID is met (or checked at
+ * the end, tb_capture_warn_unused).  A file whose ID cannot be read so is
+ * loaded now, for the parser to say why.
  */
 static int index_format_file(struct tb_capture *c, char *path, const char *system)
 {
-	char head[512];
 	struct stat st;
-	int fd = open_input(c, path, &st), rc;
-	ssize_t n = fd < 0 ? -1 : read(fd, head, sizeof(head));
+	int fd = open_input(c, path, &st), rc = -EIO;
+	size_t at = 0, len = 0;
 	uint32_t id = 0;
 
-	if (fd >= 0)
+	if (fd >= 0) {
+		rc = keep_text(c, fd, &st, &at, &len);
 		close(fd);
-	/* What was read may end inside a line: only whole lines are looked at. */
-	if ((size_t)n == sizeof(head))
-		while (n > 0 && head[n - 1] != '\n')
-			n--;
-	if (n > 0)
-		id = format_text_id(head, (size_t)n);
+	}
+	if (rc == -ENOMEM) {
+		free(path);
+		return rc;
+	}
+	if (rc == 0)
+		id = format_text_id(c->texts + at, len);
 	if (!id) {
+		if (rc == 0)
+			c->texts_len = at; /* read again, as a file outside the index is */
 		rc = load_format_file(c, path, system);
 		free(path);
 		return rc;
 	}
 	rc = add_to_index(c, id, system, path);
-	if (rc < 0)
+	if (rc < 0) {
 		free(path);
-	return rc;
+		return rc;
+	}
+	c->index[c->nindex - 1].has_text = true;
+	c->index[c->nindex - 1].text_at = at;
+	c->index[c->nindex - 1].text_len = len;
+	return 0;
 }
 
 /* A capture dir holds SYSTEM/EVENT.format files. */
@@ -431,6 +507,7 @@ static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, c
 	e->path = path;
 	e->seq = c->nindex;
 	e->loaded = false;
+	e->has_text = false;
 	c->nindex++;
 	return 0;
 }
@@ -499,7 +576,7 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 
 	(void)s;
 	if (e && !e->loaded) {
-		load_format_file(c, e->path, e->system);
+		load_event_file(c, e, true);
 		e->loaded = true;
 	}
 }
@@ -518,7 +595,7 @@ static int load_claimed_twice(struct tb_capture *c)
 		while (j + 1 < c->nindex && c->index[j + 1].id == c->index[i].id)
 			j++;
 		for (size_t k = i; j > i && k <= j && rc == 0; k++) {
-			rc = load_format_file(c, c->index[k].path, c->index[k].system);
+			rc = load_event_file(c, &c->index[k], true);
 			c->index[k].loaded = true;
 		}
 		i = j;
@@ -978,6 +1055,7 @@ void tb_capture_close(struct tb_capture *c)
 		free(c->index[i].path);
 	}
 	free(c->index);
+	free(c->texts);
 	for (size_t i = 0; i < c->nheld; i++)
 		free(c->held[i].file);
 	free(c->held);

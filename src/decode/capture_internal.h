@@ -58,6 +58,13 @@ struct event_file {
 	char *path;
 	size_t seq; /* the order it was found in: files of one ID load in it */
 	bool loaded; /* already handed to the schema (one of several files of its ID) */
+	/*
+	 * lazy_formats: the file's text, read once when it was indexed, at
+	 * [text_at, +text_len) of the capture's texts (NUL after it); has_text
+	 * false for a live instance's files, read when met.
+	 */
+	bool has_text;
+	size_t text_at, text_len;
 };
 
 /*
@@ -100,6 +107,8 @@ struct tb_capture {
 	unsigned long problems;
 	struct event_file *index;
 	size_t nindex, index_cap;
+	char *texts; /* lazy_formats: the indexed files' texts, back to back (event_file.text_at) */
+	size_t texts_len, texts_cap;
 	struct held_problem *held;
 	size_t nheld, held_cap;
 	bool holding;        /* loading a capture's format file: hold its problems */
