@@ -425,7 +425,15 @@ static int check_nesting(const char *p, size_t len, size_t *at)
 	size_t depth = 0;
 	char quote = 0;
 
+	/*
+	 * p is the format's copy of its print fmt, a NUL at p[len]: strcspn()
+	 * steps over the bytes that change nothing (most of them) at once.  A
+	 * NUL before len stops it there; it is such a byte too.
+	 */
 	for (size_t i = 0; i < len; i++) {
+		i += strcspn(p + i, quote == '"' ? "\"\\" : quote ? "'\\" : "\"'([{)]}");
+		if (i >= len)
+			break;
 		char c = p[i];
 		if (quote) {
 			if (c == '\\')
