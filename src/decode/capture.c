@@ -31,6 +31,7 @@
 #include "util/pread_full.h"
 #include "diag.h"
 #include "diag_defer.h"
+#include "ksyms.h"
 #include "tsc2nsec.h"
 #include "schema_internal.h"
 #include "schema_kernel.h"
@@ -89,6 +90,9 @@ static void forward_diag(void *ctx, const struct tb_problem *d)
 	/* A quiet pass reads the same data again: its problems come later. */
 	if (c->quiet)
 		return;
+	/* kallsyms's problems were met before this one: told first (a failure to keep them, at the end) */
+	if (c->kallsyms_job && capture_settle_kallsyms(c) < 0)
+		c->kallsyms_rc = -ENOMEM;
 	tell(c, d);
 }
 
@@ -291,6 +295,97 @@ int capture_load_file(struct tb_capture *c, const char *path, bool required,
 	return rc;
 }
 
+/*
+ * Read fd, a regular file of size bytes (fstat's word; -1 when unknown),
+ * into buf's room bytes, *n of them read: 0 at the end of the file, 1
+ * when room is full and there may be more, or -errno.  A read that
+ * returns fewer bytes than asked, having read size, met the end: a
+ * regular file of known size takes one read(), not two.
+ */
+static int read_whole(int fd, char *buf, size_t room, off_t size, size_t *n)
+{
+	ssize_t r;
+
+	*n = 0;
+	while (*n < room) {
+		r = read(fd, buf + *n, room - *n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return 0;
+		*n += (size_t)r;
+		if (*n < room && (off_t)*n == size)
+			return 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ kallsyms */
+
+/* ksyms_fill_fn: the text read already, handed to the job's thread. */
+static int hand_over_text(void *ctx, char **buf, size_t *skip, size_t *len)
+{
+	struct capture_kallsyms *k = ctx;
+
+	*buf = k->buf;
+	*skip = 0;
+	*len = k->len;
+	k->buf = NULL;
+	return 0;
+}
+
+/*
+ * A capture directory's kallsyms (~5 MB): read here, in its turn, straight
+ * into the table's buffer (no copy), and parsed on a thread of its own
+ * (ksyms_job.h) while the formats are indexed; capture_settle_kallsyms()
+ * takes the table and tells the parse's problems before any later problem
+ * is told, so they come in the order they always came.  A file of unknown
+ * size (or one that grows) is loaded as any text is.  0 or -ENOMEM.
+ */
+int capture_load_kallsyms(struct tb_capture *c, const char *path)
+{
+	struct capture_kallsyms k = {0};
+	struct stat st;
+	int fd = open_input(c, path, &st), rc = 0;
+	size_t len;
+
+	if (fd < 0)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	if (st.st_size > 0 && (uint64_t)st.st_size < MAX_TEXT_FILE && !(k.buf = tb_ksyms_text_buffer((size_t)st.st_size)))
+		rc = -ENOMEM;
+	if (k.buf) /* the buffer holds the text and a padding: room for a byte more shows a file that grew */
+		rc = read_whole(fd, k.buf, (size_t)st.st_size + 1, st.st_size, &k.len);
+	close(fd);
+	if (rc < 0 && rc != -ENOMEM)
+		tb_capture_problem(c, path, k.len, "cannot read: %s", strerror(-rc));
+	if (rc != 0 || !k.buf) {
+		free(k.buf);
+		if (rc == 0 || rc == 1)
+			rc = capture_load_file(c, path, false, tb_schema_load_kallsyms);
+		return rc == -ENOMEM ? rc : 0;
+	}
+	if ((rc = schema_kallsyms_start(c->schema, path, hand_over_text, &k)) < 0) {
+		free(k.buf);
+		return rc;
+	}
+	schema_kallsyms_filled(c->schema, &len); /* k is the thread's until then */
+	c->kallsyms_job = true;
+	return 0;
+}
+
+int capture_settle_kallsyms(struct tb_capture *c)
+{
+	int rc;
+
+	if (!c->kallsyms_job)
+		return 0;
+	c->kallsyms_job = false;
+	rc = schema_kallsyms_settle(c->schema);
+	return rc == -ENOMEM ? rc : 0;
+}
+
 /* ------------------------------------------------------------- formats */
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -364,41 +459,45 @@ static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep
 
 static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path);
 
+/* Room for need more bytes in c->texts: 0 or -ENOMEM. */
+static int texts_room(struct tb_capture *c, size_t need)
+{
+	size_t cap = c->texts_cap ? c->texts_cap : 256u << 10;
+	char *grown;
+
+	if (c->texts_len + need <= c->texts_cap)
+		return 0;
+	while (cap < c->texts_len + need)
+		cap *= 2;
+	if (!(grown = realloc(c->texts, cap)))
+		return -ENOMEM;
+	c->texts = grown;
+	c->texts_cap = cap;
+	return 0;
+}
+
 /*
  * lazy_formats: fd's text (a regular file, st) appended to c->texts with a
  * NUL after it, at *at for *len bytes: 0, -ENOMEM, or -errno when it
- * cannot be read (then nothing is appended).  One read() takes a file
- * whose size fstat() gave: fewer bytes than asked, as many as that size,
- * is the end of a regular file; else it is read on to EOF.
+ * cannot be read (then nothing is appended).
  */
 static int keep_text(struct tb_capture *c, int fd, const struct stat *st, size_t *at, size_t *len)
 {
-	size_t n = 0, want = st->st_size > 0 && (uint64_t)st->st_size < MAX_TEXT_FILE ? (size_t)st->st_size + 1 : 4096;
-	ssize_t r;
+	bool sized = st->st_size > 0 && (uint64_t)st->st_size < MAX_TEXT_FILE;
+	size_t n = 0, got, room = sized ? (size_t)st->st_size + 1 : 4096;
+	int rc;
 
-	for (;;) {
-		if (c->texts_len + n + want + 1 > c->texts_cap) {
-			size_t cap = c->texts_cap ? 2 * c->texts_cap : 256u << 10;
-			char *grown;
-			while (cap < c->texts_len + n + want + 1)
-				cap *= 2;
-			if (!(grown = realloc(c->texts, cap)))
-				return -ENOMEM;
-			c->texts = grown;
-			c->texts_cap = cap;
-		}
-		r = read(fd, c->texts + c->texts_len + n, want);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		n += (size_t)r;
-		if (r == 0 || ((size_t)r < want && (off_t)n == st->st_size))
-			break;
+	do {
 		if (n >= MAX_TEXT_FILE)
 			return -EFBIG;
-		want = 4096;
-	}
+		if (texts_room(c, n + room + 1) < 0)
+			return -ENOMEM;
+		rc = read_whole(fd, c->texts + c->texts_len + n, room, n == 0 && sized ? st->st_size : -1, &got);
+		n += got;
+		room = 64u << 10;
+	} while (rc == 1);
+	if (rc < 0)
+		return rc;
 	*at = c->texts_len;
 	*len = n;
 	c->texts[c->texts_len + n] = '\0';

@@ -115,6 +115,8 @@ struct tb_capture {
 	uint32_t holding_id; /* the ID that file declares */
 	bool has_src;        /* pages come from src (capture_source.h), not files */
 	bool lazy_formats;   /* tb_capture_opts.lazy_formats */
+	bool kallsyms_job;   /* kallsyms is being parsed on a thread (capture_load_kallsyms) */
+	int kallsyms_rc;     /* -ENOMEM when its settling, before a problem was told, failed */
 	bool no_symbols;     /* tb_capture_opts.no_symbols */
 	struct capture_source src;
 	struct blob_store *blobs; /* saved blobs (blobs.bin, a trace.dat's store), or NULL */
@@ -171,6 +173,20 @@ typedef int entry_fn(struct tb_capture *c, const char *dir, const char *name, co
  * returns an error.  That error, 0, or -errno when dir cannot be listed.
  */
 int capture_each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const char *arg);
+/* kallsyms's text in a capture directory, for its job's thread. */
+struct capture_kallsyms {
+	char *buf;
+	size_t len;
+};
+
+/*
+ * path's kallsyms, parsed on a thread of its own until
+ * capture_settle_kallsyms(), which must run before the capture is handed
+ * on (a problem told meanwhile settles it first).  Both: 0 or -ENOMEM.
+ */
+int capture_load_kallsyms(struct tb_capture *c, const char *path);
+int capture_settle_kallsyms(struct tb_capture *c);
+
 /* Every SYSTEM/EVENT/format under dir: loaded, or indexed by ID to load when met (live, lazy_formats). */
 int capture_load_formats(struct tb_capture *c, const char *dir);
 /* A kernel per_cpu/cpuN/stats file, or its copy in a capture directory, into cpu's stats. */
