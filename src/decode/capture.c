@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include "capture_internal.h"
 #include "capture_source.h"
 #include "fd_text.h"
+#include "util/grow.h"
 #include "util/pread_full.h"
 #include "diag.h"
 #include "diag_defer.h"
@@ -131,9 +134,90 @@ void tb_capture_event_seen(struct tb_capture *c, uint32_t id)
  */
 static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep);
 
+/*
+ * fn(ctx, k) for every k below n, once each, on this thread and a helper
+ * thread at once (this one alone if none can be had).  Each takes the
+ * next k by the counter, relaxed: it only hands out distinct values; what
+ * the helper wrote is read after pthread_join(), which orders it before.
+ */
+struct shared_work {
+	void (*fn)(void *ctx, size_t k);
+	void *ctx;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *work_some(void *arg)
+{
+	struct shared_work *w = arg;
+	size_t k;
+
+	while ((k = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed)) < w->n)
+		w->fn(w->ctx, k);
+	return NULL;
+}
+
+static void share_work(size_t n, void (*fn)(void *ctx, size_t k), void *ctx)
+{
+	struct shared_work w = {.fn = fn, .ctx = ctx, .n = n};
+	pthread_t helper;
+	bool threaded;
+
+	atomic_init(&w.next, 0);
+	threaded = n > 1 && pthread_create(&helper, NULL, work_some, &w) == 0;
+	work_some(&w);
+	if (threaded)
+		pthread_join(helper, NULL);
+}
+
+/* The unused files, and whether each is clean (written by the thread that checked it). */
+struct unused_check {
+	const struct tb_capture *c;
+	size_t *todo; /* index positions */
+	bool *clean;
+};
+
+static void check_one(void *ctx, size_t k)
+{
+	struct unused_check *u = ctx;
+	const struct event_file *e = &u->c->index[u->todo[k]];
+
+	u->clean[k] = schema_format_clean(u->c->schema, e->system, e->text, e->text_len);
+}
+
+/*
+ * The unused files' texts checked on two threads at once, saying nothing
+ * (thousands of clean kernel formats are most of a small report's time);
+ * each file found not clean is then checked again here, in the index's
+ * order, to say what is wrong with it exactly as before.
+ */
+static void check_unused(struct tb_capture *c)
+{
+	struct unused_check u = {.c = c};
+	size_t n = 0;
+
+	u.todo = malloc((c->nindex ? c->nindex : 1) * sizeof(*u.todo));
+	u.clean = malloc((c->nindex ? c->nindex : 1) * sizeof(*u.clean));
+	for (size_t i = 0; u.todo && u.clean && i < c->nindex; i++)
+		if (!c->index[i].loaded && c->index[i].text && !tb_schema_event(c->schema, c->index[i].id, NULL))
+			u.todo[n++] = i;
+	share_work(n, check_one, &u);
+	for (size_t k = 0; k < n; k++) {
+		if (!u.clean[k])
+			load_event_file(c, &c->index[u.todo[k]], false);
+		c->index[u.todo[k]].loaded = true;
+	}
+	free(u.todo);
+	free(u.clean);
+}
+
 static void load_unused(struct tb_capture *c)
 {
-	for (size_t i = 0; !c->live && i < c->nindex; i++) {
+	if (c->live)
+		return;
+	check_unused(c);
+	/* Without the memory to list them, or files without a text: checked one by one. */
+	for (size_t i = 0; i < c->nindex; i++) {
 		struct event_file *e = &c->index[i];
 		if (!e->loaded && !tb_schema_event(c->schema, e->id, NULL))
 			load_event_file(c, e, false);
@@ -452,97 +536,163 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 /* An indexed file, from the text read then (lazy_formats) or from its file (live). */
 static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep)
 {
-	if (e->has_text)
-		return load_format_text(c, e->path, e->system, c->texts + e->text_at, e->text_len, keep);
+	if (e->text)
+		return load_format_text(c, e->path, e->system, e->text, e->text_len, keep);
 	return keep ? load_format_file(c, e->path, e->system) : 0;
 }
 
 static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path);
 
-/* Room for need more bytes in c->texts: 0 or -ENOMEM. */
-static int texts_room(struct tb_capture *c, size_t need)
-{
-	size_t cap = c->texts_cap ? c->texts_cap : 256u << 10;
-	char *grown;
-
-	if (c->texts_len + need <= c->texts_cap)
-		return 0;
-	while (cap < c->texts_len + need)
-		cap *= 2;
-	if (!(grown = realloc(c->texts, cap)))
-		return -ENOMEM;
-	c->texts = grown;
-	c->texts_cap = cap;
-	return 0;
-}
-
 /*
- * lazy_formats: fd's text (a regular file, st) appended to c->texts with a
- * NUL after it, at *at for *len bytes: 0, -ENOMEM, or -errno when it
- * cannot be read (then nothing is appended).
+ * lazy_formats: fd's text (a regular file, st), NUL-terminated, in *text
+ * (malloc'd) of *len bytes: 0, -ENOMEM, or -errno when it cannot be read
+ * (*text NULL then).  Safe on any thread: it says nothing.
  */
-static int keep_text(struct tb_capture *c, int fd, const struct stat *st, size_t *at, size_t *len)
+static int read_text(int fd, const struct stat *st, char **text, size_t *len)
 {
 	bool sized = st->st_size > 0 && (uint64_t)st->st_size < MAX_TEXT_FILE;
 	size_t n = 0, got, room = sized ? (size_t)st->st_size + 1 : 4096;
+	char *buf = NULL, *grown;
 	int rc;
 
 	do {
-		if (n >= MAX_TEXT_FILE)
-			return -EFBIG;
-		if (texts_room(c, n + room + 1) < 0)
-			return -ENOMEM;
-		rc = read_whole(fd, c->texts + c->texts_len + n, room, n == 0 && sized ? st->st_size : -1, &got);
+		if (n >= MAX_TEXT_FILE || !(grown = realloc(buf, n + room + 1))) {
+			rc = n >= MAX_TEXT_FILE ? -EFBIG : -ENOMEM;
+			break;
+		}
+		buf = grown;
+		rc = read_whole(fd, buf + n, room, n == 0 && sized ? st->st_size : -1, &got);
 		n += got;
 		room = 64u << 10;
 	} while (rc == 1);
-	if (rc < 0)
+	if (rc < 0) {
+		free(buf);
+		*text = NULL;
 		return rc;
-	*at = c->texts_len;
+	}
+	buf[n] = '\0';
+	*text = buf;
 	*len = n;
-	c->texts[c->texts_len + n] = '\0';
-	c->texts_len += n + 1;
 	return 0;
 }
 
+/* Read the k-th file found, if it is a regular file that reads whole; else leave it to the indexing. */
+static void read_found(void *ctx, size_t k)
+{
+	struct format_found *f = &((struct format_found *)ctx)[k];
+	struct stat st;
+	/* by its name in its directory: a path looked up once a system, not once a file */
+	int fd = f->dirfd >= 0 ? openat(f->dirfd, f->path + f->name_at, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+			       : open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		read_text(fd, &st, &f->text, &f->len);
+	close(fd);
+}
+
 /*
- * lazy_formats: the file read once, its text kept and its ID taken from
- * it; the format is parsed when a record of the ID is met (or checked at
- * the end, tb_capture_warn_unused).  A file whose ID cannot be read so is
- * loaded now, for the parser to say why.
+ * lazy_formats: a file found, read once (by read_found(), or here, where
+ * what is wrong in reading it is said), its text kept and its ID taken
+ * from it; the format is parsed when a record of the ID is met (or
+ * checked at the end, tb_capture_warn_unused).  A file whose ID cannot be
+ * read so is loaded now, for the parser to say why.  f's path and text
+ * are taken.
  */
-static int index_format_file(struct tb_capture *c, char *path, const char *system)
+static int index_format_file(struct tb_capture *c, struct format_found *f)
 {
 	struct stat st;
-	int fd = open_input(c, path, &st), rc = -EIO;
-	size_t at = 0, len = 0;
-	uint32_t id = 0;
+	uint32_t id;
+	int fd, rc = 0;
 
-	if (fd >= 0) {
-		rc = keep_text(c, fd, &st, &at, &len);
+	if (!f->text && (fd = open_input(c, f->path, &st)) >= 0) {
+		rc = read_text(fd, &st, &f->text, &f->len);
 		close(fd);
 	}
-	if (rc == -ENOMEM) {
-		free(path);
+	if (rc == -ENOMEM)
 		return rc;
-	}
-	if (rc == 0)
-		id = format_text_id(c->texts + at, len);
+	id = f->text ? format_text_id(f->text, f->len) : 0;
 	if (!id) {
+		free(f->text);
+		f->text = NULL;
+		return load_format_file(c, f->path, f->system);
+	}
+	if ((rc = add_to_index(c, id, f->system, f->path)) < 0)
+		return rc;
+	f->path = NULL;
+	c->index[c->nindex - 1].text = f->text;
+	c->index[c->nindex - 1].text_len = f->len;
+	f->text = NULL;
+	return 0;
+}
+
+static void close_found_dirs(struct tb_capture *c)
+{
+	for (size_t i = 0; i < c->nfound_dirs; i++)
+		close(c->found_dirs[i]);
+	free(c->found_dirs);
+	c->found_dirs = NULL;
+	c->nfound_dirs = c->found_dirs_cap = 0;
+}
+
+/* lazy_formats: a system's directory, open for reading its files by name; -1 if it cannot be. */
+static int open_found_dir(struct tb_capture *c, const char *sysdir)
+{
+	int *v = tb__grow(c->found_dirs, &c->found_dirs_cap, c->nfound_dirs + 1, sizeof(*v), 64);
+	int fd;
+
+	if (!v)
+		return -1;
+	c->found_dirs = v;
+	fd = open(sysdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		c->found_dirs[c->nfound_dirs++] = fd;
+	return fd;
+}
+
+/*
+ * The files the walk found, read on two threads at once (opening and
+ * reading thousands of small files is most of a start-up), then indexed
+ * here in the walk's order, so that every problem is said as and where it
+ * was.  0 or -ENOMEM.
+ */
+static int index_found(struct tb_capture *c)
+{
+	int rc = 0;
+
+	share_work(c->nfound, read_found, c->found);
+	for (size_t i = 0; i < c->nfound; i++) {
 		if (rc == 0)
-			c->texts_len = at; /* read again, as a file outside the index is */
-		rc = load_format_file(c, path, system);
-		free(path);
-		return rc;
+			rc = index_format_file(c, &c->found[i]);
+		free(c->found[i].path);
+		free(c->found[i].system);
+		free(c->found[i].text);
 	}
-	rc = add_to_index(c, id, system, path);
-	if (rc < 0) {
+	free(c->found);
+	c->found = NULL;
+	c->nfound = c->found_cap = 0;
+	close_found_dirs(c);
+	return rc;
+}
+
+/* lazy_formats: path (taken), name_at bytes into it the file's name, kept for index_found(). */
+static int add_found(struct tb_capture *c, char *path, size_t name_at, const char *system)
+{
+	struct format_found *f = tb__grow(c->found, &c->found_cap, c->nfound + 1, sizeof(*f), 256);
+
+	if (!f) {
 		free(path);
-		return rc;
+		return -ENOMEM;
 	}
-	c->index[c->nindex - 1].has_text = true;
-	c->index[c->nindex - 1].text_at = at;
-	c->index[c->nindex - 1].text_len = len;
+	c->found = f;
+	f = &c->found[c->nfound];
+	*f = (struct format_found){.path = path, .name_at = name_at, .dirfd = c->walk_dirfd, .system = strdup(system)};
+	if (!f->system) {
+		free(path);
+		return -ENOMEM;
+	}
+	c->nfound++;
 	return 0;
 }
 
@@ -558,7 +708,7 @@ static int load_format_entry(struct tb_capture *c, const char *sysdir, const cha
 	if (!(path = capture_path_join(sysdir, name)))
 		return -ENOMEM;
 	if (c->lazy_formats)
-		return index_format_file(c, path, system);
+		return add_found(c, path, strlen(sysdir) + 1, system);
 	rc = load_format_file(c, path, system);
 	free(path);
 	return rc;
@@ -606,7 +756,7 @@ static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, c
 	e->path = path;
 	e->seq = c->nindex;
 	e->loaded = false;
-	e->has_text = false;
+	e->text = NULL;
 	c->nindex++;
 	return 0;
 }
@@ -713,8 +863,10 @@ static int load_system_entry(struct tb_capture *c, const char *dir, const char *
 		return 0;
 	if (!(sysdir = capture_path_join(dir, system)))
 		return -ENOMEM;
+	c->walk_dirfd = c->lazy_formats && !c->live ? open_found_dir(c, sysdir) : -1;
 	if (capture_is_dir(sysdir))
 		rc = capture_each_entry(c, sysdir, c->live ? index_entry : load_format_entry, system);
+	c->walk_dirfd = -1;
 	free(sysdir);
 	return rc == -ENOMEM ? rc : 0;
 }
@@ -725,6 +877,8 @@ int capture_load_formats(struct tb_capture *c, const char *dir)
 
 	if (rc != -ENOMEM)
 		rc = 0;
+	if (index_found(c) < 0)
+		rc = -ENOMEM;
 	if (c->nindex) {
 		qsort(c->index, c->nindex, sizeof(*c->index), by_id_then_found);
 		tb_schema_set_loader(c->schema, load_by_id, c);
@@ -996,6 +1150,7 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct capt
 		return -ENOMEM;
 	c->files = files;
 	c->live = files->live;
+	c->walk_dirfd = -1;
 	tb_schema_set_problem_fn(c->schema, forward_diag, c);
 	return 0;
 }
@@ -1152,9 +1307,9 @@ void tb_capture_close(struct tb_capture *c)
 	for (size_t i = 0; i < c->nindex; i++) {
 		free(c->index[i].system);
 		free(c->index[i].path);
+		free(c->index[i].text);
 	}
 	free(c->index);
-	free(c->texts);
 	for (size_t i = 0; i < c->nheld; i++)
 		free(c->held[i].file);
 	free(c->held);

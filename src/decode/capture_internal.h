@@ -59,12 +59,21 @@ struct event_file {
 	size_t seq; /* the order it was found in: files of one ID load in it */
 	bool loaded; /* already handed to the schema (one of several files of its ID) */
 	/*
-	 * lazy_formats: the file's text, read once when it was indexed, at
-	 * [text_at, +text_len) of the capture's texts (NUL after it); has_text
-	 * false for a live instance's files, read when met.
+	 * lazy_formats: the file's text (NUL-terminated), read once when it
+	 * was indexed; NULL for a live instance's files, read when met.
 	 */
-	bool has_text;
-	size_t text_at, text_len;
+	char *text;
+	size_t text_len;
+};
+
+/* A format file the walk found (lazy_formats), to be read and indexed. */
+struct format_found {
+	char *path;
+	size_t name_at; /* of the file's name in path */
+	int dirfd;      /* its system's directory (c->found_dirs), or -1: opened by path */
+	char *system;
+	char *text; /* read by either of two threads; NULL: the indexing reads it, saying why */
+	size_t len;
 };
 
 /*
@@ -107,8 +116,11 @@ struct tb_capture {
 	unsigned long problems;
 	struct event_file *index;
 	size_t nindex, index_cap;
-	char *texts; /* lazy_formats: the indexed files' texts, back to back (event_file.text_at) */
-	size_t texts_len, texts_cap;
+	struct format_found *found; /* lazy_formats: the walk's files, in its order */
+	size_t nfound, found_cap;
+	int *found_dirs; /* their systems' directories, open for openat() until they are read */
+	int walk_dirfd;  /* the directory of the system being walked, or -1 */
+	size_t nfound_dirs, found_dirs_cap;
 	struct held_problem *held;
 	size_t nheld, held_cap;
 	bool holding;        /* loading a capture's format file: hold its problems */

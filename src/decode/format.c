@@ -84,9 +84,30 @@ static bool starts_with(const struct line *l, const char *word, size_t *after)
 
 /*
  * The classes of bytes the parser asks about, in ASCII whatever the
- * locale: each format has thousands of bytes, and a call into ctype (or
- * strchr over a set) per byte was most of a format's parse.
+ * locale, by one look-up: each format has thousands of bytes, and a call
+ * into ctype (or strchr over a set) per byte was most of a format's parse.
  */
+enum { IDENT = 1, DECL = 2 }; /* C identifiers; what field declarations are made of */
+static const unsigned char byte_class[256] = {
+	['0'] = IDENT | DECL, ['1'] = IDENT | DECL, ['2'] = IDENT | DECL, ['3'] = IDENT | DECL,
+	['4'] = IDENT | DECL, ['5'] = IDENT | DECL, ['6'] = IDENT | DECL, ['7'] = IDENT | DECL,
+	['8'] = IDENT | DECL, ['9'] = IDENT | DECL, ['A'] = IDENT | DECL, ['B'] = IDENT | DECL,
+	['C'] = IDENT | DECL, ['D'] = IDENT | DECL, ['E'] = IDENT | DECL, ['F'] = IDENT | DECL,
+	['G'] = IDENT | DECL, ['H'] = IDENT | DECL, ['I'] = IDENT | DECL, ['J'] = IDENT | DECL,
+	['K'] = IDENT | DECL, ['L'] = IDENT | DECL, ['M'] = IDENT | DECL, ['N'] = IDENT | DECL,
+	['O'] = IDENT | DECL, ['P'] = IDENT | DECL, ['Q'] = IDENT | DECL, ['R'] = IDENT | DECL,
+	['S'] = IDENT | DECL, ['T'] = IDENT | DECL, ['U'] = IDENT | DECL, ['V'] = IDENT | DECL,
+	['W'] = IDENT | DECL, ['X'] = IDENT | DECL, ['Y'] = IDENT | DECL, ['Z'] = IDENT | DECL,
+	['a'] = IDENT | DECL, ['b'] = IDENT | DECL, ['c'] = IDENT | DECL, ['d'] = IDENT | DECL,
+	['e'] = IDENT | DECL, ['f'] = IDENT | DECL, ['g'] = IDENT | DECL, ['h'] = IDENT | DECL,
+	['i'] = IDENT | DECL, ['j'] = IDENT | DECL, ['k'] = IDENT | DECL, ['l'] = IDENT | DECL,
+	['m'] = IDENT | DECL, ['n'] = IDENT | DECL, ['o'] = IDENT | DECL, ['p'] = IDENT | DECL,
+	['q'] = IDENT | DECL, ['r'] = IDENT | DECL, ['s'] = IDENT | DECL, ['t'] = IDENT | DECL,
+	['u'] = IDENT | DECL, ['v'] = IDENT | DECL, ['w'] = IDENT | DECL, ['x'] = IDENT | DECL,
+	['y'] = IDENT | DECL, ['z'] = IDENT | DECL, ['_'] = IDENT | DECL,
+	[' '] = DECL, ['\t'] = DECL, ['*'] = DECL, ['['] = DECL, [']'] = DECL,
+};
+
 static bool is_digit(char c)
 {
 	return (unsigned)(unsigned char)c - '0' < 10u;
@@ -94,7 +115,7 @@ static bool is_digit(char c)
 
 static bool is_ident_char(char c)
 {
-	return is_digit(c) || ((unsigned)(unsigned char)c | 0x20) - 'a' < 26u || c == '_';
+	return byte_class[(unsigned char)c] & IDENT;
 }
 
 /* Decimal number at l->p[*i]; at most 10 digits and UINT32_MAX. */
@@ -168,18 +189,12 @@ static int parse_field_line(const struct line *l, struct field_line *fl, struct 
 	return 0;
 }
 
-/* What the kernel's field declarations are made of: C types and names. */
-static bool is_decl_char(char c)
-{
-	return is_ident_char(c) || c == ' ' || c == '\t' || c == '*' || c == '[' || c == ']';
-}
-
 /* The declaration characters that start d[0..len), which need not be NUL-terminated. */
 static size_t decl_span(const char *d, size_t len)
 {
 	size_t i = 0;
 
-	while (i < len && is_decl_char(d[i]))
+	while (i < len && byte_class[(unsigned char)d[i]] & DECL)
 		i++;
 	return i;
 }

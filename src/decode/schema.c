@@ -391,11 +391,16 @@ static char *format_for_libtraceevent(const char *text, size_t len, size_t print
 
 /* -------------------------------------------------------- format files */
 
-static int check_system_name(struct tb_schema *s, const char *file, const char *system)
+static bool system_name_ok(const char *system)
 {
 	size_t n = system ? strlen(system) : 0;
 
-	if (n == 0 || n >= TB_NAME_MAX || strpbrk(system, "/ \t\n")) {
+	return n > 0 && n < TB_NAME_MAX && !strpbrk(system, "/ \t\n");
+}
+
+static int check_system_name(struct tb_schema *s, const char *file, const char *system)
+{
+	if (!system_name_ok(system)) {
 		report(s, file, 0, "bad system name '%.40s'", system ? system : "");
 		return -EINVAL;
 	}
@@ -547,6 +552,20 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 	*slot = ev;
 	s->nevents++;
 	return 0;
+}
+
+bool schema_format_clean(const struct tb_schema *s, const char *system, const char *text, size_t len)
+{
+	struct tb_problem unsaid;
+	struct tb_format f;
+	size_t at;
+	bool clean;
+
+	if (!text || !system_name_ok(system) || tb_format_parse(text, len, &f, &unsaid) < 0)
+		return false;
+	clean = !event_by_id(s, f.id) && check_nesting(f.print_fmt, f.print_fmt_len, &at) == 0;
+	tb_format_free(&f);
+	return clean;
 }
 
 int schema_check_format(struct tb_schema *s, const char *file, const char *system, const char *text, size_t len)
