@@ -513,7 +513,8 @@ static int load_format_text(struct tb_capture *c, const char *path, const char *
 	return rc == -ENOMEM ? rc : 0;
 }
 
-static int load_format_file(struct tb_capture *c, const char *path, const char *system)
+/* A format file read and handed to the schema (keep), or only checked; as load_format_text(). */
+static int load_format_file(struct tb_capture *c, const char *path, const char *system, bool keep)
 {
 	size_t len;
 	char *text;
@@ -528,17 +529,17 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 		c->holding = false;
 		return errno == ENOMEM ? -ENOMEM : 0; /* the event is just unknown; go on */
 	}
-	rc = load_format_text(c, path, system, text, len, true);
+	rc = load_format_text(c, path, system, text, len, keep);
 	free(text);
 	return rc;
 }
 
-/* An indexed file, from the text read then (lazy_formats) or from its file (live). */
+/* An indexed file, from the text read then (lazy_formats) or from its file (live, no_symbols). */
 static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep)
 {
 	if (e->text)
 		return load_format_text(c, e->path, e->system, e->text, e->text_len, keep);
-	return keep ? load_format_file(c, e->path, e->system) : 0;
+	return load_format_file(c, e->path, e->system, keep);
 }
 
 static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path);
@@ -576,10 +577,32 @@ static int read_text(int fd, const struct stat *st, char **text, size_t *len)
 	return 0;
 }
 
-/* Read the k-th file found, if it is a regular file that reads whole; else leave it to the indexing. */
+/*
+ * The ID of a format file from its first bytes (the "ID:" line is the
+ * second), 0 if they do not show it.  What was read may end inside a
+ * line: only whole lines are looked at.
+ */
+static uint32_t head_id(int fd)
+{
+	char head[512];
+	ssize_t n = read(fd, head, sizeof(head));
+
+	if ((size_t)n == sizeof(head))
+		while (n > 0 && head[n - 1] != '\n')
+			n--;
+	return n > 0 ? format_text_id(head, (size_t)n) : 0;
+}
+
+/*
+ * The k-th file found, if it is a regular file: its text read whole and
+ * kept, or - a capture that prints no text (no_symbols: report --count)
+ * checks no unused format at its end - only its first bytes, for the ID.
+ * Whatever goes wrong is left to the indexing (f->id 0), which says it.
+ */
 static void read_found(void *ctx, size_t k)
 {
-	struct format_found *f = &((struct format_found *)ctx)[k];
+	const struct tb_capture *c = ctx;
+	struct format_found *f = &c->found[k];
 	struct stat st;
 	/* by its name in its directory: a path looked up once a system, not once a file */
 	int fd = f->dirfd >= 0 ? openat(f->dirfd, f->path + f->name_at, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -587,38 +610,42 @@ static void read_found(void *ctx, size_t k)
 
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		read_text(fd, &st, &f->text, &f->len);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (c->no_symbols)
+			f->id = head_id(fd);
+		else if (read_text(fd, &st, &f->text, &f->len) == 0)
+			f->id = format_text_id(f->text, f->len);
+	}
 	close(fd);
 }
 
 /*
  * lazy_formats: a file found, read once (by read_found(), or here, where
- * what is wrong in reading it is said), its text kept and its ID taken
- * from it; the format is parsed when a record of the ID is met (or
- * checked at the end, tb_capture_warn_unused).  A file whose ID cannot be
- * read so is loaded now, for the parser to say why.  f's path and text
- * are taken.
+ * what is wrong in reading it is said), its ID taken from it and its text
+ * kept (if it was read whole); the format is parsed when a record of the
+ * ID is met (or checked at the end, tb_capture_warn_unused).  A file whose
+ * ID cannot be read so is loaded now, for the parser to say why.  f's path
+ * and text are taken.
  */
 static int index_format_file(struct tb_capture *c, struct format_found *f)
 {
 	struct stat st;
-	uint32_t id;
 	int fd, rc = 0;
 
-	if (!f->text && (fd = open_input(c, f->path, &st)) >= 0) {
-		rc = read_text(fd, &st, &f->text, &f->len);
-		close(fd);
-	}
-	if (rc == -ENOMEM)
-		return rc;
-	id = f->text ? format_text_id(f->text, f->len) : 0;
-	if (!id) {
+	if (!f->id) {
 		free(f->text);
 		f->text = NULL;
-		return load_format_file(c, f->path, f->system);
+		if ((fd = open_input(c, f->path, &st)) >= 0) {
+			rc = read_text(fd, &st, &f->text, &f->len);
+			close(fd);
+		}
+		if (rc == -ENOMEM)
+			return rc;
+		f->id = f->text ? format_text_id(f->text, f->len) : 0;
 	}
-	if ((rc = add_to_index(c, id, f->system, f->path)) < 0)
+	if (!f->id)
+		return load_format_file(c, f->path, f->system, true);
+	if ((rc = add_to_index(c, f->id, f->system, f->path)) < 0)
 		return rc;
 	f->path = NULL;
 	c->index[c->nindex - 1].text = f->text;
@@ -661,7 +688,7 @@ static int index_found(struct tb_capture *c)
 {
 	int rc = 0;
 
-	share_work(c->nfound, read_found, c->found);
+	share_work(c->nfound, read_found, c);
 	for (size_t i = 0; i < c->nfound; i++) {
 		if (rc == 0)
 			rc = index_format_file(c, &c->found[i]);
@@ -709,7 +736,7 @@ static int load_format_entry(struct tb_capture *c, const char *sysdir, const cha
 		return -ENOMEM;
 	if (c->lazy_formats)
 		return add_found(c, path, strlen(sysdir) + 1, system);
-	rc = load_format_file(c, path, system);
+	rc = load_format_file(c, path, system, true);
 	free(path);
 	return rc;
 }

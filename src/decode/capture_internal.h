@@ -72,7 +72,8 @@ struct format_found {
 	size_t name_at; /* of the file's name in path */
 	int dirfd;      /* its system's directory (c->found_dirs), or -1: opened by path */
 	char *system;
-	char *text; /* read by either of two threads; NULL: the indexing reads it, saying why */
+	uint32_t id; /* from what either of two threads read; 0: the indexing reads it, saying why */
+	char *text;  /* the whole text, when it was read whole */
 	size_t len;
 };
 
