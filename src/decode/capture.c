@@ -125,11 +125,11 @@ void tb_capture_event_seen(struct tb_capture *c, uint32_t id)
 }
 
 /*
- * lazy_formats: the files no record needed were never parsed; they are
- * checked now, at the end of the report, from the texts read when they
- * were indexed, so that what is wrong in them is still said (as a
- * warning) - the start-up stays cheap, the text report pays at its end,
- * and only for the check: nothing of them is kept.  Not for a live
+ * lazy_formats: the files no record needed were never parsed into the
+ * schema, but each was checked when it was read (on two threads, saying
+ * nothing: read_found()); the ones not found clean are checked again now,
+ * at the end of the report, in the index's order, so that what is wrong in
+ * them is still said (as a warning) as it always was.  Not for a live
  * instance, whose thousands of events are not the capture's own.
  */
 static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep);
@@ -170,56 +170,11 @@ static void share_work(size_t n, void (*fn)(void *ctx, size_t k), void *ctx)
 		pthread_join(helper, NULL);
 }
 
-/* The unused files, and whether each is clean (written by the thread that checked it). */
-struct unused_check {
-	const struct tb_capture *c;
-	size_t *todo; /* index positions */
-	bool *clean;
-};
-
-static void check_one(void *ctx, size_t k)
-{
-	struct unused_check *u = ctx;
-	const struct event_file *e = &u->c->index[u->todo[k]];
-
-	u->clean[k] = schema_format_clean(u->c->schema, e->system, e->text, e->text_len);
-}
-
-/*
- * The unused files' texts checked on two threads at once, saying nothing
- * (thousands of clean kernel formats are most of a small report's time);
- * each file found not clean is then checked again here, in the index's
- * order, to say what is wrong with it exactly as before.
- */
-static void check_unused(struct tb_capture *c)
-{
-	struct unused_check u = {.c = c};
-	size_t n = 0;
-
-	u.todo = malloc((c->nindex ? c->nindex : 1) * sizeof(*u.todo));
-	u.clean = malloc((c->nindex ? c->nindex : 1) * sizeof(*u.clean));
-	for (size_t i = 0; u.todo && u.clean && i < c->nindex; i++)
-		if (!c->index[i].loaded && c->index[i].text && !tb_schema_event(c->schema, c->index[i].id, NULL))
-			u.todo[n++] = i;
-	share_work(n, check_one, &u);
-	for (size_t k = 0; k < n; k++) {
-		if (!u.clean[k])
-			load_event_file(c, &c->index[u.todo[k]], false);
-		c->index[u.todo[k]].loaded = true;
-	}
-	free(u.todo);
-	free(u.clean);
-}
-
 static void load_unused(struct tb_capture *c)
 {
-	if (c->live)
-		return;
-	check_unused(c);
-	/* Without the memory to list them, or files without a text: checked one by one. */
-	for (size_t i = 0; i < c->nindex; i++) {
+	for (size_t i = 0; !c->live && i < c->nindex; i++) {
 		struct event_file *e = &c->index[i];
-		if (!e->loaded && !tb_schema_event(c->schema, e->id, NULL))
+		if (!e->loaded && !e->clean && !tb_schema_event(c->schema, e->id, NULL))
 			load_event_file(c, e, false);
 		e->loaded = true;
 	}
@@ -534,11 +489,9 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 	return rc;
 }
 
-/* An indexed file, from the text read then (lazy_formats) or from its file (live, no_symbols). */
+/* An indexed file, read again (its text is not kept: a report meets a few of thousands). */
 static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep)
 {
-	if (e->text)
-		return load_format_text(c, e->path, e->system, e->text, e->text_len, keep);
 	return load_format_file(c, e->path, e->system, keep);
 }
 
@@ -594,16 +547,21 @@ static uint32_t head_id(int fd)
 }
 
 /*
- * The k-th file found, if it is a regular file: its text read whole and
- * kept, or - a capture that prints no text (no_symbols: report --count)
- * checks no unused format at its end - only its first bytes, for the ID.
- * Whatever goes wrong is left to the indexing (f->id 0), which says it.
+ * The k-th file found, if it is a regular file: its text read whole, its
+ * ID taken and the format checked as the schema would (schema_format_clean:
+ * saying nothing, the schema untouched - nobody changes it while the two
+ * threads read), then dropped; a capture that prints no text (no_symbols:
+ * report --count) checks no unused format at its end, so only the first
+ * bytes are read, for the ID.  Whatever goes wrong is left to the
+ * indexing (f->id 0), which says it.
  */
 static void read_found(void *ctx, size_t k)
 {
 	const struct tb_capture *c = ctx;
 	struct format_found *f = &c->found[k];
 	struct stat st;
+	char *text;
+	size_t len;
 	/* by its name in its directory: a path looked up once a system, not once a file */
 	int fd = f->dirfd >= 0 ? openat(f->dirfd, f->path + f->name_at, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
 			       : open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -613,44 +571,46 @@ static void read_found(void *ctx, size_t k)
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		if (c->no_symbols)
 			f->id = head_id(fd);
-		else if (read_text(fd, &st, &f->text, &f->len) == 0)
-			f->id = format_text_id(f->text, f->len);
+		else if (read_text(fd, &st, &text, &len) == 0) {
+			f->id = format_text_id(text, len);
+			f->clean = f->id && schema_format_clean(c->schema, f->system, text, len);
+			free(text);
+		}
 	}
 	close(fd);
 }
 
 /*
  * lazy_formats: a file found, read once (by read_found(), or here, where
- * what is wrong in reading it is said), its ID taken from it and its text
- * kept (if it was read whole); the format is parsed when a record of the
- * ID is met (or checked at the end, tb_capture_warn_unused).  A file whose
- * ID cannot be read so is loaded now, for the parser to say why.  f's path
- * and text are taken.
+ * what is wrong in reading it is said), and indexed by the ID it
+ * declares; the format is parsed when a record of the ID is met, or
+ * checked again at the end (tb_capture_warn_unused) if it was not found
+ * clean.  A file whose ID cannot be read so is loaded now, for the parser
+ * to say why.  f's path is taken.
  */
 static int index_format_file(struct tb_capture *c, struct format_found *f)
 {
 	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
 	int fd, rc = 0;
 
 	if (!f->id) {
-		free(f->text);
-		f->text = NULL;
 		if ((fd = open_input(c, f->path, &st)) >= 0) {
-			rc = read_text(fd, &st, &f->text, &f->len);
+			rc = read_text(fd, &st, &text, &len);
 			close(fd);
 		}
 		if (rc == -ENOMEM)
 			return rc;
-		f->id = f->text ? format_text_id(f->text, f->len) : 0;
+		f->id = text ? format_text_id(text, len) : 0;
+		free(text);
 	}
 	if (!f->id)
 		return load_format_file(c, f->path, f->system, true);
 	if ((rc = add_to_index(c, f->id, f->system, f->path)) < 0)
 		return rc;
 	f->path = NULL;
-	c->index[c->nindex - 1].text = f->text;
-	c->index[c->nindex - 1].text_len = f->len;
-	f->text = NULL;
+	c->index[c->nindex - 1].clean = f->clean;
 	return 0;
 }
 
@@ -679,8 +639,9 @@ static int open_found_dir(struct tb_capture *c, const char *sysdir)
 }
 
 /*
- * The files the walk found, read on two threads at once (opening and
- * reading thousands of small files is most of a start-up), then indexed
+ * The files the walk found, read and checked on two threads at once
+ * (opening, reading and checking thousands of small files is most of a
+ * start-up), then indexed
  * here in the walk's order, so that every problem is said as and where it
  * was.  0 or -ENOMEM.
  */
@@ -694,7 +655,6 @@ static int index_found(struct tb_capture *c)
 			rc = index_format_file(c, &c->found[i]);
 		free(c->found[i].path);
 		free(c->found[i].system);
-		free(c->found[i].text);
 	}
 	free(c->found);
 	c->found = NULL;
@@ -783,7 +743,7 @@ static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, c
 	e->path = path;
 	e->seq = c->nindex;
 	e->loaded = false;
-	e->text = NULL;
+	e->clean = false;
 	c->nindex++;
 	return 0;
 }
@@ -1334,7 +1294,6 @@ void tb_capture_close(struct tb_capture *c)
 	for (size_t i = 0; i < c->nindex; i++) {
 		free(c->index[i].system);
 		free(c->index[i].path);
-		free(c->index[i].text);
 	}
 	free(c->index);
 	for (size_t i = 0; i < c->nheld; i++)

@@ -58,12 +58,7 @@ struct event_file {
 	char *path;
 	size_t seq; /* the order it was found in: files of one ID load in it */
 	bool loaded; /* already handed to the schema (one of several files of its ID) */
-	/*
-	 * lazy_formats: the file's text (NUL-terminated), read once when it
-	 * was indexed; NULL for a live instance's files, read when met.
-	 */
-	char *text;
-	size_t text_len;
+	bool clean;  /* lazy_formats: checked when it was read, nothing to say (schema_format_clean) */
 };
 
 /* A format file the walk found (lazy_formats), to be read and indexed. */
@@ -73,8 +68,7 @@ struct format_found {
 	int dirfd;      /* its system's directory (c->found_dirs), or -1: opened by path */
 	char *system;
 	uint32_t id; /* from what either of two threads read; 0: the indexing reads it, saying why */
-	char *text;  /* the whole text, when it was read whole */
-	size_t len;
+	bool clean;  /* the text they read was checked: nothing to say */
 };
 
 /*
