@@ -641,9 +641,8 @@ static int open_found_dir(struct tb_capture *c, const char *sysdir)
 /*
  * The files the walk found, read and checked on two threads at once
  * (opening, reading and checking thousands of small files is most of a
- * start-up), then indexed
- * here in the walk's order, so that every problem is said as and where it
- * was.  0 or -ENOMEM.
+ * start-up), then indexed here in the walk's order, so that every problem
+ * is said as and where it was.  0 or -ENOMEM.
  */
 static int index_found(struct tb_capture *c)
 {
