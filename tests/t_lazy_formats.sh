@@ -69,5 +69,46 @@ grep -q "copy_of_runtime.format: .*ID 363 is already used by sched/sched_stat_ru
 	grep -q "sched_stat_runtime.format: .*ID 363 is already used by sched/copy_of_runtime" "$tmp/twice.err"
 check $? "two format files with one ID: the clash is reported"
 
+# -- many systems, formats read on two threads: every broken format of an event without
+# records warned once, in the order of their IDs (here the walk's: systems, then files,
+# by name), whichever thread read it; the text as without them
+many=tests/data/kernel/cap-f-many-systems
+cp -r "$many" "$tmp/many"
+"$TB" report "$tmp/many" > "$tmp/many.txt" 2> "$tmp/many.err"
+check $? "a capture of $(find "$many/formats" -name '*.format' | wc -l) formats in many systems: exit status 0"
+i=0
+for s in block ext4 kmem sched syscalls writeback; do
+	i=$((i + 1))
+	printf 'name: broken_%d\nID: %d\nformat:\n\tfield:garbage\n' $i $((64000 + 2 * i)) > "$tmp/many/formats/$s/zz_broken.format"
+	printf 'name: also_%d\nID: %d\nformat:\n\tfield:int x;\toffset:8;\tsize:y;\n' $i $((63999 + 2 * i)) > "$tmp/many/formats/$s/aa_broken.format"
+done
+"$TB" report "$tmp/many" > "$tmp/manybad.txt" 2> "$tmp/manybad.err"
+check $? "... with 12 broken formats of events without records: exit status 0"
+cmp -s "$tmp/many.txt" "$tmp/manybad.txt"
+check $? "... and the same text"
+want=""
+for s in block ext4 kmem sched syscalls writeback; do
+	want="$want$tmp/many/formats/$s/aa_broken.format $tmp/many/formats/$s/zz_broken.format "
+done
+got=$(sed -n 's/^tracebuf: warning: \([^:]*\): byte [0-9]*: .*(no record of this event was printed.*/\1/p' "$tmp/manybad.err" | tr '\n' ' ')
+[ "$got" = "$want" ] && [ "$(wc -l < "$tmp/manybad.err")" = 12 ]
+check $? "... each warned once, in the order of their IDs"
+[ $fail = 0 ] || sed 's/^/#   /' "$tmp/manybad.err" | head -14
+
+# -- kallsyms is parsed on a thread of its own: its problems still come before those of
+# the files read after it (constants), each once, and count
+cp -r "$many" "$tmp/ksyms"
+sed -i '$s/^[0-9a-f]* /zzzz /' "$tmp/ksyms/kallsyms"
+printf 'not a constant\n' >> "$tmp/ksyms/constants"
+"$TB" report "$tmp/ksyms" > "$tmp/ksyms.txt" 2> "$tmp/ksyms.err"
+[ $? = 1 ]; check $? "a bad kallsyms line and a bad constants line: exit status 1"
+grep -q "^tracebuf: $tmp/ksyms/kallsyms: byte [0-9]*: kallsyms line: " "$tmp/ksyms.err" &&
+	grep -q "^tracebuf: $tmp/ksyms/constants: byte [0-9]*: constants line: " "$tmp/ksyms.err" &&
+	[ "$(sed -n 1p "$tmp/ksyms.err" | grep -c '/kallsyms: ')" = 1 ] && [ "$(wc -l < "$tmp/ksyms.err")" = 2 ]
+check $? "... kallsyms's problem said first, each once"
+[ $fail = 0 ] || sed 's/^/#   /' "$tmp/ksyms.err" | head -4
+[ "$(wc -l < "$tmp/ksyms.txt")" = "$(wc -l < "$tmp/many.txt")" ] && grep -q 'call_site=__put_task_struct+0x10c/0x1a0' "$tmp/ksyms.txt"
+check $? "... and every line, the other symbols resolved"
+
 echo "1..$n"
 exit $fail

@@ -21,8 +21,10 @@
  *
  * The sub-buffer size comes from header_page (data offset + data size).
  *
- * A capture directory's format files are all loaded at open, but a problem
- * in one of them counts only when a record of its event is printed: the
+ * A capture directory's format files are all read at open (parsed then,
+ * or with lazy_formats when a record of their event is met, and checked at
+ * the end of a report), but a problem in one of them counts only when a
+ * record of its event is printed: the
  * report calls tb_capture_event_seen() for each event it meets, which tells
  * (and counts) the problems held for that event, and at its end
  * tb_capture_warn_unused(), which tells the rest as warnings.
@@ -70,7 +72,11 @@ struct tb_capture_opts {
 	 * instances always are (tb_tracedat_opts.lazy_formats says more).
 	 */
 	bool lazy_formats;
-	/* Capture directories: kallsyms is not read (readers that print no text, report --count). */
+	/*
+	 * Capture directories: kallsyms is not read (readers that print no
+	 * text, report --count); nor, with lazy_formats, the format files'
+	 * texts beyond their IDs (they are read again when a record needs one).
+	 */
 	bool no_symbols;
 	/*
 	 * A trace.dat: the one buffer to read, by name ("" the top buffer).
@@ -240,7 +246,8 @@ unsigned long tb_capture_problems(const struct tb_capture *c);
 void tb_capture_event_seen(struct tb_capture *c, uint32_t id);
 /*
  * Tell the problems no printed event needed, as warnings (not counted).
- * With lazy_formats, the format files no record needed are parsed here.
+ * With lazy_formats, the format files no record needed are checked here
+ * (on two threads, from the texts read at open), nothing of them kept.
  */
 void tb_capture_warn_unused(struct tb_capture *c);
 

@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +30,11 @@
 #include "capture_internal.h"
 #include "capture_source.h"
 #include "fd_text.h"
+#include "util/grow.h"
 #include "util/pread_full.h"
 #include "diag.h"
 #include "diag_defer.h"
+#include "ksyms.h"
 #include "tsc2nsec.h"
 #include "schema_internal.h"
 #include "schema_kernel.h"
@@ -89,6 +93,9 @@ static void forward_diag(void *ctx, const struct tb_problem *d)
 	/* A quiet pass reads the same data again: its problems come later. */
 	if (c->quiet)
 		return;
+	/* kallsyms's problems were met before this one: told first (a failure to keep them, at the end) */
+	if (c->kallsyms_job && capture_settle_kallsyms(c) < 0)
+		c->kallsyms_rc = -ENOMEM;
 	tell(c, d);
 }
 
@@ -118,20 +125,57 @@ void tb_capture_event_seen(struct tb_capture *c, uint32_t id)
 }
 
 /*
- * lazy_formats: the files no record needed were never parsed; they are
- * now, at the end of the report, so that what is wrong in them is still
- * said (as a warning) - the start-up stays cheap, the text report pays at
- * its end.  Not for a live instance, whose thousands of events are not
- * the capture's own.
+ * lazy_formats: the files no record needed were never parsed into the
+ * schema, but each was checked when it was read (on two threads, saying
+ * nothing: read_found()); the ones not found clean are checked again now,
+ * at the end of the report, in the index's order, so that what is wrong in
+ * them is still said (as a warning) as it always was.  Not for a live
+ * instance, whose thousands of events are not the capture's own.
  */
-static int load_format_file(struct tb_capture *c, const char *path, const char *system);
+static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep);
+
+/*
+ * fn(ctx, k) for every k below n, once each, on this thread and a helper
+ * thread at once (this one alone if none can be had).  Each takes the
+ * next k by the counter, relaxed: it only hands out distinct values; what
+ * the helper wrote is read after pthread_join(), which orders it before.
+ */
+struct shared_work {
+	void (*fn)(void *ctx, size_t k);
+	void *ctx;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *work_some(void *arg)
+{
+	struct shared_work *w = arg;
+	size_t k;
+
+	while ((k = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed)) < w->n)
+		w->fn(w->ctx, k);
+	return NULL;
+}
+
+static void share_work(size_t n, void (*fn)(void *ctx, size_t k), void *ctx)
+{
+	struct shared_work w = {.fn = fn, .ctx = ctx, .n = n};
+	pthread_t helper;
+	bool threaded;
+
+	atomic_init(&w.next, 0);
+	threaded = n > 1 && pthread_create(&helper, NULL, work_some, &w) == 0;
+	work_some(&w);
+	if (threaded)
+		pthread_join(helper, NULL);
+}
 
 static void load_unused(struct tb_capture *c)
 {
 	for (size_t i = 0; !c->live && i < c->nindex; i++) {
 		struct event_file *e = &c->index[i];
-		if (!e->loaded && !tb_schema_event(c->schema, e->id, NULL))
-			load_format_file(c, e->path, e->system);
+		if (!e->loaded && !e->clean && !tb_schema_event(c->schema, e->id, NULL))
+			load_event_file(c, e, false);
 		e->loaded = true;
 	}
 }
@@ -290,6 +334,97 @@ int capture_load_file(struct tb_capture *c, const char *path, bool required,
 	return rc;
 }
 
+/*
+ * Read fd, a regular file of size bytes (fstat's word; -1 when unknown),
+ * into buf's room bytes, *n of them read: 0 at the end of the file, 1
+ * when room is full and there may be more, or -errno.  A read that
+ * returns fewer bytes than asked, having read size, met the end: a
+ * regular file of known size takes one read(), not two.
+ */
+static int read_whole(int fd, char *buf, size_t room, off_t size, size_t *n)
+{
+	ssize_t r;
+
+	*n = 0;
+	while (*n < room) {
+		r = read(fd, buf + *n, room - *n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return 0;
+		*n += (size_t)r;
+		if (*n < room && (off_t)*n == size)
+			return 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ kallsyms */
+
+/* ksyms_fill_fn: the text read already, handed to the job's thread. */
+static int hand_over_text(void *ctx, char **buf, size_t *skip, size_t *len)
+{
+	struct capture_kallsyms *k = ctx;
+
+	*buf = k->buf;
+	*skip = 0;
+	*len = k->len;
+	k->buf = NULL;
+	return 0;
+}
+
+/*
+ * A capture directory's kallsyms (~5 MB): read here, in its turn, straight
+ * into the table's buffer (no copy), and parsed on a thread of its own
+ * (ksyms_job.h) while the formats are indexed; capture_settle_kallsyms()
+ * takes the table and tells the parse's problems before any later problem
+ * is told, so they come in the order they always came.  A file of unknown
+ * size (or one that grows) is loaded as any text is.  0 or -ENOMEM.
+ */
+int capture_load_kallsyms(struct tb_capture *c, const char *path)
+{
+	struct capture_kallsyms k = {0};
+	struct stat st;
+	int fd = open_input(c, path, &st), rc = 0;
+	size_t len;
+
+	if (fd < 0)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	if (st.st_size > 0 && (uint64_t)st.st_size < MAX_TEXT_FILE && !(k.buf = tb_ksyms_text_buffer((size_t)st.st_size)))
+		rc = -ENOMEM;
+	if (k.buf) /* the buffer holds the text and a padding: room for a byte more shows a file that grew */
+		rc = read_whole(fd, k.buf, (size_t)st.st_size + 1, st.st_size, &k.len);
+	close(fd);
+	if (rc < 0 && rc != -ENOMEM)
+		tb_capture_problem(c, path, k.len, "cannot read: %s", strerror(-rc));
+	if (rc != 0 || !k.buf) {
+		free(k.buf);
+		if (rc == 0 || rc == 1)
+			rc = capture_load_file(c, path, false, tb_schema_load_kallsyms);
+		return rc == -ENOMEM ? rc : 0;
+	}
+	if ((rc = schema_kallsyms_start(c->schema, path, hand_over_text, &k)) < 0) {
+		free(k.buf);
+		return rc;
+	}
+	schema_kallsyms_filled(c->schema, &len); /* k is the thread's until then */
+	c->kallsyms_job = true;
+	return 0;
+}
+
+int capture_settle_kallsyms(struct tb_capture *c)
+{
+	int rc;
+
+	if (!c->kallsyms_job)
+		return 0;
+	c->kallsyms_job = false;
+	rc = schema_kallsyms_settle(c->schema);
+	return rc == -ENOMEM ? rc : 0;
+}
+
 /* ------------------------------------------------------------- formats */
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -314,14 +449,33 @@ int capture_each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, cons
 	return rc;
 }
 
-static int load_format_file(struct tb_capture *c, const char *path, const char *system)
+/*
+ * Hand one format file's text to the schema (keep) or only check it as
+ * the schema would (problems said alike, nothing kept): its problems held
+ * under the ID it declares.  Only running out of memory is an error.
+ */
+static int load_format_text(struct tb_capture *c, const char *path, const char *system, const char *text,
+			    size_t len, bool keep)
+{
+	int rc;
+
+	/* A live format is loaded because a record needs it: its problems count at once. */
+	c->holding = !c->live;
+	c->holding_id = format_text_id(text, len);
+	rc = keep ? tb_schema_load_format(c->schema, path, system, text, len)
+		  : schema_check_format(c->schema, path, system, text, len);
+	c->holding = false;
+	return rc == -ENOMEM ? rc : 0;
+}
+
+/* A format file read and handed to the schema (keep), or only checked; as load_format_text(). */
+static int load_format_file(struct tb_capture *c, const char *path, const char *system, bool keep)
 {
 	size_t len;
 	char *text;
 	int rc;
 
-	/* A live format is loaded because a record needs it: its problems count at once. */
-	c->holding = !c->live;
+	c->holding = !c->live; /* what reading it meets is the file's problem too */
 	c->holding_id = 0;
 	text = slurp(c, path, &len);
 	if (!text) {
@@ -330,45 +484,202 @@ static int load_format_file(struct tb_capture *c, const char *path, const char *
 		c->holding = false;
 		return errno == ENOMEM ? -ENOMEM : 0; /* the event is just unknown; go on */
 	}
-	c->holding_id = format_text_id(text, len);
-	rc = tb_schema_load_format(c->schema, path, system, text, len);
-	c->holding = false;
+	rc = load_format_text(c, path, system, text, len, keep);
 	free(text);
-	return rc == -ENOMEM ? rc : 0;
+	return rc;
+}
+
+/* An indexed file, read again (its text is not kept: a report meets a few of thousands). */
+static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep)
+{
+	return load_format_file(c, e->path, e->system, keep);
 }
 
 static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path);
 
 /*
- * lazy_formats: only the file's ID now (its first bytes: the "ID:" line is
- * the second); the format is parsed when a record of the ID is met.  A file
- * whose ID cannot be read so is loaded now, for the parser to say why.
+ * lazy_formats: fd's text (a regular file, st), NUL-terminated, in *text
+ * (malloc'd) of *len bytes: 0, -ENOMEM, or -errno when it cannot be read
+ * (*text NULL then).  Safe on any thread: it says nothing.
  */
-static int index_format_file(struct tb_capture *c, char *path, const char *system)
+static int read_text(int fd, const struct stat *st, char **text, size_t *len)
+{
+	bool sized = st->st_size > 0 && (uint64_t)st->st_size < MAX_TEXT_FILE;
+	size_t n = 0, got, room = sized ? (size_t)st->st_size + 1 : 4096;
+	char *buf = NULL, *grown;
+	int rc;
+
+	do {
+		if (n >= MAX_TEXT_FILE || !(grown = realloc(buf, n + room + 1))) {
+			rc = n >= MAX_TEXT_FILE ? -EFBIG : -ENOMEM;
+			break;
+		}
+		buf = grown;
+		rc = read_whole(fd, buf + n, room, n == 0 && sized ? st->st_size : -1, &got);
+		n += got;
+		room = 64u << 10;
+	} while (rc == 1);
+	if (rc < 0) {
+		free(buf);
+		*text = NULL;
+		return rc;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/*
+ * The ID of a format file from its first bytes (the "ID:" line is the
+ * second), 0 if they do not show it.  What was read may end inside a
+ * line: only whole lines are looked at.
+ */
+static uint32_t head_id(int fd)
 {
 	char head[512];
-	struct stat st;
-	int fd = open_input(c, path, &st), rc;
-	ssize_t n = fd < 0 ? -1 : read(fd, head, sizeof(head));
-	uint32_t id = 0;
+	ssize_t n = read(fd, head, sizeof(head));
 
-	if (fd >= 0)
-		close(fd);
-	/* What was read may end inside a line: only whole lines are looked at. */
 	if ((size_t)n == sizeof(head))
 		while (n > 0 && head[n - 1] != '\n')
 			n--;
-	if (n > 0)
-		id = format_text_id(head, (size_t)n);
-	if (!id) {
-		rc = load_format_file(c, path, system);
-		free(path);
-		return rc;
+	return n > 0 ? format_text_id(head, (size_t)n) : 0;
+}
+
+/*
+ * The k-th file found, if it is a regular file: its text read whole, its
+ * ID taken and the format checked as the schema would (schema_format_clean:
+ * saying nothing, the schema untouched - nobody changes it while the two
+ * threads read), then dropped; a capture that prints no text (no_symbols:
+ * report --count) checks no unused format at its end, so only the first
+ * bytes are read, for the ID.  Whatever goes wrong is left to the
+ * indexing (f->id 0), which says it.
+ */
+static void read_found(void *ctx, size_t k)
+{
+	const struct tb_capture *c = ctx;
+	struct format_found *f = &c->found[k];
+	struct stat st;
+	char *text;
+	size_t len;
+	/* by its name in its directory: a path looked up once a system, not once a file */
+	int fd = f->dirfd >= 0 ? openat(f->dirfd, f->path + f->name_at, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+			       : open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (c->no_symbols)
+			f->id = head_id(fd);
+		else if (read_text(fd, &st, &text, &len) == 0) {
+			f->id = format_text_id(text, len);
+			f->clean = f->id && schema_format_clean(c->schema, f->system, text, len);
+			free(text);
+		}
 	}
-	rc = add_to_index(c, id, system, path);
-	if (rc < 0)
-		free(path);
+	close(fd);
+}
+
+/*
+ * lazy_formats: a file found, read once (by read_found(), or here, where
+ * what is wrong in reading it is said), and indexed by the ID it
+ * declares; the format is parsed when a record of the ID is met, or
+ * checked again at the end (tb_capture_warn_unused) if it was not found
+ * clean.  A file whose ID cannot be read so is loaded now, for the parser
+ * to say why.  f's path is taken.
+ */
+static int index_format_file(struct tb_capture *c, struct format_found *f)
+{
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	int fd, rc = 0;
+
+	if (!f->id) {
+		if ((fd = open_input(c, f->path, &st)) >= 0) {
+			rc = read_text(fd, &st, &text, &len);
+			close(fd);
+		}
+		if (rc == -ENOMEM)
+			return rc;
+		f->id = text ? format_text_id(text, len) : 0;
+		free(text);
+	}
+	if (!f->id)
+		return load_format_file(c, f->path, f->system, true);
+	if ((rc = add_to_index(c, f->id, f->system, f->path)) < 0)
+		return rc;
+	f->path = NULL;
+	c->index[c->nindex - 1].clean = f->clean;
+	return 0;
+}
+
+static void close_found_dirs(struct tb_capture *c)
+{
+	for (size_t i = 0; i < c->nfound_dirs; i++)
+		close(c->found_dirs[i]);
+	free(c->found_dirs);
+	c->found_dirs = NULL;
+	c->nfound_dirs = c->found_dirs_cap = 0;
+}
+
+/* lazy_formats: a system's directory, open for reading its files by name; -1 if it cannot be. */
+static int open_found_dir(struct tb_capture *c, const char *sysdir)
+{
+	int *v = tb__grow(c->found_dirs, &c->found_dirs_cap, c->nfound_dirs + 1, sizeof(*v), 64);
+	int fd;
+
+	if (!v)
+		return -1;
+	c->found_dirs = v;
+	fd = open(sysdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		c->found_dirs[c->nfound_dirs++] = fd;
+	return fd;
+}
+
+/*
+ * The files the walk found, read and checked on two threads at once
+ * (opening, reading and checking thousands of small files is most of a
+ * start-up), then indexed here in the walk's order, so that every problem
+ * is said as and where it was.  0 or -ENOMEM.
+ */
+static int index_found(struct tb_capture *c)
+{
+	int rc = 0;
+
+	share_work(c->nfound, read_found, c);
+	for (size_t i = 0; i < c->nfound; i++) {
+		if (rc == 0)
+			rc = index_format_file(c, &c->found[i]);
+		free(c->found[i].path);
+		free(c->found[i].system);
+	}
+	free(c->found);
+	c->found = NULL;
+	c->nfound = c->found_cap = 0;
+	close_found_dirs(c);
 	return rc;
+}
+
+/* lazy_formats: path (taken), name_at bytes into it the file's name, kept for index_found(). */
+static int add_found(struct tb_capture *c, char *path, size_t name_at, const char *system)
+{
+	struct format_found *f = tb__grow(c->found, &c->found_cap, c->nfound + 1, sizeof(*f), 256);
+
+	if (!f) {
+		free(path);
+		return -ENOMEM;
+	}
+	c->found = f;
+	f = &c->found[c->nfound];
+	*f = (struct format_found){.path = path, .name_at = name_at, .dirfd = c->walk_dirfd, .system = strdup(system)};
+	if (!f->system) {
+		free(path);
+		return -ENOMEM;
+	}
+	c->nfound++;
+	return 0;
 }
 
 /* A capture dir holds SYSTEM/EVENT.format files. */
@@ -383,8 +694,8 @@ static int load_format_entry(struct tb_capture *c, const char *sysdir, const cha
 	if (!(path = capture_path_join(sysdir, name)))
 		return -ENOMEM;
 	if (c->lazy_formats)
-		return index_format_file(c, path, system);
-	rc = load_format_file(c, path, system);
+		return add_found(c, path, strlen(sysdir) + 1, system);
+	rc = load_format_file(c, path, system, true);
 	free(path);
 	return rc;
 }
@@ -431,6 +742,7 @@ static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, c
 	e->path = path;
 	e->seq = c->nindex;
 	e->loaded = false;
+	e->clean = false;
 	c->nindex++;
 	return 0;
 }
@@ -499,7 +811,7 @@ static void load_by_id(void *ctx, struct tb_schema *s, uint32_t id)
 
 	(void)s;
 	if (e && !e->loaded) {
-		load_format_file(c, e->path, e->system);
+		load_event_file(c, e, true);
 		e->loaded = true;
 	}
 }
@@ -518,7 +830,7 @@ static int load_claimed_twice(struct tb_capture *c)
 		while (j + 1 < c->nindex && c->index[j + 1].id == c->index[i].id)
 			j++;
 		for (size_t k = i; j > i && k <= j && rc == 0; k++) {
-			rc = load_format_file(c, c->index[k].path, c->index[k].system);
+			rc = load_event_file(c, &c->index[k], true);
 			c->index[k].loaded = true;
 		}
 		i = j;
@@ -537,8 +849,10 @@ static int load_system_entry(struct tb_capture *c, const char *dir, const char *
 		return 0;
 	if (!(sysdir = capture_path_join(dir, system)))
 		return -ENOMEM;
+	c->walk_dirfd = c->lazy_formats && !c->live ? open_found_dir(c, sysdir) : -1;
 	if (capture_is_dir(sysdir))
 		rc = capture_each_entry(c, sysdir, c->live ? index_entry : load_format_entry, system);
+	c->walk_dirfd = -1;
 	free(sysdir);
 	return rc == -ENOMEM ? rc : 0;
 }
@@ -549,6 +863,8 @@ int capture_load_formats(struct tb_capture *c, const char *dir)
 
 	if (rc != -ENOMEM)
 		rc = 0;
+	if (index_found(c) < 0)
+		rc = -ENOMEM;
 	if (c->nindex) {
 		qsort(c->index, c->nindex, sizeof(*c->index), by_id_then_found);
 		tb_schema_set_loader(c->schema, load_by_id, c);
@@ -820,6 +1136,7 @@ static int capture_init(struct tb_capture *c, const char *dir, const struct capt
 		return -ENOMEM;
 	c->files = files;
 	c->live = files->live;
+	c->walk_dirfd = -1;
 	tb_schema_set_problem_fn(c->schema, forward_diag, c);
 	return 0;
 }

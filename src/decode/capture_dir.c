@@ -34,7 +34,7 @@ static int load_capture_schema(struct tb_capture *c)
 		{"saved_cmdlines", tb_schema_load_cmdlines},
 		{"saved_tgids", tb_schema_load_tgids},
 		{"printk_formats", tb_schema_load_printk_formats},
-		{"kallsyms", tb_schema_load_kallsyms},
+		{"kallsyms", NULL}, /* capture_load_kallsyms */
 		{"constants", tb_schema_load_constants},
 		{"proc_maps", tb_schema_load_proc_maps},
 	};
@@ -43,10 +43,15 @@ static int load_capture_schema(struct tb_capture *c)
 
 	free(path);
 	for (size_t i = 0; rc == 0 && i < sizeof(optional) / sizeof(optional[0]); i++) {
-		if (c->no_symbols && optional[i].load == tb_schema_load_kallsyms)
+		if (c->no_symbols && !optional[i].load)
 			continue;
 		path = capture_path_join(c->dir, optional[i].name);
-		rc = path ? capture_load_file(c, path, false, optional[i].load) : -ENOMEM;
+		if (!path)
+			rc = -ENOMEM;
+		else if (!optional[i].load)
+			rc = capture_load_kallsyms(c, path);
+		else
+			rc = capture_load_file(c, path, false, optional[i].load);
 		rc = rc == -ENOMEM ? rc : 0;
 		free(path);
 	}
@@ -54,6 +59,9 @@ static int load_capture_schema(struct tb_capture *c)
 	if (path && capture_is_dir(path))
 		rc = capture_load_formats(c, path);
 	free(path);
+	/* the formats indexed meanwhile: kallsyms's table taken, its problems told */
+	if (capture_settle_kallsyms(c) < 0 || c->kallsyms_rc < 0)
+		rc = -ENOMEM;
 	return rc;
 }
 

@@ -58,6 +58,17 @@ struct event_file {
 	char *path;
 	size_t seq; /* the order it was found in: files of one ID load in it */
 	bool loaded; /* already handed to the schema (one of several files of its ID) */
+	bool clean;  /* lazy_formats: checked when it was read, nothing to say (schema_format_clean) */
+};
+
+/* A format file the walk found (lazy_formats), to be read and indexed. */
+struct format_found {
+	char *path;
+	size_t name_at; /* of the file's name in path */
+	int dirfd;      /* its system's directory (c->found_dirs), or -1: opened by path */
+	char *system;
+	uint32_t id; /* from what either of two threads read; 0: the indexing reads it, saying why */
+	bool clean;  /* the text they read was checked: nothing to say */
 };
 
 /*
@@ -100,12 +111,19 @@ struct tb_capture {
 	unsigned long problems;
 	struct event_file *index;
 	size_t nindex, index_cap;
+	struct format_found *found; /* lazy_formats: the walk's files, in its order */
+	size_t nfound, found_cap;
+	int *found_dirs; /* their systems' directories, open for openat() until they are read */
+	int walk_dirfd;  /* the directory of the system being walked, or -1 */
+	size_t nfound_dirs, found_dirs_cap;
 	struct held_problem *held;
 	size_t nheld, held_cap;
 	bool holding;        /* loading a capture's format file: hold its problems */
 	uint32_t holding_id; /* the ID that file declares */
 	bool has_src;        /* pages come from src (capture_source.h), not files */
 	bool lazy_formats;   /* tb_capture_opts.lazy_formats */
+	bool kallsyms_job;   /* kallsyms is being parsed on a thread (capture_load_kallsyms) */
+	int kallsyms_rc;     /* -ENOMEM when its settling, before a problem was told, failed */
 	bool no_symbols;     /* tb_capture_opts.no_symbols */
 	struct capture_source src;
 	struct blob_store *blobs; /* saved blobs (blobs.bin, a trace.dat's store), or NULL */
@@ -162,6 +180,20 @@ typedef int entry_fn(struct tb_capture *c, const char *dir, const char *name, co
  * returns an error.  That error, 0, or -errno when dir cannot be listed.
  */
 int capture_each_entry(struct tb_capture *c, const char *dir, entry_fn *fn, const char *arg);
+/* kallsyms's text in a capture directory, for its job's thread. */
+struct capture_kallsyms {
+	char *buf;
+	size_t len;
+};
+
+/*
+ * path's kallsyms, parsed on a thread of its own until
+ * capture_settle_kallsyms(), which must run before the capture is handed
+ * on (a problem told meanwhile settles it first).  Both: 0 or -ENOMEM.
+ */
+int capture_load_kallsyms(struct tb_capture *c, const char *path);
+int capture_settle_kallsyms(struct tb_capture *c);
+
 /* Every SYSTEM/EVENT/format under dir: loaded, or indexed by ID to load when met (live, lazy_formats). */
 int capture_load_formats(struct tb_capture *c, const char *dir);
 /* A kernel per_cpu/cpuN/stats file, or its copy in a capture directory, into cpu's stats. */

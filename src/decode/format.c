@@ -82,6 +82,42 @@ static bool starts_with(const struct line *l, const char *word, size_t *after)
 	return true;
 }
 
+/*
+ * The classes of bytes the parser asks about, in ASCII whatever the
+ * locale, by one look-up: each format has thousands of bytes, and a call
+ * into ctype (or strchr over a set) per byte was most of a format's parse.
+ */
+enum { IDENT = 1, DECL = 2 }; /* C identifiers; what field declarations are made of */
+static const unsigned char byte_class[256] = {
+	['0'] = IDENT | DECL, ['1'] = IDENT | DECL, ['2'] = IDENT | DECL, ['3'] = IDENT | DECL,
+	['4'] = IDENT | DECL, ['5'] = IDENT | DECL, ['6'] = IDENT | DECL, ['7'] = IDENT | DECL,
+	['8'] = IDENT | DECL, ['9'] = IDENT | DECL, ['A'] = IDENT | DECL, ['B'] = IDENT | DECL,
+	['C'] = IDENT | DECL, ['D'] = IDENT | DECL, ['E'] = IDENT | DECL, ['F'] = IDENT | DECL,
+	['G'] = IDENT | DECL, ['H'] = IDENT | DECL, ['I'] = IDENT | DECL, ['J'] = IDENT | DECL,
+	['K'] = IDENT | DECL, ['L'] = IDENT | DECL, ['M'] = IDENT | DECL, ['N'] = IDENT | DECL,
+	['O'] = IDENT | DECL, ['P'] = IDENT | DECL, ['Q'] = IDENT | DECL, ['R'] = IDENT | DECL,
+	['S'] = IDENT | DECL, ['T'] = IDENT | DECL, ['U'] = IDENT | DECL, ['V'] = IDENT | DECL,
+	['W'] = IDENT | DECL, ['X'] = IDENT | DECL, ['Y'] = IDENT | DECL, ['Z'] = IDENT | DECL,
+	['a'] = IDENT | DECL, ['b'] = IDENT | DECL, ['c'] = IDENT | DECL, ['d'] = IDENT | DECL,
+	['e'] = IDENT | DECL, ['f'] = IDENT | DECL, ['g'] = IDENT | DECL, ['h'] = IDENT | DECL,
+	['i'] = IDENT | DECL, ['j'] = IDENT | DECL, ['k'] = IDENT | DECL, ['l'] = IDENT | DECL,
+	['m'] = IDENT | DECL, ['n'] = IDENT | DECL, ['o'] = IDENT | DECL, ['p'] = IDENT | DECL,
+	['q'] = IDENT | DECL, ['r'] = IDENT | DECL, ['s'] = IDENT | DECL, ['t'] = IDENT | DECL,
+	['u'] = IDENT | DECL, ['v'] = IDENT | DECL, ['w'] = IDENT | DECL, ['x'] = IDENT | DECL,
+	['y'] = IDENT | DECL, ['z'] = IDENT | DECL, ['_'] = IDENT | DECL,
+	[' '] = DECL, ['\t'] = DECL, ['*'] = DECL, ['['] = DECL, [']'] = DECL,
+};
+
+static bool is_digit(char c)
+{
+	return (unsigned)(unsigned char)c - '0' < 10u;
+}
+
+static bool is_ident_char(char c)
+{
+	return byte_class[(unsigned char)c] & IDENT;
+}
+
 /* Decimal number at l->p[*i]; at most 10 digits and UINT32_MAX. */
 static int parse_u32(const struct line *l, size_t *i, uint32_t *out, const char *what,
 		     struct tb_problem *err)
@@ -89,7 +125,7 @@ static int parse_u32(const struct line *l, size_t *i, uint32_t *out, const char 
 	uint64_t v = 0;
 	size_t start = *i;
 
-	while (*i < l->len && isdigit((unsigned char)l->p[*i]) && *i - start < 11)
+	while (*i < l->len && is_digit(l->p[*i]) && *i - start < 11)
 		v = v * 10 + (uint64_t)(l->p[(*i)++] - '0');
 	if (*i == start)
 		return diag_fail(err, l->off + start, "%s: expected a decimal number", what);
@@ -107,11 +143,10 @@ struct field_line {
 	uint32_t offset, size, is_signed;
 };
 
-/* "KEY:N;" after optional blanks. */
-static int parse_key_number(const struct line *l, size_t *i, const char *key, uint32_t *out,
+/* "KEY:N;" after optional blanks; n is strlen(key). */
+static int parse_key_number(const struct line *l, size_t *i, const char *key, size_t n, uint32_t *out,
 			    struct tb_problem *err)
 {
-	size_t n = strlen(key);
 
 	*i = skip_blanks(l, *i);
 	if (l->len - *i < n + 1 || memcmp(l->p + *i, key, n) != 0 || l->p[*i + n] != ':')
@@ -139,12 +174,12 @@ static int parse_field_line(const struct line *l, struct field_line *fl, struct 
 		return diag_fail(err, l->off + i, "field line: declaration has no ';'");
 	fl->decl_len = semi - i;
 	i = semi + 1;
-	if (parse_key_number(l, &i, "offset", &fl->offset, err) < 0 ||
-	    parse_key_number(l, &i, "size", &fl->size, err) < 0)
+	if (parse_key_number(l, &i, "offset", 6, &fl->offset, err) < 0 ||
+	    parse_key_number(l, &i, "size", 4, &fl->size, err) < 0)
 		return -EINVAL;
 	fl->is_signed = 0;
 	if (skip_blanks(l, i) < l->len) {
-		if (parse_key_number(l, &i, "signed", &fl->is_signed, err) < 0)
+		if (parse_key_number(l, &i, "signed", 6, &fl->is_signed, err) < 0)
 			return -EINVAL;
 		if (fl->is_signed > 1)
 			return diag_fail(err, l->off + i - 2, "field line: signed must be 0 or 1");
@@ -154,20 +189,12 @@ static int parse_field_line(const struct line *l, struct field_line *fl, struct 
 	return 0;
 }
 
-static bool is_ident_char(char c)
-{
-	return isalnum((unsigned char)c) || c == '_';
-}
-
-/* What the kernel's field declarations are made of: C types and names. */
-#define DECL_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ \t*[]"
-
-/* strspn() over d[0..len), which need not be NUL-terminated. */
-static size_t strspn_bounded(const char *d, size_t len, const char *accept)
+/* The declaration characters that start d[0..len), which need not be NUL-terminated. */
+static size_t decl_span(const char *d, size_t len)
 {
 	size_t i = 0;
 
-	while (i < len && d[i] && strchr(accept, d[i]))
+	while (i < len && byte_class[(unsigned char)d[i]] & DECL)
 		i++;
 	return i;
 }
@@ -205,7 +232,7 @@ static int parse_decl(const struct line *l, const struct field_line *fl, struct 
 {
 	const char *d = l->p + fl->decl_start, *type;
 	size_t at = l->off + fl->decl_start, end = trim_end(d, fl->decl_len), start, type_len, lead;
-	size_t odd = strspn_bounded(d, fl->decl_len, DECL_CHARS);
+	size_t odd = decl_span(d, fl->decl_len);
 
 	/* C declarations only: libtraceevent's own parser is not safe with the rest. */
 	if (odd < fl->decl_len)
@@ -221,7 +248,7 @@ static int parse_decl(const struct line *l, const struct field_line *fl, struct 
 	}
 	for (start = end; start > 0 && is_ident_char(d[start - 1]);)
 		start--;
-	if (start == end || isdigit((unsigned char)d[start]))
+	if (start == end || is_digit(d[start]))
 		return diag_fail(err, at + end, "field declaration: no field name");
 	if (end - start >= TB_NAME_MAX)
 		return diag_fail(err, at + start, "field name longer than %d bytes", TB_NAME_MAX - 1);

@@ -391,11 +391,16 @@ static char *format_for_libtraceevent(const char *text, size_t len, size_t print
 
 /* -------------------------------------------------------- format files */
 
-static int check_system_name(struct tb_schema *s, const char *file, const char *system)
+static bool system_name_ok(const char *system)
 {
 	size_t n = system ? strlen(system) : 0;
 
-	if (n == 0 || n >= TB_NAME_MAX || strpbrk(system, "/ \t\n")) {
+	return n > 0 && n < TB_NAME_MAX && !strpbrk(system, "/ \t\n");
+}
+
+static int check_system_name(struct tb_schema *s, const char *file, const char *system)
+{
+	if (!system_name_ok(system)) {
 		report(s, file, 0, "bad system name '%.40s'", system ? system : "");
 		return -EINVAL;
 	}
@@ -425,7 +430,15 @@ static int check_nesting(const char *p, size_t len, size_t *at)
 	size_t depth = 0;
 	char quote = 0;
 
+	/*
+	 * p is the format's copy of its print fmt, a NUL at p[len]: strcspn()
+	 * steps over the bytes that change nothing (most of them) at once.  A
+	 * NUL before len stops it there; it is such a byte too.
+	 */
 	for (size_t i = 0; i < len; i++) {
+		i += strcspn(p + i, quote == '"' ? "\"\\" : quote ? "'\\" : "\"'([{)]}");
+		if (i >= len)
+			break;
 		char c = p[i];
 		if (quote) {
 			if (c == '\\')
@@ -484,12 +497,38 @@ static int register_with_tep(struct tb_schema *s, const char *file, const char *
 	return 0;
 }
 
+/*
+ * Everything a format must pass to be kept, each failure reported: *f
+ * filled on 0, nothing to free otherwise (-EINVAL, -ENOMEM).
+ */
+static int check_format(struct tb_schema *s, const char *file, const char *text, size_t len,
+			struct tb_format *f)
+{
+	struct tb_problem d = {0};
+	size_t at = 0;
+	int rc = tb_format_parse(text, len, f, &d);
+
+	if (rc == -EINVAL)
+		report_diag(s, file, &d);
+	else if (rc == 0 && event_by_id(s, f->id)) {
+		const struct schema_event *old = event_by_id(s, f->id);
+		report(s, file, f->id_offset, "ID %u is already used by %s/%s", f->id, old->system, old->format.name);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && check_nesting(f->print_fmt, f->print_fmt_len, &at) < 0) {
+		report(s, file, f->print_fmt_text_offset + at, "print fmt nests brackets "
+		       "deeper than %d; event %s left out", MAX_PRINT_FMT_DEPTH, f->name);
+		rc = -EINVAL;
+	}
+	if (rc < 0)
+		tb_format_free(f);
+	return rc;
+}
+
 int tb_schema_load_format(struct tb_schema *s, const char *file, const char *system,
 			  const char *text, size_t len)
 {
 	struct schema_event *ev, **slot = NULL;
-	struct tb_problem d = {0};
-	size_t at = 0;
 	int rc;
 
 	if (bad_load_args(s, &file, text, len))
@@ -499,20 +538,7 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
-	rc = tb_format_parse(text, len, &ev->format, &d);
-	if (rc == -EINVAL)
-		report_diag(s, file, &d);
-	else if (rc == 0 && event_by_id(s, ev->format.id)) {
-		const struct schema_event *old = event_by_id(s, ev->format.id);
-		report(s, file, ev->format.id_offset, "ID %u is already used by %s/%s", ev->format.id,
-		       old->system, old->format.name);
-		rc = -EINVAL;
-	}
-	if (rc == 0 && check_nesting(ev->format.print_fmt, ev->format.print_fmt_len, &at) < 0) {
-		report(s, file, ev->format.print_fmt_text_offset + at, "print fmt nests brackets "
-		       "deeper than %d; event %s left out", MAX_PRINT_FMT_DEPTH, ev->format.name);
-		rc = -EINVAL;
-	}
+	rc = check_format(s, file, text, len, &ev->format);
 	if (rc == 0 && (!(ev->file = strdup(file ? file : "")) || !(ev->text = malloc(len ? len : 1)) ||
 			!(slot = id_table_slot(&s->by_id, ev->format.id))))
 		rc = -ENOMEM;
@@ -526,6 +552,35 @@ int tb_schema_load_format(struct tb_schema *s, const char *file, const char *sys
 	*slot = ev;
 	s->nevents++;
 	return 0;
+}
+
+bool schema_format_clean(const struct tb_schema *s, const char *system, const char *text, size_t len)
+{
+	struct tb_problem unsaid;
+	struct tb_format f;
+	size_t at;
+	bool clean;
+
+	if (!text || !system_name_ok(system) || tb_format_parse(text, len, &f, &unsaid) < 0)
+		return false;
+	clean = !event_by_id(s, f.id) && check_nesting(f.print_fmt, f.print_fmt_len, &at) == 0;
+	tb_format_free(&f);
+	return clean;
+}
+
+int schema_check_format(struct tb_schema *s, const char *file, const char *system, const char *text, size_t len)
+{
+	struct tb_format f;
+	int rc;
+
+	if (bad_load_args(s, &file, text, len))
+		return -EINVAL;
+	if (check_system_name(s, file, system) < 0)
+		return -EINVAL;
+	rc = check_format(s, file, text, len, &f);
+	if (rc == 0)
+		tb_format_free(&f);
+	return rc;
 }
 
 /* Make sure libtraceevent knows ev (once); false if it refused it. */

@@ -35,6 +35,19 @@ void *schema_print_state(const struct tb_schema *s);
  */
 bool schema_tep_ready(struct tb_schema *s, uint32_t id);
 
+/*
+ * What tb_schema_load_format() would say of the format, said alike, but
+ * nothing kept: for the files no record needed (0, -EINVAL or -ENOMEM).
+ */
+int schema_check_format(struct tb_schema *s, const char *file, const char *system, const char *text,
+			size_t len);
+/*
+ * Whether schema_check_format() would find nothing to say, found without
+ * saying anything or changing s: safe on several threads at once while
+ * nobody changes s.  False also when memory ran out (the check then says it).
+ */
+bool schema_format_clean(const struct tb_schema *s, const char *system, const char *text, size_t len);
+
 /* Report a problem in event id's format file, at offset bytes into it. */
 void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, const char *reason);
 
