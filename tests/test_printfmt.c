@@ -286,7 +286,8 @@ if (!strcmp(type, "struct page"))
 return false;
 }
 
-static const struct tb_print_env test_env = {NULL, env_symbol, env_string, env_constant, env_type_size};
+static const struct tb_print_env test_env = {
+	.symbol = env_symbol, .kernel_string = env_string, .constant = env_constant, .type_size = env_type_size};
 
 #define FIELD(decl, off, size, sgn) "\tfield:" decl ";\toffset:" #off ";\tsize:" #size ";\tsigned:" #sgn ";\n"
 static const char test_fields[] =
@@ -488,6 +489,45 @@ const char *fmt, *want;
 	 "REC->c & 0x30 ? __print_flags(REC->c & 0x30, \"|\", { 0x10, \"G\" }) : \"none\"", "E|none"},
 	{"\"%s\", __print_symbolic(REC->c & 0x0f, { 8, \"EIGHT\" }, { 9, \"NINE\" })", "EIGHT"},
 };
+
+/* A symbol table that counts the look-ups it answers, and answers differently once reloaded. */
+static int counted_lookups;
+static uint64_t counted_version = 1;
+
+static const char *counted_symbol(void *ctx, uint64_t addr, uint64_t *start, uint64_t *size, const char **module)
+{
+	(void)ctx;
+	counted_lookups++;
+	*start = addr & ~0xffull, *size = 0x100, *module = NULL;
+	return counted_version == 1 ? "first_table" : "second_table";
+}
+
+/* kv_symbol_at(): the same address again is answered by the thread's memo, not asked, unless told otherwise. */
+static void test_symbol_memo(void)
+{
+	struct tb_print_env a = {.symbol = counted_symbol, .memo_id = tb_print_env_number(),
+				 .symbols_version = &counted_version};
+	struct tb_print_env b = a, plain = {.symbol = counted_symbol};
+	uint64_t start = 0;
+	const char *name;
+
+	b.memo_id = tb_print_env_number();
+	ok(a.memo_id && b.memo_id && a.memo_id != b.memo_id, "every environment has its own number");
+	counted_lookups = 0;
+	name = kv_symbol_at(&a, 0xffffffff81000010ull, &start, NULL, NULL);
+	name = kv_symbol_at(&a, 0xffffffff81000010ull, &start, NULL, NULL);
+	ok(counted_lookups == 1 && !strcmp(name, "first_table") && start == 0xffffffff81000000ull,
+	   "the same address twice: asked once, the same answer (%d look-ups)", counted_lookups);
+	kv_symbol_at(&a, 0xffffffff81000020ull, NULL, NULL, NULL);
+	kv_symbol_at(&b, 0xffffffff81000020ull, NULL, NULL, NULL);
+	ok(counted_lookups == 3, "another address, another environment: asked again (%d look-ups)", counted_lookups);
+	counted_version = 2;
+	name = kv_symbol_at(&b, 0xffffffff81000020ull, NULL, NULL, NULL);
+	ok(counted_lookups == 4 && !strcmp(name, "second_table"), "a table loaded since: asked again, its answer");
+	kv_symbol_at(&plain, 0xffffffff81000020ull, NULL, NULL, NULL);
+	kv_symbol_at(&plain, 0xffffffff81000020ull, NULL, NULL, NULL);
+	ok(counted_lookups == 6, "an environment without a number is asked every time");
+}
 
 static void test_constructs(void)
 {
@@ -1658,6 +1698,7 @@ int main(int argc, char **argv)
 	build_test_record();
 	test_vsprintf();
 	test_constructs();
+	test_symbol_memo();
 	test_bprint();
 	test_limits();
 	test_oracle();

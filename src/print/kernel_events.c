@@ -58,17 +58,55 @@ static bool read_at(const struct tb_kernel_record *r, uint32_t off, uint32_t siz
 {
 	if (size == 0 || size > 8 || off > r->len || size > r->len - off)
 		return false;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (size == 8) { /* an ip, an address: most reads, one load */
+		memcpy(v, r->data + off, 8);
+		return true;
+	}
+#endif
 	*v = 0;
 	for (uint32_t i = size; i-- > 0;)
 		*v = *v << 8 | r->data[off + i];
 	return true;
 }
 
+#define FIELD_MEMO_SLOTS 8
+
+/*
+ * tb_format_field(f, name), trying first where this thread last found a
+ * field by that name pointer (the printers pass literals): they look up
+ * the same few fields (ip, buf, ...) of a few formats for every record.
+ * The guess is checked against f itself, so a slot left by another format
+ * is only a miss.
+ */
+static const struct tb_schema_field *field_named(const struct tb_format *f, const char *name)
+{
+	static _Thread_local struct {
+		const char *name;
+		size_t index;
+	} memo[FIELD_MEMO_SLOTS];
+	static _Thread_local unsigned next_slot;
+	const struct tb_schema_field *fl;
+
+	for (unsigned k = 0; k < FIELD_MEMO_SLOTS && memo[k].name; k++) {
+		size_t i = memo[k].index;
+		if (memo[k].name == name && i < f->nfields && !strcmp(f->fields[i].name, name))
+			return &f->fields[i];
+	}
+	fl = tb_format_field(f, name);
+	if (fl) {
+		unsigned k = next_slot++ % FIELD_MEMO_SLOTS;
+		memo[k].name = name;
+		memo[k].index = (size_t)(fl - f->fields);
+	}
+	return fl;
+}
+
 /* The fixed field called name: its value, or a reason in err. */
 static int field_value(const struct tb_format *f, const struct tb_kernel_record *r,
 		       const char *name, uint64_t *v, struct tb_problem *err)
 {
-	const struct tb_schema_field *fl = tb_format_field(f, name);
+	const struct tb_schema_field *fl = field_named(f, name);
 
 	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC || fl->size == 0 || fl->size > 8)
 		return diag_fail(err, 0, "event %s has no fixed field %s of 1..8 bytes", f->name, name);
@@ -82,7 +120,7 @@ static int field_value(const struct tb_format *f, const struct tb_kernel_record 
 static int tail_offset(const struct tb_format *f, const struct tb_kernel_record *r,
 		       const char *name, uint32_t *off, struct tb_problem *err)
 {
-	const struct tb_schema_field *fl = tb_format_field(f, name);
+	const struct tb_schema_field *fl = field_named(f, name);
 
 	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC)
 		return diag_fail(err, 0, "event %s has no field %s", f->name, name);
@@ -110,7 +148,7 @@ static void put_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint6
 		sb_putc(out, '0');
 		return;
 	}
-	name = pe && pe->symbol ? pe->symbol(pe->ctx, ip, &start, NULL, NULL) : NULL;
+	name = pe && pe->symbol ? kv_symbol_at(pe, ip, &start, NULL, NULL) : NULL;
 	if (name && start == ip && !strcmp(name, KRETPROBE_TRAMPOLINE))
 		sb_puts(out, "[unknown/kretprobe'd]");
 	else if (topts & TB_TOPT_SYM_OFFSET)
@@ -508,6 +546,8 @@ void tb_kernel_env_for_schema(struct tb_schema *s, struct tb_print_env *print,
 		.kernel_string = tb_schema_kernel_string,
 		.constant = tb_schema_constant,
 		.type_size = tb_schema_type_size,
+		.memo_id = tb_print_env_number(),
+		.symbols_version = tb_schema_symbols_version(s),
 	};
 	*env = (struct tb_kernel_env){.print = print};
 }

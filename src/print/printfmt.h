@@ -46,7 +46,18 @@ struct tb_print_env {
 	bool (*constant)(void *ctx, const char *name, int64_t *value);
 	/* sizeof(type) for a kernel type such as "struct page"; false if unknown. */
 	bool (*type_size)(void *ctx, const char *type, uint64_t *size);
+	/*
+	 * Non-zero: no other environment of the process has this number
+	 * (tb_print_env_number()), and symbol's answers hold while
+	 * *symbols_version stays the same (not NULL then), so a thread may
+	 * keep its last answer (kv_symbol_at()).  0: ask symbol every time.
+	 */
+	uint64_t memo_id;
+	const uint64_t *symbols_version;
 };
+
+/* A memo_id no environment of this process had before. */
+uint64_t tb_print_env_number(void);
 
 struct tb_printfmt;
 
