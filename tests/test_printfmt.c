@@ -488,6 +488,22 @@ const char *fmt, *want;
 	{"\"%s|%s\", REC->c & 0x0f ? __print_flags(REC->c & 0x0f, \"|\", { 8, \"E\" }, { 4, \"F\" }) : \"none\", "
 	 "REC->c & 0x30 ? __print_flags(REC->c & 0x30, \"|\", { 0x10, \"G\" }) : \"none\"", "E|none"},
 	{"\"%s\", __print_symbolic(REC->c & 0x0f, { 8, \"EIGHT\" }, { 9, \"NINE\" })", "EIGHT"},
+	/*
+	 * Tables with names the trace does not give print as libtraceevent
+	 * does (its value -1 for them), as the event printed before it was
+	 * compiled: the pieces of a value not all zero...
+	 */
+	{"\"%s\", __print_flags(REC->u, \"|\", { UNKNOWN_A, \"A\" }, { 0x200, \"TWO\" })", "TWO|0xb2d05c00"},
+	{"\"%s\", __print_flags(REC->u, \"|\", { 0xb2d05e00, \"ALL\" }, { UNKNOWN_A, \"A\" }, { 8, \"E\" })", "ALLA"},
+	{"\"%s\", __print_flags(REC->u, \"|\", { MY_ENUM_B, \"B\" }, { UNKNOWN_A, \"A\" }, { 0x200, \"S\" })",
+	 "S|0xb2d05c00"},
+	/* ... a zero value: the first unknown entry's name */
+	{"\"%s\", __print_flags(REC->u & 0, \"|\", { 8, \"E\" }, { UNKNOWN_A, \"A\" }, { UNKNOWN_B, \"B\" })", "A"},
+	/* ... symbols: an unknown one matches all ones, an empty name prints empty */
+	{"\"%s\", __print_symbolic(REC->u, { UNKNOWN_A, \"A\" }, { 3000000000, \"BIG\" })", "BIG"},
+	{"\"%s\", __print_symbolic(REC->ul | ~0UL, { 1, \"one\" }, { UNKNOWN_A, \"A\" })", "A"},
+	{"\"%s\", __print_symbolic(REC->u, { UNKNOWN_A, \"A\" }, { 1, \"one\" })", "0xb2d05e00"},
+	{"\"[%s]\", __print_symbolic(REC->u, { UNKNOWN_A, \"A\" }, { 3000000000, \"\" })", "[]"},
 };
 
 /* A symbol table that counts the look-ups it answers, and answers differently once reloaded. */
@@ -545,6 +561,14 @@ static void test_constructs(void)
 		{"\"%pd\", REC->ptr", "%pd"},
 		{"\"%d\", REC->comm", "array"},
 		{"\"%d\", ({ x = 1; 2; })", "x"},
+		/* unknown names in tables where libtraceevent's text is not known here */
+		{"\"%10s\", __print_flags(REC->u, \"|\", { UNKNOWN_A, \"A\" })", "plain %s"},
+		{"\"%s\", REC->u ? __print_flags(REC->u, \"|\", { UNKNOWN_A, \"A\" }) : \"none\"", "plain %s"},
+		{"\"%s %lu\", __print_flags(REC->u, \"|\", { UNKNOWN_A, \"A\" }), jiffies", "kernel variable"},
+		{"\"%s\", __print_symbolic(REC->u, { HI_SOFTIRQ, \"HI\" })", "unknown name HI_SOFTIRQ"},
+		{"\"%s\", __print_symbolic(REC->u, { UNKNOWN_A + 1, \"A\" })", "unknown name UNKNOWN_A"},
+		/* a signed value: libtraceevent reads a negative field unsigned */
+		{"\"%s\", __print_symbolic(REC->i, { UNKNOWN_A, \"A\" })", "unknown name UNKNOWN_A"},
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		const char *got = pf(refused[i].fmt);
@@ -1330,7 +1354,8 @@ static void compare_cpu(const char *dir, int cpu, struct capture_formats *cf, si
 				break;
 			line = strtok_r(NULL, "\n", &save);
 			memcpy(&id, d, 2);
-			if (!cf->compare[id] || !cf->p[id]) {
+			/* a table of names the trace does not give prints as libtraceevent does, not as the kernel */
+			if (!cf->compare[id] || !cf->p[id] || tb_printfmt_guesses(cf->p[id])) {
 				st->skipped++;
 				continue;
 			}

@@ -83,4 +83,11 @@ void tb_printfmt_free(struct tb_printfmt *p);
 int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t len,
 		    struct tb_strbuf *out);
 
+/*
+ * Whether p prints a __print_flags / __print_symbolic table with names the
+ * environment does not know as libtraceevent prints it (not the kernel's
+ * text, which needs the names' values: what trace-cmd shows).
+ */
+bool tb_printfmt_guesses(const struct tb_printfmt *p);
+
 #endif
