@@ -72,6 +72,14 @@ static bool read_at(const struct tb_kernel_record *r, uint32_t off, uint32_t siz
 
 #define FIELD_MEMO_SLOTS 8
 
+/* strcmp() == 0 inline: field names are a few bytes, and a libc call per record cost more. */
+static inline bool same_name(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
 /*
  * tb_format_field(f, name), trying first where this thread last found a
  * field by that name pointer (the printers pass literals): they look up
@@ -90,7 +98,7 @@ static const struct tb_schema_field *field_named(const struct tb_format *f, cons
 
 	for (unsigned k = 0; k < FIELD_MEMO_SLOTS && memo[k].name; k++) {
 		size_t i = memo[k].index;
-		if (memo[k].name == name && i < f->nfields && !strcmp(f->fields[i].name, name))
+		if (memo[k].name == name && i < f->nfields && same_name(f->fields[i].name, name))
 			return &f->fields[i];
 	}
 	fl = tb_format_field(f, name);
