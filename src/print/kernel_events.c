@@ -178,6 +178,25 @@ static void put_writer(struct tb_strbuf *out, const struct tb_kernel_env *env, u
 	sb_puts(out, ": ");
 }
 
+/* prefix, then v in decimal (hex false) or as "0x" and lower-case hex digits: printf's %llu / 0x%llx without stdio. */
+static void put_number(struct tb_strbuf *out, const char *prefix, size_t prefix_len, uint64_t v, bool hex)
+{
+	char *p = sb_room(out, prefix_len + 2 + 20);
+
+	if (!p)
+		return;
+	memcpy(p, prefix, prefix_len);
+	p += prefix_len;
+	if (hex) {
+		*p++ = '0';
+		*p++ = 'x';
+		p = kv_put_hex(p, v, kv_hex_len(v), false);
+	} else {
+		p = kv_put_dec(p, v, kv_dec_len(v));
+	}
+	sb_added(out, (size_t)(p - (out->buf + out->len)));
+}
+
 /* -ENOTSUP with the reason in err: the caller prints the record another way. */
 static int not_supported(struct tb_problem *err, const char *reason, uint64_t addr)
 {
@@ -202,10 +221,9 @@ static void put_syscall_name(struct tb_strbuf *out, const struct tb_format *f, c
 /* Index of the first argument field (the one after __syscall_nr); -1 if none. */
 static ptrdiff_t first_syscall_arg(const struct tb_format *f)
 {
-	for (size_t i = 0; i < f->nfields; i++)
-		if (!strcmp(f->fields[i].name, "__syscall_nr"))
-			return (ptrdiff_t)i + 1;
-	return -1;
+	const struct tb_schema_field *nr = field_named(f, "__syscall_nr");
+
+	return nr ? nr - f->fields + 1 : -1;
 }
 
 /*
@@ -264,6 +282,8 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 	ptrdiff_t first = first_syscall_arg(f);
 	size_t nargs = 0;
 	uint64_t v[16];
+	/* the user data fields come after the arguments: without a __data_loc last, none to look for */
+	bool user_data = f->nfields && f->fields[f->nfields - 1].kind == TB_SCHEMA_FIELD_DATA_LOC;
 
 	(void)env;
 	if (first < 0)
@@ -288,8 +308,8 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 			sb_putc(out, ' ');
 		}
 		sb_puts(out, a->name);
-		put_fmt(out, v[i] < 10 ? ": %llu" : ": 0x%llx", (unsigned long long)v[i]);
-		if (put_user_data(out, f, r, a, i + 1 < nargs ? v[i + 1] : 0, i + 1 < nargs, err) < 0)
+		put_number(out, ": ", 2, v[i], v[i] >= 10);
+		if (user_data && put_user_data(out, f, r, a, i + 1 < nargs ? v[i + 1] : 0, i + 1 < nargs, err) < 0)
 			return -EINVAL;
 	}
 	sb_puts(out, ")\n");
@@ -307,7 +327,8 @@ static int print_syscall_exit(const struct tb_format *f, const struct tb_kernel_
 	if (field_value(f, r, "ret", &ret, err) < 0)
 		return -EINVAL;
 	put_syscall_name(out, f, SYSCALL_EXIT_PREFIX);
-	put_fmt(out, " -> 0x%llx\n", (unsigned long long)ret);
+	put_number(out, " -> ", 4, ret, true);
+	sb_putc(out, '\n');
 	return 0;
 }
 
