@@ -12,6 +12,10 @@
 #             trips, default 300 k: about 8 events each)
 #   io        block, ext4 and writeback events of files written and synced
 #             (TB_BENCH_IO_MB, default 64)
+#   mixed     every event of the kernel (`-e all`) while the machine is busy
+#             with files written and synced, a pipe ping-pong and a walk of
+#             /usr (TB_BENCH_MIXED_SECONDS, default 10, or until the buffer
+#             of 64 MiB a CPU is full)
 #
 # The pages are saved by `tracebuf capture` and made a trace.dat by
 # `trace-cmd restore` (this VM kind refuses `trace-cmd record`'s write to
@@ -20,6 +24,10 @@
 # turns, three rounds; the fastest wall time and the least CPU time (user +
 # sys) of each count.  Both must print as many event lines.  Results:
 # results-report_kinds.json, one entry per kind and version.
+#
+# TB_BENCH_KINDS picks kinds (default "markers sched io mixed");
+# TB_BENCH_SAVE=DIR keeps each recording there (KIND-v6.dat, KIND-v7z.dat),
+# for profiling one report at a time.
 #
 # Usage: bench_report_kinds.sh [BUILD_DIR]   (root, tracefs, trace-cmd, perf)
 B=${1:-build}
@@ -51,7 +59,7 @@ record() {
 	echo > "$T/trace"
 	case $1 in
 	markers)
-		echo $((${TB_BENCH_MARKERS:-1000000} / 20 + 8192)) > "$T/buffer_size_kb"
+		echo $((${TB_BENCH_MARKERS:-1000000} / 12 + 8192)) > "$T/buffer_size_kb" # ~70 bytes a marker record
 		echo 1 > "$T/events/sched/sched_switch/enable"
 		echo 1 > "$T/tracing_on"
 		"$B/bench/marker_app" "$T/trace_marker" "${TB_BENCH_MARKERS:-1000000}" ;;
@@ -72,6 +80,11 @@ record() {
 			i=$((i + 1))
 		done
 		rm -f "$B"/bench/io-$$-* ;;
+	mixed)
+		echo 65536 > "$T/buffer_size_kb"
+		echo 1 > "$T/events/enable"
+		echo 1 > "$T/tracing_on"
+		mixed_load "${TB_BENCH_MIXED_SECONDS:-10}" ;;
 	esac
 	echo 0 > "$T/tracing_on"
 	rm -rf "$W/cap" "$W/trace.dat"
@@ -82,8 +95,26 @@ record() {
 		trace-cmd convert --file-version 7 --compression zstd -i trace.dat -o "$1-v7z.dat" > /dev/null 2>&1)
 }
 
+# mixed_load SECONDS: files written and synced, a pipe ping-pong and a walk
+# of /usr at once, each repeated until SECONDS have passed or the buffer of
+# CPU 0 is full (its per_cpu stats say events overrun or dropped).
+mixed_load() {
+	end=$(($(date +%s) + $1))
+	full() { grep -q -E '^(dropped events|overrun): [1-9]' "$T/per_cpu/cpu0/stats"; }
+	(while [ "$(date +%s)" -lt $end ] && ! full; do
+		dd if=/dev/zero of="$B/bench/mixed-$$" bs=64k count=256 conv=fsync 2> /dev/null
+	done; rm -f "$B/bench/mixed-$$") &
+	(while [ "$(date +%s)" -lt $end ] && ! full; do
+		perf bench sched pipe -l 20000 > /dev/null 2>&1 || break
+	done) &
+	while [ "$(date +%s)" -lt $end ] && ! full; do
+		find /usr -name '*.h' -newer /etc/hostname > /dev/null 2>&1
+	done
+	wait
+}
+
 rows=""
-for kind in markers sched io; do
+for kind in ${TB_BENCH_KINDS:-markers sched io mixed}; do
 	record $kind || { echo "$NAME: $kind: could not be recorded, left out"; continue; }
 	for v in v6 v7z; do
 		f="$W/$kind-$v.dat"
@@ -97,7 +128,11 @@ for kind in markers sched io; do
 		done
 		rows="$rows $kind $v $(wc -c < "$f") $n_tb $n_tc $t_tb $t_tc"
 	done
-	rm -f "$W/$kind"-*.dat
+	if [ -n "${TB_BENCH_SAVE:-}" ]; then
+		mkdir -p "$TB_BENCH_SAVE" && mv "$W/$kind"-*.dat "$TB_BENCH_SAVE"/
+	else
+		rm -f "$W/$kind"-*.dat
+	fi
 done
 [ -n "$rows" ] || skip "no recording could be made"
 

@@ -54,7 +54,7 @@ static bool type_size(void *ctx, const char *type, uint64_t *size)
 	return !strcmp(type, "struct page");
 }
 
-static const struct tb_print_env env = {NULL, symbol, NULL, constant, type_size};
+static const struct tb_print_env env = {.symbol = symbol, .constant = constant, .type_size = type_size};
 
 /* A record through the fused and the generic program: 0 or -EINVAL, the same from both, the same text. */
 static void run_both(const struct tb_printfmt *fused, const struct tb_printfmt *generic, const uint8_t *rec,

@@ -70,6 +70,7 @@ struct tb_schema {
 	struct tb_header_page header_page;
 	bool have_header_page;
 	bool have_symbols;
+	uint64_t symbols_version; /* counts the tables adopted: tb_schema_symbols_version() */
 	tb_problem_fn *diag;
 	void *diag_ctx;
 	unsigned long problems;
@@ -803,6 +804,7 @@ static int adopt_symbols(struct tb_schema *s, struct tb_ksyms **table, int rc, s
 	tb_ksyms_free(*table);
 	*table = k;
 	s->have_symbols = true;
+	s->symbols_version++;
 	return rc;
 }
 
@@ -1110,6 +1112,11 @@ size_t tb_schema_event_count(const struct tb_schema *s)
 bool tb_schema_has_symbols(const struct tb_schema *s)
 {
 	return s && s->have_symbols;
+}
+
+const uint64_t *tb_schema_symbols_version(const struct tb_schema *s)
+{
+	return &s->symbols_version;
 }
 
 const struct tb_format *tb_schema_event(const struct tb_schema *s, uint32_t id,

@@ -31,6 +31,11 @@
 /* The symbol containing addr (tb_print_env.symbol); NULL if none. */
 const char *tb_schema_symbol(void *schema, uint64_t addr, uint64_t *start, uint64_t *size,
 			     const char **module);
+/*
+ * A number that changes when a symbol table is loaded (tb_print_env.symbols_
+ * version): an answer of tb_schema_symbol() holds while it stays the same.
+ */
+const uint64_t *tb_schema_symbols_version(const struct tb_schema *s);
 /* The printk_formats string at addr (tb_print_env.kernel_string); NULL if none. */
 const char *tb_schema_kernel_string(void *schema, uint64_t addr);
 /* An enum constant or kernel variable (tb_print_env.constant): the constants file, then BTF, then the probe. */

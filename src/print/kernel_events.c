@@ -58,17 +58,63 @@ static bool read_at(const struct tb_kernel_record *r, uint32_t off, uint32_t siz
 {
 	if (size == 0 || size > 8 || off > r->len || size > r->len - off)
 		return false;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (size == 8) { /* an ip, an address: most reads, one load */
+		memcpy(v, r->data + off, 8);
+		return true;
+	}
+#endif
 	*v = 0;
 	for (uint32_t i = size; i-- > 0;)
 		*v = *v << 8 | r->data[off + i];
 	return true;
 }
 
+#define FIELD_MEMO_SLOTS 8
+
+/* strcmp() == 0 inline: field names are a few bytes, and a libc call per record cost more. */
+static inline bool same_name(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/*
+ * tb_format_field(f, name), trying first where this thread last found a
+ * field by that name pointer (the printers pass literals): they look up
+ * the same few fields (ip, buf, ...) of a few formats for every record.
+ * The guess is checked against f itself, so a slot left by another format
+ * is only a miss.
+ */
+static const struct tb_schema_field *field_named(const struct tb_format *f, const char *name)
+{
+	static _Thread_local struct {
+		const char *name;
+		size_t index;
+	} memo[FIELD_MEMO_SLOTS];
+	static _Thread_local unsigned next_slot;
+	const struct tb_schema_field *fl;
+
+	for (unsigned k = 0; k < FIELD_MEMO_SLOTS && memo[k].name; k++) {
+		size_t i = memo[k].index;
+		if (memo[k].name == name && i < f->nfields && same_name(f->fields[i].name, name))
+			return &f->fields[i];
+	}
+	fl = tb_format_field(f, name);
+	if (fl) {
+		unsigned k = next_slot++ % FIELD_MEMO_SLOTS;
+		memo[k].name = name;
+		memo[k].index = (size_t)(fl - f->fields);
+	}
+	return fl;
+}
+
 /* The fixed field called name: its value, or a reason in err. */
 static int field_value(const struct tb_format *f, const struct tb_kernel_record *r,
 		       const char *name, uint64_t *v, struct tb_problem *err)
 {
-	const struct tb_schema_field *fl = tb_format_field(f, name);
+	const struct tb_schema_field *fl = field_named(f, name);
 
 	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC || fl->size == 0 || fl->size > 8)
 		return diag_fail(err, 0, "event %s has no fixed field %s of 1..8 bytes", f->name, name);
@@ -82,7 +128,7 @@ static int field_value(const struct tb_format *f, const struct tb_kernel_record 
 static int tail_offset(const struct tb_format *f, const struct tb_kernel_record *r,
 		       const char *name, uint32_t *off, struct tb_problem *err)
 {
-	const struct tb_schema_field *fl = tb_format_field(f, name);
+	const struct tb_schema_field *fl = field_named(f, name);
 
 	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC)
 		return diag_fail(err, 0, "event %s has no field %s", f->name, name);
@@ -110,7 +156,7 @@ static void put_ip(struct tb_strbuf *out, const struct tb_kernel_env *env, uint6
 		sb_putc(out, '0');
 		return;
 	}
-	name = pe && pe->symbol ? pe->symbol(pe->ctx, ip, &start, NULL, NULL) : NULL;
+	name = pe && pe->symbol ? kv_symbol_at(pe, ip, &start, NULL, NULL) : NULL;
 	if (name && start == ip && !strcmp(name, KRETPROBE_TRAMPOLINE))
 		sb_puts(out, "[unknown/kretprobe'd]");
 	else if (topts & TB_TOPT_SYM_OFFSET)
@@ -130,6 +176,25 @@ static void put_writer(struct tb_strbuf *out, const struct tb_kernel_env *env, u
 		return;
 	put_ip(out, env, ip, topts);
 	sb_puts(out, ": ");
+}
+
+/* prefix, then v in decimal (hex false) or as "0x" and lower-case hex digits: printf's %llu / 0x%llx without stdio. */
+static void put_number(struct tb_strbuf *out, const char *prefix, size_t prefix_len, uint64_t v, bool hex)
+{
+	char *p = sb_room(out, prefix_len + 2 + 20);
+
+	if (!p)
+		return;
+	memcpy(p, prefix, prefix_len);
+	p += prefix_len;
+	if (hex) {
+		*p++ = '0';
+		*p++ = 'x';
+		p = kv_put_hex(p, v, kv_hex_len(v), false);
+	} else {
+		p = kv_put_dec(p, v, kv_dec_len(v));
+	}
+	sb_added(out, (size_t)(p - (out->buf + out->len)));
 }
 
 /* -ENOTSUP with the reason in err: the caller prints the record another way. */
@@ -156,10 +221,9 @@ static void put_syscall_name(struct tb_strbuf *out, const struct tb_format *f, c
 /* Index of the first argument field (the one after __syscall_nr); -1 if none. */
 static ptrdiff_t first_syscall_arg(const struct tb_format *f)
 {
-	for (size_t i = 0; i < f->nfields; i++)
-		if (!strcmp(f->fields[i].name, "__syscall_nr"))
-			return (ptrdiff_t)i + 1;
-	return -1;
+	const struct tb_schema_field *nr = field_named(f, "__syscall_nr");
+
+	return nr ? nr - f->fields + 1 : -1;
 }
 
 /*
@@ -218,6 +282,8 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 	ptrdiff_t first = first_syscall_arg(f);
 	size_t nargs = 0;
 	uint64_t v[16];
+	/* the user data fields come after the arguments: without a __data_loc last, none to look for */
+	bool user_data = f->nfields && f->fields[f->nfields - 1].kind == TB_SCHEMA_FIELD_DATA_LOC;
 
 	(void)env;
 	if (first < 0)
@@ -242,8 +308,8 @@ static int print_syscall_enter(const struct tb_format *f, const struct tb_kernel
 			sb_putc(out, ' ');
 		}
 		sb_puts(out, a->name);
-		put_fmt(out, v[i] < 10 ? ": %llu" : ": 0x%llx", (unsigned long long)v[i]);
-		if (put_user_data(out, f, r, a, i + 1 < nargs ? v[i + 1] : 0, i + 1 < nargs, err) < 0)
+		put_number(out, ": ", 2, v[i], v[i] >= 10);
+		if (user_data && put_user_data(out, f, r, a, i + 1 < nargs ? v[i + 1] : 0, i + 1 < nargs, err) < 0)
 			return -EINVAL;
 	}
 	sb_puts(out, ")\n");
@@ -261,7 +327,8 @@ static int print_syscall_exit(const struct tb_format *f, const struct tb_kernel_
 	if (field_value(f, r, "ret", &ret, err) < 0)
 		return -EINVAL;
 	put_syscall_name(out, f, SYSCALL_EXIT_PREFIX);
-	put_fmt(out, " -> 0x%llx\n", (unsigned long long)ret);
+	put_number(out, " -> ", 4, ret, true);
+	sb_putc(out, '\n');
 	return 0;
 }
 
@@ -529,6 +596,8 @@ void tb_kernel_env_for_schema(struct tb_schema *s, struct tb_print_env *print,
 		.kernel_string = tb_schema_kernel_string,
 		.constant = tb_schema_constant,
 		.type_size = tb_schema_type_size,
+		.memo_id = tb_print_env_number(),
+		.symbols_version = tb_schema_symbols_version(s),
 	};
 	*env = (struct tb_kernel_env){.print = print, .user_vma = tb_schema_user_vma};
 }

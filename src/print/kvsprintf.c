@@ -5,6 +5,7 @@
  * Written from the facts of the kernel's lib/vsprintf.c and kallsyms.c
  * (what is printed for which directive and value), not from its code.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "kvsprintf.h"
@@ -871,6 +872,34 @@ static char *put_0x(char *d, uint64_t v)
 	return kv_put_hex(d, v, kv_hex_len(v), false);
 }
 
+uint64_t tb_print_env_number(void)
+{
+	/* Only uniqueness matters: relaxed, pairs with nothing. */
+	static _Atomic uint64_t last;
+
+	return atomic_fetch_add_explicit(&last, 1, memory_order_relaxed) + 1;
+}
+
+_Thread_local struct kv_symbol_memo kv_symbol_memo;
+
+const char *kv_symbol_lookup(const struct tb_print_env *env, uint64_t addr, uint64_t *start, uint64_t *size,
+			     const char **module)
+{
+	struct kv_symbol_memo got = {.memo_id = env->memo_id, .addr = addr,
+				     .version = env->memo_id ? *env->symbols_version : 0};
+
+	got.name = env->symbol(env->ctx, addr, &got.start, &got.size, &got.module);
+	if (got.name && env->memo_id) /* an address without a symbol is not kept: rare */
+		kv_symbol_memo = got;
+	if (start)
+		*start = got.start;
+	if (size)
+		*size = got.size;
+	if (module)
+		*module = got.module;
+	return got.name;
+}
+
 void kv_symbol(struct tb_strbuf *out, uint64_t addr, bool with_offset, bool backtrace,
 	       const struct tb_print_env *env)
 {
@@ -880,7 +909,7 @@ void kv_symbol(struct tb_strbuf *out, uint64_t addr, bool with_offset, bool back
 	char *d, *begin;
 
 	if (env && env->symbol)
-		name = env->symbol(env->ctx, look, &start, &size, &module);
+		name = kv_symbol_at(env, look, &start, &size, &module);
 	if (!name) {
 		if ((d = sb_room(out, 26)) != NULL)
 			sb_added(out, (size_t)(put_0x(d, addr) - d));

@@ -33,9 +33,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "printfmt.h"
 #include "strbuf.h"
 
-struct tb_print_env;
 
 /* Flags, as the kernel's number() understands them. */
 #define KV_SIGN 0x01    /* signed conversion (d, i) */
@@ -214,6 +214,42 @@ void kv_pointer_value(struct tb_strbuf *out, uint64_t v, const struct kv_spec *s
  */
 bool kv_pointer_memory(struct tb_strbuf *out, const uint8_t *p, size_t n,
 		       const struct kv_spec *spec);
+
+/* A thread's last answer of kv_symbol_at(), for the environment numbered memo_id. */
+struct kv_symbol_memo {
+	uint64_t memo_id, version, addr, start, size;
+	const char *name, *module;
+};
+
+extern _Thread_local struct kv_symbol_memo kv_symbol_memo;
+
+/* kv_symbol_at() when this thread's memo holds another address: asked, and kept. */
+const char *kv_symbol_lookup(const struct tb_print_env *env, uint64_t addr, uint64_t *start, uint64_t *size,
+			     const char **module);
+
+/*
+ * env->symbol(env->ctx, addr, ...), but a thread asking again for the
+ * address it asked last (every trace_marker record has the same ip, a
+ * caller's %pS the same few) gets the answer it got then, when env has a
+ * memo_id.  start, size, module may be NULL.  The symbol tables are loaded
+ * before any thread prints (schema_internal.h): *symbols_version is read
+ * plainly.
+ */
+static inline const char *kv_symbol_at(const struct tb_print_env *env, uint64_t addr, uint64_t *start,
+				       uint64_t *size, const char **module)
+{
+	const struct kv_symbol_memo *m = &kv_symbol_memo;
+
+	if (!env->memo_id || m->memo_id != env->memo_id || m->addr != addr || m->version != *env->symbols_version)
+		return kv_symbol_lookup(env, addr, start, size, module);
+	if (start)
+		*start = m->start;
+	if (size)
+		*size = m->size;
+	if (module)
+		*module = m->module;
+	return m->name;
+}
 
 /* The kernel's sprint_symbol() family: "sym+0xoff/0xsize [mod]" or "0xaddr". */
 void kv_symbol(struct tb_strbuf *out, uint64_t addr, bool with_offset, bool backtrace,

@@ -54,8 +54,14 @@ static int comma(struct cc *c)
 	return pfc_expect(c, ',', "','");
 }
 
-/* {value, "name"} entries up to the closing parenthesis of the call. */
-static int symbol_table(struct cc *c, uint32_t *table, uint32_t delim, uint32_t delim_len)
+/*
+ * {value, "name"} entries up to the closing parenthesis of the call.  A
+ * name the trace does not give, as a whole value, makes the table print as
+ * libtraceevent does (pf_table.tep_like) when the helper's value is
+ * unsigned (tep_ok): libtraceevent reads a signed field unsigned, so a
+ * negative one would match differently.
+ */
+static int symbol_table(struct cc *c, uint32_t *table, uint32_t delim, uint32_t delim_len, bool tep_ok)
 {
 	struct tb_printfmt *p = c->p;
 	struct pf_table tab = {.first = p->nsyms, .delim = delim, .delim_len = delim_len};
@@ -77,8 +83,15 @@ static int symbol_table(struct cc *c, uint32_t *table, uint32_t delim, uint32_t 
 				return c->rc;
 			continue;
 		}
-		if (pfc_parse_assign(c, &v) < 0)
+		if (tep_ok && pfc_unknown_name(c)) {
+			/* libtraceevent's value for a name it does not know: -1 */
+			v = (struct ex){.is_const = true, .v = UINT64_MAX, .t = ty_ulong};
+			tab.tep_like = true;
+			if (pfc_advance(c) < 0)
+				return c->rc;
+		} else if (pfc_parse_assign(c, &v) < 0) {
 			return c->rc;
+		}
 		if (!v.is_const || v.is_str) {
 			if (!c->rc)
 				pfc_fail(c, -EINVAL, v.off, "table value is not a constant");
@@ -109,11 +122,12 @@ static int symbol_table(struct cc *c, uint32_t *table, uint32_t delim, uint32_t 
 	return 0;
 }
 
-/* The unsigned long value a flags / symbolic helper receives. */
-static int helper_value(struct cc *c, struct ex *v)
+/* The unsigned long value a flags / symbolic helper receives; *was_signed: its C type was signed. */
+static int helper_value(struct cc *c, struct ex *v, bool *was_signed)
 {
 	if (call_arg(c, v, false) < 0 || pfc_need_scalar(c, v, "a helper's value") < 0)
 		return c->rc;
+	*was_signed = v->t.sign;
 	pfc_convert(c, v, ty_ulong);
 	return 0;
 }
@@ -123,15 +137,17 @@ static int helper_flags(struct cc *c, struct ex *e)
 	struct ex v = {.off = c->tok.off}, delim = {0};
 	uint32_t table;
 	int depth = c->depth;
+	bool was_signed;
 
-	if (helper_value(c, &v) < 0 || comma(c) < 0 || pfc_parse_assign(c, &delim) < 0)
+	if (helper_value(c, &v, &was_signed) < 0 || comma(c) < 0 || pfc_parse_assign(c, &delim) < 0)
 		return c->rc;
 	if (!delim.is_str) {
 		if (!(delim.is_const && !delim.v))
 			return pfc_fail(c, -EINVAL, delim.off, "__print_flags delimiter is not a string literal");
 		delim.str = pfc_pool_add(c, "", 0), delim.str_len = 0;
 	}
-	if (symbol_table(c, &table, delim.str, (uint32_t)strnlen(c->p->pool + delim.str, delim.str_len)) < 0)
+	if (symbol_table(c, &table, delim.str, (uint32_t)strnlen(c->p->pool + delim.str, delim.str_len),
+			 !was_signed) < 0)
 		return c->rc;
 	c->depth = depth + 1;
 	pfc_emit(c, (struct pf_op){.code = OP_FLAGS, .a = table}, 0);
@@ -144,8 +160,9 @@ static int helper_symbolic(struct cc *c, struct ex *e)
 	struct ex v = {.off = c->tok.off};
 	uint32_t table;
 	int depth = c->depth;
+	bool was_signed;
 
-	if (helper_value(c, &v) < 0 || symbol_table(c, &table, 0, 0) < 0)
+	if (helper_value(c, &v, &was_signed) < 0 || symbol_table(c, &table, 0, 0, !was_signed) < 0)
 		return c->rc;
 	c->depth = depth + 1;
 	pfc_emit(c, (struct pf_op){.code = OP_SYMBOLIC, .a = table}, 0);

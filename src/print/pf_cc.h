@@ -138,6 +138,7 @@ uint64_t pfc_type_bytes(const struct ty *t);
 const struct tb_schema_field *pfc_field_named(struct cc *c, size_t off, size_t n);
 void pfc_note_static(struct cc *c, uint32_t end);
 int pfc_parse_assign(struct cc *c, struct ex *e);
+bool pfc_unknown_name(struct cc *c);
 
 /* pf_calls.c: the known calls */
 int pfc_call(struct cc *c, struct ex *e);

@@ -429,6 +429,46 @@ static bool is_ulong_variable(const char *name)
 	return false;
 }
 
+/*
+ * Names libtraceevent gives a value of its own in a table entry (its
+ * eval_flag()): an event using one of them unknown here prints by it.
+ */
+static bool tep_knows(const char *name)
+{
+	static const char *const names[] = {
+		"HI_SOFTIRQ", "TIMER_SOFTIRQ", "NET_TX_SOFTIRQ", "NET_RX_SOFTIRQ", "BLOCK_SOFTIRQ",
+		"IRQ_POLL_SOFTIRQ", "BLOCK_IOPOLL_SOFTIRQ", "TASKLET_SOFTIRQ", "SCHED_SOFTIRQ",
+		"HRTIMER_SOFTIRQ", "RCU_SOFTIRQ", "HRTIMER_NORESTART", "HRTIMER_RESTART",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+bool pfc_unknown_name(struct cc *c)
+{
+	const char *name = c->src + c->tok.off;
+	size_t n = c->tok.len;
+	char buf[TB_NAME_MAX];
+	int64_t value;
+	struct token after;
+
+	if (c->tok.kind != TK_IDENT || n >= sizeof(buf) || pfc_lex(c, c->next, &after) < 0 ||
+	    !pfc_is_punct(&after, ','))
+		return false;
+	for (unsigned i = 0; i < c->nlocals; i++)
+		if (c->locals[i].name_len == n && !memcmp(c->locals[i].name, name, n))
+			return false;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	if (!strcmp(buf, "REC") || !strcmp(buf, "NULL") || !strcmp(buf, "false") || !strcmp(buf, "true") ||
+	    is_ulong_variable(buf) || tep_knows(buf))
+		return false;
+	return !c->env || !c->env->constant || !c->env->constant(c->env->ctx, buf, &value);
+}
+
 static int identifier(struct cc *c, struct ex *e)
 {
 	const char *name = c->src + c->tok.off;
@@ -1193,6 +1233,29 @@ static void pad_pool(struct cc *c)
 	memset(p->pool + p->pool_len, 0, PF_POOL_PAD);
 }
 
+/*
+ * A table printed as libtraceevent does (pf_table.tep_like) must go
+ * straight to a plain %s: under a width libtraceevent pads each name on
+ * its own, and as anything else the libtraceevent text is not known here.
+ */
+static void check_tep_like(struct cc *c)
+{
+	const struct tb_printfmt *p = c->p;
+
+	for (uint32_t i = 0; i + 1 < p->nops && !c->rc; i++) {
+		const struct pf_op *op = &p->ops[i], *next = op + 1;
+		const struct kv_spec *spec = next->code == OP_PRINT ? &p->specs[next->a] : NULL;
+		if ((op->code != OP_FLAGS && op->code != OP_SYMBOLIC) || !p->tables[op->a].tep_like)
+			continue;
+		if (!spec || next->mode != PF_PRINT_STR || spec->width_arg || spec->precision_arg ||
+		    spec->width > 0 || spec->precision >= 0)
+			pfc_fail(c, -ENOTSUP, 0, "unknown name in a table not printed by a plain %%s");
+		/* libtraceevent prints a number of its own for a kernel variable where we print '?' */
+		else if (c->unknown_vars)
+			pfc_fail(c, -ENOTSUP, 0, "unknown name in a table, and a kernel variable");
+	}
+}
+
 int tb_printfmt_compile(const struct tb_format *f, const struct tb_print_env *env,
 			struct tb_printfmt **out, struct tb_problem *err)
 {
@@ -1234,6 +1297,8 @@ int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool s
 	if (!c.rc)
 		pfc_emit(&c, (struct pf_op){.code = OP_END}, 0);
 	if (!c.rc)
+		check_tep_like(&c);
+	if (!c.rc)
 		pad_pool(&c);
 	if (!c.rc && specialise && pf_specialise(c.p) < 0)
 		pfc_fail(&c, -ENOMEM, 0, "out of memory");
@@ -1243,6 +1308,14 @@ int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool s
 	}
 	*out = c.p;
 	return 0;
+}
+
+bool tb_printfmt_guesses(const struct tb_printfmt *p)
+{
+	for (uint32_t i = 0; i < p->ntables; i++)
+		if (p->tables[i].tep_like)
+			return true;
+	return false;
 }
 
 void tb_printfmt_free(struct tb_printfmt *p)

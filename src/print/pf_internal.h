@@ -163,6 +163,13 @@ struct pf_table {
 	 * for v < direct_len.  direct_len 0: scan.
 	 */
 	uint32_t direct_first, direct_len;
+	/*
+	 * An entry's value is a name the trace does not give (an enum of a
+	 * trace.dat read without BTF): the entry's value is all ones and the
+	 * table prints as libtraceevent prints it, which is what this event
+	 * printed by libtraceevent shows (pf_run.c: tep_flags()).
+	 */
+	bool tep_like;
 };
 
 /* Symbolic tables whose values all lie below this are looked up by index. */

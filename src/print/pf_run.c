@@ -225,6 +225,47 @@ static inline bool put_0x(struct tb_strbuf *out, struct pf_cur *c, uint64_t v)
 	return true;
 }
 
+/*
+ * __print_flags as libtraceevent prints it (pf_table.tep_like), its
+ * entries' values signed: a zero value left prints the next entry of
+ * unknown (negative) value and stops; a positive value all of whose bits
+ * are set prints, delimited, and its bits go; what is left, in hex.
+ */
+static struct pf_cur tep_flags(const struct tb_printfmt *p, const struct pf_table *t, uint64_t flags,
+			       struct tb_strbuf *out, struct pf_cur c)
+{
+	const char *delim = p->pool + t->delim;
+	bool printed = false;
+
+	for (uint32_t i = 0; i < t->count; i++) {
+		const struct pf_sym *s = &p->syms[t->first + i];
+		bool unknown = (int64_t)s->value < 0;
+		if (!flags && unknown) {
+			if (pf_room(out, &c, (size_t)s->name_len + PF_POOL_PAD))
+				c.w = pf_put_text(c.w, p->pool + s->name, s->name_len);
+			return c;
+		}
+		if (unknown || !s->value || (flags & s->value) != s->value)
+			continue;
+		if (!pf_room(out, &c, (size_t)t->delim_len + s->name_len + PF_POOL_PAD))
+			return c;
+		if (printed)
+			c.w = pf_put_text(c.w, delim, t->delim_len);
+		printed = true;
+		c.w = pf_put_text(c.w, p->pool + s->name, s->name_len);
+		flags &= ~s->value;
+	}
+	if (!flags)
+		return c;
+	if (printed) {
+		if (!pf_room(out, &c, (size_t)t->delim_len + PF_POOL_PAD))
+			return c;
+		c.w = pf_put_text(c.w, delim, t->delim_len);
+	}
+	put_0x(out, &c, flags);
+	return c;
+}
+
 /* The kernel's trace_print_flags_seq(); the cursor after it (w NULL on oom). */
 static __attribute__((noinline)) struct pf_cur print_flags(const struct tb_printfmt *p, uint32_t table,
 							   uint64_t flags, struct tb_strbuf *out,
@@ -233,6 +274,9 @@ static __attribute__((noinline)) struct pf_cur print_flags(const struct tb_print
 	const struct pf_table *t = &p->tables[table];
 	const char *delim = p->pool + t->delim;
 	bool first = true;
+
+	if (t->tep_like)
+		return tep_flags(p, t, flags, out, c);
 
 	for (uint32_t i = 0; i < t->count && flags; i++) {
 		const struct pf_sym *s = &p->syms[t->first + i];
@@ -277,8 +321,8 @@ static inline bool print_symbolic(const struct tb_printfmt *p, uint32_t table, u
 {
 	const struct pf_sym *s = symbol_of(p, &p->tables[table], v);
 
-	/* an empty name prints nothing, so the kernel falls back to hex */
-	if (!s || !s->name_len)
+	/* an empty name prints nothing, so the kernel falls back to hex (libtraceevent does not) */
+	if (!s || (!s->name_len && !p->tables[table].tep_like))
 		return put_0x(out, c, v);
 	if (!pf_room(out, c, (size_t)s->name_len + PF_POOL_PAD))
 		return false;
@@ -631,8 +675,10 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 			break;
 		case OP_F_FLAGS: {
 			uint64_t v = field_value(rec, op);
-			if (!(v ? put_prefix(p, op, out, &c, 0) && print_helper(p, true, op->b, v, out, &c)
-				: put_choice(p, op, false, out, &c)))
+			/* a zero value prints the alt text, or a tep_like table's entry (pf_specialise.c) */
+			bool helper = v || p->tables[op->b].tep_like;
+			if (!(helper ? put_prefix(p, op, out, &c, 0) && print_helper(p, true, op->b, v, out, &c)
+				     : put_choice(p, op, false, out, &c)))
 				return 0;
 			break;
 		}

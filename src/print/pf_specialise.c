@@ -536,7 +536,9 @@ static void fold_select(struct sp *s, uint32_t i)
 	x = next_op(s, j);
 	jump = next_op(s, x);
 	y = p->ops[j].a;
-	if (!foldable(s, x, OP_F_FLAGS) || !same_value(v, &p->ops[x]) || p->ops[x].text_len ||
+	/* a tep_like table prints an entry for zero (pf_run.c): the test must stay */
+	if (!foldable(s, x, OP_F_FLAGS) || p->tables[p->ops[x].b].tep_like || !same_value(v, &p->ops[x]) ||
+	    p->ops[x].text_len ||
 	    p->ops[x].alt_len || !foldable(s, jump, OP_JUMP) || next_op(s, jump) != y || y >= p->nops ||
 	    p->ops[y].code != OP_TEXT || s->target[y] != 1 || p->ops[jump].a != next_op(s, y) ||
 	    s->target[p->ops[jump].a] != 1)

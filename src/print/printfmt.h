@@ -46,7 +46,18 @@ struct tb_print_env {
 	bool (*constant)(void *ctx, const char *name, int64_t *value);
 	/* sizeof(type) for a kernel type such as "struct page"; false if unknown. */
 	bool (*type_size)(void *ctx, const char *type, uint64_t *size);
+	/*
+	 * Non-zero: no other environment of the process has this number
+	 * (tb_print_env_number()), and symbol's answers hold while
+	 * *symbols_version stays the same (not NULL then), so a thread may
+	 * keep its last answer (kv_symbol_at()).  0: ask symbol every time.
+	 */
+	uint64_t memo_id;
+	const uint64_t *symbols_version;
 };
+
+/* A memo_id no environment of this process had before. */
+uint64_t tb_print_env_number(void);
 
 struct tb_printfmt;
 
@@ -71,5 +82,12 @@ void tb_printfmt_free(struct tb_printfmt *p);
  */
 int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t len,
 		    struct tb_strbuf *out);
+
+/*
+ * Whether p prints a __print_flags / __print_symbolic table with names the
+ * environment does not know as libtraceevent prints it (not the kernel's
+ * text, which needs the names' values: what trace-cmd shows).
+ */
+bool tb_printfmt_guesses(const struct tb_printfmt *p);
 
 #endif
