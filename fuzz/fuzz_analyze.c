@@ -78,8 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tb_capture *c;
 	FILE *null;
 
-	strcpy(dir, "/tmp/tb-fuzz-analyze-XXXXXX");
-	if (!mkdtemp(dir))
+	if (!archive_mkdtemp(dir, "analyze"))
 		return 0;
 	archive_unpack(dir, archive_names, ARCHIVE_NAMES, data, size);
 	null = fopen("/dev/null", "w");

@@ -78,9 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *null;
 	int rc;
 
-	/* on tmpfs when there is one: on ext4 every file written and removed cost a journal entry */
-	strcpy(dir, access("/dev/shm", W_OK) == 0 ? "/dev/shm/tb-fuzz-capture-XXXXXX" : "/tmp/tb-fuzz-capture-XXXXXX");
-	if (!mkdtemp(dir))
+	if (!archive_mkdtemp(dir, "capture"))
 		return 0;
 	archive_unpack(dir, archive_names, ARCHIVE_CAPTURE_NAMES, data, size);
 	rc = tb_capture_open(dir, &opts, &c);
