@@ -66,7 +66,7 @@ static void forget_ids(struct run *r)
  * repeats every 256 bytes.  One period is made per call and copied or
  * compared a period at a time: byte by byte, every comparison of the loop
  * was a call into the fuzzer's comparison tracing, and a blob runs to
- * 136 KiB (two thirds of a run were those calls).
+ * 136 KiB (three fifths of a run were those calls).
  */
 #define PERIOD 256
 
