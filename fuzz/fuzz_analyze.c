@@ -23,6 +23,7 @@
 
 #include "fuzz_archive.h"
 #include "fuzz_check.h"
+#include "fuzz_sink.h"
 
 /* As in fuzz_format.c: libtraceevent's parser leaks on some malformed print fmts. */
 const char *__lsan_default_suppressions(void);
@@ -78,12 +79,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tb_capture *c;
 	FILE *null;
 
-	strcpy(dir, "/tmp/tb-fuzz-analyze-XXXXXX");
-	if (!mkdtemp(dir))
+	if (!archive_mkdtemp(dir, "analyze"))
 		return 0;
 	archive_unpack(dir, archive_names, ARCHIVE_NAMES, data, size);
-	null = fopen("/dev/null", "w");
-	if (null && tb_capture_open(dir, &opts, &c) == 0) {
+	null = fuzz_sink();
+	if (tb_capture_open(dir, &opts, &c) == 0) {
 		check_offcpu(c, null);
 		if (tb_capture_rewind(c) == 0) {
 			int rc = tb_chrome_json_write(c, null, NULL, &ct);
@@ -96,8 +96,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		tb_capture_close(c);
 	}
-	if (null)
-		fclose(null);
 	archive_remove(dir);
 	return 0;
 }

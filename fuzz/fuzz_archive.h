@@ -14,10 +14,13 @@
 #define TB_FUZZ_ARCHIVE_H
 
 #include <ftw.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The archive's file names, by index (capture_pack.sh has the same table). */
 static const char *const archive_names[] = {
@@ -43,6 +46,17 @@ static const char *const archive_names[] = {
 };
 #define ARCHIVE_NAMES (sizeof(archive_names) / sizeof(archive_names[0]))
 #define ARCHIVE_CAPTURE_NAMES 16
+
+/*
+ * A fresh directory dir (64 bytes) for one input's files, named after the
+ * target: on tmpfs (/dev/shm) when there is one, as on ext4 every file
+ * written and removed cost a journal entry (a fifth of fuzz_analyze's run).
+ */
+static inline bool archive_mkdtemp(char *dir, const char *target)
+{
+	snprintf(dir, 64, "%s/tb-fuzz-%s-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", target);
+	return mkdtemp(dir) != NULL;
+}
 
 /* dir/name with data, its directories made. */
 static inline void archive_write_file(const char *dir, const char *name, const uint8_t *data, size_t len)

@@ -252,6 +252,43 @@ static void check_missing(void)
 	synth_remove(&s);
 }
 
+/*
+ * Time going back on a CPU (a damaged trace; here a second sub-buffer
+ * stamped before the first): a's switch-in at 1 ms follows its switch-out
+ * at 5 ms.  That interval has no length and is counted as such; the sums
+ * hold only b's 1 ms (a wrapped length once made off_ns smaller than
+ * blocked_ns: fuzz/regressions/analyze/crash_f6986d...).
+ */
+static void check_backwards(void)
+{
+	struct synth s;
+	struct tb_capture *c;
+	struct tb_offcpu *r;
+	struct tb_offcpu_totals t;
+
+	if (synth_open(&s, 1, NULL) < 0 ||
+	    synth_format(&s, "sched", "tests/data/kernel/formats/sched/sched_switch.format") < 0) {
+		ok(0, "made a trace with time going back");
+		return;
+	}
+	add_switch(&s, 0, 5 * MS, "a", 10, 1, "b", 20);
+	add_switch(&s, 0, 6 * MS, "b", 20, 1, "c", 30);
+	synth_flush(&s, 0);
+	add_switch(&s, 0, 1 * MS, "c", 30, 1, "a", 10);
+	add_switch(&s, 0, 7 * MS, "a", 10, 1, "b", 20);
+	synth_close(&s);
+	if (ok(tb_capture_open(s.dir, NULL, &c) == 0, "time going back: opens")) {
+		ok(tb_offcpu_run(c, NULL, &r, &t) == 0, "time going back: offcpu runs");
+		is_int(t.backwards, 1, "a's interval ends before it begins: counted as such");
+		is_int(t.intervals, 1, "b's interval alone is counted");
+		is_int(t.off_ns, 1 * MS, "its 1 ms alone is off CPU");
+		is_int(t.open_at_end, 2, "a and c still off at the end");
+		tb_offcpu_free(r);
+		tb_capture_close(c);
+	}
+	synth_remove(&s);
+}
+
 int main(void)
 {
 	struct synth s;
@@ -273,6 +310,7 @@ int main(void)
 	unsetenv("TB_ANALYZE_THREADS");
 	check_svg();
 	check_missing();
+	check_backwards();
 	unlink(dat);
 	synth_remove(&s);
 	return done_testing();

@@ -91,6 +91,11 @@ static void summarize(const struct offcpu_args *a, const struct tb_offcpu_totals
 			"end at their wakeup, %llu without one are left out\n",
 			(unsigned long long)(t->inferred + t->dropped), (unsigned long long)t->inferred,
 			(unsigned long long)t->dropped);
+	if (t->backwards)
+		fprintf(stderr,
+			"tracebuf offcpu: warning: %llu intervals end before they begin (time stamps going back: "
+			"damage) and are left out\n",
+			(unsigned long long)t->backwards);
 	if (t->lost_pages)
 		fprintf(stderr,
 			"tracebuf offcpu: warning: %llu sub-buffers follow lost events: some intervals may be "
@@ -173,5 +178,5 @@ static int run(int argc, char **argv)
 		return CLI_EXIT_USAGE; /* --blocked without wakeups: said */
 	if (rc < 0 && rc != -ENOENT)
 		return cli_exit_for(-rc);
-	return rc == -ENOENT || problems || !t.switches ? CLI_EXIT_FINDINGS : CLI_EXIT_OK;
+	return rc == -ENOENT || problems || !t.switches || t.backwards ? CLI_EXIT_FINDINGS : CLI_EXIT_OK;
 }

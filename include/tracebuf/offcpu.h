@@ -68,6 +68,8 @@ struct tb_offcpu_totals {
 	uint64_t lost_pages;	  /* sub-buffers flagged as following lost events */
 	uint64_t bad_pages;	  /* sub-buffers that did not decode */
 	bool have_wakeup, have_kernel_stack, have_user_stack; /* the trace has the events' formats */
+	/* intervals whose switch-in is stamped before their switch-out (time going back: damage; not counted) */
+	uint64_t backwards;
 };
 
 struct tb_offcpu;

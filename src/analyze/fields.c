@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "fields.h"
+#include "decode/schema_internal.h"
 
 bool field_at_find(const struct tb_format *f, const char *name, struct field_at *out)
 {
@@ -32,11 +33,12 @@ int field_str(const struct field_at *fa, const uint8_t *data, uint32_t len, char
 
 const struct tb_format *schema_find_by_name(const struct tb_schema *s, const char *system, const char *name)
 {
-	for (uint32_t id = 1; id < 65536; id++) {
-		const char *sys;
-		const struct tb_format *f = tb_schema_event(s, id, &sys);
-		if (f && !strcmp(f->name, name) && (!system || (sys && !strcmp(sys, system))))
+	const struct tb_format *f;
+	const char *sys;
+
+	/* the loaded events alone: an ID-by-ID walk was 65,535 look-ups a name, a third of fuzz_analyze's run */
+	for (uint32_t id = 1; (f = schema_next_event(s, &id, &sys)); id++)
+		if (!strcmp(f->name, name) && (!system || (sys && !strcmp(sys, system))))
 			return f;
-	}
 	return NULL;
 }

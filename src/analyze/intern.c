@@ -158,23 +158,31 @@ static int64_t pidmap_new(struct pidmap *m, int32_t pid)
 	return (int64_t)m->count++;
 }
 
+/* pid's slot in the direct table, its block (and the table of blocks) allocated zeroed on first use; NULL: no memory. */
+static uint32_t *pidmap_slot(struct pidmap *m, uint32_t pid)
+{
+	uint32_t **b;
+
+	if (!m->block && !(m->block = calloc(PIDMAP_BLOCKS, sizeof(*m->block))))
+		return NULL;
+	b = &m->block[pid >> PIDMAP_BLOCK_BITS];
+	if (!*b && !(*b = calloc(PIDMAP_BLOCK_PIDS, sizeof(**b))))
+		return NULL;
+	return &(*b)[pid & (PIDMAP_BLOCK_PIDS - 1)];
+}
+
 int64_t pidmap_add(struct pidmap *m, int32_t pid, bool *added)
 {
 	*added = false;
 	if (pid >= 0 && (uint32_t)pid < PIDMAP_DIRECT) {
-		if ((size_t)pid < m->slot_cap && m->slot[pid])
-			return m->slot[pid] - 1;
-		if ((size_t)pid >= m->slot_cap) {
-			size_t old = m->slot_cap;
-			uint32_t *slot = intern_room(m->slot, &m->slot_cap, (size_t)pid, sizeof(*slot));
-			if (!slot)
-				return -1;
-			memset(slot + old, 0, (m->slot_cap - old) * sizeof(*slot));
-			m->slot = slot;
-		}
+		uint32_t *slot = pidmap_slot(m, (uint32_t)pid);
+		if (!slot)
+			return -1;
+		if (*slot)
+			return *slot - 1;
 		int64_t id = pidmap_new(m, pid);
 		if (id >= 0) {
-			m->slot[pid] = (uint32_t)id + 1;
+			*slot = (uint32_t)id + 1;
 			*added = true;
 		}
 		return id;
@@ -197,7 +205,9 @@ int64_t pidmap_add(struct pidmap *m, int32_t pid, bool *added)
 
 void pidmap_free(struct pidmap *m)
 {
-	free(m->slot);
+	for (size_t i = 0; m->block && i < PIDMAP_BLOCKS; i++)
+		free(m->block[i]);
+	free(m->block);
 	intern_free(&m->other);
 	free(m->other_ids);
 	free(m->pids);

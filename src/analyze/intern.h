@@ -49,14 +49,20 @@ void *intern_room(void *arr, size_t *cap, size_t index, size_t elem);
 
 /*
  * Task ids numbered densely, as intern does, but without hashing the
- * common case: a pid below the kernel's PID_MAX_LIMIT indexes a table
- * directly; others (damaged or made-up input) go through an intern table.
+ * common case: a pid below the kernel's PID_MAX_LIMIT is found in a table
+ * indexed by pid; others (damaged or made-up input) go through an intern
+ * table.  The direct table is in blocks of 4,096 pids, each allocated when
+ * a pid of it is first seen: one flat array grown to the largest pid was
+ * up to 16 MiB made and zeroed for a single high pid (pid_max is 4,194,304
+ * on many systems), the largest part of an analysis of a small capture.
  */
 #define PIDMAP_DIRECT (1u << 22)
+#define PIDMAP_BLOCK_BITS 12
+#define PIDMAP_BLOCK_PIDS (1u << PIDMAP_BLOCK_BITS)
+#define PIDMAP_BLOCKS (PIDMAP_DIRECT / PIDMAP_BLOCK_PIDS)
 
 struct pidmap {
-	uint32_t *slot; /* by pid: dense id + 1, 0 = not seen */
-	size_t slot_cap;
+	uint32_t **block;     /* PIDMAP_BLOCKS of them (NULL until a pid is added): by pid, dense id + 1, 0 = not seen */
 	struct intern other;  /* pids outside the table */
 	uint32_t *other_ids;  /* by intern id: dense id */
 	size_t other_cap;
@@ -70,9 +76,10 @@ int64_t pidmap_add(struct pidmap *m, int32_t pid, bool *added);
 /* The dense id of a pid seen before and kept in the direct table, else -1: no call, for every record. */
 static inline int64_t pidmap_known(const struct pidmap *m, int32_t pid)
 {
-	if (pid >= 0 && (size_t)pid < m->slot_cap && m->slot[pid])
-		return (int64_t)m->slot[pid] - 1;
-	return -1;
+	const uint32_t *b = pid >= 0 && (uint32_t)pid < PIDMAP_DIRECT && m->block ? m->block[pid >> PIDMAP_BLOCK_BITS] : NULL;
+	uint32_t v = b ? b[pid & (PIDMAP_BLOCK_PIDS - 1)] : 0;
+
+	return v ? (int64_t)v - 1 : -1;
 }
 void pidmap_free(struct pidmap *m);
 

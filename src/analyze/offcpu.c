@@ -195,6 +195,10 @@ static int close_interval(struct pairing *p, struct task *tk, uint64_t ts)
 	bool woke = tk->woken && tk->wake_ts >= tk->off_ts && tk->wake_ts <= ts;
 
 	tk->off = false;
+	if (ts < tk->off_ts) { /* no length: counted, its wrapped one would have broken every sum */
+		p->t->backwards++;
+		return 0;
+	}
 	if (p->o->no_preempted && tk->preempted)
 		return 0;
 	if (p->o->blocked_only) {

@@ -1129,6 +1129,20 @@ const struct tb_format *tb_schema_event(const struct tb_schema *s, uint32_t id,
 	return ev ? &ev->format : NULL;
 }
 
+const struct tb_format *schema_next_event(const struct tb_schema *s, uint32_t *id, const char **system)
+{
+	struct schema_event **slot;
+
+	for (uint32_t i = *id; s && (slot = id_table_next(&s->by_id, &i)); i++)
+		if (*slot) {
+			*id = i;
+			if (system)
+				*system = (*slot)->system;
+			return &(*slot)->format;
+		}
+	return NULL;
+}
+
 void tb_schema_set_loader(struct tb_schema *s, tb_format_loader_fn *fn, void *ctx)
 {
 	if (!s)

@@ -48,6 +48,15 @@ int schema_check_format(struct tb_schema *s, const char *file, const char *syste
  */
 bool schema_format_clean(const struct tb_schema *s, const char *system, const char *text, size_t len);
 
+/*
+ * The event loaded under *id, or under the next ID above it that has one,
+ * with *id set to that ID and *system to its system; NULL after the last.
+ * Skips the ID blocks no event was loaded into, so a walk of every loaded
+ * event costs the blocks in use, not 65,536 look-ups:
+ * for (id = 0; (f = schema_next_event(s, &id, &sys)); id++).
+ */
+const struct tb_format *schema_next_event(const struct tb_schema *s, uint32_t *id, const char **system);
+
 /* Report a problem in event id's format file, at offset bytes into it. */
 void schema_report_format(struct tb_schema *s, uint32_t id, uint64_t offset, const char *reason);
 
