@@ -13,6 +13,7 @@
 #
 # Usage: bench_usdt.sh [BUILD_DIR]   (root, bpftrace; else skipped)
 B=${1:-build}
+. "$(dirname "$0")/../scripts/stop_bpftrace.sh"
 APP=$(cd "$B/tests/usdt" 2>/dev/null && pwd)/usdt_app
 N=${TB_BENCH_USDT_HITS:-200000}
 W=$(mktemp -d /tmp/tb-bench-usdt.XXXXXX)
@@ -37,7 +38,7 @@ for i in 1 2 3; do "$APP" bench "$N"; done > "$W/alone" || skip "usdt_app bench 
 bpftrace -e "usdt:$APP:usdt_t:hit { @hits = count(); }" > "$W/bt.out" 2> "$W/bt.err" &
 bp=$!
 for i in 1 2 3; do timeout 120 "$APP" bench "$N" wait; done > "$W/attached"
-kill -INT "$bp"; wait "$bp"; bp=
+stop_bpftrace "$bp"; bp=
 [ "$(grep -c '^usdt_attached 1' "$W/attached")" = 3 ] || skip "bpftrace did not attach: $(grep -v RLIMIT "$W/bt.err" | head -1)"
 fired=$((3 * 2 * (N + N / 10 + 1)))
 counted=$(sed -n 's/^@hits: //p' "$W/bt.out")

@@ -5,6 +5,7 @@
 # bpftrace, root or uprobes), and `tracebuf record`'s trace.dat read by trace-cmd
 # (skipped without trace-cmd).  Every way counts the same 10000 requests.
 B=${B:-build}
+. "$(dirname "$0")/stop_bpftrace.sh"
 TB=$B/tracebuf
 W=$(mktemp -d /tmp/tracebuf-fourways-XXXXXX) || exit 1
 S=/dev/shm/tracebuf-fourways-$$
@@ -58,7 +59,7 @@ sed -n '/^2\./,$p' "$W/prog" | grep -v '^#\|^$'
 echo "   read from outside while it ran (tracebuf hist --attach $S): $same"
 [ -s "$W/held" ] || sed 's/^/   /' "$W/rec"
 if [ -n "$bp" ]; then
-	kill -INT $bp; wait $bp; bp=
+	stop_bpftrace $bp; bp=
 	printf '3. bpftrace on usdt:%s:app:request: route 0..4:' "$P"
 	for r in 0 1 2 3 4; do printf ' %s' "$(sed -n "s/^@requests\[$r\]: //p" "$W/bpf")"; done
 	echo "; bytes $(sed -n 's/^@bytes: //p' "$W/bpf")"

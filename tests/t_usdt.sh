@@ -8,6 +8,7 @@
 # counted bpftrace in each probe's semaphore (it reads them itself).
 B=${TB_BUILD:-build}
 D=$(cd "$B/tests/usdt" 2>/dev/null && pwd) || { echo "1..0 # SKIP $B/tests/usdt not built"; exit 0; }
+. "$(dirname "$0")/../scripts/stop_bpftrace.sh"
 APP=$D/usdt_app LIB=$D/usdt_lib.so NOSDT=$D/usdt_app_nosdt
 W=$(mktemp -d /tmp/tb-t-usdt-XXXXXX) || exit 1
 bp=
@@ -98,7 +99,7 @@ BT
 	kill -0 "$bp" 2> /dev/null || kill "$app" 2> /dev/null
 	wait "$app"
 	check $? "the program ran once bpftrace was attached to its probes (exit 0; $(head -1 "$W/app.err"))"
-	kill -INT "$bp" 2> /dev/null; wait "$bp"; bp=
+	stop_bpftrace "$bp"; bp=
 	grep '^Attaching' "$W/bt.out" > /dev/null; check $? "bpftrace attached ($(grep -v RLIMIT "$W/bt.err" | head -2))"
 	ring1=$(sed -n 's/^ring phase=1 records=//p' "$W/app.out")
 	ring2=$(sed -n 's/^ring phase=2 records=//p' "$W/app.out")
