@@ -15,7 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fd_text.h"
 #include "usermaps.h"
+#include "util/grow.h"
+#include "util/sorted_find.h"
+
+/* One process's /proc/TGID/maps: a few KiB, a few MiB for the largest processes. */
+#define MAX_MAPS_TEXT (256u << 20)
 
 struct vma {
 	uint64_t start, end;
@@ -23,7 +29,7 @@ struct vma {
 };
 
 struct process {
-	uint32_t tgid;
+	uint64_t tgid; /* a uint32_t; as wide as sorted_find.h's keys */
 	bool gone; /* live: /proc had no such process (asked once) */
 	struct vma *vmas;
 	size_t nvmas, cap;
@@ -61,33 +67,23 @@ void tb_usermaps_free(struct tb_usermaps *m)
 /* Where the process is in the table, or would go; *found says which. */
 static size_t process_index(const struct tb_usermaps *m, uint32_t tgid, bool *found)
 {
-	size_t lo = 0, hi = m->nprocs;
+	size_t i = TB_SORTED_COUNT_BELOW(m->procs, m->nprocs, tgid, tgid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->procs[mid].tgid < tgid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < m->nprocs && m->procs[lo].tgid == tgid;
-	return lo;
+	*found = i < m->nprocs && m->procs[i].tgid == tgid;
+	return i;
 }
 
 /* The process's slot: found, or inserted in tgid order (NULL: no memory). */
 static struct process *process_slot(struct tb_usermaps *m, uint32_t tgid, bool *found)
 {
 	size_t lo = process_index(m, tgid, found);
+	struct process *grown;
 
 	if (*found)
 		return &m->procs[lo];
-	if (m->nprocs == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		struct process *grown = realloc(m->procs, cap * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		m->procs = grown, m->cap = cap;
-	}
+	if (!(grown = tb__grow(m->procs, &m->cap, m->nprocs + 1, sizeof(*grown), 16)))
+		return NULL;
+	m->procs = grown;
 	memmove(&m->procs[lo + 1], &m->procs[lo], (m->nprocs - lo) * sizeof(*m->procs));
 	m->nprocs++;
 	m->procs[lo] = (struct process){.tgid = tgid, .sorted = true};
@@ -106,19 +102,15 @@ static bool names_a_file(const char *path, size_t len)
 
 static int add_vma(struct process *p, uint64_t start, uint64_t end, const char *path, size_t len)
 {
-	struct vma v = {start, end, NULL};
+	struct vma v = {start, end, NULL}, *grown;
 
 	if (names_a_file(path, len) && !(v.path = strndup(path, len)))
 		return -ENOMEM;
-	if (p->nvmas == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-		struct vma *grown = realloc(p->vmas, cap * sizeof(*grown));
-		if (!grown) {
-			free(v.path);
-			return -ENOMEM;
-		}
-		p->vmas = grown, p->cap = cap;
+	if (!(grown = tb__grow(p->vmas, &p->cap, p->nvmas + 1, sizeof(*grown), 16))) {
+		free(v.path);
+		return -ENOMEM;
 	}
+	p->vmas = grown;
 	if (p->nvmas && p->vmas[p->nvmas - 1].start > start)
 		p->sorted = false;
 	p->vmas[p->nvmas++] = v;
@@ -219,47 +211,23 @@ static bool proc_line(const char *p, const char *end, uint64_t *start, uint64_t 
 	return true;
 }
 
-/* The whole of a /proc file (its size is not known beforehand). NULL: unreadable. */
-static char *slurp(const char *name, size_t *len)
-{
-	int fd = open(name, O_RDONLY | O_CLOEXEC);
-	size_t cap = 16384, got = 0;
-	char *buf = fd >= 0 ? malloc(cap) : NULL;
-	ssize_t r;
-
-	while (buf && (r = read(fd, buf + got, cap - got)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(buf), buf = NULL;
-			break;
-		}
-		got += (size_t)r;
-		if (got == cap) {
-			char *grown = realloc(buf, cap *= 2);
-			if (!grown)
-				free(buf);
-			buf = grown;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	*len = got;
-	return buf;
-}
-
 /* Calls each(ctx, start, end, path, plen) for every mapping of /proc/TGID/maps. -ESRCH: no process. */
 static int walk_proc_maps(uint32_t tgid, int (*each)(void *, uint64_t, uint64_t, const char *, size_t),
 			  void *ctx)
 {
 	char name[64];
 	size_t len;
-	char *text;
-	int rc = 0;
+	char *text = NULL;
+	int fd, rc = 0, e = ENOENT;
 
 	snprintf(name, sizeof(name), "/proc/%u/maps", tgid);
-	if (!(text = slurp(name, &len)))
-		return errno == ENOMEM ? -ENOMEM : -ESRCH;
+	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) >= 0) {
+		text = fd_read_text(fd, MAX_MAPS_TEXT, &len);
+		e = errno;
+		close(fd);
+	}
+	if (!text)
+		return e == ENOMEM ? -ENOMEM : -ESRCH;
 	for (size_t pos = 0; rc == 0 && pos < len;) {
 		const char *nl = memchr(text + pos, '\n', len - pos), *path;
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos, plen;
@@ -305,7 +273,7 @@ static struct process *find_process(struct tb_usermaps *m, uint32_t tgid)
 int tb_usermaps_find(struct tb_usermaps *m, uint32_t tgid, uint64_t ip, uint64_t *start, const char **path)
 {
 	struct process *p = m ? find_process(m, tgid) : NULL;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!p || p->gone || !p->nvmas)
 		return -ESRCH;
@@ -313,13 +281,7 @@ int tb_usermaps_find(struct tb_usermaps *m, uint32_t tgid, uint64_t ip, uint64_t
 		qsort(p->vmas, p->nvmas, sizeof(*p->vmas), vma_by_start);
 		p->sorted = true;
 	}
-	for (hi = p->nvmas; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->vmas[mid].end <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = TB_SORTED_COUNT_AT_OR_BELOW(p->vmas, p->nvmas, end, ip); /* those ending at or below ip */
 	if (lo == p->nvmas)
 		return 0;
 	*start = p->vmas[lo].start;

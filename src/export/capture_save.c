@@ -658,17 +658,14 @@ static int save_descriptions(struct saver *s)
 /* The instance's options/NAME file reads "1". */
 static bool option_on(const char *inst, const char *name)
 {
-	char path[4096], v = 0;
-	int fd;
+	char file[256], *line;
+	bool on;
 
-	snprintf(path, sizeof(path), "%s/options/%s", inst, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	if (read(fd, &v, 1) != 1)
-		v = 0;
-	close(fd);
-	return v == '1';
+	snprintf(file, sizeof(file), "options/%s", name);
+	line = tracefs_read_line(inst, file);
+	on = line && !strcmp(line, "1");
+	free(line);
+	return on;
 }
 
 /*
