@@ -497,38 +497,6 @@ static int load_event_file(struct tb_capture *c, struct event_file *e, bool keep
 
 static int add_to_index(struct tb_capture *c, uint32_t id, const char *system, char *path);
 
-/*
- * lazy_formats: fd's text (a regular file, st), NUL-terminated, in *text
- * (malloc'd) of *len bytes: 0, -ENOMEM, or -errno when it cannot be read
- * (*text NULL then).  Safe on any thread: it says nothing.
- */
-static int read_text(int fd, const struct stat *st, char **text, size_t *len)
-{
-	bool sized = st->st_size > 0 && (uint64_t)st->st_size < MAX_TEXT_FILE;
-	size_t n = 0, got, room = sized ? (size_t)st->st_size + 1 : 4096;
-	char *buf = NULL, *grown;
-	int rc;
-
-	do {
-		if (n >= MAX_TEXT_FILE || !(grown = realloc(buf, n + room + 1))) {
-			rc = n >= MAX_TEXT_FILE ? -EFBIG : -ENOMEM;
-			break;
-		}
-		buf = grown;
-		rc = read_whole(fd, buf + n, room, n == 0 && sized ? st->st_size : -1, &got);
-		n += got;
-		room = 64u << 10;
-	} while (rc == 1);
-	if (rc < 0) {
-		free(buf);
-		*text = NULL;
-		return rc;
-	}
-	buf[n] = '\0';
-	*text = buf;
-	*len = n;
-	return 0;
-}
 
 /*
  * The ID of a format file from its first bytes (the "ID:" line is the
@@ -571,7 +539,7 @@ static void read_found(void *ctx, size_t k)
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		if (c->no_symbols)
 			f->id = head_id(fd);
-		else if (read_text(fd, &st, &text, &len) == 0) {
+		else if ((text = fd_read_text_sized(fd, MAX_TEXT_FILE, st.st_size, &len))) {
 			f->id = format_text_id(text, len);
 			f->clean = f->id && schema_format_clean(c->schema, f->system, text, len);
 			free(text);
@@ -597,7 +565,8 @@ static int index_format_file(struct tb_capture *c, struct format_found *f)
 
 	if (!f->id) {
 		if ((fd = open_input(c, f->path, &st)) >= 0) {
-			rc = read_text(fd, &st, &text, &len);
+			text = fd_read_text_sized(fd, MAX_TEXT_FILE, st.st_size, &len);
+			rc = text ? 0 : -errno;
 			close(fd);
 		}
 		if (rc == -ENOMEM)

@@ -5,27 +5,44 @@
  * tracefs reads.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "fd_text.h"
 
-char *fd_read_text(int fd, size_t max, size_t *len)
+/*
+ * Room for the next read: a page-sized read and the NUL, so a read is never
+ * tiny - except in a first buffer sized from the file's size, which holds
+ * the file, a byte more (a file that grew shows so) and the NUL.
+ */
+static bool need_room(size_t n, size_t cap, bool exact)
 {
-	size_t cap = 0, n = 0;
+	return exact ? n + 1 >= cap : n + 4096 + 1 > cap;
+}
+
+char *fd_read_text_sized(int fd, size_t max, long long size, size_t *len)
+{
+	bool exact = size > 0 && (unsigned long long)size < max;
+	size_t cap = exact ? (size_t)size + 2 : 0, n = 0;
 	char *buf = NULL, *grown;
 	ssize_t r;
 	int e;
 
+	if (exact && !(buf = malloc(cap))) {
+		errno = ENOMEM;
+		goto failed;
+	}
 	for (;;) {
-		/* Room for a page-sized read and the NUL, so a read is never tiny. */
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? 2 * cap : 16384;
-			if (cap > max || !(grown = realloc(buf, cap))) {
-				errno = cap > max ? EFBIG : ENOMEM;
+		if (need_room(n, cap, exact)) {
+			size_t next = cap ? 2 * cap : 16384;
+			while (next < n + 4096 + 1)
+				next *= 2;
+			if (next > max || !(grown = realloc(buf, next))) {
+				errno = next > max ? EFBIG : ENOMEM;
 				goto failed;
 			}
-			buf = grown;
+			buf = grown, cap = next, exact = false;
 		}
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
@@ -35,6 +52,9 @@ char *fd_read_text(int fd, size_t max, size_t *len)
 		if (r == 0)
 			break;
 		n += (size_t)r;
+		/* A short read that brings a file of known size to its size met its end: one read, not two. */
+		if (size > 0 && n == (size_t)size && (size_t)r < cap - (n - (size_t)r) - 1)
+			break;
 	}
 	buf[n] = '\0';
 	if (len)
@@ -47,4 +67,9 @@ failed:
 		*len = n;
 	errno = e;
 	return NULL;
+}
+
+char *fd_read_text(int fd, size_t max, size_t *len)
+{
+	return fd_read_text_sized(fd, max, -1, len);
 }

@@ -19,4 +19,12 @@
  */
 char *fd_read_text(int fd, size_t max, size_t *len);
 
+/*
+ * The same for a file whose size is known (fstat's st_size, size > 0; -1
+ * or 0: unknown, as tracefs and /proc files report): read into a buffer of
+ * that size, ending at the first short read that brings it to its size
+ * (one read() for a regular file, not two); a file that grew is read on.
+ */
+char *fd_read_text_sized(int fd, size_t max, long long size, size_t *len);
+
 #endif
