@@ -94,6 +94,11 @@ $TB hist --session -e app:tick 'keys=worker' "$tmp/none" 2> "$tmp/err" > /dev/nu
 [ $rc = 3 ] && grep -q "cannot read the session $tmp/none" "$tmp/err"; check $? "no such session: exit 3, said"
 $TB hist --session -e app:nosuch 'keys=worker' "$shm" 2> "$tmp/err" > /dev/null; rc=$?
 [ $rc = 1 ] && grep -q "has no event app:nosuch" "$tmp/err"; check $? "an event the session has not described: exit 1, said"
+# live, an event no process has described (yet): each refresh looks again, said once; at the end, exit 1
+$TB hist --session --live --refreshes 3 --interval 0.1 -e app:nosuch 'keys=worker' "$shm" 2> "$tmp/err" > "$tmp/out"; rc=$?
+[ $rc = 1 ] && [ "$(grep -c 'no process has described app:nosuch yet; each refresh looks again' "$tmp/err")" = 1 ] &&
+	grep -q "has no event app:nosuch" "$tmp/err" && ! grep -q 'event histogram' "$tmp/out"
+check $? "live, an event not described: waits through the refreshes (said once), then exit 1, said, no hist"
 [ $fail = 0 ] || sed 's/^/# /' "$tmp/h1.err" "$tmp/live.err"
 echo "1..$n"
 exit $fail

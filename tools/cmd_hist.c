@@ -309,6 +309,26 @@ static int hist_capture(const struct hist_args *a, struct tb_capture *c)
 }
 
 /*
+ * A live session's processes describe their events when they register
+ * them, which may come after the session's region is there (a program
+ * just started by record): a refresh before that waits for the next, said
+ * once.  Without --live there is no next: make_hist says what is missing.
+ */
+static bool described_yet(const struct hist_args *a, struct tb_capture *c)
+{
+	static bool said;
+	const char *system;
+
+	if (find_event(c, a->input, a->event, &system))
+		return true;
+	if (!said)
+		fprintf(stderr, "tracebuf hist: %s: no process has described %s yet; each refresh looks again\n",
+			a->input, a->event);
+	said = true;
+	return false;
+}
+
+/*
  * One pass over a session: a fresh copy of its window, the hist made at the
  * first (each record counted once across copies), its names from the copy.
  */
@@ -336,6 +356,8 @@ static int session_pass(const struct hist_args *a, struct hist_session *s, struc
 	if (rc < 0)
 		return CLI_EXIT_INPUT; /* said by hist_session_copy */
 	*damaged |= w.damaged > 0; /* said by hist_session_copy */
+	if (!*h && a->live && !described_yet(a, *c))
+		return 0; /* this refresh prints nothing; the next looks again */
 	if (!*h) {
 		struct tb_tracedat_write_opts o;
 		if ((rc = make_hist(a, *c, h)))
@@ -372,6 +394,8 @@ static int hist_session(const struct hist_args *a)
 		rc = session_pass(a, s, &h, &t, &c, &damaged);
 		fflush(stdout);
 	}
+	if (rc == 0 && !h)
+		rc = make_hist(a, c, &h); /* never described: says so, exit 1 */
 	if (rc == 0)
 		rc = verdict(a, c, &t);
 	if (rc == 0 && damaged)

@@ -18,37 +18,42 @@
 
 #include "registry.h"
 #include "tracebuf/events.h"
+#include "util/write_all.h"
 
 static int make_dir(const char *path)
 {
 	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -errno;
 }
 
+/*
+ * Whole or not at all: a consumer merges these files while the process
+ * runs (shm_session.c), and the process writes them again when an object
+ * registers and at exit.  Written in place (O_TRUNC), a reader could take
+ * a format cut short for the event's description; written under a name
+ * of this thread's and renamed over the old one, a reader sees the old
+ * file or the new one, each whole.  The temporary name starts with a dot
+ * at the top of DIR, where no reader of a capture directory looks.
+ */
 static int write_file(const char *dir, const char *name, const char *text, size_t len)
 {
-	char path[PATH_MAX];
-	int fd, rc = 0;
+	char path[PATH_MAX], part[PATH_MAX];
+	int fd, rc;
 
 	if (!text)
 		return -ENOMEM;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
+	    snprintf(part, sizeof(part), "%s/.partial-%ld", dir, (long)gettid()) >= (int)sizeof(part))
 		return -ENAMETOOLONG;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	while (len > 0) {
-		ssize_t n = write(fd, text, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			break;
-		}
-		text += n;
-		len -= (size_t)n;
-	}
+	rc = tb__write_all(fd, text, len);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
+	if (rc == 0 && rename(part, path) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(part);
 	return rc;
 }
 
