@@ -129,7 +129,8 @@ struct pw_tally;
 struct pw_unit {
 	int cpu;
 	size_t npages;
-	uint8_t **page;               /* [npages]: the sub-buffers, in slab */
+	size_t cap;                   /* private: the most pages the arrays below hold */
+	uint8_t **page;               /* [npages]: the sub-buffers, in slab (PW_COUNT: NULL, walked as read) */
 	size_t *size;                 /* [npages]: their sizes */
 	const char **file;            /* [npages]: where each page was read */
 	uint64_t *file_offset;        /* [npages] */
