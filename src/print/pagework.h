@@ -40,7 +40,9 @@
  *
  * Memory: at most three units per stream, each a slab of at most 32
  * sub-buffers and 256 KiB (or one larger sub-buffer) and their text,
- * whatever the capture's size or the sizes its chunks claim.
+ * whatever the capture's size or the sizes its chunks claim; a count's
+ * unit (PW_COUNT) a slab of 64 KiB, read into again, and a time stamp for
+ * each record of up to 256 sub-buffers.
  *
  * Ownership: pagework_new() returns a handle freed by pagework_free(); a
  * unit returned by pagework_next() stays valid until the next call for the
