@@ -23,7 +23,9 @@
 # `trace-cmd convert`.  Both tools print each file to /dev/null, taking
 # turns, three rounds; the fastest wall time and the least CPU time (user +
 # sys) of each count.  Both must print as many event lines.  Results:
-# results-report_kinds.json, one entry per kind and version.
+# results-report_kinds.json, one entry per kind and version.  Then
+# bench_count.sh times `report --count` of each kind's files, the v7+zstd
+# one beside zstd alone on its chunks (results-count-KIND.json).
 #
 # TB_BENCH_KINDS picks kinds (default "markers sched io mixed");
 # TB_BENCH_SAVE=DIR keeps each recording there (KIND-v6.dat, KIND-v7z.dat),
@@ -128,6 +130,9 @@ for kind in ${TB_BENCH_KINDS:-markers sched io mixed}; do
 		done
 		rows="$rows $kind $v $(wc -c < "$f") $n_tb $n_tc $t_tb $t_tc"
 	done
+	# --count of each file, the v7+zstd one beside zstd alone on its chunks (bench_count.sh)
+	TB_BENCH_COUNT_JSON="$B/bench/results-count-$kind.json" sh "$(dirname "$0")/bench_count.sh" "$B" \
+		"$W/$kind-v6.dat" "$W/$kind-v7z.dat"
 	if [ -n "${TB_BENCH_SAVE:-}" ]; then
 		mkdir -p "$TB_BENCH_SAVE" && mv "$W/$kind"-*.dat "$TB_BENCH_SAVE"/
 	else

@@ -314,6 +314,47 @@ static void test_undamaged(const struct layout *l)
 	tb_tracedat_close(td);
 }
 
+/*
+ * A reader that wants no symbols (report --count) leaves a compressed
+ * kallsyms section compressed, as it leaves a v6 file's text unread: the
+ * zstd block made garbage in its middle is said by a reading with symbols,
+ * and not met by one without; a plain section's length is still read.
+ */
+static void test_no_symbols(const struct layout *l, bool zstd)
+{
+	struct seen with = {0}, without = {0};
+	struct tb_tracedat_opts o = {.diag = collect, .diag_ctx = &with, .lazy_formats = true};
+	struct tb_tracedat_opts n = {.diag = collect, .diag_ctx = &without, .lazy_formats = true, .no_symbols = true};
+	struct tb_tracedat_part p;
+	struct tb_tracedat *td = NULL;
+	size_t len;
+	uint8_t *data = (uint8_t *)tap_slurp(l->src, &len);
+	int rc;
+
+	if (!data || !find_part(l->src, l->kallsyms, &p) || (bool)(p.flags & 1) != zstd || p.size < 4096) {
+		ok(0, "%s: its kallsyms section found (compressed: %d)", l->src, zstd);
+		free(data);
+		return;
+	}
+	if (zstd) /* past the header (16) and sizes (8), amid the block */
+		memset(data + p.offset + 24 + (p.size - 24) / 2, 0xff, 256);
+	write_file(data, len);
+	rc = tb_tracedat_open(path, &n, &td);
+	ok(rc == 0 && without.n == 0 && (tb_tracedat_info(td)->kallsyms_len > 0) == !zstd,
+	   "%s%s, no symbols: opened with no problem, kallsyms's length %s", l->src, zstd ? " (block damaged)" : "",
+	   zstd ? "not read (left compressed)" : "read");
+	tb_tracedat_close(td);
+	td = NULL;
+	if (zstd) {
+		rc = tb_tracedat_open(path, &o, &td);
+		ok(with.n > 0 && strstr(with.d[0].reason, "kallsyms"),
+		   "%s (block damaged), with symbols: the damage is said (%s)", l->src,
+		   with.n ? with.d[0].reason : "nothing");
+		tb_tracedat_close(td);
+	}
+	free(data);
+}
+
 int main(void)
 {
 	static const struct layout v6 = {DATA "sched-marker-v6.dat", "kallsyms", "printk formats",
@@ -327,6 +368,8 @@ int main(void)
 	test_undamaged(&v6);
 	test_undamaged(&v7);
 	test_undamaged(&v7z); /* kallsyms decompressed on its thread */
+	test_no_symbols(&v7, false);
+	test_no_symbols(&v7z, true);
 	test_order(&v6, false);
 	test_order(&v7, false);
 	test_order(&v7z, true);

@@ -113,7 +113,9 @@ struct tb_tracedat_opts {
 	void *diag_ctx;
 	/*
 	 * The kallsyms section is bounds-checked but its symbols are not
-	 * parsed (nor, in a v6 file, its text read): for readers that print no
+	 * parsed (nor, in a v6 file, its text read; nor, in a v7 file, a
+	 * compressed section decompressed: its sizes are checked, and
+	 * tb_tracedat_info's kallsyms_len stays 0): for readers that print no
 	 * text (report --count), as parsing a kernel's symbols costs more than
 	 * decoding millions of events.
 	 */

@@ -131,32 +131,46 @@ static bool keep_decoded(struct pw_counted *k, const struct tb_record *rec)
  * in locals - a store to stamps[] could otherwise alias them - and puts
  * them back before the codec takes over, so the codec resumes at any
  * record mid-page with the state it would have had; 1..28 as
- * (type_len - 1) < 28 unsigned.
+ * (type_len - 1) < 28 unsigned.  A small data record is 8 bytes or more,
+ * so the shortcut runs while 8 are left (one test a record for the end).
+ *
+ * *back: whether a stamp of the page comes before the one before it - the
+ * merge may search a page's stamps only when they are in order.  Within a
+ * run of the shortcut the time only grows by deltas (below 2^27 each, so
+ * a run of a page cannot wrap it twice: it wrapped if it ends below where
+ * it began), so a run is checked at its ends, not a record at a time; a
+ * record from the codec (an absolute stamp may set the time back) is
+ * checked against the stamp before it.
  */
-static int walk_records(struct pw_counted *k, struct tb_page_cursor *cur)
+static int walk_records(struct pw_counted *k, struct tb_page_cursor *cur, bool *back)
 {
 	const uint8_t *base = cur->page + TB_PAGE_HDR_SIZE;
 	uint64_t *stamps = k->stamps, time = cur->time;
 	uint32_t pos = cur->pos, end = cur->end;
-	size_t n = k->nstamps;
+	size_t n = k->nstamps, first = n;
 	struct tb_record rec;
+	bool went_back = false;
 	int rc = 0;
 
 	while (pos < end) {
-		uint32_t word, type_len, size;
-		if (end - pos >= 4) {
+		uint64_t start = time;
+		size_t run = n;
+		while (end - pos >= 8) { /* pos <= end: each step keeps it so */
+			uint32_t word, type_len, size;
 			/* the walk waits on each header's load: fetch a few records ahead (-15 % CPU) */
 			__builtin_prefetch(base + pos + 384);
 			memcpy(&word, base + pos, 4);
 			type_len = word & 31u;
 			size = 4 + 4 * type_len;
-			if (type_len - 1u < TB_TYPE_DATA_MAX && size <= end - pos) {
-				time += word >> 5;
-				stamps[n++] = time;
-				pos += size;
-				continue;
-			}
+			if (type_len - 1u >= TB_TYPE_DATA_MAX || size > end - pos)
+				break;
+			time += word >> 5;
+			stamps[n++] = time;
+			pos += size;
 		}
+		went_back |= time < start || (n > run && run > first && stamps[run] < stamps[run - 1]);
+		if (pos >= end)
+			break;
 		cur->pos = pos;
 		cur->time = time;
 		k->nstamps = n;
@@ -167,32 +181,21 @@ static int walk_records(struct pw_counted *k, struct tb_page_cursor *cur)
 			rc = -ENOMEM;
 			break;
 		}
+		if (k->nstamps > n && n > first) /* a data record: after the stamp before it? */
+			went_back |= stamps[n] < stamps[n - 1];
 		n = k->nstamps;
 		pos = cur->pos;
 		time = cur->time;
 	}
 	k->nstamps = n;
+	*back = went_back;
 	return rc < 0 ? rc : 0;
-}
-
-/*
- * Whether stamps[from..n) never go back.  The shortcut only adds deltas,
- * but an absolute stamp may set the time back and a hostile page may wrap
- * it; the merge may search a page's stamps only when they are in order.
- */
-static bool in_order(const uint64_t *stamps, size_t from, size_t n)
-{
-	bool back = false;
-
-	for (size_t i = from + 1; i < n; i++)
-		back |= stamps[i] < stamps[i - 1];
-	return !back;
 }
 
 void pw_count_page(struct pw_unit *u, uint32_t page, const uint8_t *data, size_t size)
 {
 	struct tb_page_cursor cur;
-	size_t first;
+	bool back = false;
 	int rc;
 
 	if (tbf_all_zero(data, size)) {
@@ -209,11 +212,10 @@ void pw_count_page(struct pw_unit *u, uint32_t page, const uint8_t *data, size_t
 		u->text.oom = true;
 		return;
 	}
-	first = u->counted.nstamps;
-	rc = walk_records(&u->counted, &cur);
+	rc = walk_records(&u->counted, &cur, &back);
 	if (rc == -ENOMEM)
 		u->text.oom = true;
 	else if (rc < 0)
 		add_step(u, PW_PAGE_ERROR, page, cur.err.offset, cur.err.reason);
-	u->counted.unsorted |= !in_order(u->counted.stamps, first, u->counted.nstamps);
+	u->counted.unsorted |= back;
 }

@@ -43,6 +43,25 @@
 #define UNIT_PAGES 32
 #define UNIT_BYTES (256u * 1024)
 #define DEPTH 3
+/*
+ * A unit of a count (PW_COUNT) keeps no page: each is walked where the
+ * capture wrote it and the slab is written again by the next read, so a
+ * unit can span many slabs and the hand-offs that cost a wake-up each
+ * become fewer.  What stays is a stamp a record (8 bytes, against the
+ * record's 8 or more) and a header a page.  COUNT_UNIT_PAGES chosen by
+ * measure (docs/benchmarks.md, 2026-12-07).
+ */
+#define COUNT_UNIT_PAGES 256
+/*
+ * A count's slab: each read is walked right after the copy that wrote it,
+ * and a slab that stays in the core's cache makes the kernel's copy out of
+ * the page cache (half a v6 count's CPU) cheaper: task-clock of the mixed
+ * v6 recording's count (perf stat -r 20, three rounds in turns, load 16)
+ * 55.4, 57.1, 46.4 ms against 61.6, 61.7, 52.0 ms with 256 KiB; v7+zstd
+ * chunks of up to 16 sub-buffers still decompress straight into it
+ * (callgrind: the same instructions).
+ */
+#define COUNT_SLAB_BYTES (64u * 1024)
 
 enum unit_state { U_FREE, U_QUEUED, U_WORKING, U_DONE };
 
@@ -485,7 +504,7 @@ static const char *keep_name(struct pw_unit *u, const char *file)
 		return NULL;
 	if (u->nnames && strcmp(u->names[u->nnames - 1], file) == 0)
 		return u->names[u->nnames - 1];
-	if (u->nnames == UNIT_PAGES || !(copy = strdup(file)))
+	if (u->nnames == u->cap || !(copy = strdup(file)))
 		return "(a page whose name could not be kept)";
 	u->names[u->nnames++] = copy;
 	return copy;
@@ -504,9 +523,12 @@ static void took_page(void *ctx, const struct tb_capture_page *p)
 	struct pw_unit *u = f->u;
 	size_t i = u->npages;
 
-	if (f->w->render == PW_COUNT)
+	if (f->w->render == PW_COUNT) {
 		pw_count_page(u, (uint32_t)i, p->data, p->size); /* walked where it was read */
-	u->page[i] = u->slab + (p->data - u->slab);
+		u->page[i] = NULL; /* the slab is written again by the unit's next read */
+	} else {
+		u->page[i] = u->slab + (p->data - u->slab);
+	}
 	u->size[i] = p->size;
 	u->file[i] = keep_name(u, p->file);
 	u->file_offset[i] = p->file_offset;
@@ -515,11 +537,13 @@ static void took_page(void *ctx, const struct tb_capture_page *p)
 
 /*
  * Bytes of a unit's slab for a capture's sub-buffers: unit_pages of them,
- * no more than UNIT_BYTES unless one sub-buffer is larger.
+ * no more than UNIT_BYTES (a count: COUNT_SLAB_BYTES) unless one
+ * sub-buffer is larger.
  */
 static size_t slab_bytes(const struct pagework *w, const struct tb_capture *c)
 {
-	size_t page = tb_capture_subbuf_size(c), most = page > UNIT_BYTES ? page : UNIT_BYTES;
+	size_t cap = w->render == PW_COUNT ? COUNT_SLAB_BYTES : UNIT_BYTES;
+	size_t page = tb_capture_subbuf_size(c), most = page > cap ? page : cap;
 
 	return page && w->unit_pages <= most / page ? w->unit_pages * page : most;
 }
@@ -532,6 +556,7 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 {
 	struct fill_into f = {w, u};
 	size_t room, want;
+	int rc;
 
 	u->npages = 0;
 	age_names(u);
@@ -552,7 +577,11 @@ static bool fill(struct pagework *w, struct stream_queue *q, struct pw_unit *u)
 	}
 	want = u->pages_wanted ? u->pages_wanted : w->unit_pages;
 	u->pages_wanted = 0;
-	if (capture_read_pages(q->src.capture, q->src.cpu, u->slab, room, want, took_page, &f) <= 0)
+	/* A count's unit spans slabs: each read walked at once (took_page), the slab read into again. */
+	do
+		rc = capture_read_pages(q->src.capture, q->src.cpu, u->slab, room, want - u->npages, took_page, &f);
+	while (rc > 0 && w->render == PW_COUNT && u->npages < want && !u->text.oom);
+	if (rc <= 0)
 		q->exhausted = true;
 	return u->npages > 0 || u->text.oom;
 }
@@ -655,16 +684,18 @@ static void free_unit(struct pw_unit *u)
 	pw_count_free(u);
 }
 
-static bool alloc_unit(struct pw_unit *u, int cpu)
+/* A unit of up to cap pages. */
+static bool alloc_unit(struct pw_unit *u, int cpu, size_t cap)
 {
 	u->cpu = cpu; /* as the records' lines show it */
-	u->page = calloc(UNIT_PAGES, sizeof(*u->page));
-	u->size = calloc(UNIT_PAGES, sizeof(*u->size));
-	u->file = calloc(UNIT_PAGES, sizeof(*u->file));
-	u->file_offset = calloc(UNIT_PAGES, sizeof(*u->file_offset));
-	u->hdr = calloc(UNIT_PAGES, sizeof(*u->hdr));
-	u->names = calloc(UNIT_PAGES, sizeof(*u->names));
-	u->old_names = calloc(UNIT_PAGES, sizeof(*u->old_names));
+	u->cap = cap;
+	u->page = calloc(cap, sizeof(*u->page));
+	u->size = calloc(cap, sizeof(*u->size));
+	u->file = calloc(cap, sizeof(*u->file));
+	u->file_offset = calloc(cap, sizeof(*u->file_offset));
+	u->hdr = calloc(cap, sizeof(*u->hdr));
+	u->names = calloc(cap, sizeof(*u->names));
+	u->old_names = calloc(cap, sizeof(*u->old_names));
 	return u->page && u->size && u->file && u->file_offset && u->hdr && u->names &&
 	       u->old_names;
 }
@@ -716,7 +747,7 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 			       .nstreams = nstreams, .opts = opts ? *opts : (struct tb_render_opts){0}};
 	/* Without workers: one page at a time, read when the replay needs it. */
 	w->depth = threads > 0 ? DEPTH : 1;
-	w->unit_pages = threads > 0 ? UNIT_PAGES : 1;
+	w->unit_pages = threads <= 0 ? 1 : w->render == PW_COUNT ? COUNT_UNIT_PAGES : UNIT_PAGES;
 	w->warmup = threads > 0 && ready && (w->render == PW_RENDER_BODIES || w->render == PW_RENDER_LINES);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->work, NULL);
@@ -729,7 +760,7 @@ int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema
 		w->queues[i].exhausted = !streams[i].capture;
 	}
 	for (size_t i = 0; w->units && i < nunits; i++)
-		if (!alloc_unit(&w->units[i], nstreams > 0 ? streams[i / DEPTH].cpu : 0)) {
+		if (!alloc_unit(&w->units[i], nstreams > 0 ? streams[i / DEPTH].cpu : 0, w->unit_pages)) {
 			free(w->queues);
 			w->queues = NULL;
 			break;

@@ -40,7 +40,9 @@
  *
  * Memory: at most three units per stream, each a slab of at most 32
  * sub-buffers and 256 KiB (or one larger sub-buffer) and their text,
- * whatever the capture's size or the sizes its chunks claim.
+ * whatever the capture's size or the sizes its chunks claim; a count's
+ * unit (PW_COUNT) a slab of 64 KiB, read into again, and a time stamp for
+ * each record of up to 256 sub-buffers.
  *
  * Ownership: pagework_new() returns a handle freed by pagework_free(); a
  * unit returned by pagework_next() stays valid until the next call for the
@@ -129,7 +131,8 @@ struct pw_tally;
 struct pw_unit {
 	int cpu;
 	size_t npages;
-	uint8_t **page;               /* [npages]: the sub-buffers, in slab */
+	size_t cap;                   /* private: the most pages the arrays below hold */
+	uint8_t **page;               /* [npages]: the sub-buffers, in slab (PW_COUNT: NULL, walked as read) */
 	size_t *size;                 /* [npages]: their sizes */
 	const char **file;            /* [npages]: where each page was read */
 	uint64_t *file_offset;        /* [npages] */
