@@ -296,7 +296,7 @@ static bool caller_ok(const char *fn, const char *caller)
 static void check_calls_and_times(struct trace *t, int32_t pid)
 {
 	size_t bad_site = 0, bad_time = 0, bad_nest = 0, sites = 0;
-	struct tb_usym lib;
+	struct tb_usym lib = {0}; /* read on a failed look-up too, by the message */
 
 	for (size_t i = 0; i < t->n; i++) {
 		struct rec *r = &t->r[i];
