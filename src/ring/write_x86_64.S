@@ -80,6 +80,23 @@
  * miss, the slow path, an abort) go where tb_write's do and read the clock
  * again there.  Labels carry \@, the expansion's number.
  */
+/*
+ * The payload's middle, [width, len - width), width bytes at a time through
+ * reg (the first and last width bytes are stored already; len is %r9, the
+ * index %r8), then on to done.
+ */
+.macro COPY_MIDDLE width, mov, reg, done
+	movl	$\width, %r8d
+1:
+	\mov	(%rsi,%r8), \reg
+	\mov	\reg, 4(%rcx,%r8)
+	addq	$\width, %r8
+	leaq	\width(%r8), %rdx
+	cmpq	%r9, %rdx
+	jb	1b
+	jmp	\done
+.endm
+
 .macro WRITE_PATH stamped
 	/*
 	 * Initial-exec TLS: the word's offset from the thread pointer, from
@@ -188,15 +205,7 @@ tb__write_counted:
 	movq	%xmm1, -4(%rcx,%r9)		/* overlapping; the middle 8 at a time */
 	cmpl	$16, %r9d
 	jbe	.Lcopied\@
-	movl	$8, %r8d
-.Lloop8\@:
-	movq	(%rsi,%r8), %rdx
-	movq	%rdx, 4(%rcx,%r8)
-	addq	$8, %r8
-	leaq	8(%r8), %rdx
-	cmpq	%r9, %rdx
-	jb	.Lloop8\@
-	jmp	.Lcopied\@
+	COPY_MIDDLE 8, movq, %rdx, .Lcopied\@
 	/*
 	 * 32..112 bytes (a function's entry and exit records, strings): the
 	 * first and last 16, overlapping, the middle 16 at a time; 8 at a time
@@ -207,15 +216,7 @@ tb__write_counted:
 	movdqu	%xmm1, -12(%rcx,%r9)
 	cmpl	$32, %r9d
 	je	.Lcopied\@
-	movl	$16, %r8d
-.Lloop16\@:
-	movdqu	(%rsi,%r8), %xmm2
-	movdqu	%xmm2, 4(%rcx,%r8)
-	addq	$16, %r8
-	leaq	16(%r8), %rdx
-	cmpq	%r9, %rdx
-	jb	.Lloop16\@
-	jmp	.Lcopied\@
+	COPY_MIDDLE 16, movdqu, %xmm2, .Lcopied\@
 .Lshort\@:
 	cmpl	$4, %r9d
 	jb	.Ltiny\@
