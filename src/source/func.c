@@ -17,9 +17,10 @@
  * one (a handler that interrupted it, or an instrumented build of
  * the ring itself) return at once: the tracer never records itself.
  *
- * Starting and stopping publish one pointer (the ring); a generation
- * number, bumped at each start, tells a thread that its stack belongs to
- * an earlier session and must be forgotten.
+ * Starting and stopping publish one pointer (the ring); a session key,
+ * bumped at each start, tells a thread that its stack belongs to an
+ * earlier session and must be forgotten.  Each hook takes the common call
+ * on a fast path that one word of the thread's state allows (below).
  */
 #include <errno.h>
 #include <pthread.h>
