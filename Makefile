@@ -444,6 +444,13 @@ $(B)/bench/sources_lttng_%.o: bench/sources_lttng_%.c bench/tb_src_lttng_tp.h
 	$(Q)$(CC) -O2 -g -Ibench -c -o $@ $<
 endif
 
+# bench_sources' function entry/exit case: its traced function is instrumented.
+$(B)/bench/bench_sources: BENCH_LIBS += $(B)/bench/sources_func.o $(B)/libtracebuf-func.a $(B)/libtracebuf.a
+$(B)/bench/bench_sources: $(B)/bench/sources_func.o $(B)/libtracebuf-func.a
+$(B)/bench/sources_func.o: bench/sources_func.c include/tracebuf/func.h Makefile
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(INSTR) -c -o $@ $<
+
 # bench_func: the measured functions are instrumented (the rest of the file is not).
 $(B)/bench/bench_func: BENCH_CFLAGS += $(INSTR)
 $(B)/bench/bench_func: BENCH_LIBS += $(B)/libtracebuf-func.a $(B)/libtracebuf.a

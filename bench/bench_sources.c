@@ -39,6 +39,7 @@
 #include "bench_util.h"
 
 #include "tracebuf/events.h"
+#include "tracebuf/func.h"
 #include "tracebuf/ring.h"
 #include "tracebuf/tracepoint.h"
 
@@ -68,6 +69,8 @@ void lttng_src_str(long n);
 void lttng_src_ints3(long n);
 void lttng_src_tracef(long n);
 #endif
+
+void bs_func_records(long n); /* bench/sources_func.c: n function entry/exit records */
 
 /* ---------------------------------------------------------- the loops */
 
@@ -405,6 +408,18 @@ int main(int argc, char **argv)
 	side_by_side("22-char string tracepoint", loop_str, "rdtsc", loop_rdtsc);
 	side_by_side("tb_write 35 bytes, record ready", loop_write35, "rdtsc", loop_rdtsc);
 	side_by_side("printf, 3 ints", loop_printf3, "rdtsc", loop_rdtsc);
+	if (wanted("function entry/exit record") || wanted("rdtsc")) {
+		/* its own ring: the hooks are the only writers to it */
+		struct tb_ring *fring;
+
+		if (tb_ring_new(&fring, &o) < 0 || tb_func_start(fring, NULL) < 0) {
+			fprintf(stderr, "bench_sources: cannot start function tracing\n");
+			return 1;
+		}
+		side_by_side("function entry/exit record", bs_func_records, "rdtsc", loop_rdtsc);
+		tb_func_stop();
+		tb_ring_free(fring);
+	}
 	added_cost("tb_write 8 bytes", loop_write, "tb_write 8 bytes, no count of writes begun", loop_write_uncounted,
 		   "  the count of writes begun", " (goal: at most 2% of tb_write)");
 	added_cost("u64 tracepoint", loop_u64, "u64 record by hand, no filter test", loop_u64_unchecked,

@@ -7,7 +7,7 @@
  * back: the records, their depths, call sites and times; the names the
  * ELF symbol tables give them; the kernel's function_graph text; run-time
  * exclusion (API and TRACEBUF_FUNC_EXCLUDE); max_depth; the stack's
- * overrun count; longjmp; two threads; TRACEBUF_FUNC_SAVE.
+ * overrun count; longjmp; two threads; fork; TRACEBUF_FUNC_SAVE.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -296,7 +296,7 @@ static bool caller_ok(const char *fn, const char *caller)
 static void check_calls_and_times(struct trace *t, int32_t pid)
 {
 	size_t bad_site = 0, bad_time = 0, bad_nest = 0, sites = 0;
-	struct tb_usym lib;
+	struct tb_usym lib = {0}; /* read on a failed look-up too, by the message */
 
 	for (size_t i = 0; i < t->n; i++) {
 		struct rec *r = &t->r[i];
@@ -666,6 +666,46 @@ static void test_threads(void)
 	free_trace(&t);
 }
 
+/*
+ * A child forked while tracing records under its own thread id: the hooks
+ * keep each thread's records' common header ready, and the child's copy of
+ * the parent's must be made again before its first record.
+ */
+static void test_fork(void)
+{
+	const char *dir = dir_for("fork");
+	struct tb_ring *ring = new_ring();
+	struct trace t;
+	int status = -1;
+	pid_t pid;
+	char *s;
+
+	tb_func_exclude("runtime_skip_me", 0);
+	tb_func_exclude("runtime_prune_me", TB_FUNC_EXCLUDE_CHILDREN);
+	tb_func_start(ring, NULL);
+	tree_main(1); /* the parent's records, before the fork */
+	pid = fork();
+	if (pid == 0) {
+		tree_main(1);
+		tb_func_stop();
+		_exit(tb_func_save(ring, dir, NULL, 0, NULL) == 0 ? 0 : 1);
+	}
+	tb_func_stop();
+	tb_func_exclude_clear();
+	waitpid(pid, &status, 0);
+	tb_ring_free(ring);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child forked while tracing traced and saved its ring");
+	if (!ok(read_trace(dir, &t), "the child's capture read back"))
+		return;
+	s = shape(&t, pid);
+	is_str(s, tree_shape, "the child's calls carry the child's thread id");
+	free(s);
+	s = shape(&t, (int32_t)gettid());
+	is_str(s, tree_shape, "the parent's calls before the fork, the parent's");
+	free(s);
+	free_trace(&t);
+}
+
 /* ------------------------------------------------ TRACEBUF_FUNC_SAVE */
 
 static void test_auto_save(const char *self)
@@ -706,6 +746,7 @@ int main(int argc, char **argv)
 	test_overrun();
 	test_longjmp();
 	test_threads();
+	test_fork();
 	test_auto_save(argv[0]);
 	ok(!tb_func_active(), "tracing is off at the end");
 	return done_testing();

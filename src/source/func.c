@@ -17,9 +17,10 @@
  * one (a handler that interrupted it, or an instrumented build of
  * the ring itself) return at once: the tracer never records itself.
  *
- * Starting and stopping publish one pointer (the ring); a generation
- * number, bumped at each start, tells a thread that its stack belongs to
- * an earlier session and must be forgotten.
+ * Starting and stopping publish one pointer (the ring); a session key,
+ * bumped at each start, tells a thread that its stack belongs to an
+ * earlier session and must be forgotten.  Each hook takes the common call
+ * on a fast path that one word of the thread's state allows (below).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -76,16 +77,30 @@ _Static_assert(sizeof(struct tb_func_exit) == 40, "funcgraph_exit layout");
 
 /* ------------------------------------------------------------- state */
 
+enum {
+	FRAME_RECORDED = 1, /* an entry record was written */
+	FRAME_PRUNES = 2,   /* EXCL_CHILDREN: calls beneath it are not recorded */
+};
+
 struct frame {
 	uint64_t fn;
 	uint64_t calltime;
-	uint32_t rdepth;   /* the depth its records carry */
-	uint8_t recorded;  /* an entry record was written */
-	uint8_t prunes;    /* EXCL_CHILDREN: calls beneath it are not recorded */
+	uint32_t rdepth; /* the depth its records carry */
+	uint32_t flags;  /* FRAME_* */
 };
 
+/*
+ * state: the session's key (g.key) while the next hook may take the fast
+ * path, 0 while it may not; STATE_BUSY added while a hook runs.  Folding
+ * the busy flag, the session check and the thread's rare conditions (no
+ * thread id yet, a pruned subtree open, calls past the stack's capacity)
+ * into one word makes them one comparison a hook: a u64 tracepoint does
+ * none of this, and each test was instructions beside the record's rdtsc.
+ */
+#define STATE_BUSY 1u
+
 struct func_thread {
-	uint32_t busy;     /* inside a hook: later hooks on this thread return */
+	uint32_t state;    /* see above */
 	uint32_t gen;      /* the session this stack belongs to */
 	int32_t tid;       /* 0 until first needed */
 	uint32_t top;      /* frames on the stack */
@@ -93,6 +108,7 @@ struct func_thread {
 	uint32_t pruning;  /* frames on the stack that prune their subtree */
 	uint32_t unpushed; /* calls open past the stack's capacity */
 	uint32_t overrun;  /* calls never recorded for lack of room */
+	uint64_t entry_word, exit_word; /* the records' common headers: ID, thread id */
 	struct tb_func_thread_stats st;
 	struct frame stack[TB_FUNC_STACK];
 };
@@ -108,16 +124,38 @@ static __thread __attribute__((tls_model("initial-exec"))) struct func_thread se
 
 static struct {
 	_Atomic(struct tb_ring *) ring; /* NULL: not tracing */
-	_Atomic uint32_t gen;
+	/* The session: bumped by 2 at each start, so it never has STATE_BUSY and is never 0 once started. */
+	_Atomic uint32_t key;
 	pthread_mutex_t lock; /* start/stop */
 	uint16_t entry_id, exit_id;
 	unsigned max_depth;
+	uint32_t fast_top; /* a call pushed at a lower top is recorded unless excluded: min(stack, max_depth) */
 	/* The ring's clock to ns: base_ns + ((raw - base_raw) * mult >> 32); other clocks are ns already. */
 	int raw_is_tsc;
-	uint64_t base_raw, base_ns, mult;
+	uint64_t base_raw, base_ns;
+	int64_t mult;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------ clock */
+
+/*
+ * The fast path's: a TSC ring's clock (idle_state lets it run on no other),
+ * read and converted without the tests above.
+ */
+static inline TB_NOTRACE uint64_t tsc_now(void)
+{
+#if defined(__x86_64__)
+	return __rdtsc();
+#else
+	return 0; /* not reached: no fast path without a TSC */
+#endif
+}
+
+static inline TB_NOTRACE uint64_t tsc_to_ns(uint64_t raw)
+{
+	/* one signed 64x64 multiply: mult is positive and below 2^63 */
+	return g.base_ns + (uint64_t)(((__int128)(int64_t)(raw - g.base_raw) * g.mult) >> 32);
+}
 
 /*
  * One read of the ring's clock per record: the record is written with
@@ -136,9 +174,7 @@ static inline TB_NOTRACE uint64_t now_raw(struct tb_ring *ring)
 
 static inline TB_NOTRACE uint64_t raw_to_ns(uint64_t raw)
 {
-	if (!g.raw_is_tsc)
-		return raw;
-	return g.base_ns + (uint64_t)(((__int128)(int64_t)(raw - g.base_raw) * (__int128)g.mult) >> 32);
+	return g.raw_is_tsc ? tsc_to_ns(raw) : raw;
 }
 
 /*
@@ -157,22 +193,51 @@ static TB_NOTRACE void setup_clock(struct tb_ring *ring)
 
 /* ------------------------------------------------------------ hooks */
 
-static TB_NOTRACE void forget_stack(struct func_thread *t, uint32_t gen)
+/*
+ * The general path: every case, the fast path's included.  The fast path
+ * (the hooks at the end) takes the common case - this session, nothing
+ * pruned, the call recorded, an exit matching the top of the stack - with
+ * fewer tests; both keep the stack the same way.
+ */
+
+static TB_NOTRACE uint64_t common_word(uint16_t id, int32_t tid)
 {
-	t->gen = gen;
-	t->top = t->rdepth = t->pruning = t->unpushed = t->overrun = 0;
+	struct tb_common_header h = {.type = id, .pid = tid};
+	uint64_t w;
+
+	memcpy(&w, &h, sizeof(w));
+	return w;
+}
+
+/* A stack from an earlier session is forgotten; the thread id is taken once (again after fork). */
+static TB_NOTRACE void identify(struct func_thread *t, uint32_t key)
+{
+	if (t->gen != key) {
+		t->gen = key;
+		t->top = t->rdepth = t->pruning = t->unpushed = t->overrun = 0;
+	}
+	if (!t->tid)
+		t->tid = (int32_t)gettid();
+	t->entry_word = common_word(g.entry_id, t->tid);
+	t->exit_word = common_word(g.exit_id, t->tid);
+}
+
+/* What state says when no hook runs: whether the fast path may take the next one. */
+static inline TB_NOTRACE uint32_t idle_state(const struct func_thread *t)
+{
+	return g.raw_is_tsc && t->tid && !t->pruning && !t->unpushed ? t->gen : 0;
 }
 
 static TB_NOTRACE void write_entry(struct tb_ring *ring, struct func_thread *t, const struct frame *f,
 				   uint64_t parent, uint64_t raw)
 {
-	struct tb_func_entry rec = {
-		.hdr = {.type = g.entry_id, .pid = t->tid},
-		.func = f->fn,
-		.depth = f->rdepth,
-		.parent_ip = parent,
-	};
+	struct tb_func_entry rec;
 
+	memcpy(&rec.hdr, &t->entry_word, sizeof(rec.hdr));
+	rec.func = f->fn;
+	rec.depth = f->rdepth;
+	rec.pad = 0;
+	rec.parent_ip = parent;
 	tb_write_at(ring, &rec, sizeof(rec), raw);
 	t->st.entries++;
 }
@@ -180,15 +245,14 @@ static TB_NOTRACE void write_entry(struct tb_ring *ring, struct func_thread *t, 
 static TB_NOTRACE void write_exit(struct tb_ring *ring, struct func_thread *t, const struct frame *f,
 				  uint64_t raw)
 {
-	struct tb_func_exit rec = {
-		.hdr = {.type = g.exit_id, .pid = t->tid},
-		.func = f->fn,
-		.depth = f->rdepth,
-		.overrun = t->overrun,
-		.calltime = f->calltime,
-		.rettime = raw_to_ns(raw),
-	};
+	struct tb_func_exit rec;
 
+	memcpy(&rec.hdr, &t->exit_word, sizeof(rec.hdr));
+	rec.func = f->fn;
+	rec.depth = f->rdepth;
+	rec.overrun = t->overrun;
+	rec.calltime = f->calltime;
+	rec.rettime = raw_to_ns(raw);
 	tb_write_at(ring, &rec, sizeof(rec), raw);
 	t->st.exits++;
 }
@@ -210,13 +274,12 @@ static TB_NOTRACE void enter(struct tb_ring *ring, struct func_thread *t, uint64
 	excluded = x ? excl_lookup(x, fn) : 0;
 	f = &t->stack[t->top++];
 	f->fn = fn;
-	f->recorded = !excluded && !t->pruning && (!g.max_depth || t->rdepth < g.max_depth);
-	f->prunes = (excluded & EXCL_CHILDREN) != 0;
-	t->pruning += f->prunes;
-	if (!f->recorded)
+	f->flags = (excluded & EXCL_CHILDREN) ? FRAME_PRUNES : 0;
+	if (!excluded && !t->pruning && (!g.max_depth || t->rdepth < g.max_depth))
+		f->flags |= FRAME_RECORDED;
+	t->pruning += (f->flags & FRAME_PRUNES) != 0;
+	if (!(f->flags & FRAME_RECORDED))
 		return;
-	if (!t->tid)
-		t->tid = (int32_t)gettid();
 	f->rdepth = t->rdepth++;
 	raw = now_raw(ring);
 	f->calltime = raw_to_ns(raw);
@@ -228,8 +291,8 @@ static TB_NOTRACE void pop(struct tb_ring *ring, struct func_thread *t, uint64_t
 {
 	struct frame *f = &t->stack[--t->top];
 
-	t->pruning -= f->prunes;
-	if (!f->recorded)
+	t->pruning -= (f->flags & FRAME_PRUNES) != 0;
+	if (!(f->flags & FRAME_RECORDED))
 		return;
 	t->rdepth--;
 	if (raw)
@@ -255,64 +318,169 @@ static TB_NOTRACE void leave(struct tb_ring *ring, struct func_thread *t, uint64
 	/* Calls above the match were left without their exit (longjmp). */
 	while (t->top > i)
 		pop(ring, t, 0);
-	pop(ring, t, t->stack[i - 1].recorded ? now_raw(ring) : 0);
+	pop(ring, t, (t->stack[i - 1].flags & FRAME_RECORDED) ? now_raw(ring) : 0);
 }
 
 /*
- * The thread's state for ring's session, busy set; NULL when the hook must
- * return (not tracing, or already inside a hook on this thread).
+ * Busy set, the thread's state made this session's; 0 when the hook must
+ * return (already inside a hook on this thread).  The state's fast key is
+ * set again by hook_end.
  */
-static inline TB_NOTRACE struct func_thread *hook_begin(struct tb_ring **ring)
+static TB_NOTRACE int hook_begin(struct func_thread *t)
 {
-	struct func_thread *t;
-	uint32_t gen;
+	uint32_t key;
 
-	*ring = atomic_load_explicit(&g.ring, memory_order_acquire);
-	if (!*ring)
-		return NULL;
-	t = &self;
-	if (t->busy) {
+	if (t->state & STATE_BUSY) {
 		t->st.reentered++;
-		return NULL;
+		return 0;
 	}
-	t->busy = 1;
+	t->state = STATE_BUSY;
+	/* a handler's hook that lands after this sees busy, and none of its work moves above it */
 	atomic_signal_fence(memory_order_seq_cst);
-	gen = atomic_load_explicit(&g.gen, memory_order_relaxed);
-	if (t->gen != gen)
-		forget_stack(t, gen);
-	return t;
+	key = atomic_load_explicit(&g.key, memory_order_relaxed);
+	if (t->gen != key || !t->tid)
+		identify(t, key);
+	return 1;
 }
 
 static inline TB_NOTRACE void hook_end(struct func_thread *t)
 {
+	/* the hook's work stays before busy is cleared */
 	atomic_signal_fence(memory_order_seq_cst);
-	t->busy = 0;
+	t->state = idle_state(t);
 }
 
+/* The general path for a hook that holds busy already (the fast path's, turned back). */
+static __attribute__((noinline)) TB_NOTRACE void enter_held(struct tb_ring *ring, struct func_thread *t,
+							   uint64_t fn, uint64_t parent)
+{
+	enter(ring, t, fn, parent);
+	hook_end(t);
+}
+
+static __attribute__((noinline)) TB_NOTRACE void leave_held(struct tb_ring *ring, struct func_thread *t,
+							   uint64_t fn)
+{
+	leave(ring, t, fn);
+	hook_end(t);
+}
+
+static __attribute__((noinline)) TB_NOTRACE void enter_general(struct tb_ring *ring, struct func_thread *t,
+							      uint64_t fn, uint64_t parent)
+{
+	if (hook_begin(t))
+		enter_held(ring, t, fn, parent);
+}
+
+static __attribute__((noinline)) TB_NOTRACE void leave_general(struct tb_ring *ring, struct func_thread *t,
+							      uint64_t fn)
+{
+	if (hook_begin(t))
+		leave_held(ring, t, fn);
+}
+
+/*
+ * The fast path.  state equal to the session's key says: not inside a
+ * hook, this session's stack, thread id known, nothing pruned, no calls
+ * past the stack, a TSC ring.  Then an entry below fast_top that no
+ * exclusion names is recorded, and an exit whose function is the recorded
+ * top frame (no longjmp) pops just it; anything else is the general path's.
+ * Busy here is the key plus STATE_BUSY, so a hook that lands inside this
+ * one (a signal handler's) sees a state that is not the key, goes to the
+ * general path and finds busy there.  The thread's state is named as self
+ * throughout, not through a pointer: each access is then one %fs-relative
+ * instruction, with no register kept for it across the write.
+ */
 TB_NOTRACE void __cyg_profile_func_enter(void *fn, void *call_site);
 TB_NOTRACE void __cyg_profile_func_exit(void *fn, void *call_site);
 
+/* Whether the exclusion list names fn (one load and a branch while there is none). */
+static inline TB_NOTRACE int is_excluded(uint64_t fn)
+{
+	const struct excl_table *x = excl_current();
+
+	return x && excl_lookup(x, fn);
+}
+
 TB_NOTRACE void __cyg_profile_func_enter(void *fn, void *call_site)
 {
-	struct tb_ring *ring;
-	struct func_thread *t = hook_begin(&ring);
+	struct tb_ring *ring = atomic_load_explicit(&g.ring, memory_order_acquire);
+	struct tb_func_entry rec;
+	uint32_t key, top, depth;
+	struct frame *f;
+	uint64_t raw;
 
-	if (!t)
+	if (!ring)
 		return;
-	enter(ring, t, (uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)call_site);
-	hook_end(t);
+	key = atomic_load_explicit(&g.key, memory_order_relaxed);
+	if (self.state != key) {
+		enter_general(ring, &self, (uintptr_t)fn, (uintptr_t)call_site);
+		return;
+	}
+	self.state = key | STATE_BUSY;
+	atomic_signal_fence(memory_order_seq_cst); /* pairs with the one before clearing busy */
+	top = self.top;
+	if (top >= g.fast_top || is_excluded((uintptr_t)fn)) {
+		enter_held(ring, &self, (uintptr_t)fn, (uintptr_t)call_site);
+		return;
+	}
+	raw = tsc_now();
+	depth = self.rdepth;
+	self.top = top + 1;
+	self.rdepth = depth + 1;
+	f = &self.stack[top];
+	f->fn = (uintptr_t)fn;
+	f->rdepth = depth;
+	f->flags = FRAME_RECORDED;
+	f->calltime = tsc_to_ns(raw);
+	memcpy(&rec.hdr, &self.entry_word, sizeof(rec.hdr));
+	rec.func = (uintptr_t)fn;
+	rec.depth = depth;
+	rec.pad = 0;
+	rec.parent_ip = (uintptr_t)call_site;
+	tb_write_at(ring, &rec, sizeof(rec), raw);
+	self.st.entries++;
+	atomic_signal_fence(memory_order_seq_cst);
+	self.state = key;
 }
 
 TB_NOTRACE void __cyg_profile_func_exit(void *fn, void *call_site)
 {
-	struct tb_ring *ring;
-	struct func_thread *t = hook_begin(&ring);
+	struct tb_ring *ring = atomic_load_explicit(&g.ring, memory_order_acquire);
+	struct tb_func_exit rec;
+	const struct frame *f;
+	uint32_t key, top;
+	uint64_t raw;
 
 	(void)call_site;
-	if (!t)
+	if (!ring)
 		return;
-	leave(ring, t, (uint64_t)(uintptr_t)fn);
-	hook_end(t);
+	key = atomic_load_explicit(&g.key, memory_order_relaxed);
+	if (self.state != key) {
+		leave_general(ring, &self, (uintptr_t)fn);
+		return;
+	}
+	self.state = key | STATE_BUSY;
+	atomic_signal_fence(memory_order_seq_cst); /* pairs with the one before clearing busy */
+	top = self.top;
+	f = &self.stack[top ? top - 1 : 0];
+	if (!top || f->fn != (uintptr_t)fn || f->flags != FRAME_RECORDED) {
+		leave_held(ring, &self, (uintptr_t)fn);
+		return;
+	}
+	raw = tsc_now();
+	self.top = top - 1;
+	self.rdepth = f->rdepth;
+	memcpy(&rec.hdr, &self.exit_word, sizeof(rec.hdr));
+	rec.func = (uintptr_t)fn;
+	rec.depth = f->rdepth;
+	rec.overrun = self.overrun;
+	rec.calltime = f->calltime;
+	rec.rettime = tsc_to_ns(raw);
+	tb_write_at(ring, &rec, sizeof(rec), raw);
+	self.st.exits++;
+	atomic_signal_fence(memory_order_seq_cst);
+	self.state = key;
 }
 
 /* ---------------------------------------------------------- control */
@@ -321,6 +489,7 @@ TB_NOTRACE void __cyg_profile_func_exit(void *fn, void *call_site)
 static TB_NOTRACE void after_fork_in_child(void)
 {
 	self.tid = 0;
+	self.state = 0; /* the general path takes the next hook and the new id */
 }
 
 static TB_NOTRACE void register_fork_handler(void)
@@ -349,8 +518,9 @@ TB_NOTRACE int tb_func_start(struct tb_ring *ring, const struct tb_func_opts *op
 		g.entry_id = o.entry_id ? o.entry_id : TB_FUNC_ENTRY_ID;
 		g.exit_id = o.exit_id ? o.exit_id : TB_FUNC_EXIT_ID;
 		g.max_depth = o.max_depth;
+		g.fast_top = o.max_depth && o.max_depth < TB_FUNC_STACK ? o.max_depth : TB_FUNC_STACK;
 		setup_clock(ring);
-		atomic_fetch_add(&g.gen, 1);
+		atomic_fetch_add(&g.key, 2);
 		atomic_store_explicit(&g.ring, ring, memory_order_release);
 	}
 	pthread_mutex_unlock(&g.lock);
