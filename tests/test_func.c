@@ -77,6 +77,7 @@ struct trace {
 };
 
 static char tmp_root[] = "/tmp/tb-test-func-XXXXXX";
+static const char *last_objects_dir; /* the capture read_trace read last */
 
 static void cleanup(void)
 {
@@ -157,6 +158,7 @@ static bool read_trace(const char *dir, struct trace *t)
 	tb_capture_close(c);
 	qsort(t->r, t->n, sizeof(*t->r), by_time);
 	snprintf(path, sizeof(path), "%s/objects", dir);
+	last_objects_dir = dir;
 	char *text = tap_slurp(path, &len);
 	if (!text || tb_usyms_load(&t->syms, path, text, len, count_problem, &t->problems) < 0) {
 		free(text);
@@ -293,6 +295,17 @@ static bool caller_ok(const char *fn, const char *caller)
 	return false;
 }
 
+/* For a failed look-up: what the trace said was mapped, and what is. */
+static void diag_objects(void)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "cat '%s/objects' >&2; grep -e libtree -e ' r-xp ' /proc/%d/maps >&2",
+		 last_objects_dir ? last_objects_dir : "/nonexistent", (int)getpid());
+	if (system(cmd) != 0)
+		diag("(could not show them)");
+}
+
 static void check_calls_and_times(struct trace *t, int32_t pid)
 {
 	size_t bad_site = 0, bad_time = 0, bad_nest = 0, sites = 0;
@@ -326,8 +339,11 @@ static void check_calls_and_times(struct trace *t, int32_t pid)
 	ok(sites > 0 && bad_site == 0, "every entry's call site is in its caller (%zu entries)", sites);
 	is_int(bad_time, 0, "every call took time: rettime > calltime");
 	is_int(bad_nest, 0, "every call lies inside its parent's [calltime, rettime]");
-	ok(tb_usyms_lookup(t->syms, (uint64_t)(uintptr_t)lib_c, &lib) && strstr(lib.object, "libtree.so"),
-	   "lib_c is named from libtree.so's symbol table (%s)", lib.object ? lib.object : "?");
+	if (!ok(tb_usyms_lookup(t->syms, (uint64_t)(uintptr_t)lib_c, &lib) && strstr(lib.object, "libtree.so"),
+		"lib_c is named from libtree.so's symbol table (%s)", lib.object ? lib.object : "?"))
+		diag("lib_c at %p: name %s, object %s; the objects file and this process's maps:", (void *)lib_c,
+		     lib.name ? lib.name : "?", lib.object ? lib.object : "?"),
+		    diag_objects();
 }
 
 /*
