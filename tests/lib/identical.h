@@ -628,6 +628,30 @@ static inline size_t identical_system_same(const struct identical *id, const cha
 }
 
 /*
+ * For a failed check, on stderr where prove shows it: the jiffies window
+ * and the first differing pairs whose kernel line names an event starting
+ * with prefix.
+ */
+static inline void identical_show_system(const struct identical *id, const char *prefix, int limit)
+{
+	int shown = 0;
+
+	fail_diag("jiffies window %" PRIu64 "..%" PRIu64 " (HZ %" PRIu64 ", saved %d, window %d)", id->jw.before,
+		  id->jw.after, id->jw.hz, id->jw.saved, id->jw.window);
+	for (size_t i = 0; i < id->kernel.n && shown < limit; i++) {
+		const struct ev_line *k = &id->kernel.v[i];
+		const struct ev_line *o = k->partner >= 0 ? &id->ours.v[k->partner] : NULL;
+		char *a = masked(id, k, true), *b = o ? masked(id, o, false) : NULL;
+		if (strstr(k->text + k->body, prefix) && (!b || strcmp(a, b))) {
+			fail_diag("kernel:   %s", k->text);
+			fail_diag("tracebuf: %s", o ? o->text : "(no such line)");
+			shown++;
+		}
+		free(a), free(b);
+	}
+}
+
+/*
  * The writeback lines of a capture all identical, with jiffies-age applied
  * as the capture allows: the window when it kept jiffies (want_window), the
  * '?' of a capture that did not otherwise.
@@ -641,9 +665,10 @@ static inline void identical_check_writeback(const struct identical *id, bool wa
 		   " (HZ %" PRIu64 ")", id->jw.before, id->jw.after, id->jw.hz);
 	else
 		ok(!id->jw.saved, "the capture did not keep jiffies: our age= must be ?");
-	ok(n > 0 && identical_system_same(id, "writeback") == n,
-	   "writeback: %zu of %zu lines identical (state= names, age= by the jiffies-age rule)",
-	   identical_system_same(id, "writeback"), n);
+	if (!ok(n > 0 && identical_system_same(id, "writeback") == n,
+		"writeback: %zu of %zu lines identical (state= names, age= by the jiffies-age rule)",
+		identical_system_same(id, "writeback"), n))
+		identical_show_system(id, "writeback_", 20);
 }
 
 #endif
