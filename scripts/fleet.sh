@@ -32,12 +32,16 @@
 # (report -t).  A file's own figures are computed once, whichever hosts
 # replay it.  Exit 0 when all agree, 1 (the differences said) when not.
 #
-# queries runs each ```sql block of docs/sql.md on DB_all (its single-trace
+# queries runs each ```sql block of docs/sql.md on DB_all, or docs/clickhouse.md's
+# text for it where that has one, and clickhouse.md's off-CPU query (sql.md's single-trace
 # host and comm literals replaced by the fleet's first host and its busiest
 # comm), one clickhouse-client each, and prints "ms rows title" per query;
-# the rows go to OUT_DIR/qNN.out.  Joins run with distributed_product_mode
-# = local: a trace is on one shard and utid/upid are unique to a trace, so
-# each shard joins its own rows.
+# the rows go to OUT_DIR/qNN.out.  Each shard joins its own rows, which is
+# right because a trace is on one shard and utid/upid are unique to a trace:
+# a JOIN's table name reaches the shards as written, so the cluster's
+# connections must use database DB (scripts/clickhouse.sh with
+# TB_CLICKHOUSE_CLUSTER_DB=DB), and a joined subquery over a Distributed table
+# runs on its local one (distributed_product_mode = local).
 #
 # Environment: TB (the tracebuf binary, default build/tracebuf), FLEET_CLUSTER
 # (default tracebuf, scripts/clickhouse.sh's), FLEET_QUERY_LIMIT_S (default
@@ -193,8 +197,20 @@ queries() {
 	host=$(awk -F '\t' 'NR == 1 { print $1 }' "$MANIFEST")
 	comm=$(ch "SELECT name FROM thread WHERE trace_id = (SELECT trace_id FROM trace WHERE host = '$host')
 		AND tid != 0 GROUP BY name ORDER BY count() DESC, name LIMIT 1")
-	awk -v dir="$OUT" '/^```sql$/ { on = 1; n++; f = sprintf("%s/q%02d.sql", dir, n); next }
-		on && /^```/ { on = 0; close(f); next } on { print > f }' docs/sql.md
+	# sql.md's portable blocks; where clickhouse.md has a text of its own for one (a ```sql
+	# clickhouse-NAME block with the same first line), that one; then its others (off-CPU)
+	awk -v dir="$OUT" 'FNR == 1 { doc++ }
+		doc == 1 && /^```sql clickhouse-/ { on = 1; n = 0; next }
+		doc == 1 && on && /^```/ { on = 0; own[title] = text; order[++nown] = title; next }
+		doc == 1 && on { if (!n++) { title = $0; text = "" } text = text $0 "\n"; next }
+		doc == 2 && /^```sql$/ { on = 1; n = 0; k++; f = sprintf("%s/q%02d.sql", dir, k); next }
+		doc == 2 && on && /^```/ { on = 0; close(f); next }
+		doc == 2 && on && !n++ && ($0 in own) { printf "%s", own[$0] > f; used[$0] = 1; skip = 1; next }
+		doc == 2 && on && n == 1 { skip = 0 }
+		doc == 2 && on && !skip { print > f }
+		END { for (i = 1; i <= nown; i++) if (!used[order[i]]) {
+			f = sprintf("%s/q%02d.sql", dir, ++k); printf "%s", own[order[i]] > f; close(f) } }' \
+		docs/clickhouse.md docs/sql.md
 	for f in "$OUT"/q*.sql; do
 		sed -i "s/'sched-marker-v6.dat'/'$host'/g; s/'work.sh'/'$comm'/g" "$f"
 		title=$(head -1 "$f" | cut -c4-80)
