@@ -35,8 +35,10 @@
 # queries runs each ```sql block of docs/sql.md on DB_all, or docs/clickhouse.md's
 # text for it where that has one, and clickhouse.md's off-CPU query (sql.md's single-trace
 # host and comm literals replaced by the fleet's first host and its busiest
-# comm), one clickhouse-client each, and prints "ms rows title" per query;
-# the rows go to OUT_DIR/qNN.out.  Each shard joins its own rows, which is
+# comm), one clickhouse-client each, and prints "ms cpu_ms rows title" per
+# query: its time, the CPU time the servers spent on it (scripts/clickhouse.sh's
+# pids file; "-" without it), its rows; the rows go to OUT_DIR/qNN.out, and
+# sql.md's text of a query run as clickhouse.md's to OUT_DIR/qNN.portable.  Each shard joins its own rows, which is
 # right because a trace is on one shard and utid/upid are unique to a trace:
 # a JOIN's table name reaches the shards as written, so the cluster's
 # connections must use database DB (scripts/clickhouse.sh with
@@ -203,27 +205,47 @@ queries() {
 		doc == 1 && /^```sql clickhouse-/ { on = 1; n = 0; next }
 		doc == 1 && on && /^```/ { on = 0; own[title] = text; order[++nown] = title; next }
 		doc == 1 && on { if (!n++) { title = $0; text = "" } text = text $0 "\n"; next }
-		doc == 2 && /^```sql$/ { on = 1; n = 0; k++; f = sprintf("%s/q%02d.sql", dir, k); next }
-		doc == 2 && on && /^```/ { on = 0; close(f); next }
-		doc == 2 && on && !n++ && ($0 in own) { printf "%s", own[$0] > f; used[$0] = 1; skip = 1; next }
-		doc == 2 && on && n == 1 { skip = 0 }
-		doc == 2 && on && !skip { print > f }
+		doc == 2 && /^```sql$/ { on = 1; n = 0; skip = 0; k++; f = sprintf("%s/q%02d.sql", dir, k)
+			g = sprintf("%s/q%02d.portable", dir, k); next }
+		doc == 2 && on && /^```/ { on = 0; close(f); if (skip) close(g); next }
+		doc == 2 && on && !n++ && ($0 in own) { printf "%s", own[$0] > f; used[$0] = 1; skip = 1 }
+		doc == 2 && on { print > (skip ? g : f) }
 		END { for (i = 1; i <= nown; i++) if (!used[order[i]]) {
 			f = sprintf("%s/q%02d.sql", dir, ++k); printf "%s", own[order[i]] > f; close(f) } }' \
 		docs/clickhouse.md docs/sql.md
+	for f in "$OUT"/q*.sql "$OUT"/q*.portable; do
+		[ -e "$f" ] && sed -i "s/'sched-marker-v6.dat'/'$host'/g; s/'work.sh'/'$comm'/g" "$f"
+	done
 	for f in "$OUT"/q*.sql; do
-		sed -i "s/'sched-marker-v6.dat'/'$host'/g; s/'work.sh'/'$comm'/g" "$f"
 		title=$(head -1 "$f" | cut -c4-80)
-		clickhouse-client --port "$PORT" --database "${DB}_all" --time --format TSV \
-			--distributed_product_mode=local --max_execution_time="${FLEET_QUERY_LIMIT_S:-60}" \
-			--multiquery < "$f" > "${f%.sql}.out" 2> "${f%.sql}.err"
-		if [ $? = 0 ]; then
+		c0=$(server_cpu_ms)
+		run_query "$f" > "${f%.sql}.out" 2> "${f%.sql}.err"
+		rc=$?
+		c1=$(server_cpu_ms)
+		cpu=$([ -n "$c0" ] && echo $((c1 - c0)) || echo -)
+		if [ $rc = 0 ]; then
 			ms=$(awk '/^[0-9.]+$/ { printf "%d", $1 * 1000 }' "${f%.sql}.err")
-			echo "$ms $(wc -l < "${f%.sql}.out") $title"
+			echo "$ms $cpu $(wc -l < "${f%.sql}.out") $title"
 		else
-			echo "failed 0 $title: $(grep -m1 -o 'Code: [0-9]*, e.displayText() = [^,]*' "${f%.sql}.err" | cut -c1-150)"
+			echo "failed $cpu 0 $title: $(grep -m1 -o 'Code: [0-9]*, e.displayText() = [^,]*' "${f%.sql}.err" | cut -c1-150)"
 		fi
 	done
+}
+
+run_query() {
+	clickhouse-client --port "$PORT" --database "${DB}_all" --time --format TSV \
+		--distributed_product_mode=local --max_execution_time="${FLEET_QUERY_LIMIT_S:-60}" \
+		--multiquery < "$1"
+}
+
+# CPU time (ms) the servers of scripts/clickhouse.sh have used so far: what a query cost them,
+# whatever else runs on the machine; "" when their pids are not known.
+server_cpu_ms() {
+	pids=${TB_CLICKHOUSE_DIR:-build/clickhouse}/pids
+	[ -r "$pids" ] || return 0
+	tick=$(getconf CLK_TCK)
+	while read -r pid p h; do cat "/proc/$pid/stat"; done < "$pids" 2> /dev/null |
+		awk -v t="$tick" '{ s += $14 + $15 } END { printf "%d\n", s * 1000 / t }'
 }
 
 case "${1:-}" in

@@ -395,6 +395,7 @@ struct load_plan {
 	size_t len[4];
 	char trace_swap[1024];
 	char *have_tables, *have_trace; /* "\nNAME\n..." of D: its tables, those holding this trace */
+	char *have_dist;		/* D_all's tables (with --cluster): made once, not at every load */
 };
 
 /* NAME is a line of list ("\nA\nB\n"). */
@@ -429,7 +430,7 @@ static void plan_table(struct ch_state *s, char *line, const char *create, const
 	what[strcspn(what, "\n")] = '\0';
 	snprintf(file, sizeof(file), "%s/%s", s->dir, line);
 	bool rows = stat(file, &st) == 0 && st.st_size > 0, registry = !strcmp(what, "registry");
-	if (rows && s->cluster) /* after the swap: D.t exists, with this trace's rows */
+	if (rows && s->cluster && !listed(p->have_dist, name)) /* after the swap: D.t exists, with this trace's rows */
 		fprintf(p->after,
 			"CREATE TABLE IF NOT EXISTS `%s_all`.`%s` AS `%s`.`%s` ENGINE = Distributed(`%s`, `%s`, `%s`);\n",
 			s->database, name, s->database, name, s->cluster, s->database, name);
@@ -499,6 +500,13 @@ static int survey(struct export_run *x, struct ch_state *s, struct load_plan *p)
 		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	free(tables);
 	free(trace);
+	if (rc == 0 && s->cluster) { /* a DDL statement costs 10-100 ms: a fleet's loads make D_all's once */
+		char *dist = NULL;
+		snprintf(sql, sizeof(sql), "SELECT name FROM system.tables WHERE database = '%s_all'", s->database);
+		if ((rc = statement(x, sql, -1, &dist)) == 0 && asprintf(&p->have_dist, "\n%s", dist) < 0)
+			rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+		free(dist);
+	}
 	return rc;
 }
 
@@ -566,6 +574,7 @@ out:
 		free(p.text[i]);
 	free(p.have_tables);
 	free(p.have_trace);
+	free(p.have_dist);
 	return rc;
 }
 
