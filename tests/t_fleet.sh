@@ -23,16 +23,8 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
-for c in clickhouse-server clickhouse-client curl setsid; do
-	command -v $c > /dev/null || { echo "1..0 # SKIP $c not installed (scripts/deps.sh)"; exit 0; }
-done
-if ! scripts/clickhouse.sh start 2 > "$W/ports" 2> "$W/start.err"; then
-	echo "1..0 # SKIP clickhouse-server does not start here: $(head -c 200 "$W/start.err" | tr '\n' ' ')"; exit 0
-fi
-HTTP1=$(awk '$1 == "shard" && $2 == 1 { print $4 }' "$W/ports")
-HTTP2=$(awk '$1 == "shard" && $2 == 2 { print $4 }' "$W/ports")
-TCP1=$(awk '$1 == "shard" && $2 == 1 { print $6 }' "$W/ports")
-TCP2=$(awk '$1 == "shard" && $2 == 2 { print $6 }' "$W/ports")
+. tests/lib/clickhouse.sh
+ch_start 2 curl setsid
 n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 ch() { clickhouse-client --port "$TCP1" --query "$1"; }
