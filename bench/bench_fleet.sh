@@ -147,9 +147,10 @@ done
 peer_rows=$(ch "SELECT count() FROM peer.events") tb_rows=$(ch "SELECT count() FROM fleet.events WHERE host IN (SELECT host FROM peer.trace)")
 
 mkdir -p "$B/bench"
-awk -v tb=$best_tb -v pe=$best_pe -v n=$events4 -v pr="$peer_rows" -v tr="$tb_rows" -v total="$got" 'BEGIN {
+awk -v tb=$best_tb -v pe=$best_pe -v pr="$peer_rows" -v tr="$tb_rows" 'BEGIN {
 	printf "bench_fleet: 4 hosts, fastest of 3: tracebuf %.1f s, the ingest alone %.1f s: %.2fx (issue: <= 1.3x); shard 1 rows: %s and %s\n",
-		tb / 1e9, pe / 1e9, tb / pe, tr, pr
+		tb / 1e9, pe / 1e9, tb / pe, tr, pr }'
+awk -v tb=$best_tb -v pe=$best_pe -v n=$events4 'BEGIN {
 	printf "[\n  {\"case\": \"fleet load, 2 shards side by side (wall clock, per event)\", \"threads\": 2, \"tracebuf_ns\": %.2f, \"peer\": \"ClickHouse ingest of the same RowBinary\", \"peer_ns\": %.2f, \"ratio\": %.2f, \"events\": %d}", tb / n, pe / n, pe / tb, n
 }' > "$B/bench/results-fleet.json"
 # each query, the faster of its two rounds, against the issue's 2 s
