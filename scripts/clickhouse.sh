@@ -95,7 +95,9 @@ start() {
 	[ -e "$DIR/pids" ] && { echo "clickhouse: $DIR has servers already: $0 stop first" >&2; exit 1; }
 	mkdir -p "$DIR" || exit 1
 	DIR=$(cd "$DIR" && pwd)
-	ports="" p=19100
+	# each start scans from a place of its own (by pid), so that tests starting servers side by
+	# side seldom pick the same free ports before either binds them
+	ports="" p=$((19100 + $$ % 500 * 20))
 	for k in $(seq 1 "$shards"); do
 		p=$(free_port "$p") && h=$(free_port $((p + 1))) || { echo "clickhouse: no free port" >&2; exit 1; }
 		ports="$ports $p:$h"
