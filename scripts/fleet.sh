@@ -169,7 +169,8 @@ check() {
 	same "$S/want.totals" "$S/got.totals" "each host's events and lost events = tracebuf report --count of its file" || rc=1
 	same "$S/want.hist" "$S/got.hist" "each host's sched_switch (prev_pid, hitcount, sum prev_prio) = tracebuf hist of its file" || rc=1
 	# min(ts) - offset is the file's first time stamp (report -t's: exact in ns; where it prints
-	# microseconds, within one of them), max(ts) - offset its last
+	# microseconds, within one of them), max(ts) - offset its last.  awk's numbers are doubles:
+	# exact up to 2^53 ns (104 days of a clock plus its offset), which plan's offsets keep to.
 	awk 'function near(x, p, s) { d = x - p * s; return s == 1 ? d == 0 : d > -s && d < s }
 		NR == FNR { min[$1] = $2; max[$1] = $3; next }
 		{ n++
