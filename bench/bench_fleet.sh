@@ -72,7 +72,8 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # -- the load, killed mid-way, run again
 t0=$(now)
-setsid scripts/fleet.sh load "$M" fleet "$H1" "$H2" 2> "$W/load1.err" & LOADER=$!
+# in $W: the scratch folders of the loader and its converts, which the kill leaves
+TMPDIR="$W" setsid scripts/fleet.sh load "$M" fleet "$H1" "$H2" 2> "$W/load1.err" & LOADER=$!
 staged=0 done1=0
 while kill -0 $LOADER 2> /dev/null; do
 	# over HTTP: a clickhouse-client costs 0.3 s of CPU to start

@@ -51,7 +51,8 @@ check $? "the plan: 8 hosts, 4 a shard, every file on both shards, each host its
 hold=$(($(find "$W/rb" -name '*.bin' -size +0 | wc -l) + 3))
 python3 tests/lib/ch_hold_proxy.py "$W/proxy.port" "$HTTP1" $hold "$W/held" & PROXY_PID=$!
 i=0; while [ ! -s "$W/proxy.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
-setsid scripts/fleet.sh load "$M" fleet "$(cat "$W/proxy.port")" "$HTTP2" 2> "$W/load1.err" & LOADER=$!
+# in $W: the scratch folders of the loader and its converts, which the kill leaves
+TMPDIR="$W" setsid scripts/fleet.sh load "$M" fleet "$(cat "$W/proxy.port")" "$HTTP2" 2> "$W/load1.err" & LOADER=$!
 i=0; while [ ! -e "$W/held" ] && [ $i -lt 1200 ] && kill -0 $LOADER 2> /dev/null; do sleep 0.1; i=$((i+1)); done
 [ -e "$W/held" ]; check $? "the relay held insert $hold of shard 1's loader"
 kill -KILL "-$LOADER" 2> /dev/null; wait $LOADER 2> /dev/null; LOADER=
