@@ -14,7 +14,8 @@
 # (TCP: clickhouse-client --port).  With two
 # or more shards every server knows the cluster `tracebuf` of all of them
 # (remote_servers), so `ENGINE = Distributed(tracebuf, db, table)` spreads
-# rows over them.  Exit 0 when every server answers; 1 (with the server's
+# rows over them (TB_CLICKHOUSE_CLUSTER_DB=D: the cluster's connections use
+# database D, where a shard finds the tables a query JOINs).  Exit 0 when every server answers; 1 (with the server's
 # log tail) when one does not; 2 for a usage error.
 set -u
 DIR=${TB_CLICKHOUSE_DIR:-build/clickhouse}
@@ -94,15 +95,20 @@ start() {
 	[ -e "$DIR/pids" ] && { echo "clickhouse: $DIR has servers already: $0 stop first" >&2; exit 1; }
 	mkdir -p "$DIR" || exit 1
 	DIR=$(cd "$DIR" && pwd)
-	ports="" p=19100
+	# each start scans from a place of its own (by pid), so that tests starting servers side by
+	# side seldom pick the same free ports before either binds them
+	ports="" p=$((19100 + $$ % 500 * 20))
 	for k in $(seq 1 "$shards"); do
 		p=$(free_port "$p") && h=$(free_port $((p + 1))) || { echo "clickhouse: no free port" >&2; exit 1; }
 		ports="$ports $p:$h"
 		p=$((h + 1))
 	done
+	# A JOIN's table name reaches each shard as written: with TB_CLICKHOUSE_CLUSTER_DB=D the
+	# cluster's connections use database D, so that it names the shard's own table there.
+	default_db=${TB_CLICKHOUSE_CLUSTER_DB:+<default_database>$TB_CLICKHOUSE_CLUSTER_DB</default_database>}
 	cluster="<tracebuf>"
 	for ph in $ports; do
-		cluster="$cluster<shard><replica><host>127.0.0.1</host><port>${ph%:*}</port></replica></shard>"
+		cluster="$cluster<shard><replica><host>127.0.0.1</host><port>${ph%:*}</port>$default_db</replica></shard>"
 	done
 	cluster="$cluster</tracebuf>"
 	: > "$DIR/pids"

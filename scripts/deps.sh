@@ -10,7 +10,8 @@
 # bench and tests compare with (.import, and opening the database).
 # clickhouse-server, clickhouse-client (18.16): `convert --clickhouse` is tested
 # against servers scripts/clickhouse.sh starts itself (the package's system
-# service is not started or used).
+# service is not started or used); curl: the fleet's loader (scripts/fleet.sh)
+# asks a shard which hosts are complete, and bench_clickhouse's peer inserts, over HTTP.
 # chromium: t_svg_render.sh draws our SVGs headless and checks the picture.
 # bpftrace: t_usdt.sh attaches it to our USDT probes and counts the hits;
 # systemtap-sdt-dev: its <sys/sdt.h> is the oracle t_usdt.sh compares our
@@ -18,7 +19,7 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in gcc make pkg-config libtraceevent-dev libtraceevent1-plugin trace-cmd libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3 chromium bpftrace systemtap-sdt-dev libsqlite3-dev sqlite3 clickhouse-server clickhouse-client; do
+for p in gcc make pkg-config libtraceevent-dev libtraceevent1-plugin trace-cmd libzstd-dev zlib1g-dev clang libclang-rt-14-dev spin perl python3 chromium bpftrace systemtap-sdt-dev libsqlite3-dev sqlite3 clickhouse-server clickhouse-client curl; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

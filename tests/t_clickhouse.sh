@@ -21,16 +21,9 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
-if ! command -v clickhouse-server >/dev/null || ! command -v clickhouse-client >/dev/null; then
-	echo "1..0 # SKIP clickhouse-server/clickhouse-client not installed (scripts/deps.sh)"; exit 0
-fi
-if ! scripts/clickhouse.sh start 2 > "$W/ports" 2> "$W/start.err"; then
-	echo "1..0 # SKIP clickhouse-server does not start here: $(head -c 200 "$W/start.err" | tr '\n' ' ')"; exit 0
-fi
-HTTP=$(awk '$1 == "port" { print $2 }' "$W/ports")
-TCP=$(awk '$1 == "shard" && $2 == 1 { print $6 }' "$W/ports")
-HTTP2=$(awk '$1 == "shard" && $2 == 2 { print $4 }' "$W/ports")
-TCP2=$(awk '$1 == "shard" && $2 == 2 { print $6 }' "$W/ports")
+. tests/lib/clickhouse.sh
+ch_start 2
+HTTP=$HTTP1 TCP=$TCP1
 n=0; fail=0
 check() { n=$((n+1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
 same_sorted() {

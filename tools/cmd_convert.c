@@ -96,7 +96,7 @@ static const char *const compressions[] = {"none", "zlib", "zstd", NULL};
 
 enum {
 	O_INPUT, O_OUTPUT, O_FORMAT, O_V7, O_COMPRESS, O_VERSION, O_PREFIX, O_BUFFER, O_ADD_BUFFER, O_TITLE,
-	O_CLICKHOUSE, O_DATABASE, O_CLUSTER, O_HOST, O_N
+	O_CLICKHOUSE, O_DATABASE, O_CLUSTER, O_HOST, O_CLOCK_OFFSET, O_N
 };
 static const struct cli_opt opts[] = {
     [O_INPUT] = {"input", 'i', CLI_STRING, "INPUT", "the capture directory or trace.dat (or as the operand)", "-i"},
@@ -120,6 +120,9 @@ static const struct cli_opt opts[] = {
     [O_CLUSTER] = {"cluster", 0, CLI_STRING, "NAME",
 		   "also a Distributed table over the server's cluster NAME per table loaded, in database D_all"},
     [O_HOST] = {"host", 0, CLI_STRING, "NAME", "the host column's value (default: the input's base name)"},
+    [O_CLOCK_OFFSET] = {"clock-offset", 0, CLI_INT, "NS",
+			"ClickHouse: add NS (may be negative) to every time stamp loaded: this host's clock on the fleet's",
+			.min = -(1LL << 62), .max = 1LL << 62},
 };
 
 static int run(int argc, char **argv);
@@ -182,6 +185,7 @@ static int run(int argc, char **argv)
 	o.database = cli_str(&a, O_DATABASE);
 	o.cluster = cli_str(&a, O_CLUSTER);
 	o.host = cli_str(&a, O_HOST);
+	o.clock_offset = cli_given(&a, O_CLOCK_OFFSET) ? (int64_t)cli_num(&a, O_CLOCK_OFFSET) : 0;
 	if (o.clickhouse && !o.out)
 		o.out = o.clickhouse; /* what messages name: the server */
 	const char *port = o.clickhouse ? strrchr(o.clickhouse, ':') : NULL;
@@ -191,6 +195,8 @@ static int run(int argc, char **argv)
 				     o.clickhouse);
 	if (!rc && o.cluster && !o.clickhouse)
 		rc = cli_usage_error(&cli_convert, "--cluster %s is for a load: add --clickhouse HOST:PORT", o.cluster);
+	if (!rc && o.clock_offset && !o.clickhouse && !(cli_given(&a, O_FORMAT) && !strcmp(cli_str(&a, O_FORMAT), "clickhouse-rowbinary")))
+		rc = cli_usage_error(&cli_convert, "--clock-offset is for ClickHouse: add --clickhouse HOST:PORT or --format clickhouse-rowbinary");
 	if (!rc)
 		rc = cli_one_input(&a, O_INPUT, &o.in);
 	if (!rc && o.compression && o.tracedat_version != 7)

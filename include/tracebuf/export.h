@@ -70,6 +70,8 @@ struct tb_export_opts {
 	const char *database;
 	/* ClickHouse: a cluster of the server's remote_servers (NULL: none): Distributed tables over it in D_all */
 	const char *cluster;
+	/* ClickHouse: ns added to every time stamp (ts, start_ts, end_ts): another machine's clock on one time line */
+	int64_t clock_offset;
 };
 
 struct tb_export_result {

@@ -54,6 +54,8 @@ struct ch_table {
 	size_t len;
 	bool *nullable;
 	uint8_t *width; /* an integer column's bytes; 0: text or array (length-prefixed) */
+	bool *is_time;	/* a time stamp on the trace's clock: clock_offset is added */
+	int64_t clock_offset;
 };
 
 struct ch_problem {
@@ -128,6 +130,16 @@ static void ch_type(const struct sql_table *t, const struct sql_column *c, char 
 	snprintf(out, 64, nullable ? "Nullable(%s)" : "%s", base);
 }
 
+/*
+ * A time stamp of the trace's clock (not a duration, not an event's own
+ * field: one called ts is field_ts): what --clock-offset moves.
+ */
+static bool is_time_column(const struct sql_column *c)
+{
+	return c->type == SQL_INT && !is_event_column(c) &&
+	       (!strcmp(c->name, "ts") || !strcmp(c->name, "start_ts") || !strcmp(c->name, "end_ts"));
+}
+
 /* Bytes of the integer in RowBinary: the field's size for an event field, else 8. */
 static unsigned int_bytes(const struct sql_column *c)
 {
@@ -162,6 +174,15 @@ static void put_varuint(struct ch_table *ct, uint64_t v)
 	ct->buf[ct->len++] = (uint8_t)v;
 }
 
+/* A time stamp moved by the clock offset; -ERANGE when that takes it below 0 (ts is unsigned here). */
+static int shift_time(const struct ch_table *ct, uint64_t *u)
+{
+	if (ct->clock_offset < 0 && *u < (uint64_t)-ct->clock_offset)
+		return -ERANGE;
+	*u += (uint64_t)ct->clock_offset;
+	return 0;
+}
+
 /* One value in RowBinary: [NULL flag] then the integer's low bytes (little endian), or length + bytes. */
 static int put_value(struct ch_table *ct, size_t col, const struct sql_value *v)
 {
@@ -175,6 +196,8 @@ static int put_value(struct ch_table *ct, size_t col, const struct sql_value *v)
 		return 0;
 	if (ct->width[col]) {
 		uint64_t u = (uint64_t)(v->null ? 0 : v->i);
+		if (ct->is_time[col] && !v->null && (rc = shift_time(ct, &u)))
+			return rc;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 		memcpy(ct->buf + ct->len, &u, ct->width[col]);
 		ct->len += ct->width[col];
@@ -202,7 +225,11 @@ static int write_row(void *ctx, struct sql_table *t, const struct sql_value *v)
 
 	for (size_t i = 0; rc == 0 && i < t->ncols; i++)
 		rc = put_value(ct, i, &v[i]);
-	(void)ctx;
+	if (rc == -ERANGE) {
+		struct export_run *x = ctx;
+		return export_say(x, rc, x->o->in, "a time stamp of table %s plus --clock-offset %lld is below 0",
+				  t->name, (long long)ct->clock_offset);
+	}
 	return rc;
 }
 
@@ -272,13 +299,15 @@ static int table_open(struct export_run *x, struct sql_table *t)
 	if (ct)
 		t->engine = ct; /* freed by close_tables, whatever else fails */
 	if (!ct || !(ct->buf = malloc(TABLE_BUF_BYTES)) || !(ct->nullable = calloc(t->ncols, sizeof(bool))) ||
-	    !(ct->width = calloc(t->ncols, 1)))
+	    !(ct->width = calloc(t->ncols, 1)) || !(ct->is_time = calloc(t->ncols, sizeof(bool))))
 		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	for (size_t i = 0; i < t->ncols; i++) {
 		const struct sql_column *c = &t->cols[i];
 		ct->nullable[i] = c->type != SQL_BLOB && !never_null(t, c);
 		ct->width[i] = c->type == SQL_INT ? (uint8_t)int_bytes(c) : 0;
+		ct->is_time[i] = is_time_column(c);
 	}
+	ct->clock_offset = x->o->clock_offset;
 	snprintf(path, sizeof(path), "%s/t%d.bin", s->dir, s->ntables);
 	if (!(ct->f = fopen(path, "w")))
 		return export_say(x, -errno, path, "%s", strerror(errno));
@@ -366,6 +395,7 @@ struct load_plan {
 	size_t len[4];
 	char trace_swap[1024];
 	char *have_tables, *have_trace; /* "\nNAME\n..." of D: its tables, those holding this trace */
+	char *have_dist;		/* D_all's tables (with --cluster): made once, not at every load */
 };
 
 /* NAME is a line of list ("\nA\nB\n"). */
@@ -400,7 +430,7 @@ static void plan_table(struct ch_state *s, char *line, const char *create, const
 	what[strcspn(what, "\n")] = '\0';
 	snprintf(file, sizeof(file), "%s/%s", s->dir, line);
 	bool rows = stat(file, &st) == 0 && st.st_size > 0, registry = !strcmp(what, "registry");
-	if (rows && s->cluster) /* after the swap: D.t exists, with this trace's rows */
+	if (rows && s->cluster && !listed(p->have_dist, name)) /* after the swap: D.t exists, with this trace's rows */
 		fprintf(p->after,
 			"CREATE TABLE IF NOT EXISTS `%s_all`.`%s` AS `%s`.`%s` ENGINE = Distributed(`%s`, `%s`, `%s`);\n",
 			s->database, name, s->database, name, s->cluster, s->database, name);
@@ -470,6 +500,13 @@ static int survey(struct export_run *x, struct ch_state *s, struct load_plan *p)
 		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	free(tables);
 	free(trace);
+	if (rc == 0 && s->cluster) { /* a DDL statement costs 10-100 ms: a fleet's loads make D_all's once */
+		char *dist = NULL;
+		snprintf(sql, sizeof(sql), "SELECT name FROM system.tables WHERE database = '%s_all'", s->database);
+		if ((rc = statement(x, sql, -1, &dist)) == 0 && asprintf(&p->have_dist, "\n%s", dist) < 0)
+			rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+		free(dist);
+	}
 	return rc;
 }
 
@@ -537,6 +574,7 @@ out:
 		free(p.text[i]);
 	free(p.have_tables);
 	free(p.have_trace);
+	free(p.have_dist);
 	return rc;
 }
 
@@ -712,6 +750,7 @@ static int close_tables(struct sql_catalog *c)
 		free(ct->buf);
 		free(ct->nullable);
 		free(ct->width);
+		free(ct->is_time);
 		free(ct);
 		t->engine = NULL;
 	}
