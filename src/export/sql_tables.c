@@ -61,11 +61,8 @@ static const struct {
 /* Names every engine would take as a table of ours; an event called so gets its system's prefix. */
 static const char *const reserved_names[] = {"sched", "sqlite_master", "sqlite_sequence", "sqlite_schema"};
 
-/*
- * Take a table name: 1 when it was free, 0 when taken, -ENOMEM.  SQL names
- * are case-blind ("Thread" is the table thread): kept in lower case.
- */
-static int name_take(struct sql_catalog *c, const char *name)
+/* Kept in lower case: SQL names are case-blind ("Thread" is the table thread). */
+int sql_name_take(struct sql_catalog *c, const char *name)
 {
 	size_t n = strlen(name);
 	char *lower = malloc(n + 1);
@@ -109,12 +106,12 @@ int sql_catalog_init(struct sql_catalog *c, bool with_text, sql_row_fn *row, voi
 	c->row_ctx = row_ctx;
 	for (int i = 0; i < SQL_NFIXED; i++)
 		if (fixed_init(&c->fixed[i], fixed_defs[i].name, fixed_defs[i].cols, with_text) < 0 ||
-		    name_take(c, fixed_defs[i].name) < 0)
+		    sql_name_take(c, fixed_defs[i].name) < 0)
 			return -ENOMEM;
 	for (size_t i = 0; i < sizeof(reserved_names) / sizeof(reserved_names[0]); i++)
-		if (name_take(c, reserved_names[i]) < 0)
+		if (sql_name_take(c, reserved_names[i]) < 0)
 			return -ENOMEM;
-	return 0;
+	return fixed_init(&c->running, "running", slice_cols, false);
 }
 
 static void table_free(struct sql_table *t)
@@ -131,6 +128,7 @@ void sql_catalog_free(struct sql_catalog *c)
 {
 	for (int i = 0; i < SQL_NFIXED; i++)
 		table_free(&c->fixed[i]);
+	table_free(&c->running);
 	for (size_t i = 0; i < c->nby_id; i++) {
 		table_free(c->by_id[i]);
 		free(c->by_id[i]);
@@ -216,11 +214,11 @@ static char *table_name(struct sql_catalog *c, const struct tb_format *f, const 
 	if (!name)
 		return NULL;
 	snprintf(name, len, "%s", f->name);
-	if ((rc = name_take(c, name)) == 0) {
+	if ((rc = sql_name_take(c, name)) == 0) {
 		snprintf(name, len, "%s_%s", sys && *sys ? sys : "event", f->name);
-		if ((rc = name_take(c, name)) == 0) {
+		if ((rc = sql_name_take(c, name)) == 0) {
 			snprintf(name, len, "%s_%s_%u", sys && *sys ? sys : "event", f->name, f->id);
-			rc = name_take(c, name);
+			rc = sql_name_take(c, name);
 		}
 	}
 	if (rc < 0) {
@@ -449,6 +447,7 @@ struct sql_thread {
 	int64_t cpu;	    /* Running: its CPU; else -1 (NULL) */
 	int64_t waker_utid; /* R after a wakeup: the waker; else -1 */
 	int64_t first_ts, last_ts;
+	bool covered; /* the open state is Running and its CPU's slice, written to running, holds it */
 };
 
 /* A CPU's open sched_slice: the thread that was switched in, when, at what priority. */
@@ -579,10 +578,11 @@ static int state_change(struct sql_catalog *c, uint32_t idx, int64_t ts, const c
 			int64_t waker)
 {
 	struct sql_thread *t = &c->threads[idx];
-	int rc = t->open ? state_row(c, idx, ts, true) : 0;
+	int rc = t->open && !t->covered ? state_row(c, idx, ts, true) : 0;
 	size_t n = strnlen(state, sizeof(t->state) - 1);
 
 	t->open = true;
+	t->covered = false;
 	memcpy(t->state, state, n); /* not snprintf: a state change is made per switch (2% of a load in vsnprintf) */
 	t->state[n] = '\0';
 	t->since = ts;
@@ -599,9 +599,29 @@ static void thread_name(struct sql_thread *t, const struct field_at *at, const s
 		memcpy(t->name, buf, COMM_LEN); /* buf was zeroed: the name is NUL-padded */
 }
 
-static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, int64_t end, bool ended,
-		     const char *end_state)
+/*
+ * Whether the slice sc of this CPU, ending now, is its thread's whole
+ * Running span (the thread is switched out here, Running since the slice
+ * began, on this CPU): with running_in_slices it is then written once, to
+ * running, and the thread's Running row is not (covered).  A slice of the
+ * idle task, or one whose thread ran elsewhere since (lost switches), is
+ * not: it and the Running row are written apart.
+ */
+static bool slice_is_running(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, int64_t prev_idx)
 {
+	struct sql_thread *t = &c->threads[sc->thread];
+
+	if (!c->running_in_slices || (prev_idx >= 0 && prev_idx != sc->thread) || !t->open || t->tid == 0 ||
+	    t->since != sc->ts || t->cpu != cpu || strcmp(t->state, "Running"))
+		return false;
+	t->covered = true;
+	return true;
+}
+
+static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, int64_t end, bool ended,
+		     const char *end_state, int64_t prev_idx)
+{
+	struct sql_table *to = slice_is_running(c, sc, cpu, prev_idx) ? &c->running : &c->fixed[SQL_SCHED_SLICE];
 	struct sql_value v[7] = {
 	    sql_int(sc->ts),
 	    ended ? sql_int(end - sc->ts) : sql_null(SQL_INT),
@@ -611,7 +631,7 @@ static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, i
 	    sql_int(sc->prio),
 	    sql_int(c->trace_id),
 	};
-	return c->row(c->row_ctx, &c->fixed[SQL_SCHED_SLICE], v);
+	return c->row(c->row_ctx, to, v);
 }
 
 /*
@@ -635,7 +655,7 @@ static int on_switch(struct sql_catalog *c, const struct merged_record *r)
 	thread_name(&c->threads[pi], &c->prev_comm, r);
 	thread_name(&c->threads[ni], &c->next_comm, r);
 	struct sql_cpu *sc = (size_t)r->cpu < c->ncpus ? &c->cpus[r->cpu] : NULL;
-	if (sc && sc->has && (rc = slice_row(c, sc, r->cpu, ts, true, letters)) < 0)
+	if (sc && sc->has && (rc = slice_row(c, sc, r->cpu, ts, true, letters, pi)) < 0)
 		return rc;
 	if (sc)
 		*sc = (struct sql_cpu){.has = true, .ts = ts, .prio = prio, .thread = (uint32_t)ni};
@@ -688,12 +708,12 @@ int sql_derived_end(struct sql_catalog *c, const struct tb_schema *s)
 
 	for (size_t cpu = 0; rc == 0 && cpu < c->ncpus; cpu++)
 		if (c->cpus[cpu].has)
-			rc = slice_row(c, &c->cpus[cpu], (int)cpu, 0, false, NULL);
+			rc = slice_row(c, &c->cpus[cpu], (int)cpu, 0, false, NULL, -1);
 	for (size_t i = 0; rc == 0 && i < c->tids.count; i++) {
 		struct sql_thread *t = &c->threads[i];
 		size_t len = strnlen(t->name, COMM_LEN);
 		const char *name = t->name;
-		if (t->open && (rc = state_row(c, (uint32_t)i, 0, false)) < 0)
+		if (t->open && !t->covered && (rc = state_row(c, (uint32_t)i, 0, false)) < 0)
 			break;
 		if (!len)
 			name = tb_schema_comm(s, (int)t->tid, &len);

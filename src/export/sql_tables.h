@@ -101,6 +101,16 @@ struct sql_cpu;
 
 struct sql_catalog {
 	struct sql_table fixed[SQL_NFIXED];
+	/*
+	 * A writer that stores a thread's Running span and its CPU's slice
+	 * once (SQLite: sched_slice and thread_state are views) sets
+	 * running_in_slices before sql_derived_begin: a slice that is also its
+	 * thread's whole Running span then goes to `running` (sched_slice's
+	 * columns) and that Running row is not written; other slices go to
+	 * sched_slice and other states to thread_state, as without it.
+	 */
+	bool running_in_slices;
+	struct sql_table running;
 	bool with_text; /* events has the report's line as a last column */
 	/* event tables by common_type (NULL: not met yet) */
 	struct sql_table **by_id;
@@ -132,6 +142,13 @@ struct sql_catalog {
  */
 int sql_catalog_init(struct sql_catalog *c, bool with_text, sql_row_fn *row, void *row_ctx);
 void sql_catalog_free(struct sql_catalog *c);
+
+/*
+ * Take a name for a table of the writer's own (stored tables under views):
+ * 1 when it was free, 0 when an event's table or another has it, -ENOMEM.
+ * Names are case-blind, as SQL's are.
+ */
+int sql_name_take(struct sql_catalog *c, const char *name);
 
 /*
  * The table of event f (system sys), made the first time: NULL when out
