@@ -637,15 +637,20 @@ static int events_shape(struct export_run *x, struct sqlite_state *s)
  * sched_slice and thread_state as views: a slice that is its thread's
  * whole Running span is one row of "running:rows" (sql_tables.h:
  * running_in_slices), and gives both; the other slices and states are
- * rows of their own.  The first SELECT names the view's columns and types.
+ * rows of their own; the state a Running span followed (R after a wakeup,
+ * R+ after a preemption, ...) is kept in the span's row (before_*).  The
+ * first SELECT names the view's columns and types.  Made again at each
+ * load, so a database is read as this tracebuf stores it.
  */
 static const char *const derived_views[] = {
-    "CREATE VIEW IF NOT EXISTS sched_slice AS"
+    "DROP VIEW IF EXISTS sched_slice; CREATE VIEW sched_slice AS"
     " SELECT ts, dur, cpu, utid, end_state, priority, trace_id FROM \"sched_slice:rows\""
     " UNION ALL SELECT ts, dur, cpu, utid, end_state, priority, trace_id FROM \"running:rows\"",
-    "CREATE VIEW IF NOT EXISTS thread_state AS"
+    "DROP VIEW IF EXISTS thread_state; CREATE VIEW thread_state AS"
     " SELECT ts, dur, utid, state, cpu, waker_utid, NULL AS io_wait, trace_id FROM \"thread_state:rows\""
-    " UNION ALL SELECT ts, dur, utid, 'Running', cpu, NULL, NULL, trace_id FROM \"running:rows\"",
+    " UNION ALL SELECT ts, dur, utid, 'Running', cpu, NULL, NULL, trace_id FROM \"running:rows\""
+    " UNION ALL SELECT before_ts, ts - before_ts, utid, before_state, NULL, before_waker_utid, NULL, trace_id"
+    " FROM \"running:rows\" WHERE before_ts IS NOT NULL",
 };
 
 /* The pid, comm, host and trace_id of the event tables, stored once: "common:rows". */

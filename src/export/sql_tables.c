@@ -35,6 +35,11 @@ static const struct col_def slice_cols[] = {{"ts", I},	      {"dur", I},      {"
 static const struct col_def state_cols[] = {{"ts", I},	       {"dur", I},     {"utid", I},	{"state", T},
 					    {"cpu", I},	       {"waker_utid", I}, {"io_wait", I}, {"trace_id", I},
 					    {NULL, 0}};
+/* running (sql_tables.h): a slice that is a Running span, and the state that span followed (NULL: none kept) */
+static const struct col_def running_cols[] = {{"ts", I},	    {"dur", I},		 {"cpu", I},
+					      {"utid", I},	    {"end_state", T},	 {"priority", I},
+					      {"trace_id", I},	    {"before_ts", I},	 {"before_state", T},
+					      {"before_waker_utid", I}, {NULL, 0}};
 static const struct col_def unknown_cols[] = {{"ts", I},	{"cpu", I},	  {"pid", I}, {"id", I},
 					      {"host", T}, {"trace_id", I}, {NULL, 0}};
 static const struct col_def registry_cols[] = {{"name", T}, {"event", T}, {"system", T}, {NULL, 0}};
@@ -111,7 +116,7 @@ int sql_catalog_init(struct sql_catalog *c, bool with_text, sql_row_fn *row, voi
 	for (size_t i = 0; i < sizeof(reserved_names) / sizeof(reserved_names[0]); i++)
 		if (sql_name_take(c, reserved_names[i]) < 0)
 			return -ENOMEM;
-	return fixed_init(&c->running, "running", slice_cols, false);
+	return fixed_init(&c->running, "running", running_cols, false);
 }
 
 static void table_free(struct sql_table *t)
@@ -135,7 +140,7 @@ void sql_catalog_free(struct sql_catalog *c)
 	}
 	free(c->by_id);
 	intern_free(&c->names);
-	intern_free(&c->tids);
+	pidmap_free(&c->tids);
 	free(c->threads);
 	free(c->cpus);
 	memset(c, 0, sizeof(*c));
@@ -448,6 +453,10 @@ struct sql_thread {
 	int64_t waker_utid; /* R after a wakeup: the waker; else -1 */
 	int64_t first_ts, last_ts;
 	bool covered; /* the open state is Running and its CPU's slice, written to running, holds it */
+	/* running_in_slices: the state the open Running span followed, not written yet: it goes with the span */
+	bool has_before;
+	char before[32];
+	int64_t before_since, before_waker;
 };
 
 /* A CPU's open sched_slice: the thread that was switched in, when, at what priority. */
@@ -521,10 +530,11 @@ void sql_derived_note(struct sql_catalog *c, const struct tb_format *f, const ch
 /* The thread of tid (added when new): its index, or -1 out of memory. */
 static int64_t thread_of(struct sql_catalog *c, int64_t tid, int64_t ts)
 {
-	int32_t key = (int32_t)tid;
-	bool added;
-	int64_t idx = intern_add(&c->tids, &key, sizeof(key), &added);
+	bool added = false;
+	int64_t idx = pidmap_known(&c->tids, (int32_t)tid);
 
+	if (idx < 0)
+		idx = pidmap_add(&c->tids, (int32_t)tid, &added);
 	if (idx < 0)
 		return -1;
 	if (added) {
@@ -557,20 +567,63 @@ const char *sql_state_letters(int64_t state, char buf[32])
 	return buf;
 }
 
-static int state_row(struct sql_catalog *c, uint32_t idx, int64_t end, bool ended)
+/* A row of thread_state: thread idx in state from since to end (dur NULL when not ended); cpu, waker -1: NULL. */
+static int state_row_of(struct sql_catalog *c, uint32_t idx, int64_t since, int64_t end, bool ended, const char *state,
+			int64_t cpu, int64_t waker)
 {
-	struct sql_thread *t = &c->threads[idx];
 	struct sql_value v[8] = {
-	    sql_int(t->since),
-	    ended ? sql_int(end - t->since) : sql_null(SQL_INT),
+	    sql_int(since),
+	    ended ? sql_int(end - since) : sql_null(SQL_INT),
 	    sql_int(c->utid_base + idx),
-	    sql_text(t->state, strlen(t->state)),
-	    t->cpu >= 0 ? sql_int(t->cpu) : sql_null(SQL_INT),
-	    t->waker_utid >= 0 ? sql_int(t->waker_utid) : sql_null(SQL_INT),
+	    sql_text(state, strlen(state)),
+	    cpu >= 0 ? sql_int(cpu) : sql_null(SQL_INT),
+	    waker >= 0 ? sql_int(waker) : sql_null(SQL_INT),
 	    sql_null(SQL_INT), /* io_wait: not in the events tracebuf reads */
 	    sql_int(c->trace_id),
 	};
 	return c->row(c->row_ctx, &c->fixed[SQL_THREAD_STATE], v);
+}
+
+static int state_row(struct sql_catalog *c, uint32_t idx, int64_t end, bool ended)
+{
+	const struct sql_thread *t = &c->threads[idx];
+
+	return state_row_of(c, idx, t->since, end, ended, t->state, t->cpu, t->waker_utid);
+}
+
+/* The kept state before the open Running span, as a row of its own (the span is not a slice's). */
+static int before_row(struct sql_catalog *c, uint32_t idx)
+{
+	struct sql_thread *t = &c->threads[idx];
+
+	if (!t->has_before)
+		return 0;
+	t->has_before = false;
+	return state_row_of(c, idx, t->before_since, t->since, true, t->before, -1, t->before_waker);
+}
+
+/*
+ * The open state ends at ts: its row - or, with running_in_slices, a
+ * state that a Running span follows is kept, to be written with the
+ * span's slice (running's before_*) or, when the span is not a slice's,
+ * as a row of its own when the span ends.
+ */
+static int state_close(struct sql_catalog *c, uint32_t idx, int64_t ts, bool to_running)
+{
+	struct sql_thread *t = &c->threads[idx];
+	bool running = !strcmp(t->state, "Running");
+	int rc;
+
+	if (c->running_in_slices && to_running && !running) {
+		memcpy(t->before, t->state, sizeof(t->before));
+		t->before_since = t->since;
+		t->before_waker = t->waker_utid;
+		t->has_before = true;
+		return 0;
+	}
+	if (running && (rc = before_row(c, idx)) < 0)
+		return rc;
+	return state_row(c, idx, ts, true);
 }
 
 /* Close the thread's open state at ts (a row) and open `state` from ts. */
@@ -578,7 +631,7 @@ static int state_change(struct sql_catalog *c, uint32_t idx, int64_t ts, const c
 			int64_t waker)
 {
 	struct sql_thread *t = &c->threads[idx];
-	int rc = t->open && !t->covered ? state_row(c, idx, ts, true) : 0;
+	int rc = t->open && !t->covered ? state_close(c, idx, ts, cpu >= 0 /* Running: the only state with a CPU */) : 0;
 	size_t n = strnlen(state, sizeof(t->state) - 1);
 
 	t->open = true;
@@ -621,8 +674,10 @@ static bool slice_is_running(struct sql_catalog *c, const struct sql_cpu *sc, in
 static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, int64_t end, bool ended,
 		     const char *end_state, int64_t prev_idx)
 {
-	struct sql_table *to = slice_is_running(c, sc, cpu, prev_idx) ? &c->running : &c->fixed[SQL_SCHED_SLICE];
-	struct sql_value v[7] = {
+	bool running = slice_is_running(c, sc, cpu, prev_idx);
+	struct sql_thread *t = &c->threads[sc->thread];
+	bool before = running && t->has_before;
+	struct sql_value v[10] = {
 	    sql_int(sc->ts),
 	    ended ? sql_int(end - sc->ts) : sql_null(SQL_INT),
 	    sql_int(cpu),
@@ -630,8 +685,13 @@ static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, i
 	    end_state ? sql_text(end_state, strlen(end_state)) : sql_null(SQL_TEXT),
 	    sql_int(sc->prio),
 	    sql_int(c->trace_id),
+	    before ? sql_int(t->before_since) : sql_null(SQL_INT),
+	    before ? sql_text(t->before, strlen(t->before)) : sql_null(SQL_TEXT),
+	    before && t->before_waker >= 0 ? sql_int(t->before_waker) : sql_null(SQL_INT),
 	};
-	return c->row(c->row_ctx, to, v);
+	if (running)
+		t->has_before = false;
+	return c->row(c->row_ctx, running ? &c->running : &c->fixed[SQL_SCHED_SLICE], v);
 }
 
 /*
@@ -713,7 +773,8 @@ int sql_derived_end(struct sql_catalog *c, const struct tb_schema *s)
 		struct sql_thread *t = &c->threads[i];
 		size_t len = strnlen(t->name, COMM_LEN);
 		const char *name = t->name;
-		if (t->open && !t->covered && (rc = state_row(c, (uint32_t)i, 0, false)) < 0)
+		if (t->open && !t->covered && ((rc = before_row(c, (uint32_t)i)) < 0 ||
+						(rc = state_row(c, (uint32_t)i, 0, false)) < 0))
 			break;
 		if (!len)
 			name = tb_schema_comm(s, (int)t->tid, &len);

@@ -123,7 +123,7 @@ struct sql_catalog {
 	uint32_t host_len;
 	/* derived tables */
 	int64_t utid_base, upid_base;		 /* the first ids this trace hands out (ids before: earlier traces) */
-	struct intern tids;			 /* tid -> thread index */
+	struct pidmap tids;			 /* tid -> thread index (dense, in the order met) */
 	struct sql_thread *threads;
 	size_t cap_threads;
 	struct sql_cpu *cpus;
