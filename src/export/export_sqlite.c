@@ -54,16 +54,15 @@ struct sqlite_state {
 	bool events_view;	    /* events is a view of the event tables (no row of its own: a fifth less work) */
 	/*
 	 * The common columns of the event tables (pid, tid, comm, host,
-	 * trace_id) stored once in "common:rows" per pid and name, an event's
-	 * row holding its common_id: (pid, comm) -> common_id - common_base by
-	 * `commons`, and the last key of each pid (common_pids' dense index)
-	 * in common_last, so a record looks up nothing but that.
+	 * trace_id, and the record's common_flags and common_preempt_count)
+	 * stored once in "common:rows" per distinct (pid, flags, preempt
+	 * count, comm), an event's row holding its common_id: found by
+	 * `commons` (its id + common_base), and first in common_hits, a cache
+	 * by (pid, flags, count) that a record looks up and checks the name of.
 	 */
 	struct sql_table common_table;
 	struct intern commons;
-	struct pidmap common_pids;
-	uint32_t *common_last;
-	size_t cap_common_last;
+	struct common_hit *common_hits;
 	int64_t common_base;
 };
 
@@ -170,6 +169,15 @@ static bool has_column(sqlite3 *db, const char *qtable, const char *col)
  */
 #define BATCH_ROWS 64
 
+/* One entry of the common key cache (struct sqlite_state): the last key of a (pid, flags, preempt count). */
+struct common_hit {
+	int32_t pid;
+	uint16_t flags; /* common_flags | common_preempt_count << 8 */
+	bool used;
+	uint32_t id;
+};
+#define COMMON_HITS 4096 /* a power of two */
+
 /*
  * One parameter of the batch's INSERT as last bound.  SQLite keeps a
  * binding across sqlite3_reset, so a value equal to the one bound is not
@@ -203,6 +211,7 @@ struct stored_col {
 struct table_writer {
 	char *name;
 	struct stored_col *cols;
+	bool flags_common; /* an event table's common_flags and common_preempt_count are "common:rows"' */
 	sqlite3_stmt *one;  /* one row: the rows left when the load ends */
 	sqlite3_stmt *many; /* batch rows (NULL when batch is 1) */
 	size_t batch, nrows, ncols;
@@ -356,6 +365,35 @@ static const char *common_column(const struct sql_table *t)
 	return n;
 }
 
+/* Column c is the byte at offset of every record (common_flags at 2, common_preempt_count at 3). */
+static bool header_byte(const struct sql_column *c, const char *name, uint32_t offset)
+{
+	return !strcmp(c->name, name) && c->src == SRC_INT && c->at.offset == offset && c->at.size == 1 &&
+	       !c->at.is_signed;
+}
+
+/*
+ * Whether t's common_flags and common_preempt_count can come from
+ * "common:rows" (which keeps bytes 2 and 3 of the record): the format has
+ * them there, and the stored table does not have them already (an earlier
+ * load's format had them elsewhere).
+ */
+static bool flags_in_common(sqlite3 *db, const struct table_writer *w, const struct sql_table *t)
+{
+	bool flags = false, count = false;
+	char *qt;
+
+	for (size_t i = 0; i < t->ncols; i++) {
+		flags = flags || header_byte(&t->cols[i], "common_flags", 2);
+		count = count || header_byte(&t->cols[i], "common_preempt_count", 3);
+	}
+	if (!flags || !count || !(qt = quoted(w->name)))
+		return false;
+	flags = !has_column(db, qt, "common_flags");
+	free(qt);
+	return flags;
+}
+
 /* The writer's stored table and columns for t stored as kind: 0 or -ENOMEM. */
 static int stored_of(struct sqlite_state *s, struct table_writer *w, const struct sql_table *t, enum stored_kind kind)
 {
@@ -363,12 +401,15 @@ static int stored_of(struct sqlite_state *s, struct table_writer *w, const struc
 		return -ENOMEM;
 	if (!(w->name = kind == STORED_AS_IS ? strdup(t->name) : stored_name(&s->cat, t->name)))
 		return -ENOMEM;
+	w->flags_common = kind == STORED_EVENT && flags_in_common(s->db, w, t);
 	for (size_t i = 0; i < t->ncols; i++) {
 		const struct sql_column *c = &t->cols[i];
 		if (kind == STORED_EVENT && i == 2)
 			w->cols[w->ncols++] = (struct stored_col){common_column(t), SQL_INT, FROM_COMMON};
-		/* what the view gives: the common columns but ts and cpu, io_wait (always NULL) */
+		/* what the view gives: the common columns but ts and cpu, the flags in common, io_wait (always NULL) */
 		if (kind == STORED_EVENT && c->src != SRC_TS && c->src != SRC_CPU && c->src < SRC_INT)
+			continue;
+		if (w->flags_common && (header_byte(c, "common_flags", 2) || header_byte(c, "common_preempt_count", 3)))
 			continue;
 		if (kind == STORED_UNDER_VIEW && !strcmp(c->name, "io_wait"))
 			continue;
@@ -399,6 +440,7 @@ static int event_view(const struct export_run *x, sqlite3 *db, const struct sql_
 	put(&b, "; CREATE VIEW ");
 	put_name(&b, t->name);
 	put(&b, " AS SELECT e.ts, e.cpu, c.pid, c.pid AS tid, c.comm, c.host, c.trace_id");
+	put(&b, w->flags_common ? ", c.common_flags, c.common_preempt_count" : "");
 	sqlite3_bind_text(st, 1, w->name, -1, SQLITE_STATIC);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		put(&b, ", e.");
@@ -655,8 +697,10 @@ static const char *const derived_views[] = {
 
 /* The pid, comm, host and trace_id of the event tables, stored once: "common:rows". */
 static struct sql_column common_cols[] = {
-    {.name = "common_id", .type = SQL_INT}, {.name = "pid", .type = SQL_INT},	   {.name = "comm", .type = SQL_TEXT},
-    {.name = "host", .type = SQL_TEXT},	    {.name = "trace_id", .type = SQL_INT},
+    {.name = "common_id", .type = SQL_INT},	     {.name = "pid", .type = SQL_INT},
+    {.name = "comm", .type = SQL_TEXT},		     {.name = "host", .type = SQL_TEXT},
+    {.name = "trace_id", .type = SQL_INT},	     {.name = "common_flags", .type = SQL_INT},
+    {.name = "common_preempt_count", .type = SQL_INT},
 };
 
 /* Every fixed table's stored table, the views over them, the common columns' table. */
@@ -677,7 +721,9 @@ static int tables_open(struct export_run *x, struct sqlite_state *s)
 		rc = table_open(x, &s->cat.running, STORED_UNDER_VIEW);
 	for (size_t i = 0; rc == 0 && i < sizeof(derived_views) / sizeof(derived_views[0]); i++)
 		rc = exec(x, s->db, derived_views[i]);
-	s->common_table = (struct sql_table){.name = "common:rows", .ncols = 5, .cols = common_cols};
+	s->common_table = (struct sql_table){.name = "common:rows", .ncols = 7, .cols = common_cols};
+	if (!(s->common_hits = calloc(COMMON_HITS, sizeof(*s->common_hits))))
+		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	if (rc == 0 && sql_name_take(&s->cat, s->common_table.name) < 0)
 		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	if (rc == 0)
@@ -778,68 +824,70 @@ static int registry_row(struct export_run *x, struct sql_table *t, const struct 
 	return insert_row(x, &s->cat.fixed[SQL_EVENT_TABLE], v);
 }
 
-/* The key of (pid, comm), the bytes "common:rows" keeps it by: pid, whether there is a name, the name. */
-static uint32_t common_bytes(uint8_t *out, int32_t pid, const char *comm, size_t len)
+/*
+ * The key "common:rows" keeps a record's common columns by: pid, whether
+ * the record has common_flags and common_preempt_count (bytes 2 and 3 of
+ * every record) and them, whether there is a name, the name.
+ */
+static uint32_t common_bytes(uint8_t *out, int32_t pid, const struct merged_record *r, const char *comm, size_t len)
 {
 	memcpy(out, &pid, 4);
-	out[4] = comm != NULL;
+	out[4] = r->len >= 4;
+	out[5] = r->len >= 4 ? r->data[2] : 0;
+	out[6] = r->len >= 4 ? r->data[3] : 0;
+	out[7] = comm != NULL;
 	if (len)
-		memcpy(out + 5, comm, len);
-	return (uint32_t)len + 5;
+		memcpy(out + 8, comm, len);
+	return (uint32_t)len + 8;
 }
 
-/* A new (pid, comm): its row of "common:rows", and the pid's last key: 0 or -ENOMEM. */
-static int common_new(struct export_run *x, int32_t pid, const char *comm, size_t len, int64_t id, bool added)
+/* A new key's row of "common:rows". */
+static int common_row(struct export_run *x, const uint8_t *key, int32_t pid, const char *comm, size_t len, int64_t id)
 {
 	struct sqlite_state *s = x->state;
-	bool pid_added;
-	int64_t dense = pidmap_add(&s->common_pids, pid, &pid_added);
-	uint32_t *v;
-	int rc = 0;
+	struct sql_value row[7] = {sql_int(s->common_base + id),
+				   sql_int(pid),
+				   sql_text(comm, len),
+				   sql_text(s->host, s->cat.host_len),
+				   sql_int(s->cat.trace_id),
+				   key[4] ? sql_int(key[5]) : sql_null(SQL_INT),
+				   key[4] ? sql_int(key[6]) : sql_null(SQL_INT)};
 
-	if (dense < 0 || !(v = tb__grow(s->common_last, &s->cap_common_last, (size_t)dense + 1, sizeof(*v), 256)))
-		return -ENOMEM;
-	s->common_last = v;
-	v[dense] = (uint32_t)id;
-	if (added) {
-		struct sql_value row[5] = {sql_int(s->common_base + id), sql_int(pid), sql_text(comm, len),
-					   sql_text(s->host, s->cat.host_len), sql_int(s->cat.trace_id)};
-		rc = insert_row(x, &s->common_table, row);
-	}
-	return rc;
+	return insert_row(x, &s->common_table, row);
 }
 
 /*
- * The record's common_id: the pid's last one when its name is the same (a
- * table lookup and a compare of the name, per record), else found or made
- * by (pid, comm).  -1 when out of memory.
+ * The record's common_id: the cache's entry of its (pid, flags, count)
+ * when the name is the same (a lookup and a compare, per record), else
+ * found or made by the whole key.  -1 when out of memory.
  */
-static int64_t common_key(struct export_run *x, int64_t pid64, const char *comm, size_t len)
+static int64_t common_key(struct export_run *x, const struct merged_record *r, const char *comm, size_t len)
 {
 	struct sqlite_state *s = x->state;
-	int32_t pid = (int32_t)pid64;
-	int64_t dense = pidmap_known(&s->common_pids, pid);
-	uint8_t small[64], *key = len + 5 <= sizeof(small) ? small : malloc(len + 5);
+	int32_t pid = (int32_t)sql_record_pid(r);
+	uint16_t fp = r->len >= 4 ? (uint16_t)(r->data[2] | r->data[3] << 8) : 0;
+	struct common_hit *h = &s->common_hits[((uint32_t)pid * 2654435761u ^ fp) & (COMMON_HITS - 1)];
+	uint8_t small[64], *key = len + 8 <= sizeof(small) ? small : malloc(len + 8);
 	uint32_t klen, id_len;
 	bool added;
+	int64_t id = -1;
 
 	if (!key)
 		return -1;
-	klen = common_bytes(key, pid, comm, len);
-	if (dense >= 0) {
-		const void *last = intern_key(&s->commons, s->common_last[dense], &id_len);
-		if (id_len == klen && !memcmp(last, key, klen)) {
-			if (key != small)
-				free(key);
-			return s->common_base + s->common_last[dense];
-		}
+	klen = common_bytes(key, pid, r, comm, len);
+	if (h->used && h->pid == pid && h->flags == fp) {
+		const void *known = intern_key(&s->commons, h->id, &id_len);
+		if (id_len == klen && !memcmp(known, key, klen))
+			id = h->id;
 	}
-	int64_t id = intern_add(&s->commons, key, klen, &added);
+	if (id < 0 && (id = intern_add(&s->commons, key, klen, &added)) >= 0) {
+		*h = (struct common_hit){.pid = pid, .flags = fp, .used = true, .id = (uint32_t)id};
+		if (added && common_row(x, key, pid, comm, len, id) < 0)
+			id = -1;
+	}
 	if (key != small)
 		free(key);
-	if (id < 0 || common_new(x, pid, comm, len, id, added) < 0)
-		return -1;
-	return s->common_base + id;
+	return id < 0 ? -1 : s->common_base + id;
 }
 
 static int sqlite_event(struct export_run *x, const struct merged_record *r)
@@ -867,7 +915,7 @@ static int sqlite_event(struct export_run *x, const struct merged_record *r)
 		struct sql_value v[t->ncols];
 		size_t clen;
 		const char *comm = tb_schema_comm(schema, (int)sql_record_pid(r), &clen);
-		int64_t common = common_key(x, sql_record_pid(r), comm, clen);
+		int64_t common = common_key(x, r, comm, clen);
 		if (common < 0)
 			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 		sql_event_row(&s->cat, t, r, comm, clen, v);
@@ -1082,8 +1130,7 @@ static int sqlite_finish(struct export_run *x)
 	close_statements(&s->cat);
 	writer_free(s->common_table.engine);
 	intern_free(&s->commons);
-	pidmap_free(&s->common_pids);
-	free(s->common_last);
+	free(s->common_hits);
 	sql_catalog_free(&s->cat);
 	if (s->db && sqlite3_close(s->db) != SQLITE_OK && rc == 0)
 		rc = db_error(x, s->db, "close");
