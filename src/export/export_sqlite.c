@@ -680,7 +680,9 @@ static int events_shape(struct export_run *x, struct sqlite_state *s)
  * whole Running span is one row of "running:rows" (sql_tables.h:
  * running_in_slices), and gives both; the other slices and states are
  * rows of their own; the state a Running span followed (R after a wakeup,
- * R+ after a preemption, ...) is kept in the span's row (before_*).  The
+ * R+ after a preemption, ...) is kept in the span's row (before_*), and
+ * so is the length of the state after it (after_dur: from ts + dur, in
+ * end_state, as the switch that ended the slice left the thread).  The
  * first SELECT names the view's columns and types.  Made again at each
  * load, so a database is read as this tracebuf stores it.
  */
@@ -692,7 +694,9 @@ static const char *const derived_views[] = {
     " SELECT ts, dur, utid, state, cpu, waker_utid, NULL AS io_wait, trace_id FROM \"thread_state:rows\""
     " UNION ALL SELECT ts, dur, utid, 'Running', cpu, NULL, NULL, trace_id FROM \"running:rows\""
     " UNION ALL SELECT before_ts, ts - before_ts, utid, before_state, NULL, before_waker_utid, NULL, trace_id"
-    " FROM \"running:rows\" WHERE before_ts IS NOT NULL",
+    " FROM \"running:rows\" WHERE before_ts IS NOT NULL"
+    " UNION ALL SELECT ts + dur, after_dur, utid, end_state, NULL, NULL, NULL, trace_id"
+    " FROM \"running:rows\" WHERE dur IS NOT NULL",
 };
 
 /* The pid, comm, host and trace_id of the event tables, stored once: "common:rows". */

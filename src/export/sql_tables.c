@@ -35,11 +35,15 @@ static const struct col_def slice_cols[] = {{"ts", I},	      {"dur", I},      {"
 static const struct col_def state_cols[] = {{"ts", I},	       {"dur", I},     {"utid", I},	{"state", T},
 					    {"cpu", I},	       {"waker_utid", I}, {"io_wait", I}, {"trace_id", I},
 					    {NULL, 0}};
-/* running (sql_tables.h): a slice that is a Running span, and the state that span followed (NULL: none kept) */
+/*
+ * running (sql_tables.h): a slice that is a Running span, the state that
+ * span followed (NULL: none kept), and how long the state after it (its
+ * end_state, from ts + dur) lasted (NULL: open at the end, or the span is)
+ */
 static const struct col_def running_cols[] = {{"ts", I},	    {"dur", I},		 {"cpu", I},
 					      {"utid", I},	    {"end_state", T},	 {"priority", I},
 					      {"trace_id", I},	    {"before_ts", I},	 {"before_state", T},
-					      {"before_waker_utid", I}, {NULL, 0}};
+					      {"before_waker_utid", I}, {"after_dur", I}, {NULL, 0}};
 static const struct col_def unknown_cols[] = {{"ts", I},	{"cpu", I},	  {"pid", I}, {"id", I},
 					      {"host", T}, {"trace_id", I}, {NULL, 0}};
 static const struct col_def registry_cols[] = {{"name", T}, {"event", T}, {"system", T}, {NULL, 0}};
@@ -437,6 +441,16 @@ void sql_event_row(const struct sql_catalog *c, const struct sql_table *t, const
 
 #define COMM_LEN 16
 
+/* A slice that is its thread's Running span, as a row of running (sql_tables.h) will hold it. */
+struct sql_run {
+	int64_t ts, dur, cpu, prio;
+	bool ended;
+	char end_state[32];
+	bool has_before;
+	char before[32];
+	int64_t before_since, before_waker;
+};
+
 /*
  * One thread's state as the tracker follows it.  Invariant: `open` is
  * true from the thread's first switch or wakeup on, and state/since then
@@ -457,6 +471,9 @@ struct sql_thread {
 	bool has_before;
 	char before[32];
 	int64_t before_since, before_waker;
+	/* and the last such span, written when the state after it (the open one) ends */
+	bool has_pending;
+	struct sql_run pending;
 };
 
 /* A CPU's open sched_slice: the thread that was switched in, when, at what priority. */
@@ -608,12 +625,19 @@ static int before_row(struct sql_catalog *c, uint32_t idx)
  * span's slice (running's before_*) or, when the span is not a slice's,
  * as a row of its own when the span ends.
  */
+static int running_row(struct sql_catalog *c, uint32_t idx, const struct sql_run *run, int64_t after_end,
+		       bool after_ended);
+
 static int state_close(struct sql_catalog *c, uint32_t idx, int64_t ts, bool to_running)
 {
 	struct sql_thread *t = &c->threads[idx];
 	bool running = !strcmp(t->state, "Running");
 	int rc;
 
+	if (t->has_pending) { /* the state after a slice's span: its row is the span's (after_dur) */
+		t->has_pending = false;
+		return running_row(c, idx, &t->pending, ts, true);
+	}
 	if (c->running_in_slices && to_running && !running) {
 		memcpy(t->before, t->state, sizeof(t->before));
 		t->before_since = t->since;
@@ -671,13 +695,51 @@ static bool slice_is_running(struct sql_catalog *c, const struct sql_cpu *sc, in
 	return true;
 }
 
+/* A row of running: the span, the state before it, and the state after it until after_end (NULL: not ended). */
+static int running_row(struct sql_catalog *c, uint32_t idx, const struct sql_run *run, int64_t after_end,
+		       bool after_ended)
+{
+	struct sql_value v[11] = {
+	    sql_int(run->ts),
+	    run->ended ? sql_int(run->dur) : sql_null(SQL_INT),
+	    sql_int(run->cpu),
+	    sql_int(c->utid_base + idx),
+	    run->ended ? sql_text(run->end_state, strlen(run->end_state)) : sql_null(SQL_TEXT),
+	    sql_int(run->prio),
+	    sql_int(c->trace_id),
+	    run->has_before ? sql_int(run->before_since) : sql_null(SQL_INT),
+	    run->has_before ? sql_text(run->before, strlen(run->before)) : sql_null(SQL_TEXT),
+	    run->has_before && run->before_waker >= 0 ? sql_int(run->before_waker) : sql_null(SQL_INT),
+	    run->ended && after_ended ? sql_int(after_end - (run->ts + run->dur)) : sql_null(SQL_INT),
+	};
+	return c->row(c->row_ctx, &c->running, v);
+}
+
+/*
+ * The CPU's slice sc ends at end (or the trace does: not ended).  A
+ * slice that is its thread's Running span becomes the thread's pending
+ * row of running, written when the state after it ends (or at once when
+ * the span is still open); another is a row of sched_slice.
+ */
 static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, int64_t end, bool ended,
 		     const char *end_state, int64_t prev_idx)
 {
-	bool running = slice_is_running(c, sc, cpu, prev_idx);
 	struct sql_thread *t = &c->threads[sc->thread];
-	bool before = running && t->has_before;
-	struct sql_value v[10] = {
+
+	if (slice_is_running(c, sc, cpu, prev_idx)) {
+		struct sql_run *run = &t->pending;
+		*run = (struct sql_run){.ts = sc->ts, .dur = end - sc->ts, .cpu = cpu, .prio = sc->prio, .ended = ended,
+					.has_before = t->has_before, .before_since = t->before_since,
+					.before_waker = t->before_waker};
+		memcpy(run->before, t->before, sizeof(run->before));
+		size_t n = end_state ? strnlen(end_state, sizeof(run->end_state) - 1) : 0;
+		memcpy(run->end_state, end_state ? end_state : "", n); /* not snprintf: once a switch */
+		run->end_state[n] = '\0';
+		t->has_before = false;
+		t->has_pending = ended;
+		return ended ? 0 : running_row(c, sc->thread, run, 0, false);
+	}
+	struct sql_value v[7] = {
 	    sql_int(sc->ts),
 	    ended ? sql_int(end - sc->ts) : sql_null(SQL_INT),
 	    sql_int(cpu),
@@ -685,13 +747,8 @@ static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, i
 	    end_state ? sql_text(end_state, strlen(end_state)) : sql_null(SQL_TEXT),
 	    sql_int(sc->prio),
 	    sql_int(c->trace_id),
-	    before ? sql_int(t->before_since) : sql_null(SQL_INT),
-	    before ? sql_text(t->before, strlen(t->before)) : sql_null(SQL_TEXT),
-	    before && t->before_waker >= 0 ? sql_int(t->before_waker) : sql_null(SQL_INT),
 	};
-	if (running)
-		t->has_before = false;
-	return c->row(c->row_ctx, running ? &c->running : &c->fixed[SQL_SCHED_SLICE], v);
+	return c->row(c->row_ctx, &c->fixed[SQL_SCHED_SLICE], v);
 }
 
 /*
@@ -773,8 +830,11 @@ int sql_derived_end(struct sql_catalog *c, const struct tb_schema *s)
 		struct sql_thread *t = &c->threads[i];
 		size_t len = strnlen(t->name, COMM_LEN);
 		const char *name = t->name;
-		if (t->open && !t->covered && ((rc = before_row(c, (uint32_t)i)) < 0 ||
-						(rc = state_row(c, (uint32_t)i, 0, false)) < 0))
+		if (t->has_pending) /* the state after its last span is open: that span's row says so */
+			rc = running_row(c, (uint32_t)i, &t->pending, 0, false);
+		else if (t->open && !t->covered && (rc = before_row(c, (uint32_t)i)) == 0)
+			rc = state_row(c, (uint32_t)i, 0, false);
+		if (rc < 0)
 			break;
 		if (!len)
 			name = tb_schema_comm(s, (int)t->tid, &len);
