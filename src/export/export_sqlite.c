@@ -394,8 +394,12 @@ static bool flags_in_common(sqlite3 *db, const struct table_writer *w, const str
 	return flags;
 }
 
-/* The writer's stored table and columns for t stored as kind: 0 or -ENOMEM. */
-static int stored_of(struct sqlite_state *s, struct table_writer *w, const struct sql_table *t, enum stored_kind kind)
+/*
+ * The writer's stored table and columns for t stored as kind: 0 or
+ * -ENOMEM.  An event table's columns not stored there are marked
+ * elsewhere: sql_event_row does not make their values.
+ */
+static int stored_of(struct sqlite_state *s, struct table_writer *w, struct sql_table *t, enum stored_kind kind)
 {
 	if (!(w->cols = calloc(t->ncols + 1, sizeof(*w->cols))))
 		return -ENOMEM;
@@ -403,13 +407,14 @@ static int stored_of(struct sqlite_state *s, struct table_writer *w, const struc
 		return -ENOMEM;
 	w->flags_common = kind == STORED_EVENT && flags_in_common(s->db, w, t);
 	for (size_t i = 0; i < t->ncols; i++) {
-		const struct sql_column *c = &t->cols[i];
+		struct sql_column *c = &t->cols[i];
 		if (kind == STORED_EVENT && i == 2)
 			w->cols[w->ncols++] = (struct stored_col){common_column(t), SQL_INT, FROM_COMMON};
 		/* what the view gives: the common columns but ts and cpu, the flags in common, io_wait (always NULL) */
-		if (kind == STORED_EVENT && c->src != SRC_TS && c->src != SRC_CPU && c->src < SRC_INT)
-			continue;
-		if (w->flags_common && (header_byte(c, "common_flags", 2) || header_byte(c, "common_preempt_count", 3)))
+		c->elsewhere = (kind == STORED_EVENT && c->src != SRC_TS && c->src != SRC_CPU && c->src < SRC_INT) ||
+			       (w->flags_common && (header_byte(c, "common_flags", 2) ||
+						    header_byte(c, "common_preempt_count", 3)));
+		if (c->elsewhere)
 			continue;
 		if (kind == STORED_UNDER_VIEW && !strcmp(c->name, "io_wait"))
 			continue;
@@ -566,7 +571,11 @@ static int insert_stored(struct export_run *x, struct sql_table *t, const struct
 
 	for (size_t i = 0; i < w->ncols; i++) {
 		int from = w->cols[i].from;
-		if (slot_set(st, (int)(first + i + 1), &w->slots[first + i], from == FROM_COMMON ? &key : &v[from]) < 0)
+		const struct sql_value *val = from == FROM_COMMON ? &key : &v[from];
+		struct slot *sl = &w->slots[first + i];
+		if (val->type == SQL_INT && !val->null && sl->kind == SLOT_INT && sl->i == val->i)
+			continue; /* the most common case, with no call: the value bound already */
+		if (slot_set(st, (int)(first + i + 1), sl, val) < 0)
 			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	}
 	if (++w->nrows == w->batch && (rc = flush(x, s->db, t)) < 0)

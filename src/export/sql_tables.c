@@ -408,6 +408,8 @@ void sql_event_row(const struct sql_catalog *c, const struct sql_table *t, const
 
 	for (size_t i = 0; i < t->ncols; i++) {
 		const struct sql_column *col = &t->cols[i];
+		if (col->elsewhere)
+			continue;
 		switch (col->src) {
 		case SRC_TS:
 			set_int(&v[i], (int64_t)r->ts);
@@ -440,6 +442,12 @@ void sql_event_row(const struct sql_catalog *c, const struct sql_table *t, const
 /* ------------------------------------------------------------ thread states */
 
 #define COMM_LEN 16
+
+/* Whether a state (32 bytes, NUL-padded after its end) is "Running": one 8-byte compare, no strcmp call. */
+static bool is_running(const char state[32])
+{
+	return !memcmp(state, "Running", 8);
+}
 
 /* A slice that is its thread's Running span, as a row of running (sql_tables.h) will hold it. */
 struct sql_run {
@@ -631,7 +639,7 @@ static int running_row(struct sql_catalog *c, uint32_t idx, const struct sql_run
 static int state_close(struct sql_catalog *c, uint32_t idx, int64_t ts, bool to_running)
 {
 	struct sql_thread *t = &c->threads[idx];
-	bool running = !strcmp(t->state, "Running");
+	bool running = is_running(t->state);
 	int rc;
 
 	if (t->has_pending) { /* the state after a slice's span: its row is the span's (after_dur) */
@@ -672,6 +680,10 @@ static void thread_name(struct sql_thread *t, const struct field_at *at, const s
 {
 	char buf[COMM_LEN + 1] = "";
 
+	/* the name it had (NUL-padded, as kept): nothing to copy, the case of nearly every switch */
+	if (at->size == COMM_LEN && at->offset <= r->len && r->len - at->offset >= COMM_LEN &&
+	    !memcmp(t->name, r->data + at->offset, COMM_LEN))
+		return;
 	if (field_str(at, r->data, r->len, buf, sizeof(buf)) >= 0)
 		memcpy(t->name, buf, COMM_LEN); /* buf was zeroed: the name is NUL-padded */
 }
@@ -689,7 +701,7 @@ static bool slice_is_running(struct sql_catalog *c, const struct sql_cpu *sc, in
 	struct sql_thread *t = &c->threads[sc->thread];
 
 	if (!c->running_in_slices || (prev_idx >= 0 && prev_idx != sc->thread) || !t->open || t->tid == 0 ||
-	    t->since != sc->ts || t->cpu != cpu || strcmp(t->state, "Running"))
+	    t->since != sc->ts || t->cpu != cpu || !is_running(t->state))
 		return false;
 	t->covered = true;
 	return true;
@@ -786,7 +798,7 @@ static int on_switch(struct sql_catalog *c, const struct merged_record *r)
 /* Blocked: a state after a switch-out that was not a preemption (R, R+) and not Running. */
 static bool is_blocked(const struct sql_thread *t)
 {
-	return t->open && strcmp(t->state, "Running") && t->state[0] != 'R';
+	return t->open && t->state[0] != 'R'; /* not R, R+, Running */
 }
 
 /* sched_waking (or sched_wakeup): a blocked thread becomes R with its waker; others are spurious. */

@@ -58,6 +58,7 @@ struct sql_column {
 	enum sql_type type;
 	bool nullable;
 	/* event tables only: */
+	bool elsewhere; /* the writer stores it another way: sql_event_row leaves its value unset */
 	enum sql_source src;
 	struct field_at at;
 	enum tb_schema_field_kind kind;
