@@ -627,15 +627,16 @@ static int before_row(struct sql_catalog *c, uint32_t idx)
 	return state_row_of(c, idx, t->before_since, t->since, true, t->before, -1, t->before_waker);
 }
 
-/*
- * The open state ends at ts: its row - or, with running_in_slices, a
- * state that a Running span follows is kept, to be written with the
- * span's slice (running's before_*) or, when the span is not a slice's,
- * as a row of its own when the span ends.
- */
 static int running_row(struct sql_catalog *c, uint32_t idx, const struct sql_run *run, int64_t after_end,
 		       bool after_ended);
 
+/*
+ * The open state ends at ts: its row - or, with running_in_slices, the
+ * state after a slice's span ends that span's pending row (after_dur),
+ * and a state that a Running span follows is kept, to be written with
+ * the span's slice (running's before_*) or, when the span is not a
+ * slice's, as a row of its own when the span ends.
+ */
 static int state_close(struct sql_catalog *c, uint32_t idx, int64_t ts, bool to_running)
 {
 	struct sql_thread *t = &c->threads[idx];

@@ -107,8 +107,12 @@ struct sql_catalog {
 	 * once (SQLite: sched_slice and thread_state are views) sets
 	 * running_in_slices before sql_derived_begin: a slice that is also its
 	 * thread's whole Running span then goes to `running` (sched_slice's
-	 * columns) and that Running row is not written; other slices go to
-	 * sched_slice and other states to thread_state, as without it.
+	 * columns, then before_ts, before_state, before_waker_utid: the state
+	 * the span followed, and after_dur: how long the state it left the
+	 * thread in, end_state from ts + dur, lasted), written when that
+	 * state ends, and none of those three states is a row of
+	 * thread_state; other slices go to sched_slice and other states to
+	 * thread_state, as without it.
 	 */
 	bool running_in_slices;
 	struct sql_table running;
