@@ -9,8 +9,9 @@
 # pages with `tracebuf capture` and builds a trace.dat of them with
 # `trace-cmd restore`.  tracebuf loads it (default tables: events, one per
 # event type, thread, process, sched_slice, thread_state, ...); the rows of
-# every table are then written out as CSV, and sqlite3 imports them into
-# the same (empty) tables.  Fastest of 3 runs each, alternating; figures:
+# every stored table (the NAME:rows tables under the views, docs/sql.md) are
+# then written out as CSV, and sqlite3 imports them into the same (empty)
+# tables: the peer stores the very rows tracebuf stores.  Fastest of 3 runs each, alternating; figures:
 # events per second, rows per second, peak resident memory of the load.
 #
 # Usage: bench_sql.sh [BUILD_DIR]   (root, tracefs, trace-cmd, perf, sqlite3; else skipped)
@@ -61,7 +62,7 @@ set -- $b_tb $b_pe
 awk -v tb=$1 -v ctb=$2 -v rss=$3 -v pe=$4 -v cpe=$5 -v n="$events" -v rows="$rows" -v same="$same" \
 	-v mib="$(du -m "$W/tb.db" | cut -f1)" -v load="$(cut -d' ' -f1 /proc/loadavg)" \
 	-v json="$B/bench/results-sql.json" 'BEGIN {
-	printf "bench_sql: %d events (%d rows in all tables, a %d MiB database), fastest of 3 runs each\n", n, rows, mib
+	printf "bench_sql: %d events (%d rows stored in all tables, a %d MiB database), fastest of 3 runs each\n", n, rows, mib
 	printf "  wall clock (load average %s):\n", load
 	printf "    tracebuf sql (decode + load)   %8.1f ms: %.2f M events/s, %.2f M rows/s\n", tb / 1e6, n / tb * 1e3, rows / tb * 1e3
 	printf "    sqlite3 .import of the CSV     %8.1f ms: %.2f M rows/s; tracebuf takes %.2fx its time\n", pe / 1e6, rows / pe * 1e3, tb / pe

@@ -24,6 +24,7 @@
 #include "exporter.h"
 #include "sql_record.h"
 #include "sql_tables.h"
+#include "analyze/intern.h"
 #include "tracebuf/report.h"
 #include "util/grow.h"
 
@@ -51,6 +52,18 @@ struct sqlite_state {
 	size_t nproblems, cap_problems;
 	uint8_t id_seen[SQL_ID_SEEN_BYTES]; /* common_types met: the first record of each is checked for its format */
 	bool events_view;	    /* events is a view of the event tables (no row of its own: a fifth less work) */
+	/*
+	 * The common columns of the event tables (pid, tid, comm, host,
+	 * trace_id, and the record's common_flags and common_preempt_count)
+	 * stored once in "common:rows" per distinct (pid, flags, preempt
+	 * count, comm), an event's row holding its common_id: found by
+	 * `commons` (its id + common_base), and first in common_hits, a cache
+	 * by (pid, flags, count) that a record looks up and checks the name of.
+	 */
+	struct sql_table common_table;
+	struct intern commons;
+	struct common_hit *common_hits;
+	int64_t common_base;
 };
 
 /* "TOOL: DB: what: SQLite's message"; -EIO. */
@@ -156,6 +169,15 @@ static bool has_column(sqlite3 *db, const char *qtable, const char *col)
  */
 #define BATCH_ROWS 64
 
+/* One entry of the common key cache (struct sqlite_state): the last key of a (pid, flags, preempt count). */
+struct common_hit {
+	int32_t pid;
+	uint16_t flags; /* common_flags | common_preempt_count << 8 */
+	bool used;
+	uint32_t id;
+};
+#define COMMON_HITS 4096 /* a power of two */
+
 /*
  * One parameter of the batch's INSERT as last bound.  SQLite keeps a
  * binding across sqlite3_reset, so a value equal to the one bound is not
@@ -171,12 +193,25 @@ struct slot {
 	uint8_t *buf; /* never NULL once text or a blob was kept: a NULL pointer would bind NULL */
 };
 
+/* A column the database stores: its name and type, and which value of the row given it takes. */
+struct stored_col {
+	const char *name; /* lent by the catalog's table, or a literal */
+	enum sql_type type;
+	int from; /* the row's value of this index, or FROM_COMMON */
+};
+#define FROM_COMMON (-1) /* the record's common_id ("common:rows") */
+
 /*
- * The writer's handle of a table (sql_table.engine): its INSERTs, and the
- * waiting rows, bound to the batch's INSERT as they come (slot r * ncols
- * + column is parameter r * ncols + column + 1).
+ * The writer's handle of a table (sql_table.engine): the table it stores
+ * to and its columns (a table as the catalog has it, or the "NAME:rows"
+ * under a view: stored_of), its INSERTs, and the waiting rows, bound to
+ * the batch's INSERT as they come (slot r * ncols + column is parameter
+ * r * ncols + column + 1).
  */
 struct table_writer {
+	char *name;
+	struct stored_col *cols;
+	bool flags_common; /* an event table's common_flags and common_preempt_count are "common:rows"' */
 	sqlite3_stmt *one;  /* one row: the rows left when the load ends */
 	sqlite3_stmt *many; /* batch rows (NULL when batch is 1) */
 	size_t batch, nrows, ncols;
@@ -184,35 +219,35 @@ struct table_writer {
 };
 
 /* "INSERT INTO t (c1, ...) VALUES (?, ...)" with nrows rows of values. */
-static void insert_text(struct sql_text *ins, const struct sql_table *t, size_t nrows)
+static void insert_text(struct sql_text *ins, const struct table_writer *w, size_t nrows)
 {
 	put(ins, "INSERT INTO ");
-	put_name(ins, t->name);
+	put_name(ins, w->name);
 	put(ins, " (");
-	for (size_t i = 0; i < t->ncols; i++) {
+	for (size_t i = 0; i < w->ncols; i++) {
 		put(ins, i ? ", " : "");
-		put_name(ins, t->cols[i].name);
+		put_name(ins, w->cols[i].name);
 	}
 	put(ins, ") VALUES ");
 	for (size_t r = 0; r < nrows; r++) {
 		put(ins, r ? ", (" : "(");
-		for (size_t i = 0; i < t->ncols; i++)
+		for (size_t i = 0; i < w->ncols; i++)
 			put(ins, i ? ", ?" : "?");
 		put(ins, ")");
 	}
 }
 
-static int prepare(const struct export_run *x, sqlite3 *db, const struct sql_table *t, size_t nrows,
+static int prepare(const struct export_run *x, sqlite3 *db, const struct table_writer *w, size_t nrows,
 		   sqlite3_stmt **st)
 {
 	struct sql_text ins = {0};
 	int rc = 0;
 
-	insert_text(&ins, t, nrows);
+	insert_text(&ins, w, nrows);
 	if (ins.oom)
 		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	else if (sqlite3_prepare_v3(db, ins.s, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
-		rc = db_error(x, db, t->name);
+		rc = db_error(x, db, w->name);
 	free(ins.s);
 	return rc;
 }
@@ -226,71 +261,218 @@ static void writer_free(struct table_writer *w)
 	for (size_t i = 0; w->slots && i < w->batch * w->ncols; i++)
 		free(w->slots[i].buf);
 	free(w->slots);
+	free(w->cols);
+	free(w->name);
 	free(w);
 }
 
-/* The table's writer: its two INSERTs, as many rows a batch as SQLite's limit of parameters lets. */
-static int writer_open(const struct export_run *x, sqlite3 *db, struct sql_table *t)
+/* The table's INSERTs, as many rows a batch as SQLite's limit of parameters lets. */
+static int writer_prepare(const struct export_run *x, sqlite3 *db, struct table_writer *w)
 {
-	struct table_writer *w = calloc(1, sizeof(*w));
 	size_t max_params = (size_t)sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, -1);
 	int rc;
 
-	if (!w)
-		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
-	t->engine = w;
-	w->batch = t->ncols && max_params / t->ncols < BATCH_ROWS ? max_params / t->ncols : BATCH_ROWS;
+	w->batch = w->ncols && max_params / w->ncols < BATCH_ROWS ? max_params / w->ncols : BATCH_ROWS;
 	if (w->batch < 1)
 		w->batch = 1;
-	w->ncols = t->ncols;
-	if (!(w->slots = calloc(w->batch * (t->ncols ? t->ncols : 1), sizeof(*w->slots))))
+	if (!(w->slots = calloc(w->batch * (w->ncols ? w->ncols : 1), sizeof(*w->slots))))
 		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
-	if ((rc = prepare(x, db, t, 1, &w->one)) < 0)
+	if ((rc = prepare(x, db, w, 1, &w->one)) < 0)
 		return rc;
-	return w->batch > 1 ? prepare(x, db, t, w->batch, &w->many) : 0;
+	return w->batch > 1 ? prepare(x, db, w, w->batch, &w->many) : 0;
+}
+
+/* "CREATE TABLE IF NOT EXISTS" (or, with alter, "ALTER TABLE ... ADD COLUMN") of column i on. */
+static void create_text(struct sql_text *b, const struct table_writer *w, size_t i, bool alter)
+{
+	b->len = 0;
+	put(b, alter ? "ALTER TABLE " : "CREATE TABLE IF NOT EXISTS ");
+	put_name(b, w->name);
+	put(b, alter ? " ADD COLUMN " : " (");
+	for (size_t n = i; n < (alter ? i + 1 : w->ncols); n++) {
+		put(b, n > i ? ", " : "");
+		put_name(b, w->cols[n].name);
+		put(b, " ");
+		put(b, sqlite_type(w->cols[n].type));
+	}
+	put(b, alter ? "" : ")");
 }
 
 /*
- * CREATE TABLE IF NOT EXISTS, then any column an earlier trace's table
- * lacks (a newer kernel's format adds fields), then the table's writer.
+ * CREATE TABLE IF NOT EXISTS of the stored table, then any column an
+ * earlier trace's table lacks (a newer kernel's format adds fields), then
+ * the table's INSERTs.
  */
-static int table_open(const struct export_run *x, sqlite3 *db, struct sql_table *t)
+static int stored_open(const struct export_run *x, sqlite3 *db, struct table_writer *w)
 {
 	struct sql_text b = {0};
-	int rc = 0;
+	char *qt = quoted(w->name);
+	int rc = qt ? 0 : -ENOMEM;
 
-	put(&b, "CREATE TABLE IF NOT EXISTS ");
-	put_name(&b, t->name);
-	put(&b, " (");
-	for (size_t i = 0; i < t->ncols; i++) {
-		put(&b, i ? ", " : "");
-		put_name(&b, t->cols[i].name);
-		put(&b, " ");
-		put(&b, sqlite_type(t->cols[i].type));
-	}
-	put(&b, ")");
-	if (b.oom)
-		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
-	else
-		rc = exec(x, db, b.s);
-	char *qt = quoted(t->name);
-	for (size_t i = 0; rc == 0 && qt && i < t->ncols; i++) {
-		if (has_column(db, qt, t->cols[i].name))
+	create_text(&b, w, 0, false);
+	rc = rc || b.oom ? export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM)) : exec(x, db, b.s);
+	for (size_t i = 0; rc == 0 && i < w->ncols; i++) {
+		if (has_column(db, qt, w->cols[i].name))
 			continue;
-		b.len = 0;
-		put(&b, "ALTER TABLE ");
-		put(&b, qt);
-		put(&b, " ADD COLUMN ");
-		put_name(&b, t->cols[i].name);
-		put(&b, " ");
-		put(&b, sqlite_type(t->cols[i].type));
+		create_text(&b, w, i, true);
 		rc = b.oom ? -ENOMEM : exec(x, db, b.s);
 	}
 	if (rc == 0)
-		rc = writer_open(x, db, t);
+		rc = writer_prepare(x, db, w);
 	free(qt);
 	free(b.s);
 	return rc;
+}
+
+/*
+ * How the database stores a table of the catalog: as it is (the fixed
+ * tables but two), as "NAME:rows" under a view NAME (an event table:
+ * ts, cpu, its common_id, its fields; the view joins "common:rows" for
+ * pid, tid, comm, host and trace_id), or as "NAME:rows" under views made
+ * once (sched_slice, thread_state and running: derived_views).
+ */
+enum stored_kind { STORED_AS_IS, STORED_EVENT, STORED_UNDER_VIEW };
+
+/* "NAME:rows", taken in the catalog (NAME:rows_2, ... where an event's table has it). */
+static char *stored_name(struct sql_catalog *c, const char *name)
+{
+	size_t len = strlen(name) + 32;
+	char *out = malloc(len);
+	int rc = 0;
+
+	for (int n = 1; out && rc == 0; n++) {
+		snprintf(out, len, n == 1 ? "%s:rows" : "%s:rows_%d", name, n);
+		rc = sql_name_take(c, out);
+	}
+	if (rc < 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The event table's column of the common key: "common_id", or with more '_' before it where a field has it. */
+static const char *common_column(const struct sql_table *t)
+{
+	static const char name[] = "________common_id";
+	const char *n = name + 8;
+
+	for (size_t i = 0; i < t->ncols && n > name; i++)
+		if (!strcasecmp(t->cols[i].name, n)) {
+			n--;
+			i = (size_t)-1; /* again from the start, with the new name */
+		}
+	return n;
+}
+
+/* Column c is the byte at offset of every record (common_flags at 2, common_preempt_count at 3). */
+static bool header_byte(const struct sql_column *c, const char *name, uint32_t offset)
+{
+	return !strcmp(c->name, name) && c->src == SRC_INT && c->at.offset == offset && c->at.size == 1 &&
+	       !c->at.is_signed;
+}
+
+/*
+ * Whether t's common_flags and common_preempt_count can come from
+ * "common:rows" (which keeps bytes 2 and 3 of the record): the format has
+ * them there, and the stored table does not have them already (an earlier
+ * load's format had them elsewhere).
+ */
+static bool flags_in_common(sqlite3 *db, const struct table_writer *w, const struct sql_table *t)
+{
+	bool flags = false, count = false;
+	char *qt;
+
+	for (size_t i = 0; i < t->ncols; i++) {
+		flags = flags || header_byte(&t->cols[i], "common_flags", 2);
+		count = count || header_byte(&t->cols[i], "common_preempt_count", 3);
+	}
+	if (!flags || !count || !(qt = quoted(w->name)))
+		return false;
+	flags = !has_column(db, qt, "common_flags");
+	free(qt);
+	return flags;
+}
+
+/*
+ * The writer's stored table and columns for t stored as kind: 0 or
+ * -ENOMEM.  An event table's columns not stored there are marked
+ * elsewhere: sql_event_row does not make their values.
+ */
+static int stored_of(struct sqlite_state *s, struct table_writer *w, struct sql_table *t, enum stored_kind kind)
+{
+	if (!(w->cols = calloc(t->ncols + 1, sizeof(*w->cols))))
+		return -ENOMEM;
+	if (!(w->name = kind == STORED_AS_IS ? strdup(t->name) : stored_name(&s->cat, t->name)))
+		return -ENOMEM;
+	w->flags_common = kind == STORED_EVENT && flags_in_common(s->db, w, t);
+	for (size_t i = 0; i < t->ncols; i++) {
+		struct sql_column *c = &t->cols[i];
+		if (kind == STORED_EVENT && i == 2)
+			w->cols[w->ncols++] = (struct stored_col){common_column(t), SQL_INT, FROM_COMMON};
+		/* what the view gives: the common columns but ts and cpu, the flags in common, io_wait (always NULL) */
+		c->elsewhere = (kind == STORED_EVENT && c->src != SRC_TS && c->src != SRC_CPU && c->src < SRC_INT) ||
+			       (w->flags_common && (header_byte(c, "common_flags", 2) ||
+						    header_byte(c, "common_preempt_count", 3)));
+		if (c->elsewhere)
+			continue;
+		if (kind == STORED_UNDER_VIEW && !strcmp(c->name, "io_wait"))
+			continue;
+		w->cols[w->ncols++] = (struct stored_col){c->name, c->type, (int)i};
+	}
+	return 0;
+}
+
+/*
+ * The view of an event table: its stored columns but the key, with the
+ * common columns of "common:rows" in their place; made again when a
+ * later trace's format added columns (all the stored table has).
+ */
+static int event_view(const struct export_run *x, sqlite3 *db, const struct sql_table *t, const struct table_writer *w)
+{
+	struct sql_text b = {0};
+	sqlite3_stmt *st;
+	int rc;
+
+	put(&b, "SELECT name FROM pragma_table_info(?1) WHERE cid > 2 ORDER BY cid");
+	if (b.oom || sqlite3_prepare_v2(db, b.s, -1, &st, NULL) != SQLITE_OK) {
+		free(b.s);
+		return db_error(x, db, t->name);
+	}
+	b.len = 0;
+	put(&b, "DROP VIEW IF EXISTS ");
+	put_name(&b, t->name);
+	put(&b, "; CREATE VIEW ");
+	put_name(&b, t->name);
+	put(&b, " AS SELECT e.ts, e.cpu, c.pid, c.pid AS tid, c.comm, c.host, c.trace_id");
+	put(&b, w->flags_common ? ", c.common_flags, c.common_preempt_count" : "");
+	sqlite3_bind_text(st, 1, w->name, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		put(&b, ", e.");
+		put_name(&b, (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	put(&b, " FROM ");
+	put_name(&b, w->name);
+	put(&b, " e JOIN \"common:rows\" c ON c.common_id = e.");
+	put_name(&b, w->cols[2].name);
+	rc = b.oom ? export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM)) : exec(x, db, b.s);
+	free(b.s);
+	return rc;
+}
+
+/* t's writer (t->engine) and its stored table, as kind says. */
+static int table_open(const struct export_run *x, struct sql_table *t, enum stored_kind kind)
+{
+	struct sqlite_state *s = x->state;
+	struct table_writer *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (!w || (t->engine = w, stored_of(s, w, t, kind) < 0))
+		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	if ((rc = stored_open(x, s->db, w)) < 0)
+		return rc;
+	return kind == STORED_EVENT ? event_view(x, s->db, t, w) : 0;
 }
 
 /* The value v kept in its slot and bound to parameter n of st when it differs from what is bound: 0 or -ENOMEM. */
@@ -377,19 +559,25 @@ static int flush(const struct export_run *x, sqlite3 *db, struct sql_table *t)
 	return rc;
 }
 
-/* The catalog's row hook: the row is bound in its table's batch, which goes in when full. */
-static int insert_row(void *ctx, struct sql_table *t, const struct sql_value *v)
+/* Row v of t (its catalog's columns) bound in its table's batch, which goes in when full; common: its key. */
+static int insert_stored(struct export_run *x, struct sql_table *t, const struct sql_value *v, int64_t common)
 {
-	struct export_run *x = ctx;
 	struct sqlite_state *s = x->state;
 	struct table_writer *w = t->engine;
 	sqlite3_stmt *st = w->many ? w->many : w->one;
 	size_t first = w->nrows * w->ncols;
+	struct sql_value key = sql_int(common);
 	int rc;
 
-	for (size_t i = 0; i < w->ncols; i++)
-		if (slot_set(st, (int)(first + i + 1), &w->slots[first + i], &v[i]) < 0)
+	for (size_t i = 0; i < w->ncols; i++) {
+		int from = w->cols[i].from;
+		const struct sql_value *val = from == FROM_COMMON ? &key : &v[from];
+		struct slot *sl = &w->slots[first + i];
+		if (val->type == SQL_INT && !val->null && sl->kind == SLOT_INT && sl->i == val->i)
+			continue; /* the most common case, with no call: the value bound already */
+		if (slot_set(st, (int)(first + i + 1), sl, val) < 0)
 			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	}
 	if (++w->nrows == w->batch && (rc = flush(x, s->db, t)) < 0)
 		return rc;
 	if (++s->rows_since_commit < ROWS_PER_COMMIT)
@@ -399,6 +587,12 @@ static int insert_row(void *ctx, struct sql_table *t, const struct sql_value *v)
 	return rc ? rc : exec(x, s->db, "BEGIN");
 }
 
+/* The catalog's row hook. */
+static int insert_row(void *ctx, struct sql_table *t, const struct sql_value *v)
+{
+	return insert_stored(ctx, t, v, 0);
+}
+
 /* Every table's waiting rows into the database: before a query of them and at the end. */
 static int flush_all(const struct export_run *x, struct sqlite_state *s)
 {
@@ -406,6 +600,10 @@ static int flush_all(const struct export_run *x, struct sqlite_state *s)
 
 	for (int i = 0; rc == 0 && i < SQL_NFIXED; i++)
 		rc = flush(x, s->db, &s->cat.fixed[i]);
+	if (rc == 0)
+		rc = flush(x, s->db, &s->cat.running);
+	if (rc == 0)
+		rc = flush(x, s->db, &s->common_table);
 	for (size_t i = 0; rc == 0 && i < s->cat.nby_id; i++)
 		if (s->cat.by_id[i])
 			rc = flush(x, s->db, s->cat.by_id[i]);
@@ -486,6 +684,67 @@ static int events_shape(struct export_run *x, struct sqlite_state *s)
 	return 0;
 }
 
+/*
+ * sched_slice and thread_state as views: a slice that is its thread's
+ * whole Running span is one row of "running:rows" (sql_tables.h:
+ * running_in_slices), and gives both; the other slices and states are
+ * rows of their own; the state a Running span followed (R after a wakeup,
+ * R+ after a preemption, ...) is kept in the span's row (before_*), and
+ * so is the length of the state after it (after_dur: from ts + dur, in
+ * end_state, as the switch that ended the slice left the thread).  The
+ * first SELECT names the view's columns and types.  Made again at each
+ * load, so a database is read as this tracebuf stores it.
+ */
+static const char *const derived_views[] = {
+    "DROP VIEW IF EXISTS sched_slice; CREATE VIEW sched_slice AS"
+    " SELECT ts, dur, cpu, utid, end_state, priority, trace_id FROM \"sched_slice:rows\""
+    " UNION ALL SELECT ts, dur, cpu, utid, end_state, priority, trace_id FROM \"running:rows\"",
+    "DROP VIEW IF EXISTS thread_state; CREATE VIEW thread_state AS"
+    " SELECT ts, dur, utid, state, cpu, waker_utid, NULL AS io_wait, trace_id FROM \"thread_state:rows\""
+    " UNION ALL SELECT ts, dur, utid, 'Running', cpu, NULL, NULL, trace_id FROM \"running:rows\""
+    " UNION ALL SELECT before_ts, ts - before_ts, utid, before_state, NULL, before_waker_utid, NULL, trace_id"
+    " FROM \"running:rows\" WHERE before_ts IS NOT NULL"
+    " UNION ALL SELECT ts + dur, after_dur, utid, end_state, NULL, NULL, NULL, trace_id"
+    " FROM \"running:rows\" WHERE dur IS NOT NULL",
+};
+
+/* The pid, comm, host and trace_id of the event tables, stored once: "common:rows". */
+static struct sql_column common_cols[] = {
+    {.name = "common_id", .type = SQL_INT},	     {.name = "pid", .type = SQL_INT},
+    {.name = "comm", .type = SQL_TEXT},		     {.name = "host", .type = SQL_TEXT},
+    {.name = "trace_id", .type = SQL_INT},	     {.name = "common_flags", .type = SQL_INT},
+    {.name = "common_preempt_count", .type = SQL_INT},
+};
+
+/* Every fixed table's stored table, the views over them, the common columns' table. */
+static int tables_open(struct export_run *x, struct sqlite_state *s)
+{
+	char type[8];
+	int rc = 0;
+
+	object_type(s->db, "thread_state", type);
+	if (!strcmp(type, "table"))
+		return export_say(x, -EINVAL, x->o->out,
+				  "its tables are an earlier tracebuf's (thread_state is not a view): load into a new database");
+	for (int i = 0; rc == 0 && i < SQL_NFIXED; i++)
+		if (i != SQL_EVENTS || !s->events_view)
+			rc = table_open(x, &s->cat.fixed[i],
+					i == SQL_SCHED_SLICE || i == SQL_THREAD_STATE ? STORED_UNDER_VIEW : STORED_AS_IS);
+	if (rc == 0)
+		rc = table_open(x, &s->cat.running, STORED_UNDER_VIEW);
+	for (size_t i = 0; rc == 0 && i < sizeof(derived_views) / sizeof(derived_views[0]); i++)
+		rc = exec(x, s->db, derived_views[i]);
+	s->common_table = (struct sql_table){.name = "common:rows", .ncols = 7, .cols = common_cols};
+	if (!(s->common_hits = calloc(COMMON_HITS, sizeof(*s->common_hits))))
+		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	if (rc == 0 && sql_name_take(&s->cat, s->common_table.name) < 0)
+		rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	if (rc == 0)
+		rc = table_open(x, &s->common_table, STORED_AS_IS);
+	s->common_base = max_plus_one(s->db, "SELECT COALESCE(MAX(common_id), -1) + 1 FROM \"common:rows\"");
+	return rc;
+}
+
 static int sqlite_begin(struct export_run *x)
 {
 	struct sqlite_state *s = x->state;
@@ -496,11 +755,9 @@ static int sqlite_begin(struct export_run *x)
 		return rc;
 	if (sql_catalog_init(&s->cat, x->o->sql_text, insert_row, x) < 0)
 		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
-	if ((rc = events_shape(x, s)) < 0)
+	s->cat.running_in_slices = true;
+	if ((rc = events_shape(x, s)) < 0 || (rc = tables_open(x, s)) < 0)
 		return rc;
-	for (int i = 0; i < SQL_NFIXED; i++)
-		if ((i != SQL_EVENTS || !s->events_view) && (rc = table_open(x, s->db, &s->cat.fixed[i])) < 0)
-			return rc;
 	s->host = x->o->host ? x->o->host : sql_default_host(x->o->in);
 	s->cat.host = s->host;
 	s->cat.host_len = (uint32_t)strlen(s->host);
@@ -580,6 +837,72 @@ static int registry_row(struct export_run *x, struct sql_table *t, const struct 
 	return insert_row(x, &s->cat.fixed[SQL_EVENT_TABLE], v);
 }
 
+/*
+ * The key "common:rows" keeps a record's common columns by: pid, whether
+ * the record has common_flags and common_preempt_count (bytes 2 and 3 of
+ * every record) and them, whether there is a name, the name.
+ */
+static uint32_t common_bytes(uint8_t *out, int32_t pid, const struct merged_record *r, const char *comm, size_t len)
+{
+	memcpy(out, &pid, 4);
+	out[4] = r->len >= 4;
+	out[5] = r->len >= 4 ? r->data[2] : 0;
+	out[6] = r->len >= 4 ? r->data[3] : 0;
+	out[7] = comm != NULL;
+	if (len)
+		memcpy(out + 8, comm, len);
+	return (uint32_t)len + 8;
+}
+
+/* A new key's row of "common:rows". */
+static int common_row(struct export_run *x, const uint8_t *key, int32_t pid, const char *comm, size_t len, int64_t id)
+{
+	struct sqlite_state *s = x->state;
+	struct sql_value row[7] = {sql_int(s->common_base + id),
+				   sql_int(pid),
+				   sql_text(comm, len),
+				   sql_text(s->host, s->cat.host_len),
+				   sql_int(s->cat.trace_id),
+				   key[4] ? sql_int(key[5]) : sql_null(SQL_INT),
+				   key[4] ? sql_int(key[6]) : sql_null(SQL_INT)};
+
+	return insert_row(x, &s->common_table, row);
+}
+
+/*
+ * The record's common_id: the cache's entry of its (pid, flags, count)
+ * when the name is the same (a lookup and a compare, per record), else
+ * found or made by the whole key.  -1 when out of memory.
+ */
+static int64_t common_key(struct export_run *x, const struct merged_record *r, const char *comm, size_t len)
+{
+	struct sqlite_state *s = x->state;
+	int32_t pid = (int32_t)sql_record_pid(r);
+	uint16_t fp = r->len >= 4 ? (uint16_t)(r->data[2] | r->data[3] << 8) : 0;
+	struct common_hit *h = &s->common_hits[((uint32_t)pid * 2654435761u ^ fp) & (COMMON_HITS - 1)];
+	uint8_t small[64], *key = len + 8 <= sizeof(small) ? small : malloc(len + 8);
+	uint32_t klen, id_len;
+	bool added;
+	int64_t id = -1;
+
+	if (!key)
+		return -1;
+	klen = common_bytes(key, pid, r, comm, len);
+	if (h->used && h->pid == pid && h->flags == fp) {
+		const void *known = intern_key(&s->commons, h->id, &id_len);
+		if (id_len == klen && !memcmp(known, key, klen))
+			id = h->id;
+	}
+	if (id < 0 && (id = intern_add(&s->commons, key, klen, &added)) >= 0) {
+		*h = (struct common_hit){.pid = pid, .flags = fp, .used = true, .id = (uint32_t)id};
+		if (added && common_row(x, key, pid, comm, len, id) < 0)
+			id = -1;
+	}
+	if (key != small)
+		free(key);
+	return id < 0 ? -1 : s->common_base + id;
+}
+
 static int sqlite_event(struct export_run *x, const struct merged_record *r)
 {
 	struct sqlite_state *s = x->state;
@@ -596,7 +919,7 @@ static int sqlite_event(struct export_run *x, const struct merged_record *r)
 		struct sql_table *t = sql_event_table(&s->cat, f, sys, &made);
 		if (!t)
 			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
-		if (made && (rc = table_open(x, s->db, t)) < 0)
+		if (made && (rc = table_open(x, t, STORED_EVENT)) < 0)
 			return rc;
 		if (made && (rc = registry_row(x, t, f, sys)) < 0)
 			return rc;
@@ -605,8 +928,11 @@ static int sqlite_event(struct export_run *x, const struct merged_record *r)
 		struct sql_value v[t->ncols];
 		size_t clen;
 		const char *comm = tb_schema_comm(schema, (int)sql_record_pid(r), &clen);
+		int64_t common = common_key(x, r, comm, clen);
+		if (common < 0)
+			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 		sql_event_row(&s->cat, t, r, comm, clen, v);
-		if ((rc = insert_row(x, t, v)) < 0)
+		if ((rc = insert_stored(x, t, v, common)) < 0)
 			return rc;
 	}
 	if (!s->events_view)
@@ -801,6 +1127,7 @@ static void close_statements(struct sql_catalog *c)
 {
 	for (int i = 0; i < SQL_NFIXED; i++)
 		writer_free(c->fixed[i].engine);
+	writer_free(c->running.engine);
 	for (size_t i = 0; i < c->nby_id; i++)
 		if (c->by_id[i])
 			writer_free(c->by_id[i]->engine);
@@ -814,6 +1141,9 @@ static int sqlite_finish(struct export_run *x)
 	if (s->db && !x->failed)
 		rc = sqlite_complete(x);
 	close_statements(&s->cat);
+	writer_free(s->common_table.engine);
+	intern_free(&s->commons);
+	free(s->common_hits);
 	sql_catalog_free(&s->cat);
 	if (s->db && sqlite3_close(s->db) != SQLITE_OK && rc == 0)
 		rc = db_error(x, s->db, "close");

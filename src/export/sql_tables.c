@@ -35,6 +35,15 @@ static const struct col_def slice_cols[] = {{"ts", I},	      {"dur", I},      {"
 static const struct col_def state_cols[] = {{"ts", I},	       {"dur", I},     {"utid", I},	{"state", T},
 					    {"cpu", I},	       {"waker_utid", I}, {"io_wait", I}, {"trace_id", I},
 					    {NULL, 0}};
+/*
+ * running (sql_tables.h): a slice that is a Running span, the state that
+ * span followed (NULL: none kept), and how long the state after it (its
+ * end_state, from ts + dur) lasted (NULL: open at the end, or the span is)
+ */
+static const struct col_def running_cols[] = {{"ts", I},	    {"dur", I},		 {"cpu", I},
+					      {"utid", I},	    {"end_state", T},	 {"priority", I},
+					      {"trace_id", I},	    {"before_ts", I},	 {"before_state", T},
+					      {"before_waker_utid", I}, {"after_dur", I}, {NULL, 0}};
 static const struct col_def unknown_cols[] = {{"ts", I},	{"cpu", I},	  {"pid", I}, {"id", I},
 					      {"host", T}, {"trace_id", I}, {NULL, 0}};
 static const struct col_def registry_cols[] = {{"name", T}, {"event", T}, {"system", T}, {NULL, 0}};
@@ -61,11 +70,8 @@ static const struct {
 /* Names every engine would take as a table of ours; an event called so gets its system's prefix. */
 static const char *const reserved_names[] = {"sched", "sqlite_master", "sqlite_sequence", "sqlite_schema"};
 
-/*
- * Take a table name: 1 when it was free, 0 when taken, -ENOMEM.  SQL names
- * are case-blind ("Thread" is the table thread): kept in lower case.
- */
-static int name_take(struct sql_catalog *c, const char *name)
+/* Kept in lower case: SQL names are case-blind ("Thread" is the table thread). */
+int sql_name_take(struct sql_catalog *c, const char *name)
 {
 	size_t n = strlen(name);
 	char *lower = malloc(n + 1);
@@ -109,12 +115,12 @@ int sql_catalog_init(struct sql_catalog *c, bool with_text, sql_row_fn *row, voi
 	c->row_ctx = row_ctx;
 	for (int i = 0; i < SQL_NFIXED; i++)
 		if (fixed_init(&c->fixed[i], fixed_defs[i].name, fixed_defs[i].cols, with_text) < 0 ||
-		    name_take(c, fixed_defs[i].name) < 0)
+		    sql_name_take(c, fixed_defs[i].name) < 0)
 			return -ENOMEM;
 	for (size_t i = 0; i < sizeof(reserved_names) / sizeof(reserved_names[0]); i++)
-		if (name_take(c, reserved_names[i]) < 0)
+		if (sql_name_take(c, reserved_names[i]) < 0)
 			return -ENOMEM;
-	return 0;
+	return fixed_init(&c->running, "running", running_cols, false);
 }
 
 static void table_free(struct sql_table *t)
@@ -131,13 +137,14 @@ void sql_catalog_free(struct sql_catalog *c)
 {
 	for (int i = 0; i < SQL_NFIXED; i++)
 		table_free(&c->fixed[i]);
+	table_free(&c->running);
 	for (size_t i = 0; i < c->nby_id; i++) {
 		table_free(c->by_id[i]);
 		free(c->by_id[i]);
 	}
 	free(c->by_id);
 	intern_free(&c->names);
-	intern_free(&c->tids);
+	pidmap_free(&c->tids);
 	free(c->threads);
 	free(c->cpus);
 	memset(c, 0, sizeof(*c));
@@ -216,11 +223,11 @@ static char *table_name(struct sql_catalog *c, const struct tb_format *f, const 
 	if (!name)
 		return NULL;
 	snprintf(name, len, "%s", f->name);
-	if ((rc = name_take(c, name)) == 0) {
+	if ((rc = sql_name_take(c, name)) == 0) {
 		snprintf(name, len, "%s_%s", sys && *sys ? sys : "event", f->name);
-		if ((rc = name_take(c, name)) == 0) {
+		if ((rc = sql_name_take(c, name)) == 0) {
 			snprintf(name, len, "%s_%s_%u", sys && *sys ? sys : "event", f->name, f->id);
-			rc = name_take(c, name);
+			rc = sql_name_take(c, name);
 		}
 	}
 	if (rc < 0) {
@@ -401,6 +408,8 @@ void sql_event_row(const struct sql_catalog *c, const struct sql_table *t, const
 
 	for (size_t i = 0; i < t->ncols; i++) {
 		const struct sql_column *col = &t->cols[i];
+		if (col->elsewhere)
+			continue;
 		switch (col->src) {
 		case SRC_TS:
 			set_int(&v[i], (int64_t)r->ts);
@@ -434,6 +443,22 @@ void sql_event_row(const struct sql_catalog *c, const struct sql_table *t, const
 
 #define COMM_LEN 16
 
+/* Whether a state (32 bytes, NUL-padded after its end) is "Running": one 8-byte compare, no strcmp call. */
+static bool is_running(const char state[32])
+{
+	return !memcmp(state, "Running", 8);
+}
+
+/* A slice that is its thread's Running span, as a row of running (sql_tables.h) will hold it. */
+struct sql_run {
+	int64_t ts, dur, cpu, prio;
+	bool ended;
+	char end_state[32];
+	bool has_before;
+	char before[32];
+	int64_t before_since, before_waker;
+};
+
 /*
  * One thread's state as the tracker follows it.  Invariant: `open` is
  * true from the thread's first switch or wakeup on, and state/since then
@@ -449,6 +474,14 @@ struct sql_thread {
 	int64_t cpu;	    /* Running: its CPU; else -1 (NULL) */
 	int64_t waker_utid; /* R after a wakeup: the waker; else -1 */
 	int64_t first_ts, last_ts;
+	bool covered; /* the open state is Running and its CPU's slice, written to running, holds it */
+	/* running_in_slices: the state the open Running span followed, not written yet: it goes with the span */
+	bool has_before;
+	char before[32];
+	int64_t before_since, before_waker;
+	/* and the last such span, written when the state after it (the open one) ends */
+	bool has_pending;
+	struct sql_run pending;
 };
 
 /* A CPU's open sched_slice: the thread that was switched in, when, at what priority. */
@@ -522,10 +555,11 @@ void sql_derived_note(struct sql_catalog *c, const struct tb_format *f, const ch
 /* The thread of tid (added when new): its index, or -1 out of memory. */
 static int64_t thread_of(struct sql_catalog *c, int64_t tid, int64_t ts)
 {
-	int32_t key = (int32_t)tid;
-	bool added;
-	int64_t idx = intern_add(&c->tids, &key, sizeof(key), &added);
+	bool added = false;
+	int64_t idx = pidmap_known(&c->tids, (int32_t)tid);
 
+	if (idx < 0)
+		idx = pidmap_add(&c->tids, (int32_t)tid, &added);
 	if (idx < 0)
 		return -1;
 	if (added) {
@@ -558,20 +592,71 @@ const char *sql_state_letters(int64_t state, char buf[32])
 	return buf;
 }
 
-static int state_row(struct sql_catalog *c, uint32_t idx, int64_t end, bool ended)
+/* A row of thread_state: thread idx in state from since to end (dur NULL when not ended); cpu, waker -1: NULL. */
+static int state_row_of(struct sql_catalog *c, uint32_t idx, int64_t since, int64_t end, bool ended, const char *state,
+			int64_t cpu, int64_t waker)
 {
-	struct sql_thread *t = &c->threads[idx];
 	struct sql_value v[8] = {
-	    sql_int(t->since),
-	    ended ? sql_int(end - t->since) : sql_null(SQL_INT),
+	    sql_int(since),
+	    ended ? sql_int(end - since) : sql_null(SQL_INT),
 	    sql_int(c->utid_base + idx),
-	    sql_text(t->state, strlen(t->state)),
-	    t->cpu >= 0 ? sql_int(t->cpu) : sql_null(SQL_INT),
-	    t->waker_utid >= 0 ? sql_int(t->waker_utid) : sql_null(SQL_INT),
+	    sql_text(state, strlen(state)),
+	    cpu >= 0 ? sql_int(cpu) : sql_null(SQL_INT),
+	    waker >= 0 ? sql_int(waker) : sql_null(SQL_INT),
 	    sql_null(SQL_INT), /* io_wait: not in the events tracebuf reads */
 	    sql_int(c->trace_id),
 	};
 	return c->row(c->row_ctx, &c->fixed[SQL_THREAD_STATE], v);
+}
+
+static int state_row(struct sql_catalog *c, uint32_t idx, int64_t end, bool ended)
+{
+	const struct sql_thread *t = &c->threads[idx];
+
+	return state_row_of(c, idx, t->since, end, ended, t->state, t->cpu, t->waker_utid);
+}
+
+/* The kept state before the open Running span, as a row of its own (the span is not a slice's). */
+static int before_row(struct sql_catalog *c, uint32_t idx)
+{
+	struct sql_thread *t = &c->threads[idx];
+
+	if (!t->has_before)
+		return 0;
+	t->has_before = false;
+	return state_row_of(c, idx, t->before_since, t->since, true, t->before, -1, t->before_waker);
+}
+
+static int running_row(struct sql_catalog *c, uint32_t idx, const struct sql_run *run, int64_t after_end,
+		       bool after_ended);
+
+/*
+ * The open state ends at ts: its row - or, with running_in_slices, the
+ * state after a slice's span ends that span's pending row (after_dur),
+ * and a state that a Running span follows is kept, to be written with
+ * the span's slice (running's before_*) or, when the span is not a
+ * slice's, as a row of its own when the span ends.
+ */
+static int state_close(struct sql_catalog *c, uint32_t idx, int64_t ts, bool to_running)
+{
+	struct sql_thread *t = &c->threads[idx];
+	bool running = is_running(t->state);
+	int rc;
+
+	if (t->has_pending) { /* the state after a slice's span: its row is the span's (after_dur) */
+		t->has_pending = false;
+		return running_row(c, idx, &t->pending, ts, true);
+	}
+	if (c->running_in_slices && to_running && !running) {
+		memcpy(t->before, t->state, sizeof(t->before));
+		t->before_since = t->since;
+		t->before_waker = t->waker_utid;
+		t->has_before = true;
+		return 0;
+	}
+	if (running && (rc = before_row(c, idx)) < 0)
+		return rc;
+	return state_row(c, idx, ts, true);
 }
 
 /* Close the thread's open state at ts (a row) and open `state` from ts. */
@@ -579,10 +664,11 @@ static int state_change(struct sql_catalog *c, uint32_t idx, int64_t ts, const c
 			int64_t waker)
 {
 	struct sql_thread *t = &c->threads[idx];
-	int rc = t->open ? state_row(c, idx, ts, true) : 0;
+	int rc = t->open && !t->covered ? state_close(c, idx, ts, cpu >= 0 /* Running: the only state with a CPU */) : 0;
 	size_t n = strnlen(state, sizeof(t->state) - 1);
 
 	t->open = true;
+	t->covered = false;
 	memcpy(t->state, state, n); /* not snprintf: a state change is made per switch (2% of a load in vsnprintf) */
 	t->state[n] = '\0';
 	t->since = ts;
@@ -595,13 +681,77 @@ static void thread_name(struct sql_thread *t, const struct field_at *at, const s
 {
 	char buf[COMM_LEN + 1] = "";
 
+	/* the name it had (NUL-padded, as kept): nothing to copy, the case of nearly every switch */
+	if (at->size == COMM_LEN && at->offset <= r->len && r->len - at->offset >= COMM_LEN &&
+	    !memcmp(t->name, r->data + at->offset, COMM_LEN))
+		return;
 	if (field_str(at, r->data, r->len, buf, sizeof(buf)) >= 0)
 		memcpy(t->name, buf, COMM_LEN); /* buf was zeroed: the name is NUL-padded */
 }
 
-static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, int64_t end, bool ended,
-		     const char *end_state)
+/*
+ * Whether the slice sc of this CPU, ending now, is its thread's whole
+ * Running span (the thread is switched out here, Running since the slice
+ * began, on this CPU): with running_in_slices it is then written once, to
+ * running, and the thread's Running row is not (covered).  A slice of the
+ * idle task, or one whose thread ran elsewhere since (lost switches), is
+ * not: it and the Running row are written apart.
+ */
+static bool slice_is_running(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, int64_t prev_idx)
 {
+	struct sql_thread *t = &c->threads[sc->thread];
+
+	if (!c->running_in_slices || (prev_idx >= 0 && prev_idx != sc->thread) || !t->open || t->tid == 0 ||
+	    t->since != sc->ts || t->cpu != cpu || !is_running(t->state))
+		return false;
+	t->covered = true;
+	return true;
+}
+
+/* A row of running: the span, the state before it, and the state after it until after_end (NULL: not ended). */
+static int running_row(struct sql_catalog *c, uint32_t idx, const struct sql_run *run, int64_t after_end,
+		       bool after_ended)
+{
+	struct sql_value v[11] = {
+	    sql_int(run->ts),
+	    run->ended ? sql_int(run->dur) : sql_null(SQL_INT),
+	    sql_int(run->cpu),
+	    sql_int(c->utid_base + idx),
+	    run->ended ? sql_text(run->end_state, strlen(run->end_state)) : sql_null(SQL_TEXT),
+	    sql_int(run->prio),
+	    sql_int(c->trace_id),
+	    run->has_before ? sql_int(run->before_since) : sql_null(SQL_INT),
+	    run->has_before ? sql_text(run->before, strlen(run->before)) : sql_null(SQL_TEXT),
+	    run->has_before && run->before_waker >= 0 ? sql_int(run->before_waker) : sql_null(SQL_INT),
+	    run->ended && after_ended ? sql_int(after_end - (run->ts + run->dur)) : sql_null(SQL_INT),
+	};
+	return c->row(c->row_ctx, &c->running, v);
+}
+
+/*
+ * The CPU's slice sc ends at end (or the trace does: not ended).  A
+ * slice that is its thread's Running span becomes the thread's pending
+ * row of running, written when the state after it ends (or at once when
+ * the span is still open); another is a row of sched_slice.
+ */
+static int slice_row(struct sql_catalog *c, const struct sql_cpu *sc, int cpu, int64_t end, bool ended,
+		     const char *end_state, int64_t prev_idx)
+{
+	struct sql_thread *t = &c->threads[sc->thread];
+
+	if (slice_is_running(c, sc, cpu, prev_idx)) {
+		struct sql_run *run = &t->pending;
+		*run = (struct sql_run){.ts = sc->ts, .dur = end - sc->ts, .cpu = cpu, .prio = sc->prio, .ended = ended,
+					.has_before = t->has_before, .before_since = t->before_since,
+					.before_waker = t->before_waker};
+		memcpy(run->before, t->before, sizeof(run->before));
+		size_t n = end_state ? strnlen(end_state, sizeof(run->end_state) - 1) : 0;
+		memcpy(run->end_state, end_state ? end_state : "", n); /* not snprintf: once a switch */
+		run->end_state[n] = '\0';
+		t->has_before = false;
+		t->has_pending = ended;
+		return ended ? 0 : running_row(c, sc->thread, run, 0, false);
+	}
 	struct sql_value v[7] = {
 	    sql_int(sc->ts),
 	    ended ? sql_int(end - sc->ts) : sql_null(SQL_INT),
@@ -635,7 +785,7 @@ static int on_switch(struct sql_catalog *c, const struct merged_record *r)
 	thread_name(&c->threads[pi], &c->prev_comm, r);
 	thread_name(&c->threads[ni], &c->next_comm, r);
 	struct sql_cpu *sc = (size_t)r->cpu < c->ncpus ? &c->cpus[r->cpu] : NULL;
-	if (sc && sc->has && (rc = slice_row(c, sc, r->cpu, ts, true, letters)) < 0)
+	if (sc && sc->has && (rc = slice_row(c, sc, r->cpu, ts, true, letters, pi)) < 0)
 		return rc;
 	if (sc)
 		*sc = (struct sql_cpu){.has = true, .ts = ts, .prio = prio, .thread = (uint32_t)ni};
@@ -649,7 +799,7 @@ static int on_switch(struct sql_catalog *c, const struct merged_record *r)
 /* Blocked: a state after a switch-out that was not a preemption (R, R+) and not Running. */
 static bool is_blocked(const struct sql_thread *t)
 {
-	return t->open && strcmp(t->state, "Running") && t->state[0] != 'R';
+	return t->open && t->state[0] != 'R'; /* not R, R+, Running */
 }
 
 /* sched_waking (or sched_wakeup): a blocked thread becomes R with its waker; others are spurious. */
@@ -688,12 +838,16 @@ int sql_derived_end(struct sql_catalog *c, const struct tb_schema *s)
 
 	for (size_t cpu = 0; rc == 0 && cpu < c->ncpus; cpu++)
 		if (c->cpus[cpu].has)
-			rc = slice_row(c, &c->cpus[cpu], (int)cpu, 0, false, NULL);
+			rc = slice_row(c, &c->cpus[cpu], (int)cpu, 0, false, NULL, -1);
 	for (size_t i = 0; rc == 0 && i < c->tids.count; i++) {
 		struct sql_thread *t = &c->threads[i];
 		size_t len = strnlen(t->name, COMM_LEN);
 		const char *name = t->name;
-		if (t->open && (rc = state_row(c, (uint32_t)i, 0, false)) < 0)
+		if (t->has_pending) /* the state after its last span is open: that span's row says so */
+			rc = running_row(c, (uint32_t)i, &t->pending, 0, false);
+		else if (t->open && !t->covered && (rc = before_row(c, (uint32_t)i)) == 0)
+			rc = state_row(c, (uint32_t)i, 0, false);
+		if (rc < 0)
 			break;
 		if (!len)
 			name = tb_schema_comm(s, (int)t->tid, &len);

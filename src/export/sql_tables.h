@@ -58,6 +58,7 @@ struct sql_column {
 	enum sql_type type;
 	bool nullable;
 	/* event tables only: */
+	bool elsewhere; /* the writer stores it another way: sql_event_row leaves its value unset */
 	enum sql_source src;
 	struct field_at at;
 	enum tb_schema_field_kind kind;
@@ -101,6 +102,20 @@ struct sql_cpu;
 
 struct sql_catalog {
 	struct sql_table fixed[SQL_NFIXED];
+	/*
+	 * A writer that stores a thread's Running span and its CPU's slice
+	 * once (SQLite: sched_slice and thread_state are views) sets
+	 * running_in_slices before sql_derived_begin: a slice that is also its
+	 * thread's whole Running span then goes to `running` (sched_slice's
+	 * columns, then before_ts, before_state, before_waker_utid: the state
+	 * the span followed, and after_dur: how long the state it left the
+	 * thread in, end_state from ts + dur, lasted), written when that
+	 * state ends, and none of those three states is a row of
+	 * thread_state; other slices go to sched_slice and other states to
+	 * thread_state, as without it.
+	 */
+	bool running_in_slices;
+	struct sql_table running;
 	bool with_text; /* events has the report's line as a last column */
 	/* event tables by common_type (NULL: not met yet) */
 	struct sql_table **by_id;
@@ -113,7 +128,7 @@ struct sql_catalog {
 	uint32_t host_len;
 	/* derived tables */
 	int64_t utid_base, upid_base;		 /* the first ids this trace hands out (ids before: earlier traces) */
-	struct intern tids;			 /* tid -> thread index */
+	struct pidmap tids;			 /* tid -> thread index (dense, in the order met) */
 	struct sql_thread *threads;
 	size_t cap_threads;
 	struct sql_cpu *cpus;
@@ -132,6 +147,13 @@ struct sql_catalog {
  */
 int sql_catalog_init(struct sql_catalog *c, bool with_text, sql_row_fn *row, void *row_ctx);
 void sql_catalog_free(struct sql_catalog *c);
+
+/*
+ * Take a name for a table of the writer's own (stored tables under views):
+ * 1 when it was free, 0 when an event's table or another has it, -ENOMEM.
+ * Names are case-blind, as SQL's are.
+ */
+int sql_name_take(struct sql_catalog *c, const char *name);
 
 /*
  * The table of event f (system sys), made the first time: NULL when out
