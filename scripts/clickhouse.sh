@@ -86,6 +86,18 @@ EOF
 
 answers() { clickhouse-client --host 127.0.0.1 --port "$1" --query 'SELECT 1' >/dev/null 2>&1; }
 
+# Process $1 holds the listening socket of loopback TCP port $2.  Another
+# start (a test beside this one) may have taken the port between our scan
+# and our server's bind: then our server exits, and a server answers on
+# that port all the same -- the other one, with the other test's tables.
+# So a server counts as started only once the port's socket is its own.
+listens() {
+	hex=$(printf '%04X' "$2")
+	inode=$(awk -v port=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == port { print $10; exit }' \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null)
+	[ -n "$inode" ] && ls -l "/proc/$1/fd" 2>/dev/null | grep -q "socket:\[$inode\]"
+}
+
 start() {
 	shards=$1
 	command -v clickhouse-server >/dev/null && command -v clickhouse-client >/dev/null || {
@@ -95,9 +107,26 @@ start() {
 	[ -e "$DIR/pids" ] && { echo "clickhouse: $DIR has servers already: $0 stop first" >&2; exit 1; }
 	mkdir -p "$DIR" || exit 1
 	DIR=$(cd "$DIR" && pwd)
-	# each start scans from a place of its own (by pid), so that tests starting servers side by
-	# side seldom pick the same free ports before either binds them
-	ports="" p=$((19100 + $$ % 500 * 20))
+	# A lost race for a port (status 75) is tried again on other ports.
+	for try in 1 2 3 4 5 6 7 8; do
+		try_start "$shards" "$try"
+		rc=$?
+		[ $rc = 75 ] || exit $rc
+		echo "clickhouse: another process took a port first; trying other ports" >&2
+	done
+	echo "clickhouse: lost the race for free ports 8 times" >&2
+	exit 1
+}
+
+try_start() {
+	shards=$1
+	# each start scans from a place of its own (by pid and try), so that tests starting
+	# servers side by side seldom pick the same free ports before either binds them
+	mkdir -p "$DIR" || exit 1
+	ports="" p=$((19100 + ($$ + $2 * 131) % 500 * 20))
+	# TB_CLICKHOUSE_PORT_BASE: the first try's scan starts there (two starts given the same
+	# base race for the same ports: how the lost race is tested)
+	[ "$2" = 1 ] && [ -n "${TB_CLICKHOUSE_PORT_BASE:-}" ] && p=$TB_CLICKHOUSE_PORT_BASE
 	for k in $(seq 1 "$shards"); do
 		p=$(free_port "$p") && h=$(free_port $((p + 1))) || { echo "clickhouse: no free port" >&2; exit 1; }
 		ports="$ports $p:$h"
@@ -124,7 +153,11 @@ start() {
 	# Wait for each to answer; a server that exited is not waited for.
 	while read -r pid p h; do
 		waited=0
-		until answers "$p"; do
+		until listens "$pid" "$p" && answers "$p"; do
+			if ! kill -0 "$pid" 2>/dev/null && grep -qs "Address already in use" "$DIR"/shard*/*.log; then
+				stop_servers
+				return 75
+			fi
 			if ! kill -0 "$pid" 2>/dev/null || [ "$waited" -ge $((START_WAIT_S * 5)) ]; then
 				echo "clickhouse: the server on port $p did not answer (log: $DIR):" >&2
 				tail -5 "$DIR"/shard*/server.err.log "$DIR"/shard*/stdout.log 2>/dev/null >&2
@@ -147,6 +180,10 @@ start() {
 # TERM, wait (bounded) for each to exit, KILL what is left; then the folder.
 stop() {
 	[ -e "$DIR/pids" ] || { rm -rf "$DIR"; return 0; }
+	stop_servers
+}
+
+stop_servers() {
 	while read -r pid p h; do kill "$pid" 2>/dev/null; done < "$DIR/pids"
 	while read -r pid p h; do
 		waited=0
