@@ -108,7 +108,9 @@ D=$W/theirs
 "$TB" capture --with-trace -o "$D" tb-cli-capture-$$ 2>/dev/null; check $? "capture INSTANCE: exit status 0"
 [ -d $MINE ] && [ "$(cat $MINE/tracing_on)" = 1 ]; check $? "the instance is left, tracing on again"
 grep -q "^made_by: tracebuf capture (an instance it did not create)" "$D/meta.txt"; check $? "meta.txt says whose instance"
-"$TB" report "$D" | cmp -s - "$D/trace.txt"; check $? "its report equals the kernel's trace.txt"
+"$TB" report "$D" > "$W/theirs.txt"; cmp -s "$W/theirs.txt" "$D/trace.txt"; rc=$?
+check $rc "its report equals the kernel's trace.txt"
+[ $rc = 0 ] || diff "$D/trace.txt" "$W/theirs.txt" | head -20 | sed 's/^/# /' >&2
 "$TB" capture -o "$W/top" $T 2>&1 | grep -q "top-level buffer"; check $? "the top level is refused"
 echo 0 > $MINE/tracing_on; rmdir $MINE
 

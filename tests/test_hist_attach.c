@@ -542,31 +542,43 @@ static void detach_while_firing(void)
 
 /*
  * A reader outside while 2 threads hit one key with bytes = 1: in every
- * read, each entry's bytes sum equals its hitcount (a pair read torn, one
- * counter before an update and the other after, would differ), and the
- * counts only grow.  The writers never wait for the reader: they go on.
+ * read that settled, each entry's bytes sum equals its hitcount (a pair
+ * read torn, one counter before an update and the other after, would
+ * differ), and the counts only grow.  The writers never wait for the
+ * reader: a slot that kept changing under every one of the reader's tries
+ * is merged as it was last copied and counted as unsettled, which the
+ * reader is told (tb_hist_print_processes) -- such a read may be torn,
+ * and says so.  How often that happens is the scheduler's.
  */
 static int check_reads(pid_t pid, int reads)
 {
 	uint64_t last = 0;
-	int bad = 0;
+	int bad = 0, unsettled_reads = 0;
 
 	for (int r = 0; r < reads; r++) {
 		char *buf = NULL, *p;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
-		unsigned long long hits, bytes;
-		tb_hist_print_processes(&pid, 1, NULL, f, NULL);
+		unsigned long long hits = 0, bytes = 0;
+		uint64_t unsettled = 0;
+		int rc = tb_hist_print_processes(&pid, 1, NULL, f, &unsettled);
 		fclose(f);
 		p = strstr(buf, "route:          7 } hitcount:");
-		if (p && sscanf(p, "route:          7 } hitcount: %llu bytes: %llu", &hits, &bytes) == 2) {
-			bad += hits != bytes || hits < last;
-			last = hits;
-		} else if (r > 0) {
+		bool found = p && sscanf(p, "route:          7 } hitcount: %llu bytes: %llu", &hits, &bytes) == 2;
+		if (unsettled) {
+			unsettled_reads++;
+		} else if (rc < 0 || (found ? hits != bytes || hits < last : r > 0)) {
+			if (!bad)
+				fail_diag("read %d: rc %d, %s, hitcount %llu, bytes %llu, last %llu", r, rc,
+					  found ? "the entry" : "no entry", hits, bytes, (unsigned long long)last);
 			bad++;
 		}
+		if (found && !unsettled)
+			last = hits;
 		free(buf);
 	}
+	if (unsettled_reads)
+		diag("(%d of %d reads said a slot did not settle; not checked)", unsettled_reads, reads);
 	return bad;
 }
 
@@ -593,7 +605,8 @@ static void torn_pairs(void)
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	   "300 reads from another process under 2 writers: bytes == hitcount in each, never a torn pair");
+	   "300 reads from another process under 2 writers: bytes == hitcount in each that settled, never a torn "
+	   "pair unsaid");
 	is_int(tb_hist_remove("hat:request"), 0, "removed");
 }
 

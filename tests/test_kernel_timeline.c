@@ -37,6 +37,7 @@
  * when trace-cmd is not installed.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -294,14 +295,46 @@ static bool stamp_in_seconds(const char *line)
 	return p && *p == '.';
 }
 
-/* Nothing of ours left in tracefs: no tracebuf-kernel-* instance, no tb_* probe. */
+/*
+ * A record's instance (tracebuf-kernel-PID) or uprobe group (tb_PID) still
+ * there after its process PID is gone.  Tests beside this one run records
+ * of their own, whose instances and probes come and go: only those of a
+ * dead process are left behind.  The name is looked at again once the
+ * process is known dead, since a record removes them just before it exits.
+ */
+static bool left_by_dead(pid_t pid, const char *still_there_cmd)
+{
+	int status;
+	char *out;
+	bool there;
+
+	if (pid <= 0 || kill(pid, 0) == 0 || errno == EPERM)
+		return false;
+	out = tap_command_output(still_there_cmd, &status);
+	there = out && out[0];
+	free(out);
+	return there;
+}
+
+/* Nothing left in tracefs by a record that has ended: no tracebuf-kernel-* instance, no tb_* probe. */
 static bool tracefs_clean(void)
 {
 	char *probes = tap_slurp(TRACEFS "/uprobe_events", NULL);
 	int status;
 	char *inst = tap_command_output("ls " TRACEFS "/instances | grep '^tracebuf-kernel-'", &status);
-	bool clean = probes && !strstr(probes, ":tb_") && inst && !inst[0];
+	char cmd[256];
+	bool clean = probes && inst;
 
+	for (char *p = inst; clean && p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+		pid_t pid = (pid_t)atoi(p + strlen("tracebuf-kernel-"));
+		snprintf(cmd, sizeof(cmd), "ls -d " TRACEFS "/instances/tracebuf-kernel-%d 2>/dev/null", (int)pid);
+		clean = !left_by_dead(pid, cmd);
+	}
+	for (char *p = probes; clean && p && (p = strstr(p, ":tb_")) != NULL; p++) {
+		pid_t pid = (pid_t)atoi(p + 4);
+		snprintf(cmd, sizeof(cmd), "grep ':tb_%d/' " TRACEFS "/uprobe_events", (int)pid);
+		clean = !left_by_dead(pid, cmd);
+	}
 	if (!clean)
 		diag("left behind: probes '%s', instances '%s'", probes ? probes : "?", inst ? inst : "?");
 	free(probes);

@@ -992,7 +992,7 @@ static void oracle_record(const struct tb_format *f, const struct tb_printfmt *p
 /* One format against libtraceevent, in the oracles' child: lines to out describe each record. */
 static void oracle_one(const char *path, FILE *out)
 {
-	size_t len;
+	size_t len = 0;
 	char *text = tap_slurp(path, &len);
 	struct tb_format f;
 	struct tb_problem d = {0};
@@ -1000,8 +1000,17 @@ static void oracle_one(const char *path, FILE *out)
 	struct tep_handle *tep;
 	int rc;
 
+	/*
+	 * A dynamic event (a uprobe of a test running beside this one) may be
+	 * removed between the glob and the read: gone, not malformed.
+	 */
+	if ((!text || !len) && access(path, F_OK) != 0) {
+		fprintf(out, "GONE\t%s\n", path);
+		free(text);
+		return;
+	}
 	if (!text || tb_format_parse(text, len, &f, &d) < 0) {
-		fprintf(out, "PARSE\t%s\n", d.reason);
+		fprintf(out, "PARSE\t%s\n", text ? d.reason : "cannot read");
 		free(text);
 		return;
 	}
@@ -1095,6 +1104,9 @@ static void oracle_line(struct oracle_totals *t, char *line, const char *path, F
 	} else if (!strcmp(line, "INVALID") || !strcmp(line, "PARSE")) {
 		t->invalid++;
 		diag("refused as malformed: %s: %s", path, tab ? tab : "");
+	} else if (!strcmp(line, "GONE")) {
+		t->formats--; /* counted when announced: no longer there to be a format */
+		fprintf(report, "# removed while read: %s\n", tab ? tab : "");
 	} else if (!strcmp(line, "TEPFAIL")) {
 		t->tep_failed++;
 	} else if (!strcmp(line, "SAME")) {

@@ -700,18 +700,74 @@ static void save_proc_maps(struct saver *s)
  * moment it printed them, in between, and the constants file keeps the
  * value after (without trace.txt, the moment the capture was saved).
  */
+/* The comm cache as it is now, or NULL; *len set. */
+static char *read_cmdlines(struct saver *s, size_t *len)
+{
+	*len = 0;
+	return tracefs_read(s->rq->root, "saved_cmdlines", len);
+}
+
+static bool same_text(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	return a && b && a_len == b_len && !memcmp(a, b, a_len);
+}
+
+/*
+ * trace.txt and the comm cache it was printed with.  The comm cache
+ * (saved_cmdlines) is the kernel's, one for every instance: a tracer
+ * elsewhere replaces its entries as new tasks run, and a text printed
+ * while that happened names tasks as no copy of the cache taken before or
+ * after does.  The text is not consumed by reading, so it is read again
+ * until the cache is the same before and after it (TEXT_TRIES at most;
+ * on a machine that never lets it settle, the last try is kept).
+ */
+#define TEXT_TRIES 20
+
+static int save_text_with_comms(struct saver *s)
+{
+	size_t before_len, after_len = 0;
+	char *before = read_cmdlines(s, &before_len), *after = NULL;
+	int rc = 0;
+
+	for (int try = 0; rc == 0 && try < TEXT_TRIES; try++) {
+		if (try) {
+			free(before);
+			before = after, before_len = after_len;
+		}
+		s->have_jiffies = tb_kvars_jiffies_now(&s->jiffies_before) == 0;
+		rc = save_copy(s, s->rq->inst, "trace", "trace.txt", true);
+		s->have_jiffies = s->have_jiffies && tb_kvars_jiffies_now(&s->jiffies_after) == 0;
+		after = read_cmdlines(s, &after_len);
+		if (!after || same_text(before, before_len, after, after_len))
+			break;
+	}
+	free(before);
+	if (rc == 0 && after) {
+		char *to = out_path(s, "saved_cmdlines");
+		FILE *f = to ? fopen(to, "w") : NULL;
+		if (!f || fwrite(after, 1, after_len, f) != after_len || fclose(f) != 0)
+			rc = capture_say(-EIO, "%s: cannot write", to ? to : "saved_cmdlines");
+		free(to);
+	} else if (rc == 0) {
+		rc = save_copy(s, s->rq->root, "saved_cmdlines", "saved_cmdlines", false);
+	}
+	free(after);
+	return rc;
+}
+
 static int save_text_and_stats(struct saver *s)
 {
 	int rc = 0;
 
-	s->have_jiffies = tb_kvars_jiffies_now(&s->jiffies_before) == 0;
-	if (s->rq->with_trace)
-		rc = save_copy(s, s->rq->inst, "trace", "trace.txt", true);
-	s->have_jiffies = s->have_jiffies && tb_kvars_jiffies_now(&s->jiffies_after) == 0;
+	if (s->rq->with_trace) {
+		rc = save_text_with_comms(s);
+	} else {
+		s->have_jiffies = tb_kvars_jiffies_now(&s->jiffies_before) == 0;
+		s->have_jiffies = s->have_jiffies && tb_kvars_jiffies_now(&s->jiffies_after) == 0;
+		rc = save_copy(s, s->rq->root, "saved_cmdlines", "saved_cmdlines", false);
+	}
 	if (rc == 0 && option_on(s->rq->inst, "userstacktrace"))
 		save_proc_maps(s);
-	if (rc == 0)
-		rc = save_copy(s, s->rq->root, "saved_cmdlines", "saved_cmdlines", false);
 	if (rc == 0)
 		rc = save_copy(s, s->rq->root, "saved_tgids", "saved_tgids", false);
 	for (int cpu = 0; rc == 0 && cpu <= s->max_cpu; cpu++)
