@@ -635,8 +635,9 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 				v = 0 - v;
 			}
 			digits = kv_dec_len(v);
+			/* zeros pad up to b bytes, the sign included (b <= 20: pf_specialise.c) */
 			if (op->b > digits + negative)
-				c.w = pf_put_fill(c.w, '0', op->b - digits - negative);
+				digits = op->b - negative;
 			c.w = kv_put_dec(c.w, v, digits);
 			break;
 		}
