@@ -392,7 +392,7 @@ static struct capture *open_capture(const char *dir)
 	c->tep = tep_alloc();
 	tep_set_long_size(c->tep, 8);
 	tep_set_page_size(c->tep, 4096);
-	c->env = (struct tb_print_env){c, env_symbol, env_kernel_string, env_constant, NULL};
+	c->env = (struct tb_print_env){c, env_symbol, env_kernel_string, env_constant, NULL, 0, NULL};
 	load_kallsyms(c);
 	load_printk_formats(c);
 	load_formats(c);
@@ -591,7 +591,7 @@ static bool dump_type_size(void *ctx, const char *type, uint64_t *size)
 
 static void dump_format(FILE *out, const char *path)
 {
-	static const struct tb_print_env env = {NULL, dump_symbol, dump_string, dump_constant, dump_type_size};
+	static const struct tb_print_env env = {NULL, dump_symbol, dump_string, dump_constant, dump_type_size, 0, NULL};
 	static uint8_t rec[70000];
 	size_t len;
 	char *text = slurp(path, &len);

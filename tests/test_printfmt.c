@@ -1728,6 +1728,113 @@ static void test_fused(void)
 	}
 }
 
+/* ================================================== 10. print fmts written in C (pf_known.c) */
+
+/* A bundled format file parsed into *f, and p compiled both ways; false (said) when not. */
+static bool known_compile(const char *path, const char *edit_from, const char *edit_to, struct tb_format *f,
+			  struct tb_printfmt **g, struct tb_printfmt **u)
+{
+	struct tb_problem d = {0};
+	size_t len;
+	char *text = tap_slurp(path, &len), *at;
+	bool parsed;
+
+	if (text && edit_from && (at = strstr(text, edit_from)) != NULL) /* same length: the format's layout */
+		memcpy(at, edit_to, strlen(edit_to));
+	parsed = text && tb_format_parse(text, len, f, &d) == 0;
+	free(text);
+	if (!parsed) {
+		ok(0, "%s: format", path);
+		return false;
+	}
+	if (pf_compile(f, &test_env, false, g, &d) < 0 || pf_compile(f, &test_env, true, u, &d) < 0) {
+		ok(0, "%s: compiles (%s)", path, d.reason);
+		tb_format_free(f);
+		return false;
+	}
+	return true;
+}
+
+static void put_field(uint8_t *rec, const struct tb_format *f, const char *name, const void *v, size_t n)
+{
+	for (size_t i = 0; i < f->nfields; i++)
+		if (!strcmp(f->fields[i].name, name))
+			memcpy(rec + f->fields[i].offset, v, n);
+}
+
+/*
+ * sched_switch and the wake-ups take their C versions, which print what
+ * their programs print on the values at the edges: every prev_state bit
+ * and the preemption bit, negative and extreme ints, a target_cpu wider
+ * than its %03d, comms of 0 and 16 bytes; a text one byte different, or
+ * a field of another size, keeps the program.
+ */
+static void test_known(void)
+{
+	static const char *const names[] = {"sched_switch", "sched_waking", "sched_wakeup"};
+	static const int64_t states[] = {0, 1, 2, 4, 0x80, 0x100, 0x101, 0x103, 0xff, 0x1ff, 0x200, 0x281, -1,
+					 INT64_MIN, INT64_MAX, 0x12345678abcdull};
+	static const int32_t ints[] = {0, 1, 7, 42, 99, 100, 120, 999, 1000, 32768, 4194304, -1, -100,
+				       INT32_MIN, INT32_MAX};
+	static const char *const comms[] = {"", "sh", "kworker/u8:3", "0123456789abcdef"};
+	struct fused_totals t = {0};
+	static uint8_t rec[4096];
+
+	for (size_t e = 0; e < sizeof(names) / sizeof(names[0]); e++) {
+		char path[256];
+		struct tb_format f;
+		struct tb_printfmt *g, *u;
+		bool sw = e == 0;
+		snprintf(path, sizeof(path), DATA "cap-f-many-systems/formats/sched/%s.format", names[e]);
+		if (!known_compile(path, NULL, NULL, &f, &g, &u))
+			continue;
+		ok(u->known != NULL && g->known == NULL, "%s: the fused program is the C version", names[e]);
+		for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+			for (size_t j = 0; j < sizeof(states) / sizeof(states[0]); j++)
+				for (size_t k = 0; k < sizeof(comms) / sizeof(comms[0]); k++) {
+					int32_t other = ints[(i + j + 1) % (sizeof(ints) / sizeof(ints[0]))];
+					size_t n = strlen(comms[k]);
+					memset(rec, 0, f.min_size + 64);
+					put_field(rec, &f, sw ? "prev_comm" : "comm", comms[k], n);
+					put_field(rec, &f, "next_comm", comms[(k + 1) % 4], strlen(comms[(k + 1) % 4]));
+					put_field(rec, &f, sw ? "prev_pid" : "pid", &ints[i], 4);
+					put_field(rec, &f, sw ? "prev_prio" : "prio", &other, 4);
+					put_field(rec, &f, "next_pid", &other, 4);
+					put_field(rec, &f, "next_prio", &ints[i], 4);
+					put_field(rec, &f, "prev_state", &states[j], 8);
+					put_field(rec, &f, "target_cpu", &ints[(i + j) % (sizeof(ints) / sizeof(ints[0]))], 4);
+					compare_fused(g, u, rec, f.min_size, names[e], &t);
+					compare_fused(g, u, rec, f.min_size - 1, names[e], &t); /* too short: refused alike */
+				}
+		tb_printfmt_free(g);
+		tb_printfmt_free(u);
+		tb_format_free(&f);
+	}
+	ok(t.records > 1000 && t.differ == 0, "the C versions print what the programs print: %ld records, %ld differ",
+	   t.records, t.differ);
+
+	/* Not the known text, or not its fields: the program runs. */
+	static const char *const edits[][3] = {
+		{"sched_switch", "prev_state=%s%s", "prev_state=%s%S"},
+		{"sched_switch", "\"S\" }", "\"s\" }"},
+		{"sched_waking", "target_cpu=%03d", "target_cpu=%04d"},
+		{"sched_waking", "int prio;\toffset:28;\tsize:4;\tsigned:1;", "int prio;\toffset:28;\tsize:4;\tsigned:0;"},
+		{"sched_switch", "long prev_state;\toffset:32;\tsize:8;", "long prev_state;\toffset:32;\tsize:4;"},
+	};
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		char path[256];
+		struct tb_format f;
+		struct tb_printfmt *g, *u;
+		snprintf(path, sizeof(path), DATA "cap-f-many-systems/formats/sched/%s.format", edits[i][0]);
+		if (!known_compile(path, edits[i][1], edits[i][2], &f, &g, &u))
+			continue;
+		ok(u->known == NULL, "%s with %s: the program, not the C version", edits[i][0], edits[i][2]);
+		tb_printfmt_free(g);
+		tb_printfmt_free(u);
+		tb_format_free(&f);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -1742,5 +1849,6 @@ int main(int argc, char **argv)
 	test_captures();
 	test_speed();
 	test_fused();
+	test_known();
 	return done_testing();
 }

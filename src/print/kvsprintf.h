@@ -124,16 +124,19 @@ static inline unsigned kv_dec_len(uint64_t v)
 }
 
 /*
- * The n = kv_dec_len(v) digits of v at d; returns d + n.  Eight digits at a
- * time off the end of a long number, in 32-bit arithmetic and as four
- * independent pairs, then two at a time.
+ * v in n decimal digits at d, n >= kv_dec_len(v) and at most 20 (more than
+ * that length gives leading zeros, as %0Nd pads); returns d + n.  Eight
+ * digits at a time off the end of a long number, in 32-bit arithmetic and
+ * as four independent pairs, then two at a time.  The loops count the
+ * digits left to write, not the value left, so zero padding costs nothing
+ * beyond its digits (a separate fill was a memset call a padded number).
  */
 static inline char *kv_put_dec(char *d, uint64_t v, unsigned n)
 {
 	char *p = d + n;
 	uint32_t x;
 
-	while (v >= 100000000) {
+	while (p - d > 8) {
 		uint64_t q = v / 100000000;
 		uint32_t r = (uint32_t)(v - q * 100000000), hi = r / 10000, lo = r % 10000;
 		p -= 8;
@@ -143,14 +146,14 @@ static inline char *kv_put_dec(char *d, uint64_t v, unsigned n)
 		memcpy(p + 6, kv_digit_pairs + 2 * (lo % 100), 2);
 		v = q;
 	}
-	for (x = (uint32_t)v; x >= 100; x /= 100) {
+	for (x = (uint32_t)v; p - d > 2; x /= 100) {
 		p -= 2;
 		memcpy(p, kv_digit_pairs + 2 * (x % 100), 2);
 	}
-	if (x >= 10)
-		memcpy(p - 2, kv_digit_pairs + 2 * x, 2);
+	if (p - d == 2)
+		memcpy(d, kv_digit_pairs + 2 * x, 2);
 	else
-		p[-1] = (char)('0' + x);
+		d[0] = (char)('0' + x);
 	return d + n;
 }
 

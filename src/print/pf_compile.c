@@ -1302,6 +1302,8 @@ int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool s
 		pad_pool(&c);
 	if (!c.rc && specialise && pf_specialise(c.p) < 0)
 		pfc_fail(&c, -ENOMEM, 0, "out of memory");
+	if (!c.rc && specialise)
+		pf_known_attach(c.p);
 	if (c.rc) {
 		tb_printfmt_free(c.p);
 		return c.rc;

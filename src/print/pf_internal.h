@@ -32,6 +32,7 @@
 #define PF_NEST_MAX 256  /* syntactic nesting the compiler accepts */
 #define PF_STACK_MAX 288 /* values on the run-time stack (nesting + a few per level) */
 #define PF_LOCALS_MAX 16 /* variables of ({ ... }) blocks, all blocks together */
+#define PF_KNOWN_FIELDS 8 /* fields a print fmt of pf_known.c reads */
 
 enum pf_code {
 	OP_TEXT,      /* append pool[a .. a+b) */
@@ -191,6 +192,12 @@ struct tb_printfmt {
 	uint16_t *direct; /* index arrays of the symbolic tables (pf_table.direct_*) */
 	uint32_t ndirect;
 	uint32_t static_end; /* every fixed-offset load ends by here */
+	/*
+	 * A print fmt written out in C (pf_known.c), run instead of the ops
+	 * (NULL: none), and the offsets of the fields it reads.
+	 */
+	void (*known)(const struct tb_printfmt *p, const uint8_t *rec, struct tb_strbuf *out);
+	uint32_t known_at[PF_KNOWN_FIELDS];
 };
 
 /*
@@ -219,6 +226,12 @@ int pf_compile(const struct tb_format *f, const struct tb_print_env *env, bool s
 
 /* Rewrite p's generic program with fused ops (pf_specialise.c); 0 or -ENOMEM. */
 int pf_specialise(struct tb_printfmt *p);
+
+/*
+ * Give p (its fused program made) the C version of its print fmt if its
+ * text and fields are those of one pf_known.c knows (pf_known.c).
+ */
+void pf_known_attach(struct tb_printfmt *p);
 
 /* One binary operator in (size, sign); false on division by zero. */
 bool pf_binop(unsigned op, uint64_t a, uint64_t b, unsigned size, bool sign, uint64_t scale,

@@ -73,11 +73,39 @@ static inline char *pf_put_text(char *d, const char *s, uint32_t n)
 	return d + n;
 }
 
+/*
+ * n bytes c (room: n + PF_POOL_PAD); returns the end.  In 16-byte pieces
+ * like the text: padding is a few bytes, and a byte loop became a memset
+ * call that cost more than the bytes.
+ */
 static inline char *pf_put_fill(char *d, char c, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++)
-		d[i] = c;
+	char run[16];
+
+	memset(run, c, sizeof(run));
+	for (unsigned i = 0; i < n; i += 16)
+		memcpy(d + i, run, 16);
 	return d + n;
+}
+
+/*
+ * v in decimal (signed: a '-' first when negative), zeros after the sign up
+ * to width <= 20 bytes in all, as the kernel's %0Nd and %d print it (room:
+ * 21 + PF_POOL_PAD); returns the end.
+ */
+static inline char *pf_put_dec_width(char *d, uint64_t v, bool sign, unsigned width)
+{
+	bool negative = sign && (int64_t)v < 0;
+	unsigned digits;
+
+	if (negative) {
+		*d++ = '-';
+		v = 0 - v;
+	}
+	digits = kv_dec_len(v);
+	if (width > digits + negative)
+		digits = width - negative;
+	return kv_put_dec(d, v, digits);
 }
 
 /* Bytes the widest fast number takes: 20 digits, a sign, the widest padding. */

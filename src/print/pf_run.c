@@ -472,6 +472,10 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 
 	if (len < p->static_end)
 		return -EINVAL;
+	if (p->known) {
+		p->known(p, rec, out);
+		return 0;
+	}
 	if (!pf_cur_start(out))
 		return 0; /* out of memory: the buffer says so */
 	c = pf_cur_load(out);
@@ -624,22 +628,11 @@ int tb_printfmt_run(const struct tb_printfmt *p, const uint8_t *rec, uint32_t le
 			if (put_prefix(p, op, out, &c, 0))
 				pf_cur_sync(out, c);
 			return 0;
-		case OP_F_DEC: {
-			uint64_t v = field_value(rec, op);
-			bool negative = op->mode && (int64_t)v < 0;
-			unsigned digits;
+		case OP_F_DEC:
 			if (!put_prefix(p, op, out, &c, 21)) /* a sign, 20 digits or zeros */
 				return 0;
-			if (negative) {
-				*c.w++ = '-';
-				v = 0 - v;
-			}
-			digits = kv_dec_len(v);
-			if (op->b > digits + negative)
-				c.w = pf_put_fill(c.w, '0', op->b - digits - negative);
-			c.w = kv_put_dec(c.w, v, digits);
+			c.w = pf_put_dec_width(c.w, field_value(rec, op), op->mode, op->b);
 			break;
-		}
 		case OP_F_HEX: {
 			uint64_t v = field_value(rec, op);
 			unsigned digits = kv_hex_len(v);
