@@ -517,12 +517,13 @@ static const struct summary summaries[] = {
 	 "waker_utid, count() AS n, count(dur) AS n_ended, sum(ifNull(dur, 0)) AS dur_sum FROM `%1$s`.thread_state "
 	 "GROUP BY trace_id, utid, state, waker_utid) ALL LEFT JOIN (SELECT utid, name FROM `%1$s`.thread) USING (utid)) "
 	 "ALL LEFT JOIN (SELECT utid AS waker_utid, name AS waker_name FROM `%1$s`.thread) USING (waker_utid)"},
-	/* each wakeup latency (R after a waker, to running) of a thread name, with its count */
+	/* each wakeup latency (R after a waker, to running) of a thread name, with its count.  Not
+	   `assumeNotNull(dur) AS dur`: an alias is seen by WHERE, which would then keep the NULLs. */
 	{"wakeup_latency", {"thread_state", "thread"},
 	 "host LowCardinality(String), trace_id Int64, comm Nullable(String), dur Int64, n UInt64",
-	 "SELECT " SUMMARY_HOST ", trace_id, name, dur, n FROM (SELECT trace_id, utid, assumeNotNull(dur) AS dur, "
+	 "SELECT " SUMMARY_HOST ", trace_id, name, d, n FROM (SELECT trace_id, utid, assumeNotNull(dur) AS d, "
 	 "count() AS n FROM `%1$s`.thread_state WHERE state = 'R' AND waker_utid IS NOT NULL AND dur IS NOT NULL "
-	 "GROUP BY trace_id, utid, dur) ALL LEFT JOIN (SELECT utid, name FROM `%1$s`.thread) USING (utid)"},
+	 "GROUP BY trace_id, utid, d) ALL LEFT JOIN (SELECT utid, name FROM `%1$s`.thread) USING (utid)"},
 	/* off-CPU time per comm: each thread's switches in time order, each paired with the next
 	   (clickhouse.md's text of it before the summary, per trace) */
 	{"offcpu_by_comm", {"sched_switch", NULL},
