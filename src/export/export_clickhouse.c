@@ -423,10 +423,17 @@ static void plan_distributed(const struct ch_state *s, const char *name, struct 
 }
 
 /* The swap of table NAME's partition of this trace from the staging database into D. */
-static void swap_statement(const struct ch_state *s, const char *name, const char *stage, char *out, size_t size)
+static void swap_statement(const struct ch_state *s, const char *name, const char *stage, char *out,
+			   size_t size)
 {
-	snprintf(out, size, "ALTER TABLE `%s`.`%s` REPLACE PARTITION %lld FROM `%s`.`%s`;\n", s->database, name,
-		 (long long)s->cat.trace_id, stage, name);
+	snprintf(out, size, "ALTER TABLE `%s`.`%s` REPLACE PARTITION %lld FROM `%s`.`%s`;\n", s->database,
+		 name, (long long)s->cat.trace_id, stage, name);
+}
+
+/* The drop of this trace's partition of D's table NAME: an earlier load had rows there, this one none. */
+static void drop_statement(const struct ch_state *s, const char *name, FILE *out)
+{
+	fprintf(out, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", s->database, name, (long long)s->cat.trace_id);
 }
 
 /*
@@ -440,7 +447,6 @@ static void plan_table(struct ch_state *s, char *line, const char *create, const
 {
 	char *name = strchr(line, '\t'), *what = name ? strchr(name + 1, '\t') : NULL;
 	char file[PATH_MAX + 1100];
-	long long id = (long long)s->cat.trace_id;
 	struct stat st;
 
 	if (!what)
@@ -456,7 +462,7 @@ static void plan_table(struct ch_state *s, char *line, const char *create, const
 		plan_distributed(s, name, p);
 	if (!rows) {
 		if (!registry && listed(p->have_trace, name)) /* an earlier load of it had rows here */
-			fprintf(p->swap, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", s->database, name, id);
+			drop_statement(s, name, p->swap);
 		return;
 	}
 	if (!listed(p->have_tables, name))
@@ -544,6 +550,15 @@ static const struct summary summaries[] = {
  * whose tables have no rows now but had this trace before loses its
  * partition, as a table does.
  */
+/* This load has rows in every table summary m is made from. */
+static bool has_sources(const struct load_plan *p, const struct summary *m)
+{
+	for (size_t i = 0; i < sizeof(m->needs) / sizeof(m->needs[0]); i++)
+		if (m->needs[i] && !listed(p->text[PLAN_ROWS], m->needs[i]))
+			return false;
+	return true;
+}
+
 static void plan_summaries(const struct ch_state *s, const char *stage, struct load_plan *p)
 {
 	char sql[1024];
@@ -551,13 +566,13 @@ static void plan_summaries(const struct ch_state *s, const char *stage, struct l
 	fflush(p->rows);
 	for (size_t i = 0; i < sizeof(summaries) / sizeof(summaries[0]); i++) {
 		const struct summary *m = &summaries[i];
-		if (!listed(p->text[PLAN_ROWS], m->needs[0]) || (m->needs[1] && !listed(p->text[PLAN_ROWS], m->needs[1]))) {
+		if (!has_sources(p, m)) {
 			if (listed(p->have_trace, m->name))
-				fprintf(p->swap, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", s->database, m->name,
-					(long long)s->cat.trace_id);
+				drop_statement(s, m->name, p->swap);
 			continue;
 		}
-		const char *create = "CREATE TABLE %s`%s`.`%s` (%s) ENGINE = MergeTree PARTITION BY trace_id ORDER BY host;\n";
+		const char *create =
+		    "CREATE TABLE %s`%s`.`%s` (%s) ENGINE = MergeTree PARTITION BY trace_id ORDER BY host;\n";
 		if (!listed(p->have_tables, m->name))
 			fprintf(p->create, create, "IF NOT EXISTS ", s->database, m->name, m->columns);
 		fprintf(p->create, create, "", stage, m->name, m->columns);
@@ -681,8 +696,9 @@ static int load(struct export_run *x, struct ch_state *s)
 		goto out;
 	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS `%s`;\nCREATE DATABASE `%s`;\n", stage, stage);
 	if ((rc = run_script(x, sql)) == 0 && (rc = run_script(x, p.text[PLAN_CREATE])) == 0 &&
-	    (rc = run_inserts(x, s, p.text[PLAN_INSERTS])) == 0 && (rc = run_script(x, p.text[PLAN_DERIVE])) == 0 &&
-	    (rc = run_script(x, p.text[PLAN_SWAP])) == 0 && (rc = run_script(x, p.text[PLAN_AFTER])) == 0) {
+	    (rc = run_inserts(x, s, p.text[PLAN_INSERTS])) == 0 &&
+	    (rc = run_script(x, p.text[PLAN_DERIVE])) == 0 && (rc = run_script(x, p.text[PLAN_SWAP])) == 0 &&
+	    (rc = run_script(x, p.text[PLAN_AFTER])) == 0) {
 		snprintf(sql, sizeof(sql), "DROP DATABASE `%s`", stage);
 		rc = statement(x, sql, -1, NULL);
 	}
