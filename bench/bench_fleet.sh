@@ -14,7 +14,9 @@
 #   - the check: every host's totals through the Distributed tables equal
 #     its own `tracebuf hist` / `report --count` (scripts/fleet.sh check);
 #   - docs/sql.md's worked queries on the 2 shards, two rounds (issue: each
-#     <= 2 s); the load average is printed beside them;
+#     <= 2 s), and between them once as they ran before the loader's
+#     per-trace summaries (bench/fleet_full_tables.md); the load average is
+#     printed beside them;
 #   - tracebuf's load of the fleet's first 4 hosts (--all: replacing their
 #     traces) against ClickHouse ingesting the same rows from RowBinary files
 #     made beforehand (convert --format clickhouse-rowbinary, same host ids
@@ -95,12 +97,20 @@ scripts/fleet.sh check "$M" fleet "$T1" 2> "$W/check.err"
 check_rc=$?
 sed 's/^/bench_fleet: check: /' "$W/check.err"
 
-# -- the worked queries, two rounds
-for r in 1 2; do
-	echo "bench_fleet: queries round $r (ms, the servers' CPU ms, rows; load average $(loadavg))"
-	scripts/fleet.sh queries "$M" fleet "$T1" "$W/q" > "$W/queries.$r"
+# -- the worked queries, two rounds, and between them the peer: the texts before the loader's
+# summaries (bench/fleet_full_tables.md: the full tables, joined), once, on the same fleet
+for r in 1 peer 2; do
+	doc=docs/clickhouse.md
+	[ $r = peer ] && doc=bench/fleet_full_tables.md
+	echo "bench_fleet: queries round $r, $doc (ms, the servers' CPU ms, rows; load average $(loadavg))"
+	FLEET_CH_DOC=$doc scripts/fleet.sh queries "$M" fleet "$T1" "$W/q.$r" > "$W/queries.$r"
 	sed 's/^/    /' "$W/queries.$r"
 done
+same=0 differ=
+for f in "$W"/q.1/q*.out; do
+	if cmp -s "$f" "$W/q.peer/${f##*/}"; then same=$((same + 1)); else differ="$differ ${f##*/}"; fi
+done
+echo "bench_fleet: the same rows from the summaries as from the full tables: $same queries${differ:+; DIFFERENT:$differ}"
 
 # -- the load against ClickHouse's ingest of the same rows, the first 4 hosts
 head -4 "$M" > "$W/m4"

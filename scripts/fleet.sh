@@ -47,7 +47,9 @@
 #
 # Environment: TB (the tracebuf binary, default build/tracebuf), FLEET_CLUSTER
 # (default tracebuf, scripts/clickhouse.sh's), FLEET_QUERY_LIMIT_S (default
-# 60: a query that runs longer is stopped and said).
+# 60: a query that runs longer is stopped and said), FLEET_CH_DOC (default
+# docs/clickhouse.md: where queries finds ClickHouse's own texts; bench_fleet.sh
+# gives bench/fleet_full_tables.md, the texts before the loader's summaries).
 set -u
 TB=${TB:-build/tracebuf}
 CLUSTER=${FLEET_CLUSTER:-tracebuf}
@@ -213,7 +215,7 @@ queries() {
 		doc == 2 && on { print > (skip ? g : f) }
 		END { for (i = 1; i <= nown; i++) if (!used[order[i]]) {
 			f = sprintf("%s/q%02d.sql", dir, ++k); printf "%s", own[order[i]] > f; close(f) } }' \
-		docs/clickhouse.md docs/sql.md
+		"${FLEET_CH_DOC:-docs/clickhouse.md}" docs/sql.md
 	for f in "$OUT"/q*.sql "$OUT"/q*.portable; do
 		[ -e "$f" ] && sed -i "s/'sched-marker-v6.dat'/'$host'/g; s/'work.sh'/'$comm'/g" "$f"
 	done

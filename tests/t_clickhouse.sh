@@ -3,6 +3,7 @@
 # (scripts/clickhouse.sh, started once, stopped by the trap): each field's
 # column type from the format files (awk over them, by docs/sql.md's rule),
 # hist and offcpu totals equal ClickHouse's answers on the same input, the
+# loader's per-trace summaries add up to their tables' totals, the
 # same trace loaded twice keeps its counts, a loader killed in the middle
 # of its load (by a condition: the relay tests/lib/ch_hold_proxy.py holds
 # its Nth INSERT) leaves nothing counted and a re-run gives one load's
@@ -86,6 +87,21 @@ same_sorted "$W/h2.want" "$W/h2.got" "hist keys=next_comm (a string key) = Click
 awk '/^```sql clickhouse-offcpu$/ { on = 1; next } on && /^```/ { exit } on' docs/clickhouse.md > "$W/off.sql"
 clickhouse-client --port "$TCP" --database dat --multiquery < "$W/off.sql" > "$W/off.got"
 same_sorted "$W/off.want" "$W/off.got" "offcpu's totals per comm = docs/clickhouse.md's off-CPU query"
+# -- the loader's per-trace summaries add up to their tables' totals; cap-a-small-noloss ends with a
+# runnable span after a wakeup still open (dur NULL), which is no latency
+SUMS="SELECT (SELECT count() FROM events), (SELECT sum(n) FROM event_count),
+	(SELECT count() FROM sched_slice WHERE dur IS NOT NULL), (SELECT sum(n) FROM sched_slice_by_thread),
+	(SELECT sum(dur) FROM sched_slice), (SELECT sum(dur_sum) FROM sched_slice_by_thread),
+	(SELECT count() FROM thread_state), (SELECT sum(n) FROM thread_state_by_thread),
+	(SELECT count(dur) FROM thread_state), (SELECT sum(n_ended) FROM thread_state_by_thread),
+	(SELECT sum(dur) FROM thread_state), (SELECT sum(dur_sum) FROM thread_state_by_thread),
+	(SELECT count() FROM thread_state WHERE state = 'R' AND waker_utid IS NOT NULL AND dur IS NOT NULL),
+	(SELECT sum(n) FROM wakeup_latency) FORMAT TSV"
+load tests/data/kernel/cap-a-small-noloss "$HTTP" sums
+ch sums "$SUMS" | awk -F '\t' '{ print NF, ($1 == $2 && $3 == $4 && $5 == $6 && $7 == $8 && $9 == $10 && $11 == $12 && $13 == $14) ? "same" : "different", $0 }' > "$W/sums"
+[ "$(cut -d' ' -f1-2 "$W/sums")" = "14 same" ] &&
+	[ "$(ch sums "SELECT count() FROM thread_state WHERE state = 'R' AND waker_utid IS NOT NULL AND dur IS NULL")" -ge 1 ]
+check $? "the summaries add up to their tables: events, slices, states, latencies ($(cat "$W/sums"))"
 
 # -- idempotent: the same trace twice keeps every table's count
 counts dat > "$W/once"

@@ -389,10 +389,14 @@ static int run_script(struct export_run *x, char *text)
  * staging database, their inserts, their swaps (`trace` last), and a
  * DROP PARTITION for a table of D that has this trace but no rows now.
  */
+enum { PLAN_CREATE, PLAN_INSERTS, PLAN_SWAP, PLAN_AFTER, PLAN_DERIVE, PLAN_ROWS, PLAN_TEXTS };
+
 struct load_plan {
 	FILE *create, *inserts, *swap, *after; /* inserts: FILE \t TARGET lines */
-	char *text[4];
-	size_t len[4];
+	FILE *derive;			       /* the summaries' INSERT ... SELECTs, after the inserts */
+	FILE *rows;			       /* "\nNAME\n...": the tables this load has rows for */
+	char *text[PLAN_TEXTS];
+	size_t len[PLAN_TEXTS];
 	char trace_swap[1024];
 	char *have_tables, *have_trace; /* "\nNAME\n..." of D: its tables, those holding this trace */
 	char *have_dist;		/* D_all's tables (with --cluster): made once, not at every load */
@@ -409,6 +413,29 @@ static bool listed(const char *list, const char *name)
 	return false;
 }
 
+/* D_all's Distributed table over D's table NAME, made after the swap (D.NAME exists then), once. */
+static void plan_distributed(const struct ch_state *s, const char *name, struct load_plan *p)
+{
+	if (s->cluster && !listed(p->have_dist, name))
+		fprintf(p->after,
+			"CREATE TABLE IF NOT EXISTS `%s_all`.`%s` AS `%s`.`%s` ENGINE = Distributed(`%s`, `%s`, `%s`);\n",
+			s->database, name, s->database, name, s->cluster, s->database, name);
+}
+
+/* The swap of table NAME's partition of this trace from the staging database into D. */
+static void swap_statement(const struct ch_state *s, const char *name, const char *stage, char *out,
+			   size_t size)
+{
+	snprintf(out, size, "ALTER TABLE `%s`.`%s` REPLACE PARTITION %lld FROM `%s`.`%s`;\n", s->database,
+		 name, (long long)s->cat.trace_id, stage, name);
+}
+
+/* The drop of this trace's partition of D's table NAME: an earlier load had rows there, this one none. */
+static void drop_statement(const struct ch_state *s, const char *name, FILE *out)
+{
+	fprintf(out, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", s->database, name, (long long)s->cat.trace_id);
+}
+
 /*
  * One table: tables.tsv's line (FILE \t NAME \t registry|trace) and its
  * CREATE (schema.sql's line, "DB." for the database).  A registry's rows
@@ -420,7 +447,6 @@ static void plan_table(struct ch_state *s, char *line, const char *create, const
 {
 	char *name = strchr(line, '\t'), *what = name ? strchr(name + 1, '\t') : NULL;
 	char file[PATH_MAX + 1100];
-	long long id = (long long)s->cat.trace_id;
 	struct stat st;
 
 	if (!what)
@@ -430,13 +456,13 @@ static void plan_table(struct ch_state *s, char *line, const char *create, const
 	what[strcspn(what, "\n")] = '\0';
 	snprintf(file, sizeof(file), "%s/%s", s->dir, line);
 	bool rows = stat(file, &st) == 0 && st.st_size > 0, registry = !strcmp(what, "registry");
-	if (rows && s->cluster && !listed(p->have_dist, name)) /* after the swap: D.t exists, with this trace's rows */
-		fprintf(p->after,
-			"CREATE TABLE IF NOT EXISTS `%s_all`.`%s` AS `%s`.`%s` ENGINE = Distributed(`%s`, `%s`, `%s`);\n",
-			s->database, name, s->database, name, s->cluster, s->database, name);
+	if (rows)
+		fprintf(p->rows, "%s\n", name);
+	if (rows)
+		plan_distributed(s, name, p);
 	if (!rows) {
 		if (!registry && listed(p->have_trace, name)) /* an earlier load of it had rows here */
-			fprintf(p->swap, "ALTER TABLE `%s`.`%s` DROP PARTITION %lld;\n", s->database, name, id);
+			drop_statement(s, name, p->swap);
 		return;
 	}
 	if (!listed(p->have_tables, name))
@@ -449,12 +475,114 @@ static void plan_table(struct ch_state *s, char *line, const char *create, const
 	fprintf(p->create, "CREATE TABLE `%s`.%s", stage, create + 3);
 	fprintf(p->inserts, "%s\t`%s`.`%s`\n", line, stage, name);
 	char sql[1024];
-	snprintf(sql, sizeof(sql), "ALTER TABLE `%s`.`%s` REPLACE PARTITION %lld FROM `%s`.`%s`;\n", s->database,
-		 name, id, stage, name);
+	swap_statement(s, name, stage, sql, sizeof(sql));
 	if (!strcmp(name, "trace"))
 		snprintf(p->trace_swap, sizeof(p->trace_swap), "%s", sql);
 	else
 		fputs(sql, p->swap);
+}
+
+/*
+ * Per-trace summaries, made on the server from the staging tables before
+ * the swap and swapped with them (docs/fleet.md): a fleet's question over
+ * every host then reads a table of a few rows per thread instead of one
+ * per event, and never joins (each row has its thread's name).  `%1$s` in
+ * a SELECT is the staging database.  Exact: each holds counts and sums
+ * (or, for the latencies, each value with its count) that add up across
+ * traces to what the same question over the full tables answers.
+ */
+struct summary {
+	const char *name;
+	const char *needs[2]; /* the tables its rows come from: made when this load has rows there */
+	const char *columns;
+	const char *select;
+};
+
+#define SUMMARY_HOST "(SELECT any(host) FROM `%1$s`.trace)"
+
+static const struct summary summaries[] = {
+	{"event_count", {"events", NULL},
+	 "host LowCardinality(String), trace_id Int64, name Nullable(String), n UInt64",
+	 "SELECT host, trace_id, name, count() FROM `%1$s`.events GROUP BY host, trace_id, name"},
+	/* sched_slice by thread, end state and power-of-two duration (us) bucket (sql.md's) */
+	{"sched_slice_by_thread", {"sched_slice", "thread"},
+	 "host LowCardinality(String), trace_id Int64, utid Nullable(Int64), tid Nullable(Int64), "
+	 "name Nullable(String), end_state Nullable(String), us_from Int64, n UInt64, dur_sum Int64",
+	 "SELECT " SUMMARY_HOST ", trace_id, utid, tid, name, end_state, us_from, n, dur_sum FROM ("
+	 "SELECT trace_id, utid, end_state, CASE WHEN d < 2000 THEN 1 ELSE CAST(pow(2, floor(log2(d / 1000))) AS Int64) "
+	 "END AS us_from, count() AS n, sum(d) AS dur_sum FROM (SELECT trace_id, utid, end_state, assumeNotNull(dur) AS d "
+	 "FROM `%1$s`.sched_slice WHERE dur IS NOT NULL) GROUP BY trace_id, utid, end_state, us_from) "
+	 "ALL LEFT JOIN (SELECT utid, tid, name FROM `%1$s`.thread) USING (utid)"},
+	/* thread_state by thread, state and waker: spans, those that ended, their time */
+	{"thread_state_by_thread", {"thread_state", "thread"},
+	 "host LowCardinality(String), trace_id Int64, utid Nullable(Int64), name Nullable(String), "
+	 "state Nullable(String), waker_utid Nullable(Int64), waker_name Nullable(String), n UInt64, "
+	 "n_ended UInt64, dur_sum Int64",
+	 "SELECT " SUMMARY_HOST ", trace_id, utid, name, state, waker_utid, waker_name, n, n_ended, dur_sum FROM ("
+	 "SELECT trace_id, utid, name, state, waker_utid, n, n_ended, dur_sum FROM (SELECT trace_id, utid, state, "
+	 "waker_utid, count() AS n, count(dur) AS n_ended, sum(ifNull(dur, 0)) AS dur_sum FROM `%1$s`.thread_state "
+	 "GROUP BY trace_id, utid, state, waker_utid) ALL LEFT JOIN (SELECT utid, name FROM `%1$s`.thread) USING (utid)) "
+	 "ALL LEFT JOIN (SELECT utid AS waker_utid, name AS waker_name FROM `%1$s`.thread) USING (waker_utid)"},
+	/* each wakeup latency (R after a waker, to running) of a thread name, with its count.  Not
+	   `assumeNotNull(dur) AS dur`: an alias is seen by WHERE, which would then keep the NULLs. */
+	{"wakeup_latency", {"thread_state", "thread"},
+	 "host LowCardinality(String), trace_id Int64, comm Nullable(String), dur Int64, n UInt64",
+	 "SELECT " SUMMARY_HOST ", trace_id, name, d, n FROM (SELECT trace_id, utid, assumeNotNull(dur) AS d, "
+	 "count() AS n FROM `%1$s`.thread_state WHERE state = 'R' AND waker_utid IS NOT NULL AND dur IS NOT NULL "
+	 "GROUP BY trace_id, utid, d) ALL LEFT JOIN (SELECT utid, name FROM `%1$s`.thread) USING (utid)"},
+	/* off-CPU time per comm: each thread's switches in time order, each paired with the next
+	   (clickhouse.md's text of it before the summary, per trace) */
+	{"offcpu_by_comm", {"sched_switch", NULL},
+	 "host LowCardinality(String), trace_id Int64, comm Nullable(String), off_ns UInt64",
+	 "SELECT host, trace_id, comm, sum(next_ts - ts) FROM (SELECT host, trace_id, tupleElement(e, 1) AS ts, "
+	 "tupleElement(e, 3) AS is_in, tupleElement(e, 4) AS state, tupleElement(e, 5) AS comm, "
+	 "tupleElement(n, 1) AS next_ts, tupleElement(n, 3) AS next_in FROM (SELECT host, trace_id, "
+	 "arraySort(groupArray((ts, 0, is_in, state, comm))) AS evs FROM (SELECT host, trace_id, ts, prev_pid AS tid, "
+	 "prev_comm AS comm, prev_state AS state, 0 AS is_in FROM `%1$s`.sched_switch WHERE prev_pid != 0 UNION ALL "
+	 "SELECT host, trace_id, ts, next_pid AS tid, '' AS comm, 0 AS state, 1 AS is_in FROM `%1$s`.sched_switch "
+	 "WHERE next_pid != 0) GROUP BY host, trace_id, tid) ARRAY JOIN arrayPopBack(evs) AS e, arrayPopFront(evs) AS n) "
+	 "WHERE is_in = 0 AND next_in = 1 AND bitAnd(state, 48) = 0 GROUP BY host, trace_id, comm"},
+};
+
+/*
+ * The summaries this load makes: in the staging database (and in D when
+ * D lacks one), filled from the staged rows, swapped before `trace`.  One
+ * whose tables have no rows now but had this trace before loses its
+ * partition, as a table does.
+ */
+/* This load has rows in every table summary m is made from. */
+static bool has_sources(const struct load_plan *p, const struct summary *m)
+{
+	for (size_t i = 0; i < sizeof(m->needs) / sizeof(m->needs[0]); i++)
+		if (m->needs[i] && !listed(p->text[PLAN_ROWS], m->needs[i]))
+			return false;
+	return true;
+}
+
+static void plan_summaries(const struct ch_state *s, const char *stage, struct load_plan *p)
+{
+	char sql[1024];
+
+	fflush(p->rows);
+	for (size_t i = 0; i < sizeof(summaries) / sizeof(summaries[0]); i++) {
+		const struct summary *m = &summaries[i];
+		if (!has_sources(p, m)) {
+			if (listed(p->have_trace, m->name))
+				drop_statement(s, m->name, p->swap);
+			continue;
+		}
+		const char *create =
+		    "CREATE TABLE %s`%s`.`%s` (%s) ENGINE = MergeTree PARTITION BY trace_id ORDER BY host;\n";
+		if (!listed(p->have_tables, m->name))
+			fprintf(p->create, create, "IF NOT EXISTS ", s->database, m->name, m->columns);
+		fprintf(p->create, create, "", stage, m->name, m->columns);
+		fprintf(p->derive, "INSERT INTO `%s`.`%s` ", stage, m->name);
+		fprintf(p->derive, m->select, stage);
+		fputs(";\n", p->derive);
+		swap_statement(s, m->name, stage, sql, sizeof(sql));
+		fputs(sql, p->swap);
+		plan_distributed(s, m->name, p);
+	}
 }
 
 /* Each FILE \t TARGET line of the plan's inserts. */
@@ -513,15 +641,17 @@ static int survey(struct export_run *x, struct ch_state *s, struct load_plan *p)
 /* The plan from tables.tsv and schema.sql, read line by line together. */
 static int make_plan(struct export_run *x, struct ch_state *s, const char *stage, struct load_plan *p)
 {
-	FILE **f[4] = {&p->create, &p->inserts, &p->swap, &p->after};
+	FILE **f[PLAN_TEXTS] = {&p->create, &p->inserts, &p->swap, &p->after, &p->derive, &p->rows};
 	char path[PATH_MAX], line[1024], *create = NULL;
 	size_t create_cap = 0;
 	FILE *names, *schema;
 	int rc = survey(x, s, p);
 
-	for (int i = 0; rc == 0 && i < 4; i++)
+	for (int i = 0; rc == 0 && i < PLAN_TEXTS; i++)
 		if (!(*f[i] = open_memstream(&p->text[i], &p->len[i])))
 			rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	if (rc == 0)
+		fputs("\n", p->rows);
 	snprintf(path, sizeof(path), "%s/tables.tsv", s->dir);
 	names = fopen(path, "r");
 	snprintf(path, sizeof(path), "%s/schema.sql", s->dir);
@@ -535,9 +665,11 @@ static int make_plan(struct export_run *x, struct ch_state *s, const char *stage
 		fclose(names);
 	if (schema)
 		fclose(schema);
+	if (rc == 0)
+		plan_summaries(s, stage, p);
 	if (p->swap)
 		fputs(p->trace_swap, p->swap);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < PLAN_TEXTS; i++)
 		if (*f[i] && fclose(*f[i]) && rc == 0)
 			rc = export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	return rc;
@@ -563,14 +695,15 @@ static int load(struct export_run *x, struct ch_state *s)
 	if ((rc = run_script(x, sql)) < 0 || (rc = make_plan(x, s, stage, &p)) < 0)
 		goto out;
 	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS `%s`;\nCREATE DATABASE `%s`;\n", stage, stage);
-	if ((rc = run_script(x, sql)) == 0 && (rc = run_script(x, p.text[0])) == 0 &&
-	    (rc = run_inserts(x, s, p.text[1])) == 0 && (rc = run_script(x, p.text[2])) == 0 &&
-	    (rc = run_script(x, p.text[3])) == 0) {
+	if ((rc = run_script(x, sql)) == 0 && (rc = run_script(x, p.text[PLAN_CREATE])) == 0 &&
+	    (rc = run_inserts(x, s, p.text[PLAN_INSERTS])) == 0 &&
+	    (rc = run_script(x, p.text[PLAN_DERIVE])) == 0 && (rc = run_script(x, p.text[PLAN_SWAP])) == 0 &&
+	    (rc = run_script(x, p.text[PLAN_AFTER])) == 0) {
 		snprintf(sql, sizeof(sql), "DROP DATABASE `%s`", stage);
 		rc = statement(x, sql, -1, NULL);
 	}
 out:
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < PLAN_TEXTS; i++)
 		free(p.text[i]);
 	free(p.have_tables);
 	free(p.have_trace);
