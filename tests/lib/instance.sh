@@ -35,3 +35,5 @@ instance_cleanup() {
 trap instance_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+trap 'exit 129' HUP
+trap 'exit 141' PIPE # its reader gone (prove killed): still removed
