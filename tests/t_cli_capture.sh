@@ -100,8 +100,9 @@ sh -c 'sleep 0.01'
 echo 0 > $MINE/tracing_on
 kernel=$(grep -v '^#' $MINE/trace)
 live=$("$TB" report --no-header $MINE); rc=$?
-[ $rc = 0 ] && [ "$live" = "$kernel" ] && echo "$live" | grep -q ": # abcd buf: 52 41 57 32$"
-check $? "live report equals the instance's trace, trace_marker_raw included (not [UNKNOWN EVENT])"
+[ $rc = 0 ] && [ "$live" = "$kernel" ] && echo "$live" | grep -q ": # abcd buf: 52 41 57 32$"; rc=$?
+check $rc "live report equals the instance's trace, trace_marker_raw included (not [UNKNOWN EVENT])"
+[ $rc = 0 ] || { echo "$kernel" > "$W/k.txt"; echo "$live" > "$W/l.txt"; diff "$W/k.txt" "$W/l.txt" | head -20 | sed 's/^/# /' >&2; }
 echo 1 > $MINE/tracing_on
 echo tb-cli again > $MINE/trace_marker; sh -c 'sleep 0.01'
 D=$W/theirs
