@@ -418,8 +418,10 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -C fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
+# FUZZ_RUNS=n: n executions per target (FUZZ_SECONDS, if given too, still bounds each)
 fuzz-long:
-	$(Q)$(MAKE) --no-print-directory -C fuzz long FUZZ_SECONDS=$(FUZZ_SECONDS)
+	$(Q)$(MAKE) --no-print-directory -C fuzz long \
+		$(if $(FUZZ_RUNS),FUZZ_RUNS=$(FUZZ_RUNS) $(if $(filter file,$(origin FUZZ_SECONDS)),,FUZZ_SECONDS=$(FUZZ_SECONDS)),FUZZ_SECONDS=$(FUZZ_SECONDS))
 
 # The printer's bench runs the reading side beside libtraceevent.
 $(B)/bench/bench_printfmt: BENCH_CFLAGS += $(TEV_CFLAGS) -Itests

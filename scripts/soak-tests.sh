@@ -17,6 +17,11 @@
 #   SOAK_HOG_NICE   the hogs' nice level (default 10: see tests/README.md)
 #   SOAK_SUITES     which suites (default "normal asan tsan")
 #   SOAK_HOGS       how many hogs (default 2)
+#   SOAK_HOG_CMD    what each hog runs instead of the busy loop: a shell
+#                   command, given the hog's number (1, 2, ...) as $1; any
+#                   CPU-bound work (long fuzzing runs, say) loads the CPUs as
+#                   well.  Each hog is a process group of its own, and the
+#                   whole group is killed at the end.
 #   SOAK_SHOW       1: each suite's output on the terminal too (default: 1 when N is 1)
 #
 # `make test` runs it with N=1.
@@ -34,19 +39,22 @@ show=${SOAK_SHOW:-$([ "$runs" = 1 ] && echo 1 || echo 0)}
 mkdir -p "$dir" || exit 2
 : > "$dir/failures"
 
+hog_cmd=${SOAK_HOG_CMD:-while :; do :; done}
 hogs=""
 stop_hogs() {
-	# Only the hogs this script started, by their process ids.
-	[ -n "$hogs" ] && kill $hogs 2> /dev/null
+	# Only the hogs this script started: each is the leader of its own
+	# process group (setsid), so what a hog command started goes too.
+	for h in $hogs; do kill -- "-$h" 2> /dev/null; done
 	hogs=""
 }
 trap 'stop_hogs' EXIT
 trap 'stop_hogs; echo "soak: interrupted" >&2; exit 130' INT TERM HUP
 i=0
 while [ $i -lt "$nhogs" ]; do
-	nice -n "$nice_level" sh -c 'while :; do :; done' &
-	hogs="$hogs $!"
 	i=$((i + 1))
+	# setsid execs in this child (not a group leader), so $! is the new group's id
+	setsid nice -n "$nice_level" sh -c "$hog_cmd" soak-hog $i < /dev/null &
+	hogs="$hogs $!"
 done
 
 # prove's summary names each failed program and its failed checks
