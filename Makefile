@@ -104,7 +104,7 @@ HEADERS := $(wildcard include/tracebuf/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_SCRIPTS := $(wildcard tests/t_*.sh)
-TSAN_TESTS := test_usdt_gate test_hist_attach test_thread_names test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_pagework_count test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms test_export
+TSAN_TESTS := test_usdt_gate test_hist_attach test_thread_names test_ring_torture test_ring_basic test_report_threads test_pagework_warmup test_pagework_count test_tp_threads test_tp_filter test_tp_filter_torture test_hist test_shm test_shm_crash test_shm_pidns test_tracedat_ksyms test_ksyms test_export test_sql_pipe
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_CFLAGS :=

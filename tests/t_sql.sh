@@ -190,6 +190,23 @@ cp "$W/dat.db" "$W/keep.db"
 [ $rc = 3 ] && grep -q '/nonexistent/trace.dat' "$W/err" && cmp -s "$W/dat.db" "$W/keep.db" &&
 	[ -z "$(ls -A "$W" | grep tracebuf-sql)" ]; check $? "an input that cannot be read: exit 3 (input), named, --db untouched"
 
+# -- SQLite failing as it stores rows, on the thread that stores them while the other decodes: a
+# trigger of the --db aborts the appended trace's INSERTs mid-load (sched_switch, rows 200 on of
+# its 340: full batches) or at the end (thread rows: 3 on, a batch handed before it is full)
+# fails_storing TABLE STORED WHEN: the load fails at the first row of STORED that WHEN holds for
+fails_storing() {
+	cp "$W/dat.db" "$W/trig.db"
+	"$TB" sql --db "$W/trig.db" -Q "CREATE TRIGGER boom BEFORE INSERT ON \"$2\" WHEN $3
+		BEGIN SELECT RAISE(ABORT, 'no more rows'); END" 2> "$W/err"
+	cp "$W/trig.db" "$W/trig.before"
+	"$TB" sql --db "$W/trig.db" $DAT $DAT -Q "SELECT 1" > /dev/null 2> "$W/err"; rc=$?
+	[ $rc = 4 ] && grep -q "tracebuf-sql-[A-Za-z0-9]*: $1: no more rows\$" "$W/err" && [ "$(wc -l < "$W/err")" = 1 ] &&
+		cmp -s "$W/trig.before" "$W/trig.db" && [ -z "$(ls -A "$W" | grep tracebuf-sql)" ]
+	check $? "SQLite fails storing $1 rows: exit 4, its message once, --db untouched, no temporary"
+}
+fails_storing sched_switch "sched_switch:rows" '(SELECT count(*) FROM "sched_switch:rows") >= 340 + 200'
+fails_storing thread thread 'NEW.trace_id = 2 AND (SELECT count(*) FROM thread WHERE trace_id = 2) >= 3'
+
 # -- JSON: typed values, NULL as null
 "$TB" sql --db "$W/dat.db" --format json -Q "SELECT ts, state, cpu FROM thread_state WHERE state = 'S' LIMIT 2" > "$W/json" 2>&1
 if command -v python3 > /dev/null; then

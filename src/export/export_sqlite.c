@@ -2,11 +2,21 @@
 /*
  * export_sqlite.c - a trace loaded into an SQLite database, as the tables
  * sql_tables.h describes (docs/sql.md): an events kind, so the load
- * streams - each row is bound in its table's prepared INSERT of 64 rows
- * (struct table_writer), stepped when full; nothing of the trace is held
- * beyond the merge's pages and those 64 rows a table, and the memory is
- * SQLite's page cache (bounded below) plus the per-thread state of the
- * derived tables.
+ * streams - each row is copied into its table's batch of 64 rows (struct
+ * table_writer), and a full batch is handed (sql_pipe.h) to the thread
+ * that binds it to the table's prepared INSERT of 64 rows and steps it;
+ * nothing of the trace is held beyond the merge's pages, a batch a table
+ * and the SQL_PIPE_DEPTH batches handed over, and the memory is SQLite's
+ * page cache (bounded below) plus the per-thread state of the derived
+ * tables.
+ *
+ * Two threads, one connection: the storing thread ("the consumer") uses
+ * the connection and the tables' statements while batches are handed;
+ * the decoding thread (the driver's, "the producer") uses them only when
+ * the pipe is drained (sql_pipe_drain: a new table made, the end of the
+ * load), so the connection is opened without SQLite's mutexes.  Decoding
+ * and storing then take about the same time (3,400 and 3,500 instructions
+ * an event), and the wall clock is about the larger of the two.
  *
  * The output is opened as a database and appended to: a second trace gets
  * the next trace_id, and utids/upids after those already there.  The
@@ -22,6 +32,7 @@
 #include <sqlite3.h>
 
 #include "exporter.h"
+#include "sql_pipe.h"
 #include "sql_record.h"
 #include "sql_tables.h"
 #include "analyze/intern.h"
@@ -43,7 +54,11 @@ struct sqlite_state {
 	sqlite3 *db;
 	struct sql_catalog cat;
 	const char *host;
+	struct sql_pipe *pipe; /* to the consumer, from the end of begin to finish */
+	/* the consumer's (the producer reads `failure` once the pipe has said it failed): */
 	uint64_t rows_since_commit;
+	char *failure; /* "what: SQLite's message", said by the producer (one thread writes stderr) */
+	bool failure_said;
 	FILE *text;	/* --with-text: the report line is rendered here */
 	char *text_buf;
 	size_t text_len;
@@ -179,12 +194,13 @@ struct common_hit {
 #define COMMON_HITS 4096 /* a power of two */
 
 /*
- * One parameter of the batch's INSERT as last bound.  SQLite keeps a
- * binding across sqlite3_reset, so a value equal to the one bound is not
- * bound again (a trace's host, trace_id, a CPU, flags), and text and blobs
- * are bound SQLITE_STATIC from the slot's own buffer, which SQLite reads
- * when the statement steps: a new value of the same length is only copied
- * there.  Binding was a quarter of the load's instructions (callgrind).
+ * One parameter of the batch's INSERT as last bound (the consumer's).
+ * SQLite keeps a binding across sqlite3_reset, so a value equal to the
+ * one bound is not bound again (a trace's host, trace_id, a CPU, flags),
+ * and text and blobs are bound SQLITE_STATIC from the slot's own buffer,
+ * which SQLite reads when the statement steps: a new value of the same
+ * length is only copied there.  Binding was a quarter of the load's
+ * instructions (callgrind).
  */
 struct slot {
 	enum { SLOT_NONE, SLOT_NULL, SLOT_INT, SLOT_TEXT, SLOT_BLOB } kind;
@@ -204,17 +220,19 @@ struct stored_col {
 /*
  * The writer's handle of a table (sql_table.engine): the table it stores
  * to and its columns (a table as the catalog has it, or the "NAME:rows"
- * under a view: stored_of), its INSERTs, and the waiting rows, bound to
- * the batch's INSERT as they come (slot r * ncols + column is parameter
- * r * ncols + column + 1).
+ * under a view: stored_of), made while the pipe is drained and read by
+ * both threads after; the rows being copied (the producer's batch); its
+ * INSERTs and what is bound to them (the consumer's: slot r * ncols +
+ * column is parameter r * ncols + column + 1 of the batch's INSERT).
  */
 struct table_writer {
 	char *name;
 	struct stored_col *cols;
 	bool flags_common; /* an event table's common_flags and common_preempt_count are "common:rows"' */
-	sqlite3_stmt *one;  /* one row: the rows left when the load ends */
+	size_t batch, ncols;
+	struct sql_batch *fill; /* the producer's: rows not handed yet (NULL: none) */
+	sqlite3_stmt *one;  /* one row: the rows of a batch handed before it is full */
 	sqlite3_stmt *many; /* batch rows (NULL when batch is 1) */
-	size_t batch, nrows, ncols;
 	struct slot *slots; /* batch * ncols */
 };
 
@@ -256,6 +274,7 @@ static void writer_free(struct table_writer *w)
 {
 	if (!w)
 		return;
+	sql_batch_free(w->fill);
 	sqlite3_finalize(w->one);
 	sqlite3_finalize(w->many);
 	for (size_t i = 0; w->slots && i < w->batch * w->ncols; i++)
@@ -461,50 +480,75 @@ static int event_view(const struct export_run *x, sqlite3 *db, const struct sql_
 	return rc;
 }
 
-/* t's writer (t->engine) and its stored table, as kind says. */
+static int drained(const struct export_run *x, struct sqlite_state *s);
+
+/*
+ * t's writer (t->engine) and its stored table, as kind says: made by the
+ * producer with the consumer waiting (a new event type's first record).
+ */
 static int table_open(const struct export_run *x, struct sql_table *t, enum stored_kind kind)
 {
 	struct sqlite_state *s = x->state;
-	struct table_writer *w = calloc(1, sizeof(*w));
-	int rc;
+	struct table_writer *w;
+	int rc = drained(x, s);
 
-	if (!w || (t->engine = w, stored_of(s, w, t, kind) < 0))
+	if (rc < 0)
+		return rc;
+	if (!(w = calloc(1, sizeof(*w))) || (t->engine = w, stored_of(s, w, t, kind) < 0))
 		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	if ((rc = stored_open(x, s->db, w)) < 0)
 		return rc;
 	return kind == STORED_EVENT ? event_view(x, s->db, t, w) : 0;
 }
 
-/* The value v kept in its slot and bound to parameter n of st when it differs from what is bound: 0 or -ENOMEM. */
-static int slot_set(sqlite3_stmt *st, int n, struct slot *sl, const struct sql_value *v)
+/* ------------------------------------------------ the consumer: batches bound and stepped */
+
+/* What failed on the consumer, kept for the producer to say ("what: message", or the message): rc. */
+static int consumer_failed(struct sqlite_state *s, int rc, const char *what, const char *msg)
 {
-	if (v->null) {
+	size_t n = (what ? strlen(what) + 2 : 0) + strlen(msg) + 1;
+
+	if (!s->failure && (s->failure = malloc(n)))
+		snprintf(s->failure, n, "%s%s%s", what ? what : "", what ? ": " : "", msg);
+	return rc;
+}
+
+/* The cell's bytes: a pointer for none too (SQLite binds a NULL pointer as NULL). */
+static const void *cell_bytes(const struct sql_batch *b, const struct sql_cell *c)
+{
+	return c->len ? b->bytes + c->at : (const void *)"";
+}
+
+/* Cell c of b kept in its slot and bound to parameter n of st when it differs from what is bound: 0 or -ENOMEM. */
+static int slot_set(sqlite3_stmt *st, int n, struct slot *sl, const struct sql_batch *b, const struct sql_cell *c)
+{
+	if (c->kind == SQL_CELL_NULL) {
 		if (sl->kind != SLOT_NULL)
 			sqlite3_bind_null(st, n);
 		sl->kind = SLOT_NULL;
 		return 0;
 	}
-	if (v->type == SQL_INT) {
-		if (sl->kind != SLOT_INT || sl->i != v->i)
-			sqlite3_bind_int64(st, n, v->i);
+	if (c->kind == SQL_CELL_INT) {
+		if (sl->kind != SLOT_INT || sl->i != c->i)
+			sqlite3_bind_int64(st, n, c->i);
 		sl->kind = SLOT_INT;
-		sl->i = v->i;
+		sl->i = c->i;
 		return 0;
 	}
-	bool rebind = sl->kind != (v->type == SQL_TEXT ? SLOT_TEXT : SLOT_BLOB) || sl->len != v->len;
-	if (!sl->buf || v->len > sl->cap) {
+	bool rebind = sl->kind != (c->kind == SQL_CELL_TEXT ? SLOT_TEXT : SLOT_BLOB) || sl->len != c->len;
+	if (!sl->buf || c->len > sl->cap) {
 		size_t cap = sl->cap;
-		uint8_t *b = tb__grow(sl->buf, &cap, v->len, 1, 32);
-		if (!b)
+		uint8_t *grown = tb__grow(sl->buf, &cap, c->len, 1, 32);
+		if (!grown)
 			return -ENOMEM;
-		sl->buf = b;
+		sl->buf = grown;
 		sl->cap = (uint32_t)cap;
 		rebind = true; /* the buffer may have moved */
 	}
-	if (v->len)
-		memcpy(sl->buf, v->p, v->len);
-	sl->kind = v->type == SQL_TEXT ? SLOT_TEXT : SLOT_BLOB;
-	sl->len = v->len;
+	if (c->len)
+		memcpy(sl->buf, b->bytes + c->at, c->len);
+	sl->kind = c->kind == SQL_CELL_TEXT ? SLOT_TEXT : SLOT_BLOB;
+	sl->len = c->len;
 	if (rebind && sl->kind == SLOT_TEXT)
 		sqlite3_bind_text(st, n, (const char *)sl->buf, (int)sl->len, SQLITE_STATIC);
 	else if (rebind)
@@ -512,79 +556,143 @@ static int slot_set(sqlite3_stmt *st, int n, struct slot *sl, const struct sql_v
 	return 0;
 }
 
-/* A waiting row bound again, as it is kept, to the one-row INSERT. */
-static void bind_kept(sqlite3_stmt *st, const struct slot *sl, size_t ncols)
+/* A row of b bound, as the batch holds it, to the one-row INSERT (read when it steps, before b goes back). */
+static void bind_row(sqlite3_stmt *st, const struct sql_batch *b, const struct sql_cell *c, size_t ncols)
 {
 	for (size_t i = 0; i < ncols; i++) {
 		int n = (int)i + 1;
-		if (sl[i].kind == SLOT_INT)
-			sqlite3_bind_int64(st, n, sl[i].i);
-		else if (sl[i].kind == SLOT_TEXT)
-			sqlite3_bind_text(st, n, (const char *)sl[i].buf, (int)sl[i].len, SQLITE_STATIC);
-		else if (sl[i].kind == SLOT_BLOB)
-			sqlite3_bind_blob(st, n, sl[i].buf, (int)sl[i].len, SQLITE_STATIC);
+		if (c[i].kind == SQL_CELL_INT)
+			sqlite3_bind_int64(st, n, c[i].i);
+		else if (c[i].kind == SQL_CELL_TEXT)
+			sqlite3_bind_text(st, n, cell_bytes(b, &c[i]), (int)c[i].len, SQLITE_STATIC);
+		else if (c[i].kind == SQL_CELL_BLOB)
+			sqlite3_bind_blob(st, n, cell_bytes(b, &c[i]), (int)c[i].len, SQLITE_STATIC);
 		else
 			sqlite3_bind_null(st, n);
 	}
 }
 
-static int step(const struct export_run *x, sqlite3 *db, const struct sql_table *t, sqlite3_stmt *st)
+static int step(struct sqlite_state *s, const struct sql_table *t, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : db_error(x, db, t->name);
+	return rc == SQLITE_DONE ? 0 : consumer_failed(s, -EIO, t->name, sqlite3_errmsg(s->db));
 }
 
-/*
- * The table's waiting rows into the database: a full batch by the INSERT
- * they are bound to, fewer (the end of the load) one by one.
- */
-static int flush(const struct export_run *x, sqlite3 *db, struct sql_table *t)
+/* exec() on the consumer: the message kept. */
+static int consumer_exec(struct sqlite_state *s, const char *sql)
 {
-	struct table_writer *w = t->engine;
-	int rc = 0;
+	char *msg = NULL;
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg) == SQLITE_OK
+		     ? 0
+		     : consumer_failed(s, -EIO, sql, msg ? msg : sqlite3_errmsg(s->db));
 
-	if (!w || !w->nrows)
-		return 0;
-	if (w->nrows == w->batch) {
-		rc = step(x, db, t, w->many ? w->many : w->one);
-	} else {
-		for (size_t r = 0; rc == 0 && r < w->nrows; r++) {
-			bind_kept(w->one, w->slots + r * w->ncols, w->ncols);
-			rc = step(x, db, t, w->one);
-		}
-	}
-	w->nrows = 0;
+	sqlite3_free(msg);
 	return rc;
 }
 
-/* Row v of t (its catalog's columns) bound in its table's batch, which goes in when full; common: its key. */
+/*
+ * The pipe's consumer: batch b into its table - a full one by the INSERT
+ * of its rows (binding what differs from what is bound), fewer (a table's
+ * last rows) one by one - and a transaction committed every
+ * ROWS_PER_COMMIT rows.
+ */
+static int store(void *ctx, struct sql_batch *b)
+{
+	struct sqlite_state *s = ctx;
+	const struct sql_table *t = b->table;
+	struct table_writer *w = t->engine;
+	int rc = 0;
+
+	if (b->nrows == w->batch) {
+		sqlite3_stmt *st = w->many ? w->many : w->one;
+		for (size_t k = 0; k < b->ncells; k++) {
+			const struct sql_cell *c = &b->cells[k];
+			struct slot *sl = &w->slots[k];
+			if (c->kind == SQL_CELL_INT && sl->kind == SLOT_INT && sl->i == c->i)
+				continue; /* the most common case, with no call: the value bound already */
+			if (slot_set(st, (int)k + 1, sl, b, c) < 0)
+				return consumer_failed(s, -ENOMEM, NULL, strerror(ENOMEM));
+		}
+		rc = step(s, t, st);
+	} else {
+		for (size_t r = 0; rc == 0 && r < b->nrows; r++) {
+			bind_row(w->one, b, b->cells + r * w->ncols, w->ncols);
+			rc = step(s, t, w->one);
+		}
+	}
+	if (rc < 0 || (s->rows_since_commit += b->nrows) < ROWS_PER_COMMIT)
+		return rc;
+	s->rows_since_commit = 0;
+	rc = consumer_exec(s, "COMMIT");
+	return rc ? rc : consumer_exec(s, "BEGIN");
+}
+
+/* ------------------------------------------------ the producer: rows copied and handed */
+
+/* The consumer's failure said, once (the producer may meet it at a later hand-off again): rc. */
+static int consumer_said(const struct export_run *x, struct sqlite_state *s, int rc)
+{
+	if (!s->failure_said)
+		export_say(x, rc, x->o->out, "%s", s->failure ? s->failure : strerror(-rc));
+	s->failure_said = true;
+	return rc;
+}
+
+/* w's rows to the consumer. */
+static int hand(const struct export_run *x, struct sqlite_state *s, struct table_writer *w)
+{
+	struct sql_batch *b = w->fill;
+	int rc;
+
+	w->fill = NULL;
+	rc = sql_pipe_send(s->pipe, b);
+	return rc < 0 ? consumer_said(x, s, rc) : 0;
+}
+
+/*
+ * Every row handed is stored and the consumer waits: the connection and
+ * the statements are the producer's until its next hand-off.  No pipe
+ * yet (begin): nothing was handed.
+ */
+static int drained(const struct export_run *x, struct sqlite_state *s)
+{
+	int rc = s->pipe ? sql_pipe_drain(s->pipe) : 0;
+
+	return rc < 0 ? consumer_said(x, s, rc) : 0;
+}
+
+/* The table's rows not handed yet, handed (fewer than a batch: stored one by one). */
+static int flush(const struct export_run *x, struct sqlite_state *s, struct sql_table *t)
+{
+	struct table_writer *w = t->engine;
+
+	return w && w->fill && w->fill->nrows ? hand(x, s, w) : 0;
+}
+
+/* Row v of t (its catalog's columns) copied into its table's batch, handed when full; common: its key. */
 static int insert_stored(struct export_run *x, struct sql_table *t, const struct sql_value *v, int64_t common)
 {
 	struct sqlite_state *s = x->state;
 	struct table_writer *w = t->engine;
-	sqlite3_stmt *st = w->many ? w->many : w->one;
-	size_t first = w->nrows * w->ncols;
 	struct sql_value key = sql_int(common);
-	int rc;
 
-	for (size_t i = 0; i < w->ncols; i++) {
+	struct sql_batch *b = w->fill;
+
+	if (!b && !(b = w->fill = sql_pipe_batch(s->pipe, t, w->batch * w->ncols)))
+		return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
+	struct sql_cell *c = b->cells + b->ncells;
+	for (size_t i = 0; i < w->ncols; i++, c++) {
 		int from = w->cols[i].from;
 		const struct sql_value *val = from == FROM_COMMON ? &key : &v[from];
-		struct slot *sl = &w->slots[first + i];
-		if (val->type == SQL_INT && !val->null && sl->kind == SLOT_INT && sl->i == val->i)
-			continue; /* the most common case, with no call: the value bound already */
-		if (slot_set(st, (int)(first + i + 1), sl, val) < 0)
+		if (val->type == SQL_INT && !val->null) /* most values, inline */
+			*c = (struct sql_cell){.kind = SQL_CELL_INT, .i = val->i};
+		else if (sql_cell_set(b, c, val) < 0)
 			return export_say(x, -ENOMEM, x->o->out, "%s", strerror(ENOMEM));
 	}
-	if (++w->nrows == w->batch && (rc = flush(x, s->db, t)) < 0)
-		return rc;
-	if (++s->rows_since_commit < ROWS_PER_COMMIT)
-		return 0;
-	s->rows_since_commit = 0;
-	rc = exec(x, s->db, "COMMIT");
-	return rc ? rc : exec(x, s->db, "BEGIN");
+	b->ncells += w->ncols;
+	return ++b->nrows == w->batch ? hand(x, s, w) : 0;
 }
 
 /* The catalog's row hook. */
@@ -593,21 +701,21 @@ static int insert_row(void *ctx, struct sql_table *t, const struct sql_value *v)
 	return insert_stored(ctx, t, v, 0);
 }
 
-/* Every table's waiting rows into the database: before a query of them and at the end. */
+/* Every table's rows into the database, the consumer waiting after: before a query of them and at the end. */
 static int flush_all(const struct export_run *x, struct sqlite_state *s)
 {
 	int rc = 0;
 
 	for (int i = 0; rc == 0 && i < SQL_NFIXED; i++)
-		rc = flush(x, s->db, &s->cat.fixed[i]);
+		rc = flush(x, s, &s->cat.fixed[i]);
 	if (rc == 0)
-		rc = flush(x, s->db, &s->cat.running);
+		rc = flush(x, s, &s->cat.running);
 	if (rc == 0)
-		rc = flush(x, s->db, &s->common_table);
+		rc = flush(x, s, &s->common_table);
 	for (size_t i = 0; rc == 0 && i < s->cat.nby_id; i++)
 		if (s->cat.by_id[i])
-			rc = flush(x, s->db, s->cat.by_id[i]);
-	return rc;
+			rc = flush(x, s, s->cat.by_id[i]);
+	return rc ? rc : drained(x, s);
 }
 
 static int64_t max_plus_one(sqlite3 *db, const char *sql)
@@ -770,6 +878,9 @@ static int sqlite_begin(struct export_run *x)
 	s->ns_clock = tb_capture_clock_is_ns(c) || x->merge->mult;
 	if (x->o->sql_text && !(s->text = open_memstream(&s->text_buf, &s->text_len)))
 		return export_say(x, -errno, x->o->out, "%s", strerror(errno));
+	/* the consumer from the first row on: table_open() before it was the producer's alone */
+	if ((rc = sql_pipe_start(&s->pipe, store, s)) < 0)
+		return export_say(x, rc, x->o->out, "%s", strerror(-rc));
 	return 0;
 }
 
@@ -821,9 +932,9 @@ static int registry_row(struct export_run *x, struct sql_table *t, const struct 
 	struct sqlite_state *s = x->state;
 	sqlite3_stmt *st;
 	bool known = false;
-	int rc = flush(x, s->db, &s->cat.fixed[SQL_EVENT_TABLE]);
+	int rc = flush(x, s, &s->cat.fixed[SQL_EVENT_TABLE]);
 
-	if (rc < 0)
+	if (rc < 0 || (rc = drained(x, s)) < 0) /* the SELECT below is the producer's */
 		return rc;
 	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM event_table WHERE name = ?1", -1, &st, NULL) != SQLITE_OK)
 		return db_error(x, s->db, "event_table");
@@ -1140,6 +1251,9 @@ static int sqlite_finish(struct export_run *x)
 
 	if (s->db && !x->failed)
 		rc = sqlite_complete(x);
+	/* complete() left nothing waiting; after a failure what waits is dropped (the database is not kept) */
+	sql_pipe_stop(s->pipe, true);
+	s->pipe = NULL;
 	close_statements(&s->cat);
 	writer_free(s->common_table.engine);
 	intern_free(&s->commons);
@@ -1155,6 +1269,7 @@ static int sqlite_finish(struct export_run *x)
 		free(s->problems[i].reason);
 	}
 	free(s->problems);
+	free(s->failure);
 	return rc;
 }
 
