@@ -107,20 +107,24 @@ static int send_many(struct sql_pipe *p, struct sink *k, uint64_t *seq, size_t n
 	return 0;
 }
 
-static struct sink sink_new(void)
+/* A pipe to a new sink that naps nap_us a batch and fails at call fail_at, its start checked. */
+static struct sql_pipe *start(struct sink *k, unsigned nap_us, size_t fail_at)
 {
-	return (struct sink){.fail_at = SIZE_MAX};
+	struct sql_pipe *p = NULL;
+
+	*k = (struct sink){.nap_us = nap_us, .fail_at = fail_at};
+	if (!ok(sql_pipe_start(&p, check_batch, k) == 0, "the consumer starts"))
+		exit(1);
+	return p;
 }
 
 static void slow_consumer(void)
 {
-	struct sink k = sink_new();
-	struct sql_pipe *p;
+	struct sink k;
+	struct sql_pipe *p = start(&k, 50, SIZE_MAX);
 	uint64_t seq = 0;
 	size_t sent;
 
-	k.nap_us = 50;
-	ok(sql_pipe_start(&p, check_batch, &k) == 0, "the consumer starts");
 	ok(send_many(p, &k, &seq, 2000, 0, &sent) == 0, "2000 batches to a slow consumer");
 	ok(sql_pipe_drain(p) == 0, "drained");
 	is_int(k.calls, 2000, "every batch stored");
@@ -134,12 +138,11 @@ static void slow_consumer(void)
 
 static void slow_producer(void)
 {
-	struct sink k = sink_new();
-	struct sql_pipe *p;
+	struct sink k;
+	struct sql_pipe *p = start(&k, 0, SIZE_MAX);
 	uint64_t seq = 0;
 	size_t sent;
 
-	ok(sql_pipe_start(&p, check_batch, &k) == 0, "the consumer starts");
 	ok(send_many(p, &k, &seq, 300, 100, &sent) == 0, "300 batches from a slow producer");
 	/* a partial batch, as the end of a table hands it */
 	struct sql_batch *b = make_batch(p, &k, &seq, 5, k.generation);
@@ -153,13 +156,12 @@ static void slow_producer(void)
 /* The producer changes what the consumer reads only after a drain: TSan sees every such pair ordered. */
 static void drains(void)
 {
-	struct sink k = sink_new();
-	struct sql_pipe *p;
+	struct sink k;
+	struct sql_pipe *p = start(&k, 0, SIZE_MAX);
 	uint64_t seq = 0;
 	size_t sent, want = 0;
 	int rounds_ok = 0;
 
-	ok(sql_pipe_start(&p, check_batch, &k) == 0, "the consumer starts");
 	for (int g = 0; g < 200; g++) {
 		size_t n = (size_t)g % 11 + 1;
 		if (send_many(p, &k, &seq, n, 0, &sent) < 0 || sql_pipe_drain(p) < 0)
@@ -175,13 +177,11 @@ static void drains(void)
 
 static void consumer_fails(void)
 {
-	struct sink k = sink_new();
-	struct sql_pipe *p;
+	struct sink k;
+	struct sql_pipe *p = start(&k, 0, 100);
 	uint64_t seq = 0;
 	size_t sent;
 
-	k.fail_at = 100;
-	ok(sql_pipe_start(&p, check_batch, &k) == 0, "the consumer starts");
 	int rc = send_many(p, &k, &seq, 1000, 0, &sent);
 	is_int(rc, -EIO, "the consumer's error comes back to a send");
 	/* the send of index k waits for room until batch 100 is taken, so it cannot get past the depth */
@@ -197,13 +197,11 @@ static void consumer_fails(void)
 
 static void producer_fails(void)
 {
-	struct sink k = sink_new();
-	struct sql_pipe *p;
+	struct sink k;
+	struct sql_pipe *p = start(&k, 200, SIZE_MAX);
 	uint64_t seq = 0;
 	size_t sent;
 
-	k.nap_us = 200;
-	ok(sql_pipe_start(&p, check_batch, &k) == 0, "the consumer starts");
 	ok(send_many(p, &k, &seq, 40, 0, &sent) == 0, "40 batches to a slow consumer");
 	struct sql_batch *held = make_batch(p, &k, &seq, 10, 0); /* being filled when the producer fails */
 	ok(held != NULL, "a batch being filled");
@@ -216,13 +214,12 @@ static void producer_fails(void)
 
 static void big_values(void)
 {
-	struct sink k = sink_new();
-	struct sql_pipe *p;
+	struct sink k;
+	struct sql_pipe *p = start(&k, 0, SIZE_MAX);
 	size_t big = 1u << 20;
 	uint8_t *blob = malloc(big);
 	struct sql_batch *b;
 
-	ok(sql_pipe_start(&p, check_batch, &k) == 0, "the consumer starts");
 	for (size_t i = 0; blob && i < big; i++)
 		blob[i] = (uint8_t)(i * 131);
 	b = sql_pipe_batch(p, &k.table, 4);

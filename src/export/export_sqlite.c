@@ -1251,9 +1251,15 @@ static int sqlite_finish(struct export_run *x)
 
 	if (s->db && !x->failed)
 		rc = sqlite_complete(x);
-	/* complete() left nothing waiting; after a failure what waits is dropped (the database is not kept) */
-	sql_pipe_stop(s->pipe, true);
+	/*
+	 * complete() left nothing waiting; after a failure what waits is
+	 * dropped (the database is not kept), and a failure of SQLite's the
+	 * decoding side did not meet (it failed first) is said too.
+	 */
+	int stored = sql_pipe_stop(s->pipe, true);
 	s->pipe = NULL;
+	if (stored < 0)
+		rc = rc ? rc : consumer_said(x, s, stored);
 	close_statements(&s->cat);
 	writer_free(s->common_table.engine);
 	intern_free(&s->commons);

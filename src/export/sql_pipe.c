@@ -24,7 +24,7 @@
 #include "sql_pipe.h"
 #include "util/grow.h"
 
-#define WAKE_AT 8 /* waiting batches that wake a sleeping consumer */
+#define WAKE_AT 16 /* waiting batches that wake a sleeping consumer */
 
 enum producer_wait { WAIT_NONE, WAIT_ROOM, WAIT_IDLE };
 
@@ -231,7 +231,7 @@ int sql_pipe_stop(struct sql_pipe *p, bool discard)
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
 	/* the consumer took every batch sent before it ended: they are all in `empty` */
-	rc = discard ? 0 : p->err;
+	rc = p->err;
 	free_list(p->empty);
 	free_list(p->spare);
 	pthread_cond_destroy(&p->room);
