@@ -118,6 +118,14 @@ static struct sql_pipe *start(struct sink *k, unsigned nap_us, size_t fail_at)
 	return p;
 }
 
+/* Every batch sent came to the consumer whole and in order (read after a drain or the stop). */
+static void stored_all(const struct sink *k, size_t calls, uint64_t seq)
+{
+	is_int(k->calls, calls, "every batch stored (%zu)", calls);
+	is_int(k->next, seq, "every row, in order (%" PRIu64 ")", seq);
+	is_int(k->bad, 0, "values and text as copied");
+}
+
 static void slow_consumer(void)
 {
 	struct sink k;
@@ -127,9 +135,7 @@ static void slow_consumer(void)
 
 	ok(send_many(p, &k, &seq, 2000, 0, &sent) == 0, "2000 batches to a slow consumer");
 	ok(sql_pipe_drain(p) == 0, "drained");
-	is_int(k.calls, 2000, "every batch stored");
-	is_int(k.next, seq, "every row, in order (%" PRIu64 ")", seq);
-	is_int(k.bad, 0, "values and text as copied");
+	stored_all(&k, 2000, seq);
 	/* the producer's batch, those waiting, the consumer's: what the memory is bounded by */
 	ok(sql_pipe_allocated(p) <= SQL_PIPE_DEPTH + 2, "batches made: %zu, at most the depth %d + 2",
 	   sql_pipe_allocated(p), SQL_PIPE_DEPTH);
@@ -148,9 +154,7 @@ static void slow_producer(void)
 	struct sql_batch *b = make_batch(p, &k, &seq, 5, k.generation);
 	ok(b && sql_pipe_send(p, b) == 0, "a batch of 5 rows");
 	is_int(sql_pipe_stop(p, false), 0, "stop stores what was sent, then joins");
-	is_int(k.calls, 301, "every batch stored before the stop");
-	is_int(k.next, seq, "every row");
-	is_int(k.bad, 0, "values and text as copied");
+	stored_all(&k, 301, seq);
 }
 
 /* The producer changes what the consumer reads only after a drain: TSan sees every such pair ordered. */
