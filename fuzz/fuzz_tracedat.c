@@ -5,11 +5,15 @@
  *
  * Each input is opened (tb_tracedat_open: initial part, v6 blocks or v7
  * sections and options, decompression of metadata, the schema's texts),
- * then read every way the tools read it: trace-cmd's report (plain, raw
- * with latency columns, and the kernel's text in trace-cmd's framing with
- * and without them), the dump with every record, and the main
- * buffer as a capture through the kernel-text report.  Compressed chunks
- * are decompressed page by page on the way.
+ * then read one of the ways the tools read it: trace-cmd's report (plain,
+ * raw with latency columns, and the kernel's text in trace-cmd's framing
+ * with and without them), the dump with every record, or the main buffer
+ * as a capture through the kernel-text report and report --count.  The
+ * input's size picks the way (size % WAYS), so every way is fuzzed and an
+ * input costs one reading, not six; the last way is all of them on one
+ * handle, with worker threads rendering (TB_REPORT_THREADS=2: a small
+ * file's report has none by itself).  Compressed chunks are decompressed
+ * page by page on the way.
  *
  * Checked beyond "no crash, no leak, no overread, no hang": every problem
  * about the file itself names an offset inside the file and a reason, and
@@ -51,49 +55,69 @@ static void check_diag(void *ctx, const struct tb_problem *d)
 		CHECK(d->offset <= file_size);
 }
 
-static void read_every_way(void)
+enum way { WAY_PLAIN, WAY_RAW, WAY_KERNEL, WAY_KERNEL_LATENCY, WAY_DUMP, WAY_CAPTURE, WAY_ALL, WAYS };
+
+/* The trace.dat reports and the dump, on one handle. */
+static void read_tracedat(struct tb_tracedat *td, enum way way)
 {
-	struct tb_tracedat_opts o = {.diag = check_diag};
-	/* The capture view parses formats as records meet them (what report does); the handle above at open. */
-	struct tb_capture_opts co = {.diag = check_diag, .lazy_formats = true};
 	/*
 	 * No libtraceevent plugins: loading them is a dlopen and dlclose of a
 	 * dozen shared objects per report, and what they print is theirs.
 	 */
-	struct tb_tcmd_print_opts plain = {.no_plugins = true};
-	struct tb_tcmd_print_opts raw = {.raw = true, .latency = true, .nsec = true, .no_plugins = true};
-	/* the kernel's text in trace-cmd's framing: lines written by the workers (frame_line) */
-	struct tb_tcmd_print_opts kernel = {.kernel_text = true}, kernel_l = {.kernel_text = true, .latency = true};
+	static const struct tb_tcmd_print_opts print[] = {
+		[WAY_PLAIN] = {.no_plugins = true},
+		[WAY_RAW] = {.raw = true, .latency = true, .nsec = true, .no_plugins = true},
+		/* the kernel's text in trace-cmd's framing: lines written by the workers (frame_line) */
+		[WAY_KERNEL] = {.kernel_text = true},
+		[WAY_KERNEL_LATENCY] = {.kernel_text = true, .latency = true},
+	};
 	struct tb_tracedat_dump_opts dump = {.records = true, .cpu = -1};
-	struct tb_tracedat *td;
-	struct tb_capture *c;
 	FILE *null = fuzz_sink();
+
+	for (enum way w = WAY_PLAIN; w <= WAY_KERNEL_LATENCY; w++)
+		if (way == w || way == WAY_ALL)
+			tb_tcmd_print_tracedat(td, null, &print[w], NULL);
+	if (way == WAY_DUMP || way == WAY_ALL)
+		tb_tracedat_dump(td, null, &dump);
+}
+
+/* The main buffer as a capture: the kernel-text report, then report --count's own walk and merge. */
+static void read_as_capture(void)
+{
+	/* The capture view parses formats as records meet them (what report does); the handle above at open. */
+	struct tb_capture_opts co = {.diag = check_diag, .lazy_formats = true};
+	struct tb_report_opts count = {.count_only = true};
+	struct tb_capture *c;
+
+	if (tb_capture_open(path, &co, &c) == 0) {
+		tb_report_write(c, fuzz_sink(), NULL, NULL);
+		if (tb_capture_rewind(c) == 0)
+			tb_report_write(c, fuzz_sink(), &count, NULL);
+		tb_capture_close(c);
+	}
+}
+
+static void read_one_way(enum way way)
+{
+	struct tb_tracedat_opts o = {.diag = check_diag};
+	struct tb_tracedat *td;
 	const struct tb_tracedat_info *info;
 
-	if (tb_tracedat_open(path, &o, &td) == 0) {
-		info = tb_tracedat_info(td);
-		CHECK(info->version == 6 || info->version == 7);
-		CHECK(tb_page_size_valid(info->page_size));
-		CHECK(info->cpus >= 0 && info->cpus <= 4096);
-		for (int i = 0; i < tb_tracedat_buffer_count(td); i++)
-			for (int k = 0; k < tb_tracedat_buffer(td, i)->ncpus; k++) {
-				const struct tb_tracedat_cpu *cpu = &tb_tracedat_buffer(td, i)->cpus[k];
-				CHECK(!cpu->size || cpu->offset + cpu->size <= file_size);
-			}
-		tb_tcmd_print_tracedat(td, null, &plain, NULL);
-		tb_tcmd_print_tracedat(td, null, &raw, NULL);
-		tb_tcmd_print_tracedat(td, null, &kernel, NULL);
-		tb_tcmd_print_tracedat(td, null, &kernel_l, NULL);
-		tb_tracedat_dump(td, null, &dump);
-		tb_tracedat_close(td);
-		if (tb_capture_open(path, &co, &c) == 0) {
-			struct tb_report_opts count = {.count_only = true};
-			tb_report_write(c, null, NULL, NULL);
-			if (tb_capture_rewind(c) == 0) /* report --count's own walk and merge */
-				tb_report_write(c, null, &count, NULL);
-			tb_capture_close(c);
+	if (tb_tracedat_open(path, &o, &td) != 0)
+		return;
+	info = tb_tracedat_info(td);
+	CHECK(info->version == 6 || info->version == 7);
+	CHECK(tb_page_size_valid(info->page_size));
+	CHECK(info->cpus >= 0 && info->cpus <= 4096);
+	for (int i = 0; i < tb_tracedat_buffer_count(td); i++)
+		for (int k = 0; k < tb_tracedat_buffer(td, i)->ncpus; k++) {
+			const struct tb_tracedat_cpu *cpu = &tb_tracedat_buffer(td, i)->cpus[k];
+			CHECK(!cpu->size || cpu->offset + cpu->size <= file_size);
 		}
-	}
+	read_tracedat(td, way);
+	tb_tracedat_close(td);
+	if (way == WAY_CAPTURE || way == WAY_ALL)
+		read_as_capture();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -110,6 +134,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
 		abort();
 	file_size = size;
-	read_every_way();
+	if (size % WAYS == WAY_ALL) {
+		setenv("TB_REPORT_THREADS", "2", 1);
+		read_one_way(WAY_ALL);
+		unsetenv("TB_REPORT_THREADS");
+	} else {
+		read_one_way((enum way)(size % WAYS));
+	}
 	return 0;
 }

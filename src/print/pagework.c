@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decode/capture_source.h"
 #include "pagecount.h"
@@ -731,6 +732,18 @@ void pagework_free(struct pagework *w)
 	pthread_cond_destroy(&w->done);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
+}
+
+int pagework_threads(uint64_t data_bytes)
+{
+	const char *env = getenv("TB_REPORT_THREADS");
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (env && *env)
+		return atoi(env) > 0 ? (atoi(env) > 16 ? 16 : atoi(env)) : 0;
+	if (online < 2 || data_bytes < PW_THREADED_FROM)
+		return 0;
+	return online > 4 ? 4 : (int)online;
 }
 
 int pagework_new(const struct pw_source *streams, int nstreams, struct tb_schema *s,

@@ -191,6 +191,15 @@ struct pw_source {
 };
 
 /*
+ * How many workers a walk of data_bytes of raw data gets: TB_REPORT_THREADS
+ * when set (0: none, at most 16); else none below PW_THREADED_FROM or on one
+ * CPU (less is done faster alone than shared out, and a small file's report
+ * should not pay for threads and their units), one per online CPU up to 4.
+ */
+#define PW_THREADED_FROM (4u << 20)
+int pagework_threads(uint64_t data_bytes);
+
+/*
  * 0 with *out set, -ENOMEM, or -EAGAIN when no thread could be started.
  * render (enum pw_render) PW_RENDER_NONE (or ready NULL): records are only
  * decoded, never rendered.

@@ -256,8 +256,6 @@ static bool still_first(const struct cpu_stream *s, const struct cpu_stream *oth
 
 /* Lines reach out in writes of this size or more: one stdio call per many events. */
 #define FLUSH_AT (256 * 1024)
-/* Raw data from which rendering is shared out among threads: less is done faster alone. */
-#define THREADED_FROM (4u << 20)
 
 static void flush_text(struct report *r)
 {
@@ -618,16 +616,9 @@ static void emit(struct report *r, struct cpu_stream *s)
  */
 static int render_threads(struct report *r)
 {
-	const char *env = getenv("TB_REPORT_THREADS");
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-
 	if (tb_capture_is_live(r->capture))
 		return 0;
-	if (env && *env)
-		return atoi(env) > 0 ? (atoi(env) > 16 ? 16 : atoi(env)) : 0;
-	if (online < 2 || tb_capture_data_bytes(r->capture) < THREADED_FROM)
-		return 0;
-	return online > 4 ? 4 : (int)online;
+	return pagework_threads(tb_capture_data_bytes(r->capture));
 }
 
 /* Start the CPUs' page walks: rendered by workers when threads, else here (render: enum pw_render). */

@@ -1223,17 +1223,15 @@ static void emit(struct tc_report *r, struct tc_stream *s)
 
 /* ---------------------------------------------------------------- run */
 
-/* Worker threads for the kernel's text: TB_REPORT_THREADS when set (0: none), else one per online CPU up to 4. */
-static int render_threads(void)
+/* Worker threads for the kernel's text, by the raw data of every buffer (pagework_threads()). */
+static int render_threads(const struct tc_report *r)
 {
-	const char *env = getenv("TB_REPORT_THREADS");
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t bytes = 0;
 
-	if (env && *env)
-		return atoi(env) > 0 ? (atoi(env) > 16 ? 16 : atoi(env)) : 0;
-	if (online < 2)
-		return 0;
-	return online > 4 ? 4 : (int)online;
+	for (int b = 0; b < r->nbufs; b++)
+		if (r->bufs[b].cap)
+			bytes += tb_capture_data_bytes(r->bufs[b].cap);
+	return pagework_threads(bytes);
 }
 
 /* Whether every buffer's time column is made alike (frame_line makes them all as the first one's). */
@@ -1286,7 +1284,7 @@ static int make_streams(struct tc_report *r)
 	/* libtraceevent's text: one thread, as libtraceevent is not thread-safe. */
 	if (r->kernel_text) {
 		struct tb_render_opts ro = {.ns_clock = n && r->bufs[0].usecs};
-		rc = pagework_new(src, n, r->schema, &ro, render_threads(), PW_RENDER_BODIES, r->ready, &r->work);
+		rc = pagework_new(src, n, r->schema, &ro, render_threads(r), PW_RENDER_BODIES, r->ready, &r->work);
 		if (rc == -EAGAIN) /* no threads to be had: render here */
 			rc = pagework_new(src, n, r->schema, NULL, 0, PW_RENDER_NONE, NULL, &r->work);
 		else if (rc == 0 && same_clock_columns(r))
