@@ -66,6 +66,15 @@ int print_event_text(const struct event_printer *ep, struct tb_schema *s, const 
  */
 raw_syscalls_fn *printers_by_hand(const struct event_printer *ep);
 
+/*
+ * The compiled print fmt that print_event_text() runs, *used
+ * PRINTER_COMPILED, for every record of ep's event at least its format's
+ * min_size long (and *check_record: that passes tb_schema_check_record());
+ * NULL when a kernel printer or a hand-written one prints it instead, or the
+ * print fmt is not compiled.  For a caller that checks and runs it itself.
+ */
+const struct tb_printfmt *printers_compiled(const struct event_printer *ep, bool *check_record);
+
 /* Count n records of event id against the printer that printed them (for the stat). */
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n);
 

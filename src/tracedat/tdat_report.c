@@ -99,6 +99,9 @@ struct name_column {
 	/* its printer written by hand (printers_by_hand()), as the line without the name, */
 	/* for records of min_size or more; NULL when it has none */
 	raw_syscalls_line_fn *by_hand_line;
+	/* else its compiled print fmt (printers_compiled()), or NULL, and whether records need the full check */
+	const struct tb_printfmt *prog;
+	bool check_record;
 	uint32_t min_size; /* f->min_size */
 };
 
@@ -616,6 +619,7 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	if (n + 3 > sizeof(c->text) || n + 20 > 255 || !(c->printer = printers_find(r->schema, f, system)))
 		return NULL;
 	c->by_hand_line = raw_syscalls_line(printers_by_hand(c->printer));
+	c->prog = c->by_hand_line ? NULL : printers_compiled(c->printer, &c->check_record);
 	c->min_size = f->min_size;
 	c->text[0] = ' ';
 	memcpy(c->text + 1, name, n);
@@ -853,6 +857,30 @@ static __attribute__((noinline)) int frame_body(const struct frame_ctx *r, const
 }
 
 /*
+ * frame_body() of a record its event's compiled print fmt prints (most
+ * events): the program run straight after the columns, as print_compiled()
+ * would run it - the calls and checks between them were ~50 instructions
+ * a record.  A record that fails (its check, the program, memory) goes
+ * frame_body()'s way from the columns on, which says why.
+ */
+static int frame_compiled(const struct frame_ctx *r, const struct name_column *nc, const struct tb_render_record *ev,
+			  struct tb_strbuf *out, size_t start, struct tb_problem *err, enum printer_kind *used)
+{
+	size_t body = out->len;
+
+	if ((!nc->check_record || tb_schema_check_record(nc->f, ev->data, ev->len, NULL) == 0) &&
+	    tb_printfmt_run(nc->prog, ev->data, ev->len, out) == 0) {
+		sb_putc(out, '\n');
+		if (!out->oom) {
+			*used = PRINTER_COMPILED;
+			return TB_RENDER_OK;
+		}
+	}
+	out->len = body;
+	return frame_body(r, nc, ev, out, start, err, used);
+}
+
+/*
  * A worker's whole line for a record (pagework_set_renderer, ctx the
  * report's frame_ctx): the columns emit() would put in front, then the
  * kernel's text of the record without its "name: " (the printers leave it
@@ -904,6 +932,8 @@ frame_line_as(const struct frame_ctx *r, const struct tb_render_record *ev, stru
 		return TB_RENDER_OK;
 	}
 	sb_added(out, (size_t)(p - line));
+	if (nc->prog && ev->len >= nc->min_size)
+		return frame_compiled(r, nc, ev, out, (size_t)(line - out->buf), err, used);
 	return frame_body(r, nc, ev, out, (size_t)(line - out->buf), err, used);
 }
 
