@@ -287,6 +287,12 @@ const struct tb_printfmt *printers_compiled(const struct event_printer *ep, bool
 	return ep->prog;
 }
 
+tb_kernel_printer_fn *printers_kernel(const struct event_printer *ep, const struct tb_kernel_env **env)
+{
+	*env = ep->kenv;
+	return ep->kernel;
+}
+
 const struct event_printer *printers_find(struct tb_schema *s, const struct tb_format *f, const char *system)
 {
 	return printer_for(s, printers_of(s), f, system);

@@ -19,6 +19,7 @@
 #include <traceevent/trace-seq.h>
 
 #include "util/id_table.h"
+#include "kernel_events.h"
 #include "raw_syscalls.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
@@ -74,6 +75,13 @@ raw_syscalls_fn *printers_by_hand(const struct event_printer *ep);
  * print fmt is not compiled.  For a caller that checks and runs it itself.
  */
 const struct tb_printfmt *printers_compiled(const struct event_printer *ep, bool *check_record);
+
+/*
+ * The kernel's own printer that print_event_text() tries first for ep's
+ * event, with the environment it is given (*env); NULL when it has none.
+ * What it declines (-ENOTSUP) print_event_text() prints another way.
+ */
+tb_kernel_printer_fn *printers_kernel(const struct event_printer *ep, const struct tb_kernel_env **env);
 
 /* Count n records of event id against the printer that printed them (for the stat). */
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n);
