@@ -504,6 +504,15 @@ const char *fmt, *want;
 	{"\"%s\", __print_symbolic(REC->ul | ~0UL, { 1, \"one\" }, { UNKNOWN_A, \"A\" })", "A"},
 	{"\"%s\", __print_symbolic(REC->u, { UNKNOWN_A, \"A\" }, { 1, \"one\" })", "0xb2d05e00"},
 	{"\"[%s]\", __print_symbolic(REC->u, { UNKNOWN_A, \"A\" }, { 3000000000, \"\" })", "[]"},
+	/*
+	 * ... and of a signed type too when the value is an unsigned field
+	 * shifted and masked (an int by C's promotion, never negative: block's
+	 * ioprio class), as libtraceevent computes it: 200 >> 6 & 3 is 3.
+	 */
+	{"\"%s\", __print_symbolic(((REC->c) >> 6) & (4 - 1), { UNKNOWN_A, \"A\" }, { 3, \"three\" })", "three"},
+	{"\"%s,%u\", __print_symbolic((((REC->c) >> 4) & (8 - 1)), { UNKNOWN_A, \"A\" }, { 1, \"one\" }), REC->c & 7",
+	 "0x4,0"},
+	{"\"%s\", __print_flags(REC->c & 0xc0, \"|\", { UNKNOWN_A, \"A\" }, { 0x80, \"HI\" })", "HI|0x40"},
 };
 
 /* A symbol table that counts the look-ups it answers, and answers differently once reloaded. */
@@ -569,6 +578,9 @@ static void test_constructs(void)
 		{"\"%s\", __print_symbolic(REC->u, { UNKNOWN_A + 1, \"A\" })", "unknown name UNKNOWN_A"},
 		/* a signed value: libtraceevent reads a negative field unsigned */
 		{"\"%s\", __print_symbolic(REC->i, { UNKNOWN_A, \"A\" })", "unknown name UNKNOWN_A"},
+		{"\"%s\", __print_symbolic((REC->s >> 13) & 7, { UNKNOWN_A, \"A\" })", "unknown name UNKNOWN_A"},
+		/* an unsigned field's value that C may compute negative */
+		{"\"%s\", __print_symbolic(REC->c - 1, { UNKNOWN_A, \"A\" })", "unknown name UNKNOWN_A"},
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		const char *got = pf(refused[i].fmt);

@@ -54,7 +54,7 @@ static void put_fmt(struct tb_strbuf *out, const char *fmt, ...)
 }
 
 /* A little-endian unsigned value of size bytes at off, if the record holds it. */
-static bool read_at(const struct tb_kernel_record *r, uint32_t off, uint32_t size, uint64_t *v)
+static inline bool read_at(const struct tb_kernel_record *r, uint32_t off, uint32_t size, uint64_t *v)
 {
 	if (size == 0 || size > 8 || off > r->len || size > r->len - off)
 		return false;
@@ -70,71 +70,107 @@ static bool read_at(const struct tb_kernel_record *r, uint32_t off, uint32_t siz
 	return true;
 }
 
-#define FIELD_MEMO_SLOTS 8
-
-/* strcmp() == 0 inline: field names are a few bytes, and a libc call per record cost more. */
-static inline bool same_name(const char *a, const char *b)
-{
-	while (*a && *a == *b)
-		a++, b++;
-	return *a == *b;
-}
+#define FIELD_MEMO_BITS 6
 
 /*
- * tb_format_field(f, name), trying first where this thread last found a
- * field by that name pointer (the printers pass literals): they look up
- * the same few fields (ip, buf, ...) of a few formats for every record.
- * The guess is checked against f itself, so a slot left by another format
- * is only a miss.
+ * Where this thread last found a field called name (a literal of the
+ * printers: its pointer is the key) in format f: direct-mapped by both
+ * pointers, so that the few fields (ip, buf, ...) of each format a report
+ * prints are each one probe away - a search of every slot cost ~50
+ * instructions a look-up, two look-ups a marker record.
  */
-static const struct tb_schema_field *field_named(const struct tb_format *f, const char *name)
-{
-	static _Thread_local struct {
-		const char *name;
-		size_t index;
-	} memo[FIELD_MEMO_SLOTS];
-	static _Thread_local unsigned next_slot;
-	const struct tb_schema_field *fl;
+static _Thread_local struct field_memo {
+	const struct tb_format *f;
+	const char *name;
+	size_t index;
+} field_memo[1u << FIELD_MEMO_BITS];
 
-	for (unsigned k = 0; k < FIELD_MEMO_SLOTS && memo[k].name; k++) {
-		size_t i = memo[k].index;
-		if (memo[k].name == name && i < f->nfields && same_name(f->fields[i].name, name))
-			return &f->fields[i];
-	}
-	fl = tb_format_field(f, name);
-	if (fl) {
-		unsigned k = next_slot++ % FIELD_MEMO_SLOTS;
-		memo[k].name = name;
-		memo[k].index = (size_t)(fl - f->fields);
-	}
+static inline struct field_memo *field_memo_slot(const struct tb_format *f, const char *name)
+{
+	uint64_t key = ((uintptr_t)f >> 4) ^ (uintptr_t)name;
+
+	return &field_memo[(key * 0x9e3779b97f4a7c15ull) >> (64 - FIELD_MEMO_BITS)];
+}
+
+/* field_named() when its slot holds another field: found by name, and kept. */
+static __attribute__((noinline)) const struct tb_schema_field *field_found(const struct tb_format *f,
+									   const char *name, struct field_memo *m)
+{
+	const struct tb_schema_field *fl = tb_format_field(f, name);
+
+	if (fl)
+		*m = (struct field_memo){f, name, (size_t)(fl - f->fields)};
 	return fl;
 }
 
+/*
+ * tb_format_field(f, name), from the memo when it holds the answer.  The
+ * kept index is checked against f's own field of that index by name, so a
+ * slot left by a format since freed (another at its address) is only a
+ * miss.  Inlined with its callers, name is a literal there: the check is a
+ * compare of its few bytes, the NUL included, and the slot's place a constant
+ * but for f (a byte loop and the calls around it were ~70 instructions).
+ */
+static inline __attribute__((always_inline)) const struct tb_schema_field *field_named(const struct tb_format *f,
+										      const char *name)
+{
+	struct field_memo *m = field_memo_slot(f, name);
+	size_t i = m->index;
+
+	if (m->f == f && m->name == name && i < f->nfields && !memcmp(f->fields[i].name, name, strlen(name) + 1))
+		return &f->fields[i];
+	return field_found(f, name, m);
+}
+
+/* field_value()'s reasons, out of line: the fast path then saves no registers. */
+static __attribute__((noinline)) void field_value_fails(const struct tb_format *f, const struct tb_kernel_record *r,
+						       const char *name, const struct tb_schema_field *fl,
+						       struct tb_problem *err)
+{
+	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC || fl->size == 0 || fl->size > 8)
+		diag_fail(err, 0, "event %s has no fixed field %s of 1..8 bytes", f->name, name);
+	else
+		diag_fail(err, fl->offset, "field %s (bytes %u..%u) lies outside the %u-byte record", name,
+			  fl->offset, fl->offset + fl->size, r->len);
+}
+
 /* The fixed field called name: its value, or a reason in err. */
-static int field_value(const struct tb_format *f, const struct tb_kernel_record *r,
-		       const char *name, uint64_t *v, struct tb_problem *err)
+static inline __attribute__((always_inline)) int field_value(const struct tb_format *f,
+							     const struct tb_kernel_record *r, const char *name,
+							     uint64_t *v, struct tb_problem *err)
 {
 	const struct tb_schema_field *fl = field_named(f, name);
 
-	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC || fl->size == 0 || fl->size > 8)
-		return diag_fail(err, 0, "event %s has no fixed field %s of 1..8 bytes", f->name, name);
-	if (!read_at(r, fl->offset, fl->size, v))
-		return diag_fail(err, fl->offset, "field %s (bytes %u..%u) lies outside the %u-byte "
-				 "record", name, fl->offset, fl->offset + fl->size, r->len);
+	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC || fl->size == 0 || fl->size > 8 ||
+	    !read_at(r, fl->offset, fl->size, v)) {
+		field_value_fails(f, r, name, fl, err);
+		return -EINVAL;
+	}
 	return 0;
 }
 
+/* tail_offset()'s reasons, out of line as field_value_fails(). */
+static __attribute__((noinline)) void tail_offset_fails(const struct tb_format *f, const struct tb_kernel_record *r,
+						       const char *name, const struct tb_schema_field *fl,
+						       struct tb_problem *err)
+{
+	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC)
+		diag_fail(err, 0, "event %s has no field %s", f->name, name);
+	else
+		diag_fail(err, fl->offset, "field %s starts after the end of the %u-byte record", name, r->len);
+}
+
 /* The offset of a field that runs to the end of the record (char buf[], u32 buf[]). */
-static int tail_offset(const struct tb_format *f, const struct tb_kernel_record *r,
-		       const char *name, uint32_t *off, struct tb_problem *err)
+static inline __attribute__((always_inline)) int tail_offset(const struct tb_format *f,
+							     const struct tb_kernel_record *r, const char *name,
+							     uint32_t *off, struct tb_problem *err)
 {
 	const struct tb_schema_field *fl = field_named(f, name);
 
-	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC)
-		return diag_fail(err, 0, "event %s has no field %s", f->name, name);
-	if (fl->offset > r->len)
-		return diag_fail(err, fl->offset, "field %s starts after the end of the %u-byte "
-				 "record", name, r->len);
+	if (!fl || fl->kind != TB_SCHEMA_FIELD_STATIC || fl->offset > r->len) {
+		tail_offset_fails(f, r, name, fl, err);
+		return -EINVAL;
+	}
 	*off = fl->offset;
 	return 0;
 }

@@ -122,12 +122,50 @@ static int symbol_table(struct cc *c, uint32_t *table, uint32_t delim, uint32_t 
 	return 0;
 }
 
-/* The unsigned long value a flags / symbolic helper receives; *was_signed: its C type was signed. */
+/* Bits that can be set in imm: 0 for 0, 64 for a value with the top bit set. */
+static unsigned bit_length(uint64_t imm)
+{
+	return imm ? 64u - (unsigned)__builtin_clzll(imm) : 0u;
+}
+
+/*
+ * Whether v's code reads one unsigned field and then only shifts it right
+ * and masks it by constants, every value on the way non-negative in its C
+ * type: ((REC->ioprio) >> 13) & 7 of an unsigned short, an int by C's
+ * promotion.  libtraceevent computes such a value as C does (it reads the
+ * field unsigned, and nothing is negative for the signs to differ on), so
+ * its type's sign need not keep a table from printing as libtraceevent does.
+ * bits: how many low bits of the value may be set.
+ */
+static bool unsigned_field_masked(const struct cc *c, const struct ex *v)
+{
+	const struct pf_op *op = c->p->ops + v->start, *end = c->p->ops + c->p->nops;
+	unsigned bits;
+
+	if (v->is_const || op >= end || op->code != OP_FIELD || op->sign || op->size == 0 || op->size > 8)
+		return false;
+	bits = 8u * op->size;
+	for (op++; op < end; op++) {
+		if (op->code == OP_CONVERT && op->size <= 8)
+			bits = bits < 8u * op->size ? bits : 8u * op->size;
+		else if (op->code == OP_BIN && op->a == PF_B_SHR && op->mode == PF_IMM_RIGHT)
+			bits = op->imm < bits ? bits - (unsigned)op->imm : 0;
+		else if (op->code == OP_BIN && op->a == PF_B_AND && op->mode != PF_BOTH)
+			bits = bit_length(op->imm) < bits ? bit_length(op->imm) : bits;
+		else
+			return false;
+		if (op->size == 0 || op->size > 8 || (op->sign && bits >= 8u * op->size))
+			return false; /* may be negative there */
+	}
+	return true;
+}
+
+/* The unsigned long value a flags / symbolic helper receives; *was_signed: C may compute it negative (its type signed, and not unsigned_field_masked()). */
 static int helper_value(struct cc *c, struct ex *v, bool *was_signed)
 {
 	if (call_arg(c, v, false) < 0 || pfc_need_scalar(c, v, "a helper's value") < 0)
 		return c->rc;
-	*was_signed = v->t.sign;
+	*was_signed = v->t.sign && !unsigned_field_masked(c, v);
 	pfc_convert(c, v, ty_ulong);
 	return 0;
 }

@@ -278,6 +278,21 @@ raw_syscalls_fn *printers_by_hand(const struct event_printer *ep)
 	return ep->by_hand;
 }
 
+const struct tb_printfmt *printers_compiled(const struct event_printer *ep, bool *check_record)
+{
+	/* print_by_fmt()'s choice, as printers_by_hand()'s */
+	*check_record = ep->dynamic;
+	if (ep->kernel || ep->fallback != PRINTER_COMPILED || ep->by_hand)
+		return NULL;
+	return ep->prog;
+}
+
+tb_kernel_printer_fn *printers_kernel(const struct event_printer *ep, const struct tb_kernel_env **env)
+{
+	*env = ep->kenv;
+	return ep->kernel;
+}
+
 const struct event_printer *printers_find(struct tb_schema *s, const struct tb_format *f, const char *system)
 {
 	return printer_for(s, printers_of(s), f, system);

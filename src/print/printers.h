@@ -19,6 +19,7 @@
 #include <traceevent/trace-seq.h>
 
 #include "util/id_table.h"
+#include "kernel_events.h"
 #include "raw_syscalls.h"
 #include "strbuf.h"
 #include "tracebuf/report.h"
@@ -65,6 +66,22 @@ int print_event_text(const struct event_printer *ep, struct tb_schema *s, const 
  * checks.  For a caller that checks the size and calls it itself.
  */
 raw_syscalls_fn *printers_by_hand(const struct event_printer *ep);
+
+/*
+ * The compiled print fmt that print_event_text() runs, *used
+ * PRINTER_COMPILED, for every record of ep's event at least its format's
+ * min_size long (and *check_record: that passes tb_schema_check_record());
+ * NULL when a kernel printer or a hand-written one prints it instead, or the
+ * print fmt is not compiled.  For a caller that checks and runs it itself.
+ */
+const struct tb_printfmt *printers_compiled(const struct event_printer *ep, bool *check_record);
+
+/*
+ * The kernel's own printer that print_event_text() tries first for ep's
+ * event, with the environment it is given (*env); NULL when it has none.
+ * What it declines (-ENOTSUP) print_event_text() prints another way.
+ */
+tb_kernel_printer_fn *printers_kernel(const struct event_printer *ep, const struct tb_kernel_env **env);
 
 /* Count n records of event id against the printer that printed them (for the stat). */
 void printers_count(struct tb_schema *s, uint32_t id, enum printer_kind used, uint64_t n);

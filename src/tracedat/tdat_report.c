@@ -99,6 +99,12 @@ struct name_column {
 	/* its printer written by hand (printers_by_hand()), as the line without the name, */
 	/* for records of min_size or more; NULL when it has none */
 	raw_syscalls_line_fn *by_hand_line;
+	/* else its compiled print fmt (printers_compiled()), or NULL, and whether records need the full check */
+	const struct tb_printfmt *prog;
+	bool check_record;
+	/* the kernel's own printer tried first, or NULL, and its environment (printers_kernel()) */
+	tb_kernel_printer_fn *kernel;
+	const struct tb_kernel_env *kenv;
 	uint32_t min_size; /* f->min_size */
 };
 
@@ -616,6 +622,8 @@ static const struct name_column *name_column(struct tc_report *r, uint16_t id, c
 	if (n + 3 > sizeof(c->text) || n + 20 > 255 || !(c->printer = printers_find(r->schema, f, system)))
 		return NULL;
 	c->by_hand_line = raw_syscalls_line(printers_by_hand(c->printer));
+	c->prog = c->by_hand_line ? NULL : printers_compiled(c->printer, &c->check_record);
+	c->kernel = printers_kernel(c->printer, &c->kenv);
 	c->min_size = f->min_size;
 	c->text[0] = ' ';
 	memcpy(c->text + 1, name, n);
@@ -819,6 +827,27 @@ static inline char *task_col(const struct frame_ctx *r, char *p, int32_t pid, in
 }
 
 /*
+ * The body printed from out's byte body on as a line's end: one newline,
+ * and without the "NAME: " a kernel printer (kernel) may start it with, as
+ * the kernel does (as kernel_body() sees it).
+ */
+static void end_body(const struct name_column *nc, struct tb_strbuf *out, size_t body, bool kernel)
+{
+	char *text = out->buf + body;
+	size_t len = out->len - body, name_len = nc->name_len;
+
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (kernel && len >= name_len + 2 && text[name_len] == ':' && text[name_len + 1] == ' ' &&
+	    same_bytes(text, nc->text + 1, name_len)) {
+		memmove(text, text + name_len + 2, len - name_len - 2);
+		len -= name_len + 2;
+	}
+	text[len] = '\n';
+	out->len = body + len + 1;
+}
+
+/*
  * frame_line()'s body of a record its columns were just put in front of
  * (out's text from start on), by the event's printer: out of line, as the
  * one record in ten that takes it needs registers the common case does not.
@@ -828,7 +857,6 @@ static __attribute__((noinline)) int frame_body(const struct frame_ctx *r, const
 						struct tb_problem *err, enum printer_kind *used)
 {
 	size_t body = out->len;
-	char *text;
 	int rc;
 
 	*used = PRINTER_NONE;
@@ -837,19 +865,54 @@ static __attribute__((noinline)) int frame_body(const struct frame_ctx *r, const
 		out->len = start;
 		return rc == -ENOENT ? TB_RENDER_UNKNOWN : rc < 0 ? rc : -ENOMEM;
 	}
-	text = out->buf + body;
-	size_t len = out->len - body, name_len = nc->name_len;
-	if (len && text[len - 1] == '\n')
-		len--;
-	/* The kernel's own printers write what the kernel does, which may start so (as kernel_body() sees it). */
-	if (*used == PRINTER_KERNEL && len >= name_len + 2 && text[name_len] == ':' && text[name_len + 1] == ' ' &&
-	    same_bytes(text, nc->text + 1, name_len)) {
-		memmove(text, text + name_len + 2, len - name_len - 2);
-		len -= name_len + 2;
-	}
-	text[len] = '\n';
-	out->len = body + len + 1;
+	end_body(nc, out, body, *used == PRINTER_KERNEL);
 	return TB_RENDER_OK;
+}
+
+/*
+ * frame_body() of a record its event's compiled print fmt prints (most
+ * events): the program run straight after the columns, as print_compiled()
+ * would run it - the calls and checks between them were ~50 instructions
+ * a record.  A record that fails (its check, the program, memory) goes
+ * frame_body()'s way from the columns on, which says why.
+ */
+static int frame_compiled(const struct frame_ctx *r, const struct name_column *nc, const struct tb_render_record *ev,
+			  struct tb_strbuf *out, size_t start, struct tb_problem *err, enum printer_kind *used)
+{
+	size_t body = out->len;
+
+	if ((!nc->check_record || tb_schema_check_record(nc->f, ev->data, ev->len, NULL) == 0) &&
+	    tb_printfmt_run(nc->prog, ev->data, ev->len, out) == 0) {
+		sb_putc(out, '\n');
+		if (!out->oom) {
+			*used = PRINTER_COMPILED;
+			return TB_RENDER_OK;
+		}
+	}
+	out->len = body;
+	return frame_body(r, nc, ev, out, start, err, used);
+}
+
+/*
+ * frame_body() of a record of an event the kernel prints with its own code
+ * (a marker, a syscall): that printer called straight after the columns, as
+ * print_event_text() calls it - the calls between them were ~50
+ * instructions a record.  What it declines or fails goes frame_body()'s
+ * way from the columns on, which prints it another way or says why.
+ */
+static int frame_kernel(const struct frame_ctx *r, const struct name_column *nc, const struct tb_render_record *ev,
+			struct tb_strbuf *out, size_t start, struct tb_problem *err, enum printer_kind *used)
+{
+	struct tb_kernel_record k = {ev->data, ev->len, ev->ts, r->usecs, 0};
+	size_t body = out->len;
+
+	if (nc->kernel(nc->f, &k, nc->kenv, out, err) == 0 && !out->oom) {
+		*used = PRINTER_KERNEL;
+		end_body(nc, out, body, true);
+		return TB_RENDER_OK;
+	}
+	out->len = body;
+	return frame_body(r, nc, ev, out, start, err, used);
 }
 
 /*
@@ -904,6 +967,10 @@ frame_line_as(const struct frame_ctx *r, const struct tb_render_record *ev, stru
 		return TB_RENDER_OK;
 	}
 	sb_added(out, (size_t)(p - line));
+	if (nc->kernel)
+		return frame_kernel(r, nc, ev, out, (size_t)(line - out->buf), err, used);
+	if (nc->prog && ev->len >= nc->min_size)
+		return frame_compiled(r, nc, ev, out, (size_t)(line - out->buf), err, used);
 	return frame_body(r, nc, ev, out, (size_t)(line - out->buf), err, used);
 }
 
