@@ -220,6 +220,10 @@ static NOTRACE uint64_t section_end(const Elf64_Sym *s, const Elf64_Shdr *sh, si
 	in = &sh[s->st_shndx];
 	if (!(in->sh_flags & SHF_ALLOC) || s->st_value < in->sh_addr || s->st_value - in->sh_addr >= in->sh_size)
 		return 0;
+	/* A section running past the top of the address space (a damaged header) bounds
+	 * nothing: its end would wrap below its own symbols (found by fuzz_elfsyms). */
+	if (in->sh_size > UINT64_MAX - in->sh_addr)
+		return 0;
 	return in->sh_addr + in->sh_size;
 }
 
