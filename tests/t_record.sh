@@ -136,7 +136,9 @@ kill -TERM $rpid; wait $rpid
 $TB report "$tmp/snap.dat" > "$tmp/snap.txt" 2>&1; rrc=$?
 ev=$(sed -n 's/.*snap.dat: \([0-9]*\) events.*/\1/p' "$tmp/serr")
 [ $rc = 0 ] && [ $rrc = 0 ] && [ -n "$ev" ] && [ "$ev" -gt 0 ] && [ "$(grep -c 'tick:' "$tmp/snap.txt")" = "$ev" ]
-check $? "snapshot of a live flight recorder: exit 0, the events it counts are the file's"
+rc6=$?
+check $rc6 "snapshot of a live flight recorder: exit 0, the events it counts are the file's"
+[ $rc6 = 0 ] || { echo "# snapshot exit $rc, report exit $rrc, said $ev events, $(grep -c 'tick:' "$tmp/snap.txt") tick lines:"; sed 's/^/# /' "$tmp/serr"; grep -v 'tick:' "$tmp/snap.txt" | head -5 | sed 's/^/# /'; } >&2
 increasing "$tmp/snap.txt"; check $? "snapshot: each worker's ticks in order, none repeated or torn"
 if [ $have_tcmd = 1 ]; then
 	trace-cmd report "$tmp/snap.dat" > /dev/null 2>&1; check $? "trace-cmd report reads the snapshot"
