@@ -418,10 +418,10 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -C fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
-# FUZZ_RUNS=n: n executions per target (FUZZ_SECONDS, if given too, still bounds each)
+# FUZZ_SECONDS, FUZZ_RUNS and FUZZ_TARGETS as given reach fuzz/Makefile (through MAKEFLAGS),
+# whose defaults apply otherwise: FUZZ_RUNS alone then bounds each target by executions only.
 fuzz-long:
-	$(Q)$(MAKE) --no-print-directory -C fuzz long \
-		$(if $(FUZZ_RUNS),FUZZ_RUNS=$(FUZZ_RUNS) $(if $(filter file,$(origin FUZZ_SECONDS)),,FUZZ_SECONDS=$(FUZZ_SECONDS)),FUZZ_SECONDS=$(FUZZ_SECONDS))
+	$(Q)$(MAKE) --no-print-directory -C fuzz long
 
 # The printer's bench runs the reading side beside libtraceevent.
 $(B)/bench/bench_printfmt: BENCH_CFLAGS += $(TEV_CFLAGS) -Itests

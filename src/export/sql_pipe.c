@@ -90,6 +90,15 @@ static void *consumer(void *arg)
 	return NULL;
 }
 
+/* The pipe's own lock, conditions and memory, once no thread uses them. */
+static void pipe_free(struct sql_pipe *p)
+{
+	pthread_cond_destroy(&p->room);
+	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
 int sql_pipe_start(struct sql_pipe **out, sql_pipe_fn *consume, void *ctx)
 {
 	struct sql_pipe *p = calloc(1, sizeof(*p));
@@ -110,10 +119,7 @@ int sql_pipe_start(struct sql_pipe **out, sql_pipe_fn *consume, void *ctx)
 	rc = pthread_create(&p->thread, NULL, consumer, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		pthread_cond_destroy(&p->room);
-		pthread_cond_destroy(&p->work);
-		pthread_mutex_destroy(&p->lock);
-		free(p);
+		pipe_free(p);
 		return -rc;
 	}
 	*out = p;
@@ -234,10 +240,7 @@ int sql_pipe_stop(struct sql_pipe *p, bool discard)
 	rc = p->err;
 	free_list(p->empty);
 	free_list(p->spare);
-	pthread_cond_destroy(&p->room);
-	pthread_cond_destroy(&p->work);
-	pthread_mutex_destroy(&p->lock);
-	free(p);
+	pipe_free(p);
 	return rc;
 }
 
